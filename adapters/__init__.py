@@ -1,0 +1,1 @@
+"""Adapters: the event store glue, the model boundary, importers. Depend inward on `domain`."""

@@ -1,0 +1,145 @@
+"""The hash chain: how each recorded event is linked to its predecessor, and how to check it.
+
+hash(n) = sha256(hash(n-1) || content(n)), where content(n) = sha256 over the length-prefixed
+topic, aggregate id, aggregate version and stored state bytes (the state holds the event's time and
+payload in canonical JSON). hash(0) is the genesis hash over a random ledger id and creation time,
+so no two minds share a chain.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+
+GENESIS_TAG = b"mindledger/genesis/v1"
+
+
+def genesis_hash(ledger_id: str, created_at: str) -> str:
+    """The hash that position 1 links to."""
+    return hashlib.sha256(
+        GENESIS_TAG + b"\0" + ledger_id.encode() + b"\0" + created_at.encode()
+    ).hexdigest()
+
+
+def _field(data: bytes) -> bytes:
+    return len(data).to_bytes(8, "big") + data
+
+
+def content_hash(topic: str, originator_id: str, version: int, state: bytes) -> str:
+    """The digest of one event's recorded content."""
+    h = hashlib.sha256()
+    h.update(_field(topic.encode()))
+    h.update(_field(originator_id.encode()))
+    h.update(_field(str(version).encode()))
+    h.update(_field(bytes(state)))
+    return h.hexdigest()
+
+
+def link_hash(prev_hash: str, content: str) -> str:
+    """The chain hash of an event whose predecessor has `prev_hash`."""
+    return hashlib.sha256(bytes.fromhex(prev_hash) + bytes.fromhex(content)).hexdigest()
+
+
+@dataclass(frozen=True)
+class ChainRow:
+    """A chain entry joined with the event row it points at (None when the event is missing)."""
+
+    position: int
+    content_hash: str
+    hash: str
+    topic: str | None = None
+    originator_id: str | None = None
+    version: int | None = None
+    state: bytes | None = None
+
+    def recompute(self) -> str | None:
+        """The content digest of the event row as it is stored now."""
+        if self.topic is None or self.originator_id is None or self.version is None:
+            return None
+        return content_hash(self.topic, self.originator_id, self.version, self.state or b"")
+
+
+@dataclass(frozen=True)
+class VerifyResult:
+    """What `mind verify` reports."""
+
+    ok: bool
+    events: int
+    first_bad: int | None
+    reason: str | None
+    head_hash: str | None
+
+
+def _pairs(rows: Iterable[ChainRow]) -> Iterator[tuple[ChainRow, ChainRow | None]]:
+    it = iter(rows)
+    current = next(it, None)
+    while current is not None:
+        following = next(it, None)
+        yield current, following
+        current = following
+
+
+def _classify(
+    row: ChainRow,
+    digest: str | None,
+    following: ChainRow | None,
+    find_content: Callable[[str], int | None],
+) -> str:
+    """Say why a stored event no longer matches its chain entry."""
+    if digest is None:
+        return "event deleted"
+    next_digest = following.recompute() if following else None
+    if following and digest == following.content_hash and next_digest == row.content_hash:
+        return "events reordered"
+    if following and digest == following.content_hash:
+        return "event deleted"
+    if following and next_digest == row.content_hash:
+        return "event inserted"
+    if find_content(digest) is not None:
+        return "events reordered"
+    return "payload changed"
+
+
+def verify_chain(
+    genesis: str,
+    rows: Iterable[ChainRow],
+    orphan_after: Callable[[], int | None],
+    find_content: Callable[[str], int | None],
+) -> VerifyResult:
+    """Recompute every hash in position order; report the first bad position and why.
+
+    `orphan_after` says whether any event row is not in the chain (an insertion after the fact);
+    `find_content` finds the chain position whose content digest is given (to tell reorders apart).
+    """
+    prev, expected, count = genesis, 1, 0
+    for row, following in _pairs(rows):
+        if row.position != expected:
+            return VerifyResult(False, count, expected, "event deleted", None)
+        digest = row.recompute()
+        if digest != row.content_hash:
+            return VerifyResult(
+                False, count, row.position, _classify(row, digest, following, find_content), None
+            )
+        if link_hash(prev, row.content_hash) != row.hash:
+            return VerifyResult(False, count, row.position, "chain hash altered", None)
+        prev, expected, count = row.hash, expected + 1, count + 1
+    if orphan_after() is not None:
+        return VerifyResult(False, count, expected, "event inserted", None)
+    return VerifyResult(True, count, None, None, prev)
+
+
+def chain_entries(
+    prev_hash: str, last_position: int, events: Iterable[tuple[int, str, str, int, bytes]]
+) -> list[tuple[int, int, str, str]]:
+    """Chain rows (position, notification id, content hash, hash) for newly inserted events.
+
+    `events` holds (notification id, topic, originator id as hex, version, state) in insert order.
+    """
+    entries = []
+    for notification_id, topic, originator_id, version, state in events:
+        content = content_hash(topic, originator_id, version, state)
+        prev_hash = link_hash(prev_hash, content)
+        last_position += 1
+        entries.append((last_position, notification_id, content, prev_hash))
+    return entries

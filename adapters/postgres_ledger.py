@@ -1,0 +1,210 @@
+"""The PostgreSQL ledger: the library recorder, with the hash chain written under its lock."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import Any
+from uuid import UUID
+
+import psycopg
+from eventsourcing.persistence import ApplicationRecorder, StoredEvent
+from eventsourcing.postgres import PostgresApplicationRecorder, PostgresFactory
+from psycopg.conninfo import conninfo_to_dict
+from psycopg.sql import SQL, Identifier
+
+from adapters.hash_chain import ChainRow, chain_entries
+from adapters.pydantic_mapping import CanonicalJSONTranscoder, PydanticMapper
+from adapters.sqlite_ledger import new_genesis
+from domain.errors import LedgerCorruptError, MindError
+
+EVENTS_TABLE = "mind_events"
+
+
+def postgres_env(dsn: str, schema: str = "") -> dict[str, str]:
+    """eventsourcing settings from a libpq DSN such as postgresql://user:pw@127.0.0.1:5432/db."""
+    if not dsn:
+        raise MindError("the postgres backend needs MIND_POSTGRES_DSN or `postgres_dsn` in config")
+    try:
+        parts = conninfo_to_dict(dsn)
+    except psycopg.ProgrammingError as e:
+        raise MindError(f"MIND_POSTGRES_DSN is not a valid PostgreSQL DSN ({e})") from None
+    return {
+        "PERSISTENCE_MODULE": "adapters.postgres_ledger:LedgerPostgresFactory",
+        "POSTGRES_DBNAME": str(parts.get("dbname", "")),
+        "POSTGRES_HOST": str(parts.get("host", "127.0.0.1")),
+        "POSTGRES_PORT": str(parts.get("port", "5432")),
+        "POSTGRES_USER": str(parts.get("user", "")),
+        "POSTGRES_PASSWORD": str(parts.get("password", "")),
+        "POSTGRES_SCHEMA": schema,
+        "POSTGRES_LOCK_TIMEOUT": "15",
+        "POSTGRES_POOL_SIZE": "2",
+    }
+
+
+class ChainedPostgresRecorder(PostgresApplicationRecorder):
+    """Appends events and chain entries in one transaction, after the library's EXCLUSIVE lock."""
+
+    def __init__(self, datastore: Any, *, events_table_name: str = EVENTS_TABLE) -> None:
+        super().__init__(datastore, events_table_name=events_table_name)
+        schema = Identifier(self.datastore.schema)
+        self.meta = SQL("{}.ledger_meta").format(schema)
+        self.chain = SQL("{}.ledger_chain").format(schema)
+        self.sql_create_statements += [
+            SQL(
+                "CREATE TABLE IF NOT EXISTS {} (singleton integer PRIMARY KEY CHECK "
+                "(singleton = 1), ledger_id text NOT NULL, created_at text NOT NULL, "
+                "genesis_hash text NOT NULL, format integer NOT NULL)"
+            ).format(self.meta),
+            SQL(
+                "CREATE TABLE IF NOT EXISTS {} (position bigint PRIMARY KEY, "
+                "notification_id bigint NOT NULL UNIQUE, content_hash text NOT NULL, "
+                "hash text NOT NULL)"
+            ).format(self.chain),
+        ]
+
+    def create_table(self) -> None:
+        super().create_table()
+        with self.datastore.transaction(commit=True) as curs:
+            curs.execute(
+                SQL("INSERT INTO {} VALUES (1, %s, %s, %s, 1) ON CONFLICT DO NOTHING").format(
+                    self.meta
+                ),
+                new_genesis(),
+            )
+
+    def _fetch_ids_after_insert_events(
+        self, curs: Any, stored_events: Sequence[StoredEvent], **kwargs: Any
+    ) -> Sequence[int] | None:
+        ids = super()._fetch_ids_after_insert_events(curs, stored_events, **kwargs)
+        assert ids is not None
+        # Still inside the insert transaction, under the table lock: the head cannot move.
+        curs.execute(
+            SQL("SELECT position, hash FROM {} ORDER BY position DESC LIMIT 1").format(self.chain)
+        )
+        head = curs.fetchone()
+        if head is None:
+            curs.execute(SQL("SELECT genesis_hash FROM {}").format(self.meta))
+            last, prev = 0, curs.fetchone()["genesis_hash"]
+        else:
+            last, prev = head["position"], head["hash"]
+        entries = chain_entries(
+            prev,
+            last,
+            (
+                (nid, s.topic, UUID(str(s.originator_id)).hex, s.originator_version, s.state)
+                for nid, s in zip(ids, stored_events, strict=True)
+            ),
+        )
+        curs.executemany(SQL("INSERT INTO {} VALUES (%s, %s, %s, %s)").format(self.chain), entries)
+        return ids
+
+
+class LedgerPostgresFactory(PostgresFactory):
+    """The library's PostgreSQL factory with our mapper and chained recorder."""
+
+    application_recorder_class = ChainedPostgresRecorder
+
+    def mapper(self, transcoder: Any = None, mapper_class: Any = None) -> Any:
+        return PydanticMapper(CanonicalJSONTranscoder())
+
+    def application_recorder(self) -> ApplicationRecorder:
+        return super().application_recorder()
+
+
+class PostgresLedgerReader:
+    """Reads the chain and events for verify, log and projectors."""
+
+    def __init__(self, env: dict[str, str]) -> None:
+        self.schema = env.get("POSTGRES_SCHEMA") or "public"
+        try:
+            self.conn = psycopg.connect(
+                dbname=env["POSTGRES_DBNAME"],
+                host=env["POSTGRES_HOST"],
+                port=env["POSTGRES_PORT"],
+                user=env["POSTGRES_USER"],
+                password=env["POSTGRES_PASSWORD"] or None,
+                autocommit=True,
+            )
+        except psycopg.Error as e:
+            raise MindError(f"cannot connect to PostgreSQL: {e}".strip()) from None
+        s = Identifier(self.schema)
+        self.events = SQL("{}.{}").format(s, Identifier(EVENTS_TABLE))
+        self.chain = SQL("{}.ledger_chain").format(s)
+        self.meta_table = SQL("{}.ledger_meta").format(s)
+
+    def close(self) -> None:
+        """Release the connection."""
+        self.conn.close()
+
+    def _query(self, sql: Any, params: tuple[Any, ...] = ()) -> list[Any]:
+        return self.conn.execute(sql, params).fetchall()
+
+    def meta(self) -> tuple[str, str, str]:
+        """(ledger id, created at, genesis hash)."""
+        rows = self._query(
+            SQL("SELECT ledger_id, created_at, genesis_hash FROM {}").format(self.meta_table)
+        )
+        if not rows:
+            raise LedgerCorruptError("the ledger has no genesis record")
+        return rows[0][0], rows[0][1], rows[0][2]
+
+    def head(self) -> tuple[int, str | None]:
+        """(last position, its hash)."""
+        rows = self._query(
+            SQL("SELECT position, hash FROM {} ORDER BY position DESC LIMIT 1").format(self.chain)
+        )
+        return (rows[0][0], rows[0][1]) if rows else (0, None)
+
+    def _select(self, where: str, order: str, params: tuple[Any, ...]) -> list[ChainRow]:
+        rows = self._query(
+            SQL(
+                "SELECT c.position, c.content_hash, c.hash, e.topic, e.originator_id, "
+                "e.originator_version, e.state FROM {} c LEFT JOIN {} e "
+                "ON e.notification_id = c.notification_id WHERE " + where + " ORDER BY " + order
+            ).format(self.chain, self.events),
+            params,
+        )
+        return [
+            ChainRow(p, c, h, t, o.hex if o else None, v, bytes(st) if st else st)
+            for p, c, h, t, o, v, st in rows
+        ]
+
+    def rows(
+        self, after: int = 0, batch: int = 5000, stop: int | None = None
+    ) -> Iterator[ChainRow]:
+        """Chain rows joined with their events, in position order."""
+        while True:
+            chunk = self._select(
+                "c.position > %s AND c.position <= %s",
+                "c.position LIMIT %s",
+                (after, stop if stop is not None else 2**62, batch),
+            )
+            yield from chunk
+            if len(chunk) < batch:
+                return
+            after = chunk[-1].position
+
+    def tail(self, limit: int, topic_prefix: str = "") -> list[ChainRow]:
+        """The last `limit` rows whose topic starts with `topic_prefix`, oldest first."""
+        rows = self._select(
+            "e.topic LIKE %s", "c.position DESC LIMIT %s", (topic_prefix + "%", limit)
+        )
+        return list(reversed(rows))
+
+    def orphan_after(self) -> int | None:
+        """The first event that has no chain entry, if any."""
+        rows = self._query(
+            SQL(
+                "SELECT e.notification_id FROM {} e LEFT JOIN {} c "
+                "ON c.notification_id = e.notification_id WHERE c.position IS NULL "
+                "ORDER BY e.notification_id LIMIT 1"
+            ).format(self.events, self.chain)
+        )
+        return rows[0][0] if rows else None
+
+    def find_content(self, digest: str) -> int | None:
+        """The position whose chain entry has this content digest."""
+        rows = self._query(
+            SQL("SELECT position FROM {} WHERE content_hash = %s").format(self.chain), (digest,)
+        )
+        return rows[0][0] if rows else None

@@ -1,0 +1,80 @@
+"""Maps pydantic domain events to stored events and back, in a canonical JSON encoding."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+from uuid import UUID
+
+from eventsourcing.persistence import (
+    Mapper,
+    MapperDeserialisationError,
+    StoredEvent,
+    Transcoder,
+)
+
+from domain.events import EVENT_TYPES, DomainEvent
+
+# Written into a payload only when a class is past schema 1, like the library's `class_version`.
+SCHEMA_KEY = "_schema"
+
+
+def canonical_json(value: Any) -> bytes:
+    """One byte string per value: sorted keys, no spaces, UTF-8 (the hash chain hashes these)."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+class CanonicalJSONTranscoder(Transcoder):
+    """Plain JSON: pydantic has already turned every value into JSON types."""
+
+    def encode(self, obj: Any) -> bytes:
+        return canonical_json(obj)
+
+    def decode(self, data: bytes) -> Any:
+        return json.loads(data)
+
+
+class PydanticMapper(Mapper[UUID]):
+    """Stores an event under its explicit TOPIC; reads it back through upcasting and validation."""
+
+    def __init__(self, transcoder: Transcoder | None = None, **_: Any) -> None:
+        super().__init__(transcoder or CanonicalJSONTranscoder())
+
+    def to_stored_event(self, domain_event: Any) -> StoredEvent:
+        cls = type(domain_event)
+        if not isinstance(domain_event, DomainEvent) or not cls.TOPIC:
+            raise TypeError(f"{cls.__qualname__} is not a domain event with a TOPIC")
+        state = domain_event.model_dump(
+            mode="json", exclude={"originator_id", "originator_version"}
+        )
+        if cls.SCHEMA > 1:
+            state[SCHEMA_KEY] = cls.SCHEMA
+        return StoredEvent(
+            originator_id=domain_event.originator_id,
+            originator_version=domain_event.originator_version,
+            topic=cls.TOPIC,
+            state=self.transcoder.encode(state),
+        )
+
+    def to_domain_event(self, stored_event: StoredEvent) -> Any:
+        cls = EVENT_TYPES.get(stored_event.topic)
+        if cls is None:
+            raise MapperDeserialisationError(
+                f"unknown event topic {stored_event.topic!r}; "
+                "is this ledger from a newer mindledger?"
+            )
+        try:
+            state = self.transcoder.decode(stored_event.state)
+            state = cls.upcast(state, state.pop(SCHEMA_KEY, 1))
+            return cls.model_validate(
+                {
+                    **state,
+                    "originator_id": stored_event.originator_id,
+                    "originator_version": stored_event.originator_version,
+                }
+            )
+        except (ValueError, KeyError) as e:
+            raise MapperDeserialisationError(
+                f"event {stored_event.topic} v{stored_event.originator_version} of "
+                f"{stored_event.originator_id} cannot be read: {e}"
+            ) from e

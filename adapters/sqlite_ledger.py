@@ -1,0 +1,182 @@
+"""The SQLite ledger: the library's recorder, with the hash chain written inside its transaction."""
+
+from __future__ import annotations
+
+import sqlite3
+import uuid
+from collections.abc import Iterator, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+from uuid import UUID
+
+from eventsourcing.persistence import ApplicationRecorder, OperationalError, StoredEvent
+from eventsourcing.sqlite import SQLiteApplicationRecorder, SQLiteCursor, SQLiteFactory
+
+from adapters.hash_chain import ChainRow, chain_entries, genesis_hash
+from adapters.pydantic_mapping import CanonicalJSONTranscoder, PydanticMapper
+from domain.errors import LedgerBusyError, LedgerCorruptError
+
+META_DDL = (
+    "CREATE TABLE IF NOT EXISTS ledger_meta ("
+    "singleton INTEGER PRIMARY KEY CHECK (singleton = 1), "
+    "ledger_id TEXT NOT NULL, created_at TEXT NOT NULL, genesis_hash TEXT NOT NULL, "
+    "format INTEGER NOT NULL)"
+)
+CHAIN_DDL = (
+    "CREATE TABLE IF NOT EXISTS ledger_chain ("
+    "position INTEGER PRIMARY KEY, notification_id INTEGER NOT NULL UNIQUE, "
+    "content_hash TEXT NOT NULL, hash TEXT NOT NULL)"
+)
+
+
+def new_genesis() -> tuple[str, str, str]:
+    """A fresh (ledger id, creation time, genesis hash)."""
+    ledger_id = uuid.uuid4().hex
+    created_at = datetime.now(UTC).isoformat()
+    return ledger_id, created_at, genesis_hash(ledger_id, created_at)
+
+
+class ChainedSQLiteRecorder(SQLiteApplicationRecorder):
+    """Appends events and their chain entries in one write transaction (SQLite's lock serializes
+    writers across processes, so the chain cannot fork)."""
+
+    def construct_create_table_statements(self) -> list[str]:
+        return [*super().construct_create_table_statements(), META_DDL, CHAIN_DDL]
+
+    def _create_table(self, c: SQLiteCursor) -> None:
+        super()._create_table(c)
+        c.execute("INSERT OR IGNORE INTO ledger_meta VALUES (1, ?, ?, ?, 1)", new_genesis())
+
+    def insert_events(self, stored_events: Sequence[StoredEvent], **kwargs: Any) -> Any:
+        try:
+            return super().insert_events(stored_events, **kwargs)
+        except OperationalError as e:
+            if "locked" in str(e) or "busy" in str(e):
+                raise LedgerBusyError(
+                    "another mind process held the ledger's write lock too long; "
+                    "nothing was written, run the command again"
+                ) from e
+            raise
+
+    def _insert_events(
+        self, c: SQLiteCursor, stored_events: Sequence[StoredEvent], **kwargs: Any
+    ) -> Sequence[int] | None:
+        # The event INSERTs come first: they take SQLite's write lock, so the head read below
+        # cannot be stale.
+        ids = super()._insert_events(c, stored_events, **kwargs)
+        assert ids is not None
+        c.execute("SELECT position, hash FROM ledger_chain ORDER BY position DESC LIMIT 1")
+        head = c.fetchone()
+        if head is None:
+            c.execute("SELECT genesis_hash FROM ledger_meta")
+            last, prev = 0, c.fetchone()[0]
+        else:
+            last, prev = head[0], head[1]
+        entries = chain_entries(
+            prev,
+            last,
+            (
+                (nid, s.topic, _hex(s.originator_id), s.originator_version, s.state)
+                for nid, s in zip(ids, stored_events, strict=True)
+            ),
+        )
+        c.executemany("INSERT INTO ledger_chain VALUES (?, ?, ?, ?)", entries)
+        return ids
+
+
+def _hex(originator_id: UUID | str) -> str:
+    return originator_id.hex if isinstance(originator_id, UUID) else UUID(originator_id).hex
+
+
+class LedgerSQLiteFactory(SQLiteFactory):
+    """The library's SQLite factory with our mapper and chained recorder."""
+
+    application_recorder_class = ChainedSQLiteRecorder
+
+    def mapper(self, transcoder: Any = None, mapper_class: Any = None) -> Any:
+        return PydanticMapper(CanonicalJSONTranscoder())
+
+    def application_recorder(self) -> ApplicationRecorder:
+        return super().application_recorder()
+
+
+_ROWS = (
+    "SELECT c.position, c.content_hash, c.hash, e.topic, e.originator_id, "
+    "e.originator_version, e.state FROM ledger_chain c "
+    "LEFT JOIN stored_events e ON e.rowid = c.notification_id "
+    "WHERE c.position > ? ORDER BY c.position LIMIT ?"
+)
+
+
+class SQLiteLedgerReader:
+    """Reads the chain and events straight from the file, read-only, for verify/log/projectors."""
+
+    def __init__(self, path: Path) -> None:
+        if not path.exists():
+            raise FileNotFoundError(path)
+        try:
+            self.conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, check_same_thread=False)
+            self.conn.execute("SELECT 1 FROM ledger_meta LIMIT 1").fetchall()
+        except sqlite3.DatabaseError as e:
+            raise LedgerCorruptError(f"{path} is not a readable mindledger ledger ({e})") from e
+
+    def close(self) -> None:
+        """Release the file."""
+        self.conn.close()
+
+    def _query(self, sql: str, params: tuple[Any, ...] = ()) -> list[Any]:
+        try:
+            return self.conn.execute(sql, params).fetchall()
+        except sqlite3.DatabaseError as e:
+            raise LedgerCorruptError(f"the ledger file is damaged ({e})") from e
+
+    def meta(self) -> tuple[str, str, str]:
+        """(ledger id, created at, genesis hash)."""
+        rows = self._query("SELECT ledger_id, created_at, genesis_hash FROM ledger_meta")
+        if not rows:
+            raise LedgerCorruptError("the ledger has no genesis record")
+        return rows[0][0], rows[0][1], rows[0][2]
+
+    def head(self) -> tuple[int, str | None]:
+        """(last position, its hash); (0, None) for an empty ledger."""
+        rows = self._query("SELECT position, hash FROM ledger_chain ORDER BY position DESC LIMIT 1")
+        return (rows[0][0], rows[0][1]) if rows else (0, None)
+
+    def rows(
+        self, after: int = 0, batch: int = 5000, stop: int | None = None
+    ) -> Iterator[ChainRow]:
+        """Chain rows joined with their events, in position order."""
+        while True:
+            chunk = self._query(_ROWS, (after, batch))
+            for position, content, hash_, topic, oid, version, state in chunk:
+                if stop is not None and position > stop:
+                    return
+                yield ChainRow(position, content, hash_, topic, oid, version, state)
+            if len(chunk) < batch:
+                return
+            after = chunk[-1][0]
+
+    def orphan_after(self) -> int | None:
+        """The first event row that has no chain entry, if any."""
+        rows = self._query(
+            "SELECT e.rowid FROM stored_events e LEFT JOIN ledger_chain c "
+            "ON c.notification_id = e.rowid WHERE c.position IS NULL ORDER BY e.rowid LIMIT 1"
+        )
+        return rows[0][0] if rows else None
+
+    def find_content(self, digest: str) -> int | None:
+        """The position whose chain entry has this content digest."""
+        rows = self._query("SELECT position FROM ledger_chain WHERE content_hash = ?", (digest,))
+        return rows[0][0] if rows else None
+
+    def tail(self, limit: int, topic_prefix: str = "") -> list[ChainRow]:
+        """The last `limit` chain rows whose topic starts with `topic_prefix`, oldest first."""
+        rows = self._query(
+            "SELECT c.position, c.content_hash, c.hash, e.topic, e.originator_id, "
+            "e.originator_version, e.state FROM ledger_chain c "
+            "JOIN stored_events e ON e.rowid = c.notification_id "
+            "WHERE e.topic LIKE ? ORDER BY c.position DESC LIMIT ?",
+            (topic_prefix + "%", limit),
+        )
+        return [ChainRow(*r) for r in reversed(rows)]

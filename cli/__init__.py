@@ -1,0 +1,1 @@
+"""The `mind` command: click commands and the one composition root (`cli/compose.py`)."""

@@ -1,0 +1,72 @@
+"""Commands for commitments: commit, close, commitments."""
+
+from __future__ import annotations
+
+import click
+
+from cli.compose import Home, open_mind, read_model
+from cli.output import emit_json, table
+from domain.commitment import ORIGINS
+
+
+@click.command()
+@click.argument("text")
+@click.option("--origin", type=click.Choice(ORIGINS), default="owner", show_default=True)
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_obj
+def commit(home: Home, text: str, origin: str, as_json: bool) -> None:
+    """Open a commitment and print its CID (the same open text is a no-op that says so).
+
+    Example:
+
+        mind commit "Send the weekly report on Friday"
+    """
+    outcome = open_mind(home).open_commitment(text, origin=origin)  # type: ignore[arg-type]
+    if as_json:
+        emit_json({"cid": outcome.cid, "episode": outcome.episode, "opened": outcome.opened})
+    elif outcome.opened:
+        click.echo(outcome.cid)
+    else:
+        click.echo(f"{outcome.cid} (already open; nothing changed)")
+
+
+@click.command()
+@click.argument("cid")
+@click.option("--reason", help="Why it is closed (done, dropped, ...).")
+@click.pass_obj
+def close(home: Home, cid: str, reason: str | None) -> None:
+    """Close the open commitment CID.
+
+    Example:
+
+        mind close c1a2b3c4d --reason "sent on Friday"
+    """
+    commitment = open_mind(home).close_commitment(cid, reason)
+    click.echo(f"closed {commitment.cid}: {commitment.text}")
+
+
+@click.command()
+@click.option("--all", "include_closed", is_flag=True, help="Include closed commitments.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_obj
+def commitments(home: Home, include_closed: bool, as_json: bool) -> None:
+    """List open commitments (all of them with --all).
+
+    Example:
+
+        mind commitments --all --json
+    """
+    from projections import queries
+
+    with read_model(home) as con:
+        rows = queries.commitments(con, include_closed)
+    if as_json:
+        emit_json(rows)
+    else:
+        table(rows, ["cid", "status", "origin", "opened_at", "text"], "No commitments.")
+
+
+def register(group: click.Group) -> None:
+    """Add these commands to the `mind` group."""
+    for command in (commit, close, commitments):
+        group.add_command(command)

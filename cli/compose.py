@@ -1,0 +1,129 @@
+"""The composition root: builds the application, readers and projector from one home folder."""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from domain.application import Mind
+from domain.clock import Clock, fixed_clock, parse_time, system_clock
+from domain.errors import MindError, NotInitialisedError
+
+
+def default_home() -> Path:
+    """`$MIND_HOME`, else the per-user data directory."""
+    if os.environ.get("MIND_HOME"):
+        return Path(os.environ["MIND_HOME"]).expanduser()
+    data = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(data) / "mindledger"
+
+
+def clock_from_env() -> Clock:
+    """MIND_NOW (ISO-8601, UTC) when set, else the system clock."""
+    now = os.environ.get("MIND_NOW", "").strip()
+    return fixed_clock(parse_time(now)) if now else system_clock
+
+
+@dataclass(frozen=True)
+class Home:
+    """Every path of one mind comes from here."""
+
+    path: Path
+
+    @property
+    def ledger(self) -> Path:
+        return self.path / "ledger.sqlite"
+
+    @property
+    def config_file(self) -> Path:
+        return self.path / "config.json"
+
+    @property
+    def readmodel(self) -> Path:
+        return self.path / "readmodel.duckdb"
+
+    @property
+    def published(self) -> Path:
+        return self.path / "readmodel.published.duckdb"
+
+    @property
+    def projector_lock(self) -> Path:
+        return self.path / "projector.lock"
+
+    def config(self) -> dict[str, Any]:
+        """The home's config.json (empty when absent)."""
+        if not self.config_file.exists():
+            return {}
+        try:
+            loaded: dict[str, Any] = json.loads(self.config_file.read_text())
+        except (OSError, ValueError) as e:
+            raise MindError(f"{self.config_file} is not valid JSON ({e}); fix or remove it") from e
+        return loaded
+
+    def backend(self) -> str:
+        """`sqlite` (default) or `postgres` (config `backend`, or MIND_BACKEND)."""
+        return os.environ.get("MIND_BACKEND") or str(self.config().get("backend", "sqlite"))
+
+    def exists(self) -> bool:
+        """Whether a ledger has been created here."""
+        if self.backend() == "postgres":
+            return self.config_file.exists() or bool(os.environ.get("MIND_POSTGRES_DSN"))
+        return self.ledger.exists()
+
+    def require(self) -> None:
+        """Raise NotInitialisedError when there is no mind here."""
+        if not self.exists():
+            raise NotInitialisedError(f"no mind at {self.path}; run `mind init` first")
+
+
+def persistence_env(home: Home) -> dict[str, str]:
+    """The eventsourcing settings for this home's backend."""
+    if home.backend() == "postgres":
+        from adapters.postgres_ledger import postgres_env
+
+        config = home.config()
+        dsn = os.environ.get("MIND_POSTGRES_DSN") or str(config.get("postgres_dsn", ""))
+        schema = os.environ.get("MIND_POSTGRES_SCHEMA") or str(config.get("postgres_schema", ""))
+        return dict(postgres_env(dsn, schema))
+    return {
+        "PERSISTENCE_MODULE": "adapters.sqlite_ledger:LedgerSQLiteFactory",
+        "SQLITE_DBNAME": str(home.ledger),
+        "SQLITE_LOCK_TIMEOUT": os.environ.get("MIND_LOCK_TIMEOUT", "15"),
+    }
+
+
+def open_mind(home: Home, *, create: bool = False) -> Mind:
+    """The application over this home's ledger."""
+    if not create:
+        home.require()
+    home.path.mkdir(parents=True, exist_ok=True)
+    return Mind(env=persistence_env(home), clock=clock_from_env())
+
+
+def open_reader(home: Home) -> Any:
+    """A read-only view of the chain and events, for verify, log and projectors."""
+    home.require()
+    if home.backend() == "postgres":
+        from adapters.postgres_ledger import PostgresLedgerReader
+
+        return PostgresLedgerReader(persistence_env(home))
+    from adapters.sqlite_ledger import SQLiteLedgerReader
+
+    return SQLiteLedgerReader(home.ledger)
+
+
+def read_model_paths(home: Home) -> Any:
+    """Where this home's projector works and publishes."""
+    from projections.readmodel import ReadModelPaths
+
+    return ReadModelPaths(home.readmodel, home.published, home.projector_lock)
+
+
+def read_model(home: Home) -> Any:
+    """A read-only DuckDB connection that includes every event written before this call."""
+    from projections.readmodel import open_read_model
+
+    return open_read_model(read_model_paths(home), open_reader(home))

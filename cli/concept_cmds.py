@@ -1,0 +1,90 @@
+"""Commands for concepts: concept define/alias/relate, concepts."""
+
+from __future__ import annotations
+
+import click
+
+from cli.compose import Home, open_mind, read_model
+from cli.output import emit_json, table
+
+
+@click.group()
+def concept() -> None:
+    """Define concepts, give them aliases and relate them.
+
+    Example:
+
+        mind concept define project.alpha "The Q3 rewrite of the billing service"
+    """
+
+
+@concept.command()
+@click.argument("token")
+@click.argument("definition")
+@click.pass_obj
+def define(home: Home, token: str, definition: str) -> None:
+    """Define TOKEN (or record a new version of its definition).
+
+    Example:
+
+        mind concept define user.identity "Who the user says they are"
+    """
+    version = open_mind(home).define_concept(token, definition)
+    click.echo(f"{token.strip().lower()} v{version}")
+
+
+@concept.command()
+@click.argument("token")
+@click.argument("alias")
+@click.pass_obj
+def alias(home: Home, token: str, alias: str) -> None:
+    """Give TOKEN another name, ALIAS.
+
+    Example:
+
+        mind concept alias project.alpha "billing rewrite"
+    """
+    added = open_mind(home).alias_concept(token, alias)
+    click.echo(f"alias {alias!r} " + ("added" if added else "already present; nothing changed"))
+
+
+@concept.command()
+@click.argument("source")
+@click.argument("target")
+@click.option("--as", "relation", required=True, help="The relation, e.g. part-of, depends-on.")
+@click.pass_obj
+def relate(home: Home, source: str, target: str, relation: str) -> None:
+    """Relate SOURCE to TARGET with a typed edge.
+
+    Example:
+
+        mind concept relate project.alpha team.billing --as owned-by
+    """
+    added = open_mind(home).relate_concepts(source, target, relation)
+    click.echo(f"{source} -{relation}-> {target} " + ("" if added else "(already present)"))
+
+
+@click.command()
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_obj
+def concepts(home: Home, as_json: bool) -> None:
+    """List concepts with their current definition.
+
+    Example:
+
+        mind concepts --json
+    """
+    from projections import queries
+
+    with read_model(home) as con:
+        rows = queries.concepts(con)
+    if as_json:
+        emit_json(rows)
+    else:
+        table(rows, ["token", "version", "aliases", "definition"], "No concepts.")
+
+
+def register(group: click.Group) -> None:
+    """Add these commands to the `mind` group."""
+    group.add_command(concept)
+    group.add_command(concepts)

@@ -1,0 +1,54 @@
+"""Commands for the mind's identity: identity, identity adopt."""
+
+from __future__ import annotations
+
+import click
+
+from cli.compose import Home, open_mind, read_model
+from cli.output import emit_json
+
+
+@click.group(invoke_without_command=True)
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_context
+def identity(ctx: click.Context, as_json: bool) -> None:
+    """Show the mind's name, model and the history of its identity.
+
+    Example:
+
+        mind identity --json
+    """
+    if ctx.invoked_subcommand is not None:
+        return
+    from projections import queries
+
+    home: Home = ctx.obj
+    with read_model(home) as con:
+        data = queries.identity(con)
+    if as_json:
+        emit_json(data)
+        return
+    click.echo(f"{data.get('name')} (model {data.get('model')})")
+    for h in data["history"]:
+        detail = h["name"] or h["model"] or ""
+        click.echo(f"  {h['position']:>6}  {h['time']}  {h['change']:<20} {detail}")
+
+
+@identity.command()
+@click.argument("name")
+@click.option("--reason", help="Why the mind takes this name.")
+@click.pass_obj
+def adopt(home: Home, name: str, reason: str | None) -> None:
+    """Adopt NAME directly, as the owner (turns must propose then ratify instead).
+
+    Example:
+
+        mind identity adopt Echo --reason "chosen together"
+    """
+    open_mind(home).adopt_name(name, reason)
+    click.echo(f"the mind is now called {name.strip()!r}")
+
+
+def register(group: click.Group) -> None:
+    """Add these commands to the `mind` group."""
+    group.add_command(identity)

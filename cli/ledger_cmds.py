@@ -1,0 +1,156 @@
+"""Commands over the ledger itself: init, status, log, verify."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import click
+
+from cli.compose import Home, open_mind, open_reader
+from cli.output import emit_json, table
+from domain.errors import InvalidInputError
+
+KINDS = ("identity", "commitment", "concept", "thread")
+
+
+@click.command()
+@click.option("--name", default="Mind", show_default=True, help="The mind's first name.")
+@click.option("--postgres", "dsn", metavar="DSN",
+              help="Keep the ledger in PostgreSQL (postgresql://user:pw@host:port/db).")
+@click.option("--schema", default="", help="PostgreSQL schema for this mind (default public).")
+@click.pass_obj
+def init(home: Home, name: str, dsn: str | None, schema: str) -> None:
+    """Create a new mind (a fresh ledger with its own genesis hash) in the home folder.
+
+    The ledger is a SQLite file in the home folder unless --postgres is given; the DuckDB
+    read models always live in the home folder.
+
+    Example:
+
+        mind --home ./echo init --name Echo
+    """
+    if dsn:
+        home.path.mkdir(parents=True, exist_ok=True)
+        home.config_file.write_text(json.dumps(
+            {**home.config(), "backend": "postgres", "postgres_dsn": dsn,
+             "postgres_schema": schema}, indent=2))
+    app = open_mind(home, create=True)
+    ledger_id = open_reader(home).meta()[0]
+    app.init(name, ledger_id)
+    click.echo(f"Initialised mind {name!r} at {home.path} (ledger {ledger_id[:12]})")
+
+
+@click.command()
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_obj
+def status(home: Home, as_json: bool) -> None:
+    """Show the mind's name, model, ledger head and read-model positions.
+
+    Example:
+
+        mind status --json
+    """
+    from projections.status import projection_status
+
+    reader = open_reader(home)
+    ledger_id, created_at, _ = reader.meta()
+    position, head_hash = reader.head()
+    identity = open_mind(home).identity()
+    data: dict[str, Any] = {
+        "home": str(home.path),
+        "backend": home.backend(),
+        "name": identity.name,
+        "model": identity.model,
+        "ledger_id": ledger_id,
+        "created_at": created_at,
+        "head": {"position": position, "hash": head_hash},
+        "projections": projection_status(home.published, position),
+    }
+    if as_json:
+        emit_json(data)
+        return
+    click.echo(f"{identity.name} ({home.backend()} ledger at {home.path})")
+    click.echo(f"  model      {identity.model}")
+    click.echo(f"  ledger     {ledger_id} created {created_at}")
+    click.echo(f"  head       position {position}, hash {(head_hash or '-')[:16]}")
+    for p in data["projections"]:
+        click.echo(f"  projection {p['name']}: position {p['position']}, lag {p['lag']}")
+
+
+@click.command()
+@click.option("--limit", default=20, show_default=True, type=click.IntRange(1, 100_000))
+@click.option("--kind", type=click.Choice(KINDS), help="Only events of one aggregate kind.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_obj
+def log(home: Home, limit: int, kind: str | None, as_json: bool) -> None:
+    """Show the latest events: position, time, type, aggregate and short hash.
+
+    Example:
+
+        mind log --limit 5 --kind commitment
+    """
+    rows = open_reader(home).tail(limit, f"mind.{kind}." if kind else "")
+    events = []
+    for r in rows:
+        state = json.loads(r.state)
+        events.append(
+            {
+                "position": r.position,
+                "time": state.get("timestamp"),
+                "type": r.topic,
+                "aggregate": r.originator_id,
+                "version": r.version,
+                "hash": r.hash,
+                "payload": {k: v for k, v in state.items() if k != "timestamp"},
+            }
+        )
+    if as_json:
+        emit_json(events)
+        return
+    shown = [{**e, "hash": e["hash"][:12], "aggregate": e["aggregate"][:8]} for e in events]
+    table(shown, ["position", "time", "type", "aggregate", "hash"], "The ledger is empty.")
+
+
+@click.command()
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_obj
+def verify(home: Home, as_json: bool) -> None:
+    """Recompute every hash from the stored bytes; exit 1 at the first bad position.
+
+    Reports deleted, inserted, reordered and changed events.
+
+    Example:
+
+        mind verify --json
+    """
+    from adapters.hash_chain import verify_chain
+
+    reader = open_reader(home)
+    result = verify_chain(reader.meta()[2], reader.rows(), reader.orphan_after, reader.find_content)
+    data = {
+        "ok": result.ok,
+        "events": result.events,
+        "first_bad": result.first_bad,
+        "reason": result.reason,
+    }
+    if as_json:
+        emit_json(data)
+    elif result.ok:
+        click.echo(f"OK: {result.events} events, head {result.head_hash}")
+    else:
+        click.echo(
+            f"BROKEN at position {result.first_bad}: {result.reason} "
+            f"({result.events} events verified before it)"
+        )
+    if not result.ok:
+        raise SystemExit(1)
+
+
+def register(group: click.Group) -> None:
+    """Add these commands to the `mind` group."""
+    for command in (init, status, log, verify):
+        group.add_command(command)
+
+
+__all__ = ["InvalidInputError", "register"]

@@ -1,0 +1,109 @@
+"""Commands for threads: thread open/resolve, threads."""
+
+from __future__ import annotations
+
+from uuid import UUID
+
+import click
+
+from cli.compose import Home, open_mind, read_model
+from cli.output import emit_json, table
+from domain.errors import UnknownThreadError
+from domain.thread import VERDICTS, short_id
+
+
+@click.group()
+def thread() -> None:
+    """Open and resolve threads: questions and promises that stay with the mind.
+
+    Example:
+
+        mind thread open "Why did the import fail?" --content "It failed on 3 May..."
+    """
+
+
+@thread.command(name="open")
+@click.argument("label")
+@click.option("--content", required=True, help="Self-contained content (at most 800 chars).")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_obj
+def open_(home: Home, label: str, content: str, as_json: bool) -> None:
+    """Open a thread labelled LABEL (at most 120 characters); prints its id.
+
+    Example:
+
+        mind thread open "Ask about the launch date" --content "The user hinted at May"
+    """
+    thread_id = open_mind(home).open_thread(label, content)
+    if as_json:
+        emit_json({"id": short_id(thread_id), "stream_id": thread_id.hex})
+    else:
+        click.echo(short_id(thread_id))
+
+
+def resolve_thread_id(home: Home, given: str) -> UUID:
+    """Turn a short id (`t1a2b3c4d`), a prefix or a full id into the thread's stream id."""
+    from projections import queries
+
+    with read_model(home) as con:
+        matches = queries.thread_streams(con, given)
+    if len(matches) != 1:
+        raise UnknownThreadError(
+            f"no thread has id {given!r}; `mind threads --all` lists them"
+            if not matches
+            else f"{given!r} matches {len(matches)} threads; give more digits"
+        )
+    return UUID(matches[0])
+
+
+@thread.command()
+@click.argument("thread_id", metavar="ID")
+@click.option("--as", "verdict", type=click.Choice(VERDICTS), required=True)
+@click.option("--reason", help="Required for dissolved and abandoned.")
+@click.option("--artifact", help="Required for answered and superseded: a path or event id.")
+@click.option("--by", help="The superseding thread id (for superseded).")
+@click.pass_obj
+def resolve(
+    home: Home,
+    thread_id: str,
+    verdict: str,
+    reason: str | None,
+    artifact: str | None,
+    by: str | None,
+) -> None:
+    """Resolve thread ID with a verdict; the thread is then kept, frozen.
+
+    Example:
+
+        mind thread resolve t1a2b3c4d --as dissolved --reason "the question no longer applies"
+    """
+    stream = resolve_thread_id(home, thread_id)
+    open_mind(home).resolve_thread(stream, verdict, reason=reason, artifact=artifact, by=by)
+    click.echo(f"resolved {short_id(stream)} as {verdict}")
+
+
+@click.command()
+@click.option("--all", "include_resolved", is_flag=True, help="Include resolved threads.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_obj
+def threads(home: Home, include_resolved: bool, as_json: bool) -> None:
+    """List live threads (all of them with --all).
+
+    Example:
+
+        mind threads --json
+    """
+    from projections import queries
+
+    with read_model(home) as con:
+        rows = queries.threads(con, include_resolved)
+    if as_json:
+        emit_json(rows)
+    else:
+        table(rows, ["id", "status", "mentions", "opened_at", "label"], "No threads.")
+
+
+def register(group: click.Group) -> None:
+    """Add these commands to the `mind` group."""
+    group.add_command(thread)
+    group.add_command(threads)

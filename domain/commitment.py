@@ -1,0 +1,103 @@
+"""Commitment: one stream per episode of a promise, identified to users by a short CID."""
+
+from __future__ import annotations
+
+import hashlib
+from datetime import datetime
+from typing import Literal
+from uuid import UUID
+
+from domain.errors import CommitmentAlreadyClosedError
+from domain.events import AggregateRoot, DomainEvent, stream_id
+from domain.text import clean_text
+
+Origin = Literal["user", "assistant", "owner", "autonomy"]
+ORIGINS: tuple[str, ...] = ("user", "assistant", "owner", "autonomy")
+
+
+def normalise(text: str) -> str:
+    """The form two texts share when they are the same promise: case and spacing folded."""
+    return " ".join(text.casefold().split()).rstrip(".!;:,")
+
+
+def commitment_cid(text: str) -> str:
+    """A short stable id derived from the normalised text, e.g. `c1a2b3c4d`."""
+    return "c" + hashlib.sha256(normalise(text).encode("utf-8")).hexdigest()[:8]
+
+
+def episode_id(cid: str, episode: int) -> UUID:
+    """The stream id of a CID's n-th episode; the store's uniqueness makes opening race-free."""
+    return stream_id("commitment", cid, str(episode))
+
+
+class Commitment(AggregateRoot):
+    """An episode of a promise: opened with text and origin, closed once with a reason."""
+
+    class Opened(DomainEvent):
+        TOPIC = "mind.commitment.opened"
+        cid: str
+        episode: int
+        text: str
+        origin: Origin
+        thread_id: str | None = None
+        concepts: list[str] = []
+
+    class Closed(DomainEvent):
+        TOPIC = "mind.commitment.closed"
+        reason: str | None
+        evidence: list[int] = []
+
+    def __init__(self, id: UUID) -> None:
+        super().__init__(id)
+        self.cid = ""
+        self.episode = 0
+        self.text = ""
+        self.origin: str = "user"
+        self.thread_id: str | None = None
+        self.concepts: list[str] = []
+        self.closed = False
+        self.close_reason: str | None = None
+        self.evidence: list[int] = []
+
+    @classmethod
+    def open(
+        cls,
+        text: str,
+        origin: Origin,
+        episode: int,
+        at: datetime,
+        thread_id: str | None = None,
+        concepts: tuple[str, ...] = (),
+    ) -> Commitment:
+        """Open episode `episode` of the promise `text`."""
+        text = clean_text(text, "commitment text", 4000)
+        cid = commitment_cid(text)
+        commitment = cls(episode_id(cid, episode))
+        commitment.trigger(
+            cls.Opened,
+            at,
+            cid=cid,
+            episode=episode,
+            text=text,
+            origin=origin,
+            thread_id=thread_id,
+            concepts=list(concepts),
+        )
+        return commitment
+
+    def close(self, reason: str | None, evidence: tuple[int, ...], at: datetime) -> None:
+        """Close this episode; a closed episode stays closed."""
+        if self.closed:
+            raise CommitmentAlreadyClosedError(
+                f"commitment {self.cid} is already closed; `mind commitments --all` shows it"
+            )
+        if reason is not None:
+            reason = clean_text(reason, "close reason", 2000)
+        self.trigger(self.Closed, at, reason=reason, evidence=list(evidence))
+
+    def when_Opened(self, e: Opened) -> None:
+        self.cid, self.episode, self.text, self.origin = e.cid, e.episode, e.text, e.origin
+        self.thread_id, self.concepts = e.thread_id, list(e.concepts)
+
+    def when_Closed(self, e: Closed) -> None:
+        self.closed, self.close_reason, self.evidence = True, e.reason, list(e.evidence)

@@ -1,0 +1,94 @@
+"""The base of every domain event and aggregate, and the registry of stable topics."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import datetime
+from typing import Any, ClassVar, Self
+from uuid import UUID, uuid5
+
+from pydantic import BaseModel, ConfigDict
+
+# Every deterministic stream id is derived from this namespace, so ids are stable across machines.
+MIND_NAMESPACE = UUID("6f1d7c2e-3b5a-4c8e-9a0f-2d4b6e8a1c3f")
+
+
+def stream_id(*parts: str) -> UUID:
+    """Return the deterministic stream id for a name like ('concept', 'user.identity')."""
+    return uuid5(MIND_NAMESPACE, "/".join(parts))
+
+
+EVENT_TYPES: dict[str, type[DomainEvent]] = {}
+
+
+class DomainEvent(BaseModel):
+    """A fact: frozen, validated, with an explicit topic that survives class renames."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    TOPIC: ClassVar[str] = ""
+    # Bump SCHEMA and add `upcast_vN_vN1(state)` static methods when the payload changes shape.
+    SCHEMA: ClassVar[int] = 1
+
+    originator_id: UUID
+    originator_version: int
+    timestamp: datetime
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        topic = cls.__dict__.get("TOPIC")
+        if topic:
+            if topic in EVENT_TYPES:
+                raise TypeError(f"event topic {topic!r} is registered twice")
+            EVENT_TYPES[topic] = cls
+
+    @classmethod
+    def upcast(cls, state: dict[str, Any], from_schema: int) -> dict[str, Any]:
+        """Bring a stored payload written at `from_schema` up to this class's SCHEMA."""
+        while from_schema < cls.SCHEMA:
+            step = getattr(cls, f"upcast_v{from_schema}_v{from_schema + 1}")
+            state = step(state)
+            from_schema += 1
+        return state
+
+
+class AggregateRoot:
+    """State folded from one stream's events; commands append new events to `pending`."""
+
+    def __init__(self, id: UUID) -> None:
+        self.id = id
+        self.version = 0
+        self.created_at: datetime | None = None
+        self.modified_at: datetime | None = None
+        self.pending: list[DomainEvent] = []
+
+    def apply(self, event: DomainEvent) -> None:
+        """Fold one event into the state (dispatches to `when_<EventClass>`)."""
+        handler = getattr(self, "when_" + type(event).__name__)
+        handler(event)
+        self.version = event.originator_version
+        if self.created_at is None:
+            self.created_at = event.timestamp
+        self.modified_at = event.timestamp
+
+    def trigger(self, event_class: type[DomainEvent], at: datetime, **fields: Any) -> None:
+        """Record a new event at the next version and apply it."""
+        event = event_class(
+            originator_id=self.id, originator_version=self.version + 1, timestamp=at, **fields
+        )
+        self.apply(event)
+        self.pending.append(event)
+
+    def collect(self) -> list[DomainEvent]:
+        """Hand over the pending events for saving."""
+        events, self.pending = self.pending, []
+        return events
+
+    @classmethod
+    def project(cls, aggregate: Self | None, events: Iterable[Any]) -> Self | None:
+        """Projector function for the repository: fold `events` onto `aggregate`."""
+        for event in events:
+            if aggregate is None:
+                aggregate = cls(event.originator_id)
+            aggregate.apply(event)
+        return aggregate

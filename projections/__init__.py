@@ -1,0 +1,1 @@
+"""The read side: projector processes, DuckDB read models, listings, retrieval, the graph."""

@@ -1,0 +1,274 @@
+"""One handler per event type: how each event changes the read-model rows."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+TABLE_OF_KIND = {
+    "identity": "identity",
+    "commitment": "commitments",
+    "concept": "concepts",
+    "thread": "threads",
+}
+
+
+@dataclass(frozen=True)
+class Ev:
+    """An event as the projector sees it: position, time, topic, stream, version, payload."""
+
+    position: int
+    time: datetime
+    topic: str
+    stream: str
+    version: int
+    hash: str
+    state: dict[str, Any]
+
+
+class Rows:
+    """The rows a batch touches: entity rows by stream, and appended rows."""
+
+    def __init__(self, loaded: dict[str, dict[str, dict[str, Any]]]) -> None:
+        self.entities = loaded
+        self.appended: dict[str, list[dict[str, Any]]] = {}
+
+    def entity(self, table: str, stream: str) -> dict[str, Any]:
+        """The current row of a stream (a new empty one when the stream is new)."""
+        rows = self.entities.setdefault(table, {})
+        if stream not in rows:
+            rows[stream] = {"stream_id": stream}
+        return rows[stream]
+
+    def append(self, table: str, row: dict[str, Any]) -> None:
+        """Add a row to an append-only table."""
+        self.appended.setdefault(table, []).append(row)
+
+
+Handler = Callable[[Rows, Ev], None]
+HANDLERS: dict[str, Handler] = {}
+
+
+def handles(topic: str) -> Callable[[Handler], Handler]:
+    """Register a handler for a topic."""
+
+    def register(fn: Handler) -> Handler:
+        HANDLERS[topic] = fn
+        return fn
+
+    return register
+
+
+def _history(rows: Rows, e: Ev, change: str, **fields: Any) -> None:
+    rows.append(
+        "identity_history",
+        {
+            "position": e.position,
+            "time": e.time,
+            "change": change,
+            "name": None,
+            "model": None,
+            "via": None,
+            "reason": None,
+            "turn": None,
+            **fields,
+        },
+    )
+
+
+@handles("mind.identity.created")
+def identity_created(rows: Rows, e: Ev) -> None:
+    s = e.state
+    rows.entity("identity", e.stream).update(
+        ledger_id=s["ledger_id"],
+        name=s["name"],
+        model=s["model"],
+        description=None,
+        created_at=e.time,
+        updated_at=e.time,
+        pending_proposals=[],
+    )
+    _history(rows, e, "created", name=s["name"], model=s["model"], via="created")
+
+
+@handles("mind.identity.name_proposed")
+def name_proposed(rows: Rows, e: Ev) -> None:
+    row = rows.entity("identity", e.stream)
+    row["pending_proposals"] = [*(row.get("pending_proposals") or []), e.state["name"]]
+    row["updated_at"] = e.time
+    _history(rows, e, "name_proposed", name=e.state["name"], turn=e.state["turn"])
+
+
+@handles("mind.identity.name_adopted")
+def name_adopted(rows: Rows, e: Ev) -> None:
+    s = e.state
+    row = rows.entity("identity", e.stream)
+    row["name"], row["updated_at"] = s["name"], e.time
+    row["pending_proposals"] = [p for p in row.get("pending_proposals") or [] if p != s["name"]]
+    _history(
+        rows,
+        e,
+        "name_adopted",
+        name=s["name"],
+        via=s["via"],
+        reason=s.get("reason"),
+        turn=s.get("turn"),
+    )
+
+
+@handles("mind.identity.description_revised")
+def description_revised(rows: Rows, e: Ev) -> None:
+    row = rows.entity("identity", e.stream)
+    row["description"], row["updated_at"] = e.state["text"], e.time
+    _history(rows, e, "description_revised")
+
+
+@handles("mind.identity.model_switched")
+def model_switched(rows: Rows, e: Ev) -> None:
+    row = rows.entity("identity", e.stream)
+    row["model"], row["updated_at"] = e.state["model"], e.time
+    _history(rows, e, "model_switched", model=e.state["model"])
+
+
+@handles("mind.commitment.opened")
+def commitment_opened(rows: Rows, e: Ev) -> None:
+    s = e.state
+    rows.entity("commitments", e.stream).update(
+        cid=s["cid"],
+        episode=s["episode"],
+        text=s["text"],
+        status="open",
+        origin=s["origin"],
+        opened_at=e.time,
+        closed_at=None,
+        close_reason=None,
+        thread=s.get("thread_id"),
+        concepts=s.get("concepts", []),
+        evidence=[],
+        opened_position=e.position,
+        closed_position=None,
+    )
+
+
+@handles("mind.commitment.closed")
+def commitment_closed(rows: Rows, e: Ev) -> None:
+    rows.entity("commitments", e.stream).update(
+        status="closed",
+        closed_at=e.time,
+        close_reason=e.state.get("reason"),
+        evidence=e.state.get("evidence", []),
+        closed_position=e.position,
+    )
+
+
+@handles("mind.concept.defined")
+def concept_defined(rows: Rows, e: Ev) -> None:
+    row = rows.entity("concepts", e.stream)
+    # Schema 1 called the definition "text" (see Concept.Defined.upcast_v1_v2).
+    definition = e.state["definition"] if "definition" in e.state else e.state["text"]
+    row.update(
+        token=e.state["token"],
+        definition=definition,
+        version=(row.get("version") or 0) + 1,
+        updated_at=e.time,
+    )
+    row.setdefault("aliases", [])
+    if row.get("defined_at") is None:
+        row["defined_at"] = e.time
+
+
+@handles("mind.concept.aliased")
+def concept_aliased(rows: Rows, e: Ev) -> None:
+    row = rows.entity("concepts", e.stream)
+    row["aliases"] = [*(row.get("aliases") or []), e.state["alias"]]
+    row["updated_at"] = e.time
+
+
+@handles("mind.concept.related")
+def concept_related(rows: Rows, e: Ev) -> None:
+    source = rows.entity("concepts", e.stream)["token"]
+    rows.append(
+        "concept_relations",
+        {
+            "position": e.position,
+            "source": source,
+            "target": e.state["target"],
+            "relation": e.state["relation"],
+            "time": e.time,
+        },
+    )
+
+
+@handles("mind.concept.bound")
+def concept_bound(rows: Rows, e: Ev) -> None:
+    token = rows.entity("concepts", e.stream)["token"]
+    rows.append(
+        "concept_bindings",
+        {
+            "position": e.position,
+            "token": token,
+            "kind": e.state["kind"],
+            "target": e.state["target"],
+            "time": e.time,
+        },
+    )
+
+
+@handles("mind.thread.opened")
+def thread_opened(rows: Rows, e: Ev) -> None:
+    s = e.state
+    rows.entity("threads", e.stream).update(
+        id="t" + e.stream[:8],
+        label=s["label"],
+        content=s["content"],
+        status="open",
+        origin=s["origin"],
+        opened_at=e.time,
+        updated_at=e.time,
+        resolved_at=None,
+        verdict=None,
+        reason=None,
+        artifact=None,
+        superseded_by=None,
+        mentions=0,
+        work_count=0,
+        last_work_at=None,
+        tension=None,
+        tension_as_of=None,
+    )
+
+
+@handles("mind.thread.mentioned")
+def thread_mentioned(rows: Rows, e: Ev) -> None:
+    row = rows.entity("threads", e.stream)
+    row["mentions"] = (row.get("mentions") or 0) + 1
+    row["updated_at"] = e.time
+    if row["status"] == "open":
+        row["status"] = "mentioned"
+
+
+@handles("mind.thread.worked")
+def thread_worked(rows: Rows, e: Ev) -> None:
+    row = rows.entity("threads", e.stream)
+    row.update(
+        status="worked",
+        work_count=(row.get("work_count") or 0) + 1,
+        last_work_at=e.time,
+        updated_at=e.time,
+    )
+
+
+@handles("mind.thread.resolved")
+def thread_resolved(rows: Rows, e: Ev) -> None:
+    s = e.state
+    rows.entity("threads", e.stream).update(
+        status="resolved",
+        verdict=s["verdict"],
+        reason=s.get("reason"),
+        artifact=s.get("artifact"),
+        superseded_by=s.get("by"),
+        resolved_at=e.time,
+        updated_at=e.time,
+    )

@@ -1,0 +1,190 @@
+"""The projector: applies ledger events to DuckDB in batches (rows + position, one txn)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from collections.abc import Callable, Sequence
+from datetime import datetime
+from itertools import islice
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pyarrow as pa
+
+from domain.errors import MindError
+from projections.handlers import HANDLERS, TABLE_OF_KIND, Ev, Rows
+from projections.ports import LedgerReader, LedgerRow
+from projections.schema import ARROW, TABLES, create_all
+
+NAME = "main"
+BATCH = 1000
+
+
+class ProjectionError(MindError):
+    """Raised when an event cannot be applied; the projector stops before it."""
+
+
+def _decode(row: LedgerRow) -> Ev:
+    if row.topic is None or row.state is None or row.originator_id is None:
+        raise ProjectionError(f"position {row.position} has no event row; run `mind verify`")
+    state = json.loads(row.state)
+    return Ev(
+        row.position,
+        datetime.fromisoformat(state["timestamp"]),
+        row.topic,
+        row.originator_id,
+        row.version or 0,
+        row.hash,
+        state,
+    )
+
+
+def _table_of(topic: str) -> str | None:
+    parts = topic.split(".")
+    return TABLE_OF_KIND.get(parts[1]) if len(parts) > 2 else None
+
+
+class Projector:
+    """Owns one DuckDB file read-write; only one process may hold it (see ARCHITECTURE.md)."""
+
+    def __init__(self, path: Path | str) -> None:
+        self.path = Path(path) if str(path) != ":memory:" else None
+        self.con = duckdb.connect(str(path))
+        create_all(self.con)
+        self.con.execute("INSERT OR IGNORE INTO tracking VALUES (?, 0)", [NAME])
+
+    def close(self) -> None:
+        """Release the file."""
+        self.con.close()
+
+    def position(self) -> int:
+        """The last ledger position applied."""
+        row = self.con.execute("SELECT position FROM tracking WHERE name = ?", [NAME]).fetchone()
+        return int(row[0]) if row else 0
+
+    def _load(self, events: Sequence[Ev]) -> dict[str, dict[str, dict[str, Any]]]:
+        wanted: dict[str, set[str]] = {}
+        for e in events:
+            table = _table_of(e.topic)
+            if table:
+                wanted.setdefault(table, set()).add(e.stream)
+        loaded: dict[str, dict[str, dict[str, Any]]] = {}
+        for table, streams in wanted.items():
+            cur = self.con.execute(
+                f"SELECT * FROM {table} WHERE stream_id IN (SELECT unnest(?))", [list(streams)]
+            )
+            names = [d[0] for d in cur.description]
+            loaded[table] = {r[0]: dict(zip(names, r, strict=True)) for r in cur.fetchall()}
+        return loaded
+
+    def _write(self, events: Sequence[Ev], rows: Rows) -> None:
+        self._insert(
+            "events",
+            [
+                {
+                    "position": e.position,
+                    "time": e.time,
+                    "type": e.topic,
+                    "aggregate_id": e.stream,
+                    "aggregate_kind": e.topic.split(".")[1],
+                    "version": e.version,
+                    "hash": e.hash,
+                    "payload": json.dumps(e.state, ensure_ascii=False),
+                }
+                for e in events
+            ],
+        )
+        for table, by_stream in rows.entities.items():
+            if by_stream:
+                self.con.execute(
+                    f"DELETE FROM {table} WHERE stream_id IN (SELECT unnest(?))", [list(by_stream)]
+                )
+                self._insert(table, list(by_stream.values()))
+        for table, appended in rows.appended.items():
+            self._insert(table, appended)
+        self.con.execute(
+            "UPDATE tracking SET position = ? WHERE name = ?", [events[-1].position, NAME]
+        )
+
+    def _insert(self, table: str, rows: list[dict[str, Any]]) -> None:
+        schema = ARROW[table]
+        data = pa.Table.from_pylist([{c: r.get(c) for c in schema.names} for r in rows], schema)
+        self.con.register("_batch", data)
+        try:
+            self.con.execute(f"INSERT INTO {table} SELECT * FROM _batch")
+        finally:
+            self.con.unregister("_batch")
+
+    def apply(self, batch: Sequence[LedgerRow]) -> int:
+        """Apply a batch in one transaction; on a failing event, commit those before it and stop."""
+        if not batch:
+            return 0
+        events = [_decode(r) for r in batch]
+        expected = self.position() + 1
+        if events[0].position != expected:
+            raise ProjectionError(
+                f"the read model is at {expected - 1} but the next event is at "
+                f"{events[0].position}; rebuild it with `mind replay --swap`"
+            )
+        self.con.execute("BEGIN TRANSACTION")
+        try:
+            rows = Rows(self._load(events))
+            failure: ProjectionError | None = None
+            applied = len(events)
+            for i, e in enumerate(events):
+                handler = HANDLERS.get(e.topic)
+                try:
+                    if handler is None:
+                        raise KeyError(f"no handler for event type {e.topic}")
+                    handler(rows, e)
+                except Exception as exc:  # a projection boundary: stop, never skip
+                    failure = ProjectionError(
+                        f"cannot apply event at position {e.position} ({e.topic}): {exc}"
+                    )
+                    applied = i
+                    break
+            if failure is not None:
+                self.con.execute("ROLLBACK")
+                if applied:
+                    self.apply(batch[:applied])
+                raise failure
+            self._write(events, rows)
+            self.con.execute("COMMIT")
+        except ProjectionError:
+            raise
+        except BaseException:
+            self.con.execute("ROLLBACK")
+            raise
+        return applied
+
+    def catch_up(
+        self,
+        reader: LedgerReader,
+        stop: int | None = None,
+        batch: int = BATCH,
+        on_batch: Callable[[int], None] | None = None,
+    ) -> int:
+        """Apply everything after the current position (up to `stop`); returns how many."""
+        total = 0
+        rows = reader.rows(after=self.position(), batch=batch, stop=stop)
+        while chunk := list(islice(rows, batch)):
+            total += self.apply(chunk)
+            if on_batch:
+                on_batch(len(chunk))
+        return total
+
+    def publish(self, target: Path) -> None:
+        """Copy a consistent snapshot for read-only readers, replacing the old one atomically."""
+        assert self.path is not None
+        self.con.execute("CHECKPOINT")
+        tmp = target.with_name(target.name + f".{os.getpid()}.tmp")
+        shutil.copyfile(self.path, tmp)
+        os.replace(tmp, target)
+
+
+def table_names() -> list[str]:
+    """Every read-model table."""
+    return list(TABLES)

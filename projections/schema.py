@@ -1,0 +1,165 @@
+"""The DuckDB read-model tables. Derived and disposable: replay rebuilds them from the ledger."""
+
+from __future__ import annotations
+
+import pyarrow as pa
+
+TS = pa.timestamp("us", tz="UTC")
+
+TABLES: dict[str, str] = {
+    "tracking": "name VARCHAR PRIMARY KEY, position BIGINT NOT NULL",
+    "events": (
+        "position BIGINT PRIMARY KEY, time TIMESTAMPTZ, type VARCHAR, aggregate_id VARCHAR, "
+        "aggregate_kind VARCHAR, version BIGINT, hash VARCHAR, payload JSON"
+    ),
+    "identity": (
+        "stream_id VARCHAR PRIMARY KEY, ledger_id VARCHAR, name VARCHAR, model VARCHAR, "
+        "description VARCHAR, created_at TIMESTAMPTZ, updated_at TIMESTAMPTZ, "
+        "pending_proposals VARCHAR[]"
+    ),
+    "identity_history": (
+        "position BIGINT PRIMARY KEY, time TIMESTAMPTZ, change VARCHAR, name VARCHAR, "
+        "model VARCHAR, via VARCHAR, reason VARCHAR, turn BIGINT"
+    ),
+    "commitments": (
+        "stream_id VARCHAR PRIMARY KEY, cid VARCHAR, episode INTEGER, text VARCHAR, "
+        "status VARCHAR, origin VARCHAR, opened_at TIMESTAMPTZ, closed_at TIMESTAMPTZ, "
+        "close_reason VARCHAR, thread VARCHAR, concepts VARCHAR[], evidence BIGINT[], "
+        "opened_position BIGINT, closed_position BIGINT"
+    ),
+    "concepts": (
+        "stream_id VARCHAR PRIMARY KEY, token VARCHAR, definition VARCHAR, version INTEGER, "
+        "aliases VARCHAR[], defined_at TIMESTAMPTZ, updated_at TIMESTAMPTZ"
+    ),
+    "concept_relations": (
+        "position BIGINT PRIMARY KEY, source VARCHAR, target VARCHAR, relation VARCHAR, "
+        "time TIMESTAMPTZ"
+    ),
+    "concept_bindings": (
+        "position BIGINT PRIMARY KEY, token VARCHAR, kind VARCHAR, target VARCHAR, time TIMESTAMPTZ"
+    ),
+    "threads": (
+        "stream_id VARCHAR PRIMARY KEY, id VARCHAR, label VARCHAR, content VARCHAR, "
+        "status VARCHAR, origin VARCHAR, opened_at TIMESTAMPTZ, updated_at TIMESTAMPTZ, "
+        "resolved_at TIMESTAMPTZ, verdict VARCHAR, reason VARCHAR, artifact VARCHAR, "
+        "superseded_by VARCHAR, mentions INTEGER, work_count INTEGER, "
+        "last_work_at TIMESTAMPTZ, tension DOUBLE, tension_as_of TIMESTAMPTZ"
+    ),
+}
+
+# Tables whose rows are one per stream and change as events arrive (load-modify-write per batch).
+ENTITY_TABLES = ("identity", "commitments", "concepts", "threads")
+
+ARROW: dict[str, pa.Schema] = {
+    "events": pa.schema(
+        [
+            ("position", pa.int64()),
+            ("time", TS),
+            ("type", pa.string()),
+            ("aggregate_id", pa.string()),
+            ("aggregate_kind", pa.string()),
+            ("version", pa.int64()),
+            ("hash", pa.string()),
+            ("payload", pa.string()),
+        ]
+    ),
+    "identity": pa.schema(
+        [
+            ("stream_id", pa.string()),
+            ("ledger_id", pa.string()),
+            ("name", pa.string()),
+            ("model", pa.string()),
+            ("description", pa.string()),
+            ("created_at", TS),
+            ("updated_at", TS),
+            ("pending_proposals", pa.list_(pa.string())),
+        ]
+    ),
+    "identity_history": pa.schema(
+        [
+            ("position", pa.int64()),
+            ("time", TS),
+            ("change", pa.string()),
+            ("name", pa.string()),
+            ("model", pa.string()),
+            ("via", pa.string()),
+            ("reason", pa.string()),
+            ("turn", pa.int64()),
+        ]
+    ),
+    "commitments": pa.schema(
+        [
+            ("stream_id", pa.string()),
+            ("cid", pa.string()),
+            ("episode", pa.int32()),
+            ("text", pa.string()),
+            ("status", pa.string()),
+            ("origin", pa.string()),
+            ("opened_at", TS),
+            ("closed_at", TS),
+            ("close_reason", pa.string()),
+            ("thread", pa.string()),
+            ("concepts", pa.list_(pa.string())),
+            ("evidence", pa.list_(pa.int64())),
+            ("opened_position", pa.int64()),
+            ("closed_position", pa.int64()),
+        ]
+    ),
+    "concepts": pa.schema(
+        [
+            ("stream_id", pa.string()),
+            ("token", pa.string()),
+            ("definition", pa.string()),
+            ("version", pa.int32()),
+            ("aliases", pa.list_(pa.string())),
+            ("defined_at", TS),
+            ("updated_at", TS),
+        ]
+    ),
+    "concept_relations": pa.schema(
+        [
+            ("position", pa.int64()),
+            ("source", pa.string()),
+            ("target", pa.string()),
+            ("relation", pa.string()),
+            ("time", TS),
+        ]
+    ),
+    "concept_bindings": pa.schema(
+        [
+            ("position", pa.int64()),
+            ("token", pa.string()),
+            ("kind", pa.string()),
+            ("target", pa.string()),
+            ("time", TS),
+        ]
+    ),
+    "threads": pa.schema(
+        [
+            ("stream_id", pa.string()),
+            ("id", pa.string()),
+            ("label", pa.string()),
+            ("content", pa.string()),
+            ("status", pa.string()),
+            ("origin", pa.string()),
+            ("opened_at", TS),
+            ("updated_at", TS),
+            ("resolved_at", TS),
+            ("verdict", pa.string()),
+            ("reason", pa.string()),
+            ("artifact", pa.string()),
+            ("superseded_by", pa.string()),
+            ("mentions", pa.int32()),
+            ("work_count", pa.int32()),
+            ("last_work_at", TS),
+            ("tension", pa.float64()),
+            ("tension_as_of", TS),
+        ]
+    ),
+}
+
+
+def create_all(con: object) -> None:
+    """Create every table that does not exist yet."""
+    for name, columns in TABLES.items():
+        con.execute(f"CREATE TABLE IF NOT EXISTS {name} ({columns})")  # type: ignore[attr-defined]
