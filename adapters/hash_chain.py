@@ -57,7 +57,11 @@ class ChainRow:
         """The content digest of the event row as it is stored now."""
         if self.topic is None or self.originator_id is None or self.version is None:
             return None
-        return content_hash(self.topic, self.originator_id, self.version, self.state or b"")
+        state = self.state
+        if not isinstance(state, bytes | bytearray | memoryview):
+            # A row edited by hand can hold TEXT where a BLOB belongs; hash what is there.
+            state = str(state if state is not None else "").encode()
+        return content_hash(str(self.topic), str(self.originator_id), int(self.version), state)
 
 
 @dataclass(frozen=True)

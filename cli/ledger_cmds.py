@@ -16,8 +16,12 @@ KINDS = ("identity", "commitment", "concept", "thread")
 
 @click.command()
 @click.option("--name", default="Mind", show_default=True, help="The mind's first name.")
-@click.option("--postgres", "dsn", metavar="DSN",
-              help="Keep the ledger in PostgreSQL (postgresql://user:pw@host:port/db).")
+@click.option(
+    "--postgres",
+    "dsn",
+    metavar="DSN",
+    help="Keep the ledger in PostgreSQL (postgresql://user:pw@host:port/db).",
+)
 @click.option("--schema", default="", help="PostgreSQL schema for this mind (default public).")
 @click.pass_obj
 def init(home: Home, name: str, dsn: str | None, schema: str) -> None:
@@ -32,9 +36,17 @@ def init(home: Home, name: str, dsn: str | None, schema: str) -> None:
     """
     if dsn:
         home.path.mkdir(parents=True, exist_ok=True)
-        home.config_file.write_text(json.dumps(
-            {**home.config(), "backend": "postgres", "postgres_dsn": dsn,
-             "postgres_schema": schema}, indent=2))
+        home.config_file.write_text(
+            json.dumps(
+                {
+                    **home.config(),
+                    "backend": "postgres",
+                    "postgres_dsn": dsn,
+                    "postgres_schema": schema,
+                },
+                indent=2,
+            )
+        )
     app = open_mind(home, create=True)
     ledger_id = open_reader(home).meta()[0]
     app.init(name, ledger_id)

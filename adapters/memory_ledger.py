@@ -1,0 +1,21 @@
+"""In-memory persistence for unit tests: the library's POPO recorder with our pydantic mapper.
+
+It keeps no hash chain; the chain is tested against the SQLite and PostgreSQL recorders.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from eventsourcing.popo import POPOFactory
+
+from adapters.pydantic_mapping import CanonicalJSONTranscoder, PydanticMapper
+
+MEMORY_ENV = {"PERSISTENCE_MODULE": "adapters.memory_ledger:MemoryFactory"}
+
+
+class MemoryFactory(POPOFactory):
+    """POPO recorders, our mapper."""
+
+    def mapper(self, transcoder: Any = None, mapper_class: Any = None) -> Any:
+        return PydanticMapper(CanonicalJSONTranscoder())

@@ -1,0 +1,80 @@
+"""Shared fixtures: every test gets its own MIND_HOME under tmp_path and a fixed clock."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from adapters.memory_ledger import MEMORY_ENV
+from cli.main import mind as mind_command
+from domain.application import Mind
+from domain.clock import fixed_clock
+
+T0 = datetime(2026, 5, 1, 9, 0, tzinfo=UTC)
+REPO = Path(__file__).resolve().parent.parent
+LOCOMO = REPO.parent / "shared" / "data" / "locomo" / "locomo10.json"
+
+
+@pytest.fixture
+def app() -> Mind:
+    """An initialised mind on in-memory persistence, at a fixed time."""
+    mind = Mind(env=dict(MEMORY_ENV), clock=fixed_clock(T0))
+    mind.init("Echo", "ledger-under-test")
+    return mind
+
+
+@dataclass
+class Result:
+    """What a CLI invocation did."""
+
+    exit_code: int
+    output: str
+    stderr: str
+
+    def json(self) -> Any:
+        return json.loads(self.output)
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A fresh MIND_HOME (not yet initialised) with MIND_NOW fixed."""
+    path = tmp_path / "mind"
+    monkeypatch.setenv("MIND_HOME", str(path))
+    monkeypatch.setenv("MIND_NOW", "2026-05-01T09:00:00Z")
+    monkeypatch.delenv("MIND_BACKEND", raising=False)
+    return path
+
+
+@pytest.fixture
+def cli(home: Path) -> Callable[..., Result]:
+    """Run `mind ARGS...` in-process against the test home."""
+    runner = CliRunner()
+
+    def run(*args: str, input: str | None = None) -> Result:
+        r = runner.invoke(mind_command, list(args), input=input, catch_exceptions=False)
+        return Result(r.exit_code, r.stdout, r.stderr)
+
+    return run
+
+
+@pytest.fixture
+def mind_home(cli: Callable[..., Result], home: Path) -> Iterator[Path]:
+    """An initialised SQLite mind."""
+    assert cli("init", "--name", "Echo").exit_code == 0
+    yield home
+
+
+def subprocess_env(home: Path, **extra: str) -> dict[str, str]:
+    """Environment for running `mind` or helper scripts as real processes."""
+    env = dict(os.environ, MIND_HOME=str(home), PYTHONPATH=str(REPO))
+    env.pop("MIND_NOW", None)
+    env.update(extra)
+    return env

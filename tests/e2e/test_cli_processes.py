@@ -1,0 +1,80 @@
+"""The installed `mind` command as a real process: encodings, start-up imports, verify exit code."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.conftest import REPO, subprocess_env
+
+MIND = [sys.executable, "-c", "from cli.main import main; main()"]
+
+
+def run(home: Path, *args: str | bytes) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [*MIND, *args],
+        env=subprocess_env(home),
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def test_non_utf8_arguments_get_a_clear_error_not_a_traceback(tmp_path: Path) -> None:
+    run(tmp_path, "init")
+
+    result = run(tmp_path, b"caf\xe9 au lait")
+
+    assert result.returncode != 0
+    assert "Traceback" not in result.stderr
+    bad = run(tmp_path, "commit", b"caf\xe9 au lait")
+    assert bad.returncode == 1
+    assert bad.stderr.strip() == (
+        "Error: commitment text is not valid UTF-8; re-encode the input as UTF-8"
+    )
+
+
+def test_status_and_listings_do_not_import_litellm(tmp_path: Path) -> None:
+    run(tmp_path, "init")
+    probe = (
+        "import sys; from cli.main import mind\n"
+        "for args in (['status'], ['commitments'], ['log'], ['--help']):\n"
+        "    try: mind(args)\n"
+        "    except SystemExit: pass\n"
+        "print('LITELLM', 'litellm' in sys.modules)"
+    )
+
+    result = subprocess.run(
+        [sys.executable, "-c", probe],
+        env=subprocess_env(tmp_path),
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+    assert result.stdout.strip().splitlines()[-1] == "LITELLM False"
+
+
+def test_verify_exits_1_naming_the_first_bad_position(tmp_path: Path) -> None:
+    run(tmp_path, "init")
+    for text in ("one", "two", "three"):
+        run(tmp_path, "commit", text)
+    con = sqlite3.connect(tmp_path / "ledger.sqlite")
+    con.execute("UPDATE stored_events SET state = replace(state, 'two', 'TWO') WHERE rowid = 3")
+    con.commit()
+    con.close()
+
+    result = run(tmp_path, "verify", "--json")
+
+    assert result.returncode == 1
+    assert json.loads(result.stdout) == {
+        "ok": False,
+        "events": 2,
+        "first_bad": 3,
+        "reason": "payload changed",
+    }

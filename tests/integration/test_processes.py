@@ -1,0 +1,78 @@
+"""Real processes: concurrent writers never fork the chain; a SIGKILL loses no acknowledged event."""
+
+from __future__ import annotations
+
+import signal
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+from adapters.hash_chain import verify_chain
+from adapters.sqlite_ledger import SQLiteLedgerReader
+from cli.compose import Home, open_mind
+from tests.conftest import subprocess_env
+from tests.integration.ledger_factory import sqlite_mind
+
+WRITER = [sys.executable, "-m", "tests.integration.writer"]
+
+
+def verify(path: Path) -> tuple[bool, int]:
+    reader = SQLiteLedgerReader(path)
+    result = verify_chain(reader.meta()[2], reader.rows(), reader.orphan_after, reader.find_content)
+    return result.ok, result.events
+
+
+def test_two_concurrent_writers_never_fork_the_chain_or_lose_a_command(tmp_path: Path) -> None:
+    sqlite_mind(tmp_path, commands=0)
+    env = subprocess_env(tmp_path)
+    cwd = Path(__file__).resolve().parents[2]
+
+    procs = [
+        subprocess.Popen(
+            [*WRITER, str(tmp_path), tag, "500"],
+            env=env,
+            cwd=cwd,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for tag in ("alpha", "beta")
+    ]
+    outputs = [p.communicate(timeout=300) for p in procs]
+
+    assert [p.returncode for p in procs] == [0, 0], [o[1][-2000:] for o in outputs]
+    acked = [cid for out, _ in outputs for cid in out.split()]
+    assert len(set(acked)) == 1000
+    assert verify(tmp_path / "ledger.sqlite") == (True, 1001)
+    app = open_mind(Home(tmp_path))
+    assert all(not app.commitment(cid).closed for cid in acked)
+
+
+def test_sigkill_mid_stream_keeps_every_acknowledged_command(tmp_path: Path) -> None:
+    sqlite_mind(tmp_path, commands=0)
+    proc = subprocess.Popen(
+        [*WRITER, str(tmp_path), "crash", "100000"],
+        env=subprocess_env(tmp_path),
+        cwd=Path(__file__).resolve().parents[2],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stdout is not None
+    acked = [proc.stdout.readline().strip() for _ in range(150)]
+
+    proc.send_signal(signal.SIGKILL)
+    rest, _ = proc.communicate(timeout=60)
+    acked += rest.split()
+
+    assert proc.returncode == -signal.SIGKILL
+    ok, events = verify(tmp_path / "ledger.sqlite")
+    assert ok and events >= 1 + len(acked)
+    app = open_mind(Home(tmp_path))
+    assert all(app.commitment(cid).text.startswith("crash promise") for cid in acked)
+    con = sqlite3.connect(tmp_path / "ledger.sqlite")
+    orphans = con.execute(
+        "SELECT count(*) FROM stored_events WHERE rowid NOT IN "
+        "(SELECT notification_id FROM ledger_chain)"
+    ).fetchone()[0]
+    assert orphans == 0

@@ -1,0 +1,52 @@
+"""The architecture as a test: dependencies point inward only."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+OURS = {"domain", "projections", "adapters", "cli"}
+ALLOWED = {
+    "domain": set(),
+    "projections": {"domain"},
+    "adapters": {"domain"},
+    "cli": {"domain", "projections", "adapters"},
+}
+
+
+def imported_packages(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text())
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names |= {a.name.split(".")[0] for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.add(node.module.split(".")[0])
+    return names & OURS
+
+
+@pytest.mark.parametrize("layer", sorted(ALLOWED))
+def test_a_layer_imports_only_the_layers_inside_it(layer: str) -> None:
+    offenders = {
+        str(p.relative_to(REPO)): sorted(imported_packages(p) - ALLOWED[layer] - {layer})
+        for p in (REPO / layer).rglob("*.py")
+    }
+
+    assert {k: v for k, v in offenders.items() if v} == {}
+
+
+def test_nothing_imports_litellm_at_module_level() -> None:
+    top_level = [
+        str(p.relative_to(REPO))
+        for layer in OURS
+        for p in (REPO / layer).rglob("*.py")
+        for node in ast.parse(p.read_text()).body
+        if isinstance(node, ast.Import | ast.ImportFrom)
+        and "litellm"
+        in (getattr(node, "module", None) or "") + ",".join(a.name for a in node.names)
+    ]
+
+    assert top_level == []
