@@ -191,16 +191,17 @@ class PostgresLedgerReader:
         )
         return list(reversed(rows))
 
-    def orphan_after(self) -> int | None:
-        """The first event that has no chain entry, if any."""
+    def orphans(self, limit: int = 100) -> list[ChainRow]:
+        """Event rows that have no chain entry (position 0), normally none."""
         rows = self._query(
             SQL(
-                "SELECT e.notification_id FROM {} e LEFT JOIN {} c "
-                "ON c.notification_id = e.notification_id WHERE c.position IS NULL "
-                "ORDER BY e.notification_id LIMIT 1"
-            ).format(self.events, self.chain)
+                "SELECT e.topic, e.originator_id, e.originator_version, e.state FROM {} e "
+                "LEFT JOIN {} c ON c.notification_id = e.notification_id "
+                "WHERE c.position IS NULL ORDER BY e.notification_id LIMIT %s"
+            ).format(self.events, self.chain),
+            (limit,),
         )
-        return rows[0][0] if rows else None
+        return [ChainRow(0, "", "", t, o.hex, v, bytes(st)) for t, o, v, st in rows]
 
     def find_content(self, digest: str) -> int | None:
         """The position whose chain entry has this content digest."""

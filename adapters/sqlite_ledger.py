@@ -157,13 +157,15 @@ class SQLiteLedgerReader:
                 return
             after = chunk[-1][0]
 
-    def orphan_after(self) -> int | None:
-        """The first event row that has no chain entry, if any."""
+    def orphans(self, limit: int = 100) -> list[ChainRow]:
+        """Event rows that have no chain entry (position 0), normally none."""
         rows = self._query(
-            "SELECT e.rowid FROM stored_events e LEFT JOIN ledger_chain c "
-            "ON c.notification_id = e.rowid WHERE c.position IS NULL ORDER BY e.rowid LIMIT 1"
+            "SELECT 0, '', '', e.topic, e.originator_id, e.originator_version, e.state "
+            "FROM stored_events e LEFT JOIN ledger_chain c ON c.notification_id = e.rowid "
+            "WHERE c.position IS NULL ORDER BY e.rowid LIMIT ?",
+            (limit,),
         )
-        return rows[0][0] if rows else None
+        return [ChainRow(*r) for r in rows]
 
     def find_content(self, digest: str) -> int | None:
         """The position whose chain entry has this content digest."""

@@ -79,8 +79,18 @@ class Home:
             raise NotInitialisedError(f"no mind at {self.path}; run `mind init` first")
 
 
-def persistence_env(home: Home) -> dict[str, str]:
-    """The eventsourcing settings for this home's backend."""
+def persistence_env(home: Home, *, create: bool = False) -> dict[str, str]:
+    """The eventsourcing settings for this home's backend.
+
+    Tables are created only by `init`: a CREATE in every process would take SQLite's write
+    lock after a read and fail at once (SQLITE_BUSY_SNAPSHOT) when another process is writing.
+    """
+    env = _backend_env(home)
+    env["CREATE_TABLE"] = "y" if create else "n"
+    return env
+
+
+def _backend_env(home: Home) -> dict[str, str]:
     if home.backend() == "postgres":
         from adapters.postgres_ledger import postgres_env
 
@@ -100,7 +110,7 @@ def open_mind(home: Home, *, create: bool = False) -> Mind:
     if not create:
         home.require()
     home.path.mkdir(parents=True, exist_ok=True)
-    return Mind(env=persistence_env(home), clock=clock_from_env())
+    return Mind(env=persistence_env(home, create=create), clock=clock_from_env())
 
 
 def open_reader(home: Home) -> Any:

@@ -139,7 +139,7 @@ def verify(home: Home, as_json: bool) -> None:
     from adapters.hash_chain import verify_chain
 
     reader = open_reader(home)
-    result = verify_chain(reader.meta()[2], reader.rows(), reader.orphan_after, reader.find_content)
+    result = verify_chain(reader.meta()[2], reader.rows(), reader.orphans, reader.find_content)
     data = {
         "ok": result.ok,
         "events": result.events,

@@ -1,4 +1,4 @@
-"""Real processes: concurrent writers never fork the chain; a SIGKILL loses no acknowledged event."""
+"""Real processes: concurrent writers never fork the chain; SIGKILL loses no acknowledged event."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ WRITER = [sys.executable, "-m", "tests.integration.writer"]
 
 def verify(path: Path) -> tuple[bool, int]:
     reader = SQLiteLedgerReader(path)
-    result = verify_chain(reader.meta()[2], reader.rows(), reader.orphan_after, reader.find_content)
+    result = verify_chain(reader.meta()[2], reader.rows(), reader.orphans, reader.find_content)
     return result.ok, result.events
 
 

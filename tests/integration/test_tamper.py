@@ -20,7 +20,7 @@ def verify(path: Path) -> VerifyResult:
     reader = SQLiteLedgerReader(path)
     try:
         return verify_chain(
-            reader.meta()[2], reader.rows(batch=7), reader.orphan_after, reader.find_content
+            reader.meta()[2], reader.rows(batch=7), reader.orphans, reader.find_content
         )
     finally:
         reader.close()

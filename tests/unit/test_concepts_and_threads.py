@@ -39,7 +39,7 @@ def test_aliases_and_relations_are_recorded_once(app: Mind) -> None:
 def test_relating_to_an_undefined_concept_is_rejected(app: Mind) -> None:
     app.define_concept("project.alpha", "The billing rewrite")
 
-    with pytest.raises(UnknownConceptError, match="team.ghost"):
+    with pytest.raises(UnknownConceptError, match=r"team\.ghost"):
         app.relate_concepts("project.alpha", "team.ghost", "owned-by")
 
 
