@@ -127,6 +127,7 @@ class PostgresLedgerReader:
             )
         except psycopg.Error as e:
             raise MindError(f"cannot connect to PostgreSQL: {e}".strip()) from None
+        self.listening = False
         s = Identifier(self.schema)
         self.events = SQL("{}.{}").format(s, Identifier(EVENTS_TABLE))
         self.chain = SQL("{}.ledger_chain").format(s)
@@ -135,6 +136,14 @@ class PostgresLedgerReader:
     def close(self) -> None:
         """Release the connection."""
         self.conn.close()
+
+    def wait(self, timeout: float) -> None:
+        """Block until the recorder NOTIFYs an insert (LISTEN), or `timeout` seconds pass."""
+        if not self.listening:
+            self.conn.execute(SQL("LISTEN {}").format(Identifier(EVENTS_TABLE)))
+            self.listening = True
+        for _ in self.conn.notifies(timeout=timeout, stop_after=1):
+            pass
 
     def _query(self, sql: Any, params: tuple[Any, ...] = ()) -> list[Any]:
         return self.conn.execute(sql, params).fetchall()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+import time
 import uuid
 from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
@@ -124,6 +125,10 @@ class SQLiteLedgerReader:
     def close(self) -> None:
         """Release the file."""
         self.conn.close()
+
+    def wait(self, timeout: float) -> None:
+        """SQLite has no notifications: waiting is sleeping until the next poll."""
+        time.sleep(timeout)
 
     def _query(self, sql: str, params: tuple[Any, ...] = ()) -> list[Any]:
         try:

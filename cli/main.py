@@ -49,9 +49,27 @@ def mind(ctx: click.Context, home: Path | None) -> None:
 
 
 def _register() -> None:
-    from cli import commitment_cmds, concept_cmds, identity_cmds, ledger_cmds, thread_cmds
+    from cli import (
+        commitment_cmds,
+        concept_cmds,
+        graph_cmds,
+        identity_cmds,
+        ledger_cmds,
+        projection_cmds,
+        query_cmds,
+        thread_cmds,
+    )
 
-    for module in (ledger_cmds, commitment_cmds, concept_cmds, thread_cmds, identity_cmds):
+    for module in (
+        ledger_cmds,
+        commitment_cmds,
+        concept_cmds,
+        thread_cmds,
+        identity_cmds,
+        projection_cmds,
+        query_cmds,
+        graph_cmds,
+    ):
         module.register(mind)
 
 

@@ -9,9 +9,18 @@ from typing import Any
 import click
 
 
+def plain(value: Any) -> Any:
+    """A JSON-ready form of values DuckDB returns (times as ISO-8601, decimals as numbers)."""
+    if hasattr(value, "isoformat"):
+        return value.isoformat()
+    if hasattr(value, "as_integer_ratio"):
+        return float(value)
+    return str(value)
+
+
 def emit_json(data: Any) -> None:
     """Print one JSON document."""
-    click.echo(json.dumps(data, indent=2, ensure_ascii=False, default=str))
+    click.echo(json.dumps(data, indent=2, ensure_ascii=False, default=plain))
 
 
 def table(rows: Sequence[dict[str, Any]], columns: Sequence[str], empty: str) -> None:

@@ -1,0 +1,95 @@
+"""The graph view: graph stats, graph neighbors, graph export."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from cli.compose import Home, read_model
+from cli.output import emit_json, table
+
+
+def _graph(home: Home) -> Any:
+    from projections.graph import build_graph
+
+    with read_model(home) as con:
+        return build_graph(con)
+
+
+@click.group()
+def graph() -> None:
+    """The mind as a graph of concepts, commitments and threads (networkx).
+
+    Example:
+
+        mind graph neighbors project.alpha --depth 2
+    """
+
+
+@graph.command(name="stats")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_obj
+def stats_(home: Home, as_json: bool) -> None:
+    """Count nodes by kind and edges by relation.
+
+    Example:
+
+        mind graph stats --json
+    """
+    from projections.graph import stats
+
+    data = stats(_graph(home))
+    if as_json:
+        emit_json(data)
+        return
+    click.echo(f"{data['nodes']} nodes, {data['edges']} edges, {data['components']} components")
+    for kind, n in sorted(data["by_kind"].items()):
+        click.echo(f"  {kind:<12} {n}")
+    for relation, n in sorted(data["by_relation"].items()):
+        click.echo(f"  -{relation}-> {n}")
+
+
+@graph.command(name="neighbors")
+@click.argument("node_id", metavar="ID")
+@click.option("--depth", default=1, show_default=True, type=click.IntRange(1, 10))
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_obj
+def neighbors_(home: Home, node_id: str, depth: int, as_json: bool) -> None:
+    """Show what is within DEPTH hops of ID (a concept token, CID or thread id).
+
+    Example:
+
+        mind graph neighbors c1a2b3c4d --depth 2
+    """
+    from projections.graph import neighbors, resolve_node
+
+    g = _graph(home)
+    rows = neighbors(g, resolve_node(g, node_id), depth)
+    if as_json:
+        emit_json(rows)
+    else:
+        table(rows, ["distance", "kind", "label", "text"], "No neighbours.")
+
+
+@graph.command(name="export")
+@click.option(
+    "--format", "fmt", type=click.Choice(["graphml", "json"]), default="graphml", show_default=True
+)
+@click.option("--out", type=click.File("w"), default="-", help="File to write (default stdout).")
+@click.pass_obj
+def export_(home: Home, fmt: str, out: Any) -> None:
+    """Export the graph for Gephi, yEd, Cytoscape (GraphML) or scripts (JSON).
+
+    Example:
+
+        mind graph export --format graphml --out mind.graphml
+    """
+    from projections.graph import export
+
+    out.write(export(_graph(home), fmt) + "\n")
+
+
+def register(group: click.Group) -> None:
+    """Add these commands to the `mind` group."""
+    group.add_command(graph)

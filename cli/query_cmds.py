@@ -1,0 +1,140 @@
+"""Analytics commands: query, report, export."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+import click
+
+from cli.compose import Home, read_model
+from cli.output import emit_json, plain, table
+
+
+def _records(columns: list[str], rows: list[tuple[Any, ...]]) -> list[dict[str, Any]]:
+    return [dict(zip(columns, r, strict=True)) for r in rows]
+
+
+def _print(columns: list[str], rows: list[tuple[Any, ...]], fmt: str) -> None:
+    if fmt == "json":
+        emit_json(_records(columns, rows))
+    elif fmt == "nl":
+        for record in _records(columns, rows):
+            click.echo(json.dumps(record, ensure_ascii=False, default=plain))
+    elif fmt == "csv":
+        buffer = io.StringIO()
+        writer = csv.writer(buffer, lineterminator="\n")
+        writer.writerow(columns)
+        writer.writerows(rows)
+        click.echo(buffer.getvalue(), nl=False)
+    else:
+        table(_records(columns, rows), columns, "(no rows)")
+
+
+FORMATS = [
+    click.option("--json", "fmt", flag_value="json", default=True, help="JSON array (default)."),
+    click.option("--nl", "fmt", flag_value="nl", help="One JSON object per line."),
+    click.option("--csv", "fmt", flag_value="csv", help="CSV with a header row."),
+    click.option("--table", "fmt", flag_value="table", help="An aligned text table."),
+]
+
+
+def formats(fn: Any) -> Any:
+    """Add the output-format flags."""
+    for option in reversed(FORMATS):
+        fn = option(fn)
+    return fn
+
+
+@click.command()
+@click.argument("sql")
+@click.option(
+    "-p",
+    "--param",
+    "params",
+    multiple=True,
+    type=(str, str),
+    metavar="NAME VALUE",
+    help="A named parameter, used in SQL as $NAME.",
+)
+@formats
+@click.pass_obj
+def query(home: Home, sql: str, params: tuple[tuple[str, str], ...], fmt: str) -> None:
+    """Run read-only SQL over the read models (tables: events, commitments, concepts, ...).
+
+    Example:
+
+        mind query "SELECT type, count(*) AS n FROM events GROUP BY type"
+
+        mind query "SELECT * FROM commitments WHERE origin = \\$o" -p o user --table
+    """
+    from projections.analytics import run_query
+
+    with read_model(home) as con:
+        columns, rows = run_query(con, sql, dict(params))
+    _print(columns, rows, fmt)
+
+
+@click.command()
+@click.argument("name", type=click.Choice(["commitments", "activity"]))
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["table", "json", "csv", "png"]),
+    default="table",
+    show_default=True,
+)
+@click.option(
+    "--out",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Where to write the PNG (default: report-NAME.png).",
+)
+@click.pass_obj
+def report(home: Home, name: str, fmt: str, out: Path | None) -> None:
+    """A named report: `commitments` (opened/closed per day by origin, median hours to close)
+    or `activity` (events per day by type).
+
+    Example:
+
+        mind report activity --format png --out activity.png
+    """
+    from projections.analytics import report as run_report
+
+    with read_model(home) as con:
+        columns, rows = run_report(con, name)
+    if fmt == "png":
+        from projections.plots import plot_report
+
+        path = plot_report(name, columns, rows, out or Path(f"report-{name}.png"))
+        click.echo(f"wrote {path}")
+    else:
+        _print(columns, rows, fmt)
+
+
+@click.command(name="export")
+@click.argument("folder", type=click.Path(file_okay=False, path_type=Path))
+@click.option(
+    "--format", "fmt", type=click.Choice(["parquet", "csv"]), default="parquet", show_default=True
+)
+@click.pass_obj
+def export(home: Home, folder: Path, fmt: str) -> None:
+    """Export every read-model table into FOLDER as Parquet or CSV files.
+
+    Example:
+
+        mind export --format csv ./mind-export
+    """
+    from projections.analytics import export_tables
+
+    with read_model(home) as con:
+        written = export_tables(con, folder, fmt)
+    click.echo(f"wrote {len(written)} files to {folder}")
+
+
+def register(group: click.Group) -> None:
+    """Add these commands to the `mind` group."""
+    for command in (query, report, export):
+        group.add_command(command)
