@@ -26,6 +26,7 @@ class Ev:
     version: int
     hash: str
     state: dict[str, Any]
+    raw: bytes = b""
 
 
 class Rows:
@@ -33,6 +34,8 @@ class Rows:
 
     def __init__(self, loaded: dict[str, dict[str, dict[str, Any]]]) -> None:
         self.entities = loaded
+        # Which streams already had a row, so only those need deleting before the rewrite.
+        self.loaded = {table: set(rows) for table, rows in loaded.items()}
         self.appended: dict[str, list[dict[str, Any]]] = {}
 
     def entity(self, table: str, stream: str) -> dict[str, Any]:

@@ -1,0 +1,40 @@
+# The two set-up commands of the README are `make run` and `make test`; everything else is here.
+VENV   ?= .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed
+
+.PHONY: install run test lint fmt bench postgres clean
+
+$(STAMP): pyproject.toml
+	python3 -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e ".[dev]"
+	touch $(STAMP)
+
+install: $(STAMP)
+
+# The main job: a short scripted session against a scratch mind (turns replace it with a real
+# turn against the embedded model once the turns work lands).
+run: $(STAMP)
+	$(PY) scripts/demo.py
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/mypy
+
+fmt: $(STAMP)
+	$(VENV)/bin/ruff format .
+	$(VENV)/bin/ruff check --fix .
+
+# Lint, types, then the whole suite (PostgreSQL contract cases against a local server).
+test: lint
+	MIND_TEST_POSTGRES_DSN="$${MIND_TEST_POSTGRES_DSN:-$$(scripts/postgres-test-server.sh)}" \
+	  $(PY) -m pytest -n 2 -p no:cacheprovider tests
+
+bench: $(STAMP)
+	$(PY) -m bench.ledger
+	$(PY) -m bench.projection
+
+clean:
+	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache .hypothesis

@@ -1,0 +1,177 @@
+"""Read-side benchmarks: catch-up rate vs a raw DuckDB bulk insert, replay wall time and peak RSS,
+follow lag at a steady write rate, and query latency.
+
+Run: .venv/bin/python -m bench.projection [--sizes 100000 1000000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import duckdb
+import pyarrow as pa
+
+from adapters.sqlite_ledger import SQLiteLedgerReader
+from bench.common import fill, new_mind, percentiles, report, timed
+from cli.compose import Home
+from projections.analytics import run_query
+from projections.projector import Projector
+from projections.readmodel import published_position
+from projections.schema import ARROW, TABLES
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def raw_duckdb_rate(reader: SQLiteLedgerReader, folder: Path) -> float:
+    """The physical limit here: the same event rows, already in memory, bulk-inserted at once."""
+    rows = [
+        {
+            "position": r.position,
+            "time": None,
+            "type": r.topic,
+            "aggregate_id": r.originator_id,
+            "aggregate_kind": (r.topic or "").split(".")[1],
+            "version": r.version,
+            "hash": r.hash,
+            "payload": (r.state or b"").decode(),
+        }
+        for r in reader.rows(batch=20_000)
+    ]
+    batch = pa.Table.from_pylist(rows, ARROW["events"])
+    con = duckdb.connect(str(folder / "raw.duckdb"))
+    con.execute(f"CREATE TABLE events ({TABLES['events']})")
+    con.register("batch", batch)
+    seconds, _ = timed(lambda: con.execute("INSERT INTO events SELECT * FROM batch"))
+    con.close()
+    return len(rows) / seconds
+
+
+def catch_up(folder: Path, size: int) -> dict[str, float]:
+    app = new_mind(folder)
+    fill_s, written = timed(lambda: fill(app, size))
+    reader = SQLiteLedgerReader(folder / "ledger.sqlite")
+    projector = Projector(folder / "rm.duckdb")
+    seconds, applied = timed(lambda: projector.catch_up(reader))
+    projector.close()
+    raw = raw_duckdb_rate(reader, folder)
+    rate = applied / seconds
+    return {
+        "events": applied,
+        "fill_events_per_s": round(written / fill_s),
+        "catch_up_events_per_s": round(rate),
+        "catch_up_seconds": round(seconds, 2),
+        "raw_duckdb_bulk_rows_per_s": round(raw),
+        "ratio_to_raw": round(rate / raw, 3),
+    }
+
+
+REPLAY = """
+import resource, sys, time
+from pathlib import Path
+from adapters.sqlite_ledger import SQLiteLedgerReader
+from projections.replay import rebuild
+start = time.perf_counter()
+n = rebuild(Path(sys.argv[2]), SQLiteLedgerReader(Path(sys.argv[1])))
+print(n, time.perf_counter() - start, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+"""
+
+
+def replay(folder: Path) -> dict[str, float]:
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            REPLAY,
+            str(folder / "ledger.sqlite"),
+            str(folder / "replayed.duckdb"),
+        ],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
+    return {
+        "replay_events": int(out[0]),
+        "replay_seconds": round(float(out[1]), 2),
+        "replay_peak_rss_mb": round(int(out[2]) / 1024),
+    }
+
+
+def query_latency(folder: Path, runs: int = 30) -> dict[str, float]:
+    con = duckdb.connect(str(folder / "rm.duckdb"), read_only=True)
+    sql = "SELECT type, count(*) AS n FROM events GROUP BY type ORDER BY n DESC"
+    samples = [timed(lambda: run_query(con, sql, {}))[0] for _ in range(runs)]
+    con.close()
+    return {"query_" + k: v for k, v in percentiles(samples).items()}
+
+
+def follow_lag(folder: Path, rate: float = 50.0, seconds: float = 8.0) -> dict[str, float]:
+    """Append commands at a steady rate while a follower runs; lag = write to visible."""
+    app = new_mind(folder)
+    home = Home(folder)
+    env = dict(os.environ, MIND_HOME=str(folder))
+    follower = subprocess.Popen(
+        [sys.executable, "-c", "from cli.main import main; main()", "project", "--follow"],
+        env=env,
+        cwd=REPO,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    published = home.published
+    while not published.exists():
+        time.sleep(0.01)
+    lags, pending = [], []
+    next_write = time.perf_counter()
+    end = next_write + seconds
+    i = 0
+    while time.perf_counter() < end or pending:
+        now = time.perf_counter()
+        if now >= next_write and now < end:
+            app.open_commitment(f"steady promise {i}")
+            pending.append((app.recorder.max_notification_id(), time.perf_counter()))
+            i += 1
+            next_write += 1 / rate
+        seen = published_position(published)
+        while pending and pending[0][0] <= seen:
+            lags.append(time.perf_counter() - pending.pop(0)[1])
+        time.sleep(0.002)
+    follower.terminate()
+    follower.wait(timeout=30)
+    return {
+        "follow_write_rate_per_s": rate,
+        "follow_samples": len(lags),
+        **{"follow_lag_" + k: v for k, v in percentiles(lags).items()},
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--sizes", type=int, nargs="+", default=[100_000, 1_000_000])
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        for size in args.sizes:
+            folder = root / f"n{size}"
+            figures = catch_up(folder, size)
+            figures |= query_latency(folder)
+            if size == max(args.sizes):
+                figures |= replay(folder)
+            report("projection", figures)
+        report("follow", follow_lag(root / "follow"))
+    print(
+        json.dumps(
+            {"maxrss_mb_bench_process": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024}
+        )
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,120 @@
+"""One contract, every backend: the same cases run on SQLite and on PostgreSQL."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from adapters.hash_chain import VerifyResult, verify_chain
+from cli.compose import Home, open_mind, open_reader, read_model
+from domain.application import Mind
+from domain.errors import CommitmentAlreadyClosedError
+from projections import queries
+from tests.conftest import REPO, subprocess_env
+from tests.integration.backends import BACKENDS, backend_home
+
+
+@pytest.fixture(params=BACKENDS)
+def home(
+    request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[Home]:
+    monkeypatch.delenv("MIND_BACKEND", raising=False)
+    monkeypatch.delenv("MIND_NOW", raising=False)
+    with backend_home(request.param, tmp_path / "mind") as h:
+        app = open_mind(h, create=True)
+        app.init("Echo", open_reader(h).meta()[0])
+        yield h
+
+
+def verify(home: Home) -> VerifyResult:
+    reader = open_reader(home)
+    return verify_chain(reader.meta()[2], reader.rows(batch=4), reader.orphans, reader.find_content)
+
+
+def test_commands_are_recorded_in_a_verifiable_chain(home: Home) -> None:
+    app = open_mind(home)
+    cid = app.open_commitment("Send the weekly report").cid
+    app.close_commitment(cid, "sent")
+    app.define_concept("project.alpha", "The billing rewrite")
+
+    result = verify(home)
+
+    assert (result.ok, result.events) == (True, 4)
+    assert result.head_hash == open_reader(home).head()[1]
+
+
+def test_two_minds_never_share_a_genesis(home: Home, tmp_path: Path) -> None:
+    other = Home(tmp_path / "other")
+    open_mind(other, create=True)
+
+    assert open_reader(home).meta()[2] != open_reader(other).meta()[2]
+
+
+def test_a_rejected_command_appends_nothing(home: Home) -> None:
+    app: Mind = open_mind(home)
+    cid = app.open_commitment("Call the bank").cid
+    app.close_commitment(cid)
+
+    with pytest.raises(CommitmentAlreadyClosedError):
+        app.close_commitment(cid)
+
+    assert open_reader(home).head()[0] == 3
+
+
+def test_listings_read_the_projection_of_this_backend(home: Home) -> None:
+    open_mind(home).open_commitment("Water the plants")
+
+    with read_model(home) as con:
+        rows = queries.commitments(con, include_closed=True)
+
+    assert [r["text"] for r in rows] == ["Water the plants"]
+
+
+def test_tampering_with_a_payload_is_found(home: Home) -> None:
+    open_mind(home).open_commitment("one")
+    open_mind(home).open_commitment("two")
+    if home.backend() == "sqlite":
+        import sqlite3
+
+        con = sqlite3.connect(home.ledger)
+        con.execute(
+            "UPDATE stored_events SET state = CAST(replace(CAST(state AS TEXT), 'one', "
+            "'ONE') AS BLOB) WHERE rowid = 2"
+        )
+        con.commit()
+        con.close()
+    else:
+        reader = open_reader(home)
+        reader.conn.execute(
+            f'UPDATE "{reader.schema}".mind_events SET state = '
+            "convert_to(replace(convert_from(state, 'UTF8'), 'one', 'ONE'), "
+            "'UTF8') WHERE notification_id = (SELECT notification_id FROM "
+            f'"{reader.schema}".ledger_chain WHERE position = 2)'
+        )
+
+    result = verify(home)
+
+    assert (result.ok, result.first_bad, result.reason) == (False, 2, "payload changed")
+
+
+def test_concurrent_writer_processes_do_not_fork_the_chain(home: Home) -> None:
+    env = subprocess_env(home.path)
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-m", "tests.integration.writer", str(home.path), tag, "150"],
+            env=env,
+            cwd=REPO,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        for tag in ("left", "right")
+    ]
+    acked = [cid for p in procs for cid in p.communicate(timeout=300)[0].split()]
+
+    assert [p.returncode for p in procs] == [0, 0]
+    assert len(set(acked)) == 300
+    assert (verify(home).ok, verify(home).events) == (True, 301)
