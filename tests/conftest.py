@@ -83,5 +83,7 @@ def subprocess_env(home: Path, **extra: str) -> dict[str, str]:
 def pytest_configure(config: pytest.Config) -> None:
     """In CI the PostgreSQL contract cases must run, never silently skip."""
     if os.environ.get("CI") == "true" and not os.environ.get("MIND_TEST_POSTGRES_DSN"):
-        raise pytest.UsageError("CI=true but MIND_TEST_POSTGRES_DSN is unset: start PostgreSQL "
-                                "with scripts/postgres-test-server.sh (make test does)")
+        raise pytest.UsageError(
+            "CI=true but MIND_TEST_POSTGRES_DSN is unset: start PostgreSQL "
+            "with scripts/postgres-test-server.sh (make test does)"
+        )
