@@ -2,6 +2,8 @@
 # Start (installing if needed) a throwaway PostgreSQL cluster on loopback for the test suite,
 # and print its DSN. Idempotent: a running cluster is reused.
 set -euo pipefail
+# Only the DSN goes to stdout; everything the tools print goes to stderr.
+exec 3>&1 1>&2
 PORT="${MIND_TEST_PG_PORT:-55432}"
 CLUSTER=mindtest
 DSN="postgresql://mind:mind@127.0.0.1:${PORT}/mindtest"
@@ -28,4 +30,4 @@ su postgres -c "psql -p $PORT -tAc \"SELECT 1 FROM pg_roles WHERE rolname='mind'
   || su postgres -c "psql -p $PORT -qc \"CREATE ROLE mind LOGIN SUPERUSER PASSWORD 'mind'\""
 su postgres -c "psql -p $PORT -tAc \"SELECT 1 FROM pg_database WHERE datname='mindtest'\"" \
   | grep -q 1 || su postgres -c "createdb -p $PORT -O mind mindtest"
-echo "$DSN"
+echo "$DSN" >&3
