@@ -12,16 +12,43 @@ from domain.commitment import ORIGINS
 @click.command()
 @click.argument("text")
 @click.option("--origin", type=click.Choice(ORIGINS), default="owner", show_default=True)
+@click.option("--thread", "thread_id", metavar="ID", help="The thread this commitment serves.")
+@click.option(
+    "--concept",
+    "concepts",
+    multiple=True,
+    metavar="TOKEN",
+    help="A concept this commitment is about (repeatable).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_obj
-def commit(home: Home, text: str, origin: str, as_json: bool) -> None:
+def commit(
+    home: Home,
+    text: str,
+    origin: str,
+    thread_id: str | None,
+    concepts: tuple[str, ...],
+    as_json: bool,
+) -> None:
     """Open a commitment and print its CID (the same open text is a no-op that says so).
 
     Example:
 
-        mind commit "Send the weekly report on Friday"
+        mind commit "Send the weekly report on Friday" --concept project.alpha
     """
-    outcome = open_mind(home).open_commitment(text, origin=origin)  # type: ignore[arg-type]
+    from cli.thread_cmds import resolve_thread_id
+    from domain.thread import short_id
+
+    thread = short_id(resolve_thread_id(home, thread_id)) if thread_id else None
+    app = open_mind(home)
+    for token in concepts:
+        app.concept(token)  # unknown concepts are rejected before anything is written
+    outcome = app.open_commitment(
+        text,
+        origin=origin,  # type: ignore[arg-type]  # click.Choice guarantees an Origin
+        thread_id=thread,
+        concepts=concepts,
+    )
     if as_json:
         emit_json({"cid": outcome.cid, "episode": outcome.episode, "opened": outcome.opened})
     elif outcome.opened:

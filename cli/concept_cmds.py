@@ -64,6 +64,45 @@ def relate(home: Home, source: str, target: str, relation: str) -> None:
     click.echo(f"{source} -{relation}-> {target} " + ("" if added else "(already present)"))
 
 
+@concept.command()
+@click.argument("token")
+@click.option("--commitment", "cid", help="Bind to a commitment CID.")
+@click.option("--thread", "thread_id", help="Bind to a thread id.")
+@click.option("--event", "position", type=click.IntRange(1), help="Bind to a ledger position.")
+@click.pass_obj
+def bind(
+    home: Home, token: str, cid: str | None, thread_id: str | None, position: int | None
+) -> None:
+    """Bind TOKEN to one commitment, thread or ledger event.
+
+    Example:
+
+        mind concept bind project.alpha --commitment c1a2b3c4d
+    """
+    from cli.thread_cmds import resolve_thread_id
+    from domain.concept import BindingKind
+    from domain.errors import InvalidInputError
+    from domain.thread import short_id
+
+    kind: BindingKind
+    given = [x for x in (cid, thread_id, position) if x is not None]
+    if len(given) != 1:
+        raise InvalidInputError("give exactly one of --commitment, --thread or --event")
+    app = open_mind(home)
+    if cid is not None:
+        kind, target = "commitment", app.commitment(cid).cid
+    elif thread_id is not None:
+        kind, target = "thread", short_id(resolve_thread_id(home, thread_id))
+    else:
+        from cli.compose import open_reader
+
+        if position is None or position > open_reader(home).head()[0]:
+            raise InvalidInputError(f"there is no event at position {position}")
+        kind, target = "event", str(position)
+    app.bind_concept(token, kind, target)
+    click.echo(f"{token} bound to {kind} {target}")
+
+
 @click.command()
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_obj

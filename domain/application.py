@@ -12,7 +12,7 @@ from eventsourcing.persistence import IntegrityError
 
 from domain.clock import Clock, system_clock
 from domain.commitment import Commitment, Origin, commitment_cid, episode_id, normalise
-from domain.concept import Concept, concept_id
+from domain.concept import BindingKind, Concept, concept_id
 from domain.errors import (
     AlreadyInitialisedError,
     InvalidInputError,
@@ -237,6 +237,10 @@ class Mind(Application[UUID]):
         return self._change_concept(
             source, lambda c: c.relate(target_token, relation, self.clock())
         )
+
+    def bind_concept(self, token: str, kind: BindingKind, target: str) -> None:
+        """Bind a concept to an event position, a commitment CID or a thread id."""
+        self._change_concept(token, lambda c: c.bind(kind, target, self.clock()))
 
     # -- threads ----------------------------------------------------------------------------
 

@@ -158,3 +158,27 @@ def test_a_bad_mind_now_is_a_clear_error(
 
     assert result.exit_code == 1
     assert "not ISO-8601" in result.stderr
+
+
+def test_commit_with_thread_and_concepts_and_concept_bindings(cli: Cli, mind_home: Path) -> None:
+    cli("concept", "define", "project.alpha", "The billing rewrite")
+    tid = cli("thread", "open", "Ship alpha?", "--content", "When does alpha ship?").output.strip()
+
+    cid = cli(
+        "commit", "Ship alpha by June", "--thread", tid, "--concept", "project.alpha", "--json"
+    ).json()["cid"]
+    bound = cli("concept", "bind", "project.alpha", "--commitment", cid)
+    listed = cli("commitments", "--json").json()
+    near = cli("graph", "neighbors", "project.alpha", "--json").json()
+
+    assert bound.exit_code == 0
+    assert (listed[0]["thread"], listed[0]["concepts"]) == (tid, ["project.alpha"])
+    assert [n["id"] for n in near] == [f"commitment:{cid}"]
+
+
+def test_committing_about_an_unknown_concept_is_rejected(cli: Cli, mind_home: Path) -> None:
+    result = cli("commit", "Ship beta", "--concept", "project.beta")
+
+    assert result.exit_code == 1
+    assert "concept 'project.beta' is not defined" in result.stderr
+    assert cli("status", "--json").json()["head"]["position"] == 1

@@ -78,3 +78,32 @@ def test_verify_exits_1_naming_the_first_bad_position(tmp_path: Path) -> None:
         "first_bad": 3,
         "reason": "payload changed",
     }
+
+
+def test_a_writer_blocked_past_the_lock_timeout_fails_clearly_and_a_retry_lands(
+    tmp_path: Path,
+) -> None:
+    run(tmp_path, "init")
+    holder = sqlite3.connect(tmp_path / "ledger.sqlite", isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")  # another process holding the write lock
+
+    blocked = subprocess.run(
+        [*MIND, "commit", "Wait your turn"],
+        env=subprocess_env(tmp_path, MIND_LOCK_TIMEOUT="1"),
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    holder.execute("ROLLBACK")
+    holder.close()
+    retried = run(tmp_path, "commit", "Wait your turn")
+
+    assert blocked.returncode == 1
+    assert blocked.stderr.strip() == (
+        "Error: another mind process held the ledger's write lock too long; nothing was "
+        "written, run the command again"
+    )
+    assert retried.returncode == 0
+    listed = json.loads(run(tmp_path, "commitments", "--json").stdout)
+    assert [c["text"] for c in listed] == ["Wait your turn"]

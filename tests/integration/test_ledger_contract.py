@@ -118,3 +118,30 @@ def test_concurrent_writer_processes_do_not_fork_the_chain(home: Home) -> None:
     assert [p.returncode for p in procs] == [0, 0]
     assert len(set(acked)) == 300
     assert (verify(home).ok, verify(home).events) == (True, 301)
+
+
+def test_a_follower_process_publishes_new_events(home: Home) -> None:
+    import signal
+    import time
+
+    from projections.readmodel import published_position
+
+    follower = subprocess.Popen(
+        [sys.executable, "-c", "from cli.main import main; main()", "project", "--follow"],
+        env=subprocess_env(home.path),
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        open_mind(home).open_commitment("Noticed by the follower")
+        head = open_reader(home).head()[0]
+        deadline = time.monotonic() + 60
+        while published_position(home.published) < head:
+            assert time.monotonic() < deadline, follower.stderr
+            time.sleep(0.05)
+    finally:
+        follower.send_signal(signal.SIGTERM)
+        follower.communicate(timeout=30)
+
+    assert follower.returncode == 0
