@@ -31,11 +31,16 @@ def fill(app: Mind, events: int, per_save: int = 200) -> int:
     """Append about `events` realistic events (commitments, closes, concepts, threads) in
     batched saves, the way an import would; returns how many were appended."""
     written, i, batch = 0, 0, []
+    cids: set[str] = set()
     while written < events:
         at = T0 + timedelta(seconds=i * 37)
         kind = i % 10
         if kind < 5:
             c = Commitment.open(f"Promise {i}: follow up on item {i * 7 % 1000}", "user", 1, at)
+            if c.cid in cids:  # a 40-bit CID clash: the application would refuse it too
+                i += 1
+                continue
+            cids.add(c.cid)
             if kind < 2:
                 c.close("done", (), at + timedelta(hours=3))
             batch.extend(c.collect())

@@ -66,7 +66,7 @@ def close(home: Home, cid: str, reason: str | None) -> None:
 
     Example:
 
-        mind close c1a2b3c4d --reason "sent on Friday"
+        mind close c1a2b3c4d5e --reason "sent on Friday"
     """
     commitment = open_mind(home).close_commitment(cid, reason)
     click.echo(f"closed {commitment.cid}: {commitment.text}")

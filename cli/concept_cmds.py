@@ -77,7 +77,7 @@ def bind(
 
     Example:
 
-        mind concept bind project.alpha --commitment c1a2b3c4d
+        mind concept bind project.alpha --commitment c1a2b3c4d5e
     """
     from cli.thread_cmds import resolve_thread_id
     from domain.concept import BindingKind

@@ -60,7 +60,7 @@ def neighbors_(home: Home, node_id: str, depth: int, as_json: bool) -> None:
 
     Example:
 
-        mind graph neighbors c1a2b3c4d --depth 2
+        mind graph neighbors c1a2b3c4d5e --depth 2
     """
     from projections.graph import neighbors, resolve_node
 

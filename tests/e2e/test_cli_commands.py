@@ -123,7 +123,7 @@ def test_log_shows_position_time_type_and_hash(cli: Cli, mind_home: Path) -> Non
         (["commit", ""], "commitment text is empty"),
         (["commit", "x" * 1_000_000], "limit is 4,000"),
         (["commit", "bell\x07ring"], "control character"),
-        (["close", "cdeadbeef"], "no commitment has CID 'cdeadbeef'"),
+        (["close", "cdeadbeef00"], "no commitment has CID 'cdeadbeef00'"),
         (["concept", "define", "Not A Token", "x"], "is not valid"),
         (["concept", "alias", "never.defined", "x"], "is not defined"),
         (["thread", "open", "x" * 121, "--content", "y"], "limit is 120"),

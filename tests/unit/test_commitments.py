@@ -16,7 +16,7 @@ def ledger_size(app: Mind) -> int:
 def test_the_cid_is_derived_from_the_normalised_text() -> None:
     assert commitment_cid("Send the report.") == commitment_cid("  send   THE report ")
     assert commitment_cid("Send the report") != commitment_cid("Send the invoice")
-    assert commitment_cid("x").startswith("c") and len(commitment_cid("x")) == 9
+    assert commitment_cid("x").startswith("c") and len(commitment_cid("x")) == 11
 
 
 def test_opening_a_commitment_records_its_text_and_origin(app: Mind) -> None:
@@ -54,8 +54,8 @@ def test_after_closing_the_same_text_opens_a_new_episode(app: Mind) -> None:
 def test_closing_an_unknown_commitment_is_rejected_and_changes_nothing(app: Mind) -> None:
     before = ledger_size(app)
 
-    with pytest.raises(UnknownCommitmentError, match="c00000000"):
-        app.close_commitment("c00000000")
+    with pytest.raises(UnknownCommitmentError, match="c0000000000"):
+        app.close_commitment("c0000000000")
 
     assert ledger_size(app) == before
 
