@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from cli.compose import Home, open_mind, open_reader
+from cli.compose import Home, open_mind, open_reader, read_model_paths
 from cli.output import emit_json, table
 from domain.errors import InvalidInputError
 
@@ -77,7 +77,7 @@ def status(home: Home, as_json: bool) -> None:
         "ledger_id": ledger_id,
         "created_at": created_at,
         "head": {"position": position, "hash": head_hash},
-        "projections": projection_status(home.published, position),
+        "projections": projection_status(read_model_paths(home), position),
     }
     if as_json:
         emit_json(data)

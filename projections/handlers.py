@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
@@ -12,6 +13,7 @@ TABLE_OF_KIND = {
     "commitment": "commitments",
     "concept": "concepts",
     "thread": "threads",
+    "turn": "turns",
 }
 
 
@@ -274,4 +276,141 @@ def thread_resolved(rows: Rows, e: Ev) -> None:
         superseded_by=s.get("by"),
         resolved_at=e.time,
         updated_at=e.time,
+    )
+
+
+@handles("mind.turn.started")
+def turn_started(rows: Rows, e: Ev) -> None:
+    s = e.state
+    rows.entity("turns", e.stream).update(
+        seq=s["seq"],
+        speaker=s["speaker"],
+        status="started",
+        text=s["text"],
+        model=s["model"],
+        started_at=e.time,
+        started_position=e.position,
+        pid=s["pid"],
+        host=s["host"],
+        opened=[],
+        closed=[],
+    )
+    if s["speaker"] == "user":
+        rows.append(
+            "messages",
+            {
+                "position": e.position,
+                "turn_id": e.stream,
+                "role": "user",
+                "speaker": "user",
+                "text": s["text"],
+                "time": e.time,
+                "source_id": None,
+            },
+        )
+
+
+@handles("mind.turn.replied")
+def turn_replied(rows: Rows, e: Ev) -> None:
+    s = e.state
+    rows.entity("turns", e.stream).update(
+        reply=s["reply"],
+        reply_raw=s["reply_raw"],
+        model=s["model"],
+        provider=s["provider"],
+        usage=json.dumps(s["usage"]),
+        latency_ms=s["latency_ms"],
+        finish_reason=s["finish_reason"],
+    )
+    rows.append(
+        "messages",
+        {
+            "position": e.position,
+            "turn_id": e.stream,
+            "role": "assistant",
+            "speaker": "assistant",
+            "text": s["reply"],
+            "time": e.time,
+            "source_id": None,
+        },
+    )
+
+
+@handles("mind.turn.generation_failed")
+def turn_failed(rows: Rows, e: Ev) -> None:
+    rows.entity("turns", e.stream).update(
+        status="failed",
+        failure_kind=e.state["kind"],
+        failure=e.state["message"],
+        finished_at=e.time,
+        finished_position=e.position,
+    )
+
+
+@handles("mind.turn.line_rejected")
+def turn_line_rejected(rows: Rows, e: Ev) -> None:
+    rows.append(
+        "rejections",
+        {
+            "position": e.position,
+            "turn_id": e.stream,
+            "line": e.state["line"],
+            "reason": e.state["reason"],
+            "time": e.time,
+        },
+    )
+
+
+@handles("mind.turn.claim_accepted")
+def turn_claim_accepted(rows: Rows, e: Ev) -> None:
+    rows.append(
+        "claims",
+        {
+            "position": e.position,
+            "turn_id": e.stream,
+            "claim_type": e.state["claim_type"],
+            "payload": json.dumps(e.state["payload"]),
+            "time": e.time,
+        },
+    )
+
+
+@handles("mind.turn.reflected")
+def turn_reflected(rows: Rows, e: Ev) -> None:
+    rows.append(
+        "messages",
+        {
+            "position": e.position,
+            "turn_id": e.stream,
+            "role": "reflection",
+            "speaker": "assistant",
+            "text": e.state["text"],
+            "time": e.time,
+            "source_id": None,
+        },
+    )
+
+
+@handles("mind.turn.completed")
+def turn_completed(rows: Rows, e: Ev) -> None:
+    s = e.state
+    rows.entity("turns", e.stream).update(
+        status="complete",
+        finished_at=e.time,
+        finished_position=e.position,
+        context=json.dumps(s["context"]),
+        context_tokens=s["context_tokens"],
+        opened=s["opened"],
+        closed=s["closed"],
+        rejections=json.dumps(s["rejections"]),
+    )
+
+
+@handles("mind.turn.interrupted")
+def turn_interrupted(rows: Rows, e: Ev) -> None:
+    rows.entity("turns", e.stream).update(
+        status="interrupted",
+        failure=e.state["reason"],
+        finished_at=e.time,
+        finished_position=e.position,
     )

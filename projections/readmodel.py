@@ -99,12 +99,49 @@ def ensure_fresh(
 
 @contextmanager
 def open_read_model(
-    paths: ReadModelPaths, reader: LedgerReader
+    paths: ReadModelPaths, reader: LedgerReader, timeout: float = WAIT_FOR_FOLLOWER_S
 ) -> Iterator[duckdb.DuckDBPyConnection]:
-    """A read-only connection to a read model that includes the ledger head (read-your-writes)."""
-    ensure_fresh(paths, reader)
-    con = duckdb.connect(str(paths.published), read_only=True)
-    try:
-        yield con
-    finally:
-        con.close()
+    """A connection to a read model that includes the ledger head as of now (read-your-writes).
+
+    With no follower running, this process takes the projector lock, catches the working file
+    up and reads it directly (no copy needed). With a follower holding the lock, it waits for a
+    published copy that includes the head and reads that, read-only.
+    """
+    head = reader.head()[0]
+    deadline = time.monotonic() + timeout
+    while True:
+        with projector_lock(paths.lock, wait=False) as held:
+            if held:
+                projector = Projector(paths.working)
+                try:
+                    projector.catch_up(reader)
+                    yield projector.con
+                finally:
+                    projector.close()
+                return
+        if published_position(paths.published) >= head and paths.published.exists():
+            con = duckdb.connect(str(paths.published), read_only=True)
+            try:
+                yield con
+            finally:
+                con.close()
+            return
+        if time.monotonic() > deadline:
+            raise ProjectorBehindError(
+                f"the running projector has not reached ledger position {head} within "
+                f"{timeout:.0f}s; check it with `mind status`"
+            )
+        time.sleep(0.02)
+
+
+def read_position(paths: ReadModelPaths) -> int:
+    """The position readers would see now without catching up."""
+    with projector_lock(paths.lock, wait=False) as held:
+        if held and paths.working.exists():
+            con = duckdb.connect(str(paths.working), read_only=True)
+            try:
+                row = con.execute("SELECT max(position) FROM tracking").fetchone()
+                return int(row[0]) if row and row[0] is not None else 0
+            finally:
+                con.close()
+    return published_position(paths.published)

@@ -9,7 +9,7 @@ TS = pa.timestamp("us", tz="UTC")
 TABLES: dict[str, str] = {
     "tracking": "name VARCHAR PRIMARY KEY, position BIGINT NOT NULL",
     "events": (
-        "position BIGINT PRIMARY KEY, time TIMESTAMPTZ, type VARCHAR, aggregate_id VARCHAR, "
+        "position BIGINT, time TIMESTAMPTZ, type VARCHAR, aggregate_id VARCHAR, "
         "aggregate_kind VARCHAR, version BIGINT, hash VARCHAR, payload JSON"
     ),
     "identity": (
@@ -18,7 +18,7 @@ TABLES: dict[str, str] = {
         "pending_proposals VARCHAR[]"
     ),
     "identity_history": (
-        "position BIGINT PRIMARY KEY, time TIMESTAMPTZ, change VARCHAR, name VARCHAR, "
+        "position BIGINT, time TIMESTAMPTZ, change VARCHAR, name VARCHAR, "
         "model VARCHAR, via VARCHAR, reason VARCHAR, turn BIGINT"
     ),
     "commitments": (
@@ -32,11 +32,11 @@ TABLES: dict[str, str] = {
         "aliases VARCHAR[], defined_at TIMESTAMPTZ, updated_at TIMESTAMPTZ"
     ),
     "concept_relations": (
-        "position BIGINT PRIMARY KEY, source VARCHAR, target VARCHAR, relation VARCHAR, "
+        "position BIGINT, source VARCHAR, target VARCHAR, relation VARCHAR, "
         "time TIMESTAMPTZ"
     ),
     "concept_bindings": (
-        "position BIGINT PRIMARY KEY, token VARCHAR, kind VARCHAR, target VARCHAR, time TIMESTAMPTZ"
+        "position BIGINT, token VARCHAR, kind VARCHAR, target VARCHAR, time TIMESTAMPTZ"
     ),
     "threads": (
         "stream_id VARCHAR PRIMARY KEY, id VARCHAR, label VARCHAR, content VARCHAR, "
@@ -45,10 +45,32 @@ TABLES: dict[str, str] = {
         "superseded_by VARCHAR, mentions INTEGER, work_count INTEGER, "
         "last_work_at TIMESTAMPTZ, tension DOUBLE, tension_as_of TIMESTAMPTZ"
     ),
+    "turns": (
+        "stream_id VARCHAR PRIMARY KEY, seq BIGINT, speaker VARCHAR, status VARCHAR, "
+        "text VARCHAR, reply VARCHAR, reply_raw VARCHAR, model VARCHAR, provider VARCHAR, "
+        "usage JSON, latency_ms DOUBLE, finish_reason VARCHAR, failure_kind VARCHAR, "
+        "failure VARCHAR, started_at TIMESTAMPTZ, finished_at TIMESTAMPTZ, "
+        "started_position BIGINT, finished_position BIGINT, context JSON, context_tokens BIGINT, "
+        "opened VARCHAR[], closed VARCHAR[], rejections JSON, pid BIGINT, host VARCHAR"
+    ),
+    "messages": (
+        "position BIGINT, turn_id VARCHAR, role VARCHAR, speaker VARCHAR, "
+        "text VARCHAR, time TIMESTAMPTZ, source_id VARCHAR"
+    ),
+    "claims": (
+        "position BIGINT, turn_id VARCHAR, claim_type VARCHAR, payload JSON, "
+        "time TIMESTAMPTZ"
+    ),
+    "rejections": (
+        "position BIGINT, turn_id VARCHAR, line VARCHAR, reason VARCHAR, "
+        "time TIMESTAMPTZ"
+    ),
 }
 
+# Append-only tables carry no PRIMARY KEY: exactly-once comes from the tracking position, written
+# in the same transaction, and DuckDB keeps key indexes in memory (1M events cost ~1 GB of RSS).
 # Tables whose rows are one per stream and change as events arrive (load-modify-write per batch).
-ENTITY_TABLES = ("identity", "commitments", "concepts", "threads")
+ENTITY_TABLES = ("identity", "commitments", "concepts", "threads", "turns")
 
 ARROW: dict[str, pa.Schema] = {
     "events": pa.schema(
@@ -154,6 +176,64 @@ ARROW: dict[str, pa.Schema] = {
             ("last_work_at", TS),
             ("tension", pa.float64()),
             ("tension_as_of", TS),
+        ]
+    ),
+    "turns": pa.schema(
+        [
+            ("stream_id", pa.string()),
+            ("seq", pa.int64()),
+            ("speaker", pa.string()),
+            ("status", pa.string()),
+            ("text", pa.string()),
+            ("reply", pa.string()),
+            ("reply_raw", pa.string()),
+            ("model", pa.string()),
+            ("provider", pa.string()),
+            ("usage", pa.string()),
+            ("latency_ms", pa.float64()),
+            ("finish_reason", pa.string()),
+            ("failure_kind", pa.string()),
+            ("failure", pa.string()),
+            ("started_at", TS),
+            ("finished_at", TS),
+            ("started_position", pa.int64()),
+            ("finished_position", pa.int64()),
+            ("context", pa.string()),
+            ("context_tokens", pa.int64()),
+            ("opened", pa.list_(pa.string())),
+            ("closed", pa.list_(pa.string())),
+            ("rejections", pa.string()),
+            ("pid", pa.int64()),
+            ("host", pa.string()),
+        ]
+    ),
+    "messages": pa.schema(
+        [
+            ("position", pa.int64()),
+            ("turn_id", pa.string()),
+            ("role", pa.string()),
+            ("speaker", pa.string()),
+            ("text", pa.string()),
+            ("time", TS),
+            ("source_id", pa.string()),
+        ]
+    ),
+    "claims": pa.schema(
+        [
+            ("position", pa.int64()),
+            ("turn_id", pa.string()),
+            ("claim_type", pa.string()),
+            ("payload", pa.string()),
+            ("time", TS),
+        ]
+    ),
+    "rejections": pa.schema(
+        [
+            ("position", pa.int64()),
+            ("turn_id", pa.string()),
+            ("line", pa.string()),
+            ("reason", pa.string()),
+            ("time", TS),
         ]
     ),
 }

@@ -1,0 +1,162 @@
+"""Turn: one stream per exchange: the message, then exactly one outcome."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+from uuid import UUID, uuid4
+
+from domain.errors import MindError
+from domain.events import AggregateRoot, DomainEvent
+from domain.text import clean_text
+
+Speaker = Literal["user", "autonomy"]
+MESSAGE_LIMIT = 100_000
+
+
+class TurnFinishedError(MindError):
+    """Raised when an outcome is recorded for a turn that already has one."""
+
+
+class Turn(AggregateRoot):
+    """A message, what the model replied, and what the reply changed."""
+
+    class Started(DomainEvent):
+        TOPIC = "mind.turn.started"
+        text: str
+        speaker: Speaker
+        seq: int
+        model: str
+        pid: int
+        host: str
+
+    class Replied(DomainEvent):
+        TOPIC = "mind.turn.replied"
+        reply_raw: str
+        reply: str
+        model: str
+        provider: str
+        usage: dict[str, int]
+        latency_ms: float
+        finish_reason: str
+        mock: bool
+
+    class GenerationFailed(DomainEvent):
+        TOPIC = "mind.turn.generation_failed"
+        kind: str
+        message: str
+        model: str
+
+    class LineRejected(DomainEvent):
+        TOPIC = "mind.turn.line_rejected"
+        line: str
+        reason: str
+
+    class ClaimAccepted(DomainEvent):
+        TOPIC = "mind.turn.claim_accepted"
+        claim_type: str
+        payload: dict[str, Any]
+
+    class Reflected(DomainEvent):
+        TOPIC = "mind.turn.reflected"
+        text: str
+
+    class Completed(DomainEvent):
+        TOPIC = "mind.turn.completed"
+        context: list[dict[str, Any]]
+        context_tokens: int
+        opened: list[str]
+        closed: list[str]
+        claims: list[dict[str, Any]]
+        rejections: list[dict[str, str]]
+        identity: list[str]
+        changed_streams: list[str]
+
+    class Interrupted(DomainEvent):
+        TOPIC = "mind.turn.interrupted"
+        reason: str
+
+    def __init__(self, id: UUID) -> None:
+        super().__init__(id)
+        self.text = ""
+        self.speaker = "user"
+        self.seq = 0
+        self.model = ""
+        self.pid = 0
+        self.host = ""
+        self.status = "started"
+        self.replied = False
+
+    @classmethod
+    def start(
+        cls, text: str, speaker: Speaker, seq: int, model: str, pid: int, host: str, at: datetime
+    ) -> Turn:
+        """Record the message that opens a turn."""
+        if speaker == "user":
+            text = clean_text(text, "message", MESSAGE_LIMIT)
+        turn = cls(uuid4())
+        turn.trigger(
+            cls.Started, at, text=text, speaker=speaker, seq=seq, model=model, pid=pid, host=host
+        )
+        return turn
+
+    def _check_open(self) -> None:
+        if self.status != "started":
+            raise TurnFinishedError(f"turn {self.id} is already {self.status}")
+
+    def reply(self, at: datetime, **fields: Any) -> None:
+        """Record the model's complete reply."""
+        self._check_open()
+        self.trigger(self.Replied, at, **fields)
+
+    def fail(self, kind: str, message: str, model: str, at: datetime) -> None:
+        """Record that the model produced no usable reply."""
+        self._check_open()
+        self.trigger(self.GenerationFailed, at, kind=kind, message=message[:2000], model=model)
+
+    def reject(self, line: str, reason: str, at: datetime) -> None:
+        """Record a control line that was refused, and why."""
+        self.trigger(self.LineRejected, at, line=line[:2000], reason=reason)
+
+    def accept_claim(self, claim_type: str, payload: dict[str, Any], at: datetime) -> None:
+        """Record a claim that checked out."""
+        self.trigger(self.ClaimAccepted, at, claim_type=claim_type, payload=payload)
+
+    def reflect(self, text: str, at: datetime) -> None:
+        """Record a reflection the model wrote."""
+        self.trigger(self.Reflected, at, text=clean_text(text, "reflection", 4000))
+
+    def complete(self, at: datetime, **record: Any) -> None:
+        """Close the turn with its record."""
+        self._check_open()
+        self.trigger(self.Completed, at, **record)
+
+    def interrupt(self, reason: str, at: datetime) -> None:
+        """Close a turn whose process died before its outcome was recorded."""
+        self._check_open()
+        self.trigger(self.Interrupted, at, reason=reason)
+
+    def when_Started(self, e: Started) -> None:
+        self.text, self.speaker, self.seq, self.model = e.text, e.speaker, e.seq, e.model
+        self.pid, self.host = e.pid, e.host
+
+    def when_Replied(self, e: Replied) -> None:
+        self.replied = True
+
+    def when_GenerationFailed(self, e: GenerationFailed) -> None:
+        self.status = "failed"
+
+    def when_LineRejected(self, e: LineRejected) -> None:
+        pass
+
+    def when_ClaimAccepted(self, e: ClaimAccepted) -> None:
+        pass
+
+    def when_Reflected(self, e: Reflected) -> None:
+        pass
+
+    def when_Completed(self, e: Completed) -> None:
+        self.status = "complete"
+
+    def when_Interrupted(self, e: Interrupted) -> None:
+        self.status = "interrupted"
