@@ -218,3 +218,15 @@ class PostgresLedgerReader:
             SQL("SELECT position FROM {} WHERE content_hash = %s").format(self.chain), (digest,)
         )
         return rows[0][0] if rows else None
+
+    def positions(self, notification_ids: list[int]) -> list[int]:
+        """Ledger positions of the given notification ids, in order."""
+        if not notification_ids:
+            return []
+        rows = self._query(
+            SQL("SELECT position FROM {} WHERE notification_id = ANY(%s) ORDER BY position").format(
+                self.chain
+            ),
+            (notification_ids,),
+        )
+        return [r[0] for r in rows]

@@ -187,3 +187,15 @@ class SQLiteLedgerReader:
             (topic_prefix + "%", limit),
         )
         return [ChainRow(*r) for r in reversed(rows)]
+
+    def positions(self, notification_ids: list[int]) -> list[int]:
+        """Ledger positions of the given notification ids, in order."""
+        if not notification_ids:
+            return []
+        marks = ",".join("?" * len(notification_ids))
+        rows = self._query(
+            f"SELECT position FROM ledger_chain WHERE notification_id IN ({marks}) "
+            "ORDER BY position",
+            tuple(notification_ids),
+        )
+        return [r[0] for r in rows]

@@ -137,3 +137,86 @@ def read_model(home: Home) -> Any:
     from projections.readmodel import open_read_model
 
     return open_read_model(read_model_paths(home), open_reader(home))
+
+
+def load_dotenv(home: Home) -> None:
+    """Put KEY=VALUE lines of MIND_HOME/.env into the environment (existing values win).
+
+    Keys stay in the process: nothing of them goes into events or logs.
+    """
+    path = home.path / ".env"
+    if not path.exists():
+        return
+    for line in path.read_text().splitlines():
+        key, sep, value = line.strip().partition("=")
+        if sep and key and not key.startswith("#"):
+            os.environ.setdefault(key.strip(), value.strip().strip("\"'"))
+
+
+def build_model(
+    home: Home, spec: str, mock_reply: str | None = None, api_base: str | None = None
+) -> Any:
+    """A CompletionModel for a spec: `local/...` (the embedded model), `mock`, or any LiteLLM
+    model string. Settings come from config.json `model_settings` and MIND_MODEL_* variables."""
+    from adapters.litellm_model import LiteLLMModel, ModelSettings
+
+    load_dotenv(home)
+    config = home.config().get("model_settings", {})
+    settings = ModelSettings(
+        spec=spec,
+        api_base=api_base or os.environ.get("MIND_API_BASE") or config.get("api_base"),
+        timeout=float(os.environ.get("MIND_MODEL_TIMEOUT", config.get("timeout", 120))),
+        retries=int(os.environ.get("MIND_MODEL_RETRIES", config.get("retries", 0))),
+        fallbacks=list(config.get("fallbacks", [])),
+        max_tokens=int(os.environ.get("MIND_MAX_TOKENS", config.get("max_tokens", 512))),
+        mock_reply=mock_reply,
+    )
+    if mock_reply is None and spec.startswith("local/"):
+        return LocalModel(home, settings)
+    return LiteLLMModel(settings)
+
+
+class LocalModel:
+    """The embedded model: the loopback server, reached through the same LiteLLM adapter."""
+
+    def __init__(self, home: Home, settings: Any) -> None:
+        self.home, self.settings = home, settings
+
+    @property
+    def name(self) -> str:
+        return str(self.settings.spec)
+
+    def complete(self, messages: list[dict[str, Any]], on_token: Any = None) -> Any:
+        from dataclasses import replace
+
+        from adapters.litellm_model import LiteLLMModel
+        from adapters.local_model import LocalModelServer
+
+        base = LocalModelServer(self.home.path / "run").api_base()
+        inner = LiteLLMModel(replace(self.settings, spec="openai/smollm2", api_base=base))
+        completion = inner.complete(messages, on_token)
+        return replace(completion, model=self.name, provider="local")
+
+
+def turn_service(home: Home) -> Any:
+    """The turn pipeline over this home's ledger and read models."""
+    import socket
+
+    from domain.turns import TurnService
+    from projections.turn_reads import ReadModelContextSource
+
+    host = socket.gethostname()
+
+    def is_dead(pid: int, on_host: str) -> bool:
+        if on_host != host:
+            return False  # cannot tell; leave it to a process on that host
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        except PermissionError:
+            return False
+        return pid == os.getpid()
+
+    source = ReadModelContextSource(read_model_paths(home), open_reader(home))
+    return TurnService(open_mind(home), source, os.getpid(), host, is_dead)

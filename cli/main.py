@@ -55,13 +55,16 @@ def _register() -> None:
         graph_cmds,
         identity_cmds,
         ledger_cmds,
+        model_cmds,
         projection_cmds,
         query_cmds,
         thread_cmds,
+        turn_cmds,
     )
 
     for module in (
         ledger_cmds,
+        model_cmds,
         commitment_cmds,
         concept_cmds,
         thread_cmds,
@@ -69,6 +72,7 @@ def _register() -> None:
         projection_cmds,
         query_cmds,
         graph_cmds,
+        turn_cmds,
     ):
         module.register(mind)
 

@@ -67,3 +67,50 @@ def parse_relate(body: str) -> tuple[str, str, str]:
     if len(parts) != 3 or not all(parts):
         raise ValueError("a relation is written RELATE: a -> relation -> b")
     return parts[0], parts[1], parts[2]
+
+
+class VisibleStream:
+    """Filters streamed tokens so control lines never reach the screen.
+
+    Text is released as soon as the current line cannot be a control line; a line that might be
+    one is held until its newline decides.
+    """
+
+    def __init__(self) -> None:
+        self.line = ""
+        self.shown = False  # whether part of the current line was already released
+
+    def _could_be_control(self, text: str) -> bool:
+        head = text.lstrip().lstrip("-*").lstrip().upper()
+        return (
+            any(
+                k.startswith(head[: len(k)]) and (len(head) <= len(k) or head.startswith(k))
+                for k in KEYWORDS
+            )
+            if head
+            else True
+        )
+
+    def feed(self, token: str) -> str:
+        """The part of the text so far that is safe to show."""
+        out = []
+        for ch in token:
+            self.line += ch
+            if ch == "\n":
+                if self.shown or not _LINE.match(self.line.rstrip("\n")):
+                    out.append(self.line if not self.shown else "\n")
+                self.line, self.shown = "", False
+            elif self.shown:
+                out.append(ch)
+                self.line = ""
+            elif not self._could_be_control(self.line):
+                out.append(self.line)
+                self.shown, self.line = True, ""
+        return "".join(out)
+
+    def flush(self) -> str:
+        """Whatever remains at the end of the stream, unless it is a control line."""
+        rest, self.line = self.line, ""
+        if self.shown:
+            return rest
+        return "" if _LINE.match(rest) else rest

@@ -32,8 +32,7 @@ TABLES: dict[str, str] = {
         "aliases VARCHAR[], defined_at TIMESTAMPTZ, updated_at TIMESTAMPTZ"
     ),
     "concept_relations": (
-        "position BIGINT, source VARCHAR, target VARCHAR, relation VARCHAR, "
-        "time TIMESTAMPTZ"
+        "position BIGINT, source VARCHAR, target VARCHAR, relation VARCHAR, time TIMESTAMPTZ"
     ),
     "concept_bindings": (
         "position BIGINT, token VARCHAR, kind VARCHAR, target VARCHAR, time TIMESTAMPTZ"
@@ -58,12 +57,10 @@ TABLES: dict[str, str] = {
         "text VARCHAR, time TIMESTAMPTZ, source_id VARCHAR"
     ),
     "claims": (
-        "position BIGINT, turn_id VARCHAR, claim_type VARCHAR, payload JSON, "
-        "time TIMESTAMPTZ"
+        "position BIGINT, turn_id VARCHAR, claim_type VARCHAR, payload JSON, time TIMESTAMPTZ"
     ),
     "rejections": (
-        "position BIGINT, turn_id VARCHAR, line VARCHAR, reason VARCHAR, "
-        "time TIMESTAMPTZ"
+        "position BIGINT, turn_id VARCHAR, line VARCHAR, reason VARCHAR, time TIMESTAMPTZ"
     ),
 }
 

