@@ -9,12 +9,12 @@ $(STAMP): pyproject.toml
 	python3 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -e ".[dev]"
+	$(VENV)/bin/mind model install-local
 	touch $(STAMP)
 
 install: $(STAMP)
 
-# The main job: a short scripted session against a scratch mind (turns replace it with a real
-# turn against the embedded model once the turns work lands).
+# The main job: real turns against the embedded local model on a scratch mind (or $MIND_HOME).
 run: $(STAMP)
 	$(PY) scripts/demo.py
 

@@ -35,6 +35,7 @@ class ModelSettings:
     max_tokens: int = 512
     temperature: float = 0.0
     mock_reply: str | None = None
+    extra_body: dict[str, Any] = field(default_factory=dict)
 
 
 def _failure(e: Exception, litellm: Any) -> ModelFailure:
@@ -91,6 +92,8 @@ class LiteLLMModel:
             args["api_key"] = s.api_key
         if s.fallbacks:
             args["fallbacks"] = s.fallbacks
+        if s.extra_body:
+            args["extra_body"] = s.extra_body
         return args
 
     def complete(

@@ -193,7 +193,16 @@ class LocalModel:
         from adapters.local_model import LocalModelServer
 
         base = LocalModelServer(self.home.path / "run").api_base()
-        inner = LiteLLMModel(replace(self.settings, spec="openai/smollm2", api_base=base))
+        # A 135M model at temperature 0 easily loops until the token limit; llama.cpp's repeat
+        # penalty keeps its answers short enough to finish.
+        inner = LiteLLMModel(
+            replace(
+                self.settings,
+                spec="openai/smollm2",
+                api_base=base,
+                extra_body={"repeat_penalty": 1.15},
+            )
+        )
         completion = inner.complete(messages, on_token)
         return replace(completion, model=self.name, provider="local")
 

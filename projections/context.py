@@ -72,8 +72,9 @@ def candidates(
             )
         )
 
-    for r in _rows(con, "SELECT name, model, description FROM identity"):
-        text = f"[identity] Your name is {r['name']}; you run on {r['model']}."
+    # The model is deliberately absent: a model swap must not change what the mind remembers.
+    for r in _rows(con, "SELECT name, description FROM identity"):
+        text = f"[identity] Your name is {r['name']}."
         if r["description"]:
             text += f" You describe yourself as: {r['description']}"
         add(1, "identity", "identity", "who the mind is", 1.0, text)

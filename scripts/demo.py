@@ -1,6 +1,8 @@
-"""The main job until turns land: a short scripted session of direct commands on a scratch mind.
+"""The main job: a short session with real turns against the embedded local model.
 
-Run it with `make run`. It prints every command and its output, then verifies the ledger.
+Run it with `make run`. It prints every command and its output, then verifies the ledger. The
+135M-parameter local model is tiny and often wrong; it proves the pipeline end to end, offline.
+Point `mind model set` at a stronger model (Ollama, OpenAI, ...) for real use.
 """
 
 from __future__ import annotations
@@ -22,6 +24,9 @@ SESSION = [
     "concept relate project.alpha team.billing --as owned-by",
     "thread open 'Why did the import fail?' --content 'The nightly import failed on 3 May.'",
     "identity adopt Nova --reason 'chosen together'",
+    "turn 'Hello! What is the capital of France?'",
+    "turn 'What did I promise to send on Friday?'",
+    "turn 'Thanks. Please remember that my sister is called Ada.' --json",
     "commitments",
     "threads",
     "graph neighbors project.alpha",
@@ -37,11 +42,11 @@ def main() -> int:
     for line in SESSION:
         print(f"$ mind {line}")
         result = runner.invoke(mind, ["--home", home, *shlex.split(line)])
-        print(result.output, end="")
-        if result.exit_code != 0:
-            print(result.stderr, file=sys.stderr, end="")
+        print(result.output, end="")  # stdout and stderr, as a terminal would show them
+        if result.exit_code != 0 and not line.startswith("turn"):
             return result.exit_code
-    print(f"\nThe mind lives in {home}; try `MIND_HOME={home} .venv/bin/mind log`.")
+    runner.invoke(mind, ["--home", home, "model", "stop-local"])
+    print(f"\nThe mind lives in {home}; try `MIND_HOME={home} .venv/bin/mind chat`.")
     return 0
 
 

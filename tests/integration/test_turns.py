@@ -1,0 +1,238 @@
+"""Turns through the application service, with scripted replies through LiteLLM's mock."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from adapters.litellm_model import LiteLLMModel, ModelSettings
+from cli.compose import Home, build_model, open_mind, open_reader, read_model, turn_service
+from domain.turn import Turn
+from domain.turns import TurnOutcome
+from tests.integration.fake_provider import failing_provider
+from tests.integration.ledger_factory import sqlite_mind
+
+Say = Callable[..., TurnOutcome]
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Home:
+    sqlite_mind(tmp_path, commands=0)
+    return Home(tmp_path)
+
+
+@pytest.fixture
+def say(home: Home) -> Say:
+    def run(text: str, reply: str, budget: int = 2000) -> TurnOutcome:
+        model = LiteLLMModel(ModelSettings(spec="mock", mock_reply=reply))
+        return turn_service(home).run(text, model, budget=budget)
+
+    return run
+
+
+def topics(home: Home) -> list[str]:
+    return [r.topic for r in open_reader(home).rows()]
+
+
+def test_a_turn_records_the_message_first_then_reply_and_effects_together(
+    home: Home, say: Say
+) -> None:
+    outcome = say("Remind me to buy milk", "Will do.\nCOMMIT: buy milk on Friday")
+
+    assert outcome.status == "complete"
+    assert outcome.reply == "Will do."
+    assert topics(home)[1:] == [
+        "mind.turn.started",
+        "mind.turn.replied",
+        "mind.commitment.opened",
+        "mind.turn.completed",
+    ]
+    assert open_mind(home).commitment(outcome.opened[0]).origin == "assistant"
+
+
+def test_every_control_line_takes_effect(home: Home, say: Say) -> None:
+    cid = open_mind(home).open_commitment("water the plants").cid
+    say("define things", "CONCEPT: user.home = where the user lives")
+
+    outcome = say(
+        "lots",
+        "\n".join(
+            [
+                "Done.",
+                f"CLOSE: {cid} watered",
+                "COMMIT: call mum",
+                'CLAIM:event_exists={"id": 1}',
+                f'CLAIM:commitment_status={{"cid": "{cid}", "open": false}}',
+                "CONCEPT: user.groceries = what the user buys",
+                "RELATE: user.groceries -> part-of -> user.home",
+                "REFLECT: the user likes lists",
+            ]
+        ),
+    )
+
+    app = open_mind(home)
+    assert outcome.rejections == []
+    assert outcome.closed == [cid] and app.commitment(cid).closed
+    assert [c["type"] for c in outcome.claims] == ["event_exists", "commitment_status"]
+    assert app.concept("user.groceries").relations == [("user.home", "part-of")]
+    with read_model(home) as con:
+        reflections = con.execute("SELECT text FROM messages WHERE role = 'reflection'").fetchall()
+    assert reflections == [("the user likes lists",)]
+
+
+@pytest.mark.parametrize(
+    ("line", "reason"),
+    [
+        ("CLOSE: c0000000000", "unknown CID c0000000000"),
+        ("CLAIM:event_exists={id: 1}", "malformed JSON"),
+        ('CLAIM:weather={"sunny": true}', "unknown claim type 'weather'"),
+        ('CLAIM:event_exists={"id": 99999}', "claim is false: there is no event 99999"),
+        ('CLAIM:event_exists={"id": 1, "evidence": [4]}', "evidence not retrieved"),
+        ('CLAIM:event_exists={"id": 1, "evidence": [4242]}', "do not exist"),
+        ("CLAIM:event_exists=[1]", "must be an object"),
+        ("RELATE: a.b -> rel -> c.d", "concept a.b is not defined"),
+        ("CONCEPT: no equals sign", "CONCEPT: token = definition"),
+        ("COMMIT: ", "commitment text is empty"),
+    ],
+)
+def test_each_bad_line_is_a_recorded_rejection_and_its_siblings_still_apply(
+    home: Home, say: Say, line: str, reason: str
+) -> None:
+    say("first", "ok")  # position 4 (its completion) exists but is never a context item
+
+    outcome = say("second", f"Fine.\n{line}\nCOMMIT: keep going")
+
+    assert [r["line"] for r in outcome.rejections] == [line.strip()]
+    assert reason in outcome.rejections[0]["reason"]
+    assert len(outcome.opened) == 1
+    assert "mind.turn.line_rejected" in topics(home)
+
+
+def test_opening_an_open_commitment_from_a_reply_is_rejected(home: Home, say: Say) -> None:
+    say("one", "COMMIT: call mum")
+
+    outcome = say("two", "COMMIT: Call mum.")
+
+    assert outcome.opened == []
+    assert "already open" in outcome.rejections[0]["reason"]
+
+
+def test_a_name_proposed_then_ratified_on_a_later_turn_is_adopted_exactly_once(
+    home: Home, say: Say
+) -> None:
+    proposed = say("name yourself", 'CLAIM:identity_proposal={"name": "Vega"}')
+    same_turn = say(
+        "again", 'CLAIM:identity_proposal={"name": "Nova"}\nCLAIM:identity_ratify={"name": "Nova"}'
+    )
+    ratified = say("yes", 'CLAIM:identity_ratify={"name": "Vega"}')
+    twice = say("again", 'CLAIM:identity_ratify={"name": "Vega"}')
+
+    identity = open_mind(home).identity()
+    assert proposed.identity == ["proposed Vega"]
+    assert "later turn" in same_turn.rejections[0]["reason"]
+    assert ratified.identity == ["adopted Vega"]
+    assert twice.rejections and identity.name == "Vega"
+    assert [h["name"] for h in identity.history] == ["Echo", "Vega"]
+
+
+def test_context_is_bounded_recorded_and_cites_what_was_seen(home: Home, say: Say) -> None:
+    for i in range(30):
+        open_mind(home).open_commitment(f"promise number {i} " + "padding " * 20)
+
+    outcome = say("what did I promise?", "Many things.", budget=400)
+
+    assert 0 < outcome.context_tokens <= 400
+    with read_model(home) as con:
+        recorded = con.execute("SELECT context FROM turns").fetchone()
+    assert recorded is not None and '"over the token budget"' not in recorded[0]
+    assert "over the token budget" in recorded[0]
+    assert sum(i["tokens"] for i in outcome.context) <= 400
+
+
+def test_a_model_swap_changes_neither_identity_nor_commitments_nor_context(
+    home: Home, say: Say
+) -> None:
+    cid = open_mind(home).open_commitment("water the plants").cid
+    before = say("what now?", "Water the plants.")
+
+    open_mind(home).set_model("ollama/llama3.2")
+    after = say("what now?", "Water the plants.")
+
+    app = open_mind(home)
+    assert app.identity().model == "ollama/llama3.2" and app.identity().name == "Echo"
+    assert not app.commitment(cid).closed
+    assert [(i["kind"], i["id"]) for i in after.context if i["kind"] != "message"] == [
+        (i["kind"], i["id"]) for i in before.context if i["kind"] != "message"
+    ]
+    assert "mind.identity.model_switched" in topics(home)
+
+
+def closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.mark.parametrize(
+    ("status", "delay", "kind"),
+    [(401, 0.0, "auth"), (429, 0.0, "rate_limit"), (500, 0.0, "server"), (200, 3.0, "timeout")],
+)
+def test_provider_failures_append_exactly_one_failure_event(
+    home: Home, status: int, delay: float, kind: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MIND_MODEL_TIMEOUT", "1")
+    with failing_provider(status, delay) as base:
+        model = build_model(home, "openai/fake", api_base=base)
+        outcome = turn_service(home).run("hello?", model)
+
+    assert (outcome.status, outcome.failure["kind"] if outcome.failure else None) == (
+        "failed",
+        kind,
+    )
+    assert topics(home)[1:] == ["mind.turn.started", "mind.turn.generation_failed"]
+
+
+def test_a_refused_connection_is_a_connection_failure(home: Home) -> None:
+    model = build_model(home, "openai/fake", api_base=f"http://127.0.0.1:{closed_port()}/v1")
+
+    outcome = turn_service(home).run("anyone there?", model)
+
+    assert outcome.failure is not None and outcome.failure["kind"] == "connection"
+    assert topics(home)[1:] == ["mind.turn.started", "mind.turn.generation_failed"]
+
+
+def test_a_turn_left_unfinished_by_a_dead_process_is_marked_interrupted_once(
+    home: Home, say: Say
+) -> None:
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    app = open_mind(home)
+    stale = Turn.start("lost words", "user", 1, "mock", dead.pid, socket.gethostname(), app.clock())
+    app.save(*stale.collect())
+
+    say("hello", "hi")
+    say("hello again", "hi")
+
+    assert topics(home).count("mind.turn.interrupted") == 1
+    assert open_mind(home)._get(Turn, stale.id).status == "interrupted"
+
+
+def test_replay_needs_no_model_and_matches_the_live_read_model(
+    home: Home, say: Say, tmp_path: Path
+) -> None:
+    from projections.readmodel import ensure_fresh
+    from projections.replay import differences, rebuild
+
+    say("Remind me to buy milk", "Will do.\nCOMMIT: buy milk")
+    say("thanks", "REFLECT: polite user")
+    paths: Any = __import__("cli.compose", fromlist=["read_model_paths"]).read_model_paths(home)
+    ensure_fresh(paths, open_reader(home))
+
+    rebuild(tmp_path / "replayed.duckdb", open_reader(home))
+
+    assert differences(paths.published, tmp_path / "replayed.duckdb") == []
