@@ -51,7 +51,16 @@ class UnfinishedTurn:
 
 
 class ContextSource(Protocol):
-    """The read side, as turns use it."""
+    """The read side, as turns use it. Use it as a context manager around one turn's reads:
+    each read includes every event written before it; the model is called after it closes."""
+
+    def __enter__(self) -> ContextSource:
+        """Start reading."""
+        ...
+
+    def __exit__(self, *exc: object) -> None:
+        """Release the read model (before the model call, so others can project)."""
+        ...
 
     def next_seq(self) -> int:
         """The sequence number of the next turn."""

@@ -240,19 +240,14 @@ class TurnService:
     ) -> TurnOutcome:
         """One turn; a model failure is recorded and returned, never raised."""
         identity = self.mind.identity()
-        self.recover()
-        seq = self.context.next_seq()
-        turn = Turn.start(
-            text,
-            speaker,
-            seq,
-            model.name,
-            self.pid,
-            self.host,
-            self.mind.clock(),
-        )
-        recordings = self.mind.save(*turn.collect())  # alone: the message survives any failure
-        context = self.context.assemble(text, budget, turn.id.hex)
+        with self.context:  # one read session for the turn's reads, closed before the model
+            self.recover()
+            seq = self.context.next_seq()
+            turn = Turn.start(
+                text, speaker, seq, model.name, self.pid, self.host, self.mind.clock()
+            )
+            recordings = self.mind.save(*turn.collect())  # alone: it survives any failure
+            context = self.context.assemble(text, budget, turn.id.hex)
         outcome = TurnOutcome(
             turn.id, seq, "started", model.name, [i.record() for i in context.items], context.tokens
         )

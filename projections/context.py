@@ -36,7 +36,7 @@ def terms(text: str) -> list[str]:
 
 
 def _rows(
-    con: duckdb.DuckDBPyConnection, sql: str, params: list[Any] | None = None
+    con: duckdb.DuckDBPyConnection, sql: str, params: list[Any] | dict[str, Any] | None = None
 ) -> list[dict[str, Any]]:
     cur = con.execute(sql, params or [])
     names = [d[0] for d in cur.description]
@@ -93,34 +93,32 @@ def candidates(
             r["cid"],
         )
     words = set(terms(query))
-    lowered = query.lower()
+    # Concepts whose token or an alias appears in the message (matched in SQL: no full fetch).
     for r in _rows(
         con,
-        "SELECT c.token, c.definition, c.aliases, "
-        "(SELECT min(position) FROM events e WHERE e.aggregate_id = c.stream_id) "
-        "AS position FROM concepts c ORDER BY c.token",
-    ):
-        names = [r["token"], *(r["aliases"] or [])]
-        hit = next((n for n in names if n.lower() in lowered or n.lower() in words), None)
-        if hit:
-            add(
-                r["position"],
-                "concept",
-                "concepts",
-                f"named in the message ({hit})",
-                0.8,
-                f"[concept {r['token']}] {r['definition']}",
-                r["token"],
-            )
-    for r in _rows(
-        con,
-        "SELECT id, label, content, status, started_pos FROM ("
-        "SELECT t.*, (SELECT min(position) FROM events e "
-        "WHERE e.aggregate_id = t.stream_id) AS started_pos FROM threads t "
-        "WHERE status <> 'resolved') ORDER BY updated_at DESC, id LIMIT 5",
+        "SELECT token, definition, defined_position, matched FROM ("
+        "SELECT token, definition, defined_position, CASE "
+        "WHEN contains(lower($q), lower(token)) THEN token ELSE "
+        "list_filter(aliases, lambda a: contains(lower($q), lower(a)))[1] END AS matched "
+        "FROM concepts) WHERE matched IS NOT NULL ORDER BY token LIMIT 10",
+        {"q": query},
     ):
         add(
-            r["started_pos"],
+            r["defined_position"],
+            "concept",
+            "concepts",
+            f"named in the message ({r['matched']})",
+            0.8,
+            f"[concept {r['token']}] {r['definition']}",
+            r["token"],
+        )
+    for r in _rows(
+        con,
+        "SELECT id, label, content, status, opened_position FROM threads "
+        "WHERE status <> 'resolved' ORDER BY updated_at DESC, id LIMIT 5",
+    ):
+        add(
+            r["opened_position"],
             "thread",
             "threads",
             f"live thread ({r['status']})",

@@ -181,7 +181,7 @@ def concept_defined(rows: Rows, e: Ev) -> None:
     )
     row.setdefault("aliases", [])
     if row.get("defined_at") is None:
-        row["defined_at"] = e.time
+        row["defined_at"], row["defined_position"] = e.time, e.position
 
 
 @handles("mind.concept.aliased")

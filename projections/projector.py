@@ -55,8 +55,13 @@ class Projector:
     def __init__(self, path: Path | str) -> None:
         self.path = Path(path) if str(path) != ":memory:" else None
         self.con = duckdb.connect(str(path))
-        create_all(self.con)
-        self.con.execute("INSERT OR IGNORE INTO tracking VALUES (?, 0)", [NAME])
+        existing = self.con.execute(
+            "SELECT count(*) FROM duckdb_tables() WHERE table_name IN (SELECT unnest(?))",
+            [list(TABLES)],
+        ).fetchone()
+        if not existing or existing[0] != len(TABLES):  # a new file, or one from an older schema
+            create_all(self.con)
+            self.con.execute("INSERT OR IGNORE INTO tracking VALUES (?, 0)", [NAME])
 
     def close(self) -> None:
         """Release the file."""

@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import duckdb
 
@@ -97,41 +98,78 @@ def ensure_fresh(
     return head
 
 
+class ReadSession:
+    """A read model that includes the ledger head, kept open across several reads.
+
+    With no follower running, it holds the projector lock and reads the working file (catching
+    it up on `refresh`); with a follower holding the lock, it reads published copies read-only.
+    """
+
+    def __init__(
+        self, paths: ReadModelPaths, reader: LedgerReader, timeout: float = WAIT_FOR_FOLLOWER_S
+    ) -> None:
+        self.paths, self.reader, self.timeout = paths, reader, timeout
+        self.projector: Projector | None = None
+        self.lock: Any = None
+        self.con: duckdb.DuckDBPyConnection | None = None
+
+    def __enter__(self) -> ReadSession:
+        self.refresh()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Release the file and the lock."""
+        if self.projector is not None:
+            self.projector.close()
+            self.projector = None
+        elif self.con is not None:
+            self.con.close()
+        self.con = None
+        if self.lock is not None:
+            self.lock.__exit__(None, None, None)
+            self.lock = None
+
+    def refresh(self) -> duckdb.DuckDBPyConnection:
+        """Make the connection include every event up to the ledger head as of now."""
+        head = self.reader.head()[0]
+        if self.projector is not None:
+            self.projector.catch_up(self.reader)
+            return self.projector.con
+        deadline = time.monotonic() + self.timeout
+        while True:
+            if self.con is not None and published_position(self.paths.published) >= head:
+                return self.con
+            self.close()
+            lock = projector_lock(self.paths.lock, wait=False)
+            if lock.__enter__():
+                self.lock = lock
+                self.projector = Projector(self.paths.working)
+                self.projector.catch_up(self.reader)
+                self.con = self.projector.con
+                return self.con
+            lock.__exit__(None, None, None)
+            if self.paths.published.exists() and published_position(self.paths.published) >= head:
+                self.con = duckdb.connect(str(self.paths.published), read_only=True)
+                return self.con
+            if time.monotonic() > deadline:
+                raise ProjectorBehindError(
+                    f"the running projector has not reached ledger position {head} within "
+                    f"{self.timeout:.0f}s; check it with `mind status`"
+                )
+            time.sleep(0.02)
+
+
 @contextmanager
 def open_read_model(
     paths: ReadModelPaths, reader: LedgerReader, timeout: float = WAIT_FOR_FOLLOWER_S
 ) -> Iterator[duckdb.DuckDBPyConnection]:
-    """A connection to a read model that includes the ledger head as of now (read-your-writes).
-
-    With no follower running, this process takes the projector lock, catches the working file
-    up and reads it directly (no copy needed). With a follower holding the lock, it waits for a
-    published copy that includes the head and reads that, read-only.
-    """
-    head = reader.head()[0]
-    deadline = time.monotonic() + timeout
-    while True:
-        with projector_lock(paths.lock, wait=False) as held:
-            if held:
-                projector = Projector(paths.working)
-                try:
-                    projector.catch_up(reader)
-                    yield projector.con
-                finally:
-                    projector.close()
-                return
-        if published_position(paths.published) >= head and paths.published.exists():
-            con = duckdb.connect(str(paths.published), read_only=True)
-            try:
-                yield con
-            finally:
-                con.close()
-            return
-        if time.monotonic() > deadline:
-            raise ProjectorBehindError(
-                f"the running projector has not reached ledger position {head} within "
-                f"{timeout:.0f}s; check it with `mind status`"
-            )
-        time.sleep(0.02)
+    """A connection to a read model that includes the ledger head as of now (read-your-writes)."""
+    with ReadSession(paths, reader, timeout) as session:
+        assert session.con is not None
+        yield session.con
 
 
 def read_position(paths: ReadModelPaths) -> int:

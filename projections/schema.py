@@ -29,7 +29,8 @@ TABLES: dict[str, str] = {
     ),
     "concepts": (
         "stream_id VARCHAR PRIMARY KEY, token VARCHAR, definition VARCHAR, version INTEGER, "
-        "aliases VARCHAR[], defined_at TIMESTAMPTZ, updated_at TIMESTAMPTZ"
+        "aliases VARCHAR[], defined_at TIMESTAMPTZ, updated_at TIMESTAMPTZ, "
+        "defined_position BIGINT"
     ),
     "concept_relations": (
         "position BIGINT, source VARCHAR, target VARCHAR, relation VARCHAR, time TIMESTAMPTZ"
@@ -42,7 +43,8 @@ TABLES: dict[str, str] = {
         "status VARCHAR, origin VARCHAR, opened_at TIMESTAMPTZ, updated_at TIMESTAMPTZ, "
         "resolved_at TIMESTAMPTZ, verdict VARCHAR, reason VARCHAR, artifact VARCHAR, "
         "superseded_by VARCHAR, mentions INTEGER, work_count INTEGER, "
-        "last_work_at TIMESTAMPTZ, tension DOUBLE, tension_as_of TIMESTAMPTZ"
+        "last_work_at TIMESTAMPTZ, tension DOUBLE, tension_as_of TIMESTAMPTZ, "
+        "opened_position BIGINT"
     ),
     "turns": (
         "stream_id VARCHAR PRIMARY KEY, seq BIGINT, speaker VARCHAR, status VARCHAR, "
@@ -133,6 +135,7 @@ ARROW: dict[str, pa.Schema] = {
             ("aliases", pa.list_(pa.string())),
             ("defined_at", TS),
             ("updated_at", TS),
+            ("defined_position", pa.int64()),
         ]
     ),
     "concept_relations": pa.schema(
@@ -173,6 +176,7 @@ ARROW: dict[str, pa.Schema] = {
             ("last_work_at", TS),
             ("tension", pa.float64()),
             ("tension_as_of", TS),
+            ("opened_position", pa.int64()),
         ]
     ),
     "turns": pa.schema(

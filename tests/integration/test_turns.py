@@ -236,3 +236,17 @@ def test_replay_needs_no_model_and_matches_the_live_read_model(
     rebuild(tmp_path / "replayed.duckdb", open_reader(home))
 
     assert differences(paths.published, tmp_path / "replayed.duckdb") == []
+
+
+def test_a_concept_named_by_its_alias_is_put_in_context(home: Home, say: Say) -> None:
+    app = open_mind(home)
+    app.define_concept("project.alpha", "The billing rewrite")
+    app.alias_concept("project.alpha", "billing rewrite")
+    app.define_concept("project.beta", "Something unrelated")
+
+    outcome = say("How is the Billing Rewrite going?", "Slowly.")
+
+    concepts = [
+        (i["kind"], i["source_id"], i["reason"]) for i in outcome.context if i["kind"] == "concept"
+    ]
+    assert concepts == [("concept", "project.alpha", "named in the message (billing rewrite)")]
