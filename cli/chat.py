@@ -26,10 +26,12 @@ HELP = """/help                this list
 class Session:
     """State of one chat: the model in use and the last turn."""
 
-    def __init__(self, home: Home, spec: str | None, api_base: str | None) -> None:
+    def __init__(
+        self, home: Home, spec: str | None, api_base: str | None, mock_reply: str | None = None
+    ) -> None:
         self.home, self.api_base = home, api_base
         self.spec = spec or open_mind(home).identity().model
-        self.model = build_model(home, self.spec, None, api_base)
+        self.model = build_model(home, self.spec, mock_reply, api_base)
         self.last: Any = None
 
     def slash(self, line: str) -> bool:
@@ -121,8 +123,13 @@ class Session:
 @click.command()
 @click.option("--model", "spec", metavar="SPEC", help="Model for this session (see `mind turn`).")
 @click.option("--api-base", metavar="URL", help="An OpenAI-compatible server's base URL.")
+@click.option(
+    "--mock-reply",
+    metavar="TEXT|@FILE",
+    help="With --model mock: the scripted reply to every message (demos, tests).",
+)
 @click.pass_obj
-def chat(home: Home, spec: str | None, api_base: str | None) -> None:
+def chat(home: Home, spec: str | None, api_base: str | None, mock_reply: str | None) -> None:
     """Talk with the mind interactively; /help lists the slash commands.
 
     Replies stream as they arrive; control lines are applied, not shown.
@@ -131,9 +138,13 @@ def chat(home: Home, spec: str | None, api_base: str | None) -> None:
 
         mind chat --model ollama/llama3.2
     """
-    with contextlib.suppress(ImportError):
-        import readline  # noqa: F401  (line editing and history for input())
-    session = Session(home, spec, api_base)
+    from cli.turn_cmds import reply_text
+    from domain.errors import InvalidInputError
+
+    if (spec == "mock") != (mock_reply is not None):
+        raise InvalidInputError("use --model mock together with --mock-reply TEXT")
+    history = _history(home)
+    session = Session(home, spec, api_base, reply_text(mock_reply))
     name = open_mind(home).identity().name
     click.echo(f"Talking with {name} on {session.spec}. /help for commands, /exit to leave.")
     while True:
@@ -150,3 +161,22 @@ def chat(home: Home, spec: str | None, api_base: str | None) -> None:
             continue
         click.echo(f"{name}> ", nl=False)
         session.say(line)
+    history()
+
+
+def _history(home: Home) -> Any:
+    """Line editing with a history file in the home folder; returns the function that saves it."""
+    try:
+        import readline
+    except ImportError:
+        return lambda: None
+    path = home.path / "chat_history"
+    with contextlib.suppress(OSError):
+        readline.read_history_file(path)
+    readline.set_history_length(1000)
+
+    def save() -> None:
+        with contextlib.suppress(OSError):
+            readline.write_history_file(path)
+
+    return save

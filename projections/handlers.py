@@ -8,12 +8,15 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from projections.text_index import term_counts
+
 TABLE_OF_KIND = {
     "identity": "identity",
     "commitment": "commitments",
     "concept": "concepts",
     "thread": "threads",
     "turn": "turns",
+    "conversation": "conversations",
 }
 
 
@@ -64,6 +67,17 @@ def handles(topic: str) -> Callable[[Handler], Handler]:
         return fn
 
     return register
+
+
+def index(rows: Rows, e: Ev, kind: str, text: str) -> None:
+    """Add a document to the lexical index (the docs and doc_terms tables)."""
+    counts = term_counts(text)
+    rows.append(
+        "docs",
+        {"position": e.position, "kind": kind, "stream": e.stream, "length": sum(counts.values())},
+    )
+    for term, tf in counts.items():
+        rows.append("doc_terms", {"term": term, "position": e.position, "tf": tf})
 
 
 def _history(rows: Rows, e: Ev, change: str, **fields: Any) -> None:
@@ -182,6 +196,8 @@ def concept_defined(rows: Rows, e: Ev) -> None:
     row.setdefault("aliases", [])
     if row.get("defined_at") is None:
         row["defined_at"], row["defined_position"] = e.time, e.position
+    row["definition_position"] = e.position  # older definitions are superseded for retrieval
+    index(rows, e, "concept", f"{e.state['token'].replace('.', ' ')} {definition}")
 
 
 @handles("mind.concept.aliased")
@@ -414,3 +430,35 @@ def turn_interrupted(rows: Rows, e: Ev) -> None:
         finished_at=e.time,
         finished_position=e.position,
     )
+
+
+@handles("mind.conversation.started")
+def conversation_started(rows: Rows, e: Ev) -> None:
+    rows.entity("conversations", e.stream).update(
+        source=e.state["source"],
+        participants=e.state["participants"],
+        started_at=e.time,
+        messages=0,
+    )
+
+
+@handles("mind.conversation.message_observed")
+def message_observed(rows: Rows, e: Ev) -> None:
+    s = e.state
+    said_at = datetime.fromisoformat(s["said_at"])
+    row = rows.entity("conversations", e.stream)
+    row["messages"] = (row.get("messages") or 0) + 1
+    rows.append(
+        "messages",
+        {
+            "position": e.position,
+            "turn_id": None,
+            "role": "observed",
+            "speaker": s["speaker"],
+            "text": s["text"],
+            "time": said_at,
+            "source_id": s["source_id"],
+            "conversation": e.stream,
+        },
+    )
+    index(rows, e, "message", f"{s['speaker']} {s['text']}")

@@ -30,7 +30,7 @@ TABLES: dict[str, str] = {
     "concepts": (
         "stream_id VARCHAR PRIMARY KEY, token VARCHAR, definition VARCHAR, version INTEGER, "
         "aliases VARCHAR[], defined_at TIMESTAMPTZ, updated_at TIMESTAMPTZ, "
-        "defined_position BIGINT"
+        "defined_position BIGINT, definition_position BIGINT"
     ),
     "concept_relations": (
         "position BIGINT, source VARCHAR, target VARCHAR, relation VARCHAR, time TIMESTAMPTZ"
@@ -56,8 +56,14 @@ TABLES: dict[str, str] = {
     ),
     "messages": (
         "position BIGINT, turn_id VARCHAR, role VARCHAR, speaker VARCHAR, "
-        "text VARCHAR, time TIMESTAMPTZ, source_id VARCHAR"
+        "text VARCHAR, time TIMESTAMPTZ, source_id VARCHAR, conversation VARCHAR"
     ),
+    "conversations": (
+        "stream_id VARCHAR PRIMARY KEY, source VARCHAR, participants VARCHAR[], "
+        "started_at TIMESTAMPTZ, messages BIGINT"
+    ),
+    "docs": "position BIGINT, kind VARCHAR, stream VARCHAR, length INTEGER",
+    "doc_terms": "term VARCHAR, position BIGINT, tf INTEGER",
     "claims": (
         "position BIGINT, turn_id VARCHAR, claim_type VARCHAR, payload JSON, time TIMESTAMPTZ"
     ),
@@ -69,7 +75,7 @@ TABLES: dict[str, str] = {
 # Append-only tables carry no PRIMARY KEY: exactly-once comes from the tracking position, written
 # in the same transaction, and DuckDB keeps key indexes in memory (1M events cost ~1 GB of RSS).
 # Tables whose rows are one per stream and change as events arrive (load-modify-write per batch).
-ENTITY_TABLES = ("identity", "commitments", "concepts", "threads", "turns")
+ENTITY_TABLES = ("identity", "commitments", "concepts", "threads", "turns", "conversations")
 
 ARROW: dict[str, pa.Schema] = {
     "events": pa.schema(
@@ -136,6 +142,7 @@ ARROW: dict[str, pa.Schema] = {
             ("defined_at", TS),
             ("updated_at", TS),
             ("defined_position", pa.int64()),
+            ("definition_position", pa.int64()),
         ]
     ),
     "concept_relations": pa.schema(
@@ -217,8 +224,27 @@ ARROW: dict[str, pa.Schema] = {
             ("text", pa.string()),
             ("time", TS),
             ("source_id", pa.string()),
+            ("conversation", pa.string()),
         ]
     ),
+    "conversations": pa.schema(
+        [
+            ("stream_id", pa.string()),
+            ("source", pa.string()),
+            ("participants", pa.list_(pa.string())),
+            ("started_at", TS),
+            ("messages", pa.int64()),
+        ]
+    ),
+    "docs": pa.schema(
+        [
+            ("position", pa.int64()),
+            ("kind", pa.string()),
+            ("stream", pa.string()),
+            ("length", pa.int32()),
+        ]
+    ),
+    "doc_terms": pa.schema([("term", pa.string()), ("position", pa.int64()), ("tf", pa.int32())]),
     "claims": pa.schema(
         [
             ("position", pa.int64()),
@@ -244,3 +270,11 @@ def create_all(con: object) -> None:
     """Create every table that does not exist yet."""
     for name, columns in TABLES.items():
         con.execute(f"CREATE TABLE IF NOT EXISTS {name} ({columns})")  # type: ignore[attr-defined]
+
+
+def schema_version() -> str:
+    """A fingerprint of the tables: a read model built with other tables is rebuilt."""
+    import hashlib
+    import json
+
+    return hashlib.sha256(json.dumps(TABLES, sort_keys=True).encode()).hexdigest()[:16]

@@ -42,7 +42,8 @@ def test_status_and_listings_do_not_import_litellm(tmp_path: Path) -> None:
     run(tmp_path, "init")
     probe = (
         "import sys; from cli.main import mind\n"
-        "for args in (['status'], ['commitments'], ['log'], ['--help']):\n"
+        "for args in (['status'], ['commitments'], ['log'], ['--help'],\n"
+        "             ['query', 'SELECT 1'], ['graph', 'stats'], ['threads']):\n"
         "    try: mind(args)\n"
         "    except SystemExit: pass\n"
         "print('LITELLM', 'litellm' in sys.modules)"

@@ -177,3 +177,32 @@ def test_a_real_turn_on_the_embedded_local_model(tmp_path: Path) -> None:
     assert data["usage"]["completion_tokens"] > 0 and data["usage"]["prompt_tokens"] > 0
     assert data["events"]["first"] == 2 and data["events"]["last"] >= 4
     assert json.loads(verified.stdout)["ok"] is True
+
+
+def test_chat_runs_turns_and_slash_commands(cli: Cli, mind_home: Path) -> None:
+    script = "/help\nremind me to stretch\n/commitments\n/context\n/raw\n/verify\n/bogus\n/exit\n"
+
+    result = cli(
+        "chat", "--model", "mock", "--mock-reply", "Sure.\nCOMMIT: stretch hourly", input=script
+    )
+
+    assert result.exit_code == 0
+    out = result.output
+    assert "/context" in out and "Sure." in out and "COMMIT: stretch" in out  # /raw shows it
+    assert "stretch hourly" in out  # /commitments lists it
+    assert '"ok": true' in out
+    assert "unknown command /bogus" in out
+    assert [c["text"] for c in cli("commitments", "--json").json()] == ["stretch hourly"]
+
+
+def test_a_missing_local_model_names_the_one_command_to_run(
+    cli: Cli, mind_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import adapters.local_model
+
+    monkeypatch.setattr(adapters.local_model, "model_path", lambda: None)
+
+    result = cli("turn", "hello")
+
+    assert result.exit_code == 1
+    assert "the local model is not installed; run `mind model install-local`" in result.stderr

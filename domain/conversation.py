@@ -1,0 +1,76 @@
+"""Conversation: messages observed from elsewhere (imports), one stream per source conversation."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from uuid import UUID
+
+from domain.events import AggregateRoot, DomainEvent, stream_id
+from domain.text import clean_text
+
+
+def conversation_id(source: str) -> UUID:
+    """The stream id of an imported conversation, e.g. `locomo/conv-26`."""
+    return stream_id("conversation", source)
+
+
+class Conversation(AggregateRoot):
+    """An imported conversation: who said what, when, with its original id."""
+
+    class Started(DomainEvent):
+        TOPIC = "mind.conversation.started"
+        source: str
+        participants: list[str]
+
+    class MessageObserved(DomainEvent):
+        TOPIC = "mind.conversation.message_observed"
+        speaker: str
+        text: str
+        said_at: datetime
+        source_id: str
+        session: str | None = None
+        caption: str | None = None
+
+    def __init__(self, id: UUID) -> None:
+        super().__init__(id)
+        self.source = ""
+        self.participants: list[str] = []
+        self.source_ids: set[str] = set()
+
+    @classmethod
+    def start(cls, source: str, participants: list[str], at: datetime) -> Conversation:
+        """Begin recording a conversation from `source`."""
+        conversation = cls(conversation_id(source))
+        conversation.trigger(cls.Started, at, source=source, participants=participants)
+        return conversation
+
+    def observe(
+        self,
+        speaker: str,
+        text: str,
+        said_at: datetime,
+        source_id: str,
+        at: datetime,
+        session: str | None = None,
+        caption: str | None = None,
+    ) -> bool:
+        """Record one message; a source id already recorded is skipped (imports are idempotent)."""
+        if source_id in self.source_ids:
+            return False
+        self.trigger(
+            self.MessageObserved,
+            at,
+            speaker=clean_text(speaker, "speaker", 200, single_line=True),
+            text=clean_text(text, "message", 100_000) if text.strip() else "",
+            said_at=said_at,
+            source_id=source_id,
+            session=session,
+            caption=caption,
+        )
+        return True
+
+    def when_Started(self, e: Started) -> None:
+        self.source, self.participants = e.source, list(e.participants)
+
+    def when_MessageObserved(self, e: MessageObserved) -> None:
+        self.source_ids.add(e.source_id)

@@ -1,0 +1,40 @@
+"""Terms for lexical retrieval: one tokenizer and stemmer for documents and queries alike."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+_WORD = re.compile(r"[a-z0-9]+")
+STOP = frozenset(
+    "a an the and or but if then than so of to in on at by for with from into onto over under "
+    "about as is am are was were be been being do does did doing have has had having i me my "
+    "mine we us our ours you your yours he him his she her hers it its they them their theirs "
+    "this that these those there here what which who whom whose when where why how all any "
+    "both each few more most other some such no nor not only own same too very can will just "
+    "should would could may might must shall s t d ll m re ve y also up down out off again "
+    "further once let lets get got yes ok oh hey hi".split()
+)
+
+
+def stem(word: str) -> str:
+    """A light suffix stripper (plural, -ing, -ed): enough to match 'painting' with 'paints'."""
+    if len(word) > 4 and word.endswith("ies"):
+        return word[:-3] + "y"
+    if len(word) > 5 and word.endswith("ing"):
+        return word[:-3]
+    if len(word) > 4 and word.endswith("ed"):
+        return word[:-2]
+    if len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
+        return word[:-1]
+    return word
+
+
+def terms(text: str) -> list[str]:
+    """Stemmed content terms of a text, in order, stop words removed."""
+    return [stem(w) for w in _WORD.findall(text.lower()) if w not in STOP and len(w) > 1]
+
+
+def term_counts(text: str) -> Counter[str]:
+    """Term frequencies of a document."""
+    return Counter(terms(text))
