@@ -54,10 +54,12 @@ def _register() -> None:
         concept_cmds,
         graph_cmds,
         identity_cmds,
+        import_cmds,
         ledger_cmds,
         model_cmds,
         projection_cmds,
         query_cmds,
+        recall_cmds,
         thread_cmds,
         turn_cmds,
     )
@@ -73,6 +75,8 @@ def _register() -> None:
         query_cmds,
         graph_cmds,
         turn_cmds,
+        recall_cmds,
+        import_cmds,
     ):
         module.register(mind)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
+from datetime import datetime
 from typing import Any, Protocol
 
 
@@ -70,7 +71,9 @@ class ContextSource(Protocol):
         """Turns that have a message but no outcome."""
         ...
 
-    def assemble(self, query: str, budget: int, exclude_turn: str | None) -> AssembledContext:
+    def assemble(
+        self, query: str, budget: int, exclude_turn: str | None, now: datetime
+    ) -> AssembledContext:
         """Select and render memory for `query` within `budget` tokens (deterministic)."""
         ...
 

@@ -247,7 +247,7 @@ class TurnService:
                 text, speaker, seq, model.name, self.pid, self.host, self.mind.clock()
             )
             recordings = self.mind.save(*turn.collect())  # alone: it survives any failure
-            context = self.context.assemble(text, budget, turn.id.hex)
+            context = self.context.assemble(text, budget, turn.id.hex, self.mind.clock())
         outcome = TurnOutcome(
             turn.id, seq, "started", model.name, [i.record() for i in context.items], context.tokens
         )

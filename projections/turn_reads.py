@@ -3,14 +3,15 @@ read so it includes every event written before that read."""
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 import duckdb
 
 from domain.context_port import AssembledContext, UnfinishedTurn
-from projections.context import candidates, fit
 from projections.ports import LedgerReader
 from projections.readmodel import ReadModelPaths, ReadSession
+from projections.retrieval import recall
 
 
 class ReadModelContextSource:
@@ -52,9 +53,11 @@ class ReadModelContextSource:
         )
         return [UnfinishedTurn(r[0], int(r[1]), r[2]) for r in rows]
 
-    def assemble(self, query: str, budget: int, exclude_turn: str | None) -> AssembledContext:
-        """Select and render memory within `budget` tokens."""
-        return fit(candidates(self._con(), query, exclude_turn), budget)
+    def assemble(
+        self, query: str, budget: int, exclude_turn: str | None, now: datetime
+    ) -> AssembledContext:
+        """Retrieve, fuse and render memory within `budget` tokens."""
+        return recall(self._con(), query, budget, now, exclude_turn=exclude_turn)
 
     def ledger_head(self) -> int:
         """The last ledger position."""

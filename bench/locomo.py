@@ -1,0 +1,161 @@
+"""LoCoMo retrieval benchmark: evidence recall of `mind recall` against a plain BM25 baseline.
+
+For every question in categories 1-4, recall runs against a mind that imported only that
+question's conversation; at budgets of 500, 1,000 and 2,000 tokens we report evidence recall
+(fraction of gold dia_ids among the items that fit), recall@10 (gold among the first ten
+evidence items) and mean tokens, per category and overall, plus retrieval latency. The baseline
+is rank_bm25's BM25Okapi over the same turns, rendered and packed the same way.
+
+Run: .venv/bin/python -m bench.locomo [--data ../shared/data/locomo/locomo10.json] [--samples N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import statistics
+import tempfile
+import time
+from collections import defaultdict
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from rank_bm25 import BM25Okapi
+
+from adapters.importers import import_locomo, locomo_messages, locomo_samples
+from bench.common import new_mind, percentiles, report
+from cli.compose import Home, read_model
+from domain.context_port import ContextItem
+from projections.context import fit
+from projections.retrieval import FIXED_CHANNELS, gather, rank
+from projections.tokens import count_tokens
+
+BUDGETS = (500, 1000, 2000)
+DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo" / "locomo10.json"
+NOW = datetime(2024, 1, 1, tzinfo=UTC)  # after every LoCoMo session
+
+
+def gold_ids(evidence: list[str]) -> set[str]:
+    """Normalise the file's evidence strings ('D8:6; D9:17', 'D:11:26', 'D30:05')."""
+    out = set()
+    for raw in evidence:
+        for part in re.split(r"[;,\s]+", raw):
+            m = re.match(r"D:?(\d+):0*(\d+)$", part.strip())
+            if m:
+                out.add(f"D{m.group(1)}:{m.group(2)}")
+    return out
+
+
+def scores(items: list[ContextItem], gold: set[str]) -> dict[str, float]:
+    evidence = [i for i in items if i.channel not in FIXED_CHANNELS]
+    found = {i.source_id for i in items}
+    top10 = {i.source_id for i in evidence[:10]}
+    return {"recall": len(gold & found) / len(gold), "at10": len(gold & top10) / len(gold)}
+
+
+def baseline(sample: dict[str, Any]) -> tuple[BM25Okapi, list[ContextItem], int]:
+    turns = list(locomo_messages(sample))
+    items = [
+        ContextItem(
+            i,
+            "message",
+            "bm25",
+            "",
+            0.0,
+            0,
+            f"#{i} [{t.speaker} {t.said_at:%Y-%m-%d %H:%M}] {t.text}",
+            t.source_id,
+        )
+        for i, t in enumerate(turns)
+    ]
+    tokenized = [re.findall(r"\w+", f"{t.speaker} {t.text}".lower()) for t in turns]
+    full = sum(count_tokens(i.text + "\n") for i in items)
+    return BM25Okapi(tokenized), items, full
+
+
+def run(data: Path, limit: int | None) -> None:
+    samples = locomo_samples(data)[:limit]
+    ours: dict[tuple[int, int], list[dict[str, float]]] = defaultdict(list)
+    base: dict[tuple[int, int], list[dict[str, float]]] = defaultdict(list)
+    tokens: dict[int, list[int]] = defaultdict(list)
+    latencies: list[float] = []
+    full_context = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for sample in samples:
+            folder = Path(tmp) / sample["sample_id"]
+            app = new_mind(folder)
+            import_locomo(app, data, sample["sample_id"])
+            bm25, turns, full = baseline(sample)
+            full_context.append(full)
+            with read_model(Home(folder)) as con:
+                for qa in sample["qa"]:
+                    gold = gold_ids(qa.get("evidence", []))
+                    if qa["category"] == 5 or not gold:
+                        continue
+                    start = time.perf_counter()
+                    ranked = rank(gather(con, qa["question"], NOW))
+                    fitted = {b: fit(ranked, b) for b in BUDGETS}
+                    latencies.append(time.perf_counter() - start)
+                    order = bm25.get_scores(re.findall(r"\w+", qa["question"].lower()))
+                    by_score = [
+                        turns[i] for i in sorted(range(len(turns)), key=lambda i: (-order[i], i))
+                    ]
+                    for b in BUDGETS:
+                        ours[(qa["category"], b)].append(scores(fitted[b].items, gold))
+                        base[(qa["category"], b)].append(scores(fit(by_score, b).items, gold))
+                        tokens[b].append(fitted[b].tokens)
+    table = []
+    for b in BUDGETS:
+        for cat in (1, 2, 3, 4, 0):
+
+            def mean(store: dict[tuple[int, int], list[dict[str, float]]], key: str) -> float:
+                rows = [
+                    r for (c, bb), rs in store.items() if bb == b and (cat in (0, c)) for r in rs
+                ]
+                return round(statistics.mean(r[key] for r in rows), 3)
+
+            n = sum(len(rs) for (c, bb), rs in ours.items() if bb == b and cat in (0, c))
+            row = {
+                "budget": b,
+                "category": cat or "all",
+                "questions": n,
+                "evidence_recall": mean(ours, "recall"),
+                "bm25_recall": mean(base, "recall"),
+                "recall_at_10": mean(ours, "at10"),
+                "bm25_recall_at_10": mean(base, "at10"),
+            }
+            row["ratio_to_bm25"] = round(row["evidence_recall"] / max(row["bm25_recall"], 1e-9), 2)
+            table.append(row)
+            report("locomo", row)
+    report(
+        "locomo_summary",
+        {
+            "mean_tokens": {b: round(statistics.mean(tokens[b])) for b in BUDGETS},
+            "full_context_tokens_mean": round(statistics.mean(full_context)),
+            **{"retrieval_" + k: v for k, v in percentiles(latencies).items()},
+        },
+    )
+    print_table(table)
+
+
+def print_table(rows: list[dict[str, Any]]) -> None:
+    print("\nbudget  category  n     recall  bm25   ratio  r@10   bm25@10")
+    for r in rows:
+        print(
+            f"{r['budget']:<7} {r['category']!s:<9} {r['questions']:<5} "
+            f"{r['evidence_recall']:<7} {r['bm25_recall']:<6} {r['ratio_to_bm25']:<6} "
+            f"{r['recall_at_10']:<6} {r['bm25_recall_at_10']}"
+        )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--data", type=Path, default=DATA)
+    parser.add_argument("--samples", type=int, default=None)
+    args = parser.parse_args()
+    run(args.data, args.samples)
+
+
+if __name__ == "__main__":
+    main()

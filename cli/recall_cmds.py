@@ -1,0 +1,64 @@
+"""`mind recall`: retrieval alone, no model call."""
+
+from __future__ import annotations
+
+import click
+
+from cli.compose import Home, clock_from_env, read_model
+from cli.output import emit_json, table
+
+
+@click.command()
+@click.argument("query")
+@click.option(
+    "--budget",
+    default=2000,
+    show_default=True,
+    type=click.IntRange(50),
+    help="Token budget for the items (counted on the rendered text).",
+)
+@click.option(
+    "--as-of",
+    "as_of",
+    type=click.IntRange(1),
+    metavar="POSITION",
+    help="Only what the ledger held up to this position.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_obj
+def recall(home: Home, query: str, budget: int, as_of: int | None, as_json: bool) -> None:
+    """Show what the mind would remember for QUERY, why, and at what cost in tokens.
+
+    Example:
+
+        mind recall "When did Caroline go to the support group?" --budget 500 --json
+    """
+    from projections.retrieval import recall as run_recall
+
+    with read_model(home) as con:
+        context = run_recall(con, query, budget, clock_from_env()(), as_of=as_of)
+    items = [
+        {
+            "id": i.id,
+            "source_id": i.source_id,
+            "kind": i.kind,
+            "channel": i.channel,
+            "score": i.score,
+            "reason": i.reason,
+            "tokens": i.tokens,
+            "text": i.text,
+            "clipped": i.clipped,
+        }
+        for i in context.items
+    ]
+    data = {"items": items, "tokens": context.tokens, "dropped": len(context.dropped)}
+    if as_json:
+        emit_json(data)
+        return
+    table(items, ["id", "channel", "score", "tokens", "text"], "Nothing to recall.")
+    click.echo(f"{context.tokens} tokens, {len(items)} items, {len(context.dropped)} over budget")
+
+
+def register(group: click.Group) -> None:
+    """Add this command to the `mind` group."""
+    group.add_command(recall)

@@ -1,0 +1,367 @@
+"""Retrieval: candidates from several channels, fused by reciprocal rank, packed into a token
+budget. Deterministic: the same read model and query give the same selection (ties by position).
+
+Channels: lexical (BM25 over messages, commitments, concepts and threads), neighbours (the turns
+around the best lexical hits), concepts (named or aliased in the query, and their relations),
+commitments (open), threads (live), recency (the latest messages), time (messages inside a time
+window the query names), and vector similarity when an embedder is given (off by default).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+import duckdb
+
+from domain.context_port import AssembledContext, ContextItem
+from projections.text_index import terms
+from projections.time_expressions import windows
+
+RRF_K = 60
+LEXICAL_K = 40
+NEIGHBOURS_OF = 12
+RECENT = 6
+K1, B = 1.2, 0.75
+# Fixed items lead the context; evidence follows in fused order.
+FIXED_CHANNELS = ("identity", "commitments", "threads")
+NO_LIMIT = 2**62
+
+
+@dataclass
+class Candidate:
+    """A document found by one or more channels."""
+
+    id: int
+    kind: str
+    text: str
+    source_id: str | None = None
+    ranks: dict[str, int] = field(default_factory=dict)
+    reasons: dict[str, str] = field(default_factory=dict)
+
+    def fused(self) -> float:
+        return sum(1.0 / (RRF_K + r) for r in self.ranks.values())
+
+    def channel(self) -> str:
+        return min(self.ranks, key=lambda c: (self.ranks[c], c))
+
+
+class Pool:
+    """Candidates by ledger position, each remembering its rank in every channel."""
+
+    def __init__(self) -> None:
+        self.items: dict[int, Candidate] = {}
+
+    def add(self, channel: str, ranked: list[tuple[int, str, str, str | None, str]]) -> None:
+        """Add a channel's results, best first: (id, kind, text, source_id, reason)."""
+        for rank, (id_, kind, text, source_id, reason) in enumerate(ranked, 1):
+            c = self.items.setdefault(id_, Candidate(id_, kind, text, source_id))
+            if channel not in c.ranks:
+                c.ranks[channel], c.reasons[channel] = rank, reason
+
+
+def _rows(con: duckdb.DuckDBPyConnection, sql: str, params: Any = None) -> list[tuple[Any, ...]]:
+    return con.execute(sql, params or []).fetchall()
+
+
+def _message_text(speaker: str | None, time: datetime | None, text: str) -> str:
+    when = f" {time:%Y-%m-%d %H:%M}" if time else ""
+    return f"[{speaker or 'message'}{when}] {text}"
+
+
+def _messages(
+    con: duckdb.DuckDBPyConnection, where: str, params: list[Any], order: str, limit: int
+) -> list[tuple[Any, ...]]:
+    return _rows(
+        con,
+        "SELECT position, speaker, time, text, source_id FROM messages "
+        f"WHERE {where} ORDER BY {order} LIMIT {int(limit)}",
+        params,
+    )
+
+
+def lexical(con: duckdb.DuckDBPyConnection, query: str, as_of: int) -> list[tuple[Any, ...]]:
+    """BM25 over the live documents: (position, kind, stream, score, matched terms)."""
+    q = sorted(set(terms(query)))
+    if not q:
+        return []
+    return _rows(
+        con,
+        f"""
+        WITH live AS (
+            SELECT d.position, d.kind, d.stream, d.length FROM docs d
+            LEFT JOIN commitments c ON d.kind = 'commitment' AND c.stream_id = d.stream
+            LEFT JOIN threads t ON d.kind = 'thread' AND t.stream_id = d.stream
+            LEFT JOIN concepts k ON d.kind = 'concept' AND k.stream_id = d.stream
+            WHERE d.position <= $as_of
+              AND (d.kind = 'message'
+                   OR (d.kind = 'commitment' AND c.status = 'open')
+                   OR (d.kind = 'thread' AND t.status <> 'resolved')
+                   OR (d.kind = 'concept' AND k.definition_position = d.position))),
+        stats AS (SELECT count(*) AS n, avg(length) AS avgdl FROM live),
+        hits AS (SELECT t.term, t.position, t.tf FROM doc_terms t
+                 WHERE t.term IN (SELECT unnest($terms)) AND t.position <= $as_of),
+        df AS (SELECT term, count(*) AS df FROM hits SEMI JOIN live USING (position)
+               GROUP BY term)
+        SELECT l.position, l.kind, l.stream,
+               sum(ln(1 + (s.n - df.df + 0.5) / (df.df + 0.5)) * h.tf * {K1 + 1}
+                   / (h.tf + {K1} * (1 - {B} + {B} * l.length / s.avgdl))) AS score,
+               list(DISTINCT h.term ORDER BY h.term) AS matched
+        FROM hits h JOIN df USING (term) JOIN live l USING (position), stats s
+        GROUP BY ALL ORDER BY score DESC, l.position LIMIT {LEXICAL_K}
+    """,
+        {"terms": q, "as_of": as_of},
+    )
+
+
+def _doc_texts(
+    con: duckdb.DuckDBPyConnection, hits: list[tuple[Any, ...]]
+) -> dict[int, tuple[str, str | None]]:
+    """Display text and source id for lexical hits of every kind."""
+    positions = [h[0] for h in hits]
+    out: dict[int, tuple[str, str | None]] = {}
+    for pos, speaker, time, text, source_id in _rows(
+        con,
+        "SELECT position, speaker, time, text, source_id FROM messages "
+        "WHERE position IN (SELECT unnest(?))",
+        [positions],
+    ):
+        out[pos] = (_message_text(speaker, time, text), source_id)
+    for pos, cid, text in _rows(
+        con,
+        "SELECT opened_position, cid, text FROM commitments "
+        "WHERE opened_position IN (SELECT unnest(?))",
+        [positions],
+    ):
+        out[pos] = (f"[commitment {cid} open] {text}", cid)
+    for pos, token, definition in _rows(
+        con,
+        "SELECT definition_position, token, definition FROM concepts "
+        "WHERE definition_position IN (SELECT unnest(?))",
+        [positions],
+    ):
+        out[pos] = (f"[concept {token}] {definition}", token)
+    for pos, tid, status, label, content in _rows(
+        con,
+        "SELECT opened_position, id, status, label, content FROM threads "
+        "WHERE opened_position IN (SELECT unnest(?))",
+        [positions],
+    ):
+        out[pos] = (f"[thread {tid} {status}] {label}: {content}", tid)
+    return out
+
+
+def gather(
+    con: duckdb.DuckDBPyConnection,
+    query: str,
+    now: datetime,
+    as_of: int | None = None,
+    exclude_turn: str | None = None,
+    embed: Callable[[list[str]], list[list[float]]] | None = None,
+) -> Pool:
+    """Run every channel and pool the results."""
+    limit = NO_LIMIT if as_of is None else as_of
+    pool = Pool()
+    for (name,) in _rows(con, "SELECT name FROM identity"):
+        pool.add(
+            "identity",
+            [(1, "identity", f"[identity] Your name is {name}.", None, "who the mind is")],
+        )
+    pool.add(
+        "commitments",
+        [
+            (pos, "commitment", f"[commitment {cid} open] {text}", cid, "open commitment")
+            for pos, cid, text in _rows(
+                con,
+                "SELECT opened_position, cid, text FROM commitments WHERE status = 'open' "
+                "AND opened_position <= ? ORDER BY opened_position DESC LIMIT 10",
+                [limit],
+            )
+        ],
+    )
+    pool.add(
+        "threads",
+        [
+            (pos, "thread", f"[thread {tid} {status}] {label}: {content}", tid, f"live ({status})")
+            for pos, tid, status, label, content in _rows(
+                con,
+                "SELECT opened_position, id, status, label, content FROM threads "
+                "WHERE status <> 'resolved' AND opened_position <= ? "
+                "ORDER BY updated_at DESC, id LIMIT 5",
+                [limit],
+            )
+        ],
+    )
+    named = _rows(
+        con,
+        "SELECT definition_position, token, definition, matched FROM ("
+        "SELECT definition_position, token, definition, CASE "
+        "WHEN contains(lower($q), lower(token)) THEN token ELSE "
+        "list_filter(aliases, lambda a: contains(lower($q), lower(a)))[1] END "
+        "AS matched FROM concepts WHERE definition_position <= $lim) "
+        "WHERE matched IS NOT NULL ORDER BY token LIMIT 10",
+        {"q": query, "lim": limit},
+    )
+    related = _rows(
+        con,
+        "SELECT k.definition_position, k.token, k.definition, r.source, "
+        "r.relation FROM concept_relations r JOIN concepts k "
+        "ON k.token = r.target WHERE r.source IN (SELECT unnest(?)) "
+        "AND r.position <= ? ORDER BY r.position LIMIT 10",
+        [[n[1] for n in named], limit],
+    )
+    pool.add(
+        "concepts",
+        [
+            (p, "concept", f"[concept {t}] {d}", t, f"named in the query ({m})")
+            for p, t, d, m in named
+        ]
+        + [
+            (p, "concept", f"[concept {t}] {d}", t, f"{s} -{rel}-> {t}")
+            for p, t, d, s, rel in related
+        ],
+    )
+    hits = lexical(con, query, limit)
+    texts = _doc_texts(con, hits)
+    pool.add(
+        "lexical",
+        [
+            (pos, kind, texts[pos][0], texts[pos][1], "shares " + ", ".join(matched[:6]))
+            for pos, kind, _, _, matched in hits
+            if pos in texts
+        ],
+    )
+    pool.add(
+        "neighbours",
+        neighbours(con, [h[0] for h in hits if h[1] == "message"][:NEIGHBOURS_OF], limit),
+    )
+    for start, end, words in windows(query, now):
+        pool.add(
+            "time",
+            [
+                (p, "message", _message_text(sp, t, tx), sid, f"said {words}")
+                for p, sp, t, tx, sid in _messages(
+                    con,
+                    "time >= ? AND time < ? AND position <= ?",
+                    [start, end, limit],
+                    "position",
+                    20,
+                )
+            ],
+        )
+    recent = _messages(
+        con,
+        "turn_id IS DISTINCT FROM ? AND position <= ?",
+        [exclude_turn, limit],
+        "position DESC",
+        RECENT,
+    )
+    pool.add(
+        "recency",
+        [
+            (p, "message", _message_text(sp, t, tx), sid, "recent conversation")
+            for p, sp, t, tx, sid in recent
+        ],
+    )
+    if embed is not None:
+        pool.add("vector", vector_channel(con, query, limit, embed))
+    return pool
+
+
+def neighbours(
+    con: duckdb.DuckDBPyConnection, hits: list[int], limit: int
+) -> list[tuple[Any, ...]]:
+    """The message just before and just after each hit in the same conversation: an answer
+    often sits next to the question that matched."""
+    if not hits:
+        return []
+    near = sorted({p + d for p in hits for d in range(-3, 4)} - set(hits))
+    rows = {
+        r[0]: r
+        for r in _rows(
+            con,
+            "SELECT position, speaker, time, text, source_id, "
+            "coalesce(conversation, '') FROM messages "
+            "WHERE position IN (SELECT unnest(?)) AND position <= ?",
+            [sorted(set(near) | set(hits)), limit],
+        )
+    }
+    out = []
+    for hit in hits:
+        if hit not in rows:
+            continue
+        conv = rows[hit][5]
+        same = [p for p in rows if rows[p][5] == conv and p != hit and abs(p - hit) <= 3]
+        for p in (
+            max((p for p in same if p < hit), default=None),
+            min((p for p in same if p > hit), default=None),
+        ):
+            if p is not None:
+                _, sp, t, tx, sid, _ = rows[p]
+                out.append((p, "message", _message_text(sp, t, tx), sid, f"next to #{hit}"))
+    return out
+
+
+def vector_channel(
+    con: duckdb.DuckDBPyConnection,
+    query: str,
+    limit: int,
+    embed: Callable[[list[str]], list[list[float]]],
+) -> list[tuple[Any, ...]]:
+    """Cosine similarity between the query and message texts, through an embedding function."""
+    rows = _messages(con, "position <= ?", [limit], "position DESC", 2000)
+    if not rows:
+        return []
+    vectors = embed([query] + [r[3] for r in rows])
+    q = vectors[0]
+    qn = math.sqrt(sum(x * x for x in q)) or 1.0
+    scored = []
+    for r, v in zip(rows, vectors[1:], strict=True):
+        vn = math.sqrt(sum(x * x for x in v)) or 1.0
+        scored.append((-sum(a * b for a, b in zip(q, v, strict=True)) / (qn * vn), r[0], r))
+    scored.sort()
+    return [
+        (r[0], "message", _message_text(r[1], r[2], r[3]), r[4], f"similarity {-s:.2f}")
+        for s, _, r in scored[:20]
+    ]
+
+
+def rank(pool: Pool) -> list[ContextItem]:
+    """Fixed items first (identity, commitments, threads), then evidence by fused score."""
+
+    def item(c: Candidate) -> ContextItem:
+        reason = "; ".join(f"{ch} #{c.ranks[ch]}: {c.reasons[ch]}" for ch in sorted(c.ranks))
+        return ContextItem(
+            c.id,
+            c.kind,
+            c.channel(),
+            reason,
+            round(c.fused(), 6),
+            0,
+            f"#{c.id} {c.text}",
+            c.source_id,
+        )
+
+    fixed = [c for c in pool.items.values() if c.channel() in FIXED_CHANNELS]
+    evidence = [c for c in pool.items.values() if c.channel() not in FIXED_CHANNELS]
+    fixed.sort(key=lambda c: (FIXED_CHANNELS.index(c.channel()), c.ranks[c.channel()]))
+    evidence.sort(key=lambda c: (-c.fused(), c.id))
+    return [item(c) for c in fixed + evidence]
+
+
+def recall(
+    con: duckdb.DuckDBPyConnection,
+    query: str,
+    budget: int,
+    now: datetime,
+    as_of: int | None = None,
+    exclude_turn: str | None = None,
+    embed: Callable[[list[str]], list[list[float]]] | None = None,
+) -> AssembledContext:
+    """Retrieve, fuse and pack into `budget` tokens."""
+    from projections.context import fit
+
+    return fit(rank(gather(con, query, now, as_of, exclude_turn, embed)), budget)
