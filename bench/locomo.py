@@ -74,6 +74,14 @@ def baseline(sample: dict[str, Any]) -> tuple[BM25Okapi, list[ContextItem], int]
     return BM25Okapi(tokenized), items, full
 
 
+def mean(
+    store: dict[tuple[int, int], list[dict[str, float]]], budget: int, category: int, key: str
+) -> float:
+    """The mean of one score over a budget and a category (0 = all)."""
+    rows = [r for (c, b), rs in store.items() if b == budget and category in (0, c) for r in rs]
+    return round(statistics.mean(r[key] for r in rows), 3)
+
+
 def run(data: Path, limit: int | None) -> None:
     samples = locomo_samples(data)[:limit]
     ours: dict[tuple[int, int], list[dict[str, float]]] = defaultdict(list)
@@ -108,22 +116,15 @@ def run(data: Path, limit: int | None) -> None:
     table = []
     for b in BUDGETS:
         for cat in (1, 2, 3, 4, 0):
-
-            def mean(store: dict[tuple[int, int], list[dict[str, float]]], key: str) -> float:
-                rows = [
-                    r for (c, bb), rs in store.items() if bb == b and (cat in (0, c)) for r in rs
-                ]
-                return round(statistics.mean(r[key] for r in rows), 3)
-
             n = sum(len(rs) for (c, bb), rs in ours.items() if bb == b and cat in (0, c))
             row = {
                 "budget": b,
                 "category": cat or "all",
                 "questions": n,
-                "evidence_recall": mean(ours, "recall"),
-                "bm25_recall": mean(base, "recall"),
-                "recall_at_10": mean(ours, "at10"),
-                "bm25_recall_at_10": mean(base, "at10"),
+                "evidence_recall": mean(ours, b, cat, "recall"),
+                "bm25_recall": mean(base, b, cat, "recall"),
+                "recall_at_10": mean(ours, b, cat, "at10"),
+                "bm25_recall_at_10": mean(base, b, cat, "at10"),
             }
             row["ratio_to_bm25"] = round(row["evidence_recall"] / max(row["bm25_recall"], 1e-9), 2)
             table.append(row)

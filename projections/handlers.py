@@ -461,4 +461,6 @@ def message_observed(rows: Rows, e: Ev) -> None:
             "conversation": e.stream,
         },
     )
-    index(rows, e, "message", f"{s['speaker']} {s['text']}")
+    # A reply is indexed with the message it answers: questions match the answering turn too.
+    index(rows, e, "message", f"{s['speaker']} {s['text']} {row.get('last_message') or ''}")
+    row["last_message"] = s["text"]

@@ -22,8 +22,16 @@ from projections.text_index import terms
 from projections.time_expressions import windows
 
 RRF_K = 60
-LEXICAL_K = 40
-NEIGHBOURS_OF = 12
+# A candidate's best channel counts fully, its other channels at a quarter: plain reciprocal rank
+# fusion (1.0) let clusters of neighbours crowd out isolated strong hits (bench/locomo.py).
+SECOND_OPINION = 0.25
+# Every channel's ranks count the same: down-weighting neighbours or recency measured worse
+# on LoCoMo (bench/locomo.py).
+WEIGHTS: dict[str, float] = {}
+LEXICAL_K = 100
+NEIGHBOURS_OF = 40
+NEIGHBOUR_SPAN = 1
+NEIGHBOUR_PENALTY = 2  # a neighbour ranks just below the hit it sits next to
 RECENT = 6
 K1, B = 1.2, 0.75
 # Fixed items lead the context; evidence follows in fused order.
@@ -43,7 +51,10 @@ class Candidate:
     reasons: dict[str, str] = field(default_factory=dict)
 
     def fused(self) -> float:
-        return sum(1.0 / (RRF_K + r) for r in self.ranks.values())
+        parts = sorted(
+            (WEIGHTS.get(c, 1.0) / (RRF_K + r) for c, r in self.ranks.items()), reverse=True
+        )
+        return parts[0] + SECOND_OPINION * sum(parts[1:])
 
     def channel(self) -> str:
         return min(self.ranks, key=lambda c: (self.ranks[c], c))
@@ -55,9 +66,16 @@ class Pool:
     def __init__(self) -> None:
         self.items: dict[int, Candidate] = {}
 
-    def add(self, channel: str, ranked: list[tuple[int, str, str, str | None, str]]) -> None:
-        """Add a channel's results, best first: (id, kind, text, source_id, reason)."""
-        for rank, (id_, kind, text, source_id, reason) in enumerate(ranked, 1):
+    def add(
+        self,
+        channel: str,
+        ranked: list[tuple[int, str, str, str | None, str]],
+        ranks: list[int] | None = None,
+    ) -> None:
+        """Add a channel's results, best first: (id, kind, text, source_id, reason); `ranks`
+        overrides the plain 1, 2, 3... (neighbours take the rank of the hit they sit next to)."""
+        for i, (id_, kind, text, source_id, reason) in enumerate(ranked):
+            rank = ranks[i] if ranks is not None else i + 1
             c = self.items.setdefault(id_, Candidate(id_, kind, text, source_id))
             if channel not in c.ranks:
                 c.ranks[channel], c.reasons[channel] = rank, reason
@@ -68,7 +86,7 @@ def _rows(con: duckdb.DuckDBPyConnection, sql: str, params: Any = None) -> list[
 
 
 def _message_text(speaker: str | None, time: datetime | None, text: str) -> str:
-    when = f" {time:%Y-%m-%d %H:%M}" if time else ""
+    when = f" {time:%Y-%m-%d}" if time else ""  # the day is what questions ask about
     return f"[{speaker or 'message'}{when}] {text}"
 
 
@@ -234,9 +252,12 @@ def gather(
             if pos in texts
         ],
     )
+    lexical_rank = {h[0]: n for n, h in enumerate(hits, 1)}
+    found = neighbours(con, [h[0] for h in hits if h[1] == "message"][:NEIGHBOURS_OF], limit)
     pool.add(
         "neighbours",
-        neighbours(con, [h[0] for h in hits if h[1] == "message"][:NEIGHBOURS_OF], limit),
+        [f[:5] for f in found],
+        [lexical_rank[f[5]] + NEIGHBOUR_PENALTY for f in found],
     )
     for start, end, words in windows(query, now):
         pool.add(
@@ -278,7 +299,8 @@ def neighbours(
     often sits next to the question that matched."""
     if not hits:
         return []
-    near = sorted({p + d for p in hits for d in range(-3, 4)} - set(hits))
+    reach = 3 * NEIGHBOUR_SPAN
+    near = sorted({p + d for p in hits for d in range(-reach, reach + 1)} - set(hits))
     rows = {
         r[0]: r
         for r in _rows(
@@ -301,7 +323,7 @@ def neighbours(
         ):
             if p is not None:
                 _, sp, t, tx, sid, _ = rows[p]
-                out.append((p, "message", _message_text(sp, t, tx), sid, f"next to #{hit}"))
+                out.append((p, "message", _message_text(sp, t, tx), sid, f"next to #{hit}", hit))
     return out
 
 

@@ -60,7 +60,7 @@ TABLES: dict[str, str] = {
     ),
     "conversations": (
         "stream_id VARCHAR PRIMARY KEY, source VARCHAR, participants VARCHAR[], "
-        "started_at TIMESTAMPTZ, messages BIGINT"
+        "started_at TIMESTAMPTZ, messages BIGINT, last_message VARCHAR"
     ),
     "docs": "position BIGINT, kind VARCHAR, stream VARCHAR, length INTEGER",
     "doc_terms": "term VARCHAR, position BIGINT, tf INTEGER",
@@ -234,6 +234,7 @@ ARROW: dict[str, pa.Schema] = {
             ("participants", pa.list_(pa.string())),
             ("started_at", TS),
             ("messages", pa.int64()),
+            ("last_message", pa.string()),
         ]
     ),
     "docs": pa.schema(

@@ -1,0 +1,188 @@
+"""Retrieval and imports: LoCoMo and chat imports, recall's channels, budget, determinism."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from adapters.importers import import_chat, import_locomo
+from cli.compose import Home, open_mind, read_model
+from domain.errors import InvalidInputError
+from projections.retrieval import gather, rank, recall
+from projections.time_expressions import windows
+from tests.conftest import LOCOMO
+from tests.integration.ledger_factory import sqlite_mind
+
+NOW = datetime(2024, 1, 1, tzinfo=UTC)
+needs_locomo = pytest.mark.skipif(not LOCOMO.exists(), reason="needs ../shared/data/locomo")
+
+
+@pytest.fixture
+def locomo_home(tmp_path: Path) -> Home:
+    app = sqlite_mind(tmp_path, commands=0)
+    import_locomo(app, LOCOMO, "conv-26")
+    return Home(tmp_path)
+
+
+@needs_locomo
+def test_a_locomo_import_records_every_turn_once(locomo_home: Home) -> None:
+    again = import_locomo(open_mind(locomo_home), LOCOMO, "conv-26")
+
+    with read_model(locomo_home) as con:
+        count, first = con.execute(
+            "SELECT count(*), min_by(source_id, position) FROM messages"
+        ).fetchone()
+        speaker, time = con.execute(
+            "SELECT speaker, time FROM messages WHERE source_id = 'D1:3'"
+        ).fetchone()
+        caption = con.execute("SELECT text FROM messages WHERE source_id = 'D1:5'").fetchone()
+    assert again == [{"sample": "conv-26", "added": 0, "skipped": 419}]
+    assert (count, first) == (419, "D1:1")
+    assert (speaker, time) == ("Caroline", datetime(2023, 5, 8, 13, 56, tzinfo=UTC))
+    assert caption is not None and "[shares a photo: a photo of a dog" in caption[0]
+
+
+@needs_locomo
+def test_recall_finds_the_evidence_turn_and_records_why(locomo_home: Home) -> None:
+    with read_model(locomo_home) as con:
+        context = recall(con, "When did Caroline go to the LGBTQ support group?", 500, NOW)
+
+    found = {i.source_id: i for i in context.items}
+    assert "D1:3" in found
+    assert "lexical" in found["D1:3"].reason
+    assert context.tokens <= 500
+    assert sum(i.tokens for i in context.items) <= 500
+
+
+@needs_locomo
+@pytest.mark.parametrize("budget", [100, 500, 2000])
+def test_the_budget_is_respected_and_nothing_is_dropped_silently(
+    locomo_home: Home, budget: int
+) -> None:
+    with read_model(locomo_home) as con:
+        ranked = rank(gather(con, "What did Melanie paint?", NOW))
+        context = recall(con, "What did Melanie paint?", budget, NOW)
+
+    assert context.tokens <= budget
+    assert len(context.items) + len(context.dropped) == len(ranked)
+    assert all("over the token budget" in d["reason"] for d in context.dropped)
+
+
+@needs_locomo
+def test_recall_is_deterministic_and_as_of_hides_later_events(locomo_home: Home) -> None:
+    with read_model(locomo_home) as con:
+        a = recall(con, "Melanie pottery class", 800, NOW)
+        b = recall(con, "Melanie pottery class", 800, NOW)
+        early = recall(con, "Melanie pottery class", 800, NOW, as_of=50)
+
+    assert [(i.id, i.score, i.tokens) for i in a.items] == [
+        (i.id, i.score, i.tokens) for i in b.items
+    ]
+    assert all(i.id <= 50 for i in early.items)
+
+
+def test_closed_commitments_resolved_threads_and_old_definitions_are_not_recalled(
+    tmp_path: Path,
+) -> None:
+    app = sqlite_mind(tmp_path, commands=0)
+    cid = app.open_commitment("water the orchid every sunday").cid
+    app.close_commitment(cid, "the orchid died")
+    thread = app.open_thread("orchid care question", "how often to water an orchid")
+    app.resolve_thread(thread, "dissolved", reason="no orchid any more")
+    app.define_concept("plant.orchid", "an orchid that needs water weekly")
+    app.define_concept("plant.orchid", "a plastic flower")
+
+    with read_model(Home(tmp_path)) as con:
+        context = recall(con, "orchid water", 2000, NOW)
+
+    texts = " ".join(i.text for i in context.items)
+    assert "every sunday" not in texts and "how often" not in texts
+    assert "needs water weekly" not in texts and "a plastic flower" in texts
+
+
+def test_a_chat_import_is_validated_before_anything_is_written(tmp_path: Path) -> None:
+    app = sqlite_mind(tmp_path, commands=0)
+    good = tmp_path / "good.jsonl"
+    good.write_text(
+        '{"role": "user", "content": "I adopted a cat named Miso",'
+        ' "time": "2025-03-02T10:00:00Z"}\n'
+        '{"role": "assistant", "content": "Lovely name!"}\n'
+    )
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"role": "user", "content": "fine"}\nnot json\n')
+
+    first = import_chat(app, good)
+    again = import_chat(app, good)
+    with pytest.raises(InvalidInputError, match=r"bad\.jsonl:2"):
+        import_chat(app, bad)
+
+    assert (first["added"], again["added"], again["skipped"]) == (2, 0, 2)
+    with read_model(Home(tmp_path)) as con:
+        rows = con.execute("SELECT speaker, text, time FROM messages ORDER BY position").fetchall()
+    assert [r[:2] for r in rows] == [
+        ("user", "I adopted a cat named Miso"),
+        ("assistant", "Lovely name!"),
+    ]
+    assert rows[0][2] == datetime(2025, 3, 2, 10, tzinfo=UTC)
+
+
+@pytest.mark.parametrize(
+    ("query", "start", "end"),
+    [
+        (
+            "what happened last May?",
+            datetime(2023, 5, 1, tzinfo=UTC),
+            datetime(2023, 6, 1, tzinfo=UTC),
+        ),
+        (
+            "what did we do in 2022",
+            datetime(2022, 1, 1, tzinfo=UTC),
+            datetime(2023, 1, 1, tzinfo=UTC),
+        ),
+        (
+            "in March 2021 we met",
+            datetime(2021, 3, 1, tzinfo=UTC),
+            datetime(2021, 4, 1, tzinfo=UTC),
+        ),
+    ],
+)
+def test_time_expressions_become_windows(query: str, start: datetime, end: datetime) -> None:
+    now = datetime(2023, 11, 15, tzinfo=UTC)
+
+    found = [(s, e) for s, e, _ in windows(query, now)]
+
+    assert (start, end) in found
+
+
+def test_two_weeks_ago_is_a_window_around_that_day() -> None:
+    now = datetime(2023, 11, 15, tzinfo=UTC)
+
+    ((start, end, words),) = windows("what did I say two weeks ago?", now)
+
+    assert words == "two weeks ago" and start < datetime(2023, 11, 1, tzinfo=UTC) < end
+
+
+def test_may_as_a_verb_is_not_a_month() -> None:
+    assert windows("may I ask something", datetime(2023, 11, 15, tzinfo=UTC)) == []
+
+
+def test_recall_cli_json_shape(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from cli.main import mind
+
+    app = sqlite_mind(tmp_path, commands=0)
+    app.open_commitment("send the quarterly report")
+    result = CliRunner().invoke(
+        mind, ["--home", str(tmp_path), "recall", "quarterly report", "--budget", "300", "--json"]
+    )
+
+    data = json.loads(result.output)
+    assert set(data) == {"items", "tokens", "dropped"}
+    assert {"id", "source_id", "kind", "channel", "score", "reason", "tokens", "text"} <= set(
+        data["items"][0]
+    )
+    assert any(i["kind"] == "commitment" for i in data["items"])
