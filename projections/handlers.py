@@ -42,6 +42,8 @@ class Rows:
         # Which streams already had a row, so only those need deleting before the rewrite.
         self.loaded = {table: set(rows) for table, rows in loaded.items()}
         self.appended: dict[str, list[dict[str, Any]]] = {}
+        # The index grows by several rows per event: kept as columns, not one dict per row.
+        self.terms: tuple[list[str], list[int], list[int]] = ([], [], [])
 
     def entity(self, table: str, stream: str) -> dict[str, Any]:
         """The current row of a stream (a new empty one when the stream is new)."""
@@ -76,8 +78,10 @@ def index(rows: Rows, e: Ev, kind: str, text: str) -> None:
         "docs",
         {"position": e.position, "kind": kind, "stream": e.stream, "length": sum(counts.values())},
     )
-    for term, tf in counts.items():
-        rows.append("doc_terms", {"term": term, "position": e.position, "tf": tf})
+    terms, positions, tfs = rows.terms
+    terms.extend(counts)
+    positions.extend([e.position] * len(counts))
+    tfs.extend(counts.values())
 
 
 def _history(rows: Rows, e: Ev, change: str, **fields: Any) -> None:

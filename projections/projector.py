@@ -109,6 +109,14 @@ class Projector:
                 self._insert(table, list(by_stream.values()))
         for table, appended in rows.appended.items():
             self._insert(table, appended)
+        if rows.terms[0]:
+            terms, positions, tfs = rows.terms
+            self._insert_table(
+                "doc_terms",
+                pa.table(
+                    {"term": terms, "position": positions, "tf": tfs}, schema=ARROW["doc_terms"]
+                ),
+            )
         self.con.execute(
             "UPDATE tracking SET position = ? WHERE name = ?", [events[-1].position, NAME]
         )
