@@ -97,6 +97,7 @@ class Session:
     def say(self, text: str) -> None:
         """One streamed turn."""
         from cli.compose import turn_service
+        from cli.turn_cmds import echo_effects
         from domain.control_lines import VisibleStream
 
         visible = VisibleStream()
@@ -112,12 +113,7 @@ class Session:
                 f"[generation failed ({outcome.failure['kind']}): {outcome.failure['message']}]",
                 err=True,
             )
-        for cid in outcome.opened:
-            click.echo(f"[opened {cid}]", err=True)
-        for cid in outcome.closed:
-            click.echo(f"[closed {cid}]", err=True)
-        for r in outcome.rejections:
-            click.echo(f"[rejected {r['line']!r}: {r['reason']}]", err=True)
+        echo_effects(outcome)
 
 
 @click.command()

@@ -46,6 +46,16 @@ def outcome_json(home: Home, outcome: Any) -> dict[str, Any]:
     }
 
 
+def echo_effects(outcome: Any) -> None:
+    """What a reply's control lines did, on stderr so the reply itself stays clean."""
+    for cid in outcome.opened:
+        click.echo(f"  [opened {cid}]", err=True)
+    for cid in outcome.closed:
+        click.echo(f"  [closed {cid}]", err=True)
+    for r in outcome.rejections:
+        click.echo(f"  [rejected {r['line']!r}: {r['reason']}]", err=True)
+
+
 def model_options(fn: Any) -> Any:
     """--model, --mock-reply, --api-base, --budget."""
     for option in reversed(
@@ -124,12 +134,7 @@ def turn(
         emit_json(data)
     elif outcome.status == "complete":
         click.echo(outcome.reply)
-        for cid in outcome.opened:
-            click.echo(f"  [opened {cid}]", err=True)
-        for cid in outcome.closed:
-            click.echo(f"  [closed {cid}]", err=True)
-        for r in outcome.rejections:
-            click.echo(f"  [rejected {r['line']!r}: {r['reason']}]", err=True)
+        echo_effects(outcome)
     if outcome.status == "failed":
         assert outcome.failure is not None
         if not as_json:
