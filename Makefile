@@ -35,6 +35,9 @@ test: lint
 bench: $(STAMP)
 	$(PY) -m bench.ledger
 	$(PY) -m bench.projection
+	$(PY) -m bench.turns
+	$(PY) -m bench.locomo
+	$(PY) -m bench.recall
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache .hypothesis
