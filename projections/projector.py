@@ -20,8 +20,9 @@ from projections.ports import LedgerReader, LedgerRow
 from projections.schema import ARROW, TABLES, create_all
 
 NAME = "main"
-# Large batches amortise DuckDB's per-statement cost; a follower's batches are naturally small.
-BATCH = 10_000
+# Large batches amortise DuckDB's per-statement and index-commit cost (1M events: 31k/s at
+# 10,000 per batch, 40k/s at 25,000); a follower's batches are naturally small.
+BATCH = 25_000
 
 
 class ProjectionError(MindError):
