@@ -9,7 +9,6 @@ import click
 
 from cli.compose import Home, open_mind, open_reader, read_model_paths
 from cli.output import emit_json, table
-from domain.errors import InvalidInputError
 
 KINDS = ("identity", "commitment", "concept", "thread")
 
@@ -163,6 +162,3 @@ def register(group: click.Group) -> None:
     """Add these commands to the `mind` group."""
     for command in (init, status, log, verify):
         group.add_command(command)
-
-
-__all__ = ["InvalidInputError", "register"]

@@ -11,12 +11,11 @@ from eventsourcing.application import AggregateNotFoundError, Application
 from eventsourcing.persistence import IntegrityError
 
 from domain.clock import Clock, system_clock
-from domain.commitment import Commitment, Origin, commitment_cid, episode_id, normalise
+from domain.commitment import Commitment, Origin, episode_id, normalise
 from domain.concept import BindingKind, Concept, concept_id
 from domain.errors import (
     AlreadyInitialisedError,
     InvalidInputError,
-    MindError,
     NotInitialisedError,
     UnknownCommitmentError,
     UnknownConceptError,
@@ -271,6 +270,3 @@ class Mind(Application[UUID]):
             return thread
 
         return self._retry(command)
-
-
-__all__ = ["Mind", "MindError", "OpenOutcome", "commitment_cid"]

@@ -11,7 +11,7 @@ from uuid import UUID
 from eventsourcing.persistence import IntegrityError
 
 from domain.application import Mind
-from domain.commitment import Commitment, commitment_cid, episode_id
+from domain.commitment import Commitment, episode_id
 from domain.concept import Concept, concept_id
 from domain.context_port import AssembledContext, ContextSource
 from domain.control_lines import (
@@ -315,6 +315,3 @@ class TurnService:
         outcome.model = completion.model
         outcome.notification_ids += [r.notification.id for r in recordings if r.notification]
         return outcome
-
-
-__all__ = ["DEFAULT_BUDGET", "TurnOutcome", "TurnService", "commitment_cid"]
