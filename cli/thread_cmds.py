@@ -84,23 +84,32 @@ def resolve(
 
 @click.command()
 @click.option("--all", "include_resolved", is_flag=True, help="Include resolved threads.")
+@click.option("--as-of", "as_of", metavar="TIME", help="Tension as of this ISO-8601 time.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_obj
-def threads(home: Home, include_resolved: bool, as_json: bool) -> None:
-    """List live threads (all of them with --all).
+def threads(home: Home, include_resolved: bool, as_of: str | None, as_json: bool) -> None:
+    """List live threads by tension, highest first (all of them with --all).
+
+    Tension grows with the hours since a thread's last credited work and is computed exactly as
+    of now (MIND_NOW, or --as-of); mentions never lower it.
 
     Example:
 
         mind threads --json
     """
+    from cli.compose import clock_from_env
+    from domain.clock import parse_time
     from projections import queries
 
+    when = parse_time(as_of) if as_of else clock_from_env()()
     with read_model(home) as con:
-        rows = queries.threads(con, include_resolved)
+        rows = queries.threads_by_tension(con, when, include_resolved)
     if as_json:
         emit_json(rows)
     else:
-        table(rows, ["id", "status", "mentions", "opened_at", "label"], "No threads.")
+        table(
+            rows, ["id", "tension", "hours_unworked", "status", "mentions", "label"], "No threads."
+        )
 
 
 def register(group: click.Group) -> None:

@@ -20,6 +20,7 @@ class ContextItem:
     text: str
     source_id: str | None = None
     clipped: bool = False
+    stream: str | None = None  # the aggregate it belongs to, for commitments and threads
 
     def record(self) -> dict[str, Any]:
         """The item as recorded in the turn (the text itself stays in the ledger)."""

@@ -27,6 +27,7 @@ from domain.events import AggregateRoot
 from domain.identity import IDENTITY_ID, Identity
 from domain.model_port import CompletionModel, ModelFailure
 from domain.text import clean_token
+from domain.thread import Thread
 from domain.turn import Speaker, Turn, TurnFinishedError
 
 DEFAULT_BUDGET = 2000
@@ -116,6 +117,17 @@ class _Effects:
             reason = str(e) if not isinstance(e, json.JSONDecodeError) else f"malformed JSON: {e}"
             self.rejections.append({"line": line.raw, "reason": reason})
             self.turn.reject(line.raw, reason, self.at)
+
+    def mentions(self, reply: str, context: AssembledContext) -> None:
+        """Count a mention for each live thread in context whose id or label the reply names;
+        a mention changes nothing but the counter (it never lowers tension)."""
+        lowered = reply.lower()
+        for item in context.items:
+            if item.kind != "thread" or not item.source_id or item.stream is None:
+                continue
+            label = item.text.split("] ", 1)[-1].split(": ", 1)[0].lower()
+            if item.source_id.lower() in lowered or (len(label) > 3 and label in lowered):
+                self._load(Thread, UUID(item.stream)).mention(self.at)
 
     def do_commit(self, body: str) -> None:
         probe = Commitment.open(body, "assistant", 1, self.at)
@@ -288,6 +300,7 @@ class TurnService:
             )
             for line in lines:
                 effects.apply(line)
+            effects.mentions(visible, context)
             work_turn.complete(
                 effects.at,
                 context=[i.record() for i in context.items] + context.dropped,

@@ -173,6 +173,7 @@ def commitment_opened(rows: Rows, e: Ev) -> None:
         opened_position=e.position,
         closed_position=None,
     )
+    index(rows, e, "commitment", s["text"])
 
 
 @handles("mind.commitment.closed")
@@ -262,7 +263,9 @@ def thread_opened(rows: Rows, e: Ev) -> None:
         last_work_at=None,
         tension=None,
         tension_as_of=None,
+        opened_position=e.position,
     )
+    index(rows, e, "thread", f"{s['label']} {s['content']}")
 
 
 @handles("mind.thread.mentioned")
@@ -328,6 +331,7 @@ def turn_started(rows: Rows, e: Ev) -> None:
                 "source_id": None,
             },
         )
+        index(rows, e, "message", s["text"])
 
 
 @handles("mind.turn.replied")
@@ -354,6 +358,7 @@ def turn_replied(rows: Rows, e: Ev) -> None:
             "source_id": None,
         },
     )
+    index(rows, e, "message", s["reply"])
 
 
 @handles("mind.turn.generation_failed")

@@ -49,6 +49,7 @@ class Candidate:
     source_id: str | None = None
     ranks: dict[str, int] = field(default_factory=dict)
     reasons: dict[str, str] = field(default_factory=dict)
+    stream: str | None = None
 
     def fused(self) -> float:
         parts = sorted(
@@ -289,6 +290,16 @@ def gather(
     )
     if embed is not None:
         pool.add("vector", vector_channel(con, query, limit, embed))
+    owned = [c.id for c in pool.items.values() if c.kind in ("thread", "commitment")]
+    if owned:
+        for pos, stream in _rows(
+            con,
+            "SELECT opened_position, stream_id FROM threads WHERE opened_position IN "
+            "(SELECT unnest($p)) UNION ALL SELECT opened_position, stream_id FROM commitments "
+            "WHERE opened_position IN (SELECT unnest($p))",
+            {"p": owned},
+        ):
+            pool.items[pos].stream = stream
     return pool
 
 
@@ -365,6 +376,7 @@ def rank(pool: Pool) -> list[ContextItem]:
             0,
             f"#{c.id} {c.text}",
             c.source_id,
+            stream=c.stream,
         )
 
     fixed = [c for c in pool.items.values() if c.channel() in FIXED_CHANNELS]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from pathlib import Path
 
@@ -182,3 +183,17 @@ def test_committing_about_an_unknown_concept_is_rejected(cli: Cli, mind_home: Pa
     assert result.exit_code == 1
     assert "concept 'project.beta' is not defined" in result.stderr
     assert cli("status", "--json").json()["head"]["position"] == 1
+
+
+def test_threads_are_listed_by_tension_as_of_a_time(
+    cli: Cli, mind_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    old = cli("thread", "open", "Old question", "--content", "asked first").output.strip()
+    monkeypatch.setenv("MIND_NOW", "2026-05-01T21:00:00Z")
+    new = cli("thread", "open", "New question", "--content", "asked later").output.strip()
+
+    at_24h = cli("threads", "--as-of", "2026-05-02T09:00:00Z", "--json").json()
+
+    assert [(t["id"], t["hours_unworked"]) for t in at_24h] == [(old, 24.0), (new, 12.0)]
+    assert at_24h[0]["tension"] == pytest.approx(0.15 * 72 / math.log(2) * (2 ** (24 / 72) - 1))
+    assert {"id", "label", "status", "tension", "hours_unworked", "mentions"} <= set(at_24h[0])

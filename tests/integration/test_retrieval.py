@@ -186,3 +186,19 @@ def test_recall_cli_json_shape(tmp_path: Path) -> None:
         data["items"][0]
     )
     assert any(i["kind"] == "commitment" for i in data["items"])
+
+
+def test_open_commitments_and_live_threads_are_found_by_their_words(tmp_path: Path) -> None:
+    app = sqlite_mind(tmp_path, commands=0)
+    for i in range(15):
+        app.open_commitment(f"unrelated promise number {i}")
+    app.open_commitment("renew the passport before the trip to Lisbon")
+    app.open_thread("Lisbon hotel", "which neighbourhood should we stay in")
+
+    with read_model(Home(tmp_path)) as con:
+        ranked = rank(gather(con, "anything about Lisbon?", NOW))
+
+    lexical = {i.kind: i for i in ranked if "lexical" in i.reason}
+    assert "passport" in lexical["commitment"].text
+    assert "neighbourhood" in lexical["thread"].text
+    assert lexical["thread"].stream is not None

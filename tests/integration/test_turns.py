@@ -249,3 +249,16 @@ def test_a_concept_named_by_its_alias_is_put_in_context(home: Home, say: Say) ->
     concepts = [(i["source_id"], i["reason"]) for i in outcome.context if i["kind"] == "concept"]
     assert [c[0] for c in concepts] == ["project.alpha"]
     assert "concepts #1: named in the query (billing rewrite)" in concepts[0][1]
+
+
+def test_a_reply_naming_a_thread_counts_a_mention_and_nothing_else(home: Home, say: Say) -> None:
+    from domain.thread import short_id
+
+    app = open_mind(home)
+    thread = app.open_thread("Why did the import fail?", "It failed on 3 May")
+
+    for _ in range(3):
+        say("any news?", f"Still looking into {short_id(thread)}.")
+
+    assert app.thread(thread).mentions == 3
+    assert app.thread(thread).last_work_at is None
