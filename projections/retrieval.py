@@ -103,37 +103,59 @@ def _messages(
 
 
 def lexical(con: duckdb.DuckDBPyConnection, query: str, as_of: int) -> list[tuple[Any, ...]]:
-    """BM25 over the live documents: (position, kind, stream, score, matched terms)."""
+    """BM25 over the live documents: (position, kind, stream, score, matched terms).
+
+    Document frequencies count every indexed document, live or not (as search engines do until
+    they merge deleted documents away): that keeps the query to the postings of the query's
+    terms. Liveness (open commitment, unresolved thread, current definition) is checked only
+    for the best-scored candidates, by key.
+    """
     q = sorted(set(terms(query)))
     if not q:
         return []
-    return _rows(
+    scored = _rows(
         con,
         f"""
-        WITH live AS (
-            SELECT d.position, d.kind, d.stream, d.length FROM docs d
-            LEFT JOIN commitments c ON d.kind = 'commitment' AND c.stream_id = d.stream
-            LEFT JOIN threads t ON d.kind = 'thread' AND t.stream_id = d.stream
-            LEFT JOIN concepts k ON d.kind = 'concept' AND k.stream_id = d.stream
-            WHERE d.position <= $as_of
-              AND (d.kind = 'message'
-                   OR (d.kind = 'commitment' AND c.status = 'open')
-                   OR (d.kind = 'thread' AND t.status <> 'resolved')
-                   OR (d.kind = 'concept' AND k.definition_position = d.position))),
-        stats AS (SELECT count(*) AS n, avg(length) AS avgdl FROM live),
-        hits AS (SELECT t.term, t.position, t.tf FROM doc_terms t
-                 WHERE t.term IN (SELECT unnest($terms)) AND t.position <= $as_of),
-        df AS (SELECT term, count(*) AS df FROM hits SEMI JOIN live USING (position)
-               GROUP BY term)
-        SELECT l.position, l.kind, l.stream,
+        WITH hits AS (SELECT term, position, tf FROM doc_terms
+                      WHERE term IN (SELECT unnest($terms)) AND position <= $as_of),
+        df AS (SELECT term, count(*) AS df FROM hits GROUP BY term),
+        stats AS (SELECT count(*) AS n, avg(length) AS avgdl FROM docs WHERE position <= $as_of)
+        SELECT d.position, d.kind, d.stream,
                sum(ln(1 + (s.n - df.df + 0.5) / (df.df + 0.5)) * h.tf * {K1 + 1}
-                   / (h.tf + {K1} * (1 - {B} + {B} * l.length / s.avgdl))) AS score,
+                   / (h.tf + {K1} * (1 - {B} + {B} * d.length / s.avgdl))) AS score,
                list(DISTINCT h.term ORDER BY h.term) AS matched
-        FROM hits h JOIN df USING (term) JOIN live l USING (position), stats s
-        GROUP BY ALL ORDER BY score DESC, l.position LIMIT {LEXICAL_K}
+        FROM hits h JOIN df USING (term) JOIN docs d USING (position), stats s
+        GROUP BY ALL ORDER BY score DESC, d.position LIMIT {LEXICAL_K * 3}
     """,
         {"terms": q, "as_of": as_of},
     )
+    live = _live(con, scored)
+    return [row for row in scored if row[1] == "message" or (row[1], row[2], row[0]) in live][
+        :LEXICAL_K
+    ]
+
+
+def _live(
+    con: duckdb.DuckDBPyConnection, scored: list[tuple[Any, ...]]
+) -> set[tuple[str, str, int]]:
+    """Which scored commitments, threads and concept definitions are still current."""
+    streams = [row[2] for row in scored if row[1] != "message"]
+    if not streams:
+        return set()
+    return {
+        (kind, stream, int(pos))
+        for kind, stream, pos in _rows(
+            con,
+            """
+        SELECT 'commitment', stream_id, opened_position FROM commitments
+            WHERE stream_id IN (SELECT unnest($s)) AND status = 'open'
+        UNION ALL SELECT 'thread', stream_id, opened_position FROM threads
+            WHERE stream_id IN (SELECT unnest($s)) AND status <> 'resolved'
+        UNION ALL SELECT 'concept', stream_id, definition_position FROM concepts
+            WHERE stream_id IN (SELECT unnest($s))""",
+            {"s": streams},
+        )
+    }
 
 
 def _doc_texts(
