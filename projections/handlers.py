@@ -84,6 +84,20 @@ def index(rows: Rows, e: Ev, kind: str, text: str) -> None:
     tfs.extend(counts.values())
 
 
+def _message(rows: Rows, e: Ev, **fields: Any) -> None:
+    """Append a row to `messages` at this event's position."""
+    rows.append(
+        "messages",
+        {
+            "position": e.position,
+            "turn_id": None,
+            "source_id": None,
+            "conversation": None,
+            **fields,
+        },
+    )
+
+
 def _history(rows: Rows, e: Ev, change: str, **fields: Any) -> None:
     rows.append(
         "identity_history",
@@ -319,17 +333,15 @@ def turn_started(rows: Rows, e: Ev) -> None:
         closed=[],
     )
     if s["speaker"] == "user":
-        rows.append(
-            "messages",
-            {
-                "position": e.position,
-                "turn_id": e.stream,
-                "role": "user",
-                "speaker": "user",
-                "text": s["text"],
-                "time": e.time,
-                "source_id": None,
-            },
+        _message(
+            rows,
+            e,
+            turn_id=e.stream,
+            role="user",
+            speaker="user",
+            text=s["text"],
+            time=e.time,
+            source_id=None,
         )
         index(rows, e, "message", s["text"])
 
@@ -346,17 +358,15 @@ def turn_replied(rows: Rows, e: Ev) -> None:
         latency_ms=s["latency_ms"],
         finish_reason=s["finish_reason"],
     )
-    rows.append(
-        "messages",
-        {
-            "position": e.position,
-            "turn_id": e.stream,
-            "role": "assistant",
-            "speaker": "assistant",
-            "text": s["reply"],
-            "time": e.time,
-            "source_id": None,
-        },
+    _message(
+        rows,
+        e,
+        turn_id=e.stream,
+        role="assistant",
+        speaker="assistant",
+        text=s["reply"],
+        time=e.time,
+        source_id=None,
     )
     index(rows, e, "message", s["reply"])
 
@@ -402,17 +412,15 @@ def turn_claim_accepted(rows: Rows, e: Ev) -> None:
 
 @handles("mind.turn.reflected")
 def turn_reflected(rows: Rows, e: Ev) -> None:
-    rows.append(
-        "messages",
-        {
-            "position": e.position,
-            "turn_id": e.stream,
-            "role": "reflection",
-            "speaker": "assistant",
-            "text": e.state["text"],
-            "time": e.time,
-            "source_id": None,
-        },
+    _message(
+        rows,
+        e,
+        turn_id=e.stream,
+        role="reflection",
+        speaker="assistant",
+        text=e.state["text"],
+        time=e.time,
+        source_id=None,
     )
 
 
@@ -457,18 +465,16 @@ def message_observed(rows: Rows, e: Ev) -> None:
     said_at = datetime.fromisoformat(s["said_at"])
     row = rows.entity("conversations", e.stream)
     row["messages"] = (row.get("messages") or 0) + 1
-    rows.append(
-        "messages",
-        {
-            "position": e.position,
-            "turn_id": None,
-            "role": "observed",
-            "speaker": s["speaker"],
-            "text": s["text"],
-            "time": said_at,
-            "source_id": s["source_id"],
-            "conversation": e.stream,
-        },
+    _message(
+        rows,
+        e,
+        turn_id=None,
+        role="observed",
+        speaker=s["speaker"],
+        text=s["text"],
+        time=said_at,
+        source_id=s["source_id"],
+        conversation=e.stream,
     )
     # A reply is indexed with the message it answers: questions match the answering turn too.
     index(rows, e, "message", f"{s['speaker']} {s['text']} {row.get('last_message') or ''}")
