@@ -33,6 +33,7 @@ def run_query(
         raise QueryError(f"{kind} statements are refused: `mind query` only reads (use SELECT)")
     # No file access from a query: a read-only connection could otherwise still COPY TO a file.
     con.execute("SET enable_external_access = false")
+    con.execute("SET python_enable_replacements = false")  # no Python variables as tables
     try:
         cur = con.execute(sql, params or None)
         return [d[0] for d in cur.description], cur.fetchall()

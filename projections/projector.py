@@ -18,6 +18,7 @@ from domain.errors import MindError
 from projections.handlers import HANDLERS, TABLE_OF_KIND, Ev, Rows
 from projections.ports import LedgerReader, LedgerRow
 from projections.schema import ARROW, TABLES, create_all
+from projections.schema import schema_version as current_schema
 
 NAME = "main"
 # Large batches amortise DuckDB's per-statement and index-commit cost (1M events: 31k/s at
@@ -56,13 +57,33 @@ class Projector:
     def __init__(self, path: Path | str) -> None:
         self.path = Path(path) if str(path) != ":memory:" else None
         self.con = duckdb.connect(str(path))
-        existing = self.con.execute(
-            "SELECT count(*) FROM duckdb_tables() WHERE table_name IN (SELECT unnest(?))",
-            [list(TABLES)],
-        ).fetchone()
-        if not existing or existing[0] != len(TABLES):  # a new file, or one from an older schema
+        # Only registered Arrow batches may be scanned, never a Python variable that happens to
+        # share a table's name.
+        self.con.execute("SET python_enable_replacements = false")
+        version = self._version()
+        if version != current_schema():
+            if version is not None and self.path is not None:
+                # Read models are disposable: one built for other tables is rebuilt from 0.
+                self.con.close()
+                self.path.unlink()
+                Path(f"{self.path}.wal").unlink(missing_ok=True)
+                self.con = duckdb.connect(str(path))
+            # One transaction: a process killed half-way leaves no tables without their
+            # tracking row (which would make the next projector re-apply everything).
+            self.con.execute("BEGIN TRANSACTION")
             create_all(self.con)
+            self.con.execute("CREATE TABLE IF NOT EXISTS schema_version (version VARCHAR)")
+            self.con.execute("DELETE FROM schema_version")
+            self.con.execute("INSERT INTO schema_version VALUES (?)", [current_schema()])
             self.con.execute("INSERT OR IGNORE INTO tracking VALUES (?, 0)", [NAME])
+            self.con.execute("COMMIT")
+
+    def _version(self) -> str | None:
+        try:
+            row = self.con.execute("SELECT version FROM schema_version").fetchone()
+        except duckdb.CatalogException:
+            return None
+        return str(row[0]) if row else None
 
     def close(self) -> None:
         """Release the file."""
@@ -119,7 +140,7 @@ class Projector:
                 ),
             )
         self.con.execute(
-            "UPDATE tracking SET position = ? WHERE name = ?", [events[-1].position, NAME]
+            "INSERT OR REPLACE INTO tracking VALUES (?, ?)", [NAME, events[-1].position]
         )
 
     def _insert(self, table: str, rows: list[dict[str, Any]]) -> None:

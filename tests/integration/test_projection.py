@@ -125,3 +125,32 @@ def test_replay_refuses_to_overwrite_an_existing_file(tmp_path: Path) -> None:
 
     with pytest.raises(MindError, match="exists"):
         rebuild(tmp_path / "exists.duckdb", SQLiteLedgerReader(tmp_path / "ledger.sqlite"))
+
+
+def test_a_read_model_built_for_other_tables_is_rebuilt_from_zero(tmp_path: Path) -> None:
+    sqlite_mind(tmp_path, commands=2)
+    reader = SQLiteLedgerReader(tmp_path / "ledger.sqlite")
+    projector = Projector(tmp_path / "rm.duckdb")
+    projector.catch_up(reader)
+    projector.con.execute("UPDATE schema_version SET version = 'an older schema'")
+    projector.close()
+
+    reopened = Projector(tmp_path / "rm.duckdb")
+
+    assert reopened.position() == 0
+    reopened.catch_up(reader)
+    assert reopened.position() == reader.head()[0]
+
+
+def test_a_missing_tracking_row_never_makes_the_projector_apply_twice(tmp_path: Path) -> None:
+    sqlite_mind(tmp_path, commands=2)
+    reader = SQLiteLedgerReader(tmp_path / "ledger.sqlite")
+    projector = Projector(tmp_path / "rm.duckdb")
+    projector.con.execute("DELETE FROM tracking")  # as if killed between DDL and the first row
+
+    projector.catch_up(reader)
+    projector.catch_up(reader)
+
+    head = reader.head()[0]
+    assert projector.position() == head
+    assert projector.con.execute("SELECT count(*) FROM events").fetchone() == (head,)
