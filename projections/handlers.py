@@ -84,8 +84,11 @@ def index(rows: Rows, e: Ev, kind: str, text: str) -> None:
     tfs.extend(counts.values())
 
 
-def _message(rows: Rows, e: Ev, **fields: Any) -> None:
-    """Append a row to `messages` at this event's position."""
+def _message(
+    rows: Rows, e: Ev, *, indexed: str | None = None, searchable: bool = True, **fields: Any
+) -> None:
+    """Append a row to `messages` at this event's position and, when searchable, index it for
+    retrieval (`indexed` overrides the indexed text, e.g. to add the message it answers)."""
     rows.append(
         "messages",
         {
@@ -96,6 +99,8 @@ def _message(rows: Rows, e: Ev, **fields: Any) -> None:
             **fields,
         },
     )
+    if searchable:
+        index(rows, e, "message", indexed if indexed is not None else fields["text"])
 
 
 def _history(rows: Rows, e: Ev, change: str, **fields: Any) -> None:
@@ -341,9 +346,7 @@ def turn_started(rows: Rows, e: Ev) -> None:
             speaker="user",
             text=s["text"],
             time=e.time,
-            source_id=None,
         )
-        index(rows, e, "message", s["text"])
 
 
 @handles("mind.turn.replied")
@@ -366,9 +369,7 @@ def turn_replied(rows: Rows, e: Ev) -> None:
         speaker="assistant",
         text=s["reply"],
         time=e.time,
-        source_id=None,
     )
-    index(rows, e, "message", s["reply"])
 
 
 @handles("mind.turn.generation_failed")
@@ -420,7 +421,7 @@ def turn_reflected(rows: Rows, e: Ev) -> None:
         speaker="assistant",
         text=e.state["text"],
         time=e.time,
-        source_id=None,
+        searchable=False,  # notes to itself are not evidence
     )
 
 
@@ -468,14 +469,13 @@ def message_observed(rows: Rows, e: Ev) -> None:
     _message(
         rows,
         e,
-        turn_id=None,
         role="observed",
         speaker=s["speaker"],
         text=s["text"],
         time=said_at,
         source_id=s["source_id"],
         conversation=e.stream,
+        # A reply is indexed with the message it answers: questions match the answering turn.
+        indexed=f"{s['speaker']} {s['text']} {row.get('last_message') or ''}",
     )
-    # A reply is indexed with the message it answers: questions match the answering turn too.
-    index(rows, e, "message", f"{s['speaker']} {s['text']} {row.get('last_message') or ''}")
     row["last_message"] = s["text"]

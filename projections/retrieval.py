@@ -91,6 +91,18 @@ def _message_text(speaker: str | None, time: datetime | None, text: str) -> str:
     return f"[{speaker or 'message'}{when}] {text}"
 
 
+def _commitment_text(cid: str, text: str) -> str:
+    return f"[commitment {cid} open] {text}"
+
+
+def _thread_text(tid: str, status: str, label: str, content: str) -> str:
+    return f"[thread {tid} {status}] {label}: {content}"
+
+
+def _concept_text(token: str, definition: str) -> str:
+    return f"[concept {token}] {definition}"
+
+
 def _messages(
     con: duckdb.DuckDBPyConnection, where: str, params: list[Any], order: str, limit: int
 ) -> list[tuple[Any, ...]]:
@@ -177,21 +189,21 @@ def _doc_texts(
         "WHERE opened_position IN (SELECT unnest(?))",
         [positions],
     ):
-        out[pos] = (f"[commitment {cid} open] {text}", cid)
+        out[pos] = (_commitment_text(cid, text), cid)
     for pos, token, definition in _rows(
         con,
         "SELECT definition_position, token, definition FROM concepts "
         "WHERE definition_position IN (SELECT unnest(?))",
         [positions],
     ):
-        out[pos] = (f"[concept {token}] {definition}", token)
+        out[pos] = (_concept_text(token, definition), token)
     for pos, tid, status, label, content in _rows(
         con,
         "SELECT opened_position, id, status, label, content FROM threads "
         "WHERE opened_position IN (SELECT unnest(?))",
         [positions],
     ):
-        out[pos] = (f"[thread {tid} {status}] {label}: {content}", tid)
+        out[pos] = (_thread_text(tid, status, label, content), tid)
     return out
 
 
@@ -214,7 +226,7 @@ def gather(
     pool.add(
         "commitments",
         [
-            (pos, "commitment", f"[commitment {cid} open] {text}", cid, "open commitment")
+            (pos, "commitment", _commitment_text(cid, text), cid, "open commitment")
             for pos, cid, text in _rows(
                 con,
                 "SELECT opened_position, cid, text FROM commitments WHERE status = 'open' "
@@ -226,7 +238,7 @@ def gather(
     pool.add(
         "threads",
         [
-            (pos, "thread", f"[thread {tid} {status}] {label}: {content}", tid, f"live ({status})")
+            (pos, "thread", _thread_text(tid, status, label, content), tid, f"live ({status})")
             for pos, tid, status, label, content in _rows(
                 con,
                 "SELECT opened_position, id, status, label, content FROM threads "
@@ -257,11 +269,11 @@ def gather(
     pool.add(
         "concepts",
         [
-            (p, "concept", f"[concept {t}] {d}", t, f"named in the query ({m})")
+            (p, "concept", _concept_text(t, d), t, f"named in the query ({m})")
             for p, t, d, m in named
         ]
         + [
-            (p, "concept", f"[concept {t}] {d}", t, f"{s} -{rel}-> {t}")
+            (p, "concept", _concept_text(t, d), t, f"{s} -{rel}-> {t}")
             for p, t, d, s, rel in related
         ],
     )
