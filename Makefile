@@ -29,7 +29,7 @@ fmt: $(STAMP)
 
 # Lint, types, then the whole suite (PostgreSQL contract cases against a local server).
 test: lint
-	MIND_TEST_POSTGRES_DSN="$${MIND_TEST_POSTGRES_DSN:-$$(scripts/postgres-test-server.sh)}" \
+	MIND_TEST_POSTGRES_DSN="$${MIND_TEST_POSTGRES_DSN:-$$(timeout 600 scripts/postgres-test-server.sh)}" \
 	  $(PY) -m pytest -n 2 -p no:cacheprovider tests
 
 bench: $(STAMP)
