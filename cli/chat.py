@@ -36,7 +36,8 @@ class Session:
 
     def slash(self, line: str) -> bool:
         """Run a slash command; returns False when the session should end."""
-        from projections import queries
+        from cli.compose import clock_from_env
+        from projections import queries, thread_queries
 
         command, _, arg = line[1:].partition(" ")
         if command in ("exit", "quit"):
@@ -48,7 +49,11 @@ class Session:
                 if command == "commitments":
                     table(queries.commitments(con, False), ["cid", "text"], "No commitments.")
                 elif command == "threads":
-                    table(queries.threads(con, False), ["id", "status", "label"], "No threads.")
+                    table(
+                        thread_queries.threads_by_tension(con, clock_from_env()()),
+                        ["id", "tension", "status", "label"],
+                        "No threads.",
+                    )
                 elif command == "concepts":
                     table(queries.concepts(con), ["token", "definition"], "No concepts.")
                 else:

@@ -228,4 +228,18 @@ def turn_service(home: Home) -> Any:
         return pid == os.getpid()
 
     source = ReadModelContextSource(read_model_paths(home), open_reader(home))
-    return TurnService(open_mind(home), source, os.getpid(), host, is_dead)
+    mind = open_mind(home)
+    return TurnService(mind, source, os.getpid(), host, is_dead, workspace(home, mind))
+
+
+def workspace(home: Home, mind: Mind) -> Any:
+    """The mind's workspace (`mind config set workspace DIR`; default HOME/workspace), with the
+    home's own files protected."""
+    from adapters.workspace import FileWorkspace
+    from domain.settings import WORKSPACE
+
+    configured = mind.identity().config.get(WORKSPACE)
+    root = Path(configured) if configured else home.path / "workspace"
+    root.mkdir(parents=True, exist_ok=True)
+    protected = (home.ledger, home.readmodel, home.published, home.config_file, home.path / "run")
+    return FileWorkspace(root, protected)

@@ -52,6 +52,7 @@ def _register() -> None:
     from cli import (
         commitment_cmds,
         concept_cmds,
+        config_cmds,
         graph_cmds,
         identity_cmds,
         import_cmds,
@@ -71,6 +72,7 @@ def _register() -> None:
         concept_cmds,
         thread_cmds,
         identity_cmds,
+        config_cmds,
         projection_cmds,
         query_cmds,
         graph_cmds,

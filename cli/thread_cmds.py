@@ -6,6 +6,7 @@ from uuid import UUID
 
 import click
 
+from cli.autonomy_cmds import tick
 from cli.compose import Home, open_mind, read_model
 from cli.output import emit_json, table
 from domain.errors import UnknownThreadError
@@ -34,26 +35,40 @@ def open_(home: Home, label: str, content: str, as_json: bool) -> None:
 
         mind thread open "Ask about the launch date" --content "The user hinted at May"
     """
+    from cli.compose import clock_from_env
+    from projections import thread_queries
+
     thread_id = open_mind(home).open_thread(label, content)
+    now = clock_from_env()()
+    with read_model(home) as con:
+        live = thread_queries.threads_by_tension(con, now)
+        demand = thread_queries.triage(live, thread_queries.settings_as_of(con, now))
     if as_json:
-        emit_json({"id": short_id(thread_id), "stream_id": thread_id.hex})
-    else:
-        click.echo(short_id(thread_id))
+        emit_json({"id": short_id(thread_id), "stream_id": thread_id.hex, "triage": demand})
+        return
+    click.echo(short_id(thread_id))
+    if demand:
+        lowest = ", ".join(f"{c['id']} {c['label']!r}" for c in demand["candidates"])
+        click.echo(
+            f"triage: {demand['live']} live threads, cap {demand['cap']}; resolve some "
+            f"(`mind thread resolve ID`). Lowest tension: {lowest}",
+            err=True,
+        )
 
 
 def resolve_thread_id(home: Home, given: str) -> UUID:
     """Turn a short id (`t1a2b3c4d`), a prefix or a full id into the thread's stream id."""
-    from projections import queries
+    from projections import thread_queries
 
     with read_model(home) as con:
-        matches = queries.thread_streams(con, given)
+        matches = thread_queries.find_threads(con, given)
     if len(matches) != 1:
         raise UnknownThreadError(
             f"no thread has id {given!r}; `mind threads --all` lists them"
             if not matches
             else f"{given!r} matches {len(matches)} threads; give more digits"
         )
-    return UUID(matches[0])
+    return UUID(matches[0].stream_id)
 
 
 @thread.command()
@@ -85,30 +100,57 @@ def resolve(
 @click.command()
 @click.option("--all", "include_resolved", is_flag=True, help="Include resolved threads.")
 @click.option("--as-of", "as_of", metavar="TIME", help="Tension as of this ISO-8601 time.")
+@click.option("--metrics", is_flag=True, help="Show the discriminator metrics instead.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_obj
-def threads(home: Home, include_resolved: bool, as_of: str | None, as_json: bool) -> None:
+def threads(
+    home: Home, include_resolved: bool, as_of: str | None, metrics: bool, as_json: bool
+) -> None:
     """List live threads by tension, highest first (all of them with --all).
 
     Tension grows with the hours since a thread's last credited work and is computed exactly as
-    of now (MIND_NOW, or --as-of); mentions never lower it.
+    of now (MIND_NOW, or --as-of); mentions never lower it. When more threads are live than
+    threads.max_live_threads, a triage demand names the five with the lowest tension.
+
+    --metrics: Spearman's rho between tension order and staleness order over live threads
+    (PENDING under 100 cycles, PASS below 0.7) and reach (cycles whose top thread changed to one
+    opened more than 10 cycles earlier).
 
     Example:
 
         mind threads --json
+
+        mind threads --metrics
     """
     from cli.compose import clock_from_env
     from domain.clock import parse_time
-    from projections import queries
+    from projections import thread_queries
 
     when = parse_time(as_of) if as_of else clock_from_env()()
     with read_model(home) as con:
-        rows = queries.threads_by_tension(con, when, include_resolved)
+        if metrics:
+            figures = thread_queries.metrics(con, when)
+        else:
+            params = thread_queries.settings_as_of(con, when)
+            rows = thread_queries.threads_by_tension(con, when, include_resolved)
+            live = [r for r in rows if r["status"] != "resolved"]
+            demand = thread_queries.triage(live, params)
+    if metrics:
+        if as_json:
+            emit_json(figures)
+        else:
+            for key, value in figures.items():
+                click.echo(f"{key:>14}  {value}")
+        return
     if as_json:
         emit_json(rows)
-    else:
-        table(
-            rows, ["id", "tension", "hours_unworked", "status", "mentions", "label"], "No threads."
+        return
+    table(rows, ["id", "tension", "hours_unworked", "status", "mentions", "label"], "No threads.")
+    if demand:
+        lowest = ", ".join(f"{c['id']} ({c['tension']:.2f})" for c in demand["candidates"])
+        click.echo(
+            f"triage: {demand['live']} live threads, cap {demand['cap']}; lowest tension: {lowest}",
+            err=True,
         )
 
 
@@ -116,3 +158,4 @@ def register(group: click.Group) -> None:
     """Add these commands to the `mind` group."""
     group.add_command(thread)
     group.add_command(threads)
+    group.add_command(tick)

@@ -123,6 +123,16 @@ class Mind(Application[UUID]):
         """Record a new self-description."""
         self._change_identity(lambda i: i.describe(text, self.clock()))
 
+    def configure(self, key: str, value: str) -> bool:
+        """Change one of this mind's settings (recorded); False when it had that value."""
+        changed: list[bool] = []
+
+        def change(identity: Identity) -> None:
+            changed[:] = [identity.configure(key, value, self.clock())]
+
+        self._change_identity(change)
+        return changed[0]
+
     def set_model(self, model: str) -> None:
         """Switch the model that turns run on (recorded, so continuity is visible)."""
         self._change_identity(lambda i: i.switch_model(model, self.clock()))

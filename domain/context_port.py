@@ -52,6 +52,48 @@ class UnfinishedTurn:
     host: str
 
 
+@dataclass(frozen=True)
+class ThreadMatch:
+    """A thread found by id prefix or label."""
+
+    stream_id: str
+    id: str
+    label: str
+    status: str
+
+
+@dataclass(frozen=True)
+class AutonomyState:
+    """What the salience gate looks at, as of a time."""
+
+    max_tension: float
+    top_thread: str | None  # stream id of the thread with the highest tension
+    live_threads: int
+    last_cycle_at: datetime | None
+    cycles: int
+
+
+@dataclass(frozen=True)
+class ToolRun:
+    """A tool the runtime ran during a turn (recorded by the runtime, never claimed by text)."""
+
+    name: str
+    detail: str = ""
+
+
+class Workspace(Protocol):
+    """The folder whose files count as artifacts of work."""
+
+    def changed_file(self, path: str, since: datetime) -> str:
+        """The file's workspace-relative path if it is a workspace file (not a ledger or journal
+        file, no escape) changed after `since`; otherwise MindError saying why."""
+        ...
+
+    def existing_file(self, path: str) -> str:
+        """The workspace-relative path of an existing workspace file, or MindError."""
+        ...
+
+
 class ContextSource(Protocol):
     """The read side, as turns use it. Use it as a context manager around one turn's reads:
     each read includes every event written before it; the model is called after it closes."""
@@ -73,9 +115,22 @@ class ContextSource(Protocol):
         ...
 
     def assemble(
-        self, query: str, budget: int, exclude_turn: str | None, now: datetime
+        self,
+        query: str,
+        budget: int,
+        exclude_turn: str | None,
+        now: datetime,
+        lead_with_threads: bool = False,
     ) -> AssembledContext:
         """Select and render memory for `query` within `budget` tokens (deterministic)."""
+        ...
+
+    def find_threads(self, given: str) -> list[ThreadMatch]:
+        """Threads whose short id starts with `given`, or whose label is `given` (any case)."""
+        ...
+
+    def autonomy_state(self, now: datetime) -> AutonomyState:
+        """Tension and cycle facts for the salience gate."""
         ...
 
     def ledger_head(self) -> int:

@@ -3,6 +3,9 @@
     COMMIT: text                      CLOSE: cid [reason]
     CLAIM:type={json}                 CONCEPT: token = definition
     RELATE: a -> relation -> b        REFLECT: text
+    THREAD: {"label", "content", "origin"?}
+    THREAD-WORK: id {"file"|"commitment"|"tool": ...}
+    THREAD-RESOLVE: id {"verdict", "reason"|"artifact", "by"?}
 
 A line is a control line when it starts (after optional spaces, `-` or `*`) with one of these
 keywords followed by `:`. Control lines are stripped from the reply shown to the user.
@@ -10,11 +13,26 @@ keywords followed by `:`. Control lines are stripped from the reply shown to the
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
+from typing import Any
 
-KEYWORDS = ("COMMIT", "CLOSE", "CLAIM", "CONCEPT", "RELATE", "REFLECT")
-_LINE = re.compile(r"^\s*(?:[-*]\s*)?(" + "|".join(KEYWORDS) + r")\s*:(.*)$")
+KEYWORDS = (
+    "COMMIT",
+    "CLOSE",
+    "CLAIM",
+    "CONCEPT",
+    "RELATE",
+    "REFLECT",
+    "THREAD-RESOLVE",
+    "THREAD-WORK",
+    "THREAD",
+)
+# Longest first, so THREAD-WORK is not read as THREAD.
+_ALTERNATIVES = "|".join(sorted(KEYWORDS, key=len, reverse=True))
+_LINE = re.compile(r"^\s*(?:[-*]\s*)?(" + _ALTERNATIVES + r")\s*:(.*)$")
+_EVIDENCE = re.compile(r"#(\d+)\b")
 
 
 @dataclass(frozen=True)
@@ -39,10 +57,30 @@ def split_reply(reply: str) -> tuple[str, list[ControlLine]]:
     return "\n".join(kept).strip(), lines
 
 
-def parse_close(body: str) -> tuple[str, str | None]:
-    """`cid [reason]`."""
+def parse_close(body: str) -> tuple[str, str | None, list[int]]:
+    """`cid [reason]`; `#N` in the reason cites memory item N as evidence."""
     cid, _, reason = body.partition(" ")
-    return cid.strip().lower(), reason.strip() or None
+    evidence = [int(n) for n in _EVIDENCE.findall(reason)]
+    return cid.strip().lower(), reason.strip() or None, evidence
+
+
+def parse_object(text: str, what: str) -> dict[str, Any]:
+    """A JSON object, or ValueError saying how the line is written."""
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise ValueError(f"malformed JSON in {what}: {e}") from None
+    if not isinstance(value, dict):
+        raise ValueError(f"{what} takes a JSON object")
+    return value
+
+
+def parse_thread_ref(body: str, keyword: str) -> tuple[str, dict[str, Any]]:
+    """`id {json}` -> (id, object)."""
+    ref, _, payload = body.strip().partition(" ")
+    if not ref or not payload.strip():
+        raise ValueError(f"{keyword} is written {keyword}: <thread id> {{json}}")
+    return ref.strip(), parse_object(payload.strip(), keyword)
 
 
 def parse_claim(body: str) -> tuple[str, str]:

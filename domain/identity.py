@@ -8,6 +8,7 @@ from uuid import UUID
 
 from domain.errors import IdentityError
 from domain.events import AggregateRoot, DomainEvent, stream_id
+from domain.settings import check_setting
 from domain.text import clean_text
 
 IDENTITY_ID = stream_id("identity")
@@ -49,8 +50,14 @@ class Identity(AggregateRoot):
         previous: str
         model: str
 
+    class Configured(DomainEvent):
+        TOPIC = "mind.identity.configured"
+        key: str
+        value: str
+
     def __init__(self, id: UUID) -> None:
         super().__init__(id)
+        self.config: dict[str, str] = {}
         self.ledger_id = ""
         self.name = ""
         self.model = DEFAULT_MODEL
@@ -104,6 +111,17 @@ class Identity(AggregateRoot):
         model = clean_text(model, "model", 200, single_line=True)
         if model != self.model:
             self.trigger(self.ModelSwitched, at, previous=self.model, model=model)
+
+    def configure(self, key: str, value: str, at: datetime) -> bool:
+        """Change a setting; False (and nothing recorded) when it already has that value."""
+        value = check_setting(key, value)
+        if self.config.get(key) == value:
+            return False
+        self.trigger(self.Configured, at, key=key, value=value)
+        return True
+
+    def when_Configured(self, e: Configured) -> None:
+        self.config[e.key] = e.value
 
     def when_Created(self, e: Created) -> None:
         self.ledger_id, self.name, self.model = e.ledger_id, e.name, e.model

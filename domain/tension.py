@@ -19,13 +19,22 @@ CEILING = 64.0
 
 @dataclass(frozen=True)
 class TensionParams:
-    """The law's constants (defaults from the threads issue)."""
+    """The law's constants and the autonomy settings (defaults from the threads issue).
+
+    Each mind can change them (`mind config set threads.KEY VALUE`, recorded as events); the
+    settings in effect at time T apply to every thread's whole history when tension is
+    evaluated at T, so the value stays a pure function of the ledger and T.
+    """
 
     base_rate: float = 0.15
     half_life: float = 72.0
     cap: float = 1000.0
     work_credit: float = 1.0
     max_gap_hours: float = 24.0
+    cycle_threshold: float = 2.0
+    floor_interval: float = 6.0
+    max_live_threads: int = 40
+    top_k: int = 5
 
 
 def accrued(hours: float, p: TensionParams = TensionParams()) -> float:

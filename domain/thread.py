@@ -15,6 +15,11 @@ VERDICTS: tuple[str, ...] = ("answered", "superseded", "dissolved", "abandoned")
 ThreadOrigin = Literal["user", "assistant", "owner", "autonomy"]
 
 
+def clean_label(label: str) -> str:
+    """A thread label: one line, at most 120 characters."""
+    return clean_text(label, "thread label", 120, single_line=True)
+
+
 def short_id(thread_id: UUID) -> str:
     """The id users see and type: `t` and the first 8 hex digits."""
     return "t" + thread_id.hex[:8]
@@ -28,6 +33,8 @@ class Thread(AggregateRoot):
         label: str
         content: str
         origin: ThreadOrigin
+        # What a model asked for when that origin was not its to claim (it was downgraded).
+        claimed_origin: str | None = None
 
     class Mentioned(DomainEvent):
         TOPIC = "mind.thread.mentioned"
@@ -63,15 +70,23 @@ class Thread(AggregateRoot):
         return self.status == "resolved"
 
     @classmethod
-    def open(cls, label: str, content: str, origin: ThreadOrigin, at: datetime) -> Thread:
+    def open(
+        cls,
+        label: str,
+        content: str,
+        origin: ThreadOrigin,
+        at: datetime,
+        claimed_origin: str | None = None,
+    ) -> Thread:
         """Open a new thread with a short label and self-contained content."""
         thread = cls(uuid4())
         thread.trigger(
             cls.Opened,
             at,
-            label=clean_text(label, "thread label", 120, single_line=True),
+            label=clean_label(label),
             content=clean_text(content, "thread content", 800),
             origin=origin,
+            claimed_origin=claimed_origin,
         )
         return thread
 

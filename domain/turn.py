@@ -71,6 +71,7 @@ class Turn(AggregateRoot):
         rejections: list[dict[str, str]]
         identity: list[str]
         changed_streams: list[str]
+        threads: list[str] = []  # what the reply did to threads, in words
 
     class Interrupted(DomainEvent):
         TOPIC = "mind.turn.interrupted"
@@ -86,6 +87,7 @@ class Turn(AggregateRoot):
         self.host = ""
         self.status = "started"
         self.replied = False
+        self.started_at: datetime | None = None
 
     @classmethod
     def start(
@@ -139,6 +141,7 @@ class Turn(AggregateRoot):
     def when_Started(self, e: Started) -> None:
         self.text, self.speaker, self.seq, self.model = e.text, e.speaker, e.seq, e.model
         self.pid, self.host = e.pid, e.host
+        self.started_at = e.timestamp
 
     def when_Replied(self, e: Replied) -> None:
         self.replied = True

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 from uuid import UUID
@@ -13,7 +13,13 @@ from eventsourcing.persistence import IntegrityError
 from domain.application import Mind
 from domain.commitment import Commitment, episode_id
 from domain.concept import Concept, concept_id
-from domain.context_port import AssembledContext, ContextSource
+from domain.context_port import (
+    AssembledContext,
+    ContextSource,
+    ThreadMatch,
+    ToolRun,
+    Workspace,
+)
 from domain.control_lines import (
     ControlLine,
     parse_claim,
@@ -26,8 +32,11 @@ from domain.errors import MindError
 from domain.events import AggregateRoot
 from domain.identity import IDENTITY_ID, Identity
 from domain.model_port import CompletionModel, ModelFailure
+from domain.settings import thread_params
+from domain.tension import TensionParams
 from domain.text import clean_token
 from domain.thread import Thread
+from domain.thread_lines import ThreadLines
 from domain.turn import Speaker, Turn, TurnFinishedError
 
 DEFAULT_BUDGET = 2000
@@ -44,8 +53,20 @@ PROTOCOL = "\n".join(
         "CONCEPT: <token> = <definition>   define a concept such as user.name",
         "RELATE: <a> -> <relation> -> <b>  relate two defined concepts",
         "REFLECT: <text>                   a note to yourself",
+        'THREAD: {"label": L, "content": C}  open a thread: a question to come back to',
+        'THREAD-WORK: <id> {"file": path} | {"commitment": cid} | {"tool": name}  credit work',
+        'THREAD-RESOLVE: <id> {"verdict": answered|superseded|dissolved|abandoned, '
+        '"artifact"|"reason": ..., "by"?: id}',
+        "Only verified work lowers a thread's tension; mentioning a thread does not.",
         "Control lines are hidden from the user; everything else is your answer.",
     ]
+)
+
+
+AUTONOMY_PROMPT = (
+    "(No one wrote this message: this is an autonomy cycle run by your runtime. Look at your "
+    "threads by tension, pick one, and do work you can show: change a workspace file, close a "
+    "commitment with evidence, or resolve the thread with its verdict.)"
 )
 
 
@@ -74,6 +95,7 @@ class TurnOutcome:
     claims: list[dict[str, Any]] = field(default_factory=list)
     rejections: list[dict[str, str]] = field(default_factory=list)
     identity: list[str] = field(default_factory=list)
+    threads: list[str] = field(default_factory=list)
     usage: dict[str, int] = field(default_factory=dict)
     latency_ms: float = 0.0
     finish_reason: str = ""
@@ -81,13 +103,35 @@ class TurnOutcome:
     notification_ids: list[int] = field(default_factory=list)
 
 
-class _Effects:
+@dataclass(frozen=True)
+class TurnSetting:
+    """What a turn's effects need besides the reply: settings, workspace, tool runs, lookups."""
+
+    params: TensionParams
+    workspace: Workspace | None
+    tools: tuple[ToolRun, ...]
+    find_threads: Callable[[str], list[ThreadMatch]]
+
+
+class _Effects(ThreadLines):
     """The aggregates one reply changes, loaded once, saved together."""
 
     def __init__(
-        self, mind: Mind, turn: Turn, seq: int, context: AssembledContext, head: int
+        self,
+        mind: Mind,
+        turn: Turn,
+        seq: int,
+        context: AssembledContext,
+        head: int,
+        setting: TurnSetting,
     ) -> None:
         self.mind, self.turn, self.seq, self.context, self.head = mind, turn, seq, context, head
+        self.params, self.workspace, self.tools = setting.params, setting.workspace, setting.tools
+        self.find_threads = setting.find_threads
+        self.speaker = turn.speaker
+        self.started_at = turn.started_at or mind.clock()
+        self.closed_with_evidence: set[str] = set()
+        self._init_thread_lines()
         self.changed: dict[UUID, AggregateRoot] = {}
         self.outcome_opened: list[str] = []
         self.outcome_closed: list[str] = []
@@ -112,7 +156,7 @@ class _Effects:
 
     def apply(self, line: ControlLine) -> None:
         try:
-            getattr(self, "do_" + line.keyword.lower())(line.body)
+            getattr(self, "do_" + line.keyword.lower().replace("-", "_"))(line.body)
         except (MindError, ValueError) as e:
             reason = str(e) if not isinstance(e, json.JSONDecodeError) else f"malformed JSON: {e}"
             self.rejections.append({"line": line.raw, "reason": reason})
@@ -140,12 +184,15 @@ class _Effects:
         self.outcome_opened.append(commitment.cid)
 
     def do_close(self, body: str) -> None:
-        cid, reason = parse_close(body)
+        cid, reason, evidence = parse_close(body)
         latest = self._latest_episode(cid)
         if latest is None:
             raise MindError(f"unknown CID {cid}")
-        latest.close(reason, (), self.at)
+        self._check_evidence(evidence)
+        latest.close(reason, tuple(evidence), self.at)
         self.outcome_closed.append(cid)
+        if evidence:
+            self.closed_with_evidence.add(cid)
 
     def do_concept(self, body: str) -> None:
         token, definition = parse_concept(body)
@@ -177,15 +224,18 @@ class _Effects:
         evidence = payload.get("evidence", [])
         if not isinstance(evidence, list) or not all(isinstance(i, int) for i in evidence):
             raise MindError("evidence must be a list of event ids")
+        self._check_evidence(evidence)
+        getattr(self, "claim_" + claim_type)(payload)
+        self.claims.append({"type": claim_type, **payload})
+        self.turn.accept_claim(claim_type, payload, self.at)
+
+    def _check_evidence(self, evidence: list[int]) -> None:
         missing = [i for i in evidence if not 1 <= i <= self.head]
         if missing:
             raise MindError(f"evidence names events that do not exist: {missing}")
         unseen = sorted(set(evidence) - self.context.evidence_ids())
         if unseen:
             raise MindError(f"evidence not retrieved in this turn's context: {unseen}")
-        getattr(self, "claim_" + claim_type)(payload)
-        self.claims.append({"type": claim_type, **payload})
-        self.turn.accept_claim(claim_type, payload, self.at)
 
     def claim_event_exists(self, payload: dict[str, Any]) -> None:
         event = payload.get("id")
@@ -221,9 +271,11 @@ class TurnService:
         pid: int,
         host: str,
         is_dead: Callable[[int, str], bool],
+        workspace: Workspace | None = None,
     ) -> None:
         self.mind, self.context, self.pid, self.host = mind, context, pid, host
         self.is_dead = is_dead
+        self.workspace = workspace
 
     def recover(self) -> list[str]:
         """Mark turns whose process died before their outcome as interrupted (exactly once)."""
@@ -249,9 +301,14 @@ class TurnService:
         budget: int = DEFAULT_BUDGET,
         on_token: Callable[[str], None] | None = None,
         speaker: Speaker = "user",
+        tools: Sequence[ToolRun] = (),
     ) -> TurnOutcome:
-        """One turn; a model failure is recorded and returned, never raised."""
+        """One turn; a model failure is recorded and returned, never raised. `tools` are the
+        tool runs the runtime made for this turn (the only tool work a reply may cite)."""
         identity = self.mind.identity()
+        setting = TurnSetting(
+            thread_params(identity.config), self.workspace, tuple(tools), self._find_threads
+        )
         with self.context:  # one read session for the turn's reads, closed before the model
             self.recover()
             seq = self.context.next_seq()
@@ -259,14 +316,16 @@ class TurnService:
                 text, speaker, seq, model.name, self.pid, self.host, self.mind.clock()
             )
             recordings = self.mind.save(*turn.collect())  # alone: it survives any failure
-            context = self.context.assemble(text, budget, turn.id.hex, self.mind.clock())
+            context = self.context.assemble(
+                text, budget, turn.id.hex, self.mind.clock(), lead_with_threads=not text
+            )
         outcome = TurnOutcome(
             turn.id, seq, "started", model.name, [i.record() for i in context.items], context.tokens
         )
         outcome.notification_ids = [r.notification.id for r in recordings if r.notification]
         messages = [{"role": "system", "content": system_prompt(identity, context)}]
-        if text:
-            messages.append({"role": "user", "content": text})
+        # A turn with no message is an autonomy cycle; the model still needs a user turn.
+        messages.append({"role": "user", "content": text or AUTONOMY_PROMPT})
         try:
             completion = model.complete(messages, on_token)
         except ModelFailure as failure:
@@ -278,15 +337,30 @@ class TurnService:
             )
             outcome.notification_ids += [r.notification.id for r in recordings if r.notification]
             return outcome
-        return self._finish(turn, seq, context, completion, outcome)
+        return self._finish(turn, seq, context, completion, outcome, setting)
+
+    def _find_threads(self, given: str) -> list[ThreadMatch]:
+        with self.context:
+            return self.context.find_threads(given)
 
     def _finish(
-        self, turn: Turn, seq: int, context: AssembledContext, completion: Any, outcome: TurnOutcome
+        self,
+        turn: Turn,
+        seq: int,
+        context: AssembledContext,
+        completion: Any,
+        outcome: TurnOutcome,
+        setting: TurnSetting,
     ) -> TurnOutcome:
         visible, lines = split_reply(completion.text)
+        # Work and resolutions are checked after every other line, so a CLOSE anywhere in the
+        # reply counts for a THREAD-WORK that cites it.
+        lines.sort(key=lambda line: line.keyword in ("THREAD-WORK", "THREAD-RESOLVE"))
         for attempt in range(5):
             work_turn = self.mind._get(Turn, turn.id)
-            effects = _Effects(self.mind, work_turn, seq, context, self.context.ledger_head())
+            effects = _Effects(
+                self.mind, work_turn, seq, context, self.context.ledger_head(), setting
+            )
             work_turn.reply(
                 effects.at,
                 reply_raw=completion.text,
@@ -311,6 +385,7 @@ class TurnService:
                 rejections=effects.rejections,
                 identity=effects.identity,
                 changed_streams=[s.hex for s in effects.changed],
+                threads=effects.thread_notes,
             )
             turn_events = work_turn.collect()
             others = [e for a in effects.changed.values() for e in a.collect()]
@@ -324,6 +399,7 @@ class TurnService:
         outcome.opened, outcome.closed = effects.outcome_opened, effects.outcome_closed
         outcome.claims, outcome.rejections = effects.claims, effects.rejections
         outcome.identity, outcome.usage = effects.identity, dict(completion.usage)
+        outcome.threads = effects.thread_notes
         outcome.latency_ms, outcome.finish_reason = completion.latency_ms, completion.finish_reason
         outcome.model = completion.model
         outcome.notification_ids += [r.notification.id for r in recordings if r.notification]

@@ -17,6 +17,7 @@ TABLE_OF_KIND = {
     "thread": "threads",
     "turn": "turns",
     "conversation": "conversations",
+    "tick": "ticks",
 }
 
 
@@ -261,66 +262,6 @@ def concept_bound(rows: Rows, e: Ev) -> None:
     )
 
 
-@handles("mind.thread.opened")
-def thread_opened(rows: Rows, e: Ev) -> None:
-    s = e.state
-    rows.entity("threads", e.stream).update(
-        id="t" + e.stream[:8],
-        label=s["label"],
-        content=s["content"],
-        status="open",
-        origin=s["origin"],
-        opened_at=e.time,
-        updated_at=e.time,
-        resolved_at=None,
-        verdict=None,
-        reason=None,
-        artifact=None,
-        superseded_by=None,
-        mentions=0,
-        work_count=0,
-        last_work_at=None,
-        tension=None,
-        tension_as_of=None,
-        opened_position=e.position,
-    )
-    index(rows, e, "thread", f"{s['label']} {s['content']}")
-
-
-@handles("mind.thread.mentioned")
-def thread_mentioned(rows: Rows, e: Ev) -> None:
-    row = rows.entity("threads", e.stream)
-    row["mentions"] = (row.get("mentions") or 0) + 1
-    row["updated_at"] = e.time
-    if row["status"] == "open":
-        row["status"] = "mentioned"
-
-
-@handles("mind.thread.worked")
-def thread_worked(rows: Rows, e: Ev) -> None:
-    row = rows.entity("threads", e.stream)
-    row.update(
-        status="worked",
-        work_count=(row.get("work_count") or 0) + 1,
-        last_work_at=e.time,
-        updated_at=e.time,
-    )
-
-
-@handles("mind.thread.resolved")
-def thread_resolved(rows: Rows, e: Ev) -> None:
-    s = e.state
-    rows.entity("threads", e.stream).update(
-        status="resolved",
-        verdict=s["verdict"],
-        reason=s.get("reason"),
-        artifact=s.get("artifact"),
-        superseded_by=s.get("by"),
-        resolved_at=e.time,
-        updated_at=e.time,
-    )
-
-
 @handles("mind.turn.started")
 def turn_started(rows: Rows, e: Ev) -> None:
     s = e.state
@@ -479,3 +420,7 @@ def message_observed(rows: Rows, e: Ev) -> None:
         indexed=f"{s['speaker']} {s['text']} {row.get('last_message') or ''}",
     )
     row["last_message"] = s["text"]
+
+
+# The thread, tick and settings handlers live in their own module; importing it registers them.
+from projections import thread_handlers  # noqa: E402, F401

@@ -6,7 +6,7 @@ import json
 import os
 import shutil
 from collections.abc import Callable, Sequence
-from datetime import datetime
+from datetime import datetime, timedelta
 from itertools import islice
 from pathlib import Path
 from typing import Any
@@ -24,6 +24,8 @@ NAME = "main"
 # Large batches amortise DuckDB's per-statement and index-commit cost (1M events: 31k/s at
 # 10,000 per batch, 40k/s at 25,000); a follower's batches are naturally small.
 BATCH = 25_000
+# The tension law's liveness rule: a longer stretch without any event is an outage.
+GAP = timedelta(hours=24)
 
 
 class ProjectionError(MindError):
@@ -187,6 +189,7 @@ class Projector:
                 if applied:
                     self.apply(batch[:applied])
                 raise failure
+            self._note_gaps(events, rows)
             self._write(events, rows)
             self.con.execute("COMMIT")
         except ProjectionError:
@@ -195,6 +198,50 @@ class Projector:
             self.con.execute("ROLLBACK")
             raise
         return applied
+
+    def _note_gaps(self, events: Sequence[Ev], rows: Rows) -> None:
+        """Record stretches of more than a day with no event (liveness, for the tension law)."""
+        # fetchall: a result left unfinished blocks the next register() on this connection.
+        found = self.con.execute(
+            "SELECT time FROM events WHERE position = ?", [events[0].position - 1]
+        ).fetchall()
+        previous = found[0][0] if found else None
+        for e in events:
+            if previous is not None and e.time - previous > GAP:
+                rows.append(
+                    "liveness_gaps",
+                    {"position": e.position, "gap_start": previous, "gap_end": e.time},
+                )
+            previous = e.time
+
+    def refresh_tension(self) -> None:
+        """Write each thread's tension as of the last projected event's time, so the table
+        shows tension as of the projection (the same after replay)."""
+        from projections.thread_queries import threads_by_tension
+
+        last = self.con.execute(
+            "SELECT time FROM events WHERE position = (SELECT max(position) FROM events)"
+        ).fetchall()
+        count = self.con.execute("SELECT count(*) FROM threads").fetchall()
+        if not last or not count[0][0]:
+            return
+        as_of = last[0][0]
+        rows = threads_by_tension(self.con, as_of, include_resolved=True)
+        data = pa.table(
+            {
+                "stream_id": [r["stream_id"] for r in rows],
+                "tension": [r["tension"] for r in rows],
+            }
+        )
+        self.con.register("_tension", data)
+        try:
+            self.con.execute(
+                "UPDATE threads SET tension = _tension.tension, tension_as_of = ? "
+                "FROM _tension WHERE threads.stream_id = _tension.stream_id",
+                [as_of],
+            )
+        finally:
+            self.con.unregister("_tension")
 
     def catch_up(
         self,
@@ -210,6 +257,8 @@ class Projector:
             total += self.apply(chunk)
             if on_batch:
                 on_batch(len(chunk))
+        if total:
+            self.refresh_tension()
         return total
 
     def publish(self, target: Path) -> None:

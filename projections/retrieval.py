@@ -18,7 +18,9 @@ from typing import Any
 import duckdb
 
 from domain.context_port import AssembledContext, ContextItem
+from domain.tension import TensionParams
 from projections.text_index import terms
+from projections.thread_context import candidates, live_threads, notices
 from projections.time_expressions import windows
 
 RRF_K = 60
@@ -66,6 +68,8 @@ class Pool:
 
     def __init__(self) -> None:
         self.items: dict[int, Candidate] = {}
+        self.live_threads: list[dict[str, Any]] = []  # by tension, for the threads block
+        self.params = TensionParams()
 
     def add(
         self,
@@ -235,19 +239,8 @@ def gather(
             )
         ],
     )
-    pool.add(
-        "threads",
-        [
-            (pos, "thread", _thread_text(tid, status, label, content), tid, f"live ({status})")
-            for pos, tid, status, label, content in _rows(
-                con,
-                "SELECT opened_position, id, status, label, content FROM threads "
-                "WHERE status <> 'resolved' AND opened_position <= ? "
-                "ORDER BY updated_at DESC, id LIMIT 5",
-                [limit],
-            )
-        ],
-    )
+    pool.live_threads, pool.params = live_threads(con, now, limit)
+    pool.add("threads", candidates(pool.live_threads, pool.params.top_k))
     named = _rows(
         con,
         "SELECT definition_position, token, definition, matched FROM ("
@@ -396,8 +389,9 @@ def vector_channel(
     ]
 
 
-def rank(pool: Pool) -> list[ContextItem]:
-    """Fixed items first (identity, commitments, threads), then evidence by fused score."""
+def rank(pool: Pool, lead_with_threads: bool = False) -> list[ContextItem]:
+    """Fixed items first (identity, commitments, threads; threads first in an autonomy cycle),
+    then evidence by fused score."""
 
     def item(c: Candidate) -> ContextItem:
         reason = "; ".join(f"{ch} #{c.ranks[ch]}: {c.reasons[ch]}" for ch in sorted(c.ranks))
@@ -415,7 +409,8 @@ def rank(pool: Pool) -> list[ContextItem]:
 
     fixed = [c for c in pool.items.values() if c.channel() in FIXED_CHANNELS]
     evidence = [c for c in pool.items.values() if c.channel() not in FIXED_CHANNELS]
-    fixed.sort(key=lambda c: (FIXED_CHANNELS.index(c.channel()), c.ranks[c.channel()]))
+    order = ("threads", "identity", "commitments") if lead_with_threads else FIXED_CHANNELS
+    fixed.sort(key=lambda c: (order.index(c.channel()), c.ranks[c.channel()]))
     evidence.sort(key=lambda c: (-c.fused(), c.id))
     return [item(c) for c in fixed + evidence]
 
@@ -428,8 +423,20 @@ def recall(
     as_of: int | None = None,
     exclude_turn: str | None = None,
     embed: Callable[[list[str]], list[list[float]]] | None = None,
+    for_turn: bool = False,
+    lead_with_threads: bool = False,
 ) -> AssembledContext:
-    """Retrieve, fuse and pack into `budget` tokens."""
+    """Retrieve, fuse and pack into `budget` tokens. A turn's context (`for_turn`) also carries
+    the threads block's notices: the rule, the triage demand and the last turn's refusals."""
     from projections.context import fit
 
-    return fit(rank(gather(con, query, now, as_of, exclude_turn, embed)), budget)
+    pool = gather(con, query, now, as_of, exclude_turn, embed)
+    items = rank(pool, lead_with_threads)
+    if for_turn:
+        extra = notices(con, pool.live_threads, pool.params, exclude_turn)
+        # Right after the threads (or after the fixed items when no thread is live).
+        fixed = [n for n, i in enumerate(items) if i.channel in FIXED_CHANNELS]
+        threads = [n for n, i in enumerate(items) if i.channel == "threads"]
+        cut = (threads or fixed or [-1])[-1] + 1
+        items = items[:cut] + extra + items[cut:]
+    return fit(items, budget)

@@ -44,8 +44,19 @@ TABLES: dict[str, str] = {
         "resolved_at TIMESTAMPTZ, verdict VARCHAR, reason VARCHAR, artifact VARCHAR, "
         "superseded_by VARCHAR, mentions INTEGER, work_count INTEGER, "
         "last_work_at TIMESTAMPTZ, tension DOUBLE, tension_as_of TIMESTAMPTZ, "
-        "opened_position BIGINT"
+        "opened_position BIGINT, mentions_since_work INTEGER, claimed_origin VARCHAR"
     ),
+    "thread_work": (
+        "position BIGINT, stream_id VARCHAR, artifact VARCHAR, credit DOUBLE, time TIMESTAMPTZ"
+    ),
+    "ticks": (
+        "stream_id VARCHAR PRIMARY KEY, time TIMESTAMPTZ, fired BOOLEAN, reason VARCHAR, "
+        "max_tension DOUBLE, top_thread VARCHAR, live_threads INTEGER, cycle INTEGER, "
+        "turn_id VARCHAR, status VARCHAR, note VARCHAR, decided_position BIGINT"
+    ),
+    "config_changes": "position BIGINT, key VARCHAR, value VARCHAR, time TIMESTAMPTZ",
+    # Stretches of more than a day with no event at all (see domain/tension.py).
+    "liveness_gaps": "position BIGINT, gap_start TIMESTAMPTZ, gap_end TIMESTAMPTZ",
     "turns": (
         "stream_id VARCHAR PRIMARY KEY, seq BIGINT, speaker VARCHAR, status VARCHAR, "
         "text VARCHAR, reply VARCHAR, reply_raw VARCHAR, model VARCHAR, provider VARCHAR, "
@@ -77,7 +88,15 @@ TABLES: dict[str, str] = {
 # took 154 ms instead of 132 ms (point reads of turns, identity, commitments); with it a 1M-event
 # replay peaks at ~1.5 GB RSS instead of ~0.5 GB (bench/turns.py, bench/projection.py).
 # Tables whose rows are one per stream and change as events arrive (load-modify-write per batch).
-ENTITY_TABLES = ("identity", "commitments", "concepts", "threads", "turns", "conversations")
+ENTITY_TABLES = (
+    "identity",
+    "commitments",
+    "concepts",
+    "threads",
+    "turns",
+    "conversations",
+    "ticks",
+)
 
 ARROW: dict[str, pa.Schema] = {
     "events": pa.schema(
@@ -186,8 +205,39 @@ ARROW: dict[str, pa.Schema] = {
             ("tension", pa.float64()),
             ("tension_as_of", TS),
             ("opened_position", pa.int64()),
+            ("mentions_since_work", pa.int32()),
+            ("claimed_origin", pa.string()),
         ]
     ),
+    "thread_work": pa.schema(
+        [
+            ("position", pa.int64()),
+            ("stream_id", pa.string()),
+            ("artifact", pa.string()),
+            ("credit", pa.float64()),
+            ("time", TS),
+        ]
+    ),
+    "ticks": pa.schema(
+        [
+            ("stream_id", pa.string()),
+            ("time", TS),
+            ("fired", pa.bool_()),
+            ("reason", pa.string()),
+            ("max_tension", pa.float64()),
+            ("top_thread", pa.string()),
+            ("live_threads", pa.int32()),
+            ("cycle", pa.int32()),
+            ("turn_id", pa.string()),
+            ("status", pa.string()),
+            ("note", pa.string()),
+            ("decided_position", pa.int64()),
+        ]
+    ),
+    "config_changes": pa.schema(
+        [("position", pa.int64()), ("key", pa.string()), ("value", pa.string()), ("time", TS)]
+    ),
+    "liveness_gaps": pa.schema([("position", pa.int64()), ("gap_start", TS), ("gap_end", TS)]),
     "turns": pa.schema(
         [
             ("stream_id", pa.string()),

@@ -8,7 +8,8 @@ from typing import Any
 
 import duckdb
 
-from domain.context_port import AssembledContext, UnfinishedTurn
+from domain.context_port import AssembledContext, AutonomyState, ThreadMatch, UnfinishedTurn
+from projections import thread_queries
 from projections.ports import LedgerReader
 from projections.readmodel import ReadModelPaths, ReadSession
 from projections.retrieval import recall
@@ -54,10 +55,31 @@ class ReadModelContextSource:
         return [UnfinishedTurn(r[0], int(r[1]), r[2]) for r in rows]
 
     def assemble(
-        self, query: str, budget: int, exclude_turn: str | None, now: datetime
+        self,
+        query: str,
+        budget: int,
+        exclude_turn: str | None,
+        now: datetime,
+        lead_with_threads: bool = False,
     ) -> AssembledContext:
         """Retrieve, fuse and render memory within `budget` tokens."""
-        return recall(self._con(), query, budget, now, exclude_turn=exclude_turn)
+        return recall(
+            self._con(),
+            query,
+            budget,
+            now,
+            exclude_turn=exclude_turn,
+            for_turn=True,
+            lead_with_threads=lead_with_threads,
+        )
+
+    def find_threads(self, given: str) -> list[ThreadMatch]:
+        """Threads by short id prefix or exact label."""
+        return thread_queries.find_threads(self._con(), given)
+
+    def autonomy_state(self, now: datetime) -> AutonomyState:
+        """Tension and cycle facts for the salience gate."""
+        return thread_queries.autonomy_state(self._con(), now)
 
     def ledger_head(self) -> int:
         """The last ledger position."""

@@ -262,3 +262,20 @@ def test_a_reply_naming_a_thread_counts_a_mention_and_nothing_else(home: Home, s
 
     assert app.thread(thread).mentions == 3
     assert app.thread(thread).last_work_at is None
+
+
+def test_a_tool_the_runtime_ran_credits_work_and_text_alone_cannot(home: Home) -> None:
+    from domain.context_port import ToolRun
+    from domain.thread import short_id
+
+    app = open_mind(home)
+    thread = app.open_thread("Flaky test", "test_sync fails one run in ten")
+    line = f'Ran it.\nTHREAD-WORK: {short_id(thread)} {{"tool": "pytest"}}'
+    model = LiteLLMModel(ModelSettings(spec="mock", mock_reply=line))
+
+    claimed = turn_service(home).run("did you run the tests?", model)
+    ran = turn_service(home).run("run them", model, tools=[ToolRun("pytest", "12 passed")])
+
+    assert "no tool 'pytest' ran in this turn" in claimed.rejections[0]["reason"]
+    assert ran.rejections == [] and ran.threads == [f"credited {short_id(thread)} for tool:pytest"]
+    assert app.thread(thread).last_work_at is not None

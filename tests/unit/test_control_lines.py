@@ -44,8 +44,13 @@ def test_control_lines_are_split_from_the_visible_reply() -> None:
 @pytest.mark.parametrize(
     ("parser", "body", "expected"),
     [
-        (parse_close, "C123 done and dusted", ("c123", "done and dusted")),
-        (parse_close, "c123", ("c123", None)),
+        (parse_close, "C123 done and dusted", ("c123", "done and dusted", [])),
+        (parse_close, "c123", ("c123", None, [])),
+        (
+            parse_close,
+            "c123 shipped, see #12 and #40",
+            ("c123", "shipped, see #12 and #40", [12, 40]),
+        ),
         (parse_claim, 'event_exists={"id": 1}', ("event_exists", '{"id": 1}')),
         (parse_concept, "a.b = x = y", ("a.b", "x = y")),
         (parse_relate, "a -> rel -> b", ("a", "rel", "b")),

@@ -1,0 +1,124 @@
+"""`mind tick`: one autonomy cycle through the salience gate."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import click
+
+from cli.compose import Home, build_model, open_mind, turn_service
+from cli.output import emit_json
+
+
+def model_unavailable(home: Home, spec: str) -> str | None:
+    """Why no model can run a turn now, or None when one can (checked without calling it)."""
+    if spec.startswith("local/"):
+        from adapters.local_model import model_path
+
+        if model_path() is None:
+            return "the local model is not installed (`mind model install-local`)"
+        return None
+    if spec == "mock":
+        return None
+    import litellm
+
+    from cli.compose import load_dotenv
+
+    load_dotenv(home)
+    try:
+        check: dict[str, Any] = litellm.validate_environment(model=spec)
+    except Exception as e:  # an unknown provider: LiteLLM cannot tell what it needs
+        return f"cannot check model {spec!r}: {e}"
+    if not check.get("keys_in_environment", False):
+        missing = ", ".join(check.get("missing_keys", [])) or "credentials"
+        return f"model {spec} needs {missing} (set it in the environment or MIND_HOME/.env)"
+    return None
+
+
+@click.command()
+@click.option("--now", metavar="TIME", help="Decide as of this ISO-8601 UTC time (else MIND_NOW).")
+@click.option(
+    "--model", "spec", metavar="SPEC", help="Model for a fired cycle (default: the mind's)."
+)
+@click.option("--mock-reply", metavar="TEXT", help="With --model mock: the scripted reply.")
+@click.option("--budget", default=2000, show_default=True, type=click.IntRange(200))
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_obj
+def tick(
+    home: Home,
+    now: str | None,
+    spec: str | None,
+    mock_reply: str | None,
+    budget: int,
+    as_json: bool,
+) -> None:
+    """Run one autonomy cycle: the salience gate decides, the decision is recorded.
+
+    The gate fires when the highest tension exceeds threads.cycle_threshold, when no cycle was
+    ever recorded, or when more than threads.floor_interval hours passed since the last cycle
+    (0: always). Otherwise the tick is recorded as suppressed, with the reason. A fired tick runs
+    a turn with no user message whose context leads with the threads by tension; with no model
+    available it records the decision and stops. Run it from cron or a timer.
+
+    Example:
+
+        mind tick --json
+
+        MIND_NOW=2026-05-01T12:00:00Z mind tick
+    """
+    from domain.autonomy import run_tick
+    from domain.clock import parse_time
+    from projections.turn_reads import ReadModelContextSource
+
+    if now:
+        os.environ["MIND_NOW"] = parse_time(now).isoformat()  # every clock of this command
+    if mock_reply is not None and spec != "mock":
+        from domain.errors import InvalidInputError
+
+        raise InvalidInputError("--mock-reply works only with --model mock")
+    mind = open_mind(home)
+    spec = spec or mind.identity().model
+    unavailable = model_unavailable(home, spec)
+    service = turn_service(home)
+
+    def run_turn() -> Any:
+        model = build_model(home, spec, mock_reply)
+        return service.run("", model, budget=budget, speaker="autonomy")
+
+    assert isinstance(service.context, ReadModelContextSource)
+    outcome = run_tick(mind, service.context, mind.clock(), run_turn, unavailable)
+    turn: Any = outcome.turn
+    data = {
+        "tick": outcome.tick_id.hex,
+        "fired": outcome.fired,
+        "reason": outcome.reason,
+        "max_tension": round(outcome.max_tension, 6),
+        "top_thread": ("t" + outcome.top_thread[:8]) if outcome.top_thread else None,
+        "cycle": outcome.cycle,
+        "status": outcome.status,
+        "note": outcome.note,
+        "turn": None
+        if turn is None
+        else {
+            "id": turn.turn_id.hex,
+            "status": turn.status,
+            "reply": turn.reply,
+            "threads": turn.threads,
+            "rejections": turn.rejections,
+            "failure": turn.failure,
+        },
+    }
+    if as_json:
+        emit_json(data)
+        return
+    verdict = "fired" if outcome.fired else "suppressed"
+    click.echo(f"{verdict}: {outcome.reason}")
+    if outcome.note:
+        click.echo(f"stopped: {outcome.note}")
+    if turn is not None:
+        click.echo(turn.reply or f"(turn {turn.status})")
+        for note in turn.threads:
+            click.echo(f"  [{note}]", err=True)
+        for r in turn.rejections:
+            click.echo(f"  [rejected {r['line']!r}: {r['reason']}]", err=True)

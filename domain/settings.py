@@ -1,0 +1,75 @@
+"""Per-mind settings: what may be configured, how values are checked, and their defaults.
+
+Settings are recorded as events on the identity (`mind.identity.configured`), so a change is
+part of the mind's history and replays like everything else.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import fields, replace
+
+from domain.errors import InvalidInputError
+from domain.tension import TensionParams
+
+# key -> (parser, check, what it means)
+_NUMBER: Callable[[str], float] = float
+SETTINGS: dict[str, tuple[Callable[[str], float | int], Callable[[float], bool], str]] = {
+    "threads.base_rate": (_NUMBER, lambda v: v > 0, "tension per hour right after work (> 0)"),
+    "threads.half_life": (_NUMBER, lambda v: v > 0, "hours for the rate to double (> 0)"),
+    "threads.cap": (_NUMBER, lambda v: v > 0, "the most tension a thread can hold (> 0)"),
+    "threads.cycle_threshold": (
+        _NUMBER,
+        lambda v: v >= 0,
+        "a tick fires when the highest tension exceeds this (>= 0)",
+    ),
+    "threads.floor_interval": (
+        _NUMBER,
+        lambda v: v >= 0,
+        "a tick fires when more hours than this passed since the last cycle; 0 = always (>= 0)",
+    ),
+    "threads.max_live_threads": (int, lambda v: v >= 1, "live threads before triage (>= 1)"),
+    "threads.top_k": (int, lambda v: v >= 0, "threads shown in every turn's context (>= 0)"),
+    "threads.work_credit": (_NUMBER, lambda v: v >= 0, "tension one credited work removes"),
+}
+WORKSPACE = "workspace"
+KEYS = (*SETTINGS, WORKSPACE)
+
+
+def check_setting(key: str, value: str) -> str:
+    """The value as it will be recorded; raises InvalidInputError naming what is wrong."""
+    if key == WORKSPACE:
+        value = value.strip()
+        if not value or "\x00" in value:
+            raise InvalidInputError("the workspace must be a directory path")
+        return value
+    if key not in SETTINGS:
+        raise InvalidInputError(f"unknown setting {key!r}; settings: {', '.join(KEYS)}")
+    parse, ok, meaning = SETTINGS[key]
+    try:
+        number = parse(value.strip())
+    except ValueError:
+        raise InvalidInputError(f"{key} must be a number: {meaning}") from None
+    if number != number or not ok(number):  # NaN fails every comparison
+        raise InvalidInputError(f"{key}={value!r} is out of range: {meaning}")
+    return str(number)
+
+
+def thread_params(config: Mapping[str, str]) -> TensionParams:
+    """The tension law's parameters with this mind's settings applied."""
+    params = TensionParams()
+    changes: dict[str, float | int] = {}
+    names = {f.name for f in fields(TensionParams)}
+    for key, value in config.items():
+        name = key.removeprefix("threads.")
+        if key in SETTINGS and name in names:
+            changes[name] = SETTINGS[key][0](value)
+    return replace(params, **changes)  # type: ignore[arg-type]
+
+
+def defaults() -> dict[str, str]:
+    """Every setting's default value, as text."""
+    params = TensionParams()
+    out = {key: str(getattr(params, key.removeprefix("threads."))) for key in SETTINGS}
+    out[WORKSPACE] = "(the home's workspace/ folder)"
+    return out

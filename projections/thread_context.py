@@ -1,0 +1,74 @@
+"""The threads block of a turn's context: the top-k live threads by tension, the triage demand,
+the lines the last turn refused, and the rule that only artifact-backed work lowers tension."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+import duckdb
+
+from domain.context_port import ContextItem
+from domain.tension import TensionParams
+from projections.thread_queries import last_refusals, settings_as_of, threads_by_tension, triage
+
+RULE = (
+    "[rule] Only verified work lowers a thread's tension: THREAD-WORK citing a workspace file "
+    "changed in this cycle, a commitment closed in this turn with evidence, or a tool the "
+    "runtime ran. Writing about a thread changes nothing but its mention count."
+)
+
+
+def live_threads(
+    con: duckdb.DuckDBPyConnection, now: datetime, limit: int
+) -> tuple[list[dict[str, Any]], TensionParams]:
+    """Live threads opened up to ledger position `limit`, by tension as of `now`."""
+    params = settings_as_of(con, now)
+    rows = threads_by_tension(con, now, params=params)
+    return [r for r in rows if r["opened_position"] <= limit], params
+
+
+def thread_text(row: dict[str, Any]) -> str:
+    """How a thread reads in context: the numbers first, then what it is about."""
+    return (
+        f"[thread {row['id']} tension {row['tension']:.2f}, {row['hours_unworked']:.1f} h "
+        f"unworked, origin {row['origin']}, {row['mentions_since_work'] or 0} mentions without "
+        f"work] {row['label']}: {row['content']}"
+    )
+
+
+def candidates(
+    rows: list[dict[str, Any]], top_k: int
+) -> list[tuple[int, str, str, str | None, str]]:
+    """The top-k threads as retrieval candidates (id, kind, text, source_id, reason)."""
+    return [
+        (r["opened_position"], "thread", thread_text(r), r["id"], f"tension {r['tension']:.2f}")
+        for r in rows[:top_k]
+    ]
+
+
+def notices(
+    con: duckdb.DuckDBPyConnection,
+    rows: list[dict[str, Any]],
+    params: TensionParams,
+    exclude_turn: str | None,
+) -> list[ContextItem]:
+    """The rule, the triage demand (if any) and the last turn's refusals, as context items."""
+    texts: list[tuple[str, str]] = [(RULE, "the thread rule")]
+    demand = triage(rows, params)
+    if demand:
+        names = ", ".join(
+            f"{c['id']} ({c['tension']:.2f}) {c['label']}" for c in demand["candidates"]
+        )
+        texts.append(
+            (
+                f"[triage] {demand['live']} live threads, cap {demand['cap']}: resolve or "
+                f"merge some. Lowest tension: {names}",
+                "triage demand",
+            )
+        )
+    for refusal in last_refusals(con, exclude_turn):
+        texts.append(
+            (f"[refused] {refusal['line']} -- {refusal['reason']}", "refused in the last turn")
+        )
+    return [ContextItem(0, "notice", "threads", why, 0.0, 0, text) for text, why in texts]
