@@ -54,11 +54,21 @@ def effective_hours(
     p: TensionParams = TensionParams(),
 ) -> float:
     """Hours from `start` to `end`, each liveness gap inside counting at most max_gap_hours."""
+    return _effective(start.timestamp(), end.timestamp(), _seconds(gaps), p)
+
+
+def _seconds(gaps: Sequence[tuple[datetime, datetime]]) -> list[tuple[float, float]]:
+    return [(a.timestamp(), b.timestamp()) for a, b in gaps]
+
+
+def _effective(
+    start: float, end: float, gaps: Sequence[tuple[float, float]], p: TensionParams
+) -> float:
     if end <= start:
         return 0.0
-    total = (end - start).total_seconds() / 3600
+    total = (end - start) / 3600
     for gap_start, gap_end in gaps:
-        overlap = (min(end, gap_end) - max(start, gap_start)).total_seconds() / 3600
+        overlap = (min(end, gap_end) - max(start, gap_start)) / 3600
         if overlap > p.max_gap_hours:
             total -= overlap - p.max_gap_hours
     return total
@@ -73,10 +83,30 @@ def tension(
     p: TensionParams = TensionParams(),
 ) -> tuple[float, float]:
     """(tension, effective hours since the last credited work) of one thread at `as_of`."""
-    end = min(as_of, resolved_at) if resolved_at else as_of
+    return tension_at(
+        opened_at.timestamp(),
+        [c.timestamp() for c in credits],
+        as_of.timestamp(),
+        _seconds(gaps),
+        resolved_at.timestamp() if resolved_at else None,
+        p,
+    )
+
+
+def tension_at(
+    opened_at: float,
+    credits: Sequence[float],
+    as_of: float,
+    gaps: Sequence[tuple[float, float]],
+    resolved_at: float | None = None,
+    p: TensionParams = TensionParams(),
+) -> tuple[float, float]:
+    """`tension` with every time in POSIX seconds (what the read side computes with: no
+    datetime objects per row)."""
+    end = min(as_of, resolved_at) if resolved_at is not None else as_of
     value, anchor = 0.0, opened_at
     for credited in sorted(c for c in credits if c <= end):
-        value = min(p.cap, value + accrued(effective_hours(anchor, credited, gaps, p), p))
+        value = min(p.cap, value + accrued(_effective(anchor, credited, gaps, p), p))
         value, anchor = max(0.0, value - p.work_credit), credited
-    hours = effective_hours(anchor, end, gaps, p)
+    hours = _effective(anchor, end, gaps, p)
     return min(p.cap, value + accrued(hours, p)), hours

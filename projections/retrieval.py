@@ -18,9 +18,8 @@ from typing import Any
 import duckdb
 
 from domain.context_port import AssembledContext, ContextItem
-from domain.tension import TensionParams
 from projections.text_index import terms
-from projections.thread_context import candidates, live_threads, notices
+from projections.thread_context import ThreadView, candidates, live_threads, notices
 from projections.time_expressions import windows
 
 RRF_K = 60
@@ -68,8 +67,7 @@ class Pool:
 
     def __init__(self) -> None:
         self.items: dict[int, Candidate] = {}
-        self.live_threads: list[dict[str, Any]] = []  # by tension, for the threads block
-        self.params = TensionParams()
+        self.threads = ThreadView()  # by tension, for the threads block
 
     def add(
         self,
@@ -239,8 +237,8 @@ def gather(
             )
         ],
     )
-    pool.live_threads, pool.params = live_threads(con, now, limit)
-    pool.add("threads", candidates(pool.live_threads, pool.params.top_k))
+    pool.threads = live_threads(con, now, limit)
+    pool.add("threads", candidates(con, pool.threads))
     named = _rows(
         con,
         "SELECT definition_position, token, definition, matched FROM ("
@@ -433,7 +431,7 @@ def recall(
     pool = gather(con, query, now, as_of, exclude_turn, embed)
     items = rank(pool, lead_with_threads)
     if for_turn:
-        extra = notices(con, pool.live_threads, pool.params, exclude_turn)
+        extra = notices(con, pool.threads, exclude_turn)
         # Right after the threads (or after the fixed items when no thread is live).
         fixed = [n for n, i in enumerate(items) if i.channel in FIXED_CHANNELS]
         threads = [n for n, i in enumerate(items) if i.channel == "threads"]

@@ -3,6 +3,7 @@ the lines the last turn refused, and the rule that only artifact-backed work low
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -10,7 +11,13 @@ import duckdb
 
 from domain.context_port import ContextItem
 from domain.tension import TensionParams
-from projections.thread_queries import last_refusals, settings_as_of, threads_by_tension, triage
+from projections.thread_queries import (
+    details,
+    extremes,
+    last_refusals,
+    settings_as_of,
+    triage_demand,
+)
 
 RULE = (
     "[rule] Only verified work lowers a thread's tension: THREAD-WORK citing a workspace file "
@@ -19,13 +26,21 @@ RULE = (
 )
 
 
-def live_threads(
-    con: duckdb.DuckDBPyConnection, now: datetime, limit: int
-) -> tuple[list[dict[str, Any]], TensionParams]:
+@dataclass
+class ThreadView:
+    """What a turn shows of its threads: the tensest, the calmest (for triage), the live count."""
+
+    top: list[dict[str, Any]] = field(default_factory=list)
+    calmest: list[dict[str, Any]] = field(default_factory=list)
+    live: int = 0
+    params: TensionParams = field(default_factory=TensionParams)
+
+
+def live_threads(con: duckdb.DuckDBPyConnection, now: datetime, limit: int) -> ThreadView:
     """Live threads opened up to ledger position `limit`, by tension as of `now`."""
     params = settings_as_of(con, now)
-    rows = threads_by_tension(con, now, params=params)
-    return [r for r in rows if r["opened_position"] <= limit], params
+    top, calmest, live = extremes(con, now, params, limit, params.top_k)
+    return ThreadView(top, calmest, live, params)
 
 
 def thread_text(row: dict[str, Any]) -> str:
@@ -38,24 +53,24 @@ def thread_text(row: dict[str, Any]) -> str:
 
 
 def candidates(
-    rows: list[dict[str, Any]], top_k: int
+    con: duckdb.DuckDBPyConnection, view: ThreadView
 ) -> list[tuple[int, str, str, str | None, str]]:
     """The top-k threads as retrieval candidates (id, kind, text, source_id, reason)."""
     return [
         (r["opened_position"], "thread", thread_text(r), r["id"], f"tension {r['tension']:.2f}")
-        for r in rows[:top_k]
+        for r in details(con, view.top)
     ]
 
 
 def notices(
-    con: duckdb.DuckDBPyConnection,
-    rows: list[dict[str, Any]],
-    params: TensionParams,
-    exclude_turn: str | None,
+    con: duckdb.DuckDBPyConnection, view: ThreadView, exclude_turn: str | None
 ) -> list[ContextItem]:
     """The rule, the triage demand (if any) and the last turn's refusals, as context items."""
     texts: list[tuple[str, str]] = [(RULE, "the thread rule")]
-    demand = triage(rows, params)
+    demand = None
+    if view.live > view.params.max_live_threads:
+        calmest = details(con, view.calmest)
+        demand = triage_demand(view.live, view.params, calmest)
     if demand:
         names = ", ".join(
             f"{c['id']} ({c['tension']:.2f}) {c['label']}" for c in demand["candidates"]

@@ -3,7 +3,7 @@ the discriminator metrics. Tension is computed here from recorded times (domain/
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import duckdb
@@ -11,13 +11,18 @@ import duckdb
 from domain.autonomy import reach, spearman
 from domain.context_port import AutonomyState, ThreadMatch
 from domain.settings import thread_params
-from domain.tension import TensionParams, tension
+from domain.tension import TensionParams, tension_at
 
+TIMES = ("opened_at", "updated_at", "resolved_at", "last_work_at")
+# Times leave DuckDB as microseconds: converting TIMESTAMPTZ values to Python datetimes costs
+# more than everything else in `mind threads` at 10,000 threads (bench/threads.py).
 COLUMNS = (
-    "id, stream_id, label, content, status, origin, claimed_origin, opened_at, updated_at, "
-    "resolved_at, verdict, reason, artifact, superseded_by, mentions, mentions_since_work, "
-    "work_count, last_work_at, opened_position"
+    "id, stream_id, label, content, status, origin, claimed_origin, "
+    + ", ".join(f"epoch_us({t}) AS {t}" for t in TIMES[:3])
+    + ", verdict, reason, artifact, superseded_by, mentions, mentions_since_work, work_count, "
+    "epoch_us(last_work_at) AS last_work_at, opened_position"
 )
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 PENDING_BELOW_CYCLES = 100
 RHO_PASS_BELOW = 0.7
 
@@ -31,18 +36,131 @@ def settings_as_of(con: duckdb.DuckDBPyConnection, as_of: datetime) -> TensionPa
     return thread_params(dict(rows))
 
 
-def liveness_gaps(
-    con: duckdb.DuckDBPyConnection, as_of: datetime
-) -> list[tuple[datetime, datetime]]:
-    """Stretches of more than a day with no recorded event at all, up to `as_of` (the projector
-    records them as events arrive; the stretch from the last event to `as_of` is added here)."""
+def liveness_gaps(con: duckdb.DuckDBPyConnection, as_of: datetime) -> list[tuple[float, float]]:
+    """Stretches of more than a day with no recorded event at all, up to `as_of`, in POSIX
+    seconds (the projector records them as events arrive; the stretch from the last event to
+    `as_of` is added here)."""
     rows = con.execute(
-        "SELECT gap_start, gap_end FROM liveness_gaps WHERE gap_end <= $t "
-        "UNION ALL SELECT max(time), $t FROM events WHERE time <= $t "
+        "SELECT epoch(gap_start), epoch(gap_end) FROM liveness_gaps WHERE gap_end <= $t "
+        "UNION ALL SELECT epoch(max(time)), epoch($t) FROM events WHERE time <= $t "
         "HAVING $t - max(time) > INTERVAL 24 HOUR",
         {"t": as_of},
     ).fetchall()
-    return [(a, b) for a, b in rows]
+    return [(float(a), float(b)) for a, b in rows]
+
+
+def ranked(
+    con: duckdb.DuckDBPyConnection,
+    as_of: datetime,
+    include_resolved: bool = False,
+    params: TensionParams | None = None,
+    extra: str = "",
+    args: list[Any] | None = None,
+) -> list[dict[str, Any]]:
+    """Every thread opened by `as_of` (and matching `extra`, SQL after the WHERE clause, with
+    `args`) with its tension then, highest first (ties: oldest first):
+    stream_id, tension, hours_unworked, and times as POSIX seconds. Cheap: no datetime objects
+    and no text per row; `details` adds the rest for the rows that are shown."""
+    p = params or settings_as_of(con, as_of)
+    gaps = liveness_gaps(con, as_of)
+    credits: dict[str, list[float]] = dict(
+        con.execute(
+            "SELECT stream_id, list(epoch(time) ORDER BY position) FROM thread_work "
+            "WHERE time <= ? GROUP BY 1",
+            [as_of],
+        ).fetchall()
+    )
+    where = "" if include_resolved else "AND status <> 'resolved'"
+    rows = con.execute(
+        "SELECT stream_id, epoch(opened_at), epoch(resolved_at), epoch(updated_at), "
+        f"opened_position FROM threads WHERE opened_at <= ? {where} {extra}",
+        [as_of, *(args or [])],
+    ).fetchall()
+    t = as_of.timestamp()
+    out = []
+    for stream, opened, resolved, updated, position in rows:
+        value, hours = tension_at(opened, credits.get(stream, ()), t, gaps, resolved, p)
+        out.append(
+            {
+                "stream_id": stream,
+                "tension": round(value, 6),
+                "hours_unworked": round(hours, 4),
+                "opened_epoch": opened,
+                "updated_epoch": updated,
+                "opened_position": position,
+            }
+        )
+    out.sort(key=lambda r: (-r["tension"], r["opened_epoch"], r["opened_position"]))
+    return out
+
+
+def extremes(
+    con: duckdb.DuckDBPyConnection,
+    as_of: datetime,
+    params: TensionParams,
+    limit: int,
+    k: int,
+    n_low: int = 5,
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]], int]:
+    """The k tensest and the n_low calmest live threads opened up to position `limit`, and how
+    many are live, without evaluating every thread. A thread never credited has tension that
+    grows with its age (the integral grows with effective hours, and an earlier start never
+    shortens them), so among those the oldest are the tensest and the newest the calmest;
+    threads with credited work are few and evaluated exactly."""
+    credited = [
+        s
+        for (s,) in con.execute(
+            "SELECT DISTINCT stream_id FROM thread_work WHERE time <= ?", [as_of]
+        ).fetchall()
+    ]
+    scope = "AND opened_position <= ? AND stream_id {} (SELECT unnest(?::VARCHAR[]))"
+    exact = ranked(con, as_of, params=params, extra=scope.format("IN"), args=[limit, credited])
+    oldest = ranked(
+        con,
+        as_of,
+        params=params,
+        extra=scope.format("NOT IN") + " ORDER BY opened_at, opened_position LIMIT ?",
+        args=[limit, credited, k],
+    )
+    newest = ranked(
+        con,
+        as_of,
+        params=params,
+        # twice as many as needed, so threads opened at the same instant are ordered right
+        extra=scope.format("NOT IN") + " ORDER BY opened_at DESC, opened_position DESC LIMIT ?",
+        args=[limit, credited, 2 * n_low],
+    )
+    ((live,),) = con.execute(
+        "SELECT count(*) FROM threads WHERE status <> 'resolved' AND opened_at <= ? "
+        "AND opened_position <= ?",
+        [as_of, limit],
+    ).fetchall()
+    top = sorted(
+        exact + oldest, key=lambda r: (-r["tension"], r["opened_epoch"], r["opened_position"])
+    )
+    return top[:k], lowest(exact + newest, n_low), int(live)
+
+
+def details(con: duckdb.DuckDBPyConnection, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """`rows` from `ranked`, in the same order, with every column of the thread (times as
+    ISO-8601 text)."""
+    if not rows:
+        return []
+    cur = con.execute(
+        f"SELECT {COLUMNS} FROM threads WHERE stream_id IN (SELECT unnest(?))",
+        [[r["stream_id"] for r in rows]],
+    )
+    names = [d[0] for d in cur.description]
+    found = {v[1]: dict(zip(names, v, strict=True)) for v in cur.fetchall()}
+    out = []
+    for r in rows:
+        row = found[r["stream_id"]]
+        for key in TIMES:
+            if row[key] is not None:
+                row[key] = (EPOCH + timedelta(microseconds=row[key])).isoformat()
+        row["tension"], row["hours_unworked"] = r["tension"], r["hours_unworked"]
+        out.append(row)
+    return out
 
 
 def threads_by_tension(
@@ -52,32 +170,7 @@ def threads_by_tension(
     params: TensionParams | None = None,
 ) -> list[dict[str, Any]]:
     """Threads opened by `as_of` with their tension then, highest first (ties: oldest first)."""
-    p = params or settings_as_of(con, as_of)
-    gaps = liveness_gaps(con, as_of)
-    credits: dict[str, list[datetime]] = dict(
-        con.execute(
-            "SELECT stream_id, list(time ORDER BY position) FROM thread_work "
-            "WHERE time <= ? GROUP BY 1",
-            [as_of],
-        ).fetchall()
-    )
-    where = "" if include_resolved else "AND status <> 'resolved'"
-    cur = con.execute(f"SELECT {COLUMNS} FROM threads WHERE opened_at <= ? {where}", [as_of])
-    names = [d[0] for d in cur.description]
-    out = []
-    for values in cur.fetchall():
-        row = dict(zip(names, values, strict=True))
-        value, hours = tension(
-            row["opened_at"], credits.get(row["stream_id"], []), as_of, gaps, row["resolved_at"], p
-        )
-        row["tension"], row["hours_unworked"] = round(value, 6), round(hours, 4)
-        out.append(row)
-    out.sort(key=lambda r: (-r["tension"], r["opened_at"], r["opened_position"]))
-    for row in out:
-        for key in ("opened_at", "updated_at", "resolved_at", "last_work_at"):
-            if row[key] is not None:
-                row[key] = row[key].isoformat()
-    return out
+    return details(con, ranked(con, as_of, include_resolved, params))
 
 
 def find_threads(con: duckdb.DuckDBPyConnection, given: str) -> list[ThreadMatch]:
@@ -99,17 +192,28 @@ def find_threads(con: duckdb.DuckDBPyConnection, given: str) -> list[ThreadMatch
     return [ThreadMatch(*r) for r in rows]
 
 
+def lowest(rows: list[dict[str, Any]], n: int = 5) -> list[dict[str, Any]]:
+    """The `n` live threads with the lowest tension, oldest first on ties."""
+    key = "opened_epoch" if rows and "opened_epoch" in rows[0] else "opened_at"
+    return sorted(rows, key=lambda r: (r["tension"], r[key], r["opened_position"]))[:n]
+
+
 def triage(rows: list[dict[str, Any]], p: TensionParams) -> dict[str, Any] | None:
     """The triage demand when more threads are live than max_live_threads: the live count, the
-    cap, and the five lowest-tension candidates (oldest first on ties). `rows` are live threads."""
+    cap, and the five lowest-tension candidates (oldest first on ties). `rows`: the live threads
+    with their details."""
     if len(rows) <= p.max_live_threads:
         return None
-    lowest = sorted(rows, key=lambda r: (r["tension"], r["opened_at"], r["opened_position"]))[:5]
+    return triage_demand(len(rows), p, lowest(rows))
+
+
+def triage_demand(live: int, p: TensionParams, calmest: list[dict[str, Any]]) -> dict[str, Any]:
+    """The demand itself, from the live count and the calmest threads (with details)."""
     return {
-        "live": len(rows),
+        "live": live,
         "cap": p.max_live_threads,
         "candidates": [
-            {"id": r["id"], "tension": r["tension"], "label": r["label"]} for r in lowest
+            {"id": r["id"], "tension": r["tension"], "label": r["label"]} for r in calmest
         ],
     }
 
@@ -127,12 +231,12 @@ def last_refusals(con: duckdb.DuckDBPyConnection, exclude_turn: str | None) -> l
 
 def autonomy_state(con: duckdb.DuckDBPyConnection, now: datetime) -> AutonomyState:
     """The facts the salience gate decides on."""
-    live = threads_by_tension(con, now)
+    top, _, live = extremes(con, now, settings_as_of(con, now), 1 << 62, 1, 0)
     ((last, cycles),) = con.execute("SELECT max(time), count(*) FROM ticks WHERE fired").fetchall()
     return AutonomyState(
-        max_tension=live[0]["tension"] if live else 0.0,
-        top_thread=live[0]["stream_id"] if live else None,
-        live_threads=len(live),
+        max_tension=top[0]["tension"] if top else 0.0,
+        top_thread=top[0]["stream_id"] if top else None,
+        live_threads=live,
         last_cycle_at=last,
         cycles=int(cycles),
     )
@@ -145,10 +249,8 @@ def metrics(con: duckdb.DuckDBPyConnection, now: datetime) -> dict[str, Any]:
     (hours since the thread last changed: opened, mentioned or worked). A value near 1 means
     tension is only recency in disguise: PASS below 0.7, PENDING under 100 cycles. reach counts
     cycles whose top thread changed and was opened more than 10 cycles earlier."""
-    live = threads_by_tension(con, now)
-    staleness = [
-        (now - datetime.fromisoformat(r["updated_at"])).total_seconds() / 3600 for r in live
-    ]
+    live = ranked(con, now)
+    staleness = [(now.timestamp() - r["updated_epoch"]) / 3600 for r in live]
     rho = spearman([r["tension"] for r in live], staleness)
     cycles = con.execute(
         "SELECT time, top_thread FROM ticks WHERE fired AND time <= ? ORDER BY time, cycle",

@@ -366,3 +366,29 @@ def test_replay_gives_every_thread_the_same_tension(
     assert check.exit_code == 0
     assert after == before
     assert all(r["tension"] is not None for r in stored.json())
+
+
+def test_the_context_shortcut_picks_the_same_threads_as_evaluating_all(
+    cli: Cli, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from cli.compose import Home, read_model
+    from domain.clock import parse_time
+    from projections.thread_queries import extremes, lowest, ranked, settings_as_of
+
+    ids = []
+    for day in (1, 1, 2, 5, 9, 9, 12):
+        at(monkeypatch, f"2026-05-{day:02d}T09:00:00Z")
+        ids.append(open_thread(cli, f"Question {len(ids)}"))
+    (workspace / "w.txt").write_text("w")
+    at(monkeypatch, "2026-05-13T09:00:00Z")
+    say(cli, f'THREAD-WORK: {ids[0]} {{"file": "w.txt"}}')
+    now = parse_time("2026-05-14T09:00:00Z")
+
+    with read_model(Home(Path(os.environ["MIND_HOME"]))) as con:
+        params = settings_as_of(con, now)
+        everything = ranked(con, now, params=params)
+        top, calmest, live = extremes(con, now, params, 1 << 62, 3, 3)
+
+    assert live == len(everything) == 7
+    assert [r["stream_id"] for r in top] == [r["stream_id"] for r in everything[:3]]
+    assert [r["stream_id"] for r in calmest] == [r["stream_id"] for r in lowest(everything, 3)]
