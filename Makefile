@@ -38,6 +38,7 @@ bench: $(STAMP)
 	$(PY) -m bench.turns
 	$(PY) -m bench.locomo
 	$(PY) -m bench.recall
+	$(PY) -m bench.threads
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache .hypothesis

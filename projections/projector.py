@@ -217,7 +217,7 @@ class Projector:
     def refresh_tension(self) -> None:
         """Write each thread's tension as of the last projected event's time, so the table
         shows tension as of the projection (the same after replay)."""
-        from projections.thread_queries import threads_by_tension
+        from projections.thread_queries import ranked
 
         last = self.con.execute(
             "SELECT time FROM events WHERE position = (SELECT max(position) FROM events)"
@@ -226,7 +226,7 @@ class Projector:
         if not last or not count[0][0]:
             return
         as_of = last[0][0]
-        rows = threads_by_tension(self.con, as_of, include_resolved=True)
+        rows = ranked(self.con, as_of, include_resolved=True)
         data = pa.table(
             {
                 "stream_id": [r["stream_id"] for r in rows],
@@ -249,15 +249,18 @@ class Projector:
         stop: int | None = None,
         batch: int = BATCH,
         on_batch: Callable[[int], None] | None = None,
+        refresh_tension: bool = False,
     ) -> int:
-        """Apply everything after the current position (up to `stop`); returns how many."""
+        """Apply everything after the current position (up to `stop`); returns how many.
+        `refresh_tension` (the follower, `mind project`, replay) also rewrites the threads'
+        tension column; the catch-ups of readers and turns skip it, it costs time per thread."""
         total = 0
         rows = reader.rows(after=self.position(), batch=batch, stop=stop)
         while chunk := list(islice(rows, batch)):
             total += self.apply(chunk)
             if on_batch:
                 on_batch(len(chunk))
-        if total:
+        if total and refresh_tension:
             self.refresh_tension()
         return total
 
