@@ -228,18 +228,20 @@ def turn_service(home: Home) -> Any:
         return pid == os.getpid()
 
     source = ReadModelContextSource(read_model_paths(home), open_reader(home))
-    mind = open_mind(home)
-    return TurnService(mind, source, os.getpid(), host, is_dead, workspace(home, mind))
+    return TurnService(
+        open_mind(home), source, os.getpid(), host, is_dead, lambda config: workspace(home, config)
+    )
 
 
-def workspace(home: Home, mind: Mind) -> Any:
+def workspace(home: Home, config: dict[str, str]) -> Any:
     """The mind's workspace (`mind config set workspace DIR`; default HOME/workspace), with the
-    home's own files protected."""
+    home's own files protected. `config`: the identity's settings."""
     from adapters.workspace import FileWorkspace
     from domain.settings import WORKSPACE
 
-    configured = mind.identity().config.get(WORKSPACE)
+    configured = config.get(WORKSPACE)
     root = Path(configured) if configured else home.path / "workspace"
-    root.mkdir(parents=True, exist_ok=True)
+    if not configured:
+        root.mkdir(parents=True, exist_ok=True)  # the default folder, ready for work
     protected = (home.ledger, home.readmodel, home.published, home.config_file, home.path / "run")
     return FileWorkspace(root, protected)

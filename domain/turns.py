@@ -271,7 +271,7 @@ class TurnService:
         pid: int,
         host: str,
         is_dead: Callable[[int, str], bool],
-        workspace: Workspace | None = None,
+        workspace: Callable[[dict[str, str]], Workspace] | None = None,
     ) -> None:
         self.mind, self.context, self.pid, self.host = mind, context, pid, host
         self.is_dead = is_dead
@@ -307,7 +307,10 @@ class TurnService:
         tool runs the runtime made for this turn (the only tool work a reply may cite)."""
         identity = self.mind.identity()
         setting = TurnSetting(
-            thread_params(identity.config), self.workspace, tuple(tools), self._find_threads
+            thread_params(identity.config),
+            self.workspace(identity.config) if self.workspace else None,
+            tuple(tools),
+            self._find_threads,
         )
         with self.context:  # one read session for the turn's reads, closed before the model
             self.recover()

@@ -84,6 +84,6 @@ def notices(
         )
     for refusal in last_refusals(con, exclude_turn):
         texts.append(
-            (f"[refused] {refusal['line']} -- {refusal['reason']}", "refused in the last turn")
+            (f"refused: {refusal['line']} -- {refusal['reason']}", "refused in the last turn")
         )
     return [ContextItem(0, "notice", "threads", why, 0.0, 0, text) for text, why in texts]

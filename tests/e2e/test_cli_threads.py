@@ -392,3 +392,47 @@ def test_the_context_shortcut_picks_the_same_threads_as_evaluating_all(
     assert live == len(everything) == 7
     assert [r["stream_id"] for r in top] == [r["stream_id"] for r in everything[:3]]
     assert [r["stream_id"] for r in calmest] == [r["stream_id"] for r in lowest(everything, 3)]
+
+
+def test_metrics_fail_when_tension_is_only_recency_and_pass_when_it_is_not(
+    cli: Cli, mind_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    cli("config", "set", "threads.floor_interval", "0")
+    first = open_thread(cli, "Oldest")
+    for hour, label in ((10, "Middle"), (11, "Newest")):
+        at(monkeypatch, f"2026-05-01T{hour}:00:00Z")
+        open_thread(cli, label)
+    at(monkeypatch, "2026-05-01T12:00:00Z")
+    for _ in range(100):
+        cli("tick", "--model", "openai/gpt-4o-mini")
+
+    only_recency = cli("threads", "--metrics", "--json").json()
+    at(monkeypatch, "2026-05-01T12:30:00Z")
+    say(cli, f"Thinking about {first} again.")  # touched, not worked: still the tensest
+    at(monkeypatch, "2026-05-01T13:00:00Z")
+    not_recency = cli("threads", "--metrics", "--json").json()
+
+    assert (only_recency["cycles"], only_recency["ticks"]) == (100, 100)
+    assert (only_recency["spearman_rho"], only_recency["rho_status"]) == (1.0, "FAIL")
+    assert (not_recency["spearman_rho"], not_recency["rho_status"]) == (-0.5, "PASS")
+    assert not_recency["reach"] == 0  # the same thread led every cycle
+
+
+def test_the_next_turn_reads_what_was_refused_and_why(cli: Cli, mind_home: Path) -> None:
+    from cli.compose import Home, read_model
+    from domain.clock import parse_time
+    from projections.thread_context import live_threads, notices
+
+    tid = open_thread(cli, "Open question")
+    say(cli, f'THREAD-WORK: {tid} {{"tool": "make"}}')
+
+    with read_model(Home(Path(os.environ["MIND_HOME"]))) as con:
+        view = live_threads(con, parse_time(T0), 1 << 62)
+        texts = [n.text for n in notices(con, view, None)]
+
+    assert texts[0].startswith("[rule] Only verified work lowers")
+    assert texts[1] == (
+        f'refused: THREAD-WORK: {tid} {{"tool": "make"}} -- no tool \'make\' ran in this turn '
+        "(ran: none); only the runtime records tool runs"
+    )
