@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 from projections.text_index import term_counts
 
@@ -21,9 +20,9 @@ TABLE_OF_KIND = {
 }
 
 
-@dataclass(frozen=True)
-class Ev:
-    """An event as the projector sees it: position, time, topic, stream, version, payload."""
+class Ev(NamedTuple):
+    """An event as the projector sees it: position, time, topic, stream, version, payload.
+    (A tuple: built once per event, it costs a third of a frozen dataclass.)"""
 
     position: int
     time: datetime

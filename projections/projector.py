@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 from collections.abc import Callable, Sequence
@@ -12,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
+import orjson
 import pyarrow as pa
 
 from domain.errors import MindError
@@ -35,7 +35,7 @@ class ProjectionError(MindError):
 def _decode(row: LedgerRow) -> Ev:
     if row.topic is None or row.state is None or row.originator_id is None:
         raise ProjectionError(f"position {row.position} has no event row; run `mind verify`")
-    state = json.loads(row.state)
+    state = orjson.loads(row.state)  # ~3x json.loads; decoding is a fifth of catch-up time
     return Ev(
         row.position,
         datetime.fromisoformat(state["timestamp"]),
@@ -53,15 +53,34 @@ def _table_of(topic: str) -> str | None:
     return TABLE_OF_KIND.get(parts[1]) if len(parts) > 2 else None
 
 
+def connect(path: Path | str = ":memory:", read_only: bool = False) -> duckdb.DuckDBPyConnection:
+    """A DuckDB connection as every part of ours opens one."""
+    con = duckdb.connect(str(path), read_only=read_only)
+    # DuckDB draws a progress bar on stdout for queries over two seconds, which would corrupt
+    # the JSON of any command.
+    con.execute("SET enable_progress_bar = false")
+    return con
+
+
+def _connect(path: Path | str) -> duckdb.DuckDBPyConnection:
+    con = connect(path)
+    # Only registered Arrow batches may be scanned, never a Python variable that happens to
+    # share a table's name.
+    con.execute("SET python_enable_replacements = false")
+    # A batch writes more than the default 16 MB of WAL, so every commit also checkpointed;
+    # checkpointing per GB instead took catch-up from 39.8k to 49.9k events/s at 400k events.
+    # Publishing checkpoints explicitly, and the WAL is replayed after a crash, so nothing
+    # committed is lost either way.
+    con.execute("SET checkpoint_threshold = '1GB'")
+    return con
+
+
 class Projector:
     """Owns one DuckDB file read-write; only one process may hold it (see ARCHITECTURE.md)."""
 
     def __init__(self, path: Path | str) -> None:
         self.path = Path(path) if str(path) != ":memory:" else None
-        self.con = duckdb.connect(str(path))
-        # Only registered Arrow batches may be scanned, never a Python variable that happens to
-        # share a table's name.
-        self.con.execute("SET python_enable_replacements = false")
+        self.con = _connect(path)
         version = self._version()
         if version != current_schema():
             if version is not None and self.path is not None:
@@ -69,7 +88,7 @@ class Projector:
                 self.con.close()
                 self.path.unlink()
                 Path(f"{self.path}.wal").unlink(missing_ok=True)
-                self.con = duckdb.connect(str(path))
+                self.con = _connect(path)
             # One transaction: a process killed half-way leaves no tables without their
             # tracking row (which would make the next projector re-apply everything).
             self.con.execute("BEGIN TRANSACTION")

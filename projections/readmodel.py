@@ -15,7 +15,7 @@ import duckdb
 
 from domain.errors import MindError
 from projections.ports import LedgerReader
-from projections.projector import Projector
+from projections.projector import Projector, connect
 
 WAIT_FOR_FOLLOWER_S = 15.0
 
@@ -37,7 +37,7 @@ def published_position(published: Path) -> int:
     """The ledger position the published copy includes (0 when there is none)."""
     if not published.exists():
         return 0
-    con = duckdb.connect(str(published), read_only=True)
+    con = connect(published, read_only=True)
     try:
         row = con.execute("SELECT max(position) FROM tracking").fetchone()
         return int(row[0]) if row and row[0] is not None else 0
@@ -152,7 +152,7 @@ class ReadSession:
                 return self.con
             lock.__exit__(None, None, None)
             if self.paths.published.exists() and published_position(self.paths.published) >= head:
-                self.con = duckdb.connect(str(self.paths.published), read_only=True)
+                self.con = connect(self.paths.published, read_only=True)
                 return self.con
             if time.monotonic() > deadline:
                 raise ProjectorBehindError(
@@ -176,7 +176,7 @@ def read_position(paths: ReadModelPaths) -> int:
     """The position readers would see now without catching up."""
     with projector_lock(paths.lock, wait=False) as held:
         if held and paths.working.exists():
-            con = duckdb.connect(str(paths.working), read_only=True)
+            con = connect(paths.working, read_only=True)
             try:
                 row = con.execute("SELECT max(position) FROM tracking").fetchone()
                 return int(row[0]) if row and row[0] is not None else 0

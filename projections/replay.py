@@ -7,11 +7,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import duckdb
-
 from domain.errors import MindError
 from projections.ports import LedgerReader
-from projections.projector import Projector
+from projections.projector import Projector, connect
 from projections.readmodel import ReadModelPaths, projector_lock, published_position
 from projections.schema import TABLES
 
@@ -40,7 +38,7 @@ def rebuild(
 
 def differences(live: Path, rebuilt: Path, sample: int = 5) -> list[dict[str, Any]]:
     """Rows that differ between two read models, table by table (empty when identical)."""
-    con = duckdb.connect()
+    con = connect()
     try:
         con.execute(f"ATTACH '{live}' AS live (READ_ONLY)")
         con.execute(f"ATTACH '{rebuilt}' AS rebuilt (READ_ONLY)")
