@@ -30,7 +30,8 @@ def prepare(folder: Path, size: int) -> Home:
     fill(app, size - 1)
     home = Home(folder)
     projector = Projector(read_model_paths(home).working)
-    projector.catch_up(SQLiteLedgerReader(home.ledger))  # as a follower would have done
+    # As a follower would have done, maintenance included (tension column, sorted term index).
+    projector.catch_up(SQLiteLedgerReader(home.ledger), maintain=True)
     projector.close()
     return home
 

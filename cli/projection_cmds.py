@@ -70,7 +70,7 @@ def project(home: Home, follow: bool, as_json: bool) -> None:
             try:
                 lag = reader.head()[0] - projector.position()
                 with _progress(lag, not as_json) as bar:
-                    total = projector.catch_up(reader, on_batch=bar.update, refresh_tension=True)
+                    total = projector.catch_up(reader, on_batch=bar.update, maintain=True)
                 projector.publish(paths.published)
                 position = projector.position()
             finally:

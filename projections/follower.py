@@ -52,7 +52,7 @@ def follow(
             try:
                 projector.publish(paths.published)
                 while not stopping and not (should_stop and should_stop()):
-                    applied = projector.catch_up(reader, refresh_tension=True)
+                    applied = projector.catch_up(reader, maintain=True)
                     if applied:
                         projector.publish(paths.published)
                         total += applied

@@ -43,7 +43,7 @@ class Rows:
         self.loaded = {table: set(rows) for table, rows in loaded.items()}
         self.appended: dict[str, list[dict[str, Any]]] = {}
         # The index grows by several rows per event: kept as columns, not one dict per row.
-        self.terms: tuple[list[str], list[int], list[int]] = ([], [], [])
+        self.terms: tuple[list[str], list[int], list[int], list[int]] = ([], [], [], [])
 
     def entity(self, table: str, stream: str) -> dict[str, Any]:
         """The current row of a stream (a new empty one when the stream is new)."""
@@ -74,14 +74,15 @@ def handles(topic: str) -> Callable[[Handler], Handler]:
 def index(rows: Rows, e: Ev, kind: str, text: str) -> None:
     """Add a document to the lexical index (the docs and doc_terms tables)."""
     counts = term_counts(text)
+    length = sum(counts.values())
     rows.append(
-        "docs",
-        {"position": e.position, "kind": kind, "stream": e.stream, "length": sum(counts.values())},
+        "docs", {"position": e.position, "kind": kind, "stream": e.stream, "length": length}
     )
-    terms, positions, tfs = rows.terms
+    terms, positions, tfs, lengths = rows.terms
     terms.extend(counts)
     positions.extend([e.position] * len(counts))
     tfs.extend(counts.values())
+    lengths.extend([length] * len(counts))
 
 
 def _message(

@@ -24,6 +24,9 @@ NAME = "main"
 # Large batches amortise DuckDB's per-statement and index-commit cost (1M events: 31k/s at
 # 10,000 per batch, 40k/s at 25,000); a follower's batches are naturally small.
 BATCH = 25_000
+# The term index is re-sorted once this many of its rows, and this fraction, are unsorted.
+SORT_MIN_ROWS = 200_000
+SORT_FRACTION = 0.2
 # The tension law's liveness rule: a longer stretch without any event is an outage.
 GAP = timedelta(hours=24)
 
@@ -97,6 +100,7 @@ class Projector:
             self.con.execute("DELETE FROM schema_version")
             self.con.execute("INSERT INTO schema_version VALUES (?)", [current_schema()])
             self.con.execute("INSERT OR IGNORE INTO tracking VALUES (?, 0)", [NAME])
+            self.con.execute("INSERT OR IGNORE INTO index_state VALUES ('doc_terms', 0)")
             self.con.execute("COMMIT")
 
     def _version(self) -> str | None:
@@ -153,12 +157,17 @@ class Projector:
         for table, appended in rows.appended.items():
             self._insert(table, appended)
         if rows.terms[0]:
-            terms, positions, tfs = rows.terms
+            terms, positions, tfs, lengths = rows.terms
             self._insert_table(
                 "doc_terms",
                 pa.table(
-                    {"term": terms, "position": positions, "tf": tfs}, schema=ARROW["doc_terms"]
+                    {"term": terms, "position": positions, "tf": tfs, "length": lengths},
+                    schema=ARROW["doc_terms"],
                 ),
+            )
+            self.con.execute(
+                "UPDATE index_state SET unsorted = unsorted + ? WHERE name = 'doc_terms'",
+                [len(terms)],
             )
         self.con.execute(
             "INSERT OR REPLACE INTO tracking VALUES (?, ?)", [NAME, events[-1].position]
@@ -233,6 +242,29 @@ class Projector:
                 )
             previous = e.time
 
+    def sort_index(self) -> None:
+        """Rewrite `doc_terms` ordered by term once more than a fifth of it is unsorted: the
+        BM25 query then reads only the row groups of its terms (min/max pruning). At 1M events
+        the scan of the postings went from 35 ms to 3 ms; the sort took 2.8 s."""
+        ((unsorted, total),) = self.con.execute(
+            "SELECT (SELECT unsorted FROM index_state WHERE name = 'doc_terms'), "
+            "(SELECT count(*) FROM doc_terms)"
+        ).fetchall()
+        if unsorted < max(SORT_MIN_ROWS, total * SORT_FRACTION):
+            return
+        self.con.execute("BEGIN TRANSACTION")
+        try:
+            self.con.execute(
+                "CREATE TABLE doc_terms_sorted AS SELECT * FROM doc_terms ORDER BY term, position"
+            )
+            self.con.execute("DROP TABLE doc_terms")
+            self.con.execute("ALTER TABLE doc_terms_sorted RENAME TO doc_terms")
+            self.con.execute("UPDATE index_state SET unsorted = 0 WHERE name = 'doc_terms'")
+            self.con.execute("COMMIT")
+        except BaseException:
+            self.con.execute("ROLLBACK")
+            raise
+
     def refresh_tension(self) -> None:
         """Write each thread's tension as of the last projected event's time, so the table
         shows tension as of the projection (the same after replay)."""
@@ -268,19 +300,21 @@ class Projector:
         stop: int | None = None,
         batch: int = BATCH,
         on_batch: Callable[[int], None] | None = None,
-        refresh_tension: bool = False,
+        maintain: bool = False,
     ) -> int:
         """Apply everything after the current position (up to `stop`); returns how many.
-        `refresh_tension` (the follower, `mind project`, replay) also rewrites the threads'
-        tension column; the catch-ups of readers and turns skip it, it costs time per thread."""
+        `maintain` (the follower, `mind project`, replay) also rewrites the threads' tension
+        column and sorts the term index when enough of it is unsorted; the catch-ups of
+        readers and turns skip both (they cost time in proportion to the mind's size)."""
         total = 0
         rows = reader.rows(after=self.position(), batch=batch, stop=stop)
         while chunk := list(islice(rows, batch)):
             total += self.apply(chunk)
             if on_batch:
                 on_batch(len(chunk))
-        if total and refresh_tension:
+        if total and maintain:
             self.refresh_tension()
+            self.sort_index()
         return total
 
     def publish(self, target: Path) -> None:

@@ -130,16 +130,19 @@ def lexical(con: duckdb.DuckDBPyConnection, query: str, as_of: int) -> list[tupl
     scored = _rows(
         con,
         f"""
-        WITH hits AS (SELECT term, position, tf FROM doc_terms
+        WITH hits AS (SELECT term, position, tf, length FROM doc_terms
                       WHERE term IN (SELECT unnest($terms)) AND position <= $as_of),
         df AS (SELECT term, count(*) AS df FROM hits GROUP BY term),
-        stats AS (SELECT count(*) AS n, avg(length) AS avgdl FROM docs WHERE position <= $as_of)
-        SELECT d.position, d.kind, d.stream,
-               sum(ln(1 + (s.n - df.df + 0.5) / (df.df + 0.5)) * h.tf * {K1 + 1}
-                   / (h.tf + {K1} * (1 - {B} + {B} * d.length / s.avgdl))) AS score,
-               list(DISTINCT h.term ORDER BY h.term) AS matched
-        FROM hits h JOIN df USING (term) JOIN docs d USING (position), stats s
-        GROUP BY ALL ORDER BY score DESC, d.position LIMIT {LEXICAL_K * 3}
+        stats AS (SELECT count(*) AS n, avg(length) AS avgdl FROM docs WHERE position <= $as_of),
+        best AS (
+            SELECT h.position,
+                   sum(ln(1 + (s.n - df.df + 0.5) / (df.df + 0.5)) * h.tf * {K1 + 1}
+                       / (h.tf + {K1} * (1 - {B} + {B} * h.length / s.avgdl))) AS score,
+                   list(DISTINCT h.term ORDER BY h.term) AS matched
+            FROM hits h JOIN df USING (term), stats s
+            GROUP BY h.position ORDER BY score DESC, h.position LIMIT {LEXICAL_K * 3})
+        SELECT b.position, d.kind, d.stream, b.score, b.matched
+        FROM best b JOIN docs d USING (position) ORDER BY b.score DESC, b.position
     """,
         {"terms": q, "as_of": as_of},
     )
@@ -175,37 +178,43 @@ def _live(
 def _doc_texts(
     con: duckdb.DuckDBPyConnection, hits: list[tuple[Any, ...]]
 ) -> dict[int, tuple[str, str | None]]:
-    """Display text and source id for lexical hits of every kind."""
-    positions = [h[0] for h in hits]
+    """Display text and source id for lexical hits of every kind (one query per kind hit)."""
+    wanted: dict[str, list[int]] = {}
+    for h in hits:
+        wanted.setdefault(h[1], []).append(h[0])
     out: dict[int, tuple[str, str | None]] = {}
+    # Joins with the wanted positions: at 1M messages one took 7 ms where IN took 10.
     for pos, speaker, time, text, source_id in _rows(
         con,
-        "SELECT position, speaker, time, text, source_id FROM messages "
-        "WHERE position IN (SELECT unnest(?))",
-        [positions],
+        "SELECT m.position, m.speaker, m.time, m.text, m.source_id "
+        "FROM (SELECT unnest(?) AS position) w JOIN messages m USING (position)",
+        [wanted.get("message", [])],
     ):
         out[pos] = (_message_text(speaker, time, text), source_id)
-    for pos, cid, text in _rows(
-        con,
-        "SELECT opened_position, cid, text FROM commitments "
-        "WHERE opened_position IN (SELECT unnest(?))",
-        [positions],
-    ):
-        out[pos] = (_commitment_text(cid, text), cid)
-    for pos, token, definition in _rows(
-        con,
-        "SELECT definition_position, token, definition FROM concepts "
-        "WHERE definition_position IN (SELECT unnest(?))",
-        [positions],
-    ):
-        out[pos] = (_concept_text(token, definition), token)
-    for pos, tid, status, label, content in _rows(
-        con,
-        "SELECT opened_position, id, status, label, content FROM threads "
-        "WHERE opened_position IN (SELECT unnest(?))",
-        [positions],
-    ):
-        out[pos] = (_thread_text(tid, status, label, content), tid)
+    if "commitment" in wanted:
+        for pos, cid, text in _rows(
+            con,
+            "SELECT opened_position, cid, text FROM commitments "
+            "WHERE opened_position IN (SELECT unnest(?))",
+            [wanted["commitment"]],
+        ):
+            out[pos] = (_commitment_text(cid, text), cid)
+    if "concept" in wanted:
+        for pos, token, definition in _rows(
+            con,
+            "SELECT definition_position, token, definition FROM concepts "
+            "WHERE definition_position IN (SELECT unnest(?))",
+            [wanted["concept"]],
+        ):
+            out[pos] = (_concept_text(token, definition), token)
+    if "thread" in wanted:
+        for pos, tid, status, label, content in _rows(
+            con,
+            "SELECT opened_position, id, status, label, content FROM threads "
+            "WHERE opened_position IN (SELECT unnest(?))",
+            [wanted["thread"]],
+        ):
+            out[pos] = (_thread_text(tid, status, label, content), tid)
     return out
 
 

@@ -8,6 +8,8 @@ TS = pa.timestamp("us", tz="UTC")
 
 TABLES: dict[str, str] = {
     "tracking": "name VARCHAR PRIMARY KEY, position BIGINT NOT NULL",
+    # How many postings were appended to doc_terms since it was last sorted by term.
+    "index_state": "name VARCHAR PRIMARY KEY, unsorted BIGINT NOT NULL",
     "events": (
         "position BIGINT, time TIMESTAMPTZ, type VARCHAR, aggregate_id VARCHAR, "
         "aggregate_kind VARCHAR, version BIGINT, hash VARCHAR, payload JSON"
@@ -74,7 +76,9 @@ TABLES: dict[str, str] = {
         "started_at TIMESTAMPTZ, messages BIGINT, last_message VARCHAR"
     ),
     "docs": "position BIGINT, kind VARCHAR, stream VARCHAR, length INTEGER",
-    "doc_terms": "term VARCHAR, position BIGINT, tf INTEGER",
+    # The document's length is repeated on each of its postings: BM25 then needs no join with
+    # `docs` over every hit (at 1M events that join was 50 ms of a 110 ms query).
+    "doc_terms": "term VARCHAR, position BIGINT, tf INTEGER, length INTEGER",
     "claims": (
         "position BIGINT, turn_id VARCHAR, claim_type VARCHAR, payload JSON, time TIMESTAMPTZ"
     ),
@@ -297,7 +301,14 @@ ARROW: dict[str, pa.Schema] = {
             ("length", pa.int32()),
         ]
     ),
-    "doc_terms": pa.schema([("term", pa.string()), ("position", pa.int64()), ("tf", pa.int32())]),
+    "doc_terms": pa.schema(
+        [
+            ("term", pa.string()),
+            ("position", pa.int64()),
+            ("tf", pa.int32()),
+            ("length", pa.int32()),
+        ]
+    ),
     "claims": pa.schema(
         [
             ("position", pa.int64()),

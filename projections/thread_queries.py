@@ -56,20 +56,14 @@ def ranked(
     params: TensionParams | None = None,
     extra: str = "",
     args: list[Any] | None = None,
+    known: tuple[list[tuple[float, float]], dict[str, list[float]]] | None = None,
 ) -> list[dict[str, Any]]:
     """Every thread opened by `as_of` (and matching `extra`, SQL after the WHERE clause, with
     `args`) with its tension then, highest first (ties: oldest first):
     stream_id, tension, hours_unworked, and times as POSIX seconds. Cheap: no datetime objects
     and no text per row; `details` adds the rest for the rows that are shown."""
     p = params or settings_as_of(con, as_of)
-    gaps = liveness_gaps(con, as_of)
-    credits: dict[str, list[float]] = dict(
-        con.execute(
-            "SELECT stream_id, list(epoch(time) ORDER BY position) FROM thread_work "
-            "WHERE time <= ? GROUP BY 1",
-            [as_of],
-        ).fetchall()
-    )
+    gaps, credits = known or (liveness_gaps(con, as_of), credit_times(con, as_of))
     where = "" if include_resolved else "AND status <> 'resolved'"
     rows = con.execute(
         "SELECT stream_id, epoch(opened_at), epoch(resolved_at), epoch(updated_at), "
@@ -94,6 +88,17 @@ def ranked(
     return out
 
 
+def credit_times(con: duckdb.DuckDBPyConnection, as_of: datetime) -> dict[str, list[float]]:
+    """Each thread's credited work up to `as_of`, in POSIX seconds."""
+    return dict(
+        con.execute(
+            "SELECT stream_id, list(epoch(time) ORDER BY position) FROM thread_work "
+            "WHERE time <= ? GROUP BY 1",
+            [as_of],
+        ).fetchall()
+    )
+
+
 def extremes(
     con: duckdb.DuckDBPyConnection,
     as_of: datetime,
@@ -107,34 +112,31 @@ def extremes(
     grows with its age (the integral grows with effective hours, and an earlier start never
     shortens them), so among those the oldest are the tensest and the newest the calmest;
     threads with credited work are few and evaluated exactly."""
-    credited = [
-        s
-        for (s,) in con.execute(
-            "SELECT DISTINCT stream_id FROM thread_work WHERE time <= ?", [as_of]
-        ).fetchall()
-    ]
-    scope = "AND opened_position <= ? AND stream_id {} (SELECT unnest(?::VARCHAR[]))"
-    exact = ranked(con, as_of, params=params, extra=scope.format("IN"), args=[limit, credited])
-    oldest = ranked(
-        con,
-        as_of,
-        params=params,
-        extra=scope.format("NOT IN") + " ORDER BY opened_at, opened_position LIMIT ?",
-        args=[limit, credited, k],
-    )
-    newest = ranked(
-        con,
-        as_of,
-        params=params,
-        # twice as many as needed, so threads opened at the same instant are ordered right
-        extra=scope.format("NOT IN") + " ORDER BY opened_at DESC, opened_position DESC LIMIT ?",
-        args=[limit, credited, 2 * n_low],
-    )
     ((live,),) = con.execute(
         "SELECT count(*) FROM threads WHERE status <> 'resolved' AND opened_at <= ? "
         "AND opened_position <= ?",
         [as_of, limit],
     ).fetchall()
+    if not live:  # most turns of most minds: nothing more to ask
+        return [], [], 0
+    known = (liveness_gaps(con, as_of), credit_times(con, as_of))
+    credited = list(known[1])
+    scope = "AND opened_position <= ? AND stream_id {} (SELECT unnest(?::VARCHAR[]))"
+
+    def select(extra: str, *args: Any) -> list[dict[str, Any]]:
+        return ranked(con, as_of, params=params, extra=extra, args=list(args), known=known)
+
+    exact = select(scope.format("IN"), limit, credited)
+    oldest = select(
+        scope.format("NOT IN") + " ORDER BY opened_at, opened_position LIMIT ?", limit, credited, k
+    )
+    # twice as many as needed, so threads opened at the same instant are ordered right
+    newest = select(
+        scope.format("NOT IN") + " ORDER BY opened_at DESC, opened_position DESC LIMIT ?",
+        limit,
+        credited,
+        2 * n_low,
+    )
     top = sorted(
         exact + oldest, key=lambda r: (-r["tension"], r["opened_epoch"], r["opened_position"])
     )

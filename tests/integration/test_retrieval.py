@@ -202,3 +202,30 @@ def test_open_commitments_and_live_threads_are_found_by_their_words(tmp_path: Pa
     assert "passport" in lexical["commitment"].text
     assert "neighbourhood" in lexical["thread"].text
     assert lexical["thread"].stream is not None
+
+
+@needs_locomo
+def test_sorting_the_term_index_changes_no_result(
+    locomo_home: Home, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from adapters.sqlite_ledger import SQLiteLedgerReader
+    from projections import projector as projector_module
+    from projections.projector import Projector
+
+    questions = ["When did Caroline go to the LGBTQ support group?", "What does Melanie paint?"]
+    reader = SQLiteLedgerReader(locomo_home.ledger)
+    unsorted = Projector(tmp_path / "unsorted.duckdb")
+    unsorted.catch_up(reader)
+    monkeypatch.setattr(projector_module, "SORT_MIN_ROWS", 0)
+    sorted_ = Projector(tmp_path / "sorted.duckdb")
+    sorted_.catch_up(reader, maintain=True)
+
+    order = "SELECT term FROM doc_terms"
+    terms = [t for (t,) in sorted_.con.execute(order).fetchall()]
+    before = [t for (t,) in unsorted.con.execute(order).fetchall()]
+    assert terms == sorted(terms) and terms != before
+    assert sorted_.con.execute("SELECT unsorted FROM index_state").fetchall() == [(0,)]
+    for q in questions:
+        a = recall(unsorted.con, q, 1000, datetime(2024, 1, 1, tzinfo=UTC))
+        b = recall(sorted_.con, q, 1000, datetime(2024, 1, 1, tzinfo=UTC))
+        assert [i.record() for i in a.items] == [i.record() for i in b.items]
