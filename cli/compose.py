@@ -227,10 +227,25 @@ def turn_service(home: Home) -> Any:
             return False
         return pid == os.getpid()
 
-    source = ReadModelContextSource(read_model_paths(home), open_reader(home))
+    mind = open_mind(home)
+    embed = embedder(home, mind.identity().config) if mind.is_initialised() else None
+    source = ReadModelContextSource(read_model_paths(home), open_reader(home), embed)
     return TurnService(
-        open_mind(home), source, os.getpid(), host, is_dead, lambda config: workspace(home, config)
+        mind, source, os.getpid(), host, is_dead, lambda config: workspace(home, config)
     )
+
+
+def embedder(home: Home, config: dict[str, str]) -> Any:
+    """The embedding function for recall's vector channel, or None (`embedding.model` off)."""
+    from domain.settings import EMBEDDING_API_BASE, EMBEDDING_MODEL
+
+    model = config.get(EMBEDDING_MODEL, "off")
+    if model == "off":
+        return None
+    from adapters.embeddings import LiteLLMEmbedder
+
+    base = config.get(EMBEDDING_API_BASE, "off")
+    return LiteLLMEmbedder(model, home.path / "embeddings.sqlite", None if base == "off" else base)
 
 
 def workspace(home: Home, config: dict[str, str]) -> Any:

@@ -8,7 +8,20 @@ import click
 
 from cli.compose import Home, open_mind
 from cli.output import emit_json
-from domain.settings import KEYS, SETTINGS, WORKSPACE, defaults
+from domain.settings import (
+    EMBEDDING_API_BASE,
+    EMBEDDING_MODEL,
+    KEYS,
+    SETTINGS,
+    WORKSPACE,
+    defaults,
+)
+
+MEANINGS = {
+    WORKSPACE: "folder whose files count as evidence of work on threads",
+    EMBEDDING_MODEL: "LiteLLM embedding model for recall's vector channel, or off",
+    EMBEDDING_API_BASE: "base URL of an OpenAI-compatible embedding server, or off",
+}
 
 
 @click.group()
@@ -37,7 +50,7 @@ def show(home: Home, as_json: bool) -> None:
             "key": key,
             "value": current.get(key, value),
             "default": key not in current,
-            "meaning": SETTINGS[key][2] if key in SETTINGS else "folder of work artifacts",
+            "meaning": SETTINGS[key][2] if key in SETTINGS else MEANINGS[key],
         }
         for key, value in defaults().items()
     ]

@@ -29,14 +29,19 @@ from cli.output import emit_json, table
 def recall(home: Home, query: str, budget: int, as_of: int | None, as_json: bool) -> None:
     """Show what the mind would remember for QUERY, why, and at what cost in tokens.
 
+    With `mind config set embedding.model PROVIDER/MODEL`, a vector channel (cosine similarity
+    over the latest 2,000 messages, embeddings cached in MIND_HOME) joins the others.
+
     Example:
 
         mind recall "When did Caroline go to the support group?" --budget 500 --json
     """
+    from cli.compose import embedder, open_mind
     from projections.retrieval import recall as run_recall
 
+    embed = embedder(home, open_mind(home).identity().config)
     with read_model(home) as con:
-        context = run_recall(con, query, budget, clock_from_env()(), as_of=as_of)
+        context = run_recall(con, query, budget, clock_from_env()(), as_of=as_of, embed=embed)
     items = [
         {
             "id": i.id,

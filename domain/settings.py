@@ -33,15 +33,19 @@ SETTINGS: dict[str, tuple[Callable[[str], float | int], Callable[[float], bool],
     "threads.work_credit": (_NUMBER, lambda v: v >= 0, "tension one credited work removes"),
 }
 WORKSPACE = "workspace"
-KEYS = (*SETTINGS, WORKSPACE)
+EMBEDDING_MODEL = "embedding.model"  # a LiteLLM embedding model, or "off" (the default)
+EMBEDDING_API_BASE = "embedding.api_base"  # an OpenAI-compatible server's URL, or "off"
+TEXT_SETTINGS = (WORKSPACE, EMBEDDING_MODEL, EMBEDDING_API_BASE)
+KEYS = (*SETTINGS, *TEXT_SETTINGS)
 
 
 def check_setting(key: str, value: str) -> str:
     """The value as it will be recorded; raises InvalidInputError naming what is wrong."""
-    if key == WORKSPACE:
+    if key in TEXT_SETTINGS:
         value = value.strip()
-        if not value or "\x00" in value:
-            raise InvalidInputError("the workspace must be a directory path")
+        if not value or "\x00" in value or "\n" in value:
+            what = "a directory path" if key == WORKSPACE else "one line of text (or off)"
+            raise InvalidInputError(f"{key} must be {what}")
         return value
     if key not in SETTINGS:
         raise InvalidInputError(f"unknown setting {key!r}; settings: {', '.join(KEYS)}")
@@ -72,4 +76,6 @@ def defaults() -> dict[str, str]:
     params = TensionParams()
     out = {key: str(getattr(params, key.removeprefix("threads."))) for key in SETTINGS}
     out[WORKSPACE] = "(the home's workspace/ folder)"
+    out[EMBEDDING_MODEL] = "off"
+    out[EMBEDDING_API_BASE] = "off"
     return out

@@ -18,6 +18,8 @@ from typing import Any
 import duckdb
 
 from domain.context_port import AssembledContext, ContextItem
+from projections.item_text import commitment_text, concept_text, message_text, thread_text
+from projections.linked import bound_items, commitment_threads
 from projections.text_index import terms
 from projections.thread_context import ThreadView, candidates, live_threads, notices
 from projections.time_expressions import windows
@@ -86,23 +88,6 @@ class Pool:
 
 def _rows(con: duckdb.DuckDBPyConnection, sql: str, params: Any = None) -> list[tuple[Any, ...]]:
     return con.execute(sql, params or []).fetchall()
-
-
-def _message_text(speaker: str | None, time: datetime | None, text: str) -> str:
-    when = f" {time:%Y-%m-%d}" if time else ""  # the day is what questions ask about
-    return f"[{speaker or 'message'}{when}] {text}"
-
-
-def _commitment_text(cid: str, text: str) -> str:
-    return f"[commitment {cid} open] {text}"
-
-
-def _thread_text(tid: str, status: str, label: str, content: str) -> str:
-    return f"[thread {tid} {status}] {label}: {content}"
-
-
-def _concept_text(token: str, definition: str) -> str:
-    return f"[concept {token}] {definition}"
 
 
 def _messages(
@@ -190,7 +175,7 @@ def _doc_texts(
         "FROM (SELECT unnest(?) AS position) w JOIN messages m USING (position)",
         [wanted.get("message", [])],
     ):
-        out[pos] = (_message_text(speaker, time, text), source_id)
+        out[pos] = (message_text(speaker, time, text), source_id)
     if "commitment" in wanted:
         for pos, cid, text in _rows(
             con,
@@ -198,7 +183,7 @@ def _doc_texts(
             "WHERE opened_position IN (SELECT unnest(?))",
             [wanted["commitment"]],
         ):
-            out[pos] = (_commitment_text(cid, text), cid)
+            out[pos] = (commitment_text(cid, text), cid)
     if "concept" in wanted:
         for pos, token, definition in _rows(
             con,
@@ -206,7 +191,7 @@ def _doc_texts(
             "WHERE definition_position IN (SELECT unnest(?))",
             [wanted["concept"]],
         ):
-            out[pos] = (_concept_text(token, definition), token)
+            out[pos] = (concept_text(token, definition), token)
     if "thread" in wanted:
         for pos, tid, status, label, content in _rows(
             con,
@@ -214,7 +199,7 @@ def _doc_texts(
             "WHERE opened_position IN (SELECT unnest(?))",
             [wanted["thread"]],
         ):
-            out[pos] = (_thread_text(tid, status, label, content), tid)
+            out[pos] = (thread_text(tid, status, label, content), tid)
     return out
 
 
@@ -237,7 +222,7 @@ def gather(
     pool.add(
         "commitments",
         [
-            (pos, "commitment", _commitment_text(cid, text), cid, "open commitment")
+            (pos, "commitment", commitment_text(cid, text), cid, "open commitment")
             for pos, cid, text in _rows(
                 con,
                 "SELECT opened_position, cid, text FROM commitments WHERE status = 'open' "
@@ -246,6 +231,8 @@ def gather(
             )
         ],
     )
+    served = commitment_threads(con, limit)  # after the (at most 10) open commitments
+    pool.add("commitments", served, ranks=[11 + i for i in range(len(served))])
     pool.threads = live_threads(con, now, limit)
     pool.add("threads", candidates(con, pool.threads))
     named = _rows(
@@ -268,15 +255,13 @@ def gather(
     )
     pool.add(
         "concepts",
-        [
-            (p, "concept", _concept_text(t, d), t, f"named in the query ({m})")
-            for p, t, d, m in named
-        ]
+        [(p, "concept", concept_text(t, d), t, f"named in the query ({m})") for p, t, d, m in named]
         + [
-            (p, "concept", _concept_text(t, d), t, f"{s} -{rel}-> {t}")
+            (p, "concept", concept_text(t, d), t, f"{s} -{rel}-> {t}")
             for p, t, d, s, rel in related
         ],
     )
+    pool.add("bindings", bound_items(con, [n[1] for n in named], limit))
     hits = lexical(con, query, limit)
     texts = _doc_texts(con, hits)
     pool.add(
@@ -298,7 +283,7 @@ def gather(
         pool.add(
             "time",
             [
-                (p, "message", _message_text(sp, t, tx), sid, f"said {words}")
+                (p, "message", message_text(sp, t, tx), sid, f"said {words}")
                 for p, sp, t, tx, sid in _messages(
                     con,
                     "time >= ? AND time < ? AND position <= ?",
@@ -318,7 +303,7 @@ def gather(
     pool.add(
         "recency",
         [
-            (p, "message", _message_text(sp, t, tx), sid, "recent conversation")
+            (p, "message", message_text(sp, t, tx), sid, "recent conversation")
             for p, sp, t, tx, sid in recent
         ],
     )
@@ -368,7 +353,7 @@ def neighbours(
         ):
             if p is not None:
                 _, sp, t, tx, sid, _ = rows[p]
-                out.append((p, "message", _message_text(sp, t, tx), sid, f"next to #{hit}", hit))
+                out.append((p, "message", message_text(sp, t, tx), sid, f"next to #{hit}", hit))
     return out
 
 
@@ -391,7 +376,7 @@ def vector_channel(
         scored.append((-sum(a * b for a, b in zip(q, v, strict=True)) / (qn * vn), r[0], r))
     scored.sort()
     return [
-        (r[0], "message", _message_text(r[1], r[2], r[3]), r[4], f"similarity {-s:.2f}")
+        (r[0], "message", message_text(r[1], r[2], r[3]), r[4], f"similarity {-s:.2f}")
         for s, _, r in scored[:20]
     ]
 

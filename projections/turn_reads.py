@@ -3,12 +3,14 @@ read so it includes every event written before that read."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
 import duckdb
 
 from domain.context_port import AssembledContext, AutonomyState, ThreadMatch, UnfinishedTurn
+from domain.errors import MindError
 from projections import thread_queries
 from projections.ports import LedgerReader
 from projections.readmodel import ReadModelPaths, ReadSession
@@ -18,9 +20,15 @@ from projections.retrieval import recall
 class ReadModelContextSource:
     """Context for turns, from the DuckDB read models."""
 
-    def __init__(self, paths: ReadModelPaths, reader: LedgerReader) -> None:
+    def __init__(
+        self,
+        paths: ReadModelPaths,
+        reader: LedgerReader,
+        embed: Callable[[list[str]], list[list[float]]] | None = None,
+    ) -> None:
         self.paths = paths
         self.reader = reader
+        self.embed = embed
         self.session: ReadSession | None = None
 
     def __enter__(self) -> ReadModelContextSource:
@@ -62,16 +70,19 @@ class ReadModelContextSource:
         now: datetime,
         lead_with_threads: bool = False,
     ) -> AssembledContext:
-        """Retrieve, fuse and render memory within `budget` tokens."""
-        return recall(
-            self._con(),
-            query,
-            budget,
-            now,
-            exclude_turn=exclude_turn,
-            for_turn=True,
-            lead_with_threads=lead_with_threads,
-        )
+        """Retrieve, fuse and render memory within `budget` tokens. A failing embedding model
+        costs the turn its vector channel, not its context."""
+        args: dict[str, Any] = {
+            "exclude_turn": exclude_turn,
+            "for_turn": True,
+            "lead_with_threads": lead_with_threads,
+        }
+        try:
+            return recall(self._con(), query, budget, now, embed=self.embed, **args)
+        except MindError:
+            if self.embed is None:
+                raise
+            return recall(self._con(), query, budget, now, **args)
 
     def find_threads(self, given: str) -> list[ThreadMatch]:
         """Threads by short id prefix or exact label."""

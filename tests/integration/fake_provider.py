@@ -52,3 +52,60 @@ def failing_provider(status: int, delay: float = 0.0) -> Iterator[str]:
     finally:
         server.shutdown()
         server.server_close()
+
+
+class _Embeddings(BaseHTTPRequestHandler):
+    """Answers /embeddings like OpenAI, with hashed bag-of-words vectors (deterministic)."""
+
+    disable_nagle_algorithm = True
+    requests: list[int] = []
+
+    def do_POST(self) -> None:
+        body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))))
+        texts = body["input"] if isinstance(body["input"], list) else [body["input"]]
+        self.requests.append(len(texts))
+        data = [
+            {"object": "embedding", "index": i, "embedding": bag_of_words(t)}
+            for i, t in enumerate(texts)
+        ]
+        payload = json.dumps(
+            {
+                "object": "list",
+                "data": data,
+                "model": body.get("model", "fake"),
+                "usage": {"prompt_tokens": 1, "total_tokens": 1},
+            }
+        ).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(payload)))
+        self.end_headers()
+        self.wfile.write(payload)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+def bag_of_words(text: str, dims: int = 64) -> list[float]:
+    """A deterministic stand-in for an embedding: word counts hashed into `dims` buckets."""
+    import zlib
+
+    vector = [0.0] * dims
+    for word in text.lower().split():
+        vector[zlib.crc32(word.strip(".,!?").encode()) % dims] += 1.0
+    return vector
+
+
+@contextmanager
+def embedding_provider() -> Iterator[tuple[str, list[int]]]:
+    """Serve embeddings on 127.0.0.1; yield the base URL and the sizes of the requests seen."""
+    seen: list[int] = []
+    handler = type("Handler", (_Embeddings,), {"requests": seen})
+    server = HTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_port}/v1", seen
+    finally:
+        server.shutdown()
+        server.server_close()

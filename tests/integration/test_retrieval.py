@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -229,3 +230,60 @@ def test_sorting_the_term_index_changes_no_result(
         a = recall(unsorted.con, q, 1000, datetime(2024, 1, 1, tzinfo=UTC))
         b = recall(sorted_.con, q, 1000, datetime(2024, 1, 1, tzinfo=UTC))
         assert [i.record() for i in a.items] == [i.record() for i in b.items]
+
+
+def test_concept_bindings_and_the_threads_of_open_commitments_are_recalled(
+    tmp_path: Path,
+) -> None:
+    from domain.thread import short_id
+
+    app = sqlite_mind(tmp_path, commands=0)
+    thread = app.open_thread("Billing migration", "Move invoices to the new system")
+    other = app.open_thread("Unrelated", "Nothing to do with it")
+    app.open_commitment("Write the migration plan", thread_id=short_id(thread))
+    app.define_concept("project.alpha", "The billing rewrite")
+    app.bind_concept("project.alpha", "thread", short_id(other))
+    home = Home(tmp_path)
+
+    with read_model(home) as con:
+        items = recall(con, "what is project.alpha about?", 2000, NOW).items
+
+    by_source = {i.source_id: i for i in items}
+    assert by_source[short_id(thread)].reason.startswith("commitments #11: served by c")
+    assert "bindings #1: bound to project.alpha" in by_source[short_id(other)].reason
+
+
+def test_a_configured_embedding_model_adds_a_cached_vector_channel(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from cli.main import mind as mind_command
+    from tests.integration.fake_provider import embedding_provider
+
+    app = sqlite_mind(tmp_path, commands=0)
+    lines = [
+        {"role": "user", "content": "My sister adopted a golden retriever puppy"},
+        {"role": "assistant", "content": "What a lovely dog!"},
+        {"role": "user", "content": "We painted the kitchen blue last weekend"},
+    ]
+    transcript = tmp_path / "chat.jsonl"
+    transcript.write_text("\n".join(json.dumps(line) for line in lines))
+    import_chat(app, transcript)
+    runner = CliRunner()
+
+    def mind(*args: str) -> Any:
+        result = runner.invoke(mind_command, ["--home", str(tmp_path), *args])
+        assert result.exit_code == 0, result.output
+        return result
+
+    with embedding_provider() as (url, requests):
+        mind("config", "set", "embedding.model", "openai/fake-embed")
+        mind("config", "set", "embedding.api_base", url)
+        first = json.loads(mind("recall", "golden retriever puppy", "--json").stdout)
+        calls_after_first = len(requests)
+        again = json.loads(mind("recall", "golden retriever puppy", "--json").stdout)
+
+    vector = [i for i in first["items"] if "vector #1" in i["reason"]]
+    assert vector and "golden retriever" in vector[0]["text"]
+    assert again == first
+    # one request (the query and the three messages); the second recall came from the cache
+    assert requests == [4] and calls_after_first == 1

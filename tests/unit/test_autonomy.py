@@ -62,6 +62,7 @@ def test_a_suppressed_tick_says_why() -> None:
         ("threads.cap", "nan", "out of range"),
         ("threads.speed", "1", "unknown setting"),
         ("workspace", "  ", "directory path"),
+        ("embedding.model", "a\nb", "one line"),
     ],
 )
 def test_bad_settings_are_refused_with_the_reason(key: str, value: str, message: str) -> None:

@@ -1,0 +1,70 @@
+"""Items reached through links rather than words: the threads that open commitments serve, and
+what the concepts named in a query are bound to (events, commitments, threads)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import duckdb
+
+from projections.item_text import commitment_text, message_text, thread_text
+
+Candidate = tuple[int, str, str, str | None, str]
+
+
+def commitment_threads(con: duckdb.DuckDBPyConnection, limit: int) -> list[Candidate]:
+    """Live threads that the newest open commitments serve (`mind commit --thread`)."""
+    rows = con.execute(
+        "SELECT t.opened_position, t.id, t.status, t.label, t.content, c.cid "
+        "FROM commitments c JOIN threads t ON c.thread IN (t.id, t.stream_id) "
+        "WHERE c.status = 'open' AND t.status <> 'resolved' AND c.opened_position <= $lim "
+        "AND t.opened_position <= $lim ORDER BY c.opened_position DESC LIMIT 5",
+        {"lim": limit},
+    ).fetchall()
+    return [
+        (pos, "thread", thread_text(tid, status, label, content), tid, f"served by {cid}")
+        for pos, tid, status, label, content, cid in rows
+    ]
+
+
+def bound_items(con: duckdb.DuckDBPyConnection, tokens: list[str], limit: int) -> list[Candidate]:
+    """What the concepts `tokens` are bound to, newest binding first (at most 10)."""
+    if not tokens:
+        return []
+    bindings = con.execute(
+        "SELECT token, kind, target FROM concept_bindings WHERE token IN (SELECT unnest($t)) "
+        "AND position <= $lim ORDER BY position DESC LIMIT 10",
+        {"t": tokens, "lim": limit},
+    ).fetchall()
+    out: list[Candidate] = []
+    for token, kind, target in bindings:
+        why = f"bound to {token}"
+        for row in _target(con, kind, target, limit):
+            out.append((*row, why))
+    return out
+
+
+def _target(
+    con: duckdb.DuckDBPyConnection, kind: str, target: str, limit: int
+) -> list[tuple[int, str, str, str | None]]:
+    found: list[Any]
+    if kind == "event":
+        found = con.execute(
+            "SELECT position, speaker, time, text, source_id FROM messages "
+            "WHERE position = TRY_CAST($t AS BIGINT) AND position <= $lim",
+            {"t": target, "lim": limit},
+        ).fetchall()
+        return [(p, "message", message_text(sp, tm, tx), sid) for p, sp, tm, tx, sid in found]
+    if kind == "commitment":
+        found = con.execute(
+            "SELECT opened_position, cid, text FROM commitments WHERE cid = lower($t) "
+            "AND status = 'open' AND opened_position <= $lim",
+            {"t": target, "lim": limit},
+        ).fetchall()
+        return [(p, "commitment", commitment_text(cid, tx), cid) for p, cid, tx in found]
+    found = con.execute(
+        "SELECT opened_position, id, status, label, content FROM threads "
+        "WHERE $t IN (id, stream_id) AND status <> 'resolved' AND opened_position <= $lim",
+        {"t": target, "lim": limit},
+    ).fetchall()
+    return [(p, "thread", thread_text(i, st, lb, ct), i) for p, i, st, lb, ct in found]
