@@ -32,6 +32,15 @@ _MONTH = re.compile(
     + r")\b(?:\s*,?\s*(\d{4}))?"
 )
 _YEAR = re.compile(r"\b(?:in|during|of|since)\s+(\d{4})\b")
+_MONTH_NAMES = "|".join(sorted(MONTHS, key=len, reverse=True))
+# "May 3, 2023", "3 May 2023", "3rd of May, 2023", "2023-05-03"
+_DATES = (
+    re.compile(rf"\b({_MONTH_NAMES})\.?\s+(\d{{1,2}})(?:st|nd|rd|th)?,?\s+(\d{{4}})\b"),
+    re.compile(rf"\b(\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?({_MONTH_NAMES})\.?,?\s+(\d{{4}})\b"),
+    re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b"),
+)
+# A day named in a question is often the day after the telling ("last night", "yesterday").
+DAY_BEFORE, DAYS_AFTER = timedelta(days=1), timedelta(days=2)
 
 Window = tuple[datetime, datetime, str]
 
@@ -42,10 +51,31 @@ def _month_window(year: int, month: int) -> tuple[datetime, datetime]:
     return start, end
 
 
+def _dates(q: str, found: list[Window]) -> str:
+    """Add a window for each calendar date in `q`; returns `q` with the dates blanked out (so a
+    date is not also read as its whole month)."""
+    for n, pattern in enumerate(_DATES):
+        for m in pattern.finditer(q):
+            if n == 0:
+                month, day, year = MONTHS[m.group(1)], int(m.group(2)), int(m.group(3))
+            elif n == 1:
+                day, month, year = int(m.group(1)), MONTHS[m.group(2)], int(m.group(3))
+            else:
+                year, month, day = int(m.group(1)), int(m.group(2)), int(m.group(3))
+            try:
+                date = datetime(year, month, day, tzinfo=UTC)
+            except ValueError:
+                continue  # "February 30": not a date
+            found.append((date - DAY_BEFORE, date + DAYS_AFTER, m.group(0)))
+        q = pattern.sub(" ", q)
+    return q
+
+
 def windows(query: str, now: datetime) -> list[Window]:
     """The time windows a query names, each with the words that named it."""
     q = query.lower()
     found: list[Window] = []
+    q = _dates(q, found)
     for m in _AGO.finditer(q):
         n = int(m.group(1)) if m.group(1).isdigit() else NUMBERS[m.group(1)]
         days = n * UNITS[m.group(2)]

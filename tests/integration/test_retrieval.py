@@ -170,6 +170,27 @@ def test_may_as_a_verb_is_not_a_month() -> None:
     assert windows("may I ask something", datetime(2023, 11, 15, tzinfo=UTC)) == []
 
 
+@pytest.mark.parametrize(
+    "query",
+    [
+        "Who did Maria have dinner with on May 3, 2023?",
+        "What happened on 3 May 2023?",
+        "and on the 3rd of May, 2023?",
+        "what about 2023-05-03",
+    ],
+)
+def test_a_calendar_date_is_a_window_from_the_day_before_to_the_day_after(query: str) -> None:
+    found = windows(query, datetime(2024, 1, 1, tzinfo=UTC))
+
+    assert [(s, e) for s, e, _ in found] == [
+        (datetime(2023, 5, 2, tzinfo=UTC), datetime(2023, 5, 5, tzinfo=UTC))
+    ]  # the date only: not also the whole of May
+
+
+def test_an_impossible_date_is_no_window() -> None:
+    assert windows("on February 30, 2023", datetime(2024, 1, 1, tzinfo=UTC)) == []
+
+
 def test_recall_cli_json_shape(tmp_path: Path) -> None:
     from click.testing import CliRunner
 
