@@ -14,16 +14,21 @@ Candidate = tuple[int, str, str, str | None, str]
 
 def commitment_threads(con: duckdb.DuckDBPyConnection, limit: int) -> list[Candidate]:
     """Live threads that the newest open commitments serve (`mind commit --thread`)."""
+    # Equality joins only: a join on `thread IN (id, stream_id)` is a nested loop, which took a
+    # second per turn at 100k events (bench/turns.py).
     rows = con.execute(
-        "SELECT t.opened_position, t.id, t.status, t.label, t.content, c.cid "
-        "FROM commitments c JOIN threads t ON c.thread IN (t.id, t.stream_id) "
-        "WHERE c.status = 'open' AND t.status <> 'resolved' AND c.opened_position <= $lim "
-        "AND t.opened_position <= $lim ORDER BY c.opened_position DESC LIMIT 5",
+        "WITH c AS (SELECT cid, thread, opened_position FROM commitments WHERE status = 'open' "
+        "AND thread IS NOT NULL AND opened_position <= $lim), "
+        "t AS (SELECT * FROM threads WHERE status <> 'resolved' AND opened_position <= $lim) "
+        "SELECT t.opened_position, t.id, t.status, t.label, t.content, c.cid, c.opened_position "
+        "FROM c JOIN t ON t.id = c.thread UNION ALL "
+        "SELECT t.opened_position, t.id, t.status, t.label, t.content, c.cid, c.opened_position "
+        "FROM c JOIN t ON t.stream_id = c.thread ORDER BY 7 DESC LIMIT 5",
         {"lim": limit},
     ).fetchall()
     return [
         (pos, "thread", thread_text(tid, status, label, content), tid, f"served by {cid}")
-        for pos, tid, status, label, content, cid in rows
+        for pos, tid, status, label, content, cid, _ in rows
     ]
 
 
