@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 import click
@@ -68,11 +67,9 @@ def tick(
         MIND_NOW=2026-05-01T12:00:00Z mind tick
     """
     from domain.autonomy import run_tick
-    from domain.clock import parse_time
+    from domain.clock import fixed_clock, parse_time
     from projections.turn_reads import ReadModelContextSource
 
-    if now:
-        os.environ["MIND_NOW"] = parse_time(now).isoformat()  # every clock of this command
     if mock_reply is not None and spec != "mock":
         from domain.errors import InvalidInputError
 
@@ -81,6 +78,8 @@ def tick(
     spec = spec or mind.identity().model
     unavailable = model_unavailable(home, spec)
     service = turn_service(home)
+    if now:  # every clock of this command, and nothing outside it
+        mind.clock = service.mind.clock = fixed_clock(parse_time(now))
 
     def run_turn() -> Any:
         model = build_model(home, spec, mock_reply)

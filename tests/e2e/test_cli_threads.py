@@ -322,6 +322,7 @@ def test_the_gate_fires_first_then_suppresses_then_fires_on_tension_or_floor(
     # 13 h unworked: tension 2.01 > 2 (the floor alone would not fire: 10 h since the last cycle)
     assert hot["fired"] is True and "> threshold 2" in hot["reason"]
     assert hot["cycle"] == 2
+    assert os.environ["MIND_NOW"] == "2026-05-01T12:00:00Z"  # --now changed this command only
 
 
 def test_a_fired_tick_runs_a_turn_without_a_message_led_by_the_threads(
