@@ -227,11 +227,15 @@ def turn_service(home: Home) -> Any:
             return False
         return pid == os.getpid()
 
-    mind = open_mind(home)
-    embed = embedder(home, mind.identity().config) if mind.is_initialised() else None
-    source = ReadModelContextSource(read_model_paths(home), open_reader(home), embed)
+    source = ReadModelContextSource(read_model_paths(home), open_reader(home))
     return TurnService(
-        mind, source, os.getpid(), host, is_dead, lambda config: workspace(home, config)
+        open_mind(home),
+        source,
+        os.getpid(),
+        host,
+        is_dead,
+        workspace=lambda config: workspace(home, config),
+        embedder=lambda config: embedder(home, config),
     )
 
 

@@ -41,8 +41,10 @@ def open_(home: Home, label: str, content: str, as_json: bool) -> None:
     thread_id = open_mind(home).open_thread(label, content)
     now = clock_from_env()()
     with read_model(home) as con:
-        live = thread_queries.threads_by_tension(con, now)
-        demand = thread_queries.triage(live, thread_queries.settings_as_of(con, now))
+        params = thread_queries.settings_as_of(con, now)
+        demand = thread_queries.triage(
+            thread_queries.threads_by_tension(con, now, params=params), params
+        )
     if as_json:
         emit_json({"id": short_id(thread_id), "stream_id": thread_id.hex, "triage": demand})
         return
@@ -132,7 +134,7 @@ def threads(
             figures = thread_queries.metrics(con, when)
         else:
             params = thread_queries.settings_as_of(con, when)
-            rows = thread_queries.threads_by_tension(con, when, include_resolved)
+            rows = thread_queries.threads_by_tension(con, when, include_resolved, params)
             live = [r for r in rows if r["status"] != "resolved"]
             demand = thread_queries.triage(live, params)
     if metrics:

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol
+
+# Texts to vectors, one per text: the embedding boundary as retrieval sees it.
+Embed = Callable[[list[str]], list[list[float]]]
 
 
 @dataclass(frozen=True)
@@ -122,8 +126,10 @@ class ContextSource(Protocol):
         exclude_turn: str | None,
         now: datetime,
         lead_with_threads: bool = False,
+        embed: Embed | None = None,
     ) -> AssembledContext:
-        """Select and render memory for `query` within `budget` tokens (deterministic)."""
+        """Select and render memory for `query` within `budget` tokens (deterministic);
+        `embed` turns on the vector channel."""
         ...
 
     def find_threads(self, given: str) -> list[ThreadMatch]:

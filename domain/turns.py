@@ -16,6 +16,7 @@ from domain.concept import Concept, concept_id
 from domain.context_port import (
     AssembledContext,
     ContextSource,
+    Embed,
     ThreadMatch,
     ToolRun,
     Workspace,
@@ -272,10 +273,12 @@ class TurnService:
         host: str,
         is_dead: Callable[[int, str], bool],
         workspace: Callable[[dict[str, str]], Workspace] | None = None,
+        embedder: Callable[[dict[str, str]], Embed | None] | None = None,
     ) -> None:
         self.mind, self.context, self.pid, self.host = mind, context, pid, host
         self.is_dead = is_dead
-        self.workspace = workspace
+        # Both built from the mind's settings, which each turn reads once with its identity.
+        self.workspace, self.embedder = workspace, embedder
 
     def recover(self) -> list[str]:
         """Mark turns whose process died before their outcome as interrupted (exactly once)."""
@@ -320,7 +323,12 @@ class TurnService:
             )
             recordings = self.mind.save(*turn.collect())  # alone: it survives any failure
             context = self.context.assemble(
-                text, budget, turn.id.hex, self.mind.clock(), lead_with_threads=not text
+                text,
+                budget,
+                turn.id.hex,
+                self.mind.clock(),
+                lead_with_threads=not text,
+                embed=self.embedder(identity.config) if self.embedder else None,
             )
         outcome = TurnOutcome(
             turn.id, seq, "started", model.name, [i.record() for i in context.items], context.tokens

@@ -3,13 +3,18 @@ read so it includes every event written before that read."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
 import duckdb
 
-from domain.context_port import AssembledContext, AutonomyState, ThreadMatch, UnfinishedTurn
+from domain.context_port import (
+    AssembledContext,
+    AutonomyState,
+    Embed,
+    ThreadMatch,
+    UnfinishedTurn,
+)
 from domain.errors import MindError
 from projections import thread_queries
 from projections.ports import LedgerReader
@@ -20,15 +25,9 @@ from projections.retrieval import recall
 class ReadModelContextSource:
     """Context for turns, from the DuckDB read models."""
 
-    def __init__(
-        self,
-        paths: ReadModelPaths,
-        reader: LedgerReader,
-        embed: Callable[[list[str]], list[list[float]]] | None = None,
-    ) -> None:
+    def __init__(self, paths: ReadModelPaths, reader: LedgerReader) -> None:
         self.paths = paths
         self.reader = reader
-        self.embed = embed
         self.session: ReadSession | None = None
 
     def __enter__(self) -> ReadModelContextSource:
@@ -69,6 +68,7 @@ class ReadModelContextSource:
         exclude_turn: str | None,
         now: datetime,
         lead_with_threads: bool = False,
+        embed: Embed | None = None,
     ) -> AssembledContext:
         """Retrieve, fuse and render memory within `budget` tokens. A failing embedding model
         costs the turn its vector channel, not its context."""
@@ -78,9 +78,9 @@ class ReadModelContextSource:
             "lead_with_threads": lead_with_threads,
         }
         try:
-            return recall(self._con(), query, budget, now, embed=self.embed, **args)
+            return recall(self._con(), query, budget, now, embed=embed, **args)
         except MindError:
-            if self.embed is None:
+            if embed is None:
                 raise
             return recall(self._con(), query, budget, now, **args)
 
