@@ -78,30 +78,86 @@ def _connect(path: Path | str) -> duckdb.DuckDBPyConnection:
     return con
 
 
+def _initialise(con: duckdb.DuckDBPyConnection) -> None:
+    # One transaction: a process killed half-way leaves no tables without their tracking row
+    # (which would make the next projector re-apply everything).
+    con.execute("BEGIN TRANSACTION")
+    create_all(con)
+    con.execute("CREATE TABLE IF NOT EXISTS schema_version (version VARCHAR)")
+    con.execute("DELETE FROM schema_version")
+    con.execute("INSERT INTO schema_version VALUES (?)", [current_schema()])
+    con.execute("INSERT OR IGNORE INTO tracking VALUES (?, 0)", [NAME])
+    con.execute("INSERT OR IGNORE INTO index_state VALUES ('doc_terms', 0)")
+    con.execute("COMMIT")
+
+
+def _sweep(path: Path) -> None:
+    """Remove temporary siblings of `path` left by processes that died (named `.<pid>.tmp`)."""
+    for stale in path.parent.glob(f"{path.name}.*.tmp*"):
+        pid = stale.name[len(path.name) + 1 :].split(".", 1)[0]
+        if pid.isdigit() and not _alive(int(pid)):
+            stale.unlink(missing_ok=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _create(path: Path) -> None:
+    """Create an initialised read model at `path` atomically.
+
+    DuckDB creates its file before writing the header, so a process killed in between left a
+    file no later open accepts; building it under a temporary name and linking it into place
+    means `path` is either absent or a whole database.
+    """
+    _sweep(path)
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    tmp.unlink(missing_ok=True)
+    con = _connect(tmp)
+    try:
+        _initialise(con)
+        con.execute("CHECKPOINT")
+    finally:
+        con.close()
+    if path.exists() and path.stat().st_size == 0:
+        path.unlink()
+        Path(f"{path}.wal").unlink(missing_ok=True)
+    try:
+        os.link(tmp, path)  # never replaces a read model another process just created
+    except FileExistsError:
+        pass
+    finally:
+        tmp.unlink()
+        Path(f"{tmp}.wal").unlink(missing_ok=True)
+
+
 class Projector:
     """Owns one DuckDB file read-write; only one process may hold it (see ARCHITECTURE.md)."""
 
     def __init__(self, path: Path | str) -> None:
         self.path = Path(path) if str(path) != ":memory:" else None
-        self.con = _connect(path)
-        version = self._version()
-        if version != current_schema():
-            if version is not None and self.path is not None:
-                # Read models are disposable: one built for other tables is rebuilt from 0.
-                self.con.close()
-                self.path.unlink()
-                Path(f"{self.path}.wal").unlink(missing_ok=True)
-                self.con = _connect(path)
-            # One transaction: a process killed half-way leaves no tables without their
-            # tracking row (which would make the next projector re-apply everything).
-            self.con.execute("BEGIN TRANSACTION")
-            create_all(self.con)
-            self.con.execute("CREATE TABLE IF NOT EXISTS schema_version (version VARCHAR)")
-            self.con.execute("DELETE FROM schema_version")
-            self.con.execute("INSERT INTO schema_version VALUES (?)", [current_schema()])
-            self.con.execute("INSERT OR IGNORE INTO tracking VALUES (?, 0)", [NAME])
-            self.con.execute("INSERT OR IGNORE INTO index_state VALUES ('doc_terms', 0)")
-            self.con.execute("COMMIT")
+        if self.path is None:
+            self.con = _connect(path)
+            _initialise(self.con)
+            return
+        if not self.path.exists() or self.path.stat().st_size == 0:
+            # A zero-byte file is one whose creator died before DuckDB wrote its header (older
+            # releases created the file in place); nothing was ever in it.
+            _create(self.path)
+        self.con = _connect(self.path)
+        if self._version() != current_schema():
+            # Read models are disposable: one built for other tables is rebuilt from 0.
+            self.con.close()
+            self.path.unlink()
+            Path(f"{self.path}.wal").unlink(missing_ok=True)
+            _create(self.path)
+            self.con = _connect(self.path)
 
     def _version(self) -> str | None:
         try:
@@ -321,6 +377,7 @@ class Projector:
         """Copy a consistent snapshot for read-only readers, replacing the old one atomically."""
         assert self.path is not None
         self.con.execute("CHECKPOINT")
+        _sweep(target)
         tmp = target.with_name(target.name + f".{os.getpid()}.tmp")
         shutil.copyfile(self.path, tmp)
         os.replace(tmp, target)

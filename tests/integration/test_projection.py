@@ -154,3 +154,22 @@ def test_a_missing_tracking_row_never_makes_the_projector_apply_twice(tmp_path: 
     head = reader.head()[0]
     assert projector.position() == head
     assert projector.con.execute("SELECT count(*) FROM events").fetchone() == (head,)
+
+
+def test_a_read_model_whose_creator_died_before_its_header_is_created_again(
+    tmp_path: Path,
+) -> None:
+    # DuckDB creates its file before writing the header: a projector SIGKILLed in between
+    # (as the follower test once caught) left a zero-byte file that no later open accepted.
+    sqlite_mind(tmp_path, commands=2)
+    reader = SQLiteLedgerReader(tmp_path / "ledger.sqlite")
+    (tmp_path / "rm.duckdb").touch()
+    dead = tmp_path / "rm.duckdb.999999999.tmp"  # a temporary file of a process long gone
+    dead.write_bytes(b"half a database")
+
+    projector = Projector(tmp_path / "rm.duckdb")
+    projector.catch_up(reader)
+
+    assert projector.position() == reader.head()[0]
+    projector.close()
+    assert sorted(p.name for p in tmp_path.glob("rm.duckdb*")) == ["rm.duckdb"]
