@@ -23,6 +23,7 @@ from adapters.sqlite_ledger import SQLiteLedgerReader
 from bench.common import fill, new_mind, percentiles, report, timed
 from cli.compose import Home
 from projections.analytics import run_query
+from projections.duckdb_files import sandboxed
 from projections.projector import Projector
 from projections.readmodel import published_position
 from projections.schema import ARROW, TABLES
@@ -113,7 +114,7 @@ def replay(folder: Path) -> dict[str, float]:
 
 
 def query_latency(folder: Path, runs: int = 30) -> dict[str, float]:
-    con = duckdb.connect(str(folder / "rm.duckdb"), read_only=True)
+    con = sandboxed(folder / "rm.duckdb")  # as `mind query` opens it
     sql = "SELECT type, count(*) AS n FROM events GROUP BY type ORDER BY n DESC"
     samples = [timed(lambda: run_query(con, sql, {}))[0] for _ in range(runs)]
     con.close()

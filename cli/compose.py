@@ -139,6 +139,14 @@ def read_model(home: Home) -> Any:
     return open_read_model(read_model_paths(home), open_reader(home))
 
 
+def sandboxed_read_model(home: Home) -> Any:
+    """A read-only connection for user SQL: includes every event written before this call and
+    can reach no other file."""
+    from projections.readmodel import open_sandboxed
+
+    return open_sandboxed(read_model_paths(home), open_reader(home))
+
+
 def load_dotenv(home: Home) -> None:
     """Put KEY=VALUE lines of MIND_HOME/.env into the environment (existing values win).
 

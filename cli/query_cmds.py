@@ -10,7 +10,7 @@ from typing import Any
 
 import click
 
-from cli.compose import Home, read_model
+from cli.compose import Home, read_model, sandboxed_read_model
 from cli.output import emit_json, plain, table
 
 
@@ -73,7 +73,7 @@ def query(home: Home, sql: str, params: tuple[tuple[str, str], ...], fmt: str) -
     """
     from projections.analytics import run_query
 
-    with read_model(home) as con:
+    with sandboxed_read_model(home) as con:
         columns, rows = run_query(con, sql, dict(params))
     _print(columns, rows, fmt)
 

@@ -32,7 +32,9 @@ def run_query(
     if kind not in ALLOWED:
         raise QueryError(f"{kind} statements are refused: `mind query` only reads (use SELECT)")
     # No file access from a query: a read-only connection could otherwise still COPY TO a file.
-    con.execute("SET enable_external_access = false")
+    access = con.execute("SELECT current_setting('enable_external_access')").fetchone()
+    if not access or access[0]:
+        raise QueryError("user SQL runs only on a sandboxed connection (duckdb_files.sandboxed)")
     con.execute("SET python_enable_replacements = false")  # no Python variables as tables
     try:
         cur = con.execute(sql, params or None)

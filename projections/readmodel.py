@@ -14,8 +14,9 @@ from typing import Any
 import duckdb
 
 from domain.errors import MindError
+from projections.duckdb_files import close, connect, sandboxed
 from projections.ports import LedgerReader
-from projections.projector import Projector, connect
+from projections.projector import Projector
 
 WAIT_FOR_FOLLOWER_S = 15.0
 
@@ -42,7 +43,7 @@ def published_position(published: Path) -> int:
         row = con.execute("SELECT max(position) FROM tracking").fetchone()
         return int(row[0]) if row and row[0] is not None else 0
     finally:
-        con.close()
+        close(con)
 
 
 @contextmanager
@@ -126,7 +127,7 @@ class ReadSession:
             self.projector.close()
             self.projector = None
         elif self.con is not None:
-            self.con.close()
+            close(self.con)
         self.con = None
         if self.lock is not None:
             self.lock.__exit__(None, None, None)
@@ -163,6 +164,20 @@ class ReadSession:
 
 
 @contextmanager
+def open_sandboxed(
+    paths: ReadModelPaths, reader: LedgerReader, timeout: float = WAIT_FOR_FOLLOWER_S
+) -> Iterator[duckdb.DuckDBPyConnection]:
+    """The published read model as of now, read-only, with no access to other files: for SQL a
+    user wrote (`mind query`)."""
+    ensure_fresh(paths, reader, timeout)
+    con = sandboxed(paths.published)
+    try:
+        yield con
+    finally:
+        con.close()
+
+
+@contextmanager
 def open_read_model(
     paths: ReadModelPaths, reader: LedgerReader, timeout: float = WAIT_FOR_FOLLOWER_S
 ) -> Iterator[duckdb.DuckDBPyConnection]:
@@ -181,5 +196,5 @@ def read_position(paths: ReadModelPaths) -> int:
                 row = con.execute("SELECT max(position) FROM tracking").fetchone()
                 return int(row[0]) if row and row[0] is not None else 0
             finally:
-                con.close()
+                close(con)
     return published_position(paths.published)

@@ -8,8 +8,9 @@ from pathlib import Path
 from typing import Any
 
 from domain.errors import MindError
+from projections.duckdb_files import close, connect
 from projections.ports import LedgerReader
-from projections.projector import Projector, connect
+from projections.projector import Projector
 from projections.readmodel import ReadModelPaths, projector_lock, published_position
 from projections.schema import TABLES
 
@@ -63,12 +64,15 @@ def differences(live: Path, rebuilt: Path, sample: int = 5) -> list[dict[str, An
                     )
         return found
     finally:
-        con.close()
+        close(con)
 
 
 def swap_in(paths: ReadModelPaths, rebuilt: Path) -> None:
     """Make a rebuilt file the live read model, under the projector lock."""
     with projector_lock(paths.lock, wait=True):
+        # The old file's WAL belongs to the old file: replayed onto the new one, it would
+        # corrupt it.
+        Path(f"{paths.working}.wal").unlink(missing_ok=True)
         os.replace(rebuilt, paths.working)
         projector = Projector(paths.working)
         try:

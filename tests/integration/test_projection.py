@@ -83,7 +83,10 @@ def test_incremental_projection_equals_a_full_replay(
     live.catch_up(reader)
     live.close()
 
-    rebuild(folder / "replayed.duckdb", reader)
+    with pytest.MonkeyPatch.context() as patch:
+        # The live file was written as VALUES rows; the replay writes Arrow batches.
+        patch.setattr("projections.projector.FEW_ROWS", 0)
+        rebuild(folder / "replayed.duckdb", reader)
 
     assert differences(folder / "live.duckdb", folder / "replayed.duckdb") == []
 
@@ -172,4 +175,4 @@ def test_a_read_model_whose_creator_died_before_its_header_is_created_again(
 
     assert projector.position() == reader.head()[0]
     projector.close()
-    assert sorted(p.name for p in tmp_path.glob("rm.duckdb*")) == ["rm.duckdb"]
+    assert not list(tmp_path.glob("rm.duckdb*.tmp*"))
