@@ -18,9 +18,9 @@ from typing import Any
 import duckdb
 
 from domain.context_port import AssembledContext, ContextItem
+from projections.bm25 import lexical
 from projections.item_text import commitment_text, concept_text, message_text, thread_text
 from projections.linked import bound_items, commitment_threads
-from projections.text_index import terms
 from projections.thread_context import ThreadView, candidates, live_threads, notices
 from projections.time_expressions import windows
 
@@ -31,15 +31,11 @@ SECOND_OPINION = 0.25
 # Every channel's ranks count the same: down-weighting neighbours or recency measured worse
 # on LoCoMo (bench/locomo.py).
 WEIGHTS: dict[str, float] = {}
-LEXICAL_K = 100
 NEIGHBOURS_OF = 60
 NEIGHBOUR_SPAN = 1
 NEIGHBOUR_PENALTY = 2  # a neighbour ranks just below the hit it sits next to
 RECENT = 6
 TIME_K = 20
-# Long LoCoMo turns repeat their words less than k1 1.2 assumed: k1 2.0, b 0.9 measured +0.35
-# points of evidence recall at 2,000 tokens (and 60 hits with neighbours +0.2).
-K1, B = 2.0, 0.9
 # Fixed items lead the context; evidence follows in fused order.
 FIXED_CHANNELS = ("identity", "commitments", "threads")
 NO_LIMIT = 2**62
@@ -102,65 +98,6 @@ def _messages(
         f"WHERE {where} ORDER BY {order} LIMIT {int(limit)}",
         params,
     )
-
-
-def lexical(con: duckdb.DuckDBPyConnection, query: str, as_of: int) -> list[tuple[Any, ...]]:
-    """BM25 over the live documents: (position, kind, stream, score, matched terms).
-
-    Document frequencies count every indexed document, live or not (as search engines do until
-    they merge deleted documents away): that keeps the query to the postings of the query's
-    terms. Liveness (open commitment, unresolved thread, current definition) is checked only
-    for the best-scored candidates, by key.
-    """
-    q = sorted(set(terms(query)))
-    if not q:
-        return []
-    scored = _rows(
-        con,
-        f"""
-        WITH hits AS (SELECT term, position, tf, length FROM doc_terms
-                      WHERE term IN (SELECT unnest($terms)) AND position <= $as_of),
-        df AS (SELECT term, count(*) AS df FROM hits GROUP BY term),
-        stats AS (SELECT count(*) AS n, avg(length) AS avgdl FROM docs WHERE position <= $as_of),
-        best AS (
-            SELECT h.position,
-                   sum(ln(1 + (s.n - df.df + 0.5) / (df.df + 0.5)) * h.tf * {K1 + 1}
-                       / (h.tf + {K1} * (1 - {B} + {B} * h.length / s.avgdl))) AS score,
-                   list(DISTINCT h.term ORDER BY h.term) AS matched
-            FROM hits h JOIN df USING (term), stats s
-            GROUP BY h.position ORDER BY score DESC, h.position LIMIT {LEXICAL_K * 3})
-        SELECT b.position, d.kind, d.stream, b.score, b.matched
-        FROM best b JOIN docs d USING (position) ORDER BY b.score DESC, b.position
-    """,
-        {"terms": q, "as_of": as_of},
-    )
-    live = _live(con, scored)
-    return [row for row in scored if row[1] == "message" or (row[1], row[2], row[0]) in live][
-        :LEXICAL_K
-    ]
-
-
-def _live(
-    con: duckdb.DuckDBPyConnection, scored: list[tuple[Any, ...]]
-) -> set[tuple[str, str, int]]:
-    """Which scored commitments, threads and concept definitions are still current."""
-    streams = [row[2] for row in scored if row[1] != "message"]
-    if not streams:
-        return set()
-    return {
-        (kind, stream, int(pos))
-        for kind, stream, pos in _rows(
-            con,
-            """
-        SELECT 'commitment', stream_id, opened_position FROM commitments
-            WHERE stream_id IN (SELECT unnest($s)) AND status = 'open'
-        UNION ALL SELECT 'thread', stream_id, opened_position FROM threads
-            WHERE stream_id IN (SELECT unnest($s)) AND status <> 'resolved'
-        UNION ALL SELECT 'concept', stream_id, definition_position FROM concepts
-            WHERE stream_id IN (SELECT unnest($s))""",
-            {"s": streams},
-        )
-    }
 
 
 def _doc_texts(

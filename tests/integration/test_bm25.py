@@ -1,0 +1,96 @@
+"""BM25's pruning of very common query terms gives exactly the full query's answer."""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+import pytest
+
+from adapters.importers import import_chat
+from cli.compose import Home, read_model
+from projections import bm25
+from projections.text_index import terms
+from tests.integration.ledger_factory import sqlite_mind
+
+EVERYWHERE = 2**62
+
+
+class Spy:
+    """A connection that remembers the SQL it ran."""
+
+    def __init__(self, con: Any) -> None:
+        self.con, self.sql = con, []  # type: list[str]
+
+    def execute(self, sql: str, params: Any = None) -> Any:
+        self.sql.append(sql)
+        return self.con.execute(sql, params)
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory: pytest.TempPathFactory) -> Home:
+    folder = tmp_path_factory.mktemp("bm25")
+    words = ["tea", "coffee", "juice", "water"]
+    lines = [
+        {
+            "role": "user" if i % 2 else "assistant",
+            # "today" and "item" are in every document, the number in a fifth, the drink in a
+            # quarter, "zebra" in ten.
+            "content": f"today item {i % 5} with {words[i % 4]}"
+            + (" and a zebra" if i % 200 == 0 else "")
+            + " again" * (i % 3),
+        }
+        for i in range(2000)
+    ]
+    path = folder / "chat.jsonl"
+    path.write_text("\n".join(json.dumps(line) for line in lines) + "\n")
+    import_chat(sqlite_mind(folder, commands=0), path)
+    return Home(folder)
+
+
+def bm25_by_hand(con: Any, q: list[str], rare: set[str]) -> list[tuple[int, float]]:
+    """Plain BM25 in Python over every posting, keeping documents that hold a rare term."""
+    n, avgdl = con.execute("SELECT count(*), avg(length) FROM docs").fetchone()
+    postings = con.execute(
+        "SELECT term, position, tf, length FROM doc_terms WHERE term IN (SELECT unnest($t))",
+        {"t": q},
+    ).fetchall()
+    df: dict[str, int] = {}
+    for term, *_ in postings:
+        df[term] = df.get(term, 0) + 1
+    scores: dict[int, float] = {}
+    holds_rare: set[int] = set()
+    k1, b = bm25.K1, bm25.B
+    for term, position, tf, length in postings:
+        idf = math.log(1 + (n - df[term] + 0.5) / (df[term] + 0.5))
+        norm = tf * (k1 + 1) / (tf + k1 * (1 - b + b * length / avgdl))
+        scores[position] = scores.get(position, 0.0) + idf * norm
+        if term in rare:
+            holds_rare.add(position)
+    kept = [(p, s) for p, s in scores.items() if not rare or p in holds_rare]
+    return sorted(kept, key=lambda ps: (-round(ps[1], 9), ps[0]))[: bm25.LEXICAL_K * 3]
+
+
+@pytest.mark.parametrize(
+    ("query", "rare"),
+    [
+        ("today item 3 tea", {"3", "tea"}),  # "today" and "item" count only beside a rare term
+        ("today item zebra", {"zebra"}),
+        ("today item", set()),  # only common terms: plain BM25
+        ("tea 3 again", set()),  # no common term: plain BM25
+    ],
+)
+def test_common_terms_count_only_in_documents_holding_a_rarer_one(
+    corpus: Home, monkeypatch: pytest.MonkeyPatch, query: str, rare: set[str]
+) -> None:
+    monkeypatch.setattr(bm25, "COMMON_POSTINGS", 1000)
+    q = sorted(set(terms(query)))
+    with read_model(corpus) as con:
+        spy = Spy(con)
+        found = bm25.best_scored(spy, q, EVERYWHERE)  # type: ignore[arg-type]
+        expected = bm25_by_hand(con, q, {t for r in rare for t in terms(r)})
+
+    assert [row[0] for row in found] == [p for p, _ in expected]
+    assert [row[3] for row in found] == pytest.approx([s for _, s in expected])
+    assert (bm25.FULL in spy.sql) == (not rare)
