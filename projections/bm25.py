@@ -9,8 +9,8 @@ candidates, by key.
 Common terms (Lucene's CommonTermsQuery, Elasticsearch's `cutoff_frequency`): a term with
 hundreds of thousands of postings (the benchmark filler's "item" at 1M events) made the query
 score every one of them, though a document holding only such terms is a poor hit. When the
-query also has rarer terms, only documents holding one of those are candidates, scored with all
-their terms exactly as plain BM25 would; with only common terms, plain BM25 runs.
+query also has rarer terms with far fewer postings, only documents holding one of those are
+candidates, scored with all their terms exactly as plain BM25 would; otherwise plain BM25 runs.
 """
 
 from __future__ import annotations
@@ -25,8 +25,11 @@ LEXICAL_K = 100
 # Long LoCoMo turns repeat their words less than k1 1.2 assumed: k1 2.0, b 0.9 measured +0.35
 # points of evidence recall at 2,000 tokens (and 60 hits with neighbours +0.2).
 K1, B = 2.0, 0.9
-# A query term with more postings than this is scored only in documents holding a rarer one.
+# A query term with more postings than this is scored only in documents holding a rarer one,
+# when the query's common terms have more than COMMON_RATIO times the postings of its rarer ones
+# (below that, scoring every posting is as fast: 100k LoCoMo events, bench/recall.py).
 COMMON_POSTINGS = 20_000
+COMMON_RATIO = 16
 
 _SCORE = f"""
     stats AS (SELECT count(*) AS n, avg(length) AS avgdl FROM docs WHERE position <= $as_of),
@@ -83,9 +86,9 @@ def best_scored(con: duckdb.DuckDBPyConnection, q: list[str], as_of: int) -> lis
     counted = con.execute(COUNTS, args).fetchall()
     df = {t: int(c) for t, c in counted}
     common = [t for t in df if df[t] > COMMON_POSTINGS]
-    if not common or len(common) == len(df):
-        return con.execute(FULL, args).fetchall()
     rare = [t for t in df if t not in common]
+    if not rare or sum(df[t] for t in common) <= COMMON_RATIO * sum(df[t] for t in rare):
+        return con.execute(FULL, args).fetchall()
     # Fetched first: as a list, the positions let DuckDB skip most of a common term's postings,
     # where a join with them scanned all (23 ms for 357,000 postings at 1M events, now ~7).
     cand = [p for (p,) in con.execute(CANDIDATES, {"rare": rare, "as_of": as_of}).fetchall()]
@@ -95,7 +98,6 @@ def best_scored(con: duckdb.DuckDBPyConnection, q: list[str], as_of: int) -> lis
     ).fetchall()
 
 
-FEW_LOOKUPS = 16
 # Per kind: the current document of each stream (its key), and what makes it current.
 LIVE = {
     "commitment": ("commitments", "opened_position", "status = 'open'"),
@@ -113,21 +115,14 @@ def _live(
         return set()
     lookups: list[str] = []
     params: list[Any] = []
-    if len(wanted) <= FEW_LOOKUPS:
-        # One primary-key lookup per stream: an IN list scans the whole table (13 ms at 1M).
-        for kind, stream in wanted:
-            table, key, current = LIVE[kind]
-            lookups.append(
-                f"SELECT '{kind}', stream_id, {key} FROM {table} WHERE stream_id = ? AND {current}"
-            )
-            params.append(stream)
-    else:  # planning hundreds of lookups costs more than the scans
-        for kind in sorted({k for k, _ in wanted}):
-            table, key, current = LIVE[kind]
-            lookups.append(
-                f"SELECT '{kind}', stream_id, {key} FROM {table} "
-                f"WHERE stream_id IN (SELECT unnest(?)) AND {current}"
-            )
-            params.append([stream for k, stream in wanted if k == kind])
+    for kind in sorted({k for k, _ in wanted}):
+        table, key, current = LIVE[kind]
+        # Current-ness is selected, not filtered on: a filter beside the key made DuckDB scan
+        # the whole table instead of its primary-key index (7.5 vs 1.2 ms at 1M events).
+        lookups.append(
+            f"SELECT '{kind}', stream_id, {key}, {current} FROM {table} "
+            "WHERE stream_id IN (SELECT unnest(?))"
+        )
+        params.append([stream for k, stream in wanted if k == kind])
     found = con.execute(" UNION ALL ".join(lookups), params).fetchall()
-    return {(kind, stream, int(pos)) for kind, stream, pos in found}
+    return {(kind, stream, int(pos)) for kind, stream, pos, current in found if current}
