@@ -280,10 +280,13 @@ class TurnService:
         # Both built from the mind's settings, which each turn reads once with its identity.
         self.workspace, self.embedder = workspace, embedder
 
-    def recover(self) -> list[str]:
-        """Mark turns whose process died before their outcome as interrupted (exactly once)."""
+    def recover(self, mine: UUID | None = None) -> list[str]:
+        """Mark turns whose process died before their outcome as interrupted (exactly once);
+        `mine` is the turn this process is running."""
         marked = []
         for unfinished in self.context.unfinished_turns():
+            if mine is not None and UUID(unfinished.stream_id) == mine:
+                continue
             if not self.is_dead(unfinished.pid, unfinished.host):
                 continue
             turn = self.mind._get(Turn, UUID(unfinished.stream_id))
@@ -316,12 +319,12 @@ class TurnService:
             self._find_threads,
         )
         with self.context:  # one read session for the turn's reads, closed before the model
-            self.recover()
             seq = self.context.next_seq()
             turn = Turn.start(
                 text, speaker, seq, model.name, self.pid, self.host, self.mind.clock()
             )
             recordings = self.mind.save(*turn.collect())  # alone: it survives any failure
+            self.recover(mine=turn.id)
             context = self.context.assemble(
                 text,
                 budget,

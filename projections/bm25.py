@@ -15,6 +15,7 @@ candidates, scored with all their terms exactly as plain BM25 would; otherwise p
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import duckdb
@@ -61,6 +62,17 @@ CANDIDATES = """
     SELECT DISTINCT position FROM doc_terms
     WHERE term IN (SELECT unnest($rare)) AND position <= $as_of"""
 
+# A small mind's query is scored in Python: the scoring query's plan costs ~4 ms however few its
+# postings (each operator has a fixed cost), fetching them ~1 ms (bench/turns.py at 1k events).
+SMALL_DOCS = 20_000
+FEW_POSTINGS = 5_000
+SIZE = "SELECT count(*) FROM docs"  # from metadata: no scan
+STATS = "SELECT count(*), avg(length) FROM docs WHERE position <= $as_of"
+POSTINGS = """
+    SELECT h.term, h.position, h.tf, h.length, d.kind, d.stream
+    FROM doc_terms h JOIN docs d USING (position)
+    WHERE h.term IN (SELECT unnest($terms)) AND h.position <= $as_of LIMIT $few"""
+
 COUNTS = """
     SELECT term, count(*) FROM doc_terms
     WHERE term IN (SELECT unnest($terms)) AND position <= $as_of GROUP BY term
@@ -83,6 +95,11 @@ def best_scored(con: duckdb.DuckDBPyConnection, q: list[str], as_of: int) -> lis
     """The `LEXICAL_K * 3` best documents for the terms `q`, by score then position (only
     documents holding a term of at most `COMMON_POSTINGS` postings, if the query has one)."""
     args: dict[str, Any] = {"terms": q, "as_of": as_of}
+    if con.execute(SIZE).fetchall()[0][0] <= SMALL_DOCS:
+        ((n, avgdl),) = con.execute(STATS, {"as_of": as_of}).fetchall()
+        found = con.execute(POSTINGS, args | {"few": FEW_POSTINGS + 1}).fetchall()
+        if len(found) <= FEW_POSTINGS:
+            return _scored_here(found, n, avgdl)
     counted = con.execute(COUNTS, args).fetchall()
     df = {t: int(c) for t, c in counted}
     common = [t for t in df if df[t] > COMMON_POSTINGS]
@@ -96,6 +113,24 @@ def best_scored(con: duckdb.DuckDBPyConnection, q: list[str], as_of: int) -> lis
         COMMON,
         args | {"cand": cand, "df_terms": list(df), "df_counts": list(df.values())},
     ).fetchall()
+
+
+def _scored_here(postings: list[tuple[Any, ...]], n: int, avgdl: float) -> list[tuple[Any, ...]]:
+    """What the scoring query computes, in Python, for a few postings."""
+    df: dict[str, int] = {}
+    for term, *_ in postings:
+        df[term] = df.get(term, 0) + 1
+    score: dict[int, float] = {}
+    matched: dict[int, set[str]] = {}
+    doc: dict[int, tuple[str, str]] = {}
+    for term, position, tf, length, kind, stream in postings:
+        idf = math.log(1 + (n - df[term] + 0.5) / (df[term] + 0.5))
+        norm = tf * (K1 + 1) / (tf + K1 * (1 - B + B * length / avgdl))
+        score[position] = score.get(position, 0.0) + idf * norm
+        matched.setdefault(position, set()).add(term)
+        doc[position] = (kind, stream)
+    best = sorted(score, key=lambda p: (-score[p], p))[: LEXICAL_K * 3]
+    return [(p, *doc[p], score[p], sorted(matched[p])) for p in best]
 
 
 # Per kind: the current document of each stream (its key), and what makes it current.

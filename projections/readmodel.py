@@ -133,6 +133,31 @@ class ReadSession:
             self.lock.__exit__(None, None, None)
             self.lock = None
 
+    def open(self) -> duckdb.DuckDBPyConnection:
+        """A connection to the read model as it stands, not caught up: the working file under
+        the lock, or (with a follower holding it) the published copy. See `position`."""
+        if self.con is not None:
+            return self.con
+        lock = projector_lock(self.paths.lock, wait=False)
+        if lock.__enter__():
+            self.lock = lock
+            self.projector = Projector(self.paths.working)
+            self.con = self.projector.con
+            return self.con
+        lock.__exit__(None, None, None)
+        if self.paths.published.exists():
+            self.con = connect(self.paths.published, read_only=True)
+            return self.con
+        return self.refresh()  # nothing published yet: wait for the follower's first copy
+
+    def position(self) -> int:
+        """The last ledger position the open connection includes."""
+        if self.projector is not None:
+            return self.projector.position()
+        assert self.con is not None, "open the session first"
+        row = self.con.execute("SELECT max(position) FROM tracking").fetchone()
+        return int(row[0]) if row and row[0] is not None else 0
+
     def refresh(self) -> duckdb.DuckDBPyConnection:
         """Make the connection include every event up to the ledger head as of now."""
         head = self.reader.head()[0]

@@ -185,7 +185,7 @@ def gather(
         "WHERE matched IS NOT NULL ORDER BY token LIMIT 10",
         {"q": query, "lim": limit},
     )
-    related = _rows(
+    related = named and _rows(
         con,
         "SELECT k.definition_position, k.token, k.definition, r.source, "
         "r.relation FROM concept_relations r JOIN concepts k "

@@ -21,6 +21,8 @@ from projections.ports import LedgerReader
 from projections.readmodel import ReadModelPaths, ReadSession
 from projections.retrieval import recall
 
+TURN_STARTED = "mind.turn.started"
+
 
 class ReadModelContextSource:
     """Context for turns, from the DuckDB read models."""
@@ -31,7 +33,8 @@ class ReadModelContextSource:
         self.session: ReadSession | None = None
 
     def __enter__(self) -> ReadModelContextSource:
-        self.session = ReadSession(self.paths, self.reader).__enter__()
+        # Opened on the first read; each read catches up first, except `next_seq`.
+        self.session = ReadSession(self.paths, self.reader)
         return self
 
     def __exit__(self, *exc: Any) -> None:
@@ -45,9 +48,14 @@ class ReadModelContextSource:
         return self.session.refresh()
 
     def next_seq(self) -> int:
-        """One more than the number of turns so far."""
-        row = self._con().execute("SELECT coalesce(max(seq), 0) FROM turns").fetchone()
-        return int(row[0] if row else 0) + 1
+        """One more than the number of turns so far: those in the read model as it stands, and
+        those started in the ledger after it. Counting the tail instead of applying it saves a
+        turn one of its two catch-ups: the one after its own message applies both."""
+        if self.session is None:
+            raise RuntimeError("use the context source inside `with source:`")
+        rows = self.session.open().execute("SELECT coalesce(max(seq), 0) FROM turns").fetchall()
+        tail = self.reader.rows(after=self.session.position())
+        return int(rows[0][0]) + sum(r.topic == TURN_STARTED for r in tail) + 1
 
     def unfinished_turns(self) -> list[UnfinishedTurn]:
         """Turns with a message and no outcome."""

@@ -85,6 +85,7 @@ def test_common_terms_count_only_in_documents_holding_a_rarer_one(
     corpus: Home, monkeypatch: pytest.MonkeyPatch, query: str, rare: set[str]
 ) -> None:
     monkeypatch.setattr(bm25, "COMMON_POSTINGS", 1000)
+    monkeypatch.setattr(bm25, "SMALL_DOCS", 0)  # the SQL paths, as in a large mind
     q = sorted(set(terms(query)))
     with read_model(corpus) as con:
         spy = Spy(con)
@@ -94,3 +95,18 @@ def test_common_terms_count_only_in_documents_holding_a_rarer_one(
     assert [row[0] for row in found] == [p for p, _ in expected]
     assert [row[3] for row in found] == pytest.approx([s for _, s in expected])
     assert (bm25.FULL in spy.sql) == (not rare)
+
+
+@pytest.mark.parametrize("query", ["tea 3 again", "today zebra", "juice water 4"])
+def test_a_small_mind_is_scored_in_python_as_the_query_would(corpus: Home, query: str) -> None:
+    q = sorted(set(terms(query)))
+    with read_model(corpus) as con:
+        spy = Spy(con)
+        found = bm25.best_scored(spy, q, EVERYWHERE)  # type: ignore[arg-type]
+        full = con.execute(bm25.FULL, {"terms": q, "as_of": EVERYWHERE}).fetchall()
+
+    assert bm25.FULL not in spy.sql and bm25.POSTINGS in spy.sql
+    assert [(r[0], r[1], r[2], list(r[4])) for r in found] == [
+        (r[0], r[1], r[2], list(r[4])) for r in full
+    ]
+    assert [r[3] for r in found] == pytest.approx([r[3] for r in full])
