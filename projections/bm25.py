@@ -58,9 +58,17 @@ COMMON = f"""
     df AS (SELECT unnest($df_terms) AS term, unnest($df_counts) AS df),
     {_SCORE}"""
 
-CANDIDATES = """
-    SELECT DISTINCT position FROM doc_terms
-    WHERE term IN (SELECT unnest($rare)) AND position <= $as_of"""
+
+def _per_term(select: str, terms_: list[str]) -> tuple[str, dict[str, Any]]:
+    """`select` (with $term) once per term, UNION ALL: each part reads only its term's row groups
+    of the sorted index, where `term IN (...)` read every row group between the first term and
+    the last in sort order (postings counts at 1M events: 2.9 instead of 4.7 ms)."""
+    sql = " UNION ALL ".join(select.replace("$term", f"$t{i}") for i in range(len(terms_)))
+    return sql, {f"t{i}": t for i, t in enumerate(terms_)}
+
+
+COUNT = "SELECT $term, count(*) FROM doc_terms WHERE term = $term AND position <= $as_of"
+CANDIDATE = "SELECT position FROM doc_terms WHERE term = $term AND position <= $as_of"
 
 # A small mind's query is scored in Python: the scoring query's plan costs ~4 ms however few its
 # postings (each operator has a fixed cost), fetching them ~1 ms (bench/turns.py at 1k events).
@@ -72,11 +80,6 @@ POSTINGS = """
     SELECT h.term, h.position, h.tf, h.length, d.kind, d.stream
     FROM doc_terms h JOIN docs d USING (position)
     WHERE h.term IN (SELECT unnest($terms)) AND h.position <= $as_of LIMIT $few"""
-
-COUNTS = """
-    SELECT term, count(*) FROM doc_terms
-    WHERE term IN (SELECT unnest($terms)) AND position <= $as_of GROUP BY term
-"""
 
 
 def lexical(con: duckdb.DuckDBPyConnection, query: str, as_of: int) -> list[tuple[Any, ...]]:
@@ -100,15 +103,17 @@ def best_scored(con: duckdb.DuckDBPyConnection, q: list[str], as_of: int) -> lis
         found = con.execute(POSTINGS, args | {"few": FEW_POSTINGS + 1}).fetchall()
         if len(found) <= FEW_POSTINGS:
             return _scored_here(found, n, avgdl)
-    counted = con.execute(COUNTS, args).fetchall()
-    df = {t: int(c) for t, c in counted}
+    counts, named = _per_term(COUNT, q)
+    df = {t: int(c) for t, c in con.execute(counts, named | {"as_of": as_of}).fetchall() if c}
     common = [t for t in df if df[t] > COMMON_POSTINGS]
     rare = [t for t in df if t not in common]
     if not rare or sum(df[t] for t in common) <= COMMON_RATIO * sum(df[t] for t in rare):
         return con.execute(FULL, args).fetchall()
     # Fetched first: as a list, the positions let DuckDB skip most of a common term's postings,
     # where a join with them scanned all (23 ms for 357,000 postings at 1M events, now ~7).
-    cand = [p for (p,) in con.execute(CANDIDATES, {"rare": rare, "as_of": as_of}).fetchall()]
+    union, named = _per_term(CANDIDATE, rare)
+    positions = con.execute(f"SELECT DISTINCT position FROM ({union})", named | {"as_of": as_of})
+    cand = [p for (p,) in positions.fetchall()]
     return con.execute(
         COMMON,
         args | {"cand": cand, "df_terms": list(df), "df_counts": list(df.values())},

@@ -121,22 +121,36 @@ def extremes(
         return [], [], 0
     known = (liveness_gaps(con, as_of), credit_times(con, as_of))
     credited = list(known[1])
-    scope = "AND opened_position <= ? AND stream_id {} (SELECT unnest(?::VARCHAR[]))"
 
     def select(extra: str, *args: Any) -> list[dict[str, Any]]:
         return ranked(con, as_of, params=params, extra=extra, args=list(args), known=known)
 
-    exact = select(scope.format("IN"), limit, credited)
-    oldest = select(
-        scope.format("NOT IN") + " ORDER BY opened_at, opened_position LIMIT ?", limit, credited, k
+    def uncredited(newest: bool, n: int) -> list[dict[str, Any]]:
+        # The credited are dropped here, from as many more rows as there are credited threads:
+        # a NOT IN filter made DuckDB read every live thread's id (5.3 instead of 1.4 ms at
+        # 143,000 threads). `ranked` orders by tension; the choice is by opening order.
+        order = " DESC" if newest else ""
+        rows = select(
+            f"AND opened_position <= ? ORDER BY opened_at{order}, opened_position{order} LIMIT ?",
+            limit,
+            n + len(credited),
+        )
+        rows = [r for r in rows if r["stream_id"] not in known[1]]
+        rows.sort(key=lambda r: (r["opened_epoch"], r["opened_position"]), reverse=newest)
+        return rows[:n]
+
+    exact = (
+        select(
+            "AND opened_position <= ? AND stream_id IN (SELECT unnest(?::VARCHAR[]))",
+            limit,
+            credited,
+        )
+        if credited
+        else []
     )
+    oldest = uncredited(False, k)
     # twice as many as needed, so threads opened at the same instant are ordered right
-    newest = select(
-        scope.format("NOT IN") + " ORDER BY opened_at DESC, opened_position DESC LIMIT ?",
-        limit,
-        credited,
-        2 * n_low,
-    )
+    newest = uncredited(True, 2 * n_low)
     top = sorted(
         exact + oldest, key=lambda r: (-r["tension"], r["opened_epoch"], r["opened_position"])
     )
