@@ -7,6 +7,7 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any, NamedTuple
 
+from projections.names import name_key
 from projections.text_index import term_counts
 
 TABLE_OF_KIND = {
@@ -221,6 +222,7 @@ def concept_defined(rows: Rows, e: Ev) -> None:
     row.setdefault("aliases", [])
     if row.get("defined_at") is None:
         row["defined_at"], row["defined_position"] = e.time, e.position
+        _name(rows, e, e.state["token"], is_alias=False)
     row["definition_position"] = e.position  # older definitions are superseded for retrieval
     index(rows, e, "concept", f"{e.state['token'].replace('.', ' ')} {definition}")
 
@@ -230,6 +232,20 @@ def concept_aliased(rows: Rows, e: Ev) -> None:
     row = rows.entity("concepts", e.stream)
     row["aliases"] = [*(row.get("aliases") or []), e.state["alias"]]
     row["updated_at"] = e.time
+    _name(rows, e, e.state["alias"], is_alias=True)
+
+
+def _name(rows: Rows, e: Ev, name: str, is_alias: bool) -> None:
+    rows.append(
+        "concept_names",
+        {
+            "name_key": name_key(name),
+            "name": name,
+            "stream_id": e.stream,
+            "is_alias": is_alias,
+            "position": e.position,
+        },
+    )
 
 
 @handles("mind.concept.related")

@@ -21,6 +21,7 @@ from domain.context_port import AssembledContext, ContextItem
 from projections.bm25 import lexical
 from projections.item_text import commitment_text, concept_text, message_text, thread_text
 from projections.linked import bound_items, commitment_threads
+from projections.names import keys_in
 from projections.thread_context import ThreadView, candidates, live_threads, notices
 from projections.time_expressions import windows
 
@@ -175,16 +176,7 @@ def gather(
     pool.add("commitments", served, ranks=[11 + i for i in range(len(served))])
     pool.threads = live_threads(con, now, limit)
     pool.add("threads", candidates(con, pool.threads))
-    named = _rows(
-        con,
-        "SELECT definition_position, token, definition, matched FROM ("
-        "SELECT definition_position, token, definition, CASE "
-        "WHEN contains(lower($q), lower(token)) THEN token ELSE "
-        "list_filter(aliases, lambda a: contains(lower($q), lower(a)))[1] END "
-        "AS matched FROM concepts WHERE definition_position <= $lim) "
-        "WHERE matched IS NOT NULL ORDER BY token LIMIT 10",
-        {"q": query, "lim": limit},
-    )
+    named = named_concepts(con, query, limit)
     related = named and _rows(
         con,
         "SELECT k.definition_position, k.token, k.definition, r.source, "
@@ -259,6 +251,32 @@ def gather(
         ):
             pool.items[pos].stream = stream
     return pool
+
+
+def named_concepts(
+    con: duckdb.DuckDBPyConnection, query: str, limit: int
+) -> list[tuple[int, str, str, str]]:
+    """Concepts whose token or an alias `query` names (`projections.names`), by token, at most
+    10: (definition position, token, definition, the name matched; the token before aliases)."""
+    names = _rows(
+        con,
+        "SELECT stream_id, name, is_alias FROM concept_names "
+        "WHERE name_key IN (SELECT unnest($k)) AND position <= $lim ORDER BY is_alias, position",
+        {"k": keys_in(query), "lim": limit},
+    )
+    matched: dict[str, str] = {}
+    for stream, name, _ in names:
+        matched.setdefault(stream, name)
+    if not matched:
+        return []
+    concepts = _rows(
+        con,
+        "SELECT definition_position, token, definition, stream_id FROM concepts "
+        "WHERE stream_id IN (SELECT unnest($s)) AND definition_position <= $lim "
+        "ORDER BY token LIMIT 10",
+        {"s": list(matched), "lim": limit},
+    )
+    return [(p, t, d, matched[stream]) for p, t, d, stream in concepts]
 
 
 def neighbours(

@@ -34,6 +34,10 @@ TABLES: dict[str, str] = {
         "aliases VARCHAR[], defined_at TIMESTAMPTZ, updated_at TIMESTAMPTZ, "
         "defined_position BIGINT, definition_position BIGINT"
     ),
+    # Each concept's token and aliases as a retrieval key (`projections.names`).
+    "concept_names": (
+        "name_key VARCHAR, name VARCHAR, stream_id VARCHAR, is_alias BOOLEAN, position BIGINT"
+    ),
     "concept_relations": (
         "position BIGINT, source VARCHAR, target VARCHAR, relation VARCHAR, time TIMESTAMPTZ"
     ),
@@ -168,6 +172,15 @@ ARROW: dict[str, pa.Schema] = {
             ("updated_at", TS),
             ("defined_position", pa.int64()),
             ("definition_position", pa.int64()),
+        ]
+    ),
+    "concept_names": pa.schema(
+        [
+            ("name_key", pa.string()),
+            ("name", pa.string()),
+            ("stream_id", pa.string()),
+            ("is_alias", pa.bool_()),
+            ("position", pa.int64()),
         ]
     ),
     "concept_relations": pa.schema(
