@@ -160,22 +160,27 @@ def gather(
             "identity",
             [(1, "identity", f"[identity] Your name is {name}.", None, "who the mind is")],
         )
+    # The stream of each thread and commitment found, where a channel's query knew it.
+    streams: dict[int, str] = {}
+    open_ = _rows(
+        con,
+        "SELECT opened_position, cid, text, stream_id FROM commitments WHERE status = 'open' "
+        "AND opened_position <= ? ORDER BY opened_position DESC LIMIT 10",
+        [limit],
+    )
+    streams.update((pos, stream) for pos, _, _, stream in open_)
     pool.add(
         "commitments",
         [
             (pos, "commitment", commitment_text(cid, text), cid, "open commitment")
-            for pos, cid, text in _rows(
-                con,
-                "SELECT opened_position, cid, text FROM commitments WHERE status = 'open' "
-                "AND opened_position <= ? ORDER BY opened_position DESC LIMIT 10",
-                [limit],
-            )
+            for pos, cid, text, _ in open_
         ],
     )
     served = commitment_threads(con, limit)  # after the (at most 10) open commitments
     pool.add("commitments", served, ranks=[11 + i for i in range(len(served))])
     pool.threads = live_threads(con, now, limit)
     pool.add("threads", candidates(con, pool.threads))
+    streams.update((r["opened_position"], r["stream_id"]) for r in pool.threads.top)
     named = named_concepts(con, query, limit)
     related = named and _rows(
         con,
@@ -204,6 +209,7 @@ def gather(
             if pos in texts
         ],
     )
+    streams.update((h[0], h[2]) for h in hits if h[1] in ("thread", "commitment"))
     lexical_rank = {h[0]: n for n, h in enumerate(hits, 1)}
     found = neighbours(con, [h[0] for h in hits if h[1] == "message"][:NEIGHBOURS_OF], limit)
     pool.add(
@@ -241,15 +247,19 @@ def gather(
     if embed is not None:
         pool.add("vector", vector_channel(con, query, limit, embed))
     owned = [c.id for c in pool.items.values() if c.kind in ("thread", "commitment")]
-    if owned:
-        for pos, stream in _rows(
-            con,
-            "SELECT opened_position, stream_id FROM threads WHERE opened_position IN "
-            "(SELECT unnest($p)) UNION ALL SELECT opened_position, stream_id FROM commitments "
-            "WHERE opened_position IN (SELECT unnest($p))",
-            {"p": owned},
-        ):
-            pool.items[pos].stream = stream
+    unknown = [i for i in owned if i not in streams]
+    if unknown:  # threads served by commitments, bound items
+        streams.update(
+            _rows(
+                con,
+                "SELECT opened_position, stream_id FROM threads WHERE opened_position IN "
+                "(SELECT unnest($p)) UNION ALL SELECT opened_position, stream_id FROM commitments "
+                "WHERE opened_position IN (SELECT unnest($p))",
+                {"p": unknown},
+            )
+        )
+    for i in owned:
+        pool.items[i].stream = streams.get(i)
     return pool
 
 
