@@ -11,6 +11,9 @@ hundreds of thousands of postings (the benchmark filler's "item" at 1M events) m
 score every one of them, though a document holding only such terms is a poor hit. When the
 query also has rarer terms with far fewer postings, only documents holding one of those are
 candidates, scored with all their terms exactly as plain BM25 would; otherwise plain BM25 runs.
+
+A small mind (at most SMALL_DOCS documents, the query's terms at most FEW_POSTINGS postings) is
+scored in Python over the fetched postings, by the same formula.
 """
 
 from __future__ import annotations

@@ -369,12 +369,15 @@ def test_replay_gives_every_thread_the_same_tension(
     assert all(r["tension"] is not None for r in stored.json())
 
 
+@pytest.mark.parametrize("overfetch", [0, 50])  # credited threads filtered in SQL, or dropped after
 def test_the_context_shortcut_picks_the_same_threads_as_evaluating_all(
-    cli: Cli, workspace: Path, monkeypatch: pytest.MonkeyPatch
+    cli: Cli, workspace: Path, monkeypatch: pytest.MonkeyPatch, overfetch: int
 ) -> None:
     from cli.compose import Home, read_model
     from domain.clock import parse_time
     from projections.thread_queries import extremes, lowest, ranked, settings_as_of
+
+    monkeypatch.setattr("projections.thread_queries.OVERFETCH_CREDITED", overfetch)
 
     ids = []
     for day in (1, 1, 2, 5, 9, 9, 12):
