@@ -16,15 +16,28 @@ def commitment_threads(con: duckdb.DuckDBPyConnection, limit: int) -> list[Candi
     """Live threads that the newest open commitments serve (`mind commit --thread`)."""
     # Equality joins only: a join on `thread IN (id, stream_id)` is a nested loop, which took a
     # second per turn at 100k events (bench/turns.py).
-    rows = con.execute(
-        "WITH c AS (SELECT cid, thread, opened_position FROM commitments WHERE status = 'open' "
-        "AND thread IS NOT NULL AND opened_position <= $lim), "
-        "t AS (SELECT * FROM threads WHERE status <> 'resolved' AND opened_position <= $lim) "
-        "SELECT t.opened_position, t.id, t.status, t.label, t.content, c.cid, c.opened_position "
-        "FROM c JOIN t ON t.id = c.thread UNION ALL "
-        "SELECT t.opened_position, t.id, t.status, t.label, t.content, c.cid, c.opened_position "
-        "FROM c JOIN t ON t.stream_id = c.thread ORDER BY 7 DESC LIMIT 5",
+    # The commitments first: most serve no thread, and then the threads are never scanned
+    # (4.5 ms a turn at 143,000 threads).
+    serving = con.execute(
+        "SELECT cid, thread, opened_position FROM commitments WHERE status = 'open' "
+        "AND thread IS NOT NULL AND opened_position <= $lim",
         {"lim": limit},
+    ).fetchall()
+    if not serving:
+        return []
+    rows = con.execute(
+        "WITH c AS (SELECT unnest($c) AS cid, unnest($th) AS thread, unnest($p) AS opened), "
+        "t AS (SELECT * FROM threads WHERE status <> 'resolved' AND opened_position <= $lim) "
+        "SELECT t.opened_position, t.id, t.status, t.label, t.content, c.cid, c.opened "
+        "FROM c JOIN t ON t.id = c.thread UNION ALL "
+        "SELECT t.opened_position, t.id, t.status, t.label, t.content, c.cid, c.opened "
+        "FROM c JOIN t ON t.stream_id = c.thread ORDER BY 7 DESC LIMIT 5",
+        {
+            "lim": limit,
+            "c": [r[0] for r in serving],
+            "th": [r[1] for r in serving],
+            "p": [r[2] for r in serving],
+        },
     ).fetchall()
     return [
         (pos, "thread", thread_text(tid, status, label, content), tid, f"served by {cid}")
