@@ -3,8 +3,9 @@ rarer query term is.
 
 Document frequencies count every indexed document, live or not (as search engines do until
 they merge deleted documents away): that keeps a query to the postings of its terms. Liveness
-(open commitment, unresolved thread, current definition) is checked only for the best-scored
-candidates, by key.
+(open commitment, unresolved thread, current definition) is the `docs.live` flag the projector
+clears, read only for the best-scored candidates (a lookup of each stream's current state cost
+up to 16 ms at 1M events when ~300 commitments matched).
 
 Common terms (Lucene's CommonTermsQuery, Elasticsearch's `cutoff_frequency`): a term with
 hundreds of thousands of postings (the benchmark filler's "item" at 1M events) made the query
@@ -45,7 +46,7 @@ _SCORE = f"""
                list(DISTINCT h.term ORDER BY h.term) AS matched
         FROM hits h JOIN df USING (term), stats s
         GROUP BY h.position ORDER BY score DESC, h.position LIMIT {LEXICAL_K * 3})
-    SELECT b.position, d.kind, d.stream, b.score, b.matched
+    SELECT b.position, d.kind, d.stream, b.score, b.matched, d.live
     FROM best b JOIN docs d USING (position) ORDER BY b.score DESC, b.position
 """
 
@@ -60,7 +61,7 @@ FULL = f"""
 AT_CANDIDATES = """
     SELECT term, position, tf, length FROM doc_terms
     WHERE term IN (SELECT unnest($terms)) AND position IN (SELECT unnest($cand))"""
-KINDS = "SELECT position, kind, stream FROM docs WHERE position IN (SELECT unnest($p))"
+KINDS = "SELECT position, kind, stream, live FROM docs WHERE position IN (SELECT unnest($p))"
 
 
 def _per_term(select: str, terms_: list[str]) -> tuple[str, dict[str, Any]]:
@@ -81,7 +82,7 @@ FEW_POSTINGS = 5_000
 SIZE = "SELECT count(*) FROM docs"  # from metadata: no scan
 STATS = "SELECT count(*), avg(length) FROM docs WHERE position <= $as_of"
 POSTINGS = """
-    SELECT h.term, h.position, h.tf, h.length, d.kind, d.stream
+    SELECT h.term, h.position, h.tf, h.length, d.kind, d.stream, d.live
     FROM doc_terms h JOIN docs d USING (position)
     WHERE h.term IN (SELECT unnest($terms)) AND h.position <= $as_of LIMIT $few"""
 
@@ -92,14 +93,12 @@ def lexical(con: duckdb.DuckDBPyConnection, query: str, as_of: int) -> list[tupl
     if not q:
         return []
     scored = best_scored(con, q, as_of)
-    live = _live(con, scored)
-    return [row for row in scored if row[1] == "message" or (row[1], row[2], row[0]) in live][
-        :LEXICAL_K
-    ]
+    return [row[:5] for row in scored if row[5]][:LEXICAL_K]
 
 
 def best_scored(con: duckdb.DuckDBPyConnection, q: list[str], as_of: int) -> list[tuple[Any, ...]]:
-    """The `LEXICAL_K * 3` best documents for the terms `q`, by score then position (only
+    """The `LEXICAL_K * 3` best documents for the terms `q`, by score then position, with
+    whether each is live: (position, kind, stream, score, matched terms, live) (only
     documents holding a term of at most `COMMON_POSTINGS` postings, if the query has one)."""
     args: dict[str, Any] = {"terms": q, "as_of": as_of}
     if con.execute(SIZE).fetchall()[0][0] <= SMALL_DOCS:
@@ -122,8 +121,8 @@ def best_scored(con: duckdb.DuckDBPyConnection, q: list[str], as_of: int) -> lis
     ((n, avgdl),) = con.execute(STATS, {"as_of": as_of}).fetchall()
     best = _rank(postings, n, avgdl, df)
     found = con.execute(KINDS, {"p": [p for p, _, _ in best]}).fetchall()
-    kinds = {p: (kind, stream) for p, kind, stream in found}
-    return [(p, *kinds[p], score, matched) for p, score, matched in best]
+    docs = {p: (kind, stream, live) for p, kind, stream, live in found}
+    return [(p, *docs[p][:2], score, matched, docs[p][2]) for p, score, matched in best]
 
 
 def _scored_here(postings: list[tuple[Any, ...]], n: int, avgdl: float) -> list[tuple[Any, ...]]:
@@ -132,8 +131,11 @@ def _scored_here(postings: list[tuple[Any, ...]], n: int, avgdl: float) -> list[
     df: dict[str, int] = {}
     for term, *_ in postings:
         df[term] = df.get(term, 0) + 1
-    kinds = {position: (kind, stream) for _, position, _, _, kind, stream in postings}
-    return [(p, *kinds[p], score, matched) for p, score, matched in _rank(postings, n, avgdl, df)]
+    docs = {position: (kind, stream, live) for _, position, _, _, kind, stream, live in postings}
+    return [
+        (p, *docs[p][:2], score, matched, docs[p][2])
+        for p, score, matched in _rank(postings, n, avgdl, df)
+    ]
 
 
 def _rank(
@@ -150,33 +152,3 @@ def _rank(
         matched.setdefault(position, set()).add(term)
     best = sorted(score, key=lambda p: (-score[p], p))[: LEXICAL_K * 3]
     return [(p, score[p], sorted(matched[p])) for p in best]
-
-
-# Per kind: the current document of each stream (its key), and what makes it current.
-LIVE = {
-    "commitment": ("commitments", "opened_position", "status = 'open'"),
-    "thread": ("threads", "opened_position", "status <> 'resolved'"),
-    "concept": ("concepts", "definition_position", "true"),
-}
-
-
-def _live(
-    con: duckdb.DuckDBPyConnection, scored: list[tuple[Any, ...]]
-) -> set[tuple[str, str, int]]:
-    """Which scored commitments, threads and concept definitions are still current."""
-    wanted = sorted({(row[1], row[2]) for row in scored if row[1] in LIVE})
-    if not wanted:
-        return set()
-    lookups: list[str] = []
-    params: list[Any] = []
-    for kind in sorted({k for k, _ in wanted}):
-        table, key, current = LIVE[kind]
-        # Current-ness is selected, not filtered on: a filter beside the key made DuckDB scan
-        # the whole table instead of its primary-key index (7.5 vs 1.2 ms at 1M events).
-        lookups.append(
-            f"SELECT '{kind}', stream_id, {key}, {current} FROM {table} "
-            "WHERE stream_id IN (SELECT unnest(?))"
-        )
-        params.append([stream for k, stream in wanted if k == kind])
-    found = con.execute(" UNION ALL ".join(lookups), params).fetchall()
-    return {(kind, stream, int(pos)) for kind, stream, pos, current in found if current}

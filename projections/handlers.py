@@ -43,6 +43,8 @@ class Rows:
         # Which streams already had a row, so only those need deleting before the rewrite.
         self.loaded = {table: set(rows) for table, rows in loaded.items()}
         self.appended: dict[str, list[dict[str, Any]]] = {}
+        # Positions of indexed documents no longer current (`docs.live` turns false).
+        self.superseded: list[int] = []
         # The index grows by several rows per event: kept as columns, not one dict per row.
         self.terms: tuple[list[str], list[int], list[int], list[int]] = ([], [], [], [])
 
@@ -77,7 +79,8 @@ def index(rows: Rows, e: Ev, kind: str, text: str) -> None:
     counts = term_counts(text)
     length = sum(counts.values())
     rows.append(
-        "docs", {"position": e.position, "kind": kind, "stream": e.stream, "length": length}
+        "docs",
+        {"position": e.position, "kind": kind, "stream": e.stream, "length": length, "live": True},
     )
     terms, positions, tfs, lengths = rows.terms
     terms.extend(counts)
@@ -199,7 +202,10 @@ def commitment_opened(rows: Rows, e: Ev) -> None:
 
 @handles("mind.commitment.closed")
 def commitment_closed(rows: Rows, e: Ev) -> None:
-    rows.entity("commitments", e.stream).update(
+    row = rows.entity("commitments", e.stream)
+    if row.get("status") == "open":
+        rows.superseded.append(row["opened_position"])
+    row.update(
         status="closed",
         closed_at=e.time,
         close_reason=e.state.get("reason"),
@@ -223,6 +229,8 @@ def concept_defined(rows: Rows, e: Ev) -> None:
     if row.get("defined_at") is None:
         row["defined_at"], row["defined_position"] = e.time, e.position
         _name(rows, e, e.state["token"], is_alias=False)
+    else:
+        rows.superseded.append(row["definition_position"])
     row["definition_position"] = e.position  # older definitions are superseded for retrieval
     index(rows, e, "concept", f"{e.state['token'].replace('.', ' ')} {definition}")
 

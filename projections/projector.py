@@ -214,6 +214,18 @@ class Projector:
                 self._insert(table, list(by_stream.values()))
         for table, appended in rows.appended.items():
             self._insert(table, appended)
+        if rows.superseded:
+            # After the inserts: a document can be indexed and superseded in one batch. Written
+            # in for a few (min/max pruning on the position-ordered docs), a list for many.
+            dead = sorted(set(rows.superseded))
+            if len(dead) <= FEW_ROWS:
+                self.con.execute(
+                    f"UPDATE docs SET live = false WHERE position IN ({', '.join(map(str, dead))})"
+                )
+            else:
+                self.con.execute(
+                    "UPDATE docs SET live = false WHERE position IN (SELECT unnest(?))", [dead]
+                )
         if rows.terms[0]:
             terms, positions, tfs, lengths = rows.terms
             self._insert_columns(

@@ -68,7 +68,10 @@ def thread_worked(rows: Rows, e: Ev) -> None:
 @handles("mind.thread.resolved")
 def thread_resolved(rows: Rows, e: Ev) -> None:
     s = e.state
-    rows.entity("threads", e.stream).update(
+    row = rows.entity("threads", e.stream)
+    if row.get("status") not in (None, "resolved"):
+        rows.superseded.append(row["opened_position"])
+    row.update(
         status="resolved",
         verdict=s["verdict"],
         reason=s.get("reason"),
