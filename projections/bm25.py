@@ -60,7 +60,7 @@ FULL = f"""
 # the scoring query's plan cost 11 ms at 1M events where fetching these postings costs ~4.
 AT_CANDIDATES = """
     SELECT term, position, tf, length FROM doc_terms
-    WHERE term IN (SELECT unnest($terms)) AND position IN (SELECT unnest($cand))"""
+    WHERE term = $term AND position IN (SELECT unnest($cand))"""
 KINDS = "SELECT position, kind, stream, live FROM docs WHERE position IN (SELECT unnest($p))"
 
 
@@ -73,7 +73,9 @@ def _per_term(select: str, terms_: list[str]) -> tuple[str, dict[str, Any]]:
 
 
 COUNT = "SELECT $term, count(*) FROM doc_terms WHERE term = $term AND position <= $as_of"
-CANDIDATE = "SELECT position FROM doc_terms WHERE term = $term AND position <= $as_of"
+RARE_POSTINGS = (
+    "SELECT term, position, tf, length FROM doc_terms WHERE term = $term AND position <= $as_of"
+)
 
 # A small mind's query is scored in Python: the scoring query's plan costs ~4 ms however few its
 # postings (each operator has a fixed cost), fetching them ~1 ms (bench/turns.py at 1k events).
@@ -114,10 +116,12 @@ def best_scored(con: duckdb.DuckDBPyConnection, q: list[str], as_of: int) -> lis
         return con.execute(FULL, args).fetchall()
     # Fetched first: as a list, the positions let DuckDB skip most of a common term's postings,
     # where a join with them scanned all (23 ms for 357,000 postings at 1M events, now ~7).
-    union, named = _per_term(CANDIDATE, rare)
-    positions = con.execute(f"SELECT DISTINCT position FROM ({union})", named | {"as_of": as_of})
-    cand = [p for (p,) in positions.fetchall()]
-    postings = con.execute(AT_CANDIDATES, {"terms": q, "cand": cand}).fetchall()
+    # The rarer terms' postings whole, then the common terms' at the documents those name.
+    union, named = _per_term(RARE_POSTINGS, rare)
+    postings = con.execute(union, named | {"as_of": as_of}).fetchall()
+    cand = sorted({p for _, p, _, _ in postings})
+    union, named = _per_term(AT_CANDIDATES, common)
+    postings += con.execute(union, named | {"cand": cand}).fetchall()
     ((n, avgdl),) = con.execute(STATS, {"as_of": as_of}).fetchall()
     best = _rank(postings, n, avgdl, df)
     found = con.execute(KINDS, {"p": [p for p, _, _ in best]}).fetchall()
