@@ -40,10 +40,15 @@ def published_position(published: Path) -> int:
         return 0
     con = connect(published, read_only=True)
     try:
-        row = con.execute("SELECT max(position) FROM tracking").fetchone()
-        return int(row[0]) if row and row[0] is not None else 0
+        return _tracked(con)
     finally:
         close(con)
+
+
+def _tracked(con: duckdb.DuckDBPyConnection) -> int:
+    """The ledger position a read model includes."""
+    row = con.execute("SELECT max(position) FROM tracking").fetchone()
+    return int(row[0]) if row and row[0] is not None else 0
 
 
 @contextmanager
@@ -133,18 +138,24 @@ class ReadSession:
             self.lock.__exit__(None, None, None)
             self.lock = None
 
+    def _hold(self) -> bool:
+        """Take the projector lock and open the working file, unless another process holds it."""
+        lock = projector_lock(self.paths.lock, wait=False)
+        if not lock.__enter__():
+            lock.__exit__(None, None, None)
+            return False
+        self.lock, self.projector = lock, Projector(self.paths.working)
+        self.con = self.projector.con
+        return True
+
     def open(self) -> duckdb.DuckDBPyConnection:
         """A connection to the read model as it stands, not caught up: the working file under
         the lock, or (with a follower holding it) the published copy. See `position`."""
         if self.con is not None:
             return self.con
-        lock = projector_lock(self.paths.lock, wait=False)
-        if lock.__enter__():
-            self.lock = lock
-            self.projector = Projector(self.paths.working)
-            self.con = self.projector.con
+        if self._hold():
+            assert self.con is not None
             return self.con
-        lock.__exit__(None, None, None)
         if self.paths.published.exists():
             self.con = connect(self.paths.published, read_only=True)
             return self.con
@@ -155,8 +166,7 @@ class ReadSession:
         if self.projector is not None:
             return self.projector.position()
         assert self.con is not None, "open the session first"
-        row = self.con.execute("SELECT max(position) FROM tracking").fetchone()
-        return int(row[0]) if row and row[0] is not None else 0
+        return _tracked(self.con)
 
     def refresh(self) -> duckdb.DuckDBPyConnection:
         """Make the connection include every event up to the ledger head as of now."""
@@ -169,14 +179,10 @@ class ReadSession:
             if self.con is not None and published_position(self.paths.published) >= head:
                 return self.con
             self.close()
-            lock = projector_lock(self.paths.lock, wait=False)
-            if lock.__enter__():
-                self.lock = lock
-                self.projector = Projector(self.paths.working)
+            if self._hold():
+                assert self.projector is not None
                 self.projector.catch_up(self.reader)
-                self.con = self.projector.con
-                return self.con
-            lock.__exit__(None, None, None)
+                return self.projector.con
             if self.paths.published.exists() and published_position(self.paths.published) >= head:
                 self.con = connect(self.paths.published, read_only=True)
                 return self.con
@@ -218,8 +224,7 @@ def read_position(paths: ReadModelPaths) -> int:
         if held and paths.working.exists():
             con = connect(paths.working, read_only=True)
             try:
-                row = con.execute("SELECT max(position) FROM tracking").fetchone()
-                return int(row[0]) if row and row[0] is not None else 0
+                return _tracked(con)
             finally:
                 close(con)
     return published_position(paths.published)
