@@ -22,6 +22,7 @@ from projections.bm25 import lexical
 from projections.item_text import commitment_text, concept_text, message_text, thread_text
 from projections.linked import bound_items, commitment_threads
 from projections.names import keys_in
+from projections.speakers import said_by
 from projections.thread_context import ThreadView, candidates, live_threads, notices
 from projections.time_expressions import windows
 
@@ -254,6 +255,7 @@ def gather(
     )
     if embed is not None:
         pool.add("vector", vector_channel(con, query, limit, embed))
+    pool.add("speaker", said_by(con, query, limit))
     owned = [c.id for c in pool.items.values() if c.kind in ("thread", "commitment")]
     unknown = [i for i in owned if i not in streams]
     if unknown:  # threads served by commitments, bound items

@@ -313,3 +313,35 @@ def test_a_configured_embedding_model_adds_a_cached_vector_channel(tmp_path: Pat
     assert again == first
     # one request (the query and the three messages); the second recall came from the cache
     assert requests == [4] and calls_after_first == 1
+
+
+def test_a_speaker_named_in_the_query_has_their_own_messages_as_a_channel(
+    tmp_path: Path,
+) -> None:
+    from adapters.importers import import_locomo
+    from projections.retrieval import NO_LIMIT
+    from projections.speakers import said_by
+
+    turns = [
+        {"speaker": "Ben", "dia_id": f"D1:{i}", "text": f"pottery pottery class number {i}"}
+        for i in range(1, 30)
+    ] + [{"speaker": "Ana", "dia_id": "D1:30", "text": "I made a bowl at the pottery studio"}]
+    conversation = {
+        "speaker_a": "Ana",
+        "speaker_b": "Ben",
+        "session_1_date_time": "1:56 pm on 8 May, 2023",
+        "session_1": turns,
+    }
+    path = tmp_path / "locomo.json"
+    path.write_text(json.dumps([{"sample_id": "s1", "conversation": conversation, "qa": []}]))
+    import_locomo(sqlite_mind(tmp_path, commands=0), path, None)
+
+    with read_model(Home(tmp_path)) as con:
+        said = said_by(con, "What pottery did Ana make?", NO_LIMIT)
+        unnamed = said_by(con, "What pottery did Anastasia make?", NO_LIMIT)
+        context = recall(con, "What pottery did Ana make?", 2000, NOW)
+
+    assert [(s[3], s[4]) for s in said] == [("D1:30", "said by Ana")]
+    assert unnamed == []
+    found = {i.source_id: i for i in context.items}
+    assert "speaker #1: said by Ana" in found["D1:30"].reason
