@@ -81,11 +81,13 @@ def bm25_by_hand(con: Any, q: list[str], rare: set[str]) -> list[tuple[int, floa
         ("tea 3 again", set()),  # no common term: plain BM25
     ],
 )
+@pytest.mark.parametrize("per_term_max", [16, 0])  # a query per term, or one for many terms
 def test_common_terms_count_only_in_documents_holding_a_rarer_one(
-    corpus: Home, monkeypatch: pytest.MonkeyPatch, query: str, rare: set[str]
+    corpus: Home, monkeypatch: pytest.MonkeyPatch, query: str, rare: set[str], per_term_max: int
 ) -> None:
     monkeypatch.setattr(bm25, "COMMON_POSTINGS", 1000)
     monkeypatch.setattr(bm25, "SMALL_DOCS", 0)  # the SQL paths, as in a large mind
+    monkeypatch.setattr(bm25, "PER_TERM_MAX", per_term_max)
     q = sorted(set(terms(query)))
     with read_model(corpus) as con:
         spy = Spy(con)
