@@ -190,7 +190,8 @@ def gather(
     pool.threads = live_threads(con, now, limit)
     pool.add("threads", candidates(con, pool.threads))
     streams.update((r["opened_position"], r["stream_id"]) for r in pool.threads.top)
-    named = named_concepts(con, query, limit)
+    keys = set(keys_in(query))  # the names the query could hold
+    named = named_concepts(con, keys, limit)
     related = named and _rows(
         con,
         "SELECT k.definition_position, k.token, k.definition, r.source, "
@@ -255,7 +256,7 @@ def gather(
     )
     if embed is not None:
         pool.add("vector", vector_channel(con, query, limit, embed))
-    pool.add("speaker", said_by(con, query, limit))
+    pool.add("speaker", said_by(con, query, keys, limit))
     owned = [c.id for c in pool.items.values() if c.kind in ("thread", "commitment")]
     unknown = [i for i in owned if i not in streams]
     if unknown:  # threads served by commitments, bound items
@@ -274,15 +275,16 @@ def gather(
 
 
 def named_concepts(
-    con: duckdb.DuckDBPyConnection, query: str, limit: int
+    con: duckdb.DuckDBPyConnection, keys: set[str], limit: int
 ) -> list[tuple[int, str, str, str]]:
-    """Concepts whose token or an alias `query` names (`projections.names`), by token, at most
-    10: (definition position, token, definition, the name matched; the token before aliases)."""
+    """Concepts whose token or an alias a text with name keys `keys` names (`projections.names`),
+    by token, at most 10: (definition position, token, definition, the name matched; the token
+    before aliases)."""
     names = _rows(
         con,
         "SELECT stream_id, name, is_alias FROM concept_names "
         "WHERE name_key IN (SELECT unnest($k)) AND position <= $lim ORDER BY is_alias, position",
-        {"k": keys_in(query), "lim": limit},
+        {"k": sorted(keys), "lim": limit},
     )
     matched: dict[str, str] = {}
     for stream, name, _ in names:

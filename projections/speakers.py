@@ -10,7 +10,7 @@ import duckdb
 
 from projections.bm25 import best_scored
 from projections.item_text import message_text
-from projections.names import keys_in, name_key
+from projections.names import name_key
 from projections.text_index import terms
 
 SPEAKER_K = 300
@@ -18,16 +18,18 @@ SPEAKER_K = 300
 Candidate = tuple[int, str, str, str | None, str]
 
 
-def named_speakers(con: duckdb.DuckDBPyConnection, query: str) -> list[str]:
-    """Participants of imported conversations that `query` names (whole words)."""
-    keys = set(keys_in(query))
+def named_speakers(con: duckdb.DuckDBPyConnection, keys: set[str]) -> list[str]:
+    """Participants of imported conversations named in a text whose name keys are `keys`."""
     people = con.execute("SELECT DISTINCT unnest(participants) FROM conversations").fetchall()
     return sorted(p for (p,) in people if p and name_key(p) in keys)
 
 
-def said_by(con: duckdb.DuckDBPyConnection, query: str, limit: int) -> list[Candidate]:
-    """The best lexical hits of `query` without the names, among the named speakers' messages."""
-    named = named_speakers(con, query)
+def said_by(
+    con: duckdb.DuckDBPyConnection, query: str, keys: set[str], limit: int
+) -> list[Candidate]:
+    """The best lexical hits of `query` without the names, among the named speakers' messages
+    (`keys`: the query's name keys, `projections.names.keys_in`)."""
+    named = named_speakers(con, keys)
     if not named:
         return []
     names = {t for person in named for t in terms(person)}
@@ -37,16 +39,14 @@ def said_by(con: duckdb.DuckDBPyConnection, query: str, limit: int) -> list[Cand
     hits = [row[0] for row in best_scored(con, q, limit) if row[1] == "message"]
     if not hits:
         return []
-    found = con.execute(
+    rows = con.execute(
         "SELECT position, speaker, time, text, source_id FROM messages "
-        "WHERE position IN (SELECT unnest($p))",
-        {"p": hits},
+        "WHERE position IN (SELECT unnest($p)) AND speaker IN (SELECT unnest($s))",
+        {"p": hits, "s": named},
     ).fetchall()
-    rows = {r[0]: r for r in found}
+    rank = {p: i for i, p in enumerate(hits)}
+    rows.sort(key=lambda r: rank[r[0]])
     return [
         (p, "message", message_text(sp, tm, tx), sid, f"said by {sp}")
-        for p in hits
-        if p in rows
-        for _, sp, tm, tx, sid in [rows[p]]
-        if sp in named
-    ][:SPEAKER_K]
+        for p, sp, tm, tx, sid in rows[:SPEAKER_K]
+    ]

@@ -319,6 +319,7 @@ def test_a_speaker_named_in_the_query_has_their_own_messages_as_a_channel(
     tmp_path: Path,
 ) -> None:
     from adapters.importers import import_locomo
+    from projections.names import keys_in
     from projections.retrieval import NO_LIMIT
     from projections.speakers import said_by
 
@@ -337,8 +338,9 @@ def test_a_speaker_named_in_the_query_has_their_own_messages_as_a_channel(
     import_locomo(sqlite_mind(tmp_path, commands=0), path, None)
 
     with read_model(Home(tmp_path)) as con:
-        said = said_by(con, "What pottery did Ana make?", NO_LIMIT)
-        unnamed = said_by(con, "What pottery did Anastasia make?", NO_LIMIT)
+        asked, other = "What pottery did Ana make?", "What pottery did Anastasia make?"
+        said = said_by(con, asked, set(keys_in(asked)), NO_LIMIT)
+        unnamed = said_by(con, other, set(keys_in(other)), NO_LIMIT)
         context = recall(con, "What pottery did Ana make?", 2000, NOW)
 
     assert [(s[3], s[4]) for s in said] == [("D1:30", "said by Ana")]
