@@ -28,8 +28,8 @@ from bench.common import new_mind, percentiles, report
 from cli.compose import Home, read_model
 from domain.context_port import ContextItem
 from projections.context import fit
+from projections.item_text import day_of, message_text
 from projections.retrieval import FIXED_CHANNELS, gather, rank
-from projections.tokens import count_tokens
 
 BUDGETS = (500, 1000, 2000)
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo" / "locomo10.json"
@@ -64,13 +64,14 @@ def baseline(sample: dict[str, Any]) -> tuple[BM25Okapi, list[ContextItem], int]
             "",
             0.0,
             0,
-            f"#{i} [{t.speaker} {t.said_at:%Y-%m-%d %H:%M}] {t.text}",
+            f"#{i} {message_text(t.speaker, t.text)}",
             t.source_id,
+            day=day_of(t.said_at),
         )
         for i, t in enumerate(turns)
     ]
     tokenized = [re.findall(r"\w+", f"{t.speaker} {t.text}".lower()) for t in turns]
-    full = sum(count_tokens(i.text + "\n") for i in items)
+    full = fit(items, 10**9).tokens  # the whole conversation, rendered as recall renders
     return BM25Okapi(tokenized), items, full
 
 

@@ -51,6 +51,7 @@ def recall(home: Home, query: str, budget: int, as_of: int | None, as_json: bool
             "score": i.score,
             "reason": i.reason,
             "tokens": i.tokens,
+            "day": i.day,
             "text": i.text,
             "clipped": i.clipped,
         }
@@ -60,7 +61,7 @@ def recall(home: Home, query: str, budget: int, as_of: int | None, as_json: bool
     if as_json:
         emit_json(data)
         return
-    table(items, ["id", "channel", "score", "tokens", "text"], "Nothing to recall.")
+    table(items, ["id", "channel", "score", "tokens", "day", "text"], "Nothing to recall.")
     click.echo(f"{context.tokens} tokens, {len(items)} items, {len(context.dropped)} over budget")
 
 

@@ -25,6 +25,7 @@ class ContextItem:
     source_id: str | None = None
     clipped: bool = False
     stream: str | None = None  # the aggregate it belongs to, for commitments and threads
+    day: str | None = None  # the day a message was said (YYYY-MM-DD): heads its group
 
     def record(self) -> dict[str, Any]:
         """The item as recorded in the turn (the text itself stays in the ledger). Built by

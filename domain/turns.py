@@ -73,10 +73,11 @@ AUTONOMY_PROMPT = (
 
 def system_prompt(identity: Identity, context: AssembledContext) -> str:
     """The system message: who the mind is, the protocol, and the delimited memory."""
-    return (
+    who = (
         f"You are {identity.name}, a mind whose memory is an append-only ledger. "
-        "Answer the user helpfully and briefly.\n\n" + PROTOCOL + "\n\n" + context.rendered
+        "Answer the user helpfully and briefly."
     )
+    return "\n\n".join(part for part in (who, PROTOCOL, context.rendered) if part)
 
 
 @dataclass

@@ -7,12 +7,10 @@ from typing import Any
 
 import duckdb
 
-from projections.item_text import commitment_text, message_text, thread_text
-
-Candidate = tuple[int, str, str, str | None, str]
+from projections.item_text import Found, commitment_text, said, thread_text
 
 
-def commitment_threads(con: duckdb.DuckDBPyConnection, limit: int) -> list[Candidate]:
+def commitment_threads(con: duckdb.DuckDBPyConnection, limit: int) -> list[Found]:
     """Live threads that the newest open commitments serve (`mind commit --thread`)."""
     # Equality joins only: a join on `thread IN (id, stream_id)` is a nested loop, which took a
     # second per turn at 100k events (bench/turns.py).
@@ -45,7 +43,7 @@ def commitment_threads(con: duckdb.DuckDBPyConnection, limit: int) -> list[Candi
     ]
 
 
-def bound_items(con: duckdb.DuckDBPyConnection, tokens: list[str], limit: int) -> list[Candidate]:
+def bound_items(con: duckdb.DuckDBPyConnection, tokens: list[str], limit: int) -> list[Found]:
     """What the concepts `tokens` are bound to, newest binding first (at most 10)."""
     if not tokens:
         return []
@@ -54,17 +52,15 @@ def bound_items(con: duckdb.DuckDBPyConnection, tokens: list[str], limit: int) -
         "AND position <= $lim ORDER BY position DESC LIMIT 10",
         {"t": tokens, "lim": limit},
     ).fetchall()
-    out: list[Candidate] = []
+    out: list[Found] = []
     for token, kind, target in bindings:
-        why = f"bound to {token}"
-        for row in _target(con, kind, target, limit):
-            out.append((*row, why))
+        out += _target(con, kind, target, limit, f"bound to {token}")
     return out
 
 
 def _target(
-    con: duckdb.DuckDBPyConnection, kind: str, target: str, limit: int
-) -> list[tuple[int, str, str, str | None]]:
+    con: duckdb.DuckDBPyConnection, kind: str, target: str, limit: int, why: str
+) -> list[Found]:
     found: list[Any]
     if kind == "event":
         found = con.execute(
@@ -72,17 +68,17 @@ def _target(
             "WHERE position = TRY_CAST($t AS BIGINT) AND position <= $lim",
             {"t": target, "lim": limit},
         ).fetchall()
-        return [(p, "message", message_text(sp, tm, tx), sid) for p, sp, tm, tx, sid in found]
+        return [said(p, sp, tm, tx, sid, why) for p, sp, tm, tx, sid in found]
     if kind == "commitment":
         found = con.execute(
             "SELECT opened_position, cid, text FROM commitments WHERE cid = lower($t) "
             "AND status = 'open' AND opened_position <= $lim",
             {"t": target, "lim": limit},
         ).fetchall()
-        return [(p, "commitment", commitment_text(cid, tx), cid) for p, cid, tx in found]
+        return [(p, "commitment", commitment_text(cid, tx), cid, why) for p, cid, tx in found]
     found = con.execute(
         "SELECT opened_position, id, status, label, content FROM threads "
         "WHERE $t IN (id, stream_id) AND status <> 'resolved' AND opened_position <= $lim",
         {"t": target, "lim": limit},
     ).fetchall()
-    return [(p, "thread", thread_text(i, st, lb, ct), i) for p, i, st, lb, ct in found]
+    return [(p, "thread", thread_text(i, st, lb, ct), i, why) for p, i, st, lb, ct in found]

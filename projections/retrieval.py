@@ -19,7 +19,15 @@ import duckdb
 
 from domain.context_port import AssembledContext, ContextItem
 from projections.bm25 import lexical
-from projections.item_text import commitment_text, concept_text, message_text, thread_text
+from projections.item_text import (
+    Found,
+    commitment_text,
+    concept_text,
+    day_of,
+    message_text,
+    said,
+    thread_text,
+)
 from projections.linked import bound_items, commitment_threads
 from projections.names import keys_in
 from projections.speakers import said_by
@@ -27,9 +35,11 @@ from projections.thread_context import ThreadView, candidates, live_threads, not
 from projections.time_expressions import windows
 
 RRF_K = 60
-# A candidate's best channel counts fully, its other channels at a quarter: plain reciprocal rank
-# fusion (1.0) let clusters of neighbours crowd out isolated strong hits (bench/locomo.py).
-SECOND_OPINION = 0.25
+# A candidate's best channel counts fully, its other channels at 0.15: plain reciprocal rank
+# fusion (1.0) let clusters of neighbours crowd out isolated strong hits (bench/locomo.py:
+# evidence recall at 2,000 / 1,000 tokens 0.8506 / 0.7975 at 0.25, 0.8531 / 0.8010 at 0.2,
+# 0.8532 / 0.8051 at 0.15, 0.8526 / 0.8024 at 0.1, 0.8499 / 0.8032 at 0.05).
+SECOND_OPINION = 0.15
 # Every channel's ranks count the same: down-weighting neighbours or recency measured worse
 # on LoCoMo (bench/locomo.py).
 WEIGHTS: dict[str, float] = {}
@@ -54,6 +64,7 @@ class Candidate:
     ranks: dict[str, int] = field(default_factory=dict)
     reasons: dict[str, str] = field(default_factory=dict)
     stream: str | None = None
+    day: str | None = None  # a message's
 
     def fused(self) -> float:
         parts = sorted(
@@ -75,14 +86,16 @@ class Pool:
     def add(
         self,
         channel: str,
-        ranked: list[tuple[int, str, str, str | None, str]],
+        ranked: list[Found],
         ranks: list[int] | None = None,
     ) -> None:
-        """Add a channel's results, best first: (id, kind, text, source_id, reason); `ranks`
+        """Add a channel's results, best first (`projections.item_text.Found`); `ranks`
         overrides the plain 1, 2, 3... (neighbours take the rank of the hit they sit next to)."""
-        for i, (id_, kind, text, source_id, reason) in enumerate(ranked):
+        for i, (id_, kind, text, source_id, reason, *day) in enumerate(ranked):
             rank = ranks[i] if ranks is not None else i + 1
-            c = self.items.setdefault(id_, Candidate(id_, kind, text, source_id))
+            c = self.items.setdefault(
+                id_, Candidate(id_, kind, text, source_id, day=day[0] if day else None)
+            )
             if channel not in c.ranks:
                 c.ranks[channel], c.reasons[channel] = rank, reason
 
@@ -104,12 +117,13 @@ def _messages(
 
 def _doc_texts(
     con: duckdb.DuckDBPyConnection, hits: list[tuple[Any, ...]]
-) -> dict[int, tuple[str, str | None]]:
-    """Display text and source id for lexical hits of every kind (one query per kind hit)."""
+) -> dict[int, tuple[str, str | None, str | None]]:
+    """Display text, source id and day (a message's) for lexical hits of every kind (one query
+    per kind hit)."""
     wanted: dict[str, list[int]] = {}
     for h in hits:
         wanted.setdefault(h[1], []).append(h[0])
-    out: dict[int, tuple[str, str | None]] = {}
+    out: dict[int, tuple[str, str | None, str | None]] = {}
     # Joins with the wanted positions: at 1M messages one took 7 ms where IN took 10.
     for pos, speaker, time, text, source_id in _rows(
         con,
@@ -117,7 +131,7 @@ def _doc_texts(
         "FROM (SELECT unnest(?) AS position) w JOIN messages m USING (position)",
         [wanted.get("message", [])],
     ):
-        out[pos] = (message_text(speaker, time, text), source_id)
+        out[pos] = (message_text(speaker, text), source_id, day_of(time))
     if "commitment" in wanted:
         for pos, cid, text in _rows(
             con,
@@ -125,7 +139,7 @@ def _doc_texts(
             "WHERE opened_position IN (SELECT unnest(?))",
             [wanted["commitment"]],
         ):
-            out[pos] = (commitment_text(cid, text), cid)
+            out[pos] = (commitment_text(cid, text), cid, None)
     if "concept" in wanted:
         for pos, token, definition in _rows(
             con,
@@ -133,7 +147,7 @@ def _doc_texts(
             "WHERE definition_position IN (SELECT unnest(?))",
             [wanted["concept"]],
         ):
-            out[pos] = (concept_text(token, definition), token)
+            out[pos] = (concept_text(token, definition), token, None)
     if "thread" in wanted:
         for pos, tid, status, label, content in _rows(
             con,
@@ -141,7 +155,7 @@ def _doc_texts(
             "WHERE opened_position IN (SELECT unnest(?))",
             [wanted["thread"]],
         ):
-            out[pos] = (thread_text(tid, status, label, content), tid)
+            out[pos] = (thread_text(tid, status, label, content), tid, None)
     return out
 
 
@@ -214,7 +228,14 @@ def gather(
     pool.add(
         "lexical",
         [
-            (pos, kind, texts[pos][0], texts[pos][1], "shares " + ", ".join(matched[:6]))
+            (
+                pos,
+                kind,
+                texts[pos][0],
+                texts[pos][1],
+                "shares " + ", ".join(matched[:6]),
+                texts[pos][2],
+            )
             for pos, kind, _, _, matched in hits
             if pos in texts
         ],
@@ -224,8 +245,8 @@ def gather(
     found = neighbours(con, [h[0] for h in hits if h[1] == "message"][:NEIGHBOURS_OF], limit)
     pool.add(
         "neighbours",
-        [f[:5] for f in found],
-        [lexical_rank[f[5]] + NEIGHBOUR_PENALTY for f in found],
+        [f for f, _ in found],
+        [lexical_rank[hit] + NEIGHBOUR_PENALTY for _, hit in found],
     )
     for start, end, words in windows(query, now):
         inside = _messages(
@@ -235,10 +256,7 @@ def gather(
         inside.sort(key=lambda r: (lexical_rank.get(r[0], NO_LIMIT), r[0]))
         pool.add(
             "time",
-            [
-                (p, "message", message_text(sp, t, tx), sid, f"said {words}")
-                for p, sp, t, tx, sid in inside[:TIME_K]
-            ],
+            [said(p, sp, t, tx, sid, f"said {words}") for p, sp, t, tx, sid in inside[:TIME_K]],
         )
     recent = _messages(
         con,
@@ -249,10 +267,7 @@ def gather(
     )
     pool.add(
         "recency",
-        [
-            (p, "message", message_text(sp, t, tx), sid, "recent conversation")
-            for p, sp, t, tx, sid in recent
-        ],
+        [said(p, sp, t, tx, sid, "recent conversation") for p, sp, t, tx, sid in recent],
     )
     if embed is not None:
         pool.add("vector", vector_channel(con, query, limit, embed))
@@ -332,7 +347,7 @@ def neighbours(
         ):
             if p is not None:
                 _, sp, t, tx, sid, _ = rows[p]
-                out.append((p, "message", message_text(sp, t, tx), sid, f"next to #{hit}", hit))
+                out.append((said(p, sp, t, tx, sid, f"next to #{hit}"), hit))
     return out
 
 
@@ -354,10 +369,7 @@ def vector_channel(
         vn = math.sqrt(sum(x * x for x in v)) or 1.0
         scored.append((-sum(a * b for a, b in zip(q, v, strict=True)) / (qn * vn), r[0], r))
     scored.sort()
-    return [
-        (r[0], "message", message_text(r[1], r[2], r[3]), r[4], f"similarity {-s:.2f}")
-        for s, _, r in scored[:20]
-    ]
+    return [said(r[0], r[1], r[2], r[3], r[4], f"similarity {-s:.2f}") for s, _, r in scored[:20]]
 
 
 def rank(pool: Pool, lead_with_threads: bool = False) -> list[ContextItem]:
@@ -376,6 +388,7 @@ def rank(pool: Pool, lead_with_threads: bool = False) -> list[ContextItem]:
             f"#{c.id} {c.text}",
             c.source_id,
             stream=c.stream,
+            day=c.day,
         )
 
     fixed = [c for c in pool.items.values() if c.channel() in FIXED_CHANNELS]

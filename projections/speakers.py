@@ -9,13 +9,11 @@ from __future__ import annotations
 import duckdb
 
 from projections.bm25 import best_scored
-from projections.item_text import message_text
+from projections.item_text import Found, said
 from projections.names import name_key
 from projections.text_index import terms
 
 SPEAKER_K = 300
-
-Candidate = tuple[int, str, str, str | None, str]
 
 
 def named_speakers(con: duckdb.DuckDBPyConnection, keys: set[str]) -> list[str]:
@@ -24,9 +22,7 @@ def named_speakers(con: duckdb.DuckDBPyConnection, keys: set[str]) -> list[str]:
     return sorted(p for (p,) in people if p and name_key(p) in keys)
 
 
-def said_by(
-    con: duckdb.DuckDBPyConnection, query: str, keys: set[str], limit: int
-) -> list[Candidate]:
+def said_by(con: duckdb.DuckDBPyConnection, query: str, keys: set[str], limit: int) -> list[Found]:
     """The best lexical hits of `query` without the names, among the named speakers' messages
     (`keys`: the query's name keys, `projections.names.keys_in`)."""
     named = named_speakers(con, keys)
@@ -46,7 +42,4 @@ def said_by(
     ).fetchall()
     rank = {p: i for i, p in enumerate(hits)}
     rows.sort(key=lambda r: rank[r[0]])
-    return [
-        (p, "message", message_text(sp, tm, tx), sid, f"said by {sp}")
-        for p, sp, tm, tx, sid in rows[:SPEAKER_K]
-    ]
+    return [said(p, sp, tm, tx, sid, f"said by {sp}") for p, sp, tm, tx, sid in rows[:SPEAKER_K]]

@@ -10,15 +10,17 @@ from __future__ import annotations
 
 import math
 
+CHARS_PER_TOKEN = 4
+
 
 def count_tokens(text: str) -> int:
     """Estimated tokens in `text`."""
-    return math.ceil(len(text) / 4) if text else 0
+    return math.ceil(len(text) / CHARS_PER_TOKEN) if text else 0
 
 
 def clip_to_tokens(text: str, tokens: int) -> str:
     """The longest prefix of `text` (ending in an ellipsis) that fits in `tokens`."""
     if count_tokens(text) <= tokens:
         return text
-    keep = max(tokens * 4 - 1, 0)
+    keep = max(tokens * CHARS_PER_TOKEN - 1, 0)
     return text[:keep] + "…" if keep else ""

@@ -54,6 +54,9 @@ def test_recall_finds_the_evidence_turn_and_records_why(locomo_home: Home) -> No
     found = {i.source_id: i for i in context.items}
     assert "D1:3" in found
     assert "lexical" in found["D1:3"].reason
+    assert found["D1:3"].day == "2023-05-08"  # said 1:56 pm on 8 May 2023
+    heading = context.rendered.index("On 2023-05-08:\n")
+    assert heading < context.rendered.index(found["D1:3"].text)
     assert context.tokens <= 500
     assert sum(i.tokens for i in context.items) <= 500
 
