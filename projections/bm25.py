@@ -12,6 +12,8 @@ hundreds of thousands of postings (the benchmark filler's "item" at 1M events) m
 score every one of them, though a document holding only such terms is a poor hit. When the
 query also has rarer terms with far fewer postings, only documents holding one of those are
 candidates, scored with all their terms exactly as plain BM25 would; otherwise plain BM25 runs.
+The common terms' document frequencies are kept by the projector (`term_counts`): counting
+them was the costliest part of a query at 1M events.
 
 A small mind (at most SMALL_DOCS documents, the query's terms at most FEW_POSTINGS postings), and
 the candidates of a query with common terms, are scored in Python over the fetched postings by
@@ -21,6 +23,7 @@ the same formula: a scoring query's plan has a fixed cost of several millisecond
 from __future__ import annotations
 
 import math
+from collections import Counter
 from typing import Any
 
 import duckdb
@@ -36,6 +39,13 @@ K1, B = 2.0, 0.9
 # (below that, scoring every posting is as fast: 100k LoCoMo events, bench/recall.py).
 COMMON_POSTINGS = 20_000
 COMMON_RATIO = 16
+# The projector keeps the document frequency of terms with more postings than this when the
+# index was last sorted (`term_counts`), so a query's common terms are looked up, not counted
+# (counting "item"'s 357,000 postings cost ~2.4 ms per turn at 1M events). Half the cutoff:
+# a term becomes common long after it is tracked.
+TRACKED_POSTINGS = COMMON_POSTINGS // 2
+# All of them (a few dozen rows) and the read model's position: filtering in SQL cost 0.8 ms.
+TRACKED = "SELECT term, df FROM term_counts UNION ALL SELECT NULL, max(position) FROM tracking"
 
 _SCORE = f"""
     stats AS (SELECT count(*) AS n, avg(length) AS avgdl FROM docs WHERE position <= $as_of),
@@ -114,8 +124,11 @@ def best_scored(con: duckdb.DuckDBPyConnection, q: list[str], as_of: int) -> lis
         found = con.execute(POSTINGS, args | {"few": FEW_POSTINGS + 1}).fetchall()
         if len(found) <= FEW_POSTINGS:
             return _scored_here(found, n, avgdl)
-    counts, named = _per_term(COUNT, q)
-    df = {t: int(c) for t, c in con.execute(counts, named | {"as_of": as_of}).fetchall() if c}
+    if len(q) <= PER_TERM_MAX:
+        df, postings = _counted_and_rare(con, q, as_of)
+    else:
+        counts, named = _per_term(COUNT, q)
+        df = {t: int(c) for t, c in con.execute(counts, named | {"as_of": as_of}).fetchall() if c}
     common = [t for t in df if df[t] > COMMON_POSTINGS]
     rare = [t for t in df if t not in common]
     if not rare or sum(df[t] for t in common) <= COMMON_RATIO * sum(df[t] for t in rare):
@@ -123,8 +136,9 @@ def best_scored(con: duckdb.DuckDBPyConnection, q: list[str], as_of: int) -> lis
     # Fetched first: as a list, the positions let DuckDB skip most of a common term's postings,
     # where a join with them scanned all (23 ms for 357,000 postings at 1M events, now ~7).
     # The rarer terms' postings whole, then the common terms' at the documents those name.
-    union, named = _per_term(RARE_POSTINGS, rare)
-    postings = con.execute(union, named | {"as_of": as_of}).fetchall()
+    if len(q) > PER_TERM_MAX:
+        union, named = _per_term(RARE_POSTINGS, rare)
+        postings = con.execute(union, named | {"as_of": as_of}).fetchall()
     cand = sorted({p for _, p, _, _ in postings})
     union, named = _per_term(AT_CANDIDATES, common)
     postings += con.execute(union, named | {"cand": cand}).fetchall()
@@ -133,6 +147,34 @@ def best_scored(con: duckdb.DuckDBPyConnection, q: list[str], as_of: int) -> lis
     found = con.execute(KINDS, {"p": [p for p, _, _ in best]}).fetchall()
     docs = {p: (kind, stream, live) for p, kind, stream, live in found}
     return [(p, *docs[p][:2], score, matched, docs[p][2]) for p, score, matched in best]
+
+
+def _counted_and_rare(
+    con: duckdb.DuckDBPyConnection, q: list[str], as_of: int
+) -> tuple[dict[str, int], list[tuple[Any, ...]]]:
+    """The document frequency of each of the terms `q` that has postings, and the postings of
+    those with at most `COMMON_POSTINGS`: a tracked common term's frequency is looked up (when
+    `as_of` is not before the read model's position), every other term's postings are fetched
+    up to one more than the cutoff and counted; a term over it is counted in SQL."""
+    df: dict[str, int] = {}
+    tracked = dict(con.execute(TRACKED).fetchall())
+    if as_of >= (tracked.pop(None) or 0):
+        df = {t: int(tracked[t]) for t in q if tracked.get(t, 0) > COMMON_POSTINGS}
+    fetch = [t for t in q if t not in df]
+    postings: list[tuple[Any, ...]] = []
+    if fetch:
+        part = f"({RARE_POSTINGS} LIMIT {COMMON_POSTINGS + 1})"
+        union = " UNION ALL ".join(part.replace("$term", f"$t{i}") for i in range(len(fetch)))
+        named = {f"t{i}": t for i, t in enumerate(fetch)}
+        postings = con.execute(union, named | {"as_of": as_of}).fetchall()
+    found = Counter(term for term, *_ in postings)
+    over = [t for t in fetch if found[t] > COMMON_POSTINGS]
+    if over:
+        counts, named = _per_term(COUNT, over)
+        df.update((t, int(c)) for t, c in con.execute(counts, named | {"as_of": as_of}).fetchall())
+        postings = [p for p in postings if p[0] not in over]
+    df.update((t, n) for t, n in found.items() if t not in over)
+    return df, postings
 
 
 def _scored_here(postings: list[tuple[Any, ...]], n: int, avgdl: float) -> list[tuple[Any, ...]]:

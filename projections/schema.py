@@ -10,6 +10,9 @@ TABLES: dict[str, str] = {
     "tracking": "name VARCHAR PRIMARY KEY, position BIGINT NOT NULL",
     # How many postings were appended to doc_terms since it was last sorted by term.
     "index_state": "name VARCHAR PRIMARY KEY, unsorted BIGINT NOT NULL",
+    # The document frequency of the terms that had more than TRACKED_POSTINGS postings when the
+    # term index was last sorted, kept current by every later batch (`projections.bm25`).
+    "term_counts": "term VARCHAR NOT NULL, df BIGINT NOT NULL",
     "events": (
         "position BIGINT, time TIMESTAMPTZ, type VARCHAR, aggregate_id VARCHAR, "
         "aggregate_kind VARCHAR, version BIGINT, hash VARCHAR, payload JSON"

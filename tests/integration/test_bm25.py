@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -112,3 +113,58 @@ def test_a_small_mind_is_scored_in_python_as_the_query_would(corpus: Home, query
         (r[0], r[1], r[2], list(r[4])) for r in full
     ]
     assert [r[3] for r in found] == pytest.approx([r[3] for r in full])
+
+
+def test_tracked_document_frequencies_stay_exact_and_give_the_same_answer(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from adapters.sqlite_ledger import SQLiteLedgerReader
+    from projections import projector as projector_module
+    from projections.projector import Projector
+
+    monkeypatch.setattr(bm25, "COMMON_POSTINGS", 200)
+    monkeypatch.setattr(bm25, "TRACKED_POSTINGS", 100)
+    monkeypatch.setattr(bm25, "SMALL_DOCS", 0)
+    monkeypatch.setattr(projector_module, "SORT_MIN_ROWS", 0)
+
+    def chat(name: str, lines: list[str]) -> Path:
+        path = tmp_path / name
+        path.write_text("".join(json.dumps({"role": "user", "content": c}) + "\n" for c in lines))
+        return path
+
+    app = sqlite_mind(tmp_path, commands=0)
+    # "item" in every document, "tea" in a third, "zebra" in ten; "late" only after the sort.
+    import_chat(
+        app, chat("a.jsonl", [f"item {i % 7} tea" * (i % 3 == 0) + f" item{i}" for i in range(600)])
+    )
+    import_chat(app, chat("b.jsonl", [f"item zebra {i}" for i in range(10)]))
+    reader = SQLiteLedgerReader(Home(tmp_path).ledger)
+    projector = Projector(tmp_path / "rm.duckdb")
+    projector.catch_up(reader, maintain=True)  # sorts the index and counts its common terms
+    sorted_at = projector.position()
+    import_chat(app, chat("c.jsonl", [f"item late {i}" for i in range(300)]))
+    projector.catch_up(reader)  # keeps the counts current, no sort
+    con = projector.con
+
+    tracked = dict(con.execute("SELECT term, df FROM term_counts").fetchall())
+    actual = dict(con.execute("SELECT term, count(*) FROM doc_terms GROUP BY term").fetchall())
+    assert {"item", "tea"} <= set(tracked) and all(tracked[t] == actual[t] for t in tracked)
+    assert actual["late"] == 300  # common now, not tracked: counted when a query names it
+
+    for query in ("item zebra", "item late zebra", "tea zebra item"):
+        q = sorted(set(terms(query)))
+        spy = Spy(con)
+        found = bm25.best_scored(spy, q, EVERYWHERE)  # type: ignore[arg-type]
+        expected = bm25_by_hand(con, q, {"zebra"})
+        assert [row[0] for row in found] == [p for p, _ in expected]
+        assert [row[3] for row in found] == pytest.approx([s for _, s in expected])
+        assert bm25.TRACKED in spy.sql
+        assert (bm25.FULL in spy.sql) is False
+        # Before the read model's position the tracked counts are not used: counted instead.
+        earlier = bm25.best_scored(con, q, sorted_at)
+        con.execute("CREATE OR REPLACE TEMP TABLE saved AS SELECT * FROM term_counts")
+        con.execute("DELETE FROM term_counts")
+        assert earlier == bm25.best_scored(con, q, sorted_at)
+        assert found == bm25.best_scored(con, q, EVERYWHERE)
+        con.execute("INSERT INTO term_counts SELECT * FROM saved")
+    projector.close()
