@@ -41,9 +41,9 @@ def in_process(home: Home, turns: int) -> dict[str, float]:
     samples = []
     for i in range(turns + 3):
         model = LiteLLMModel(ModelSettings(spec="mock", mock_reply=REPLY.format(i=i)))
-        service = turn_service(home)
         start = time.perf_counter()
-        outcome = service.run(f"Please remember bench item {i} for next week", model)
+        with turn_service(home) as service:
+            outcome = service.run(f"Please remember bench item {i} for next week", model)
         total = time.perf_counter() - start
         assert outcome.status == "complete", outcome.failure
         if i >= 3:  # warm-up turns excluded

@@ -63,7 +63,11 @@ class Session:
             if not arg.strip():
                 click.echo(f"model: {self.spec}")
             else:
-                open_mind(self.home).set_model(arg.strip())
+                mind = open_mind(self.home)
+                try:
+                    mind.set_model(arg.strip())
+                finally:
+                    mind.close()
                 self.spec = arg.strip()
                 self.model = build_model(self.home, self.spec, None, self.api_base)
                 click.echo(f"now using {self.spec} (recorded)")
@@ -82,9 +86,12 @@ class Session:
             from adapters.hash_chain import verify_chain
 
             reader = open_reader(self.home)
-            result = verify_chain(
-                reader.meta()[2], reader.rows(), reader.orphans, reader.find_content
-            )
+            try:
+                result = verify_chain(
+                    reader.meta()[2], reader.rows(), reader.orphans, reader.find_content
+                )
+            finally:
+                reader.close()
             click.echo(
                 json.dumps(
                     {
@@ -110,7 +117,8 @@ class Session:
         def show(token: str) -> None:
             click.echo(visible.feed(token), nl=False)
 
-        outcome = turn_service(self.home).run(text, self.model, on_token=show)
+        with turn_service(self.home) as service:
+            outcome = service.run(text, self.model, on_token=show)
         click.echo(visible.flush())
         self.last = outcome
         if outcome.status == "failed":

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -136,7 +138,7 @@ def read_model(home: Home) -> Any:
     """A read-only DuckDB connection that includes every event written before this call."""
     from projections.readmodel import open_read_model
 
-    return open_read_model(read_model_paths(home), open_reader(home))
+    return _reading(home, open_read_model)
 
 
 def sandboxed_read_model(home: Home) -> Any:
@@ -144,7 +146,18 @@ def sandboxed_read_model(home: Home) -> Any:
     can reach no other file."""
     from projections.readmodel import open_sandboxed
 
-    return open_sandboxed(read_model_paths(home), open_reader(home))
+    return _reading(home, open_sandboxed)
+
+
+@contextmanager
+def _reading(home: Home, opener: Any) -> Iterator[Any]:
+    """`opener`'s connection, with a ledger reader of its own that is closed afterwards."""
+    reader = open_reader(home)
+    try:
+        with opener(read_model_paths(home), reader) as con:
+            yield con
+    finally:
+        reader.close()
 
 
 def load_dotenv(home: Home) -> None:

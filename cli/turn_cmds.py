@@ -128,7 +128,8 @@ def turn(
     if text == "-":
         text = sys.stdin.read()
     model = _model(home, spec, mock_reply, api_base)
-    outcome = turn_service(home).run(text, model, budget=budget)
+    with turn_service(home) as service:
+        outcome = service.run(text, model, budget=budget)
     data = outcome_json(home, outcome)
     if as_json:
         emit_json(data)

@@ -112,6 +112,10 @@ class ContextSource(Protocol):
         """Release the read model (before the model call, so others can project)."""
         ...
 
+    def close(self) -> None:
+        """Release what the source holds between reads (its ledger connection)."""
+        ...
+
     def next_seq(self) -> int:
         """The sequence number of the next turn."""
         ...

@@ -281,6 +281,19 @@ class TurnService:
         # Both built from the mind's settings, which each turn reads once with its identity.
         self.workspace, self.embedder = workspace, embedder
 
+    def __enter__(self) -> TurnService:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Release the ledger and read-side connections: a chat that left one pair open per
+        turn slowed with every turn (each SQLite commit deals with every open connection of
+        the file) and would run out of file descriptors."""
+        self.context.close()
+        self.mind.close()
+
     def recover(self, mine: UUID | None = None) -> list[str]:
         """Mark turns whose process died before their outcome as interrupted (exactly once);
         `mine` is the turn this process is running."""

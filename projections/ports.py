@@ -29,3 +29,7 @@ class LedgerReader(Protocol):
     ) -> Iterator[LedgerRow]:
         """Rows after a position, in order."""
         ...
+
+    def close(self) -> None:
+        """Release the connection."""
+        ...

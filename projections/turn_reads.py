@@ -42,6 +42,10 @@ class ReadModelContextSource:
             self.session.close()
             self.session = None
 
+    def close(self) -> None:
+        """Close the ledger reader."""
+        self.reader.close()
+
     def _con(self) -> duckdb.DuckDBPyConnection:
         if self.session is None:
             raise RuntimeError("use the context source inside `with source:`")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import socket
 import subprocess
 from collections.abc import Callable
@@ -30,7 +31,8 @@ def home(tmp_path: Path) -> Home:
 def say(home: Home) -> Say:
     def run(text: str, reply: str, budget: int = 2000) -> TurnOutcome:
         model = LiteLLMModel(ModelSettings(spec="mock", mock_reply=reply))
-        return turn_service(home).run(text, model, budget=budget)
+        with turn_service(home) as service:
+            return service.run(text, model, budget=budget)
 
     return run
 
@@ -282,3 +284,25 @@ def test_a_tool_the_runtime_ran_credits_work_and_text_alone_cannot(home: Home) -
     assert "no tool 'pytest' ran in this turn" in claimed.rejections[0]["reason"]
     assert ran.rejections == [] and ran.threads == [f"credited {short_id(thread)} for tool:pytest"]
     assert app.thread(thread).last_work_at is not None
+
+
+@pytest.mark.skipif(not Path("/proc/self/fd").exists(), reason="counts open files in /proc")
+def test_a_closed_turn_service_leaves_no_ledger_connection_open(home: Home, say: Say) -> None:
+    def ledger_files() -> int:
+        gc.collect()  # what others left unclosed, closed by the collector, is not counted
+        opened = []
+        for fd in Path("/proc/self/fd").iterdir():
+            try:
+                opened.append(str(fd.readlink()))
+            except OSError:
+                continue
+        return sum(name.startswith(str(home.ledger)) for name in opened)
+
+    say("warm up", "ok")
+    before = ledger_files()
+    for i in range(5):
+        say(f"turn {i}", "ok")
+        with read_model(home) as con:
+            con.execute("SELECT count(*) FROM turns").fetchall()
+
+    assert ledger_files() <= before
