@@ -45,7 +45,7 @@ COMMON_RATIO = 16
 # a term becomes common long after it is tracked.
 TRACKED_POSTINGS = COMMON_POSTINGS // 2
 # All of them (a few dozen rows) and the read model's position: filtering in SQL cost 0.8 ms.
-TRACKED = "SELECT term, df FROM term_counts UNION ALL SELECT NULL, max(position) FROM tracking"
+TRACKED = "SELECT term, df FROM term_counts"
 
 _SCORE = f"""
     stats AS (SELECT count(*) AS n, avg(length) AS avgdl FROM docs WHERE position <= $as_of),
@@ -97,7 +97,12 @@ RARE_POSTINGS = (
 # postings (each operator has a fixed cost), fetching them ~1 ms (bench/turns.py at 1k events).
 SMALL_DOCS = 20_000
 FEW_POSTINGS = 5_000
-SIZE = "SELECT count(*) FROM docs"  # from metadata: no scan
+# How many documents, their total length, and the read model's position, kept by the projector:
+# scanning `docs` for the average length cost ~2 ms per query at 1M events on a fresh attach.
+STATE = (
+    "SELECT docs, length, (SELECT max(position) FROM tracking) FROM index_state "
+    "WHERE name = 'doc_terms'"
+)
 STATS = "SELECT count(*), avg(length) FROM docs WHERE position <= $as_of"
 POSTINGS = """
     SELECT h.term, h.position, h.tf, h.length, d.kind, d.stream, d.live
@@ -119,13 +124,18 @@ def best_scored(con: duckdb.DuckDBPyConnection, q: list[str], as_of: int) -> lis
     whether each is live: (position, kind, stream, score, matched terms, live) (only
     documents holding a term of at most `COMMON_POSTINGS` postings, if the query has one)."""
     args: dict[str, Any] = {"terms": q, "as_of": as_of}
-    if con.execute(SIZE).fetchall()[0][0] <= SMALL_DOCS:
+    ((size, length, position),) = con.execute(STATE).fetchall()
+    current = as_of >= (position or 0)  # the kept figures are those as of `as_of`
+    if current:
+        n, avgdl = size, length / size if size else 0.0
+    else:
         ((n, avgdl),) = con.execute(STATS, {"as_of": as_of}).fetchall()
+    if size <= SMALL_DOCS:
         found = con.execute(POSTINGS, args | {"few": FEW_POSTINGS + 1}).fetchall()
         if len(found) <= FEW_POSTINGS:
             return _scored_here(found, n, avgdl)
     if len(q) <= PER_TERM_MAX:
-        df, postings = _counted_and_rare(con, q, as_of)
+        df, postings = _counted_and_rare(con, q, as_of, current)
     else:
         counts, named = _per_term(COUNT, q)
         df = {t: int(c) for t, c in con.execute(counts, named | {"as_of": as_of}).fetchall() if c}
@@ -142,7 +152,6 @@ def best_scored(con: duckdb.DuckDBPyConnection, q: list[str], as_of: int) -> lis
     cand = sorted({p for _, p, _, _ in postings})
     union, named = _per_term(AT_CANDIDATES, common)
     postings += con.execute(union, named | {"cand": cand}).fetchall()
-    ((n, avgdl),) = con.execute(STATS, {"as_of": as_of}).fetchall()
     best = _rank(postings, n, avgdl, df)
     found = con.execute(KINDS, {"p": [p for p, _, _ in best]}).fetchall()
     docs = {p: (kind, stream, live) for p, kind, stream, live in found}
@@ -150,15 +159,15 @@ def best_scored(con: duckdb.DuckDBPyConnection, q: list[str], as_of: int) -> lis
 
 
 def _counted_and_rare(
-    con: duckdb.DuckDBPyConnection, q: list[str], as_of: int
+    con: duckdb.DuckDBPyConnection, q: list[str], as_of: int, current: bool
 ) -> tuple[dict[str, int], list[tuple[Any, ...]]]:
     """The document frequency of each of the terms `q` that has postings, and the postings of
     those with at most `COMMON_POSTINGS`: a tracked common term's frequency is looked up (when
-    `as_of` is not before the read model's position), every other term's postings are fetched
-    up to one more than the cutoff and counted; a term over it is counted in SQL."""
+    `as_of` is not before the read model's position: `current`), every other term's postings
+    are fetched up to one more than the cutoff and counted; a term over it is counted in SQL."""
     df: dict[str, int] = {}
-    tracked = dict(con.execute(TRACKED).fetchall())
-    if as_of >= (tracked.pop(None) or 0):
+    if current:
+        tracked = dict(con.execute(TRACKED).fetchall())
         df = {t: int(tracked[t]) for t in q if tracked.get(t, 0) > COMMON_POSTINGS}
     fetch = [t for t in q if t not in df]
     postings: list[tuple[Any, ...]] = []

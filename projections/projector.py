@@ -72,7 +72,7 @@ def _initialise(con: duckdb.DuckDBPyConnection) -> None:
     con.execute("DELETE FROM schema_version")
     con.execute("INSERT INTO schema_version VALUES (?)", [current_schema()])
     con.execute("INSERT OR IGNORE INTO tracking VALUES (?, 0)", [NAME])
-    con.execute("INSERT OR IGNORE INTO index_state VALUES ('doc_terms', 0)")
+    con.execute("INSERT OR IGNORE INTO index_state VALUES ('doc_terms', 0, 0, 0)")
     con.execute("COMMIT")
 
 
@@ -234,11 +234,13 @@ class Projector:
             self._insert_columns(
                 "doc_terms", {"term": terms, "position": positions, "tf": tfs, "length": lengths}
             )
-            self.con.execute(
-                "UPDATE index_state SET unsorted = unsorted + ? WHERE name = 'doc_terms'",
-                [len(terms)],
-            )
             self._count_terms(terms)
+        if docs := rows.appended.get("docs"):
+            self.con.execute(
+                "UPDATE index_state SET unsorted = unsorted + ?, docs = docs + ?, "
+                "length = length + ? WHERE name = 'doc_terms'",
+                [len(rows.terms[0]), len(docs), sum(d["length"] for d in docs)],
+            )
         # An UPDATE costs a third of INSERT OR REPLACE; the row is missing only if a process
         # died between creating the tables and their first row (older releases).
         ((updated,),) = self.con.execute(

@@ -8,8 +8,12 @@ TS = pa.timestamp("us", tz="UTC")
 
 TABLES: dict[str, str] = {
     "tracking": "name VARCHAR PRIMARY KEY, position BIGINT NOT NULL",
-    # How many postings were appended to doc_terms since it was last sorted by term.
-    "index_state": "name VARCHAR PRIMARY KEY, unsorted BIGINT NOT NULL",
+    # How many postings were appended to doc_terms since it was last sorted by term, and how
+    # many documents are indexed and their total length (BM25's N and average length).
+    "index_state": (
+        "name VARCHAR PRIMARY KEY, unsorted BIGINT NOT NULL, docs BIGINT NOT NULL, "
+        "length BIGINT NOT NULL"
+    ),
     # The document frequency of the terms that had more than TRACKED_POSTINGS postings when the
     # term index was last sorted, kept current by every later batch (`projections.bm25`).
     "term_counts": "term VARCHAR NOT NULL, df BIGINT NOT NULL",
