@@ -44,8 +44,6 @@ COMMON_RATIO = 16
 # (counting "item"'s 357,000 postings cost ~2.4 ms per turn at 1M events). Half the cutoff:
 # a term becomes common long after it is tracked.
 TRACKED_POSTINGS = COMMON_POSTINGS // 2
-# All of them (a few dozen rows) and the read model's position: filtering in SQL cost 0.8 ms.
-TRACKED = "SELECT term, df FROM term_counts"
 
 _SCORE = f"""
     stats AS (SELECT count(*) AS n, avg(length) AS avgdl FROM docs WHERE position <= $as_of),
@@ -99,9 +97,11 @@ SMALL_DOCS = 20_000
 FEW_POSTINGS = 5_000
 # How many documents, their total length, and the read model's position, kept by the projector:
 # scanning `docs` for the average length cost ~2 ms per query at 1M events on a fresh attach.
+# With them, the terms whose document frequency the projector keeps (`term_counts`, a few dozen).
 STATE = (
-    "SELECT docs, length, (SELECT max(position) FROM tracking) FROM index_state "
-    "WHERE name = 'doc_terms'"
+    "SELECT docs, length, (SELECT max(position) FROM tracking), "
+    "(SELECT list(term ORDER BY term) FROM term_counts), "
+    "(SELECT list(df ORDER BY term) FROM term_counts) FROM index_state WHERE name = 'doc_terms'"
 )
 STATS = "SELECT count(*), avg(length) FROM docs WHERE position <= $as_of"
 POSTINGS = """
@@ -124,7 +124,7 @@ def best_scored(con: duckdb.DuckDBPyConnection, q: list[str], as_of: int) -> lis
     whether each is live: (position, kind, stream, score, matched terms, live) (only
     documents holding a term of at most `COMMON_POSTINGS` postings, if the query has one)."""
     args: dict[str, Any] = {"terms": q, "as_of": as_of}
-    ((size, length, position),) = con.execute(STATE).fetchall()
+    ((size, length, position, tracked_terms, tracked_dfs),) = con.execute(STATE).fetchall()
     current = as_of >= (position or 0)  # the kept figures are those as of `as_of`
     if current:
         n, avgdl = size, length / size if size else 0.0
@@ -134,11 +134,12 @@ def best_scored(con: duckdb.DuckDBPyConnection, q: list[str], as_of: int) -> lis
         found = con.execute(POSTINGS, args | {"few": FEW_POSTINGS + 1}).fetchall()
         if len(found) <= FEW_POSTINGS:
             return _scored_here(found, n, avgdl)
-    if len(q) <= PER_TERM_MAX:
-        df, postings = _counted_and_rare(con, q, as_of, current)
+    tracked = dict(zip(tracked_terms or [], tracked_dfs or [], strict=True)) if current else {}
+    known = {t: int(tracked[t]) for t in q if tracked.get(t, 0) > COMMON_POSTINGS}
+    if known and len(q) <= PER_TERM_MAX:
+        df, postings, missing = _with_common(con, q, as_of, known)
     else:
-        counts, named = _per_term(COUNT, q)
-        df = {t: int(c) for t, c in con.execute(counts, named | {"as_of": as_of}).fetchall() if c}
+        df, postings, missing = _counted(con, q, as_of), [], set(q)
     common = [t for t in df if df[t] > COMMON_POSTINGS]
     rare = [t for t in df if t not in common]
     if not rare or sum(df[t] for t in common) <= COMMON_RATIO * sum(df[t] for t in rare):
@@ -146,9 +147,9 @@ def best_scored(con: duckdb.DuckDBPyConnection, q: list[str], as_of: int) -> lis
     # Fetched first: as a list, the positions let DuckDB skip most of a common term's postings,
     # where a join with them scanned all (23 ms for 357,000 postings at 1M events, now ~7).
     # The rarer terms' postings whole, then the common terms' at the documents those name.
-    if len(q) > PER_TERM_MAX:
-        union, named = _per_term(RARE_POSTINGS, rare)
-        postings = con.execute(union, named | {"as_of": as_of}).fetchall()
+    if need := [t for t in rare if t in missing]:
+        union, named = _per_term(RARE_POSTINGS, need)
+        postings += con.execute(union, named | {"as_of": as_of}).fetchall()
     cand = sorted({p for _, p, _, _ in postings})
     union, named = _per_term(AT_CANDIDATES, common)
     postings += con.execute(union, named | {"cand": cand}).fetchall()
@@ -158,32 +159,36 @@ def best_scored(con: duckdb.DuckDBPyConnection, q: list[str], as_of: int) -> lis
     return [(p, *docs[p][:2], score, matched, docs[p][2]) for p, score, matched in best]
 
 
-def _counted_and_rare(
-    con: duckdb.DuckDBPyConnection, q: list[str], as_of: int, current: bool
-) -> tuple[dict[str, int], list[tuple[Any, ...]]]:
-    """The document frequency of each of the terms `q` that has postings, and the postings of
-    those with at most `COMMON_POSTINGS`: a tracked common term's frequency is looked up (when
-    `as_of` is not before the read model's position: `current`), every other term's postings
-    are fetched up to one more than the cutoff and counted; a term over it is counted in SQL."""
-    df: dict[str, int] = {}
-    if current:
-        tracked = dict(con.execute(TRACKED).fetchall())
-        df = {t: int(tracked[t]) for t in q if tracked.get(t, 0) > COMMON_POSTINGS}
-    fetch = [t for t in q if t not in df]
+def _counted(con: duckdb.DuckDBPyConnection, q: list[str], as_of: int) -> dict[str, int]:
+    """The document frequency of each of the terms `q` that has postings, counted."""
+    counts, named = _per_term(COUNT, q)
+    return {t: int(c) for t, c in con.execute(counts, named | {"as_of": as_of}).fetchall() if c}
+
+
+def _with_common(
+    con: duckdb.DuckDBPyConnection, q: list[str], as_of: int, known: dict[str, int]
+) -> tuple[dict[str, int], list[tuple[Any, ...]], set[str]]:
+    """Document frequencies of the terms `q` when some are common ones the projector counts
+    (`known`), the postings fetched of the others, and the terms whose postings are not all
+    fetched. The others' postings are fetched, not counted, but only up to the number at which
+    the common terms would not be pruned (their postings over COMMON_RATIO), so a query that
+    will be scored in full fetches little; a term past it is counted instead."""
+    df = dict(known)
+    most = min(COMMON_POSTINGS, sum(known.values()) // COMMON_RATIO) + 1
+    fetch = [t for t in q if t not in known]
     postings: list[tuple[Any, ...]] = []
     if fetch:
-        part = f"({RARE_POSTINGS} LIMIT {COMMON_POSTINGS + 1})"
+        part = f"({RARE_POSTINGS} LIMIT {most})"
         union = " UNION ALL ".join(part.replace("$term", f"$t{i}") for i in range(len(fetch)))
         named = {f"t{i}": t for i, t in enumerate(fetch)}
         postings = con.execute(union, named | {"as_of": as_of}).fetchall()
     found = Counter(term for term, *_ in postings)
-    over = [t for t in fetch if found[t] > COMMON_POSTINGS]
+    over = {t for t in fetch if found[t] >= most}
     if over:
-        counts, named = _per_term(COUNT, over)
-        df.update((t, int(c)) for t, c in con.execute(counts, named | {"as_of": as_of}).fetchall())
+        df |= _counted(con, sorted(over), as_of)
         postings = [p for p in postings if p[0] not in over]
     df.update((t, n) for t, n in found.items() if t not in over)
-    return df, postings
+    return df, postings, set(known) | over
 
 
 def _scored_here(postings: list[tuple[Any, ...]], n: int, avgdl: float) -> list[tuple[Any, ...]]:
