@@ -261,10 +261,23 @@ class Projector:
         counts = Counter(t for t in terms if t in self._tracked)
         if not counts:
             return
+        if len(counts) > FEW_ROWS:  # a bulk batch: a join, whose cost does not grow per term
+            self.con.execute(
+                "UPDATE term_counts SET df = df + u.n FROM "
+                "(SELECT unnest($t) AS term, unnest($n) AS n) u WHERE term_counts.term = u.term",
+                {"t": list(counts), "n": list(counts.values())},
+            )
+            return
+        # A CASE over parameters: the same update as a join cost 2.3 instead of 1.0 ms on a
+        # freshly attached 1M-event read model (a turn's batch).
+        named: dict[str, Any] = {}
+        for i, (term, n) in enumerate(counts.items()):
+            named[f"t{i}"], named[f"n{i}"] = term, n
+        cases = " ".join(f"WHEN $t{i} THEN $n{i}" for i in range(len(counts)))
+        listed = ", ".join(f"$t{i}" for i in range(len(counts)))
         self.con.execute(
-            "UPDATE term_counts SET df = df + u.n FROM "
-            "(SELECT unnest($t) AS term, unnest($n) AS n) u WHERE term_counts.term = u.term",
-            {"t": list(counts), "n": list(counts.values())},
+            f"UPDATE term_counts SET df = df + CASE term {cases} END WHERE term IN ({listed})",
+            named,
         )
 
     def _insert(self, table: str, rows: list[dict[str, Any]]) -> None:

@@ -115,8 +115,9 @@ def test_a_small_mind_is_scored_in_python_as_the_query_would(corpus: Home, query
     assert [r[3] for r in found] == pytest.approx([r[3] for r in full])
 
 
+@pytest.mark.parametrize("few_rows", [50, 1])  # counts kept by a CASE, or by a join
 def test_tracked_document_frequencies_stay_exact_and_give_the_same_answer(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, few_rows: int
 ) -> None:
     from adapters.sqlite_ledger import SQLiteLedgerReader
     from projections import projector as projector_module
@@ -126,6 +127,7 @@ def test_tracked_document_frequencies_stay_exact_and_give_the_same_answer(
     monkeypatch.setattr(bm25, "TRACKED_POSTINGS", 100)
     monkeypatch.setattr(bm25, "SMALL_DOCS", 0)
     monkeypatch.setattr(projector_module, "SORT_MIN_ROWS", 0)
+    monkeypatch.setattr(projector_module, "FEW_ROWS", few_rows)
 
     def chat(name: str, lines: list[str]) -> Path:
         path = tmp_path / name
