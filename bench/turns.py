@@ -2,6 +2,8 @@
 growing ledger sizes, in-process through the application service and as `mind turn` processes.
 
 Anchor: Persistent Mind Model measured 0.11 s per turn at 1k events, 2.0 s at 20k, 6.2 s at 50k.
+Reference in the same run: `raw_floor`, a turn's kind of work on raw SQLite and DuckDB
+connections without the product (the turn's ratio to it drifts less than its milliseconds).
 Run: .venv/bin/python -m bench.turns [--sizes 1000 100000 1000000] [--turns 40]
 """
 
@@ -51,6 +53,36 @@ def in_process(home: Home, turns: int) -> dict[str, float]:
     return percentiles(samples)
 
 
+def raw_floor(home: Home, rounds: int) -> dict[str, float]:
+    """The reference measured in the same run: a turn's kind of work on raw connections,
+    without the product: one SQLite transaction of two rows (WAL, synchronous=FULL, as the
+    ledger), then the read model attached, 40 point queries (about a turn's statements), and
+    detached. These machines drift by a third between runs; the turn's ratio to this far less."""
+    import sqlite3
+
+    from projections.duckdb_files import close, connect
+
+    scratch = home.path / "floor.sqlite"
+    db = sqlite3.connect(scratch, isolation_level=None)
+    db.execute("PRAGMA journal_mode=WAL")
+    db.execute("PRAGMA synchronous=FULL")
+    db.execute("CREATE TABLE IF NOT EXISTS t (a INTEGER, b TEXT)")
+    samples = []
+    for i in range(rounds + 3):
+        start = time.perf_counter()
+        db.execute("BEGIN IMMEDIATE")
+        db.executemany("INSERT INTO t VALUES (?, ?)", [(i, "x" * 200), (i, "y" * 200)])
+        db.execute("COMMIT")
+        con = connect(home.readmodel, read_only=True)
+        for n in range(40):
+            con.execute("SELECT type FROM events WHERE position = ?", [n + 1]).fetchall()
+        close(con)
+        if i >= 3:
+            samples.append(time.perf_counter() - start)
+    db.close()
+    return percentiles(samples)
+
+
 def process_wall(home: Home, turns: int) -> dict[str, float]:
     env = dict(os.environ, MIND_HOME=str(home.path))
     samples = []
@@ -90,7 +122,11 @@ def main() -> None:
             figures = {
                 "ledger_events": size,
                 **{"turn_overhead_" + k: v for k, v in in_process(home, args.turns).items()},
+                **{"raw_floor_" + k: v for k, v in raw_floor(home, args.turns).items()},
             }
+            figures["turn_to_raw_floor_p50"] = round(
+                figures["turn_overhead_p50_ms"] / figures["raw_floor_p50_ms"], 2
+            )
             figures |= {
                 "mind_turn_process_" + k: v
                 for k, v in process_wall(home, args.process_turns).items()
