@@ -202,7 +202,7 @@ def gather(
     served = commitment_threads(con, limit)  # after the (at most 10) open commitments
     pool.add("commitments", served, ranks=[11 + i for i in range(len(served))])
     pool.threads = live_threads(con, now, limit)
-    pool.add("threads", candidates(con, pool.threads))
+    pool.add("threads", candidates(pool.threads))
     streams.update((r["opened_position"], r["stream_id"]) for r in pool.threads.top)
     keys = set(keys_in(query))  # the names the query could hold
     named = named_concepts(con, keys, limit)

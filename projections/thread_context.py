@@ -34,13 +34,23 @@ class ThreadView:
     calmest: list[dict[str, Any]] = field(default_factory=list)
     live: int = 0
     params: TensionParams = field(default_factory=TensionParams)
+    # Every column of the top and, when triage is due, of the calmest, read in one statement.
+    top_details: list[dict[str, Any]] = field(default_factory=list)
+    calmest_details: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def triage_due(self) -> bool:
+        return self.live > self.params.max_live_threads
 
 
 def live_threads(con: duckdb.DuckDBPyConnection, now: datetime, limit: int) -> ThreadView:
     """Live threads opened up to ledger position `limit`, by tension as of `now`."""
     params = settings_as_of(con, now)
     top, calmest, live = extremes(con, now, params, limit, params.top_k)
-    return ThreadView(top, calmest, live, params)
+    view = ThreadView(top, calmest, live, params)
+    shown = details(con, top + (calmest if view.triage_due else []))
+    view.top_details, view.calmest_details = shown[: len(top)], shown[len(top) :]
+    return view
 
 
 def thread_text(row: dict[str, Any]) -> str:
@@ -52,13 +62,11 @@ def thread_text(row: dict[str, Any]) -> str:
     )
 
 
-def candidates(
-    con: duckdb.DuckDBPyConnection, view: ThreadView
-) -> list[tuple[int, str, str, str | None, str]]:
+def candidates(view: ThreadView) -> list[tuple[int, str, str, str | None, str]]:
     """The top-k threads as retrieval candidates (id, kind, text, source_id, reason)."""
     return [
         (r["opened_position"], "thread", thread_text(r), r["id"], f"tension {r['tension']:.2f}")
-        for r in details(con, view.top)
+        for r in view.top_details
     ]
 
 
@@ -68,9 +76,8 @@ def notices(
     """The rule, the triage demand (if any) and the last turn's refusals, as context items."""
     texts: list[tuple[str, str]] = [(RULE, "the thread rule")]
     demand = None
-    if view.live > view.params.max_live_threads:
-        calmest = details(con, view.calmest)
-        demand = triage_demand(view.live, view.params, calmest)
+    if view.triage_due:
+        demand = triage_demand(view.live, view.params, view.calmest_details)
     if demand:
         names = ", ".join(
             f"{c['id']} ({c['tension']:.2f}) {c['label']}" for c in demand["candidates"]
