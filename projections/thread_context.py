@@ -11,7 +11,13 @@ import duckdb
 
 from domain.context_port import ContextItem
 from domain.tension import TensionParams
-from projections.thread_queries import block, details, last_refusals, triage_demand
+from projections.thread_queries import (
+    details,
+    extremes,
+    last_refusals,
+    settings_as_of,
+    triage_demand,
+)
 
 RULE = (
     "[rule] Only verified work lowers a thread's tension: THREAD-WORK citing a workspace file "
@@ -39,7 +45,8 @@ class ThreadView:
 
 def live_threads(con: duckdb.DuckDBPyConnection, now: datetime, limit: int) -> ThreadView:
     """Live threads opened up to ledger position `limit`, by tension as of `now`."""
-    params, top, calmest, live = block(con, now, limit)
+    params = settings_as_of(con, now)
+    top, calmest, live = extremes(con, now, params, limit, params.top_k)
     view = ThreadView(top, calmest, live, params)
     shown = details(con, top + (calmest if view.triage_due else []))
     view.top_details, view.calmest_details = shown[: len(top)], shown[len(top) :]

@@ -101,14 +101,12 @@ def credit_times(con: duckdb.DuckDBPyConnection, as_of: datetime) -> dict[str, l
     )
 
 
-# What `settings_as_of`, `liveness_gaps` and `credit_times` read, with the live count, as one
-# statement: each costs ~1 ms on a freshly attached read model, and a turn's block ran four.
+# What `liveness_gaps` and `credit_times` read, with the live count, as one statement: each
+# statement costs ~1 ms on a freshly attached read model, and a turn's threads block ran three.
 FACTS = """
     SELECT
       (SELECT count(*) FROM threads WHERE status <> 'resolved' AND opened_at <= $t
          AND opened_position <= $lim),
-      (SELECT list([key, value]) FROM (SELECT key, arg_max(value, position) AS value
-         FROM config_changes WHERE time <= $t GROUP BY key)),
       (SELECT list([epoch(gap_start), epoch(gap_end)] ORDER BY position) FROM liveness_gaps
          WHERE gap_end <= $t),
       (SELECT epoch(max(time)) FROM events WHERE time <= $t),
@@ -122,32 +120,18 @@ CREDITS = (
 )
 
 
-Known = tuple[list[tuple[float, float]], dict[str, list[float]]]
-
-
 def _block_facts(
     con: duckdb.DuckDBPyConnection, as_of: datetime, limit: int
-) -> tuple[int, TensionParams, Known]:
-    """How many threads are live, the settings as `settings_as_of` gives them, and the
-    liveness gaps and credited work as `liveness_gaps` and `credit_times` give them."""
-    ((live, settings, gaps, last, streams, times),) = con.execute(
+) -> tuple[int, tuple[list[tuple[float, float]], dict[str, list[float]]]]:
+    """How many threads are live, and the liveness gaps and credited work as `liveness_gaps`
+    and `credit_times` give them."""
+    ((live, gaps, last, streams, times),) = con.execute(
         CREDITS + FACTS, {"t": as_of, "lim": limit}
     ).fetchall()
     found = [(float(a), float(b)) for a, b in gaps or []]
     if last is not None and as_of.timestamp() - float(last) > 24 * 3600:
         found.append((float(last), as_of.timestamp()))
-    params = thread_params({key: value for key, value in settings or []})
-    return int(live), params, (found, dict(zip(streams or [], times or [], strict=True)))
-
-
-def block(
-    con: duckdb.DuckDBPyConnection, as_of: datetime, limit: int
-) -> tuple[TensionParams, list[dict[str, Any]], list[dict[str, Any]], int]:
-    """A turn's threads block: the settings as of `as_of`, then `extremes` with the top_k
-    they set, reading the settings with the rest of the block's facts."""
-    live, params, known = _block_facts(con, as_of, limit)
-    top, calmest, live = extremes(con, as_of, params, limit, params.top_k, facts=(live, known))
-    return params, top, calmest, live
+    return int(live), (found, dict(zip(streams or [], times or [], strict=True)))
 
 
 def extremes(
@@ -157,17 +141,13 @@ def extremes(
     limit: int,
     k: int,
     n_low: int = 5,
-    facts: tuple[int, Known] | None = None,
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], int]:
     """The k tensest and the n_low calmest live threads opened up to position `limit`, and how
     many are live, without evaluating every thread. A thread never credited has tension that
     grows with its age (the integral grows with effective hours, and an earlier start never
     shortens them), so among those the oldest are the tensest and the newest the calmest;
     threads with credited work are few and evaluated exactly."""
-    if facts is None:
-        live, _, known = _block_facts(con, as_of, limit)
-    else:
-        live, known = facts
+    live, known = _block_facts(con, as_of, limit)
     if not live:  # most turns of most minds: nothing more to ask
         return [], [], 0
     credited = list(known[1])
