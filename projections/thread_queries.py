@@ -101,39 +101,6 @@ def credit_times(con: duckdb.DuckDBPyConnection, as_of: datetime) -> dict[str, l
     )
 
 
-# What `liveness_gaps` and `credit_times` read, with the live count, as one statement: each
-# statement costs ~1 ms on a freshly attached read model, and a turn's threads block ran three.
-FACTS = """
-    SELECT
-      (SELECT count(*) FROM threads WHERE status <> 'resolved' AND opened_at <= $t
-         AND opened_position <= $lim),
-      (SELECT list([epoch(gap_start), epoch(gap_end)] ORDER BY position) FROM liveness_gaps
-         WHERE gap_end <= $t),
-      (SELECT epoch(max(time)) FROM events WHERE time <= $t),
-      (SELECT list(stream_id ORDER BY stream_id) FROM credits),
-      (SELECT list(times ORDER BY stream_id) FROM credits)
-    FROM (SELECT 1)
-"""
-CREDITS = (
-    "WITH credits AS (SELECT stream_id, list(epoch(time) ORDER BY position) AS times "
-    "FROM thread_work WHERE time <= $t GROUP BY 1)"
-)
-
-
-def _block_facts(
-    con: duckdb.DuckDBPyConnection, as_of: datetime, limit: int
-) -> tuple[int, tuple[list[tuple[float, float]], dict[str, list[float]]]]:
-    """How many threads are live, and the liveness gaps and credited work as `liveness_gaps`
-    and `credit_times` give them."""
-    ((live, gaps, last, streams, times),) = con.execute(
-        CREDITS + FACTS, {"t": as_of, "lim": limit}
-    ).fetchall()
-    found = [(float(a), float(b)) for a, b in gaps or []]
-    if last is not None and as_of.timestamp() - float(last) > 24 * 3600:
-        found.append((float(last), as_of.timestamp()))
-    return int(live), (found, dict(zip(streams or [], times or [], strict=True)))
-
-
 def extremes(
     con: duckdb.DuckDBPyConnection,
     as_of: datetime,
@@ -147,9 +114,16 @@ def extremes(
     grows with its age (the integral grows with effective hours, and an earlier start never
     shortens them), so among those the oldest are the tensest and the newest the calmest;
     threads with credited work are few and evaluated exactly."""
-    live, known = _block_facts(con, as_of, limit)
+    # Separate statements: one statement with these reads as subqueries measured slower (3.5
+    # against 2.4 ms at 1k events, 4.1 against 2.4 at 1M, fresh attach).
+    ((live,),) = con.execute(
+        "SELECT count(*) FROM threads WHERE status <> 'resolved' AND opened_at <= ? "
+        "AND opened_position <= ?",
+        [as_of, limit],
+    ).fetchall()
     if not live:  # most turns of most minds: nothing more to ask
         return [], [], 0
+    known = (liveness_gaps(con, as_of), credit_times(con, as_of))
     credited = list(known[1])
 
     def select(extra: str, *args: Any) -> list[dict[str, Any]]:
