@@ -30,6 +30,7 @@ from domain.thread import Thread
 from projections.projector import Projector
 from projections.readmodel import ReadSession
 from projections.thread_context import live_threads, notices
+from projections.thread_queries import last_refusals
 
 
 def build(folder: Path, count: int) -> Home:
@@ -81,7 +82,7 @@ def main() -> None:
             for _ in range(args.runs + 2):
                 start = time.perf_counter()
                 view = live_threads(con, now, 1 << 62)
-                items = notices(con, view, None)
+                items = notices(view, last_refusals(con, None))
                 block.append(time.perf_counter() - start)
                 start = time.perf_counter()
                 con.execute("SELECT * FROM threads").fetchall()

@@ -57,12 +57,12 @@ def recall(home: Home, query: str, budget: int, as_of: int | None, as_json: bool
         }
         for i in context.items
     ]
-    data = {"items": items, "tokens": context.tokens, "dropped": len(context.dropped)}
+    data = {"items": items, "tokens": context.tokens, "dropped": context.dropped_total}
     if as_json:
         emit_json(data)
         return
     table(items, ["id", "channel", "score", "tokens", "day", "text"], "Nothing to recall.")
-    click.echo(f"{context.tokens} tokens, {len(items)} items, {len(context.dropped)} over budget")
+    click.echo(f"{context.tokens} tokens, {len(items)} items, {context.dropped_total} over budget")
 
 
 def register(group: click.Group) -> None:

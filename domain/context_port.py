@@ -42,7 +42,8 @@ class AssembledContext:
     items: list[ContextItem]
     rendered: str
     tokens: int
-    dropped: list[dict[str, Any]] = field(default_factory=list)
+    dropped: list[dict[str, Any]] = field(default_factory=list)  # the nearest misses
+    dropped_total: int = 0  # every item over the budget
 
     def evidence_ids(self) -> set[int]:
         """Ledger positions a claim may cite."""

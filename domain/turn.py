@@ -72,6 +72,8 @@ class Turn(AggregateRoot):
         identity: list[str]
         changed_streams: list[str]
         threads: list[str] = []  # what the reply did to threads, in words
+        # How many candidates were over the budget; `context` records the first 20 of them.
+        context_dropped: int = 0
 
     class Interrupted(DomainEvent):
         TOPIC = "mind.turn.interrupted"

@@ -407,6 +407,7 @@ class TurnService:
                 effects.at,
                 context=[i.record() for i in context.items] + context.dropped,
                 context_tokens=context.tokens,
+                context_dropped=context.dropped_total,
                 opened=effects.outcome_opened,
                 closed=effects.outcome_closed,
                 claims=effects.claims,

@@ -97,10 +97,7 @@ SMALL_DOCS = 20_000
 FEW_POSTINGS = 5_000
 # How many documents, their total length, and the read model's position, kept by the projector:
 # scanning `docs` for the average length cost ~2 ms per query at 1M events on a fresh attach.
-STATE = (
-    "SELECT docs, length, (SELECT max(position) FROM tracking) FROM index_state "
-    "WHERE name = 'doc_terms'"
-)
+STATE = "SELECT docs, length, position FROM tracking WHERE name = 'main'"
 # The terms whose document frequency the projector keeps (a few dozen), read only when a mind is
 # too large to score in Python: as subqueries of STATE they cost more (1.2 against 0.9 ms).
 TRACKED = "SELECT term, df FROM term_counts"

@@ -22,6 +22,10 @@ MEMORY_PREAMBLE = (
 )
 MEMORY_END = "</memory>"
 MIN_CLIP = 16  # tokens: a shorter clipped item says too little to be worth its line
+# The nearest misses recorded with a turn (the rest only counted): a turn recorded every one of
+# its ~100 candidates over the budget, 28 KB of ledger per turn, most of it the same few
+# reasons; with 20, ~6 KB (bench/turns.py).
+DROPPED_KEPT = 20
 
 
 def day_heading(day: str) -> str:
@@ -30,7 +34,8 @@ def day_heading(day: str) -> str:
 
 
 def fit(items: list[ContextItem], budget: int) -> AssembledContext:
-    """Take items in order while they fit; clip the first that does not; record the rest.
+    """Take items in order while they fit; clip the first that does not; count the rest, and
+    record the first `DROPPED_KEPT` of them.
 
     The budget bounds the estimate for the whole rendered block, day headings included
     (`projections.tokens` counts characters); an item's `tokens` are its own line's."""
@@ -38,6 +43,7 @@ def fit(items: list[ContextItem], budget: int) -> AssembledContext:
     days: set[str] = set()
     chosen: list[ContextItem] = []
     dropped: list[dict[str, Any]] = []
+    over = 0
     clipped = False
     for item in items:
         heading = len(day_heading(item.day)) if item.day and item.day not in days else 0
@@ -49,13 +55,15 @@ def fit(items: list[ContextItem], budget: int) -> AssembledContext:
             chosen.append(replace(item, text=text, tokens=count_tokens(text + "\n"), clipped=True))
             need, clipped = len(text) + 1 + heading, True
         else:
-            dropped.append({**item.record(), "reason": item.reason + "; over the token budget"})
+            over += 1
+            if len(dropped) < DROPPED_KEPT:
+                dropped.append({**item.record(), "reason": item.reason + "; over the token budget"})
             continue
         room -= need
         if item.day:
             days.add(item.day)
     rendered = render(chosen)
-    return AssembledContext(chosen, rendered, count_tokens(rendered), dropped)
+    return AssembledContext(chosen, rendered, count_tokens(rendered), dropped, over)
 
 
 def render(items: list[ContextItem]) -> str:

@@ -100,6 +100,23 @@ def close(con: duckdb.DuckDBPyConnection) -> None:
         con.close()
 
 
+def sibling(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
+    """A second connection reading the same database as `con`, for a reader in another thread
+    (`projections.concurrent_reads`); it attaches nothing, so its own `close()` closes it."""
+    other = con.cursor()
+    try:
+        attached = _attached.get(id(con))
+        if attached is not None:
+            other.execute(f"USE {attached[0]}")
+        else:
+            ((catalog,),) = con.execute("SELECT current_database()").fetchall()
+            other.execute(f'USE "{catalog}"')
+        return _settings(other)
+    except BaseException:
+        other.close()
+        raise
+
+
 def sandboxed(path: Path | str) -> duckdb.DuckDBPyConnection:
     """A read-only instance of its own for user SQL, with no access to any other file.
 

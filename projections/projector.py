@@ -71,8 +71,7 @@ def _initialise(con: duckdb.DuckDBPyConnection) -> None:
     con.execute("CREATE TABLE IF NOT EXISTS schema_version (version VARCHAR)")
     con.execute("DELETE FROM schema_version")
     con.execute("INSERT INTO schema_version VALUES (?)", [current_schema()])
-    con.execute("INSERT OR IGNORE INTO tracking VALUES (?, 0)", [NAME])
-    con.execute("INSERT OR IGNORE INTO index_state VALUES ('doc_terms', 0, 0, 0)")
+    con.execute("INSERT OR IGNORE INTO tracking (name, position) VALUES (?, 0)", [NAME])
     con.execute("COMMIT")
 
 
@@ -127,9 +126,13 @@ class Projector:
 
     def __init__(self, path: Path | str) -> None:
         self.path = Path(path) if str(path) != ":memory:" else None
+        # Kept in memory once read: this process holds the file, so only it moves them.
         self._position: int | None = None
         self._last_time: datetime | None = None  # of the event at `_position`
+        self._turns = 0  # the highest turn number applied
         self._tracked: set[str] | None = None  # the terms in `term_counts`, read when needed
+        # The rows `_load` read, as they were: `_update` writes only what a batch changed.
+        self._before: dict[str, dict[str, dict[str, Any]]] = {}
         if self.path is None:
             self.con = connect(path)
             _initialise(self.con)
@@ -139,20 +142,32 @@ class Projector:
             # releases created the file in place); nothing was ever in it.
             _create(self.path)
         self.con = connect(self.path)
-        if self._version() != current_schema():
+        if not self._read_state():
             # Read models are disposable: one built for other tables is rebuilt from 0.
             close(self.con)
             self.path.unlink()
             Path(f"{self.path}.wal").unlink(missing_ok=True)
             _create(self.path)
             self.con = connect(self.path)
+            self._read_state()
 
-    def _version(self) -> str | None:
+    def _read_state(self) -> bool:
+        """Read the position, its event's time and the turns so far, in the statement that
+        checks the schema (one statement where a turn's start-up took four); False when the
+        file was built for other tables."""
         try:
-            row = self.con.execute("SELECT version FROM schema_version").fetchone()
-        except duckdb.CatalogException:
-            return None
-        return str(row[0]) if row else None
+            rows = self.con.execute(
+                "SELECT v.version, t.position, t.time, t.turns "
+                "FROM schema_version v LEFT JOIN tracking t ON t.name = ?",
+                [NAME],
+            ).fetchall()
+        except (duckdb.CatalogException, duckdb.BinderException):
+            return False
+        if len(rows) != 1 or rows[0][0] != current_schema():
+            return False
+        _, position, time, turns = rows[0]
+        self._position, self._last_time, self._turns = int(position or 0), time, int(turns or 0)
+        return True
 
     def close(self) -> None:
         """Release the file."""
@@ -160,13 +175,14 @@ class Projector:
 
     def position(self) -> int:
         """The last ledger position applied."""
-        # Kept in memory once read: this process holds the file, so only it moves the position.
         if self._position is None:
-            row = self.con.execute(
-                "SELECT position FROM tracking WHERE name = ?", [NAME]
-            ).fetchone()
-            self._position = int(row[0]) if row else 0
-        return self._position
+            self._read_state()
+        return self._position or 0
+
+    def turns(self) -> int:
+        """The highest turn number applied (`Turn.Started.seq`)."""
+        self.position()
+        return self._turns
 
     def _load(self, events: Sequence[Ev]) -> dict[str, dict[str, dict[str, Any]]]:
         wanted: dict[str, set[str]] = {}
@@ -179,15 +195,22 @@ class Projector:
                 else:
                     wanted.setdefault(table, set()).add(e.stream)
         loaded: dict[str, dict[str, dict[str, Any]]] = {}
+        self._before = {}
         for table, streams in wanted.items():
-            cur = self.con.execute(
-                f"SELECT * FROM {table} WHERE stream_id IN (SELECT unnest(?))", [list(streams)]
-            )
+            if len(streams) == 1:  # a turn's catch-up: a key lookup (0.7 against 1.05 ms)
+                cur = self.con.execute(f"SELECT * FROM {table} WHERE stream_id = ?", [*streams])
+            else:
+                cur = self.con.execute(
+                    f"SELECT * FROM {table} WHERE stream_id IN (SELECT unnest(?))", [list(streams)]
+                )
             names = [d[0] for d in cur.description]
-            loaded[table] = {r[0]: dict(zip(names, r, strict=True)) for r in cur.fetchall()}
+            found = cur.fetchall()
+            loaded[table] = {r[0]: dict(zip(names, r, strict=True)) for r in found}
+            if len(found) <= FEW_UPDATES:  # only those are rewritten by `_update`
+                self._before[table] = {r[0]: dict(zip(names, r, strict=True)) for r in found}
         return loaded
 
-    def _write(self, events: Sequence[Ev], rows: Rows) -> None:
+    def _write(self, events: Sequence[Ev], rows: Rows, turns: int) -> None:
         # Built column by column: the events table is the bulk of every batch.
         columns: dict[str, list[Any]] = {
             "position": [e.position for e in events],
@@ -235,19 +258,21 @@ class Projector:
                 "doc_terms", {"term": terms, "position": positions, "tf": tfs, "length": lengths}
             )
             self._count_terms(terms)
-        if docs := rows.appended.get("docs"):
-            self.con.execute(
-                "UPDATE index_state SET unsorted = unsorted + ?, docs = docs + ?, "
-                "length = length + ? WHERE name = 'doc_terms'",
-                [len(rows.terms[0]), len(docs), sum(d["length"] for d in docs)],
-            )
+        docs = rows.appended.get("docs", [])
+        added = [len(docs), sum(d["length"] for d in docs), len(rows.terms[0])]
         # An UPDATE costs a third of INSERT OR REPLACE; the row is missing only if a process
         # died between creating the tables and their first row (older releases).
+        last = events[-1]
         ((updated,),) = self.con.execute(
-            "UPDATE tracking SET position = ? WHERE name = ?", [events[-1].position, NAME]
+            "UPDATE tracking SET position = ?, time = ?, turns = ?, docs = docs + ?, "
+            "length = length + ?, unsorted = unsorted + ? WHERE name = ?",
+            [last.position, last.time, turns, *added, NAME],
         ).fetchall()
         if not updated:
-            self.con.execute("INSERT INTO tracking VALUES (?, ?)", [NAME, events[-1].position])
+            self.con.execute(
+                "INSERT INTO tracking VALUES (?, ?, ?, ?, ?, ?, ?)",
+                [NAME, last.position, last.time, turns, *added],
+            )
 
     def _count_terms(self, terms: list[str]) -> None:
         """Add a batch's postings to the tracked terms' document frequencies (a term is
@@ -295,11 +320,18 @@ class Projector:
 
     def _update(self, table: str, rows: list[dict[str, Any]]) -> None:
         # A turn's catch-up rewrites one or two rows (the previous turn's): an UPDATE each is
-        # one statement where DELETE and INSERT were two.
-        names = [n for n in ARROW[table].names if n != "stream_id"]
-        sql = f"UPDATE {table} SET {', '.join(f'{n} = ?' for n in names)} WHERE stream_id = ?"
+        # one statement where DELETE and INSERT were two, and it sets only the columns that
+        # changed (a turn's outcome: 0.5 against 0.86 ms for all 24).
+        before = self._before.get(table, {})
         for row in rows:
-            self.con.execute(sql, [row.get(n) for n in names] + [row["stream_id"]])
+            was = before.get(row["stream_id"], {})
+            names = [n for n in ARROW[table].names if n != "stream_id" and row.get(n) != was.get(n)]
+            if names:
+                self.con.execute(
+                    f"UPDATE {table} SET {', '.join(f'{n} = ?' for n in names)} "
+                    "WHERE stream_id = ?",
+                    [row.get(n) for n in names] + [row["stream_id"]],
+                )
 
     def _insert_values(self, table: str, rows: list[list[Any]]) -> None:
         # A turn's catch-up writes a handful of rows to each of several tables: one VALUES
@@ -352,9 +384,12 @@ class Projector:
                     self.apply(batch[:applied])
                 raise failure
             self._note_gaps(events, rows)
-            self._write(events, rows)
+            seqs = [r["seq"] for r in rows.entities.get("turns", {}).values() if r.get("seq")]
+            turns = max([self._turns, *seqs])
+            self._write(events, rows, turns)
             self.con.execute("COMMIT")
             self._position, self._last_time = events[-1].position, events[-1].time
+            self._turns = turns
         except ProjectionError:
             raise
         except BaseException:
@@ -386,7 +421,7 @@ class Projector:
         the scan of the postings went from 35 ms to 3 ms; the sort took 2.8 s. The terms with
         many postings are counted once here (`term_counts`), then kept current per batch."""
         ((unsorted, total),) = self.con.execute(
-            "SELECT (SELECT unsorted FROM index_state WHERE name = 'doc_terms'), "
+            "SELECT (SELECT unsorted FROM tracking WHERE name = 'main'), "
             "(SELECT count(*) FROM doc_terms)"
         ).fetchall()
         if unsorted < max(SORT_MIN_ROWS, total * SORT_FRACTION):
@@ -398,7 +433,7 @@ class Projector:
             )
             self.con.execute("DROP TABLE doc_terms")
             self.con.execute("ALTER TABLE doc_terms_sorted RENAME TO doc_terms")
-            self.con.execute("UPDATE index_state SET unsorted = 0 WHERE name = 'doc_terms'")
+            self.con.execute("UPDATE tracking SET unsorted = 0 WHERE name = 'main'")
             self.con.execute("DELETE FROM term_counts")
             self.con.execute(
                 "INSERT INTO term_counts SELECT term, count(*) FROM doc_terms GROUP BY term "

@@ -19,6 +19,7 @@ import duckdb
 
 from domain.context_port import AssembledContext, ContextItem
 from projections.bm25 import lexical
+from projections.concurrent_reads import run_reads
 from projections.item_text import (
     Found,
     commitment_text,
@@ -32,6 +33,7 @@ from projections.linked import bound_items, commitment_threads
 from projections.names import keys_in
 from projections.speakers import said_by
 from projections.thread_context import ThreadView, candidates, live_threads, notices
+from projections.thread_queries import last_refusals
 from projections.time_expressions import windows
 
 RRF_K = 60
@@ -82,6 +84,7 @@ class Pool:
     def __init__(self) -> None:
         self.items: dict[int, Candidate] = {}
         self.threads = ThreadView()  # by tension, for the threads block
+        self.refusals: list[dict[str, str]] = []  # the last turn's refused lines
 
     def add(
         self,
@@ -159,24 +162,10 @@ def _doc_texts(
     return out
 
 
-def gather(
-    con: duckdb.DuckDBPyConnection,
-    query: str,
-    now: datetime,
-    as_of: int | None = None,
-    exclude_turn: str | None = None,
-    embed: Callable[[list[str]], list[list[float]]] | None = None,
-) -> Pool:
-    """Run every channel and pool the results."""
-    limit = NO_LIMIT if as_of is None else as_of
-    pool = Pool()
-    for (name,) in _rows(con, "SELECT name FROM identity"):
-        pool.add(
-            "identity",
-            [(1, "identity", f"[identity] Your name is {name}.", None, "who the mind is")],
-        )
-    # The stream of each thread and commitment found, where a channel's query knew it.
-    streams: dict[int, str] = {}
+def _open_commitments(
+    con: duckdb.DuckDBPyConnection, limit: int
+) -> tuple[list[tuple[Any, ...]], list[Found]]:
+    """The newest open commitments (at most 10), then the live threads they serve."""
     # The newest open commitments are the newest live commitment documents: the index is in
     # ledger order, where commitments are not (4.4 against ~2.5 ms at 214,000 open ones).
     newest = _rows(
@@ -191,20 +180,13 @@ def gather(
         "WHERE stream_id IN (SELECT unnest(?)) ORDER BY opened_position DESC",
         [[stream for (stream,) in newest]],
     )
-    streams.update((pos, stream) for pos, _, _, stream in open_)
-    pool.add(
-        "commitments",
-        [
-            (pos, "commitment", commitment_text(cid, text), cid, "open commitment")
-            for pos, cid, text, _ in open_
-        ],
-    )
-    served = commitment_threads(con, limit)  # after the (at most 10) open commitments
-    pool.add("commitments", served, ranks=[11 + i for i in range(len(served))])
-    pool.threads = live_threads(con, now, limit)
-    pool.add("threads", candidates(pool.threads))
-    streams.update((r["opened_position"], r["stream_id"]) for r in pool.threads.top)
-    keys = set(keys_in(query))  # the names the query could hold
+    return open_ or [], commitment_threads(con, limit)
+
+
+def _concepts(
+    con: duckdb.DuckDBPyConnection, keys: set[str], limit: int
+) -> tuple[list[Found], list[Found]]:
+    """The concepts a query names, those they relate to, and what they are bound to."""
     named = named_concepts(con, keys, limit)
     related = named and _rows(
         con,
@@ -214,17 +196,92 @@ def gather(
         "AND r.position <= ? ORDER BY r.position LIMIT 10",
         [[n[1] for n in named], limit],
     )
-    pool.add(
-        "concepts",
-        [(p, "concept", concept_text(t, d), t, f"named in the query ({m})") for p, t, d, m in named]
-        + [
-            (p, "concept", concept_text(t, d), t, f"{s} -{rel}-> {t}")
-            for p, t, d, s, rel in related
-        ],
-    )
-    pool.add("bindings", bound_items(con, [n[1] for n in named], limit))
+    concepts: list[Found] = [
+        (p, "concept", concept_text(t, d), t, f"named in the query ({m})") for p, t, d, m in named
+    ]
+    concepts += [
+        (p, "concept", concept_text(t, d), t, f"{s} -{rel}-> {t}")
+        for p, t, d, s, rel in related or []
+    ]
+    return concepts, bound_items(con, [n[1] for n in named], limit)
+
+
+def _lexical(con: duckdb.DuckDBPyConnection, query: str, limit: int) -> tuple[Any, ...]:
+    """The lexical hits, their texts, and the messages next to the best of them."""
     hits = lexical(con, query, limit)
     texts = _doc_texts(con, hits)
+    near = neighbours(con, [h[0] for h in hits if h[1] == "message"][:NEIGHBOURS_OF], limit)
+    return hits, texts, near
+
+
+def gather(
+    con: duckdb.DuckDBPyConnection,
+    query: str,
+    now: datetime,
+    as_of: int | None = None,
+    exclude_turn: str | None = None,
+    embed: Callable[[list[str]], list[list[float]]] | None = None,
+    refusals: bool = False,
+) -> Pool:
+    """Run every channel and pool the results (`refusals`: also read the last turn's refused
+    lines, for the threads block). The channels' reads run on two connections at once
+    (`projections.concurrent_reads`); they are pooled in a fixed order."""
+    limit = NO_LIMIT if as_of is None else as_of
+    keys = set(keys_in(query))  # the names the query could hold
+    spans = windows(query, now)
+    inside = "time >= ? AND time < ? AND position <= ?"
+    reads: list[Callable[[duckdb.DuckDBPyConnection], Any]] = [
+        # The longest first, so that the two connections finish together.
+        lambda c: _lexical(c, query, limit),
+        lambda c: live_threads(c, now, limit),
+        lambda c: _open_commitments(c, limit),
+        lambda c: _concepts(c, keys, limit),
+        lambda c: _messages(
+            c,
+            "turn_id IS DISTINCT FROM ? AND position <= ?",
+            [exclude_turn, limit],
+            "position DESC",
+            RECENT,
+        ),
+        lambda c: said_by(c, query, keys, limit),
+        lambda c: [_messages(c, inside, [s, e, limit], "position", 500) for s, e, _ in spans],
+        lambda c: _rows(c, "SELECT name FROM identity"),
+        lambda c: last_refusals(c, exclude_turn) if refusals else [],
+    ]
+    (
+        (hits, texts, found),
+        threads,
+        (open_, served),
+        (concepts, bound),
+        recent,
+        spoken,
+        in_windows,
+        names,
+        refused,
+    ) = run_reads(con, reads)
+    pool = Pool()
+    for (name,) in names:
+        pool.add(
+            "identity",
+            [(1, "identity", f"[identity] Your name is {name}.", None, "who the mind is")],
+        )
+    # The stream of each thread and commitment found, where a channel's query knew it.
+    streams: dict[int, str] = {}
+    streams.update((pos, stream) for pos, _, _, stream in open_)
+    pool.add(
+        "commitments",
+        [
+            (pos, "commitment", commitment_text(cid, text), cid, "open commitment")
+            for pos, cid, text, _ in open_
+        ],
+    )
+    # After the (at most 10) open commitments.
+    pool.add("commitments", served, ranks=[11 + i for i in range(len(served))])
+    pool.threads, pool.refusals = threads, refused
+    pool.add("threads", candidates(pool.threads))
+    streams.update((r["opened_position"], r["stream_id"]) for r in pool.threads.top)
+    pool.add("concepts", concepts)
+    pool.add("bindings", bound)
     pool.add(
         "lexical",
         [
@@ -242,36 +299,25 @@ def gather(
     )
     streams.update((h[0], h[2]) for h in hits if h[1] in ("thread", "commitment"))
     lexical_rank = {h[0]: n for n, h in enumerate(hits, 1)}
-    found = neighbours(con, [h[0] for h in hits if h[1] == "message"][:NEIGHBOURS_OF], limit)
     pool.add(
         "neighbours",
         [f for f, _ in found],
         [lexical_rank[hit] + NEIGHBOUR_PENALTY for _, hit in found],
     )
-    for start, end, words in windows(query, now):
-        inside = _messages(
-            con, "time >= ? AND time < ? AND position <= ?", [start, end, limit], "position", 500
-        )
+    for (_, _, words), rows in zip(spans, in_windows, strict=True):
         # Inside the window, what the words also found comes first, then the rest in order.
-        inside.sort(key=lambda r: (lexical_rank.get(r[0], NO_LIMIT), r[0]))
+        rows.sort(key=lambda r: (lexical_rank.get(r[0], NO_LIMIT), r[0]))
         pool.add(
             "time",
-            [said(p, sp, t, tx, sid, f"said {words}") for p, sp, t, tx, sid in inside[:TIME_K]],
+            [said(p, sp, t, tx, sid, f"said {words}") for p, sp, t, tx, sid in rows[:TIME_K]],
         )
-    recent = _messages(
-        con,
-        "turn_id IS DISTINCT FROM ? AND position <= ?",
-        [exclude_turn, limit],
-        "position DESC",
-        RECENT,
-    )
     pool.add(
         "recency",
         [said(p, sp, t, tx, sid, "recent conversation") for p, sp, t, tx, sid in recent],
     )
-    if embed is not None:
+    if embed is not None:  # here: an embedder may hold connections of this thread
         pool.add("vector", vector_channel(con, query, limit, embed))
-    pool.add("speaker", said_by(con, query, keys, limit))
+    pool.add("speaker", spoken)
     owned = [c.id for c in pool.items.values() if c.kind in ("thread", "commitment")]
     unknown = [i for i in owned if i not in streams]
     if unknown:  # threads served by commitments, bound items
@@ -414,10 +460,10 @@ def recall(
     the threads block's notices: the rule, the triage demand and the last turn's refusals."""
     from projections.context import fit
 
-    pool = gather(con, query, now, as_of, exclude_turn, embed)
+    pool = gather(con, query, now, as_of, exclude_turn, embed, refusals=for_turn)
     items = rank(pool, lead_with_threads)
     if for_turn:
-        extra = notices(con, pool.threads, exclude_turn)
+        extra = notices(pool.threads, pool.refusals)
         # Right after the threads (or after the fixed items when no thread is live).
         fixed = [n for n, i in enumerate(items) if i.channel in FIXED_CHANNELS]
         threads = [n for n, i in enumerate(items) if i.channel == "threads"]

@@ -14,7 +14,6 @@ from domain.tension import TensionParams
 from projections.thread_queries import (
     details,
     extremes,
-    last_refusals,
     settings_as_of,
     triage_demand,
 )
@@ -70,10 +69,9 @@ def candidates(view: ThreadView) -> list[tuple[int, str, str, str | None, str]]:
     ]
 
 
-def notices(
-    con: duckdb.DuckDBPyConnection, view: ThreadView, exclude_turn: str | None
-) -> list[ContextItem]:
-    """The rule, the triage demand (if any) and the last turn's refusals, as context items."""
+def notices(view: ThreadView, refusals: list[dict[str, str]]) -> list[ContextItem]:
+    """The rule, the triage demand (if any) and the last turn's refusals
+    (`thread_queries.last_refusals`), as context items."""
     texts: list[tuple[str, str]] = [(RULE, "the thread rule")]
     demand = None
     if view.triage_due:
@@ -89,7 +87,7 @@ def notices(
                 "triage demand",
             )
         )
-    for refusal in last_refusals(con, exclude_turn):
+    for refusal in refusals:
         texts.append(
             (f"refused: {refusal['line']} -- {refusal['reason']}", "refused in the last turn")
         )

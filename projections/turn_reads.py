@@ -57,9 +57,10 @@ class ReadModelContextSource:
         turn one of its two catch-ups: the one after its own message applies both."""
         if self.session is None:
             raise RuntimeError("use the context source inside `with source:`")
-        rows = self.session.open().execute("SELECT coalesce(max(seq), 0) FROM turns").fetchall()
-        tail = self.reader.rows(after=self.session.position())
-        return int(rows[0][0]) + sum(r.topic == TURN_STARTED for r in tail) + 1
+        self.session.open()
+        position, turns = self.session.progress()
+        tail = self.reader.rows(after=position)
+        return turns + sum(r.topic == TURN_STARTED for r in tail) + 1
 
     def unfinished_turns(self) -> list[UnfinishedTurn]:
         """Turns with a message and no outcome."""

@@ -427,13 +427,14 @@ def test_the_next_turn_reads_what_was_refused_and_why(cli: Cli, mind_home: Path)
     from cli.compose import Home, read_model
     from domain.clock import parse_time
     from projections.thread_context import live_threads, notices
+    from projections.thread_queries import last_refusals
 
     tid = open_thread(cli, "Open question")
     say(cli, f'THREAD-WORK: {tid} {{"tool": "make"}}')
 
     with read_model(Home(Path(os.environ["MIND_HOME"]))) as con:
         view = live_threads(con, parse_time(T0), 1 << 62)
-        texts = [n.text for n in notices(con, view, None)]
+        texts = [n.text for n in notices(view, last_refusals(con, None))]
 
     assert texts[0].startswith("[rule] Only verified work lowers")
     assert texts[1] == (

@@ -153,7 +153,7 @@ def test_tracked_document_frequencies_stay_exact_and_give_the_same_answer(
     assert {"item", "tea"} <= set(tracked) and all(tracked[t] == actual[t] for t in tracked)
     assert actual["late"] == 300  # common now, not tracked: counted when a query names it
     # BM25's N and total length, kept per batch, are the documents' count and total length.
-    kept = con.execute("SELECT docs, length FROM index_state").fetchall()
+    kept = con.execute("SELECT docs, length FROM tracking").fetchall()
     assert kept == con.execute("SELECT count(*), sum(length)::BIGINT FROM docs").fetchall()
 
     # The digits are in too many documents for "item" to be pruned: plain BM25.

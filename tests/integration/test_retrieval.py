@@ -12,6 +12,7 @@ import pytest
 from adapters.importers import import_chat, import_locomo
 from cli.compose import Home, open_mind, read_model
 from domain.errors import InvalidInputError
+from projections.context import DROPPED_KEPT
 from projections.retrieval import gather, rank, recall
 from projections.time_expressions import windows
 from tests.conftest import LOCOMO
@@ -71,7 +72,10 @@ def test_the_budget_is_respected_and_nothing_is_dropped_silently(
         context = recall(con, "What did Melanie paint?", budget, NOW)
 
     assert context.tokens <= budget
-    assert len(context.items) + len(context.dropped) == len(ranked)
+    assert len(context.items) + context.dropped_total == len(ranked)
+    chosen = {i.id for i in context.items}
+    over = [i.id for i in ranked if i.id not in chosen]
+    assert [d["id"] for d in context.dropped] == over[:DROPPED_KEPT]
     assert all("over the token budget" in d["reason"] for d in context.dropped)
 
 
@@ -254,7 +258,7 @@ def test_sorting_the_term_index_changes_no_result(
     terms = [t for (t,) in sorted_.con.execute(order).fetchall()]
     before = [t for (t,) in unsorted.con.execute(order).fetchall()]
     assert terms == sorted(terms) and terms != before
-    assert sorted_.con.execute("SELECT unsorted FROM index_state").fetchall() == [(0,)]
+    assert sorted_.con.execute("SELECT unsorted FROM tracking").fetchall() == [(0,)]
     for q in questions:
         a = recall(unsorted.con, q, 1000, datetime(2024, 1, 1, tzinfo=UTC))
         b = recall(sorted_.con, q, 1000, datetime(2024, 1, 1, tzinfo=UTC))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import json
 import socket
 import subprocess
 from collections.abc import Callable
@@ -15,6 +16,7 @@ from adapters.litellm_model import LiteLLMModel, ModelSettings
 from cli.compose import Home, build_model, open_mind, open_reader, read_model, turn_service
 from domain.turn import Turn
 from domain.turns import TurnOutcome
+from projections.context import DROPPED_KEPT
 from tests.integration.fake_provider import failing_provider
 from tests.integration.ledger_factory import sqlite_mind
 
@@ -151,8 +153,15 @@ def test_context_is_bounded_recorded_and_cites_what_was_seen(home: Home, say: Sa
     assert 0 < outcome.context_tokens <= 400
     with read_model(home) as con:
         recorded = con.execute("SELECT context FROM turns").fetchone()
+        completed = con.execute(
+            "SELECT payload FROM events WHERE type = 'mind.turn.completed'"
+        ).fetchone()
     assert recorded is not None and '"over the token budget"' not in recorded[0]
     assert "over the token budget" in recorded[0]
+    assert completed is not None
+    record = json.loads(completed[0])
+    missed = [c for c in record["context"] if "over the token budget" in c["reason"]]
+    assert record["context_dropped"] >= len(missed) == min(record["context_dropped"], DROPPED_KEPT)
     assert sum(i["tokens"] for i in outcome.context) <= 400
 
 
@@ -306,3 +315,19 @@ def test_a_closed_turn_service_leaves_no_ledger_connection_open(home: Home, say:
             con.execute("SELECT count(*) FROM turns").fetchall()
 
     assert ledger_files() <= before
+
+
+def test_turns_are_numbered_in_order_and_the_tracking_row_keeps_count(home: Home, say: Say) -> None:
+    numbers = [say(f"message {i}", "ok").seq for i in range(3)]
+    # A turn whose read model is behind counts the turns it has not applied yet.
+    with turn_service(home) as service:
+        elsewhere = Turn.start("typed elsewhere", "user", 4, "m", 1, "h", service.mind.clock())
+        service.mind.save(*elsewhere.collect())
+    numbers.append(say("after it", "ok").seq)
+
+    with read_model(home) as con:
+        tracking = con.execute("SELECT position, time, turns FROM tracking").fetchall()
+        last = con.execute("SELECT position, time FROM events ORDER BY position DESC LIMIT 1")
+        expected = last.fetchall()[0]
+    assert numbers == [1, 2, 3, 5]
+    assert tracking == [(*expected, 5)]

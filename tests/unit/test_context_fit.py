@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from domain.context_port import ContextItem
-from projections.context import MEMORY_END, MEMORY_PREAMBLE, day_heading, fit
+from projections.context import DROPPED_KEPT, MEMORY_END, MEMORY_PREAMBLE, day_heading, fit
 from projections.tokens import count_tokens
 
 
@@ -48,7 +48,8 @@ def test_the_budget_bounds_the_rendered_block_headings_included(budget: int) -> 
 
     assert count_tokens(context.rendered) <= budget
     assert context.tokens == count_tokens(context.rendered)
-    assert len(context.items) + len(context.dropped) == len(items)
+    assert len(context.items) + context.dropped_total == len(items)
+    assert len(context.dropped) == min(DROPPED_KEPT, context.dropped_total)
     assert sum(i.clipped for i in context.items) <= 1
     for item in context.items:
         assert item.text in context.rendered
@@ -68,3 +69,14 @@ def test_an_item_that_fits_only_without_its_heading_is_not_taken() -> None:
     assert [i.id for i in context.items] == [1]
     assert context.dropped[0]["id"] == 2
     assert count_tokens(context.rendered) <= budget
+
+
+def test_the_nearest_misses_are_recorded_and_every_miss_is_counted() -> None:
+    items = [message(i, "2023-01-01", "word " * 30) for i in range(1, 60)]
+
+    context = fit(items, 200)
+
+    chosen = {i.id for i in context.items}
+    missed = [i.id for i in items if i.id not in chosen]
+    assert context.dropped_total == len(missed) > DROPPED_KEPT
+    assert [d["id"] for d in context.dropped] == missed[:DROPPED_KEPT]
