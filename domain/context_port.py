@@ -103,7 +103,9 @@ class Workspace(Protocol):
 
 class ContextSource(Protocol):
     """The read side, as turns use it. Use it as a context manager around one turn's reads:
-    each read includes every event written before it; the model is called after it closes."""
+    the first read (a turn's: `next_seq`, before it saves its message) makes the session include
+    every event written before it, and every later read of the session sees that same state;
+    the model is called after it closes."""
 
     def __enter__(self) -> ContextSource:
         """Start reading."""
@@ -118,7 +120,7 @@ class ContextSource(Protocol):
         ...
 
     def next_seq(self) -> int:
-        """The sequence number of the next turn."""
+        """The sequence number of the next turn (the session's first read)."""
         ...
 
     def unfinished_turns(self) -> list[UnfinishedTurn]:

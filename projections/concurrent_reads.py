@@ -36,6 +36,11 @@ def _executor() -> ThreadPoolExecutor:
         return _worker
 
 
+def in_background(fn: Callable[..., Any], *args: Any) -> Future[Any]:
+    """Run `fn(*args)` on the worker thread (a turn's catch-up while it saves its message)."""
+    return _executor().submit(fn, *args)
+
+
 def run_reads(con: duckdb.DuckDBPyConnection, reads: Sequence[Read]) -> list[Any]:
     """Run `reads` (each given a connection) on `con` and on a second connection to the same
     database, longest first if given so; returns their results in the order given. The first

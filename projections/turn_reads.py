@@ -1,9 +1,11 @@
-"""The read side as a turn's ContextSource: one read session per turn, refreshed before each
-read so it includes every event written before that read."""
+"""The read side as a turn's ContextSource: one read session per turn, caught up once, so that
+all of a turn's reads see the mind as it was just before the turn's message."""
 
 from __future__ import annotations
 
+from concurrent.futures import Future
 from datetime import datetime
+from itertools import islice
 from typing import Any
 
 import duckdb
@@ -17,11 +19,15 @@ from domain.context_port import (
 )
 from domain.errors import MindError
 from projections import thread_queries
+from projections.concurrent_reads import in_background
 from projections.ports import LedgerReader
 from projections.readmodel import ReadModelPaths, ReadSession
 from projections.retrieval import recall
 
 TURN_STARTED = "mind.turn.started"
+# Up to this many events behind, a turn applies them while it saves its message; more are
+# caught up first, in batches, as any reader would.
+BACKGROUND_EVENTS = 1000
 
 
 class ReadModelContextSource:
@@ -31,14 +37,25 @@ class ReadModelContextSource:
         self.paths = paths
         self.reader = reader
         self.session: ReadSession | None = None
+        self.caught_up: Future[Any] | None = None  # the session's one catch-up
 
     def __enter__(self) -> ReadModelContextSource:
-        # Opened on the first read; each read catches up first, except `next_seq`.
+        # Opened and caught up by the first read (`next_seq` starts the catch-up and leaves it
+        # running); later reads of the session see the same events.
         self.session = ReadSession(self.paths, self.reader)
+        self.caught_up = None
         return self
 
     def __exit__(self, *exc: Any) -> None:
-        if self.session is not None:
+        if self.session is None:
+            return
+        try:
+            if self.caught_up is not None:
+                failure = self.caught_up.exception()  # the file is closed once it is idle
+                if failure is not None and exc[0] is None:
+                    raise failure
+        finally:
+            self.caught_up = None
             self.session.close()
             self.session = None
 
@@ -49,21 +66,33 @@ class ReadModelContextSource:
     def _con(self) -> duckdb.DuckDBPyConnection:
         if self.session is None:
             raise RuntimeError("use the context source inside `with source:`")
-        return self.session.refresh()
+        if self.caught_up is None:
+            self.caught_up = Future()
+            self.caught_up.set_result(self.session.refresh())
+        self.caught_up.result()
+        assert self.session.con is not None
+        return self.session.con
 
     def next_seq(self) -> int:
-        """One more than the number of turns so far: those in the read model as it stands, and
-        those started in the ledger after it. Counting the tail instead of applying it saves a
-        turn one of its two catch-ups: the one after its own message applies both."""
+        """One more than the number of turns so far: those in the read model, and those
+        started in the ledger after its position. Starts catching the read model up to the
+        ledger head and leaves it running (DuckDB releases the GIL): the turn saves its message
+        meanwhile, and every later read of this session waits for it and sees the mind as it
+        was just before that message, which is thereby never retrieved as its own memory."""
         if self.session is None:
             raise RuntimeError("use the context source inside `with source:`")
         self.session.open()
         position, turns = self.session.progress()
-        tail = self.reader.rows(after=position)
-        return turns + sum(r.topic == TURN_STARTED for r in tail) + 1
+        tail = list(islice(self.reader.rows(after=position), BACKGROUND_EVENTS + 1))
+        projector = self.session.projector
+        if projector is not None and len(tail) <= BACKGROUND_EVENTS:
+            self.caught_up = in_background(projector.apply, tail)
+            return turns + sum(r.topic == TURN_STARTED for r in tail) + 1
+        self._con()  # a published copy to wait for, or a long way behind
+        return self.session.progress()[1] + 1
 
     def unfinished_turns(self) -> list[UnfinishedTurn]:
-        """Turns with a message and no outcome."""
+        """Turns with a message and no outcome (before this turn's, after `next_seq`)."""
         rows = (
             self._con()
             .execute(

@@ -331,3 +331,16 @@ def test_turns_are_numbered_in_order_and_the_tracking_row_keeps_count(home: Home
         expected = last.fetchall()[0]
     assert numbers == [1, 2, 3, 5]
     assert tracking == [(*expected, 5)]
+
+
+def test_a_turn_sees_what_came_before_its_message_and_not_the_message(home: Home, say: Say) -> None:
+    say("The zanzibar quokka expedition starts in May", "Noted.")
+    outcome = say("Tell me about the zanzibar quokka expedition", "ok")
+
+    with read_model(home) as con:
+        said = dict(
+            con.execute("SELECT turn_id, position FROM messages WHERE role = 'user'").fetchall()
+        )
+    seen = [c["id"] for c in outcome.context]
+    assert said[outcome.turn_id.hex] not in seen
+    assert len(said) == 2 and set(said.values()) - {said[outcome.turn_id.hex]} <= set(seen)
