@@ -4,6 +4,9 @@ growing ledger sizes, in-process through the application service and as `mind tu
 Anchor: Persistent Mind Model measured 0.11 s per turn at 1k events, 2.0 s at 20k, 6.2 s at 50k.
 Reference in the same run: `raw_floor`, a turn's kind of work on raw SQLite and DuckDB
 connections without the product (the turn's ratio to it drifts less than its milliseconds).
+Every size is built first, then the sizes take turns (a turn at 1k, one at 100k, one at 1M,
+again): these machines' speed drifts by a third within minutes, and measuring the sizes one
+after another made their ratio measure the drift as much as the size.
 Run: .venv/bin/python -m bench.turns [--sizes 1000 100000 1000000] [--turns 40]
 """
 
@@ -38,19 +41,27 @@ def prepare(folder: Path, size: int) -> Home:
     return home
 
 
-def in_process(home: Home, turns: int) -> dict[str, float]:
+def one_turn(home: Home, i: int) -> float:
+    """Seconds of one turn through the application service, the model's time excluded."""
+    model = LiteLLMModel(ModelSettings(spec="mock", mock_reply=REPLY.format(i=i)))
+    start = time.perf_counter()
+    with turn_service(home) as service:
+        outcome = service.run(f"Please remember bench item {i} for next week", model)
+    total = time.perf_counter() - start
+    assert outcome.status == "complete", outcome.failure
+    return total - outcome.latency_ms / 1000
+
+
+def in_process(homes: list[Home], turns: int) -> list[dict[str, float]]:
+    """Turn overhead at each home, the homes taking turns; 3 warm-up turns each excluded."""
     import_litellm()
-    samples = []
+    samples: list[list[float]] = [[] for _ in homes]
     for i in range(turns + 3):
-        model = LiteLLMModel(ModelSettings(spec="mock", mock_reply=REPLY.format(i=i)))
-        start = time.perf_counter()
-        with turn_service(home) as service:
-            outcome = service.run(f"Please remember bench item {i} for next week", model)
-        total = time.perf_counter() - start
-        assert outcome.status == "complete", outcome.failure
-        if i >= 3:  # warm-up turns excluded
-            samples.append(total - outcome.latency_ms / 1000)
-    return percentiles(samples)
+        for n, home in enumerate(homes):
+            took = one_turn(home, i)
+            if i >= 3:
+                samples[n].append(took)
+    return [percentiles(s) for s in samples]
 
 
 def raw_floor(home: Home, rounds: int) -> dict[str, float]:
@@ -117,12 +128,14 @@ def main() -> None:
     args = parser.parse_args()
     results = {}
     with tempfile.TemporaryDirectory() as tmp:
-        for size in args.sizes:
-            home = prepare(Path(tmp) / f"n{size}", size)
+        homes = [prepare(Path(tmp) / f"n{size}", size) for size in args.sizes]
+        turns = in_process(homes, args.turns)
+        floors = [raw_floor(home, args.turns) for home in homes]
+        for size, home, turn, floor in zip(args.sizes, homes, turns, floors, strict=True):
             figures = {
                 "ledger_events": size,
-                **{"turn_overhead_" + k: v for k, v in in_process(home, args.turns).items()},
-                **{"raw_floor_" + k: v for k, v in raw_floor(home, args.turns).items()},
+                **{"turn_overhead_" + k: v for k, v in turn.items()},
+                **{"raw_floor_" + k: v for k, v in floor.items()},
             }
             figures["turn_to_raw_floor_p50"] = round(
                 figures["turn_overhead_p50_ms"] / figures["raw_floor_p50_ms"], 2
