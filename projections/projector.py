@@ -16,9 +16,9 @@ import orjson
 import pyarrow as pa
 
 from domain.errors import MindError
-from projections import bm25
 from projections.duckdb_files import close, connect
 from projections.handlers import HANDLERS, TABLE_OF_KIND, Ev, Rows
+from projections.maintenance import refresh_tension, sort_term_index
 from projections.ports import LedgerReader, LedgerRow
 from projections.schema import ARROW, TABLES, create_all
 from projections.schema import schema_version as current_schema
@@ -27,9 +27,6 @@ NAME = "main"
 # Large batches amortise DuckDB's per-statement and index-commit cost (1M events: 31k/s at
 # 10,000 per batch, 40k/s at 25,000); a follower's batches are naturally small.
 BATCH = 25_000
-# The term index is re-sorted once this many of its rows, and this fraction, are unsorted.
-SORT_MIN_ROWS = 200_000
-SORT_FRACTION = 0.2
 # Up to this many rows go to a table as one INSERT ... VALUES, more as an Arrow batch.
 FEW_ROWS = 50
 # Up to this many existing rows of a table are rewritten by UPDATE, more by DELETE and INSERT.
@@ -416,64 +413,15 @@ class Projector:
             previous = e.time
 
     def sort_index(self) -> None:
-        """Rewrite `doc_terms` ordered by term once more than a fifth of it is unsorted: the
-        BM25 query then reads only the row groups of its terms (min/max pruning). At 1M events
-        the scan of the postings went from 35 ms to 3 ms; the sort took 2.8 s. The terms with
-        many postings are counted once here (`term_counts`), then kept current per batch."""
-        ((unsorted, total),) = self.con.execute(
-            "SELECT (SELECT unsorted FROM tracking WHERE name = 'main'), "
-            "(SELECT count(*) FROM doc_terms)"
-        ).fetchall()
-        if unsorted < max(SORT_MIN_ROWS, total * SORT_FRACTION):
-            return
-        self.con.execute("BEGIN TRANSACTION")
+        """Sort the term index once enough of it is unsorted (`maintenance.sort_term_index`)."""
         try:
-            self.con.execute(
-                "CREATE TABLE doc_terms_sorted AS SELECT * FROM doc_terms ORDER BY term, position"
-            )
-            self.con.execute("DROP TABLE doc_terms")
-            self.con.execute("ALTER TABLE doc_terms_sorted RENAME TO doc_terms")
-            self.con.execute("UPDATE tracking SET unsorted = 0 WHERE name = 'main'")
-            self.con.execute("DELETE FROM term_counts")
-            self.con.execute(
-                "INSERT INTO term_counts SELECT term, count(*) FROM doc_terms GROUP BY term "
-                f"HAVING count(*) > {int(bm25.TRACKED_POSTINGS)}"
-            )
-            self.con.execute("COMMIT")
-        except BaseException:
-            self.con.execute("ROLLBACK")
-            raise
+            sort_term_index(self.con)
         finally:
-            self._tracked = None
+            self._tracked = None  # the sort recounts the tracked terms
 
     def refresh_tension(self) -> None:
-        """Write each thread's tension as of the last projected event's time, so the table
-        shows tension as of the projection (the same after replay)."""
-        from projections.thread_queries import ranked
-
-        last = self.con.execute(
-            "SELECT time FROM events WHERE position = (SELECT max(position) FROM events)"
-        ).fetchall()
-        count = self.con.execute("SELECT count(*) FROM threads").fetchall()
-        if not last or not count[0][0]:
-            return
-        as_of = last[0][0]
-        rows = ranked(self.con, as_of, include_resolved=True)
-        data = pa.table(
-            {
-                "stream_id": [r["stream_id"] for r in rows],
-                "tension": [r["tension"] for r in rows],
-            }
-        )
-        self.con.register("_tension", data)
-        try:
-            self.con.execute(
-                "UPDATE threads SET tension = _tension.tension, tension_as_of = ? "
-                "FROM _tension WHERE threads.stream_id = _tension.stream_id",
-                [as_of],
-            )
-        finally:
-            self.con.unregister("_tension")
+        """Write each thread's tension as of the last projected event's time."""
+        refresh_tension(self.con)
 
     def catch_up(
         self,

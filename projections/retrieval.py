@@ -9,7 +9,6 @@ window the query names), and vector similarity when an embedder is given (off by
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -18,18 +17,16 @@ from typing import Any
 import duckdb
 
 from domain.context_port import AssembledContext, ContextItem
-from projections.bm25 import lexical
-from projections.concurrent_reads import run_reads
-from projections.item_text import (
-    Found,
-    commitment_text,
-    concept_text,
-    day_of,
-    message_text,
-    said,
-    thread_text,
+from projections.channels import (
+    concept_channel,
+    lexical_channel,
+    messages,
+    open_commitments,
+    rows,
+    vector_channel,
 )
-from projections.linked import bound_items, commitment_threads
+from projections.concurrent_reads import run_reads
+from projections.item_text import Found, commitment_text, said
 from projections.names import keys_in
 from projections.speakers import said_by
 from projections.thread_context import ThreadView, candidates, live_threads, notices
@@ -45,8 +42,6 @@ SECOND_OPINION = 0.15
 # Every channel's ranks count the same: down-weighting neighbours or recency measured worse
 # on LoCoMo (bench/locomo.py).
 WEIGHTS: dict[str, float] = {}
-NEIGHBOURS_OF = 60
-NEIGHBOUR_SPAN = 1
 NEIGHBOUR_PENALTY = 2  # a neighbour ranks just below the hit it sits next to
 RECENT = 6
 TIME_K = 20
@@ -103,117 +98,6 @@ class Pool:
                 c.ranks[channel], c.reasons[channel] = rank, reason
 
 
-def _rows(con: duckdb.DuckDBPyConnection, sql: str, params: Any = None) -> list[tuple[Any, ...]]:
-    return con.execute(sql, params or []).fetchall()
-
-
-def _messages(
-    con: duckdb.DuckDBPyConnection, where: str, params: list[Any], order: str, limit: int
-) -> list[tuple[Any, ...]]:
-    return _rows(
-        con,
-        "SELECT position, speaker, time, text, source_id FROM messages "
-        f"WHERE {where} ORDER BY {order} LIMIT {int(limit)}",
-        params,
-    )
-
-
-def _doc_texts(
-    con: duckdb.DuckDBPyConnection, hits: list[tuple[Any, ...]]
-) -> dict[int, tuple[str, str | None, str | None]]:
-    """Display text, source id and day (a message's) for lexical hits of every kind (one query
-    per kind hit)."""
-    wanted: dict[str, list[int]] = {}
-    for h in hits:
-        wanted.setdefault(h[1], []).append(h[0])
-    out: dict[int, tuple[str, str | None, str | None]] = {}
-    # Joins with the wanted positions: at 1M messages one took 7 ms where IN took 10.
-    for pos, speaker, time, text, source_id in _rows(
-        con,
-        "SELECT m.position, m.speaker, m.time, m.text, m.source_id "
-        "FROM (SELECT unnest(?) AS position) w JOIN messages m USING (position)",
-        [wanted.get("message", [])],
-    ):
-        out[pos] = (message_text(speaker, text), source_id, day_of(time))
-    if "commitment" in wanted:
-        for pos, cid, text in _rows(
-            con,
-            "SELECT opened_position, cid, text FROM commitments "
-            "WHERE opened_position IN (SELECT unnest(?))",
-            [wanted["commitment"]],
-        ):
-            out[pos] = (commitment_text(cid, text), cid, None)
-    if "concept" in wanted:
-        for pos, token, definition in _rows(
-            con,
-            "SELECT definition_position, token, definition FROM concepts "
-            "WHERE definition_position IN (SELECT unnest(?))",
-            [wanted["concept"]],
-        ):
-            out[pos] = (concept_text(token, definition), token, None)
-    if "thread" in wanted:
-        for pos, tid, status, label, content in _rows(
-            con,
-            "SELECT opened_position, id, status, label, content FROM threads "
-            "WHERE opened_position IN (SELECT unnest(?))",
-            [wanted["thread"]],
-        ):
-            out[pos] = (thread_text(tid, status, label, content), tid, None)
-    return out
-
-
-def _open_commitments(
-    con: duckdb.DuckDBPyConnection, limit: int
-) -> tuple[list[tuple[Any, ...]], list[Found]]:
-    """The newest open commitments (at most 10), then the live threads they serve."""
-    # The newest open commitments are the newest live commitment documents: the index is in
-    # ledger order, where commitments are not (4.4 against ~2.5 ms at 214,000 open ones).
-    newest = _rows(
-        con,
-        "SELECT stream FROM docs WHERE kind = 'commitment' AND live AND position <= ? "
-        "ORDER BY position DESC LIMIT 10",
-        [limit],
-    )
-    open_ = newest and _rows(
-        con,
-        "SELECT opened_position, cid, text, stream_id FROM commitments "
-        "WHERE stream_id IN (SELECT unnest(?)) ORDER BY opened_position DESC",
-        [[stream for (stream,) in newest]],
-    )
-    return open_ or [], commitment_threads(con, limit)
-
-
-def _concepts(
-    con: duckdb.DuckDBPyConnection, keys: set[str], limit: int
-) -> tuple[list[Found], list[Found]]:
-    """The concepts a query names, those they relate to, and what they are bound to."""
-    named = named_concepts(con, keys, limit)
-    related = named and _rows(
-        con,
-        "SELECT k.definition_position, k.token, k.definition, r.source, "
-        "r.relation FROM concept_relations r JOIN concepts k "
-        "ON k.token = r.target WHERE r.source IN (SELECT unnest(?)) "
-        "AND r.position <= ? ORDER BY r.position LIMIT 10",
-        [[n[1] for n in named], limit],
-    )
-    concepts: list[Found] = [
-        (p, "concept", concept_text(t, d), t, f"named in the query ({m})") for p, t, d, m in named
-    ]
-    concepts += [
-        (p, "concept", concept_text(t, d), t, f"{s} -{rel}-> {t}")
-        for p, t, d, s, rel in related or []
-    ]
-    return concepts, bound_items(con, [n[1] for n in named], limit)
-
-
-def _lexical(con: duckdb.DuckDBPyConnection, query: str, limit: int) -> tuple[Any, ...]:
-    """The lexical hits, their texts, and the messages next to the best of them."""
-    hits = lexical(con, query, limit)
-    texts = _doc_texts(con, hits)
-    near = neighbours(con, [h[0] for h in hits if h[1] == "message"][:NEIGHBOURS_OF], limit)
-    return hits, texts, near
-
-
 def gather(
     con: duckdb.DuckDBPyConnection,
     query: str,
@@ -232,11 +116,11 @@ def gather(
     inside = "time >= ? AND time < ? AND position <= ?"
     reads: list[Callable[[duckdb.DuckDBPyConnection], Any]] = [
         # The longest first, so that the two connections finish together.
-        lambda c: _lexical(c, query, limit),
+        lambda c: lexical_channel(c, query, limit),
         lambda c: live_threads(c, now, limit),
-        lambda c: _open_commitments(c, limit),
-        lambda c: _concepts(c, keys, limit),
-        lambda c: _messages(
+        lambda c: open_commitments(c, limit),
+        lambda c: concept_channel(c, keys, limit),
+        lambda c: messages(
             c,
             "turn_id IS DISTINCT FROM ? AND position <= ?",
             [exclude_turn, limit],
@@ -244,15 +128,15 @@ def gather(
             RECENT,
         ),
         lambda c: said_by(c, query, keys, limit),
-        lambda c: [_messages(c, inside, [s, e, limit], "position", 500) for s, e, _ in spans],
-        lambda c: _rows(c, "SELECT name FROM identity"),
+        lambda c: [messages(c, inside, [s, e, limit], "position", 500) for s, e, _ in spans],
+        lambda c: rows(c, "SELECT name FROM identity"),
         lambda c: last_refusals(c, exclude_turn) if refusals else [],
     ]
     (
         (hits, texts, found),
         threads,
         (open_, served),
-        (concepts, bound),
+        (concept_items, bound),
         recent,
         spoken,
         in_windows,
@@ -280,7 +164,7 @@ def gather(
     pool.threads, pool.refusals = threads, refused
     pool.add("threads", candidates(pool.threads))
     streams.update((r["opened_position"], r["stream_id"]) for r in pool.threads.top)
-    pool.add("concepts", concepts)
+    pool.add("concepts", concept_items)
     pool.add("bindings", bound)
     pool.add(
         "lexical",
@@ -304,12 +188,15 @@ def gather(
         [f for f, _ in found],
         [lexical_rank[hit] + NEIGHBOUR_PENALTY for _, hit in found],
     )
-    for (_, _, words), rows in zip(spans, in_windows, strict=True):
+    for (_, _, words), inside_rows in zip(spans, in_windows, strict=True):
         # Inside the window, what the words also found comes first, then the rest in order.
-        rows.sort(key=lambda r: (lexical_rank.get(r[0], NO_LIMIT), r[0]))
+        inside_rows.sort(key=lambda r: (lexical_rank.get(r[0], NO_LIMIT), r[0]))
         pool.add(
             "time",
-            [said(p, sp, t, tx, sid, f"said {words}") for p, sp, t, tx, sid in rows[:TIME_K]],
+            [
+                said(p, sp, t, tx, sid, f"said {words}")
+                for p, sp, t, tx, sid in inside_rows[:TIME_K]
+            ],
         )
     pool.add(
         "recency",
@@ -322,7 +209,7 @@ def gather(
     unknown = [i for i in owned if i not in streams]
     if unknown:  # threads served by commitments, bound items
         streams.update(
-            _rows(
+            rows(
                 con,
                 "SELECT opened_position, stream_id FROM threads WHERE opened_position IN "
                 "(SELECT unnest($p)) UNION ALL SELECT opened_position, stream_id FROM commitments "
@@ -333,89 +220,6 @@ def gather(
     for i in owned:
         pool.items[i].stream = streams.get(i)
     return pool
-
-
-def named_concepts(
-    con: duckdb.DuckDBPyConnection, keys: set[str], limit: int
-) -> list[tuple[int, str, str, str]]:
-    """Concepts whose token or an alias a text with name keys `keys` names (`projections.names`),
-    by token, at most 10: (definition position, token, definition, the name matched; the token
-    before aliases)."""
-    names = _rows(
-        con,
-        "SELECT stream_id, name, is_alias FROM concept_names "
-        "WHERE name_key IN (SELECT unnest($k)) AND position <= $lim ORDER BY is_alias, position",
-        {"k": sorted(keys), "lim": limit},
-    )
-    matched: dict[str, str] = {}
-    for stream, name, _ in names:
-        matched.setdefault(stream, name)
-    if not matched:
-        return []
-    concepts = _rows(
-        con,
-        "SELECT definition_position, token, definition, stream_id FROM concepts "
-        "WHERE stream_id IN (SELECT unnest($s)) AND definition_position <= $lim "
-        "ORDER BY token LIMIT 10",
-        {"s": list(matched), "lim": limit},
-    )
-    return [(p, t, d, matched[stream]) for p, t, d, stream in concepts]
-
-
-def neighbours(
-    con: duckdb.DuckDBPyConnection, hits: list[int], limit: int
-) -> list[tuple[Any, ...]]:
-    """The message just before and just after each hit in the same conversation: an answer
-    often sits next to the question that matched."""
-    if not hits:
-        return []
-    reach = 3 * NEIGHBOUR_SPAN
-    near = sorted({p + d for p in hits for d in range(-reach, reach + 1)} - set(hits))
-    rows = {
-        r[0]: r
-        for r in _rows(
-            con,
-            "SELECT position, speaker, time, text, source_id, "
-            "coalesce(conversation, '') FROM messages "
-            "WHERE position IN (SELECT unnest(?)) AND position <= ?",
-            [sorted(set(near) | set(hits)), limit],
-        )
-    }
-    out = []
-    for hit in hits:
-        if hit not in rows:
-            continue
-        conv = rows[hit][5]
-        same = [p for p in rows if rows[p][5] == conv and p != hit and abs(p - hit) <= 3]
-        for p in (
-            max((p for p in same if p < hit), default=None),
-            min((p for p in same if p > hit), default=None),
-        ):
-            if p is not None:
-                _, sp, t, tx, sid, _ = rows[p]
-                out.append((said(p, sp, t, tx, sid, f"next to #{hit}"), hit))
-    return out
-
-
-def vector_channel(
-    con: duckdb.DuckDBPyConnection,
-    query: str,
-    limit: int,
-    embed: Callable[[list[str]], list[list[float]]],
-) -> list[tuple[Any, ...]]:
-    """Cosine similarity between the query and message texts, through an embedding function."""
-    rows = _messages(con, "position <= ?", [limit], "position DESC", 2000)
-    if not rows:
-        return []
-    vectors = embed([query] + [r[3] for r in rows])
-    q = vectors[0]
-    qn = math.sqrt(sum(x * x for x in q)) or 1.0
-    scored = []
-    for r, v in zip(rows, vectors[1:], strict=True):
-        vn = math.sqrt(sum(x * x for x in v)) or 1.0
-        scored.append((-sum(a * b for a, b in zip(q, v, strict=True)) / (qn * vn), r[0], r))
-    scored.sort()
-    return [said(r[0], r[1], r[2], r[3], r[4], f"similarity {-s:.2f}") for s, _, r in scored[:20]]
 
 
 def rank(pool: Pool, lead_with_threads: bool = False) -> list[ContextItem]:

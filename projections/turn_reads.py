@@ -67,8 +67,9 @@ class ReadModelContextSource:
         if self.session is None:
             raise RuntimeError("use the context source inside `with source:`")
         if self.caught_up is None:
-            self.caught_up = Future()
-            self.caught_up.set_result(self.session.refresh())
+            done: Future[Any] = Future()
+            done.set_result(self.session.refresh())  # set only once it succeeded
+            self.caught_up = done
         self.caught_up.result()
         assert self.session.con is not None
         return self.session.con

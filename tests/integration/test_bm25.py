@@ -120,13 +120,14 @@ def test_tracked_document_frequencies_stay_exact_and_give_the_same_answer(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, few_rows: int
 ) -> None:
     from adapters.sqlite_ledger import SQLiteLedgerReader
+    from projections import maintenance
     from projections import projector as projector_module
     from projections.projector import Projector
 
     monkeypatch.setattr(bm25, "COMMON_POSTINGS", 200)
     monkeypatch.setattr(bm25, "TRACKED_POSTINGS", 100)
     monkeypatch.setattr(bm25, "SMALL_DOCS", 0)
-    monkeypatch.setattr(projector_module, "SORT_MIN_ROWS", 0)
+    monkeypatch.setattr(maintenance, "SORT_MIN_ROWS", 0)
     monkeypatch.setattr(projector_module, "FEW_ROWS", few_rows)
 
     def chat(name: str, lines: list[str]) -> Path:

@@ -243,14 +243,14 @@ def test_sorting_the_term_index_changes_no_result(
     locomo_home: Home, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     from adapters.sqlite_ledger import SQLiteLedgerReader
-    from projections import projector as projector_module
+    from projections import maintenance
     from projections.projector import Projector
 
     questions = ["When did Caroline go to the LGBTQ support group?", "What does Melanie paint?"]
     reader = SQLiteLedgerReader(locomo_home.ledger)
     unsorted = Projector(tmp_path / "unsorted.duckdb")
     unsorted.catch_up(reader)
-    monkeypatch.setattr(projector_module, "SORT_MIN_ROWS", 0)
+    monkeypatch.setattr(maintenance, "SORT_MIN_ROWS", 0)
     sorted_ = Projector(tmp_path / "sorted.duckdb")
     sorted_.catch_up(reader, maintain=True)
 

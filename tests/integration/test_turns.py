@@ -17,6 +17,8 @@ from cli.compose import Home, build_model, open_mind, open_reader, read_model, t
 from domain.turn import Turn
 from domain.turns import TurnOutcome
 from projections.context import DROPPED_KEPT
+from projections.handlers import HANDLERS
+from projections.projector import ProjectionError
 from tests.integration.fake_provider import failing_provider
 from tests.integration.ledger_factory import sqlite_mind
 
@@ -344,3 +346,21 @@ def test_a_turn_sees_what_came_before_its_message_and_not_the_message(home: Home
     seen = [c["id"] for c in outcome.context]
     assert said[outcome.turn_id.hex] not in seen
     assert len(said) == 2 and set(said.values()) - {said[outcome.turn_id.hex]} <= set(seen)
+
+
+def test_a_catch_up_failing_beside_the_message_fails_the_turn_and_keeps_the_message(
+    home: Home, say: Say, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    say("first", "ok")  # its outcome is applied by the next turn, on the worker thread
+
+    def broken(rows: Any, e: Any) -> None:
+        raise ValueError("a broken handler")
+
+    monkeypatch.setitem(HANDLERS, "mind.turn.completed", broken)
+    with pytest.raises(ProjectionError, match="a broken handler"):
+        say("second", "ok")
+    monkeypatch.undo()
+    third = say("third", "ok")
+
+    assert topics(home).count("mind.turn.started") == 3
+    assert third.status == "complete" and third.seq == 3
