@@ -22,9 +22,9 @@ MEMORY_PREAMBLE = (
 )
 MEMORY_END = "</memory>"
 MIN_CLIP = 16  # tokens: a shorter clipped item says too little to be worth its line
-# The nearest misses recorded with a turn (the rest only counted): a turn recorded every one of
-# its ~100 candidates over the budget, 28 KB of ledger per turn, most of it the same few
-# reasons; with 20, ~6 KB (bench/turns.py).
+# The nearest misses recorded with a turn; the rest are only counted. A turn used to record
+# every candidate over its budget: a few dozen in a small mind, hundreds in one where the
+# message's words are common, each ~230 bytes of ledger that said little the first 20 did not.
 DROPPED_KEPT = 20
 
 
