@@ -6,6 +6,7 @@ import os
 import shutil
 from collections import Counter
 from collections.abc import Callable, Sequence
+from copy import deepcopy
 from datetime import datetime, timedelta
 from itertools import islice
 from pathlib import Path
@@ -204,7 +205,8 @@ class Projector:
             found = cur.fetchall()
             loaded[table] = {r[0]: dict(zip(names, r, strict=True)) for r in found}
             if len(found) <= FEW_UPDATES:  # only those are rewritten by `_update`
-                self._before[table] = {r[0]: dict(zip(names, r, strict=True)) for r in found}
+                # Copied whole: a handler that changed a list in place must still be seen.
+                self._before[table] = deepcopy(loaded[table])
         return loaded
 
     def _write(self, events: Sequence[Ev], rows: Rows, turns: int) -> None:

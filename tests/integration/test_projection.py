@@ -176,3 +176,26 @@ def test_a_read_model_whose_creator_died_before_its_header_is_created_again(
     assert projector.position() == reader.head()[0]
     projector.close()
     assert not list(tmp_path.glob("rm.duckdb*.tmp*"))
+
+
+def test_an_entity_row_changed_in_place_by_a_handler_is_still_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A small batch rewrites only the columns that changed: the comparison must see a list
+    # that a handler extended in place, not only one it replaced.
+    def aliased_in_place(rows: handlers.Rows, e: handlers.Ev) -> None:
+        row = rows.entity("concepts", e.stream)
+        row["aliases"].append(e.state["alias"])
+
+    app = sqlite_mind(tmp_path, commands=0)
+    app.define_concept("topic.x", "a meaning")
+    app.alias_concept("topic.x", "first")
+    reader = SQLiteLedgerReader(tmp_path / "ledger.sqlite")
+    projector = Projector(tmp_path / "rm.duckdb")
+    projector.catch_up(reader)
+    monkeypatch.setitem(handlers.HANDLERS, "mind.concept.aliased", aliased_in_place)
+    app.alias_concept("topic.x", "second")
+    projector.catch_up(reader)
+
+    row = projector.con.execute("SELECT aliases FROM concepts WHERE token = 'topic.x'").fetchall()
+    assert row == [(["first", "second"],)]
