@@ -335,7 +335,12 @@ def test_turns_are_numbered_in_order_and_the_tracking_row_keeps_count(home: Home
     assert tracking == [(*expected, 5)]
 
 
-def test_a_turn_sees_what_came_before_its_message_and_not_the_message(home: Home, say: Say) -> None:
+# 1,000: the catch-up runs beside the message's save; 0: first (a read model far behind).
+@pytest.mark.parametrize("beside", [1000, 0])
+def test_a_turn_sees_what_came_before_its_message_and_not_the_message(
+    home: Home, say: Say, monkeypatch: pytest.MonkeyPatch, beside: int
+) -> None:
+    monkeypatch.setattr("projections.turn_reads.BACKGROUND_EVENTS", beside)
     say("The zanzibar quokka expedition starts in May", "Noted.")
     outcome = say("Tell me about the zanzibar quokka expedition", "ok")
 
@@ -346,6 +351,7 @@ def test_a_turn_sees_what_came_before_its_message_and_not_the_message(home: Home
     seen = [c["id"] for c in outcome.context]
     assert said[outcome.turn_id.hex] not in seen
     assert len(said) == 2 and set(said.values()) - {said[outcome.turn_id.hex]} <= set(seen)
+    assert outcome.seq == 2
 
 
 def test_a_catch_up_failing_beside_the_message_fails_the_turn_and_keeps_the_message(
