@@ -36,6 +36,7 @@ class ModelSettings:
     temperature: float = 0.0
     mock_reply: str | None = None
     extra_body: dict[str, Any] = field(default_factory=dict)
+    stop: list[str] = field(default_factory=list)  # stop sequences (none: the model's own end)
 
 
 def _failure(e: Exception, litellm: Any) -> ModelFailure:
@@ -94,6 +95,8 @@ class LiteLLMModel:
             args["fallbacks"] = s.fallbacks
         if s.extra_body:
             args["extra_body"] = s.extra_body
+        if s.stop:
+            args["stop"] = s.stop
         return args
 
     def complete(
@@ -119,12 +122,8 @@ class LiteLLMModel:
         latency = (time.perf_counter() - started) * 1000
         if not text.strip():
             raise ModelFailure("empty", "the model returned an empty reply")
-        if finish == "length":
-            raise ModelFailure(
-                "truncated",
-                "the reply was cut off at the token limit "
-                f"({self.settings.max_tokens}); raise max_tokens",
-            )
+        # A reply cut off at max_tokens (finish "length") is still a reply: the turn keeps it and
+        # marks it cut off. An empty one is a failure.
         provider = "mock" if self.settings.mock_reply is not None else self._provider()
         return Completion(
             text=text,

@@ -19,6 +19,7 @@ HELP = """/help                this list
 /model SPEC          switch the model (recorded in the ledger)
 /context             what the last turn saw and why
 /raw                 the last reply as the model wrote it
+/prompt              the exact messages the model was sent in the last turn
 /verify              check the ledger's hash chain
 /exit                leave (Ctrl-D too)"""
 
@@ -82,6 +83,13 @@ class Session:
                 )
         elif command == "raw":
             click.echo(self.last.reply_raw if self.last else "no turn yet")
+        elif command == "prompt":
+            from cli.turn_prompt import echo_prompt, turn_prompt
+
+            if self.last is None:
+                click.echo("no turn yet")
+            else:  # read back from the ledger: what was recorded, not what is in memory
+                echo_prompt(turn_prompt(self.home, self.last.turn_id))
         elif command == "verify":
             from adapters.hash_chain import verify_chain
 

@@ -92,15 +92,29 @@ def status(home: Home, as_json: bool) -> None:
 @click.command()
 @click.option("--limit", default=20, show_default=True, type=click.IntRange(1, 100_000))
 @click.option("--kind", type=click.Choice(KINDS), help="Only events of one aggregate kind.")
+@click.option(
+    "--turn",
+    "turn_ref",
+    metavar="ID",
+    help="Instead: the exact messages the model was sent in this turn (id or a prefix).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_obj
-def log(home: Home, limit: int, kind: str | None, as_json: bool) -> None:
+def log(home: Home, limit: int, kind: str | None, turn_ref: str | None, as_json: bool) -> None:
     """Show the latest events: position, time, type, aggregate and short hash.
 
     Example:
 
         mind log --limit 5 --kind commitment
+
+        mind log --turn 3f2a9c
     """
+    if turn_ref is not None:
+        from cli.turn_prompt import echo_prompt, resolve_turn, turn_prompt
+
+        data = turn_prompt(home, resolve_turn(home, turn_ref))
+        emit_json(data) if as_json else echo_prompt(data)
+        return
     rows = open_reader(home).tail(limit, f"mind.{kind}." if kind else "")
     events = []
     for r in rows:

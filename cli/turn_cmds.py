@@ -38,6 +38,8 @@ def outcome_json(home: Home, outcome: Any) -> dict[str, Any]:
         "model": outcome.model,
         "usage": outcome.usage,
         "latency_ms": outcome.latency_ms,
+        "finish_reason": outcome.finish_reason,
+        "cut_off": outcome.cut_off,
         "failure": outcome.failure,
         "events": {
             "first": positions[0] if positions else None,
@@ -48,6 +50,12 @@ def outcome_json(home: Home, outcome: Any) -> dict[str, Any]:
 
 def echo_effects(outcome: Any) -> None:
     """What a reply's control lines did, on stderr so the reply itself stays clean."""
+    if outcome.cut_off:
+        click.echo(
+            f"  [cut off at the token limit (finish reason {outcome.finish_reason}); "
+            "the reply is kept as far as it got]",
+            err=True,
+        )
     for cid in outcome.opened:
         click.echo(f"  [opened {cid}]", err=True)
     for cid in outcome.closed:
@@ -117,7 +125,9 @@ def turn(
 
     The message is recorded first; then context is assembled from the read models, the model
     is called, and the reply and everything it commits to, claims or defines are recorded
-    together. Exit 1 if the model fails (the message stays in the ledger).
+    together. A reply cut off at the token limit is kept and marked cut off (a control line
+    it stops in the middle of does not apply). Exit 1 if the model fails (the message stays in
+    the ledger).
 
     Example:
 

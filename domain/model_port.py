@@ -19,6 +19,11 @@ class Completion:
     finish_reason: str = "stop"
     mock: bool = False
 
+    @property
+    def cut_off(self) -> bool:
+        """Whether the reply stopped at the token limit rather than where the model ended it."""
+        return self.finish_reason == "length"
+
 
 class ModelFailure(Exception):
     """Raised when a model call fails; `kind` is one of FAILURE_KINDS."""
@@ -37,14 +42,18 @@ FAILURE_KINDS = (
     "server",
     "context_too_long",
     "empty",
-    "truncated",
+    "truncated",  # no longer raised (a cut-off reply is kept); old turns may carry it
     "not_installed",
     "bad_request",
 )
 
 
 class CompletionModel(Protocol):
-    """Anything that can answer a list of chat messages."""
+    """Anything that can answer a list of chat messages.
+
+    A model may also have `compact_prompt` (True for a small model: the short protocol) and
+    `memory_budget` (the most memory tokens its context has room for); see `prompt_fit`.
+    """
 
     @property
     def name(self) -> str:
@@ -56,3 +65,12 @@ class CompletionModel(Protocol):
     ) -> Completion:
         """Answer, or raise ModelFailure."""
         ...
+
+
+def prompt_fit(model: CompletionModel, budget: int) -> tuple[bool, int]:
+    """Whether `model` wants the compact system prompt, and the memory budget it has room for
+    (the smaller of `budget` and its own). Hosted models declare neither and keep the full
+    protocol and the budget asked for."""
+    compact = bool(getattr(model, "compact_prompt", False))
+    own = getattr(model, "memory_budget", None)
+    return compact, min(budget, own) if isinstance(own, int) else budget

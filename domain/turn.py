@@ -40,12 +40,17 @@ class Turn(AggregateRoot):
         latency_ms: float
         finish_reason: str
         mock: bool
+        # The reply stopped at the token limit (finish_reason "length"): kept, not a failure.
+        cut_off: bool = False
+        # The messages the model was sent, exactly (shown by `mind log --turn`).
+        prompt: list[dict[str, str]] = []
 
     class GenerationFailed(DomainEvent):
         TOPIC = "mind.turn.generation_failed"
         kind: str
         message: str
         model: str
+        prompt: list[dict[str, str]] = []  # what the model was sent, as on Replied
 
     class LineRejected(DomainEvent):
         TOPIC = "mind.turn.line_rejected"
@@ -113,10 +118,24 @@ class Turn(AggregateRoot):
         self._check_open()
         self.trigger(self.Replied, at, **fields)
 
-    def fail(self, kind: str, message: str, model: str, at: datetime) -> None:
-        """Record that the model produced no usable reply."""
+    def fail(
+        self,
+        kind: str,
+        message: str,
+        model: str,
+        at: datetime,
+        prompt: list[dict[str, str]] | None = None,
+    ) -> None:
+        """Record that the model produced no usable reply (and what it was sent)."""
         self._check_open()
-        self.trigger(self.GenerationFailed, at, kind=kind, message=message[:2000], model=model)
+        self.trigger(
+            self.GenerationFailed,
+            at,
+            kind=kind,
+            message=message[:2000],
+            model=model,
+            prompt=prompt or [],
+        )
 
     def reject(self, line: str, reason: str, at: datetime) -> None:
         """Record a control line that was refused, and why."""

@@ -32,7 +32,7 @@ from domain.control_lines import (
 from domain.errors import MindError
 from domain.events import AggregateRoot
 from domain.identity import IDENTITY_ID, Identity
-from domain.model_port import CompletionModel, ModelFailure
+from domain.model_port import CompletionModel, ModelFailure, prompt_fit
 from domain.settings import thread_params
 from domain.tension import TensionParams
 from domain.text import clean_token
@@ -71,13 +71,36 @@ AUTONOMY_PROMPT = (
 )
 
 
-def system_prompt(identity: Identity, context: AssembledContext) -> str:
-    """The system message: who the mind is, the protocol, and the delimited memory."""
+# The protocol for a small model (the embedded 135M one): two control lines in ~60 tokens
+# instead of ~330, so its context holds memory rather than rules it rarely follows.
+COMPACT_PROTOCOL = "\n".join(
+    [
+        "To promise something, write a line COMMIT: <text>. When a promise is kept, write a line "
+        "CLOSE: <cid>. These lines are hidden from the user.",
+        "Answer in one or two short sentences, using the memory below when it helps.",
+    ]
+)
+CUT_OFF_REASON = "the reply was cut off at the token limit before this line ended"
+
+
+def system_prompt(identity: Identity, context: AssembledContext, compact: bool = False) -> str:
+    """The system message: who the mind is, the protocol, and the delimited memory, in that
+    order: the part that never changes comes first, so a server's prompt cache reuses it."""
     who = (
         f"You are {identity.name}, a mind whose memory is an append-only ledger. "
         "Answer the user helpfully and briefly."
     )
-    return "\n\n".join(part for part in (who, PROTOCOL, context.rendered) if part)
+    protocol = COMPACT_PROTOCOL if compact else PROTOCOL
+    return "\n\n".join(part for part in (who, protocol, context.rendered) if part)
+
+
+def unfinished_line(reply: str, lines: list[ControlLine]) -> ControlLine | None:
+    """The control line a cut-off reply ends in the middle of (its last line, with no newline
+    after it), or None."""
+    if not lines or not reply or reply.endswith(("\n", "\r")):
+        return None
+    last = reply.splitlines()[-1].strip()
+    return lines[-1] if lines[-1].raw == last else None
 
 
 @dataclass
@@ -101,7 +124,9 @@ class TurnOutcome:
     usage: dict[str, int] = field(default_factory=dict)
     latency_ms: float = 0.0
     finish_reason: str = ""
+    cut_off: bool = False
     failure: dict[str, str] | None = None
+    messages: list[dict[str, str]] = field(default_factory=list)  # what the model was sent
     notification_ids: list[int] = field(default_factory=list)
 
 
@@ -334,6 +359,7 @@ class TurnService:
         )
         with self.context:  # one read session for the turn's reads, closed before the model
             seq = self.context.next_seq()
+            compact, budget = prompt_fit(model, budget)
             turn = Turn.start(
                 text, speaker, seq, model.name, self.pid, self.host, self.mind.clock()
             )
@@ -351,13 +377,14 @@ class TurnService:
             turn.id, seq, "started", model.name, [i.record() for i in context.items], context.tokens
         )
         outcome.notification_ids = [r.notification.id for r in recordings if r.notification]
-        messages = [{"role": "system", "content": system_prompt(identity, context)}]
+        messages = [{"role": "system", "content": system_prompt(identity, context, compact)}]
         # A turn with no message is an autonomy cycle; the model still needs a user turn.
         messages.append({"role": "user", "content": text or AUTONOMY_PROMPT})
+        outcome.messages = messages
         try:
-            completion = model.complete(messages, on_token)
+            completion = model.complete([dict(m) for m in messages], on_token)
         except ModelFailure as failure:
-            turn.fail(failure.kind, failure.message, model.name, self.mind.clock())
+            turn.fail(failure.kind, failure.message, model.name, self.mind.clock(), messages)
             recordings = self.mind.save(*turn.collect())
             outcome.status, outcome.failure = (
                 "failed",
@@ -381,6 +408,11 @@ class TurnService:
         setting: TurnSetting,
     ) -> TurnOutcome:
         visible, lines = split_reply(completion.text)
+        # A cut-off reply is kept, but a control line it stops in the middle of never applies.
+        cut_off = completion.finish_reason == "length"
+        partial = unfinished_line(completion.text, lines) if cut_off else None
+        if partial is not None:
+            lines.remove(partial)
         # Work and resolutions are checked after every other line, so a CLOSE anywhere in the
         # reply counts for a THREAD-WORK that cites it.
         lines.sort(key=lambda line: line.keyword in ("THREAD-WORK", "THREAD-RESOLVE"))
@@ -399,9 +431,14 @@ class TurnService:
                 latency_ms=completion.latency_ms,
                 finish_reason=completion.finish_reason,
                 mock=completion.mock,
+                cut_off=cut_off,
+                prompt=outcome.messages,
             )
             for line in lines:
                 effects.apply(line)
+            if partial is not None:
+                effects.rejections.append({"line": partial.raw, "reason": CUT_OFF_REASON})
+                work_turn.reject(partial.raw, CUT_OFF_REASON, effects.at)
             effects.mentions(visible, context)
             work_turn.complete(
                 effects.at,
@@ -430,6 +467,7 @@ class TurnService:
         outcome.identity, outcome.usage = effects.identity, dict(completion.usage)
         outcome.threads = effects.thread_notes
         outcome.latency_ms, outcome.finish_reason = completion.latency_ms, completion.finish_reason
+        outcome.cut_off = cut_off
         outcome.model = completion.model
         outcome.notification_ids += [r.notification.id for r in recordings if r.notification]
         return outcome

@@ -325,6 +325,7 @@ def turn_replied(rows: Rows, e: Ev) -> None:
         usage=json.dumps(s["usage"]),
         latency_ms=s["latency_ms"],
         finish_reason=s["finish_reason"],
+        cut_off=s.get("cut_off", False),  # absent from replies recorded before it existed
     )
     _message(
         rows,

@@ -76,8 +76,8 @@ TABLES: dict[str, str] = {
     "turns": (
         "stream_id VARCHAR PRIMARY KEY, seq BIGINT, speaker VARCHAR, status VARCHAR, "
         "text VARCHAR, reply VARCHAR, reply_raw VARCHAR, model VARCHAR, provider VARCHAR, "
-        "usage JSON, latency_ms DOUBLE, finish_reason VARCHAR, failure_kind VARCHAR, "
-        "failure VARCHAR, started_at TIMESTAMPTZ, finished_at TIMESTAMPTZ, "
+        "usage JSON, latency_ms DOUBLE, finish_reason VARCHAR, cut_off BOOLEAN, "
+        "failure_kind VARCHAR, failure VARCHAR, started_at TIMESTAMPTZ, finished_at TIMESTAMPTZ, "
         "started_position BIGINT, finished_position BIGINT, context JSON, context_tokens BIGINT, "
         "opened VARCHAR[], closed VARCHAR[], rejections JSON, pid BIGINT, host VARCHAR"
     ),
@@ -281,6 +281,7 @@ ARROW: dict[str, pa.Schema] = {
             ("usage", pa.string()),
             ("latency_ms", pa.float64()),
             ("finish_reason", pa.string()),
+            ("cut_off", pa.bool_()),
             ("failure_kind", pa.string()),
             ("failure", pa.string()),
             ("started_at", TS),

@@ -33,6 +33,8 @@ TURN_KEYS = {
     "model",
     "usage",
     "latency_ms",
+    "finish_reason",
+    "cut_off",
     "failure",
     "events",
 }

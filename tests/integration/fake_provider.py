@@ -109,3 +109,62 @@ def embedding_provider() -> Iterator[tuple[str, list[int]]]:
     finally:
         server.shutdown()
         server.server_close()
+
+
+class _Scripted(BaseHTTPRequestHandler):
+    """Answers /chat/completions like OpenAI with a scripted reply and finish reason, and
+    keeps every request body it received (what the model was actually sent)."""
+
+    disable_nagle_algorithm = True
+    reply = ""
+    finish_reason = "stop"
+    received: list[dict[str, object]] = []
+
+    def do_POST(self) -> None:
+        body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))))
+        self.received.append(body)
+        payload = json.dumps(
+            {
+                "id": "chatcmpl-fake",
+                "object": "chat.completion",
+                "created": 0,
+                "model": body.get("model", "fake"),
+                "choices": [
+                    {
+                        "index": 0,
+                        "message": {"role": "assistant", "content": self.reply},
+                        "finish_reason": self.finish_reason,
+                    }
+                ],
+                "usage": {"prompt_tokens": 50, "completion_tokens": 7, "total_tokens": 57},
+            }
+        ).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(payload)))
+        self.end_headers()
+        self.wfile.write(payload)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@contextmanager
+def scripted_provider(
+    reply: str, finish_reason: str = "stop"
+) -> Iterator[tuple[str, list[dict[str, object]]]]:
+    """Serve one scripted chat reply on 127.0.0.1; yield the base URL and the request bodies."""
+    received: list[dict[str, object]] = []
+    handler = type(
+        "Handler",
+        (_Scripted,),
+        {"reply": reply, "finish_reason": finish_reason, "received": received},
+    )
+    server = HTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_port}/v1", received
+    finally:
+        server.shutdown()
+        server.server_close()

@@ -1,0 +1,68 @@
+"""`mind turn` on a cut-off reply, `mind log --turn` and chat's `/prompt`, end to end."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from tests.conftest import Result
+from tests.integration.fake_provider import scripted_provider
+
+Cli = Callable[..., Result]
+
+
+def test_a_cut_off_turn_exits_0_and_says_it_was_cut_off(cli: Cli, mind_home: Path) -> None:
+    with scripted_provider("You promised the weekly report, and the", "length") as (base, _):
+        text = cli("turn", "What did I promise?", "--model", "openai/fake", "--api-base", base)
+        data = cli("turn", "And?", "--model", "openai/fake", "--api-base", base, "--json").json()
+
+    assert text.exit_code == 0
+    assert text.output == "You promised the weekly report, and the\n"
+    assert "cut off at the token limit (finish reason length)" in text.stderr
+    assert (data["status"], data["cut_off"], data["finish_reason"]) == ("complete", True, "length")
+    assert data["failure"] is None
+
+
+def test_log_turn_shows_exactly_the_messages_the_model_received(cli: Cli, mind_home: Path) -> None:
+    cli("commit", "Send the weekly report on Friday")
+    with scripted_provider("The weekly report.") as (base, received):
+        turn = cli(
+            "turn", "What did I promise?", "--model", "openai/fake", "--api-base", base, "--json"
+        ).json()["turn"]
+
+    shown = cli("log", "--turn", turn, "--json").json()
+    text = cli("log", "--turn", turn[:8]).output
+
+    assert shown["messages"] == received[0]["messages"]
+    assert shown["status"] == "complete"
+    system = received[0]["messages"][0]["content"]
+    assert text == (
+        f"turn {turn} (complete, model openai/fake):\n--- system ---\n{system}\n"
+        "--- user ---\nWhat did I promise?\n"
+    )
+
+
+def test_log_turn_with_an_unknown_id_is_a_one_line_error(cli: Cli, mind_home: Path) -> None:
+    result = cli("log", "--turn", "abcdef12")
+
+    assert result.exit_code == 1
+    assert result.stderr.strip() == "Error: no turn has an id starting with abcdef12"
+
+
+def test_chat_prompt_shows_the_last_turns_messages(cli: Cli, mind_home: Path) -> None:
+    with scripted_provider("Sure.") as (base, received):
+        result = cli(
+            "chat",
+            "--model",
+            "openai/fake",
+            "--api-base",
+            base,
+            input="/prompt\nremind me to stretch\n/prompt\n/exit\n",
+        )
+
+    assert result.exit_code == 0
+    assert "no turn yet" in result.output
+    sent = received[0]["messages"]
+    assert f"--- system ---\n{sent[0]['content']}\n--- user ---\nremind me to stretch\n" in (
+        result.output
+    )

@@ -1,0 +1,123 @@
+"""A reply cut off at the token limit is kept, and every turn records what its model was sent
+(checked against what a loopback provider actually received)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from uuid import uuid4
+
+import pytest
+
+from cli.compose import Home, build_model, open_mind, open_reader, read_model, turn_service
+from cli.turn_prompt import turn_prompt
+from domain.turn import Turn
+from domain.turns import CUT_OFF_REASON, TurnOutcome
+from tests.conftest import T0
+from tests.integration.fake_provider import failing_provider, scripted_provider
+from tests.integration.ledger_factory import sqlite_mind
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Home:
+    sqlite_mind(tmp_path, commands=0)
+    return Home(tmp_path)
+
+
+def scripted_turn(home: Home, text: str, reply: str, finish: str = "stop") -> TurnOutcome:
+    """One turn against a loopback provider that answers `reply` with `finish`."""
+    with scripted_provider(reply, finish) as (base, _), turn_service(home) as service:
+        return service.run(text, build_model(home, "openai/fake", api_base=base))
+
+
+def test_a_cut_off_reply_is_kept_and_only_its_complete_control_lines_apply(home: Home) -> None:
+    reply = "You promised the report.\nCOMMIT: send the report on Friday\nCOMMIT: call Ad"
+
+    outcome = scripted_turn(home, "What did I promise?", reply, "length")
+
+    assert (outcome.status, outcome.cut_off, outcome.finish_reason) == ("complete", True, "length")
+    assert outcome.reply == "You promised the report."
+    assert len(outcome.opened) == 1
+    assert outcome.rejections == [{"line": "COMMIT: call Ad", "reason": CUT_OFF_REASON}]
+    with read_model(home) as con:
+        row = con.execute("SELECT status, finish_reason, cut_off, reply FROM turns").fetchall()
+        texts = [r[0] for r in con.execute("SELECT text FROM commitments").fetchall()]
+    assert row == [("complete", "length", True, "You promised the report.")]
+    assert texts == ["send the report on Friday"]
+
+
+def test_a_cut_off_reply_ending_in_plain_text_keeps_that_text(home: Home) -> None:
+    outcome = scripted_turn(
+        home, "plants?", "COMMIT: water the plants\nThe plants need wat", "length"
+    )
+
+    assert outcome.reply == "The plants need wat"
+    assert outcome.rejections == [] and len(outcome.opened) == 1
+
+
+def test_a_reply_that_ends_normally_is_not_marked_cut_off(home: Home) -> None:
+    outcome = scripted_turn(home, "hi", "Hello.\nCOMMIT: say hi")
+
+    assert (outcome.cut_off, outcome.finish_reason, len(outcome.opened)) == (False, "stop", 1)
+    with read_model(home) as con:
+        assert con.execute("SELECT cut_off FROM turns").fetchall() == [(False,)]
+
+
+def test_an_empty_reply_cut_off_is_still_a_failed_generation(home: Home) -> None:
+    outcome = scripted_turn(home, "hello?", "  \n", "length")
+
+    assert outcome.status == "failed" and outcome.failure is not None
+    assert outcome.failure["kind"] == "empty"
+
+
+def test_the_recorded_prompt_is_exactly_what_the_model_received(home: Home) -> None:
+    open_mind(home).open_commitment("Send the weekly report on Friday")
+    question = "What did I promise to send on Friday?"
+    with scripted_provider("The weekly report.") as (base, received), turn_service(home) as service:
+        outcome = service.run(question, build_model(home, "openai/fake", api_base=base))
+
+    shown = turn_prompt(home, outcome.turn_id)
+    assert shown["messages"] == received[0]["messages"]
+    assert "Send the weekly report on Friday" in shown["messages"][0]["content"]
+    assert shown["messages"][1] == {
+        "role": "user",
+        "content": "What did I promise to send on Friday?",
+    }
+    assert shown["status"] == "complete"
+
+
+def test_a_failed_turn_records_what_its_model_was_sent(home: Home) -> None:
+    with failing_provider(500) as base, turn_service(home) as service:
+        outcome = service.run("anyone?", build_model(home, "openai/fake", api_base=base))
+
+    shown = turn_prompt(home, outcome.turn_id)
+    assert shown["status"] == "failed"
+    assert shown["messages"] is not None and shown["messages"][-1]["content"] == "anyone?"
+
+
+def test_replies_recorded_before_cut_off_and_prompt_existed_still_load() -> None:
+    old = {
+        "originator_id": uuid4(),
+        "originator_version": 2,
+        "timestamp": T0,
+        "reply_raw": "hi",
+        "reply": "hi",
+        "model": "mock",
+        "provider": "mock",
+        "usage": {},
+        "latency_ms": 1.0,
+        "finish_reason": "stop",
+        "mock": True,
+    }
+
+    event = Turn.Replied(**old)
+
+    assert (event.cut_off, event.prompt) == (False, [])
+
+
+def test_the_prompt_of_a_mock_turn_is_recorded_in_the_ledger(home: Home) -> None:
+    model = build_model(home, "mock", mock_reply="ok")
+    with turn_service(home) as service:
+        outcome = service.run("hi", model)
+
+    rows = [r for r in open_reader(home).rows() if r.topic == "mind.turn.replied"]
+    assert b'"prompt"' in rows[0].state and outcome.messages[1]["content"] == "hi"
