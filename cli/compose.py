@@ -180,52 +180,25 @@ def build_model(
     """A CompletionModel for a spec: `local/...` (the embedded model), `mock`, or any LiteLLM
     model string. Settings come from config.json `model_settings` and MIND_MODEL_* variables."""
     from adapters.litellm_model import LiteLLMModel, ModelSettings
+    from adapters.local_model import EMBEDDED, EmbeddedModel
 
     load_dotenv(home)
     config = home.config().get("model_settings", {})
+    embedded = mock_reply is None and spec.startswith("local/")
+    # The embedded model's own reply limit unless one is set (hosted models: 512).
+    max_tokens = os.environ.get("MIND_MAX_TOKENS") or config.get("max_tokens")
     settings = ModelSettings(
         spec=spec,
         api_base=api_base or os.environ.get("MIND_API_BASE") or config.get("api_base"),
         timeout=float(os.environ.get("MIND_MODEL_TIMEOUT", config.get("timeout", 120))),
         retries=int(os.environ.get("MIND_MODEL_RETRIES", config.get("retries", 0))),
         fallbacks=list(config.get("fallbacks", [])),
-        max_tokens=int(os.environ.get("MIND_MAX_TOKENS", config.get("max_tokens", 512))),
+        max_tokens=int(max_tokens or (EMBEDDED.max_tokens if embedded else 512)),
         mock_reply=mock_reply,
     )
-    if mock_reply is None and spec.startswith("local/"):
-        return LocalModel(home, settings)
+    if embedded:
+        return EmbeddedModel(home.path / "run", settings)
     return LiteLLMModel(settings)
-
-
-class LocalModel:
-    """The embedded model: the loopback server, reached through the same LiteLLM adapter."""
-
-    def __init__(self, home: Home, settings: Any) -> None:
-        self.home, self.settings = home, settings
-
-    @property
-    def name(self) -> str:
-        return str(self.settings.spec)
-
-    def complete(self, messages: list[dict[str, Any]], on_token: Any = None) -> Any:
-        from dataclasses import replace
-
-        from adapters.litellm_model import LiteLLMModel
-        from adapters.local_model import LocalModelServer
-
-        base = LocalModelServer(self.home.path / "run").api_base()
-        # A 135M model at temperature 0 easily loops until the token limit; llama.cpp's repeat
-        # penalty keeps its answers short enough to finish.
-        inner = LiteLLMModel(
-            replace(
-                self.settings,
-                spec="openai/smollm2",
-                api_base=base,
-                extra_body={"repeat_penalty": 1.15},
-            )
-        )
-        completion = inner.complete(messages, on_token)
-        return replace(completion, model=self.name, provider="local")
 
 
 def turn_service(home: Home) -> Any:
