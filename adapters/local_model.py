@@ -45,7 +45,8 @@ class EmbeddedTuning:
 # until 512 tokens on the first question a new user asks. DRY (llama.cpp's "don't repeat
 # yourself" sampler) penalises repeating a sequence already in the context, which is what its
 # loops are; a short reply limit bounds what a loop still costs; the compact protocol and a
-# small memory block leave its context to the question.
+# small memory block, put before the question (domain/turns.prompt_messages), leave its context
+# to the question.
 EMBEDDED = EmbeddedTuning(
     max_tokens=160,
     sampling={
@@ -55,7 +56,8 @@ EMBEDDED = EmbeddedTuning(
         "dry_allowed_length": 2,
         "cache_prompt": True,  # reuse the unchanged start of the prompt between turns
     },
-    stop=["<|im_end|>", "\nUser:", "\nuser:"],
+    # It sometimes goes on to write the next user message, or echoes its memory block.
+    stop=["\nUser:", "\n<memory>"],
     compact_prompt=True,
     memory_budget=600,
 )

@@ -290,6 +290,7 @@ def main() -> None:
     parser.add_argument("--json", action="store_true", help="print JSON instead of markdown")
     args = parser.parse_args()
     os.environ["MIND_NOW"] = NOW
+    os.environ.setdefault("MIND_MODEL_TIMEOUT", "900")  # a busy machine is slow, not broken
 
     def show(a: Answer) -> None:
         if not args.json:

@@ -77,7 +77,7 @@ COMPACT_PROTOCOL = "\n".join(
     [
         "To promise something, write a line COMMIT: <text>. When a promise is kept, write a line "
         "CLOSE: <cid>. These lines are hidden from the user.",
-        "Answer in one or two short sentences, using the memory below when it helps.",
+        "Answer in one or two short sentences, using the memory the user gives when it helps.",
     ]
 )
 CUT_OFF_REASON = "the reply was cut off at the token limit before this line ended"
@@ -92,6 +92,23 @@ def system_prompt(identity: Identity, context: AssembledContext, compact: bool =
     )
     protocol = COMPACT_PROTOCOL if compact else PROTOCOL
     return "\n\n".join(part for part in (who, protocol, context.rendered) if part)
+
+
+def prompt_messages(
+    identity: Identity, context: AssembledContext, text: str, compact: bool = False
+) -> list[dict[str, str]]:
+    """The messages a turn sends. A small model (`compact`) gets the memory right before the
+    question in the user message, and a system message that never changes (all of it cached
+    by the server): the 135M model answered from memory there and not from the system message
+    (bench/embedded_settings.py)."""
+    if not compact:
+        return [
+            {"role": "system", "content": system_prompt(identity, context)},
+            {"role": "user", "content": text},
+        ]
+    system = system_prompt(identity, AssembledContext([], "", 0), compact=True)
+    memory = f"{context.rendered}\n\n" if context.rendered else ""
+    return [{"role": "system", "content": system}, {"role": "user", "content": memory + text}]
 
 
 def unfinished_line(reply: str, lines: list[ControlLine]) -> ControlLine | None:
@@ -377,9 +394,8 @@ class TurnService:
             turn.id, seq, "started", model.name, [i.record() for i in context.items], context.tokens
         )
         outcome.notification_ids = [r.notification.id for r in recordings if r.notification]
-        messages = [{"role": "system", "content": system_prompt(identity, context, compact)}]
         # A turn with no message is an autonomy cycle; the model still needs a user turn.
-        messages.append({"role": "user", "content": text or AUTONOMY_PROMPT})
+        messages = prompt_messages(identity, context, text or AUTONOMY_PROMPT, compact)
         outcome.messages = messages
         try:
             completion = model.complete([dict(m) for m in messages], on_token)

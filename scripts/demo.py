@@ -2,6 +2,8 @@
 
 Run it with `make run`. It prints every command and its output, then verifies the ledger. The
 135M-parameter local model is tiny and often wrong; it proves the pipeline end to end, offline.
+Its first turn asks about the commitment opened just before; a reply the model does not finish
+within its reply limit is still shown, marked as cut off.
 Point `mind model set` at a stronger model (Ollama, OpenAI, ...) for real use.
 """
 
@@ -24,8 +26,8 @@ SESSION = [
     "concept relate project.alpha team.billing --as owned-by",
     "thread open 'Why did the import fail?' --content 'The nightly import failed on 3 May.'",
     "identity adopt Nova --reason 'chosen together'",
-    "turn 'Hello! What is the capital of France?'",
     "turn 'What did I promise to send on Friday?'",
+    "turn 'Hello! What is the capital of France?'",
     "turn 'Thanks. Please remember that my sister is called Ada.' --json",
     "commitments",
     "threads",

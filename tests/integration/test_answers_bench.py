@@ -25,10 +25,10 @@ class MemoryEcho:
         self, messages: list[dict[str, Any]], on_token: Callable[[str], None] | None = None
     ) -> Completion:
         self.sent.append(messages)
-        system = messages[0]["content"]
-        if "</memory>" not in system:
+        prompt = "\n".join(m["content"] for m in messages)
+        if "</memory>" not in prompt:
             return Completion("I do not know.", self.name, "test")
-        lines = system.split("</memory>")[0].strip().splitlines()
+        lines = prompt.split("</memory>")[0].strip().splitlines()
         return Completion(lines[-1], self.name, "test", finish_reason="length")
 
 
@@ -66,5 +66,5 @@ def test_the_smoke_questions_are_asked_after_their_facts_were_told() -> None:
     assert [m[-1]["content"] for m in told][1] == "My sister is called Ada."
     assert len(asked) == 12 and [a.condition for a in answers[:2]] == ["recall", "none"]
     sister = next(a for a in answers if a.question == "What is my sister called?")
-    assert "My sister is called Ada." in asked[answers.index(sister)][0]["content"]
+    assert "My sister is called Ada." in str(asked[answers.index(sister)])
     assert [r["condition"] for r in summary(answers)] == ["recall", "none"]
