@@ -3,13 +3,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 from uuid import uuid4
 
 import pytest
 
 from cli.compose import Home, build_model, open_mind, open_reader, read_model, turn_service
 from cli.turn_prompt import turn_prompt
+from domain.model_port import Completion
 from domain.turn import Turn
 from domain.turns import CUT_OFF_REASON, TurnOutcome
 from tests.conftest import T0
@@ -121,3 +124,53 @@ def test_the_prompt_of_a_mock_turn_is_recorded_in_the_ledger(home: Home) -> None
 
     rows = [r for r in open_reader(home).rows() if r.topic == "mind.turn.replied"]
     assert b'"prompt"' in rows[0].state and outcome.messages[1]["content"] == "hi"
+
+
+class SmallModel:
+    """A scripted small model: asks for the compact prompt and little memory, and keeps every
+    list of messages it was sent."""
+
+    name = "small"
+    compact_prompt = True
+    memory_budget = 300
+
+    def __init__(self) -> None:
+        self.sent: list[list[dict[str, Any]]] = []
+
+    def complete(
+        self, messages: list[dict[str, Any]], on_token: Callable[[str], None] | None = None
+    ) -> Completion:
+        self.sent.append(messages)
+        return Completion("The weekly report.", self.name, "test")
+
+
+def test_a_small_model_gets_an_unchanging_system_message_and_memory_before_the_question(
+    home: Home,
+) -> None:
+    open_mind(home).open_commitment("Send the weekly report on Friday")
+    model = SmallModel()
+
+    with turn_service(home) as service:
+        first = service.run("What did I promise to send on Friday?", model, budget=2000)
+    with turn_service(home) as service:
+        service.run("And to whom?", model, budget=2000)
+
+    (system, user), (system_again, _) = model.sent
+    assert system == system_again and "<memory>" not in system["content"]
+    assert "COMMIT:" in system["content"] and "THREAD-RESOLVE" not in system["content"]
+    assert user["content"].startswith("<memory>")
+    assert user["content"].endswith("</memory>\n\nWhat did I promise to send on Friday?")
+    assert "Send the weekly report on Friday" in user["content"]
+    assert 0 < first.context_tokens <= 300
+    assert turn_prompt(home, first.turn_id)["messages"] == model.sent[0]
+
+
+def test_a_hosted_model_keeps_the_full_protocol_and_memory_in_the_system_message(
+    home: Home,
+) -> None:
+    with scripted_provider("Hi.") as (base, received), turn_service(home) as service:
+        service.run("hi", build_model(home, "openai/fake", api_base=base))
+
+    system, user = received[0]["messages"]
+    assert "THREAD-RESOLVE" in system["content"] and "<memory>" in system["content"]
+    assert user == {"role": "user", "content": "hi"}
