@@ -71,8 +71,8 @@ AUTONOMY_PROMPT = (
 )
 
 
-# The protocol for a small model (the embedded 135M one): two control lines in ~60 tokens
-# instead of ~330, so its context holds memory rather than rules it rarely follows.
+# The protocol for a small model (the embedded 135M one): two control lines in ~56 tokens
+# instead of ~260, so its context holds memory rather than rules it rarely follows.
 COMPACT_PROTOCOL = "\n".join(
     [
         "To promise something, write a line COMMIT: <text>. When a promise is kept, write a line "
