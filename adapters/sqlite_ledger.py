@@ -15,6 +15,7 @@ from eventsourcing.persistence import ApplicationRecorder, OperationalError, Sto
 from eventsourcing.sqlite import SQLiteApplicationRecorder, SQLiteCursor, SQLiteFactory
 
 from adapters.hash_chain import ChainRow, chain_entries, genesis_hash
+from adapters.head_anchor import HEAD_ANCHOR_ENV, AnchoredRecorder, HeadAnchorFile
 from adapters.pydantic_mapping import CanonicalJSONTranscoder, PydanticMapper
 from domain.errors import LedgerBusyError, LedgerCorruptError
 
@@ -38,7 +39,7 @@ def new_genesis() -> tuple[str, str, str]:
     return ledger_id, created_at, genesis_hash(ledger_id, created_at)
 
 
-class ChainedSQLiteRecorder(SQLiteApplicationRecorder):
+class ChainedSQLiteRecorder(AnchoredRecorder, SQLiteApplicationRecorder):
     """Appends events and their chain entries in one write transaction (SQLite's lock serializes
     writers across processes, so the chain cannot fork)."""
 
@@ -51,14 +52,20 @@ class ChainedSQLiteRecorder(SQLiteApplicationRecorder):
 
     def insert_events(self, stored_events: Sequence[StoredEvent], **kwargs: Any) -> Any:
         try:
-            return super().insert_events(stored_events, **kwargs)
+            ids = super().insert_events(stored_events, **kwargs)
         except OperationalError as e:
+            self._forget_head()
             if "locked" in str(e) or "busy" in str(e):
                 raise LedgerBusyError(
                     "another mind process held the ledger's write lock too long; "
                     "nothing was written, run the command again"
                 ) from e
             raise
+        except BaseException:
+            self._forget_head()
+            raise
+        self._record_head()
+        return ids
 
     def _insert_events(
         self, c: SQLiteCursor, stored_events: Sequence[StoredEvent], **kwargs: Any
@@ -83,6 +90,11 @@ class ChainedSQLiteRecorder(SQLiteApplicationRecorder):
             ),
         )
         c.executemany("INSERT INTO ledger_chain VALUES (?, ?, ?, ?)", entries)
+        if self.head_anchor is not None:
+            if self._ledger_id is None:
+                c.execute("SELECT ledger_id FROM ledger_meta")
+                self._ledger_id = c.fetchone()[0]
+            self._note_head(str(self._ledger_id), entries)
         return ids
 
 
@@ -99,7 +111,11 @@ class LedgerSQLiteFactory(SQLiteFactory):
         return PydanticMapper(CanonicalJSONTranscoder())
 
     def application_recorder(self) -> ApplicationRecorder:
-        return super().application_recorder()
+        recorder = super().application_recorder()
+        anchor = self.env.get(HEAD_ANCHOR_ENV)
+        if anchor and isinstance(recorder, AnchoredRecorder):
+            recorder.head_anchor = HeadAnchorFile(Path(anchor))
+        return recorder
 
 
 _ROWS = (

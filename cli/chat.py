@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from cli.compose import Home, build_model, open_mind, open_reader, read_model
+from cli.compose import Home, build_model, open_mind, read_model
 from cli.output import table
 
 HELP = """/help                this list
@@ -83,25 +83,9 @@ class Session:
         elif command == "raw":
             click.echo(self.last.reply_raw if self.last else "no turn yet")
         elif command == "verify":
-            from adapters.hash_chain import verify_chain
+            from cli.ledger_cmds import verify_home
 
-            reader = open_reader(self.home)
-            try:
-                result = verify_chain(
-                    reader.meta()[2], reader.rows(), reader.orphans, reader.find_content
-                )
-            finally:
-                reader.close()
-            click.echo(
-                json.dumps(
-                    {
-                        "ok": result.ok,
-                        "events": result.events,
-                        "first_bad": result.first_bad,
-                        "reason": result.reason,
-                    }
-                )
-            )
+            click.echo(json.dumps(verify_home(self.home).as_json()))
         else:
             click.echo(f"unknown command /{command}; /help lists them")
         return True

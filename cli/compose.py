@@ -52,6 +52,10 @@ class Home:
         return self.path / "readmodel.published.duckdb"
 
     @property
+    def head_anchor(self) -> Path:
+        return self.path / "ledger-head.json"
+
+    @property
     def projector_lock(self) -> Path:
         return self.path / "projector.lock"
 
@@ -87,8 +91,11 @@ def persistence_env(home: Home, *, create: bool = False) -> dict[str, str]:
     Tables are created only by `init`: a CREATE in every process would take SQLite's write
     lock after a read and fail at once (SQLITE_BUSY_SNAPSHOT) when another process is writing.
     """
+    from adapters.head_anchor import HEAD_ANCHOR_ENV
+
     env = _backend_env(home)
     env["CREATE_TABLE"] = "y" if create else "n"
+    env[HEAD_ANCHOR_ENV] = str(home.head_anchor)  # every writer records the head it made
     return env
 
 
@@ -283,5 +290,12 @@ def workspace(home: Home, config: dict[str, str]) -> Any:
     root = Path(configured) if configured else home.path / "workspace"
     if not configured:
         root.mkdir(parents=True, exist_ok=True)  # the default folder, ready for work
-    protected = (home.ledger, home.readmodel, home.published, home.config_file, home.path / "run")
+    protected = (
+        home.ledger,
+        home.readmodel,
+        home.published,
+        home.config_file,
+        home.head_anchor,
+        home.path / "run",
+    )
     return FileWorkspace(root, protected)

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import click
 
 from cli.compose import Home, open_mind, open_reader, read_model_paths
 from cli.output import emit_json, table
+from domain.errors import MindError
 
 KINDS = ("identity", "commitment", "concept", "thread")
 
@@ -123,39 +125,94 @@ def log(home: Home, limit: int, kind: str | None, as_json: bool) -> None:
     table(shown, ["position", "time", "type", "aggregate", "hash"], "The ledger is empty.")
 
 
+HEX_DIGEST = re.compile(r"[0-9a-fA-F]{64}")
+
+
+def _head_hash(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    if value is not None and not HEX_DIGEST.fullmatch(value.strip()):
+        raise click.BadParameter("give a head hash: 64 hexadecimal digits (from `mind status`)")
+    return value.strip().lower() if value is not None else None
+
+
 @click.command()
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.option(
+    "--head",
+    metavar="HASH",
+    callback=_head_hash,
+    help="Also check that this head hash (one you kept, e.g. from `mind status`) is in the ledger.",
+)
 @click.pass_obj
-def verify(home: Home, as_json: bool) -> None:
+def verify(home: Home, as_json: bool, head: str | None) -> None:
     """Recompute every hash from the stored bytes; exit 1 at the first bad position.
 
-    Reports deleted, inserted, reordered and changed events.
+    Reports deleted, inserted, reordered and changed events, and a ledger that ends before a
+    head recorded outside it (the home's ledger-head.json, the read model, or --head).
 
     Example:
 
         mind verify --json
-    """
-    from adapters.hash_chain import verify_chain
 
-    reader = open_reader(home)
-    result = verify_chain(reader.meta()[2], reader.rows(), reader.orphans, reader.find_content)
-    data = {
-        "ok": result.ok,
-        "events": result.events,
-        "first_bad": result.first_bad,
-        "reason": result.reason,
-    }
+        mind verify --head 3f5a...e9 (the full 64-digit hash)
+    """
+    from adapters.hash_chain import VerifyResult
+
+    try:
+        result = verify_home(home, head)
+    except MindError as e:
+        if not as_json:
+            raise
+        result = VerifyResult(False, 0, None, str(e), None)
     if as_json:
-        emit_json(data)
+        emit_json(result.as_json())
     elif result.ok:
         click.echo(f"OK: {result.events} events, head {result.head_hash}")
-    else:
+    elif result.first_bad is not None:
         click.echo(
             f"BROKEN at position {result.first_bad}: {result.reason} "
             f"({result.events} events verified before it)"
         )
+    else:
+        click.echo(f"BROKEN: {result.reason} ({result.events} events verified)")
+    if not as_json:
+        for anchor in result.anchors:
+            at = f" (position {anchor.position})" if anchor.position is not None else ""
+            click.echo(f"  anchor {anchor.source}{at}: {anchor.status}")
     if not result.ok:
         raise SystemExit(1)
+
+
+def verify_home(home: Home, head: str | None = None) -> Any:
+    """The verify use case over this home's ledger, with every head kept outside it: the
+    anchor file, the published read model and `head` (a hash the user kept)."""
+    from adapters.hash_chain import AnchorCheck
+    from adapters.head_anchor import Anchor, HeadAnchorFile
+    from adapters.verification import verify_ledger
+    from projections.status import read_model_head
+
+    anchors: list[Anchor] = []
+    notes: list[AnchorCheck] = []
+    try:
+        kept = HeadAnchorFile(home.head_anchor).read()
+        if kept is None:
+            notes.append(AnchorCheck(str(home.head_anchor), None, None, "missing"))
+        else:
+            anchors.append(kept)
+    except MindError as e:
+        notes.append(AnchorCheck(str(home.head_anchor), None, None, f"unreadable: {e}"))
+    reader = open_reader(home)
+    try:
+        try:
+            projected = read_model_head(read_model_paths(home))
+            if projected is not None:
+                anchors.append(Anchor("read model", projected[1], projected[0]))
+        except MindError as e:
+            notes.append(AnchorCheck("read model", None, None, f"unreadable: {e}"))
+        if head is not None:
+            anchors.append(Anchor("--head", head))
+        return verify_ledger(reader, anchors, notes)
+    finally:
+        reader.close()
 
 
 def register(group: click.Group) -> None:

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from adapters.hash_chain import VerifyResult, verify_chain
+from adapters.hash_chain import VerifyResult
+from adapters.verification import verify_ledger
 from cli.compose import Home, open_mind, open_reader, read_model
 from domain.application import Mind
 from domain.errors import CommitmentAlreadyClosedError
@@ -32,7 +33,7 @@ def home(
 
 def verify(home: Home) -> VerifyResult:
     reader = open_reader(home)
-    return verify_chain(reader.meta()[2], reader.rows(batch=4), reader.orphans, reader.find_content)
+    return verify_ledger(reader, batch=4)
 
 
 def test_commands_are_recorded_in_a_verifiable_chain(home: Home) -> None:

@@ -8,8 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from adapters.hash_chain import verify_chain
 from adapters.sqlite_ledger import SQLiteLedgerReader
+from adapters.verification import verify_ledger
 from cli.compose import Home, open_mind
 from tests.conftest import subprocess_env
 from tests.integration.ledger_factory import sqlite_mind
@@ -19,7 +19,7 @@ WRITER = [sys.executable, "-m", "tests.integration.writer"]
 
 def verify(path: Path) -> tuple[bool, int]:
     reader = SQLiteLedgerReader(path)
-    result = verify_chain(reader.meta()[2], reader.rows(), reader.orphans, reader.find_content)
+    result = verify_ledger(reader)
     return result.ok, result.events
 
 
