@@ -60,10 +60,46 @@ def formats(fn: Any) -> Any:
     metavar="NAME VALUE",
     help="A named parameter, used in SQL as $NAME.",
 )
+@click.option(
+    "--timeout",
+    "seconds",
+    type=click.FloatRange(0, 86_400, min_open=True),
+    default=30.0,
+    show_default=True,
+    envvar="MIND_QUERY_TIMEOUT",
+    help="Stop the query after this many seconds (env MIND_QUERY_TIMEOUT).",
+)
+@click.option(
+    "--max-rows",
+    type=click.IntRange(1),
+    default=100_000,
+    show_default=True,
+    envvar="MIND_QUERY_MAX_ROWS",
+    help="Refuse a result with more rows (env MIND_QUERY_MAX_ROWS).",
+)
+@click.option(
+    "--max-bytes",
+    type=click.IntRange(1),
+    default=64 * 1024 * 1024,
+    show_default=True,
+    envvar="MIND_QUERY_MAX_BYTES",
+    help="Refuse a result larger than this, its values counted as text (env MIND_QUERY_MAX_BYTES).",
+)
 @formats
 @click.pass_obj
-def query(home: Home, sql: str, params: tuple[tuple[str, str], ...], fmt: str) -> None:
+def query(
+    home: Home,
+    sql: str,
+    params: tuple[tuple[str, str], ...],
+    seconds: float,
+    max_rows: int,
+    max_bytes: int,
+    fmt: str,
+) -> None:
     """Run read-only SQL over the read models (tables: events, commitments, concepts, ...).
+
+    A query runs at most --timeout seconds and returns at most --max-rows rows and --max-bytes
+    bytes; past a limit it stops with a one-line error and prints nothing.
 
     Example:
 
@@ -71,10 +107,11 @@ def query(home: Home, sql: str, params: tuple[tuple[str, str], ...], fmt: str) -
 
         mind query "SELECT * FROM commitments WHERE origin = \\$o" -p o user --table
     """
-    from projections.analytics import run_query
+    from projections.analytics import QueryLimits, run_query
 
+    limits = QueryLimits(seconds, max_rows, max_bytes)
     with sandboxed_read_model(home) as con:
-        columns, rows = run_query(con, sql, dict(params))
+        columns, rows = run_query(con, sql, dict(params), limits)
     _print(columns, rows, fmt)
 
 

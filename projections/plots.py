@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+MAX_DAY_LABELS = 12
+
 
 def plot_report(name: str, columns: list[str], rows: list[tuple[Any, ...]], out: Path) -> Path:
     """Draw a report as a PNG: events or commitments per day, one line per type or origin."""
@@ -17,14 +19,20 @@ def plot_report(name: str, columns: list[str], rows: list[tuple[Any, ...]], out:
     value_col = "events" if name == "activity" else "opened"
     idx_day, idx_series = columns.index("day"), columns.index(series_col)
     idx_value = columns.index(value_col)
-    series: dict[str, tuple[list[Any], list[Any]]] = {}
+    # Days are placed by their index among the report's days, labelled with their ISO dates:
+    # matplotlib's own dates stop at years 1 and 9999 (a MIND_NOW of 0001-01-01 failed there).
+    days = sorted({str(row[idx_day]) for row in rows})
+    where = {day: i for i, day in enumerate(days)}
+    series: dict[str, tuple[list[int], list[Any]]] = {}
     for row in rows:
-        days, values = series.setdefault(str(row[idx_series]), ([], []))
-        days.append(row[idx_day])
+        xs, values = series.setdefault(str(row[idx_series]), ([], []))
+        xs.append(where[str(row[idx_day])])
         values.append(row[idx_value])
     fig, ax = plt.subplots(figsize=(9, 4.5))
-    for label, (days, values) in sorted(series.items()):
-        ax.plot(days, values, marker="o", label=label)
+    for label, (xs, values) in sorted(series.items()):
+        ax.plot(xs, values, marker="o", label=label)
+    step = max(1, len(days) // MAX_DAY_LABELS)
+    ax.set_xticks(range(0, len(days), step), days[::step])
     ax.set_title(f"mind report {name}: {value_col} per day")
     ax.set_xlabel("day")
     ax.set_ylabel(value_col)
