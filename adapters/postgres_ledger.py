@@ -239,6 +239,16 @@ class PostgresLedgerReader:
         )
         return rows[0][0] if rows else None
 
+    def find_hash(self, hash_: str) -> int | None:
+        """The position whose chain hash is this (to compare with an anchor)."""
+        rows = self._query(
+            SQL("SELECT position FROM {} WHERE hash = %s ORDER BY position LIMIT 1").format(
+                self.chain
+            ),
+            (hash_,),
+        )
+        return rows[0][0] if rows else None
+
     def positions(self, notification_ids: list[int]) -> list[int]:
         """Ledger positions of the given notification ids, in order."""
         if not notification_ids:

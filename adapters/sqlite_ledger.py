@@ -193,6 +193,13 @@ class SQLiteLedgerReader:
         rows = self._query("SELECT position FROM ledger_chain WHERE content_hash = ?", (digest,))
         return rows[0][0] if rows else None
 
+    def find_hash(self, hash_: str) -> int | None:
+        """The position whose chain hash is this (to compare with an anchor)."""
+        rows = self._query(
+            "SELECT position FROM ledger_chain WHERE hash = ? ORDER BY position LIMIT 1", (hash_,)
+        )
+        return rows[0][0] if rows else None
+
     def tail(self, limit: int, topic_prefix: str = "") -> list[ChainRow]:
         """The last `limit` chain rows whose topic starts with `topic_prefix`, oldest first."""
         rows = self._query(
