@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import time
 import uuid
@@ -126,6 +127,16 @@ _ROWS = (
 )
 
 
+def _open_read_only(path: Path) -> sqlite3.Connection:
+    """A read-only connection. A WAL database needs its -shm file, which a read-only folder
+    cannot create: there, where nothing of ours can be writing, the file is opened as immutable
+    (a read-only home still verifies)."""
+    uri = f"file:{path}?mode=ro"
+    if not os.access(path.parent, os.W_OK) and not Path(f"{path}-shm").exists():
+        uri += "&immutable=1"
+    return sqlite3.connect(uri, uri=True, check_same_thread=False)
+
+
 class SQLiteLedgerReader:
     """Reads the chain and events straight from the file, read-only, for verify/log/projectors."""
 
@@ -133,7 +144,7 @@ class SQLiteLedgerReader:
         if not path.exists():
             raise FileNotFoundError(path)
         try:
-            self.conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, check_same_thread=False)
+            self.conn = _open_read_only(path)
             self.conn.execute("SELECT 1 FROM ledger_meta LIMIT 1").fetchall()
         except sqlite3.DatabaseError as e:
             raise LedgerCorruptError(f"{path} is not a readable mindledger ledger ({e})") from e

@@ -32,7 +32,8 @@ def read_model_head(paths: ReadModelPaths) -> tuple[int, str] | None:
             if held and paths.working.exists():
                 return _last_event(paths.working)
     except OSError:
-        pass  # no lock to be had (a read-only home): the published copy is all there is
+        # No lock to be had: a read-only home, where no projector can be writing either.
+        return _last_event(paths.working if paths.working.exists() else paths.published)
     return _last_event(paths.published)
 
 
