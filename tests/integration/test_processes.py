@@ -11,6 +11,7 @@ from pathlib import Path
 from adapters.sqlite_ledger import SQLiteLedgerReader
 from adapters.verification import verify_ledger
 from cli.compose import Home, open_mind
+from cli.ledger_cmds import verify_home
 from tests.conftest import subprocess_env
 from tests.integration.ledger_factory import sqlite_mind
 
@@ -45,6 +46,8 @@ def test_two_concurrent_writers_never_fork_the_chain_or_lose_a_command(tmp_path:
     acked = [cid for out, _ in outputs for cid in out.split()]
     assert len(set(acked)) == 1000
     assert verify(tmp_path / "ledger.sqlite") == (True, 1001)
+    anchored = verify_home(Home(tmp_path))  # the head anchor two writers kept is never ahead
+    assert (anchored.ok, [a.status for a in anchored.anchors]) == (True, ["ok"])
     app = open_mind(Home(tmp_path))
     assert all(not app.commitment(cid).closed for cid in acked)
 
@@ -68,6 +71,7 @@ def test_sigkill_mid_stream_keeps_every_acknowledged_command(tmp_path: Path) -> 
     assert proc.returncode == -signal.SIGKILL
     ok, events = verify(tmp_path / "ledger.sqlite")
     assert ok and events >= 1 + len(acked)
+    assert verify_home(Home(tmp_path)).ok  # an anchor is written only after its commit
     app = open_mind(Home(tmp_path))
     assert all(app.commitment(cid).text.startswith("crash promise") for cid in acked)
     con = sqlite3.connect(tmp_path / "ledger.sqlite")
