@@ -180,11 +180,18 @@ def report(con: duckdb.DuckDBPyConnection, name: str) -> tuple[list[str], list[t
 
 def export_tables(con: duckdb.DuckDBPyConnection, folder: Path, fmt: str) -> list[Path]:
     """Write every read-model table to `folder` as Parquet or CSV; returns the files."""
-    folder.mkdir(parents=True, exist_ok=True)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise QueryError(f"cannot create the folder {folder}: {e.strerror or e}") from None
     written = []
     for table in TABLES:
         path = folder / f"{table}.{fmt}"
         options = "FORMAT parquet" if fmt == "parquet" else "FORMAT csv, HEADER true"
-        con.execute(f"COPY {table} TO '{path}' ({options})")
+        quoted = str(path).replace("'", "''")  # a folder may be named anything, quotes too
+        try:
+            con.execute(f"COPY {table} TO '{quoted}' ({options})")
+        except duckdb.Error as e:
+            raise QueryError(f"cannot write {path}: {_one_line(e)}") from None
         written.append(path)
     return written

@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from domain.errors import MindError
+
 MAX_DAY_LABELS = 12
 
 
@@ -40,6 +42,11 @@ def plot_report(name: str, columns: list[str], rows: list[tuple[Any, ...]], out:
         ax.legend(fontsize="small")
     fig.autofmt_xdate()
     fig.tight_layout()
-    fig.savefig(out, dpi=100)
-    plt.close(fig)
+    try:
+        # PNG whatever the name ends in: matplotlib would pick the format from the suffix.
+        fig.savefig(out, dpi=100, format="png")
+    except OSError as e:
+        raise MindError(f"cannot write {out}: {e.strerror or e}") from None
+    finally:
+        plt.close(fig)
     return out

@@ -111,3 +111,36 @@ def test_a_report_png_of_events_in_the_year_one_is_drawn(
 
     assert result.exit_code == 0
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_an_export_folder_named_with_a_quote_is_written(
+    cli: Cli, mind_home: Path, tmp_path: Path
+) -> None:
+    folder = tmp_path / "it's here"
+
+    result = cli("export", str(folder), "--format", "csv")
+
+    assert result.exit_code == 0, result.stderr
+    assert (folder / "events.csv").read_text().startswith("position,")
+
+
+def test_a_report_png_named_without_png_is_still_a_png(
+    cli: Cli, mind_home: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / "activity.etc_passwd"
+
+    result = cli("report", "activity", "--format", "png", "--out", str(out))
+
+    assert result.exit_code == 0, result.stderr
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_a_report_png_that_cannot_be_written_says_so_in_one_line(
+    cli: Cli, mind_home: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / ("x" * 300 + ".png")
+
+    result = cli("report", "activity", "--format", "png", "--out", str(out))
+
+    assert result.exit_code == 1
+    assert result.stderr.startswith("Error: cannot write ") and result.stderr.count("\n") == 1
