@@ -60,7 +60,9 @@ HOSTILE = [
 # them over (surrogate escapes, as `mind recall $'\xff'` arrives).
 argv_bytes = st.binary(max_size=24).map(lambda b: b.decode("utf-8", "surrogateescape"))
 texts = st.one_of(st.sampled_from(HOSTILE), st.text(max_size=40), argv_bytes)
-env_values = texts.filter(lambda v: "\x00" not in v)  # no environment can hold a NUL
+# No command line or environment can hold a NUL byte (C strings end there).
+argv_texts = texts.filter(lambda v: "\x00" not in v)
+env_values = argv_texts
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=20),
     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=12), inner),

@@ -129,14 +129,23 @@ KNOWN_OPEN: dict[str, Callable[[Sequence[str], Mapping[str, str]], bool]] = {
     # settings: MIND_LOCK_TIMEOUT=abc reaches eventsourcing ("OSError: SQLite environment value
     # for key 'SQLITE_LOCK_TIMEOUT' is invalid").
     "bad-lock-timeout-env": lambda args, env: _not_a(int, env.get("MIND_LOCK_TIMEOUT") or None),
-    # settings (cli/config_cmds.py): `config set workspace` with a NUL byte or a name longer
-    # than the filesystem allows reaches Path.resolve ("ValueError: embedded null byte",
-    # "OSError: [Errno 36] File name too long").
-    "workspace-unresolvable": lambda args, env: (
+    # settings (cli/config_cmds.py): `config set workspace` with a name longer than the
+    # filesystem allows reaches Path.resolve ("OSError: [Errno 36] File name too long").
+    "workspace-name-too-long": lambda args, env: (
         list(args[:3]) == ["config", "set", "workspace"]
-        and (
-            "\x00" in args[3]
-            or any(len(part.encode(errors="surrogateescape")) > 255 for part in args[3].split("/"))
+        and any(len(part.encode(errors="surrogateescape")) > 255 for part in args[3].split("/"))
+    ),
+    # lead (projections/replay.py, cli/projection_cmds.py; unowned): `replay --into` a path
+    # holding a single quote is pasted into DuckDB SQL unescaped ("CatalogException: Table with
+    # name events does not exist!"), one with a name over 255 bytes raises "OSError: [Errno 36]
+    # File name too long"; duckdb_files.connect escapes quotes, the compare step does not.
+    "replay-into-unusable-path": lambda args, env: (
+        bool(args)
+        and args[0] == "replay"
+        and any(
+            "'" in a
+            or any(len(part.encode(errors="surrogateescape")) > 255 for part in a.split("/"))
+            for a in args[1:]
         )
     ),
     # boundary (import validation): a LoCoMo file of the wrong shape ([null], a conversation

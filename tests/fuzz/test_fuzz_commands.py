@@ -8,10 +8,11 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from tests.fuzz.harness import fuzz_step, texts
+from tests.fuzz.harness import argv_texts, fuzz_step
 from tests.fuzz.known_open import known_open
 
 T = "<text>"  # a slot the fuzzer fills with text
+N = "<name>"  # a file name the fuzzer fills, inside the test's folder (never "/" or "..")
 COMMANDS: list[list[str]] = [
     ["commit", T],
     ["commit", T, "--thread", T],
@@ -39,12 +40,23 @@ COMMANDS: list[list[str]] = [
     ["graph", "neighbors", T],
     ["turn", T, "--model", "mock", "--mock-reply", T],
     ["tick", "--now", T, "--model", "mock", "--mock-reply", T],
+    ["init", "--name", T],
+    ["import", "chat", T],
+    ["export", N, "--format", "csv"],
+    ["report", "activity", "--format", "png", "--out", N],
+    ["graph", "export", "--format", "graphml", "--out", N],
+    ["replay", "--into", N, "--check"],
 ]
+# Names stay in the test's folder: an export to "/" would succeed, as root, and litter the disk.
+names = argv_texts.map(lambda t: "out-" + t.replace("/", "_"))
 pytestmark = pytest.mark.usefixtures("mind_home")
 
 
 def _fill(template: list[str], data: st.DataObject) -> list[str]:
-    return [data.draw(texts) if part == T else part for part in template]
+    return [
+        data.draw(argv_texts) if part == T else data.draw(names) if part == N else part
+        for part in template
+    ]
 
 
 @pytest.mark.parametrize("template", COMMANDS, ids=" ".join)
