@@ -69,7 +69,7 @@ def query(home: Home, sql: str, params: tuple[tuple[str, str], ...], fmt: str) -
 
         mind query "SELECT type, count(*) AS n FROM events GROUP BY type"
 
-        mind query "SELECT * FROM commitments WHERE origin = \\$o" -p o user --table
+        mind query 'SELECT cid, text FROM commitments WHERE origin = $o' -p o owner --table
     """
     from projections.analytics import run_query
 
