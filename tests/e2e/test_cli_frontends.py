@@ -12,7 +12,7 @@ from click.testing import CliRunner
 
 from cli.main import mind
 from cli.options import verbatim_examples, walk
-from tests.conftest import Result
+from tests.conftest import REPO, Result
 
 Cli = Callable[..., Result]
 
@@ -275,3 +275,33 @@ def test_chat_json_prints_each_turn_as_one_line_of_json(cli: Cli, mind_home: Pat
     assert result.exit_code == 0
     assert [t["reply"] for t in turns] == ["Hi.", "Hi."]
     assert len(turns[0]["opened"]) == 1 and turns[1]["rejections"][0]["line"] == "COMMIT: wave"
+
+
+def _command_paths(group: click.Group, prefix: str = "") -> list[str]:
+    paths = []
+    for name, command in sorted(group.commands.items()):
+        path = f"{prefix}{name}"
+        if _runnable(command):
+            paths.append(path)
+        if isinstance(command, click.Group):
+            paths += _command_paths(command, path + " ")
+    return paths
+
+
+def test_architecture_maps_every_command_to_its_use_case() -> None:
+    text = (REPO / "ARCHITECTURE.md").read_text()
+    section = text.split("## Commands: use case, events, read-model tables", 1)[1].split("\n## ")[0]
+    first_cells = [row.split("|")[1] for row in section.splitlines() if row.startswith("| `")]
+
+    def mapped(path: str) -> bool:
+        group, _, leaf = path.rpartition(" ")
+        return any(
+            f"`{path}`" in cell
+            or (group and cell.startswith(f" `{group} ") and f"`{leaf}`" in cell)
+            for cell in first_cells
+        )
+
+    unmapped = [path for path in _command_paths(mind) if not mapped(path)]
+
+    assert len(first_cells) > 30
+    assert unmapped == []
