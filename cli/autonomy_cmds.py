@@ -116,8 +116,7 @@ def tick(
     if outcome.note:
         click.echo(f"stopped: {outcome.note}")
     if turn is not None:
+        from cli.turn_cmds import echo_effects
+
         click.echo(turn.reply or f"(turn {turn.status})")
-        for note in turn.threads:
-            click.echo(f"  [{note}]", err=True)
-        for r in turn.rejections:
-            click.echo(f"  [rejected {r['line']!r}: {r['reason']}]", err=True)
+        echo_effects(turn)

@@ -33,6 +33,7 @@ class Session:
         self.spec = spec or open_mind(home).identity().model
         self.model = build_model(home, self.spec, mock_reply, api_base)
         self.last: Any = None
+        self.as_json = False  # each turn printed as `mind turn --json` prints it, one per line
 
     def slash(self, line: str) -> bool:
         """Run a slash command; returns False when the session should end."""
@@ -109,6 +110,10 @@ class Session:
     def say(self, text: str) -> None:
         """One streamed turn."""
         from cli.compose import turn_service
+
+        if self.as_json:
+            self.say_json(text)
+            return
         from cli.turn_cmds import echo_effects
         from domain.control_lines import VisibleStream
 
@@ -128,6 +133,18 @@ class Session:
             )
         echo_effects(outcome)
 
+    def say_json(self, text: str) -> None:
+        """One turn, printed as one line of JSON (the fields of `mind turn --json`)."""
+        from cli.compose import turn_service
+        from cli.output import plain
+        from cli.turn_cmds import outcome_json
+
+        with turn_service(self.home) as service:
+            outcome = service.run(text, self.model)
+        self.last = outcome
+        data = outcome_json(self.home, outcome)
+        click.echo(json.dumps(data, ensure_ascii=False, default=plain))
+
 
 @click.command()
 @click.option("--model", "spec", metavar="SPEC", help="Model for this session (see `mind turn`).")
@@ -137,8 +154,13 @@ class Session:
     metavar="TEXT|@FILE",
     help="With --model mock: the scripted reply to every message (demos, tests).",
 )
+@click.option(
+    "--json", "as_json", is_flag=True, help="Print each turn as one line of JSON, no greeting."
+)
 @click.pass_obj
-def chat(home: Home, spec: str | None, api_base: str | None, mock_reply: str | None) -> None:
+def chat(
+    home: Home, spec: str | None, api_base: str | None, mock_reply: str | None, as_json: bool
+) -> None:
     """Talk with the mind interactively; /help lists the slash commands.
 
     Replies stream as they arrive; control lines are applied, not shown.
@@ -154,11 +176,13 @@ def chat(home: Home, spec: str | None, api_base: str | None, mock_reply: str | N
         raise InvalidInputError("use --model mock together with --mock-reply TEXT")
     history = _history(home)
     session = Session(home, spec, api_base, reply_text(mock_reply))
+    session.as_json = as_json
     name = open_mind(home).identity().name
-    click.echo(f"Talking with {name} on {session.spec}. /help for commands, /exit to leave.")
+    if not as_json:
+        click.echo(f"Talking with {name} on {session.spec}. /help for commands, /exit to leave.")
     while True:
         try:
-            line = input("you> ").strip()
+            line = input("" if as_json else "you> ").strip()
         except EOFError:
             click.echo()
             break
@@ -168,7 +192,8 @@ def chat(home: Home, spec: str | None, api_base: str | None, mock_reply: str | N
             if not session.slash(line):
                 break
             continue
-        click.echo(f"{name}> ", nl=False)
+        if not as_json:
+            click.echo(f"{name}> ", nl=False)
         session.say(line)
     history()
 

@@ -60,8 +60,9 @@ def commit(
 @click.command()
 @click.argument("cid")
 @click.option("--reason", help="Why it is closed (done, dropped, ...).")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_obj
-def close(home: Home, cid: str, reason: str | None) -> None:
+def close(home: Home, cid: str, reason: str | None, as_json: bool) -> None:
     """Close the open commitment CID.
 
     Example:
@@ -69,6 +70,17 @@ def close(home: Home, cid: str, reason: str | None) -> None:
         mind close c1a2b3c4d5e --reason "sent on Friday"
     """
     commitment = open_mind(home).close_commitment(cid, reason)
+    if as_json:
+        emit_json(
+            {
+                "cid": commitment.cid,
+                "episode": commitment.episode,
+                "text": commitment.text,
+                "closed": True,
+                "reason": reason,
+            }
+        )
+        return
     click.echo(f"closed {commitment.cid}: {commitment.text}")
 
 

@@ -65,8 +65,9 @@ def show(home: Home, as_json: bool) -> None:
 @config.command(name="set")
 @click.argument("key", type=click.Choice(KEYS))
 @click.argument("value")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_obj
-def set_(home: Home, key: str, value: str) -> None:
+def set_(home: Home, key: str, value: str, as_json: bool) -> None:
     """Set KEY to VALUE (recorded as an event; the old value stays in the history).
 
     Example:
@@ -83,6 +84,9 @@ def set_(home: Home, key: str, value: str) -> None:
             raise InvalidInputError(f"{folder} is a file; the workspace must be a directory")
         value = str(folder)
     changed = open_mind(home).configure(key, value)
+    if as_json:
+        emit_json({"key": key, "value": value, "changed": changed})
+        return
     click.echo(f"{key} = {value}" if changed else f"{key} is already {value}")
 
 

@@ -77,8 +77,9 @@ def neighbors_(home: Home, node_id: str, depth: int, as_json: bool) -> None:
     "--format", "fmt", type=click.Choice(["graphml", "json"]), default="graphml", show_default=True
 )
 @click.option("--out", type=click.File("w"), default="-", help="File to write (default stdout).")
+@click.option("--json", "as_json", is_flag=True, help="The graph as JSON (--format json).")
 @click.pass_obj
-def export_(home: Home, fmt: str, out: Any) -> None:
+def export_(home: Home, fmt: str, out: Any, as_json: bool) -> None:
     """Export the graph for Gephi, yEd, Cytoscape (GraphML) or scripts (JSON).
 
     Example:
@@ -87,7 +88,7 @@ def export_(home: Home, fmt: str, out: Any) -> None:
     """
     from projections.graph import export
 
-    out.write(export(_graph(home), fmt) + "\n")
+    out.write(export(_graph(home), "json" if as_json else fmt) + "\n")
 
 
 def register(group: click.Group) -> None:

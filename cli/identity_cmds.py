@@ -37,8 +37,9 @@ def identity(ctx: click.Context, as_json: bool) -> None:
 @identity.command()
 @click.argument("name")
 @click.option("--reason", help="Why the mind takes this name.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_obj
-def adopt(home: Home, name: str, reason: str | None) -> None:
+def adopt(home: Home, name: str, reason: str | None, as_json: bool) -> None:
     """Adopt NAME directly, as the owner (turns must propose then ratify instead).
 
     Example:
@@ -46,6 +47,9 @@ def adopt(home: Home, name: str, reason: str | None) -> None:
         mind identity adopt Echo --reason "chosen together"
     """
     open_mind(home).adopt_name(name, reason)
+    if as_json:
+        emit_json({"name": name.strip(), "reason": reason})
+        return
     click.echo(f"the mind is now called {name.strip()!r}")
 
 

@@ -22,8 +22,9 @@ KINDS = ("identity", "commitment", "concept", "thread")
     help="Keep the ledger in PostgreSQL (postgresql://user:pw@host:port/db).",
 )
 @click.option("--schema", default="", help="PostgreSQL schema for this mind (default public).")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_obj
-def init(home: Home, name: str, dsn: str | None, schema: str) -> None:
+def init(home: Home, name: str, dsn: str | None, schema: str, as_json: bool) -> None:
     """Create a new mind (a fresh ledger with its own genesis hash) in the home folder.
 
     The ledger is a SQLite file in the home folder unless --postgres is given; the DuckDB
@@ -49,6 +50,16 @@ def init(home: Home, name: str, dsn: str | None, schema: str) -> None:
     app = open_mind(home, create=True)
     ledger_id = open_reader(home).meta()[0]
     app.init(name, ledger_id)
+    if as_json:
+        emit_json(
+            {
+                "name": name,
+                "home": str(home.path),
+                "backend": home.backend(),
+                "ledger_id": ledger_id,
+            }
+        )
+        return
     click.echo(f"Initialised mind {name!r} at {home.path} (ledger {ledger_id[:12]})")
 
 

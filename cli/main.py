@@ -9,6 +9,7 @@ import click
 from eventsourcing.persistence import PersistenceError
 
 from cli.compose import Home, default_home
+from cli.options import HOME_HELP, share_options
 from domain.errors import MindError
 
 
@@ -28,7 +29,7 @@ class MindGroup(click.Group):
 @click.option(
     "--home",
     type=click.Path(file_okay=False, path_type=Path),
-    help="The mind's folder (default: $MIND_HOME, else ~/.local/share/mindledger).",
+    help=HOME_HELP,
 )
 @click.version_option(package_name="mindledger")
 @click.pass_context
@@ -84,6 +85,7 @@ def _register() -> None:
 
 
 _register()
+share_options(mind)  # --home after any subcommand too; help examples printed as written
 
 
 def main() -> None:

@@ -69,7 +69,7 @@ def query(home: Home, sql: str, params: tuple[tuple[str, str], ...], fmt: str) -
 
         mind query "SELECT type, count(*) AS n FROM events GROUP BY type"
 
-        mind query "SELECT * FROM commitments WHERE origin = \\$o" -p o user --table
+        mind query 'SELECT cid, text FROM commitments WHERE origin = $o' -p o owner --table
     """
     from projections.analytics import run_query
 
@@ -92,8 +92,9 @@ def query(home: Home, sql: str, params: tuple[tuple[str, str], ...], fmt: str) -
     type=click.Path(dir_okay=False, path_type=Path),
     help="Where to write the PNG (default: report-NAME.png).",
 )
+@click.option("--json", "as_json", is_flag=True, help="Print JSON (the rows; with png, the file).")
 @click.pass_obj
-def report(home: Home, name: str, fmt: str, out: Path | None) -> None:
+def report(home: Home, name: str, fmt: str, out: Path | None, as_json: bool) -> None:
     """A named report: `commitments` (opened/closed per day by origin, median hours to close)
     or `activity` (events per day by type).
 
@@ -109,9 +110,12 @@ def report(home: Home, name: str, fmt: str, out: Path | None) -> None:
         from projections.plots import plot_report
 
         path = plot_report(name, columns, rows, out or Path(f"report-{name}.png"))
-        click.echo(f"wrote {path}")
+        if as_json:
+            emit_json({"report": name, "format": "png", "path": str(path)})
+        else:
+            click.echo(f"wrote {path}")
     else:
-        _print(columns, rows, fmt)
+        _print(columns, rows, "json" if as_json else fmt)
 
 
 @click.command(name="export")
@@ -119,8 +123,9 @@ def report(home: Home, name: str, fmt: str, out: Path | None) -> None:
 @click.option(
     "--format", "fmt", type=click.Choice(["parquet", "csv"]), default="parquet", show_default=True
 )
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_obj
-def export(home: Home, folder: Path, fmt: str) -> None:
+def export(home: Home, folder: Path, fmt: str, as_json: bool) -> None:
     """Export every read-model table into FOLDER as Parquet or CSV files.
 
     Example:
@@ -131,6 +136,9 @@ def export(home: Home, folder: Path, fmt: str) -> None:
 
     with read_model(home) as con:
         written = export_tables(con, folder, fmt)
+    if as_json:
+        emit_json({"folder": str(folder), "format": fmt, "files": [str(p) for p in written]})
+        return
     click.echo(f"wrote {len(written)} files to {folder}")
 
 

@@ -47,13 +47,12 @@ def outcome_json(home: Home, outcome: Any) -> dict[str, Any]:
 
 
 def echo_effects(outcome: Any) -> None:
-    """What a reply's control lines did, on stderr so the reply itself stays clean."""
-    for cid in outcome.opened:
-        click.echo(f"  [opened {cid}]", err=True)
-    for cid in outcome.closed:
-        click.echo(f"  [closed {cid}]", err=True)
-    for r in outcome.rejections:
-        click.echo(f"  [rejected {r['line']!r}: {r['reason']}]", err=True)
+    """One line per change the reply's control lines made (and per refused line), on stderr so
+    the reply itself stays clean."""
+    from cli.turn_lines import change_lines
+
+    for line in change_lines(outcome):
+        click.echo(f"  [{line}]", err=True)
 
 
 def model_options(fn: Any) -> Any:
@@ -123,7 +122,7 @@ def turn(
 
         mind turn "What did I promise to do this week?"
 
-        mind turn "hi" --model mock --mock-reply "Hello! COMMIT: say hello daily" --json
+        mind turn "hi" --model mock --mock-reply $'Hello!\\nCOMMIT: say hello daily' --json
     """
     if text == "-":
         text = sys.stdin.read()
