@@ -8,6 +8,7 @@ from typing import Any
 import click
 from eventsourcing.persistence import PersistenceError
 
+from cli.arguments import refuse_undecodable_arguments
 from cli.compose import Home, default_home
 from domain.errors import MindError
 
@@ -81,6 +82,7 @@ def _register() -> None:
         import_cmds,
     ):
         module.register(mind)
+    refuse_undecodable_arguments(mind)
 
 
 _register()
