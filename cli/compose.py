@@ -78,6 +78,11 @@ class Home:
 
     def require(self) -> None:
         """Raise NotInitialisedError when there is no mind here."""
+        if self.path.exists() and not self.path.is_dir():
+            raise NotInitialisedError(
+                f"{self.path} is a file, not a mind's folder; point --home (or MIND_HOME) "
+                "at a folder"
+            )
         if not self.exists():
             raise NotInitialisedError(f"no mind at {self.path}; run `mind init` first")
 

@@ -264,3 +264,12 @@ def test_roles_are_stored_lower_case(cli: Cli, mind_home: Path, tmp_path: Path) 
     assert cli("query", "SELECT speaker FROM messages WHERE source_id IS NOT NULL").json() == [
         {"speaker": "user"}
     ]
+
+
+@pytest.mark.parametrize("command", [["status"], ["commitments"], ["recall", "tea"]])
+def test_commands_on_a_home_that_is_a_file_say_so(cli: Cli, home: Path, command: list[str]) -> None:
+    home.write_text("not a folder")
+
+    result = cli(*command)
+
+    assert_one_error_line(result, "is a file, not a mind's folder")

@@ -75,3 +75,55 @@ def test_roles_outside_the_chat_roles_are_refused(value: object) -> None:
 @pytest.mark.parametrize("value", [None, "", "   ", "\n\t\n"])
 def test_blank_or_missing_content_is_empty_text(value: str | None) -> None:
     assert message_text(value, "f.jsonl:1") == ""
+
+
+def locomo_file(path: Path, turns: list[dict[str, str]]) -> Path:
+    conversation = {
+        "speaker_a": "Ana",
+        "speaker_b": "Ben",
+        "session_1_date_time": "1:56 pm on 8 May, 2023",
+        "session_1": turns,
+    }
+    path.write_text(json.dumps([{"sample_id": "s1", "conversation": conversation, "qa": []}]))
+    return path
+
+
+def test_a_locomo_turn_with_no_text_is_skipped_and_reported(app: Mind, tmp_path: Path) -> None:
+    from adapters.importers import import_locomo
+
+    path = locomo_file(
+        tmp_path / "l.json",
+        [
+            {"speaker": "Ana", "dia_id": "D1:1", "text": "I made a bowl"},
+            {"speaker": "Ben", "dia_id": "D1:2", "text": "   "},
+        ],
+    )
+
+    (done,) = import_locomo(app, path, None)
+
+    assert done == {
+        "sample": "s1",
+        "added": 1,
+        "skipped": 1,
+        "skipped_reasons": {"empty message": 1},
+    }
+
+
+def test_a_locomo_turn_by_someone_outside_the_sample_is_refused_before_anything_is_written(
+    app: Mind, tmp_path: Path
+) -> None:
+    from adapters.importers import import_locomo
+
+    path = locomo_file(
+        tmp_path / "l.json",
+        [
+            {"speaker": "Ana", "dia_id": "D1:1", "text": "I made a bowl"},
+            {"speaker": "wizard", "dia_id": "D1:2", "text": "abracadabra"},
+        ],
+    )
+    before = app.recorder.max_notification_id()
+
+    with pytest.raises(InvalidInputError, match=r"s1 D1:2 has speaker 'wizard'"):
+        import_locomo(app, path, None)
+
+    assert app.recorder.max_notification_id() == before
