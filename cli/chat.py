@@ -184,6 +184,10 @@ def _one_line(session: Session, name: str, line: str) -> bool:
         raise InvalidInputError(f"that line is not valid UTF-8 ({bad}); nothing was recorded")
     if line.startswith("/"):
         return session.slash(line)
+    from domain.text import clean_text
+    from domain.turn import MESSAGE_LIMIT
+
+    clean_text(line, "message", MESSAGE_LIMIT)  # refused before the reply's prompt is shown
     click.echo(f"{name}> ", nl=False)
     session.say(line)
     return True

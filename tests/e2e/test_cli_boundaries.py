@@ -165,7 +165,7 @@ def test_a_chat_line_with_a_control_character_or_bad_bytes_is_refused_and_the_ch
     errors = result.stderr.strip().splitlines()
     assert len(errors) == 3 and all(e.startswith("Error: ") for e in errors)
     assert "U+0007" in errors[0] and "not valid UTF-8 (byte 0xE9)" in errors[1]
-    assert result.output.count("Noted.") == 2
+    assert result.output.count("Noted.") == result.output.count("Echo> ") == 2
     log = cli("log", "--limit", "100", "--json").json()
     started = [e["payload"] for e in log if e["type"] == "mind.turn.started"]
     assert [s["text"] for s in started] == ["first words", "last words"]
