@@ -7,7 +7,9 @@ init silently reused.
 from __future__ import annotations
 
 import contextlib
+import sqlite3
 from pathlib import Path
+from urllib.parse import quote
 
 from cli.compose import Home
 
@@ -29,16 +31,34 @@ class Creation:
         )
 
     def undo(self) -> None:
-        """Remove the ledger files and folders the init created; restore config.json."""
+        """Remove the ledger files and folders the init created; restore config.json.
+
+        A ledger that holds events is left alone: another init running at the same time
+        created it and succeeded."""
         with contextlib.suppress(OSError):
-            for path in self.ledger_files:
-                path.unlink(missing_ok=True)
+            if self.ledger_files and not _holds_events(self.home.ledger):
+                for path in self.ledger_files:
+                    path.unlink(missing_ok=True)
             if self.config is None:
                 self.home.config_file.unlink(missing_ok=True)
             elif self.home.config_file.read_bytes() != self.config:
                 self.home.config_file.write_bytes(self.config)
             for folder in self.new_folders:  # innermost first; only if nothing else is there
                 folder.rmdir()
+
+
+def _holds_events(ledger: Path) -> bool:
+    if not ledger.exists():
+        return False
+    try:
+        con = sqlite3.connect(f"file:{quote(str(ledger))}?mode=ro", uri=True)
+        try:
+            row = con.execute("SELECT count(*) FROM ledger_chain").fetchone()
+            return bool(row and row[0] > 0)
+        finally:
+            con.close()
+    except sqlite3.Error:
+        return False  # no chain table: nothing was ever recorded in it
 
 
 def _missing_folders(path: Path) -> list[Path]:

@@ -273,3 +273,22 @@ def test_commands_on_a_home_that_is_a_file_say_so(cli: Cli, home: Path, command:
     result = cli(*command)
 
     assert_one_error_line(result, "is a file, not a mind's folder")
+
+
+def test_a_failed_init_leaves_a_ledger_that_already_holds_events_alone(
+    cli: Cli, home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from domain.application import Mind
+
+    real_init = Mind.init
+
+    def recorded_by_another_process_then_failed(self: Mind, name: str, ledger_id: str) -> None:
+        real_init(self, "Other", ledger_id)  # as a concurrent init would have
+        raise OSError(5, "Input/output error")
+
+    monkeypatch.setattr(Mind, "init", recorded_by_another_process_then_failed)
+
+    result = cli("init", "--name", "Echo")
+
+    assert_one_error_line(result, "cannot create a mind")
+    assert ledger_head(home)[0] == 1
