@@ -111,10 +111,10 @@ def replay(home: Home, target: Path | None, check: bool, swap: bool, as_json: bo
     from projections.replay import differences, live_position, rebuild, swap_in
 
     paths, reader = read_model_paths(home), open_reader(home)
-    if target is None or swap:
+    if target is None or swap or check:
         from projections.read_only_home import require_writable
 
-        require_writable(home.path, paths.working, doing="replay into the home (give --into)")
+        require_writable(home.path, paths.working, doing="replay in this home")
     scratch = None
     if target is None:
         scratch = Path(tempfile.mkdtemp(prefix="replay-", dir=home.path))
