@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import contextlib
+import io
 import json
+import sys
 from typing import Any
 
 import click
 
 from cli.compose import Home, build_model, open_mind, open_reader, read_model
 from cli.output import table
+from domain.errors import InvalidInputError, MindError
 
 HELP = """/help                this list
 /commitments         open commitments
@@ -170,7 +173,6 @@ def chat(
         mind chat --model ollama/llama3.2
     """
     from cli.turn_cmds import reply_text
-    from domain.errors import InvalidInputError
 
     if (spec == "mock") != (mock_reply is not None):
         raise InvalidInputError("use --model mock together with --mock-reply TEXT")
@@ -180,6 +182,7 @@ def chat(
     name = open_mind(home).identity().name
     if not as_json:
         click.echo(f"Talking with {name} on {session.spec}. /help for commands, /exit to leave.")
+    _tolerate_undecodable_input()
     while True:
         try:
             line = input("" if as_json else "you> ").strip()
@@ -188,14 +191,40 @@ def chat(
             break
         if not line:
             continue
-        if line.startswith("/"):
-            if not session.slash(line):
+        try:
+            if not _one_line(session, name, line):
                 break
-            continue
-        if not as_json:
-            click.echo(f"{name}> ", nl=False)
-        session.say(line)
+        except MindError as e:  # this line is refused; the session goes on
+            click.echo(f"Error: {e}", err=True)
     history()
+
+
+def _one_line(session: Session, name: str, line: str) -> bool:
+    """Handle one input line; returns False when the session should end."""
+    from cli.arguments import undecodable_part
+
+    bad = undecodable_part(line)
+    if bad is not None:
+        raise InvalidInputError(f"that line is not valid UTF-8 ({bad}); nothing was recorded")
+    if line.startswith("/"):
+        return session.slash(line)
+    from domain.text import clean_text
+    from domain.turn import MESSAGE_LIMIT
+
+    clean_text(line, "message", MESSAGE_LIMIT)  # refused before the reply's prompt is shown
+    if not session.as_json:
+        click.echo(f"{name}> ", nl=False)
+    session.say(line)
+    return True
+
+
+def _tolerate_undecodable_input() -> None:
+    """Read stdin with bad bytes kept as surrogates, so one bad line is refused on its own
+    instead of a UnicodeDecodeError ending the session."""
+    stdin = sys.stdin
+    if isinstance(stdin, io.TextIOWrapper):
+        with contextlib.suppress(ValueError, io.UnsupportedOperation):
+            stdin.reconfigure(errors="surrogateescape")
 
 
 def _history(home: Home) -> Any:

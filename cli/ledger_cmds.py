@@ -8,7 +8,9 @@ from typing import Any
 import click
 
 from cli.compose import Home, open_mind, open_reader, read_model_paths
+from cli.init_cleanup import Creation
 from cli.output import emit_json, table
+from domain.errors import AlreadyInitialisedError, InvalidInputError, MindError
 
 KINDS = ("identity", "commitment", "concept", "thread")
 
@@ -34,22 +36,38 @@ def init(home: Home, name: str, dsn: str | None, schema: str, as_json: bool) -> 
 
         mind --home ./echo init --name Echo
     """
-    if dsn:
-        home.path.mkdir(parents=True, exist_ok=True)
-        home.config_file.write_text(
-            json.dumps(
-                {
-                    **home.config(),
-                    "backend": "postgres",
-                    "postgres_dsn": dsn,
-                    "postgres_schema": schema,
-                },
-                indent=2,
-            )
+    from domain.identity import clean_name
+
+    name = clean_name(name)  # a refused name creates nothing
+    if home.path.exists() and not home.path.is_dir():
+        raise InvalidInputError(
+            f"{home.path} is a file, not a folder; give --home (or MIND_HOME) a folder path"
         )
-    app = open_mind(home, create=True)
-    ledger_id = open_reader(home).meta()[0]
-    app.init(name, ledger_id)
+    created = Creation(home)
+    try:
+        if dsn:
+            home.path.mkdir(parents=True, exist_ok=True)
+            home.config_file.write_text(
+                json.dumps(
+                    {
+                        **home.config(),
+                        "backend": "postgres",
+                        "postgres_dsn": dsn,
+                        "postgres_schema": schema,
+                    },
+                    indent=2,
+                )
+            )
+        app = open_mind(home, create=True)
+        ledger_id = open_reader(home).meta()[0]
+        app.init(name, ledger_id)
+    except AlreadyInitialisedError:
+        raise  # the mind that is there is someone's: leave it
+    except BaseException as e:
+        created.undo()
+        if isinstance(e, OSError):
+            raise MindError(f"cannot create a mind at {home.path} ({e.strerror or e})") from None
+        raise
     if as_json:
         emit_json(
             {

@@ -8,6 +8,7 @@ from typing import Any
 import click
 from eventsourcing.persistence import PersistenceError
 
+from cli.arguments import refuse_undecodable_arguments
 from cli.compose import Home, default_home
 from cli.options import HOME_HELP, share_options
 from domain.errors import MindError
@@ -82,6 +83,7 @@ def _register() -> None:
         import_cmds,
     ):
         module.register(mind)
+    refuse_undecodable_arguments(mind)
 
 
 _register()

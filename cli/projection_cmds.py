@@ -50,9 +50,11 @@ def project(home: Home, follow: bool, as_json: bool) -> None:
     """
     from projections.follower import follow as follow_ledger
     from projections.projector import Projector
+    from projections.read_only_home import require_writable
     from projections.readmodel import projector_lock
 
     paths, reader = read_model_paths(home), open_reader(home)
+    require_writable(home.path, paths.working, doing="build the read model")
     started = time.perf_counter()
     if follow:
 
@@ -109,6 +111,10 @@ def replay(home: Home, target: Path | None, check: bool, swap: bool, as_json: bo
     from projections.replay import differences, live_position, rebuild, swap_in
 
     paths, reader = read_model_paths(home), open_reader(home)
+    if target is None or swap or check:
+        from projections.read_only_home import require_writable
+
+        require_writable(home.path, paths.working, doing="replay in this home")
     scratch = None
     if target is None:
         scratch = Path(tempfile.mkdtemp(prefix="replay-", dir=home.path))

@@ -13,10 +13,23 @@ from cli.output import emit_json
 
 
 def reply_text(value: str | None) -> str | None:
-    """`--mock-reply TEXT` or `@FILE`."""
-    if value is not None and value.startswith("@"):
-        return Path(value[1:]).read_text()
-    return value
+    """`--mock-reply TEXT` or `@FILE` (a UTF-8 text file)."""
+    from domain.errors import InvalidInputError
+
+    if value is None or not value.startswith("@"):
+        return value
+    path = Path(value[1:])
+    try:
+        return path.read_bytes().decode("utf-8")
+    except OSError as e:
+        raise InvalidInputError(
+            f"--mock-reply {value}: cannot read {path} ({e.strerror or e}); give an existing file"
+        ) from None
+    except UnicodeDecodeError as e:
+        raise InvalidInputError(
+            f"--mock-reply {value}: {path} is not UTF-8 text (byte {e.start}); "
+            "re-encode it as UTF-8"
+        ) from None
 
 
 def outcome_json(home: Home, outcome: Any) -> dict[str, Any]:
