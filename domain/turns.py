@@ -33,6 +33,7 @@ from domain.errors import MindError
 from domain.events import AggregateRoot
 from domain.identity import IDENTITY_ID, Identity
 from domain.model_port import CompletionModel, ModelFailure
+from domain.prompt_text import one_line
 from domain.settings import thread_params
 from domain.tension import TensionParams
 from domain.text import clean_token
@@ -72,9 +73,10 @@ AUTONOMY_PROMPT = (
 
 
 def system_prompt(identity: Identity, context: AssembledContext) -> str:
-    """The system message: who the mind is, the protocol, and the delimited memory."""
+    """The system message: who the mind is, the protocol, and the delimited memory (the name
+    is stored text like any other: one line, no tag)."""
     who = (
-        f"You are {identity.name}, a mind whose memory is an append-only ledger. "
+        f"You are {one_line(identity.name)}, a mind whose memory is an append-only ledger. "
         "Answer the user helpfully and briefly."
     )
     return "\n\n".join(part for part in (who, PROTOCOL, context.rendered) if part)
