@@ -7,7 +7,7 @@ from typing import Any
 import click
 
 from cli.compose import Home, build_model, open_mind, turn_service
-from cli.output import emit_json
+from cli.output import echo, emit_json
 
 
 def model_unavailable(home: Home, spec: str) -> str | None:
@@ -112,12 +112,12 @@ def tick(
         emit_json(data)
         return
     verdict = "fired" if outcome.fired else "suppressed"
-    click.echo(f"{verdict}: {outcome.reason}")
+    echo(f"{verdict}: {outcome.reason}")
     if outcome.note:
-        click.echo(f"stopped: {outcome.note}")
+        echo(f"stopped: {outcome.note}")
     if turn is not None:
-        click.echo(turn.reply or f"(turn {turn.status})")
+        echo(turn.reply or f"(turn {turn.status})")
         for note in turn.threads:
-            click.echo(f"  [{note}]", err=True)
+            echo(f"  [{note}]", err=True)
         for r in turn.rejections:
-            click.echo(f"  [rejected {r['line']!r}: {r['reason']}]", err=True)
+            echo(f"  [rejected {r['line']!r}: {r['reason']}]", err=True)

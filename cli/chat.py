@@ -9,7 +9,7 @@ from typing import Any
 import click
 
 from cli.compose import Home, build_model, open_mind, open_reader, read_model
-from cli.output import table
+from cli.output import echo, table
 
 HELP = """/help                this list
 /commitments         open commitments
@@ -43,7 +43,7 @@ class Session:
         if command in ("exit", "quit"):
             return False
         if command == "help":
-            click.echo(HELP)
+            echo(HELP)
         elif command in ("commitments", "threads", "concepts", "identity"):
             with read_model(self.home) as con:
                 if command == "commitments":
@@ -58,10 +58,10 @@ class Session:
                     table(queries.concepts(con), ["token", "definition"], "No concepts.")
                 else:
                     ident = queries.identity(con)
-                    click.echo(f"{ident.get('name')} on {ident.get('model')}")
+                    echo(f"{ident.get('name')} on {ident.get('model')}")
         elif command == "model":
             if not arg.strip():
-                click.echo(f"model: {self.spec}")
+                echo(f"model: {self.spec}")
             else:
                 mind = open_mind(self.home)
                 try:
@@ -70,10 +70,10 @@ class Session:
                     mind.close()
                 self.spec = arg.strip()
                 self.model = build_model(self.home, self.spec, None, self.api_base)
-                click.echo(f"now using {self.spec} (recorded)")
+                echo(f"now using {self.spec} (recorded)")
         elif command == "context":
             if self.last is None:
-                click.echo("no turn yet")
+                echo("no turn yet")
             else:
                 table(
                     self.last.context,
@@ -81,7 +81,7 @@ class Session:
                     "The last turn saw no memory.",
                 )
         elif command == "raw":
-            click.echo(self.last.reply_raw if self.last else "no turn yet")
+            echo(self.last.reply_raw if self.last else "no turn yet")
         elif command == "verify":
             from adapters.hash_chain import verify_chain
 
@@ -92,7 +92,7 @@ class Session:
                 )
             finally:
                 reader.close()
-            click.echo(
+            echo(
                 json.dumps(
                     {
                         "ok": result.ok,
@@ -103,7 +103,7 @@ class Session:
                 )
             )
         else:
-            click.echo(f"unknown command /{command}; /help lists them")
+            echo(f"unknown command /{command}; /help lists them")
         return True
 
     def say(self, text: str) -> None:
@@ -115,14 +115,14 @@ class Session:
         visible = VisibleStream()
 
         def show(token: str) -> None:
-            click.echo(visible.feed(token), nl=False)
+            echo(visible.feed(token), nl=False)
 
         with turn_service(self.home) as service:
             outcome = service.run(text, self.model, on_token=show)
-        click.echo(visible.flush())
+        echo(visible.flush())
         self.last = outcome
         if outcome.status == "failed":
-            click.echo(
+            echo(
                 f"[generation failed ({outcome.failure['kind']}): {outcome.failure['message']}]",
                 err=True,
             )
@@ -155,12 +155,12 @@ def chat(home: Home, spec: str | None, api_base: str | None, mock_reply: str | N
     history = _history(home)
     session = Session(home, spec, api_base, reply_text(mock_reply))
     name = open_mind(home).identity().name
-    click.echo(f"Talking with {name} on {session.spec}. /help for commands, /exit to leave.")
+    echo(f"Talking with {name} on {session.spec}. /help for commands, /exit to leave.")
     while True:
         try:
             line = input("you> ").strip()
         except EOFError:
-            click.echo()
+            echo()
             break
         if not line:
             continue
@@ -168,7 +168,7 @@ def chat(home: Home, spec: str | None, api_base: str | None, mock_reply: str | N
             if not session.slash(line):
                 break
             continue
-        click.echo(f"{name}> ", nl=False)
+        echo(f"{name}> ", nl=False)
         session.say(line)
     history()
 

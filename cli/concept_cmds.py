@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from cli.compose import Home, open_mind, read_model
-from cli.output import emit_json, table
+from cli.output import echo, emit_json, table
 
 
 @click.group()
@@ -30,7 +30,7 @@ def define(home: Home, token: str, definition: str) -> None:
         mind concept define user.identity "Who the user says they are"
     """
     version = open_mind(home).define_concept(token, definition)
-    click.echo(f"{token.strip().lower()} v{version}")
+    echo(f"{token.strip().lower()} v{version}")
 
 
 @concept.command()
@@ -45,7 +45,7 @@ def alias(home: Home, token: str, alias: str) -> None:
         mind concept alias project.alpha "billing rewrite"
     """
     added = open_mind(home).alias_concept(token, alias)
-    click.echo(f"alias {alias!r} " + ("added" if added else "already present; nothing changed"))
+    echo(f"alias {alias!r} " + ("added" if added else "already present; nothing changed"))
 
 
 @concept.command()
@@ -61,7 +61,7 @@ def relate(home: Home, source: str, target: str, relation: str) -> None:
         mind concept relate project.alpha team.billing --as owned-by
     """
     added = open_mind(home).relate_concepts(source, target, relation)
-    click.echo(f"{source} -{relation}-> {target} " + ("" if added else "(already present)"))
+    echo(f"{source} -{relation}-> {target} " + ("" if added else "(already present)"))
 
 
 @concept.command()
@@ -100,7 +100,7 @@ def bind(
             raise InvalidInputError(f"there is no event at position {position}")
         kind, target = "event", str(position)
     app.bind_concept(token, kind, target)
-    click.echo(f"{token} bound to {kind} {target}")
+    echo(f"{token} bound to {kind} {target}")
 
 
 @click.command()

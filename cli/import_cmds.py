@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from cli.compose import Home, open_mind
-from cli.output import emit_json
+from cli.output import echo, emit_json
 
 PATH = click.Path(exists=True, dir_okay=False, path_type=Path)
 
@@ -41,7 +41,7 @@ def locomo(home: Home, path: Path, sample: str | None, as_json: bool) -> None:
         emit_json(done)
         return
     for d in done:
-        click.echo(f"{d['sample']}: {d['added']} messages added, {d['skipped']} already there")
+        echo(f"{d['sample']}: {d['added']} messages added, {d['skipped']} already there")
 
 
 @import_.command()
@@ -61,9 +61,7 @@ def chat(home: Home, path: Path, as_json: bool) -> None:
     if as_json:
         emit_json(done)
     else:
-        click.echo(
-            f"{done['source']}: {done['added']} messages added, {done['skipped']} already there"
-        )
+        echo(f"{done['source']}: {done['added']} messages added, {done['skipped']} already there")
 
 
 def register(group: click.Group) -> None:

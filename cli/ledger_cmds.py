@@ -8,7 +8,7 @@ from typing import Any
 import click
 
 from cli.compose import Home, open_mind, open_reader, read_model_paths
-from cli.output import emit_json, table
+from cli.output import echo, emit_json, table
 
 KINDS = ("identity", "commitment", "concept", "thread")
 
@@ -49,7 +49,7 @@ def init(home: Home, name: str, dsn: str | None, schema: str) -> None:
     app = open_mind(home, create=True)
     ledger_id = open_reader(home).meta()[0]
     app.init(name, ledger_id)
-    click.echo(f"Initialised mind {name!r} at {home.path} (ledger {ledger_id[:12]})")
+    echo(f"Initialised mind {name!r} at {home.path} (ledger {ledger_id[:12]})")
 
 
 @click.command()
@@ -81,12 +81,12 @@ def status(home: Home, as_json: bool) -> None:
     if as_json:
         emit_json(data)
         return
-    click.echo(f"{identity.name} ({home.backend()} ledger at {home.path})")
-    click.echo(f"  model      {identity.model}")
-    click.echo(f"  ledger     {ledger_id} created {created_at}")
-    click.echo(f"  head       position {position}, hash {(head_hash or '-')[:16]}")
+    echo(f"{identity.name} ({home.backend()} ledger at {home.path})")
+    echo(f"  model      {identity.model}")
+    echo(f"  ledger     {ledger_id} created {created_at}")
+    echo(f"  head       position {position}, hash {(head_hash or '-')[:16]}")
     for p in data["projections"]:
-        click.echo(f"  projection {p['name']}: position {p['position']}, lag {p['lag']}")
+        echo(f"  projection {p['name']}: position {p['position']}, lag {p['lag']}")
 
 
 @click.command()
@@ -148,9 +148,9 @@ def verify(home: Home, as_json: bool) -> None:
     if as_json:
         emit_json(data)
     elif result.ok:
-        click.echo(f"OK: {result.events} events, head {result.head_hash}")
+        echo(f"OK: {result.events} events, head {result.head_hash}")
     else:
-        click.echo(
+        echo(
             f"BROKEN at position {result.first_bad}: {result.reason} "
             f"({result.events} events verified before it)"
         )

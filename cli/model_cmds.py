@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from cli.compose import Home, open_mind
-from cli.output import emit_json
+from cli.output import echo, emit_json
 
 
 @click.group()
@@ -42,8 +42,8 @@ def show(home: Home, as_json: bool) -> None:
     if as_json:
         emit_json(data)
     else:
-        click.echo(data["model"])
-        click.echo(f"local model: {path or 'not installed (mind model install-local)'}")
+        echo(data["model"])
+        echo(f"local model: {path or 'not installed (mind model install-local)'}")
 
 
 @model.command(name="set")
@@ -57,7 +57,7 @@ def set_(home: Home, spec: str) -> None:
         mind model set openai/gpt-4o-mini
     """
     open_mind(home).set_model(spec)
-    click.echo(f"turns now run on {spec}")
+    echo(f"turns now run on {spec}")
 
 
 @model.command(name="install-local")
@@ -78,7 +78,7 @@ def install_local() -> None:
         _, message = install()
     except ModelFailure as e:
         raise MindError(e.message) from None
-    click.echo(message)
+    echo(message)
 
 
 @model.command(name="stop-local")
@@ -93,7 +93,7 @@ def stop_local(home: Home) -> None:
     from adapters.local_model import LocalModelServer
 
     stopped = LocalModelServer(home.path / "run").stop()
-    click.echo("stopped the local model server" if stopped else "no local model server running")
+    echo("stopped the local model server" if stopped else "no local model server running")
 
 
 def register(group: click.Group) -> None:

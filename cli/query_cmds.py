@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 from pathlib import Path
 from typing import Any
 
 import click
 
 from cli.compose import Home, read_model, sandboxed_read_model
-from cli.output import emit_json, plain, table
+from cli.output import echo, emit_json, json_text, table
 
 
 def _records(columns: list[str], rows: list[tuple[Any, ...]]) -> list[dict[str, Any]]:
@@ -23,13 +22,13 @@ def _print(columns: list[str], rows: list[tuple[Any, ...]], fmt: str) -> None:
         emit_json(_records(columns, rows))
     elif fmt == "nl":
         for record in _records(columns, rows):
-            click.echo(json.dumps(record, ensure_ascii=False, default=plain))
+            echo(json_text(record, indent=None))
     elif fmt == "csv":
         buffer = io.StringIO()
         writer = csv.writer(buffer, lineterminator="\n")
         writer.writerow(columns)
         writer.writerows(rows)
-        click.echo(buffer.getvalue(), nl=False)
+        echo(buffer.getvalue(), nl=False)
     else:
         table(_records(columns, rows), columns, "(no rows)")
 
@@ -109,7 +108,7 @@ def report(home: Home, name: str, fmt: str, out: Path | None) -> None:
         from projections.plots import plot_report
 
         path = plot_report(name, columns, rows, out or Path(f"report-{name}.png"))
-        click.echo(f"wrote {path}")
+        echo(f"wrote {path}")
     else:
         _print(columns, rows, fmt)
 
@@ -131,7 +130,7 @@ def export(home: Home, folder: Path, fmt: str) -> None:
 
     with read_model(home) as con:
         written = export_tables(con, folder, fmt)
-    click.echo(f"wrote {len(written)} files to {folder}")
+    echo(f"wrote {len(written)} files to {folder}")
 
 
 def register(group: click.Group) -> None:

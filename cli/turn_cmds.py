@@ -9,7 +9,7 @@ from typing import Any
 import click
 
 from cli.compose import Home, build_model, open_mind, open_reader, turn_service
-from cli.output import emit_json
+from cli.output import echo, emit_json
 
 
 def reply_text(value: str | None) -> str | None:
@@ -49,11 +49,11 @@ def outcome_json(home: Home, outcome: Any) -> dict[str, Any]:
 def echo_effects(outcome: Any) -> None:
     """What a reply's control lines did, on stderr so the reply itself stays clean."""
     for cid in outcome.opened:
-        click.echo(f"  [opened {cid}]", err=True)
+        echo(f"  [opened {cid}]", err=True)
     for cid in outcome.closed:
-        click.echo(f"  [closed {cid}]", err=True)
+        echo(f"  [closed {cid}]", err=True)
     for r in outcome.rejections:
-        click.echo(f"  [rejected {r['line']!r}: {r['reason']}]", err=True)
+        echo(f"  [rejected {r['line']!r}: {r['reason']}]", err=True)
 
 
 def model_options(fn: Any) -> Any:
@@ -134,12 +134,12 @@ def turn(
     if as_json:
         emit_json(data)
     elif outcome.status == "complete":
-        click.echo(outcome.reply)
+        echo(outcome.reply)
         echo_effects(outcome)
     if outcome.status == "failed":
         assert outcome.failure is not None
         if not as_json:
-            click.echo(
+            echo(
                 f"Error: generation failed ({outcome.failure['kind']}): "
                 f"{outcome.failure['message']}; the message is kept at position "
                 f"{data['events']['first']}",

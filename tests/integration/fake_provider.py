@@ -130,7 +130,11 @@ class _Recording(BaseHTTPRequestHandler):
         if self.echo_auth:
             seen = self.headers.get("Authorization", "")
             payload: dict[str, Any] = {
-                "error": {"message": f"invalid key in header Authorization: {seen}", "code": 401}
+                "error": {
+                    "message": f"invalid key {seen.split()[-1] if seen else ''} "
+                    f"(header Authorization: {seen})",
+                    "code": 401,
+                }
             }
         else:
             payload = {
