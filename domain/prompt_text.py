@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from functools import lru_cache
 
 from domain.text import HIDDEN, show_hidden
 
@@ -60,7 +61,7 @@ def _ignorable(ch: str) -> bool:
 def _untag(text: str) -> str:
     """`text` with every `<` that opens something tag-shaped (`<a`, `</a`, `<!`, `< / a`, with
     look-alikes and invisible characters anywhere in between) written as `&lt;`."""
-    if _OPENER.search(text) is None:
+    if ("<" not in text and text.isascii()) or _OPENER.search(text) is None:
         return text
     out = list(text)
     for match in _OPENER.finditer(text):
@@ -85,6 +86,7 @@ def one_line(text: str) -> str:
     return show_hidden(_untag(text), keep="\t")
 
 
+@lru_cache(maxsize=4096)  # a few speakers, labels and ids, over and over
 def in_label(text: str) -> str:
     """A stored text inside a label's brackets (`[speaker]`): one line, no bracket."""
     return one_line(text).translate(_BRACKETS)
@@ -95,6 +97,7 @@ def _skeleton(text: str) -> str:
     return "".join(ch for ch in folded if "a" <= ch <= "z")
 
 
+@lru_cache(maxsize=4096)
 def observed_speaker(name: str) -> str:
     """The label of someone speaking in an imported conversation: their name, marked
     `(imported)` when it reads like one of our own labels (`OWN_LABELS`, ignoring case,

@@ -38,7 +38,9 @@ def show_hidden(text: str, keep: str = "") -> str:
     """`text` with every hidden character (`HIDDEN`) but those in `keep` written out visibly as
     an escape (`\\n`, `\\x1b`, `\\u202e`): what a terminal or a prompt shows is then what is
     there, and no stored text can move the cursor, retitle a window or start a new line."""
-    if HIDDEN.search(text) is None:
+    # isprintable (C code) is true only of text without any Cc, Cf, Zl, Zp (or unassigned)
+    # character: most texts, which then skip the slower regex.
+    if text.isprintable() or HIDDEN.search(text) is None:
         return text
     return HIDDEN.sub(lambda m: m.group() if m.group() in keep else _escape(m.group()), text)
 
