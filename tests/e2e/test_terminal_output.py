@@ -42,11 +42,24 @@ def test_a_hostile_reply_is_printed_harmlessly_and_recorded_faithfully(
 
 
 def test_an_error_quoting_hostile_input_is_printed_harmlessly(cli: Cli, mind_home: Path) -> None:
-    result = cli("close", "c\x1b]0;pwned\x07")
+    result = cli("c\x1b]0;pwned\x07")
 
     assert result.exit_code != 0
     assert_harmless(result.output + result.stderr)
     assert "\\x1b]0;pwned\\x07" in result.stderr
+
+
+def test_a_direction_override_in_a_listing_is_shown_not_obeyed(cli: Cli, mind_home: Path) -> None:
+    opened = cli("thread", "open", "label \u202eevil", "--content", "about \u2066it\u2069")
+    threads = cli("threads")
+    recall = cli("recall", "label about", "--json")
+
+    assert opened.exit_code == threads.exit_code == recall.exit_code == 0
+    assert "label \\u202eevil" in threads.output
+    # Recall shows the memory as a turn's model sees it: the characters written out.
+    assert any(i["text"].endswith("about \\u2066it\\u2069") for i in recall.json()["items"])
+    for result in (opened, threads, recall):
+        assert not {"\u202e", "\u2066", "\u2069"} & set(result.output + result.stderr)
 
 
 @pytest.mark.parametrize(
