@@ -60,7 +60,8 @@ def _ignorable(ch: str) -> bool:
 
 def _untag(text: str) -> str:
     """`text` with every `<` that opens something tag-shaped (`<a`, `</a`, `<!`, `< / a`, with
-    look-alikes and invisible characters anywhere in between) written as `&lt;`."""
+    look-alikes and invisible characters anywhere in between) or ends the text written as
+    `&lt;`."""
     if ("<" not in text and text.isascii()) or _OPENER.search(text) is None:
         return text
     out = list(text)
@@ -75,7 +76,9 @@ def _untag(text: str) -> str:
         # A hidden character right after `<` is written out as `\n`, `\u200b`...: a backslash
         # and a letter, which would read as a tag once shown.
         escaped = any(ch != "\t" and HIDDEN.match(ch) for ch in text[match.end() : j])
-        if escaped or (j < len(text) and text[j].isalpha()):
+        # At the end, what follows is ours (a line break, then a heading or an item): a `<`
+        # there would open a tag with it.
+        if escaped or j == len(text) or text[j].isalpha():
             out[match.start()] = _ESCAPED_OPENER
     return "".join(out)
 

@@ -6,7 +6,7 @@ import re
 import unicodedata
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from domain.context_port import ContextItem
@@ -163,3 +163,36 @@ def test_the_threads_block_keeps_labels_refusals_and_triage_on_one_line() -> Non
     for text in texts:
         assert len(text.splitlines()) == 1 and tags(text) == []
     assert texts[0].startswith("[thread t1)\\n(rule tension")
+
+
+@settings(max_examples=60)
+@given(
+    st.lists(
+        st.tuples(hostile, hostile, st.sampled_from([None, "2023-01-01", "2023-02-02"])),
+        max_size=8,
+    ),
+    st.integers(40, 200),
+)
+def test_a_fitted_block_of_hostile_items_keeps_its_frame_and_budget(
+    found: list[tuple[str, str, str | None]], budget: int
+) -> None:
+    items = [
+        ContextItem(
+            n, "message", "test", "", 1.0, 0, f"#{n} {message_text(who, text, True)}", day=d
+        )
+        for n, (who, text, d) in enumerate(found, 1)
+    ]
+
+    context = fit(items, budget)
+
+    assert context.tokens == -(-len(context.rendered) // 4) <= budget
+    if context.items:
+        body = context.rendered[len(MEMORY_PREAMBLE) : -len(MEMORY_END)]
+        assert tags(body) == []
+        clipped = next((f"#{i.id} " for i in context.items if i.clipped), "-")
+        for line in body.splitlines():
+            assert (
+                re.fullmatch(r"On \d{4}-\d{2}-\d{2}:", line)
+                or re.match(r"#\d+ \[[^\[\]]*\] ", line)
+                or (line.startswith(clipped) and "[" not in line[len(clipped) + 1 :])
+            ), line
