@@ -7,7 +7,7 @@ from typing import Any
 import click
 
 from cli.compose import Home, build_model, open_mind, turn_service
-from cli.output import emit_json
+from cli.output import echo, emit_json
 
 
 def model_unavailable(home: Home, spec: str) -> str | None:
@@ -117,11 +117,11 @@ def tick(
         emit_json(data)
         return
     verdict = "fired" if outcome.fired else "suppressed"
-    click.echo(f"{verdict}: {outcome.reason}")
+    echo(f"{verdict}: {outcome.reason}")
     if outcome.note:
-        click.echo(f"stopped: {outcome.note}")
+        echo(f"stopped: {outcome.note}")
     if turn is not None:
         from cli.turn_cmds import echo_effects
 
-        click.echo(turn.reply or f"(turn {turn.status})")
+        echo(turn.reply or f"(turn {turn.status})")
         echo_effects(turn)

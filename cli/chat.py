@@ -11,7 +11,7 @@ from typing import Any
 import click
 
 from cli.compose import Home, build_model, open_mind, open_reader, read_model
-from cli.output import table
+from cli.output import echo, json_text, table
 from domain.errors import InvalidInputError, MindError
 
 HELP = """/help                this list
@@ -47,7 +47,7 @@ class Session:
         if command in ("exit", "quit"):
             return False
         if command == "help":
-            click.echo(HELP)
+            echo(HELP)
         elif command in ("commitments", "threads", "concepts", "identity"):
             with read_model(self.home) as con:
                 if command == "commitments":
@@ -62,10 +62,10 @@ class Session:
                     table(queries.concepts(con), ["token", "definition"], "No concepts.")
                 else:
                     ident = queries.identity(con)
-                    click.echo(f"{ident.get('name')} on {ident.get('model')}")
+                    echo(f"{ident.get('name')} on {ident.get('model')}")
         elif command == "model":
             if not arg.strip():
-                click.echo(f"model: {self.spec}")
+                echo(f"model: {self.spec}")
             else:
                 mind = open_mind(self.home)
                 try:
@@ -74,10 +74,10 @@ class Session:
                     mind.close()
                 self.spec = arg.strip()
                 self.model = build_model(self.home, self.spec, None, self.api_base)
-                click.echo(f"now using {self.spec} (recorded)")
+                echo(f"now using {self.spec} (recorded)")
         elif command == "context":
             if self.last is None:
-                click.echo("no turn yet")
+                echo("no turn yet")
             else:
                 table(
                     self.last.context,
@@ -85,7 +85,7 @@ class Session:
                     "The last turn saw no memory.",
                 )
         elif command == "raw":
-            click.echo(self.last.reply_raw if self.last else "no turn yet")
+            echo(self.last.reply_raw if self.last else "no turn yet")
         elif command == "verify":
             from adapters.hash_chain import verify_chain
 
@@ -96,7 +96,7 @@ class Session:
                 )
             finally:
                 reader.close()
-            click.echo(
+            echo(
                 json.dumps(
                     {
                         "ok": result.ok,
@@ -107,7 +107,7 @@ class Session:
                 )
             )
         else:
-            click.echo(f"unknown command /{command}; /help lists them")
+            echo(f"unknown command /{command}; /help lists them")
         return True
 
     def say(self, text: str) -> None:
@@ -123,14 +123,14 @@ class Session:
         visible = VisibleStream()
 
         def show(token: str) -> None:
-            click.echo(visible.feed(token), nl=False)
+            echo(visible.feed(token), nl=False)
 
         with turn_service(self.home) as service:
             outcome = service.run(text, self.model, on_token=show)
-        click.echo(visible.flush())
+        echo(visible.flush())
         self.last = outcome
         if outcome.status == "failed":
-            click.echo(
+            echo(
                 f"[generation failed ({outcome.failure['kind']}): {outcome.failure['message']}]",
                 err=True,
             )
@@ -139,14 +139,13 @@ class Session:
     def say_json(self, text: str) -> None:
         """One turn, printed as one line of JSON (the fields of `mind turn --json`)."""
         from cli.compose import turn_service
-        from cli.output import plain
         from cli.turn_cmds import outcome_json
 
         with turn_service(self.home) as service:
             outcome = service.run(text, self.model)
         self.last = outcome
         data = outcome_json(self.home, outcome)
-        click.echo(json.dumps(data, ensure_ascii=False, default=plain))
+        click.echo(json_text(data, indent=None))  # json_text escapes what a terminal would obey
 
 
 @click.command()
@@ -181,13 +180,13 @@ def chat(
     session.as_json = as_json
     name = open_mind(home).identity().name
     if not as_json:
-        click.echo(f"Talking with {name} on {session.spec}. /help for commands, /exit to leave.")
+        echo(f"Talking with {name} on {session.spec}. /help for commands, /exit to leave.")
     _tolerate_undecodable_input()
     while True:
         try:
             line = input("" if as_json else "you> ").strip()
         except EOFError:
-            click.echo()
+            echo()
             break
         if not line:
             continue
@@ -195,7 +194,7 @@ def chat(
             if not _one_line(session, name, line):
                 break
         except MindError as e:  # this line is refused; the session goes on
-            click.echo(f"Error: {e}", err=True)
+            echo(f"Error: {e}", err=True)
     history()
 
 
@@ -213,7 +212,7 @@ def _one_line(session: Session, name: str, line: str) -> bool:
 
     clean_text(line, "message", MESSAGE_LIMIT)  # refused before the reply's prompt is shown
     if not session.as_json:
-        click.echo(f"{name}> ", nl=False)
+        echo(f"{name}> ", nl=False)
     session.say(line)
     return True
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from cli.compose import Home, open_mind, read_model
-from cli.output import emit_json, table
+from cli.output import echo, emit_json, table
 from domain.commitment import ORIGINS
 
 
@@ -52,9 +52,9 @@ def commit(
     if as_json:
         emit_json({"cid": outcome.cid, "episode": outcome.episode, "opened": outcome.opened})
     elif outcome.opened:
-        click.echo(outcome.cid)
+        echo(outcome.cid)
     else:
-        click.echo(f"{outcome.cid} (already open; nothing changed)")
+        echo(f"{outcome.cid} (already open; nothing changed)")
 
 
 @click.command()
@@ -81,7 +81,7 @@ def close(home: Home, cid: str, reason: str | None, as_json: bool) -> None:
             }
         )
         return
-    click.echo(f"closed {commitment.cid}: {commitment.text}")
+    echo(f"closed {commitment.cid}: {commitment.text}")
 
 
 @click.command()

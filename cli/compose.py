@@ -240,6 +240,7 @@ def turn_service(home: Home) -> Any:
     """The turn pipeline over this home's ledger and read models."""
     import socket
 
+    from cli.output import configured_secrets
     from domain.turns import TurnService
     from projections.turn_reads import ReadModelContextSource
 
@@ -265,6 +266,7 @@ def turn_service(home: Home) -> Any:
         is_dead,
         workspace=lambda config: workspace(home, config),
         embedder=lambda config: embedder(home, config),
+        secrets=configured_secrets(home.path),
     )
 
 

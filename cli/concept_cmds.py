@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from cli.compose import Home, open_mind, read_model
-from cli.output import emit_json, table
+from cli.output import echo, emit_json, table
 
 
 @click.group()
@@ -34,7 +34,7 @@ def define(home: Home, token: str, definition: str, as_json: bool) -> None:
     if as_json:
         emit_json({"token": token.strip().lower(), "version": version})
         return
-    click.echo(f"{token.strip().lower()} v{version}")
+    echo(f"{token.strip().lower()} v{version}")
 
 
 @concept.command()
@@ -53,7 +53,7 @@ def alias(home: Home, token: str, alias: str, as_json: bool) -> None:
     if as_json:
         emit_json({"token": token.strip().lower(), "alias": alias, "added": added})
         return
-    click.echo(f"alias {alias!r} " + ("added" if added else "already present; nothing changed"))
+    echo(f"alias {alias!r} " + ("added" if added else "already present; nothing changed"))
 
 
 @concept.command()
@@ -73,7 +73,7 @@ def relate(home: Home, source: str, target: str, relation: str, as_json: bool) -
     if as_json:
         emit_json({"source": source, "target": target, "relation": relation, "added": added})
         return
-    click.echo(f"{source} -{relation}-> {target} " + ("" if added else "(already present)"))
+    echo(f"{source} -{relation}-> {target} " + ("" if added else "(already present)"))
 
 
 @concept.command()
@@ -121,7 +121,7 @@ def bind(
     if as_json:
         emit_json({"token": token, "kind": kind, "target": target})
         return
-    click.echo(f"{token} bound to {kind} {target}")
+    echo(f"{token} bound to {kind} {target}")
 
 
 @click.command()

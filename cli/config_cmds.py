@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from cli.compose import Home, open_mind
-from cli.output import emit_json
+from cli.output import echo, emit_json
 from domain.settings import (
     EMBEDDING_API_BASE,
     EMBEDDING_MODEL,
@@ -59,7 +59,7 @@ def show(home: Home, as_json: bool) -> None:
         return
     for row in rows:
         mark = "" if row["default"] else "  (set)"
-        click.echo(f"{row['key']:<26} {row['value']}{mark}")
+        echo(f"{row['key']:<26} {row['value']}{mark}")
 
 
 @config.command(name="set")
@@ -87,7 +87,7 @@ def set_(home: Home, key: str, value: str, as_json: bool) -> None:
     if as_json:
         emit_json({"key": key, "value": value, "changed": changed})
         return
-    click.echo(f"{key} = {value}" if changed else f"{key} is already {value}")
+    echo(f"{key} = {value}" if changed else f"{key} is already {value}")
 
 
 def register(group: click.Group) -> None:

@@ -7,7 +7,7 @@ from typing import Any
 import click
 
 from cli.compose import Home, read_model
-from cli.output import emit_json, table
+from cli.output import echo, emit_json, table
 
 
 def _graph(home: Home) -> Any:
@@ -43,11 +43,11 @@ def stats_(home: Home, as_json: bool) -> None:
     if as_json:
         emit_json(data)
         return
-    click.echo(f"{data['nodes']} nodes, {data['edges']} edges, {data['components']} components")
+    echo(f"{data['nodes']} nodes, {data['edges']} edges, {data['components']} components")
     for kind, n in sorted(data["by_kind"].items()):
-        click.echo(f"  {kind:<12} {n}")
+        echo(f"  {kind:<12} {n}")
     for relation, n in sorted(data["by_relation"].items()):
-        click.echo(f"  -{relation}-> {n}")
+        echo(f"  -{relation}-> {n}")
 
 
 @graph.command(name="neighbors")

@@ -8,7 +8,7 @@ from typing import Any
 import click
 
 from cli.compose import Home, open_mind
-from cli.output import emit_json
+from cli.output import echo, emit_json
 
 PATH = click.Path(exists=True, dir_okay=False, path_type=Path)
 
@@ -42,7 +42,7 @@ def locomo(home: Home, path: Path, sample: str | None, as_json: bool) -> None:
         emit_json(done)
         return
     for d in done:
-        click.echo(f"{d['sample']}: {import_summary(d)}")
+        echo(f"{d['sample']}: {import_summary(d)}")
 
 
 @import_.command()
@@ -62,7 +62,7 @@ def chat(home: Home, path: Path, as_json: bool) -> None:
     if as_json:
         emit_json(done)
     else:
-        click.echo(f"{done['source']}: {import_summary(done)}")
+        echo(f"{done['source']}: {import_summary(done)}")
 
 
 def import_summary(done: dict[str, Any]) -> str:

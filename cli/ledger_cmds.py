@@ -9,7 +9,7 @@ import click
 
 from cli.compose import Home, open_mind, open_reader, read_model_paths
 from cli.init_cleanup import Creation
-from cli.output import emit_json, table
+from cli.output import echo, emit_json, table
 from domain.errors import AlreadyInitialisedError, InvalidInputError, MindError
 
 KINDS = ("identity", "commitment", "concept", "thread")
@@ -78,7 +78,7 @@ def init(home: Home, name: str, dsn: str | None, schema: str, as_json: bool) -> 
             }
         )
         return
-    click.echo(f"Initialised mind {name!r} at {home.path} (ledger {ledger_id[:12]})")
+    echo(f"Initialised mind {name!r} at {home.path} (ledger {ledger_id[:12]})")
 
 
 @click.command()
@@ -110,12 +110,12 @@ def status(home: Home, as_json: bool) -> None:
     if as_json:
         emit_json(data)
         return
-    click.echo(f"{identity.name} ({home.backend()} ledger at {home.path})")
-    click.echo(f"  model      {identity.model}")
-    click.echo(f"  ledger     {ledger_id} created {created_at}")
-    click.echo(f"  head       position {position}, hash {(head_hash or '-')[:16]}")
+    echo(f"{identity.name} ({home.backend()} ledger at {home.path})")
+    echo(f"  model      {identity.model}")
+    echo(f"  ledger     {ledger_id} created {created_at}")
+    echo(f"  head       position {position}, hash {(head_hash or '-')[:16]}")
     for p in data["projections"]:
-        click.echo(f"  projection {p['name']}: position {p['position']}, lag {p['lag']}")
+        echo(f"  projection {p['name']}: position {p['position']}, lag {p['lag']}")
 
 
 @click.command()
@@ -177,9 +177,9 @@ def verify(home: Home, as_json: bool) -> None:
     if as_json:
         emit_json(data)
     elif result.ok:
-        click.echo(f"OK: {result.events} events, head {result.head_hash}")
+        echo(f"OK: {result.events} events, head {result.head_hash}")
     else:
-        click.echo(
+        echo(
             f"BROKEN at position {result.first_bad}: {result.reason} "
             f"({result.events} events verified before it)"
         )

@@ -11,19 +11,25 @@ from eventsourcing.persistence import PersistenceError
 from cli.arguments import refuse_undecodable_arguments
 from cli.compose import Home, default_home
 from cli.options import HOME_HELP, share_options
+from cli.output import error_text
 from domain.errors import MindError
 
 
 class MindGroup(click.Group):
-    """A group whose commands report MindError as one `Error: ...` line with exit 1."""
+    """A group whose commands report MindError as one `Error: ...` line with exit 1 (secrets
+    redacted, nothing a terminal would obey: `cli.output.error_text`)."""
 
     def invoke(self, ctx: click.Context) -> Any:
+        home = ctx.obj.path if isinstance(ctx.obj, Home) else None
         try:
             return super().invoke(ctx)
         except MindError as e:
-            raise click.ClickException(str(e)) from None
+            raise click.ClickException(error_text(str(e), home)) from None
         except PersistenceError as e:
-            raise click.ClickException(f"ledger error: {e}") from None
+            raise click.ClickException(error_text(f"ledger error: {e}", home)) from None
+        except click.ClickException as e:  # usage errors quote what was typed
+            setattr(e, "message", error_text(e.message, home))  # noqa: B010 (typed Final)
+            raise
 
 
 @click.group(cls=MindGroup)

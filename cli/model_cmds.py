@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from cli.compose import Home, open_mind
-from cli.output import emit_json
+from cli.output import echo, emit_json
 
 
 @click.group()
@@ -42,8 +42,8 @@ def show(home: Home, as_json: bool) -> None:
     if as_json:
         emit_json(data)
     else:
-        click.echo(data["model"])
-        click.echo(f"local model: {path or 'not installed (mind model install-local)'}")
+        echo(data["model"])
+        echo(f"local model: {path or 'not installed (mind model install-local)'}")
 
 
 @model.command(name="set")
@@ -61,7 +61,7 @@ def set_(home: Home, spec: str, as_json: bool) -> None:
     if as_json:
         emit_json({"model": spec})
         return
-    click.echo(f"turns now run on {spec}")
+    echo(f"turns now run on {spec}")
 
 
 @model.command(name="install-local")
@@ -89,7 +89,7 @@ def install_local(as_json: bool) -> None:
         path = model_path()
         emit_json({"installed": changed, "path": str(path) if path else None, "message": message})
         return
-    click.echo(message)
+    echo(message)
 
 
 @model.command(name="stop-local")
@@ -108,7 +108,7 @@ def stop_local(home: Home, as_json: bool) -> None:
     if as_json:
         emit_json({"stopped": stopped})
         return
-    click.echo("stopped the local model server" if stopped else "no local model server running")
+    echo("stopped the local model server" if stopped else "no local model server running")
 
 
 def register(group: click.Group) -> None:

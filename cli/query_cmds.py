@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 from pathlib import Path
 from typing import Any
 
 import click
 
 from cli.compose import Home, read_model, sandboxed_read_model
-from cli.output import emit_json, plain, table
+from cli.output import echo, emit_json, json_text, table
 
 
 def _records(columns: list[str], rows: list[tuple[Any, ...]]) -> list[dict[str, Any]]:
@@ -23,13 +22,13 @@ def _print(columns: list[str], rows: list[tuple[Any, ...]], fmt: str) -> None:
         emit_json(_records(columns, rows))
     elif fmt == "nl":
         for record in _records(columns, rows):
-            click.echo(json.dumps(record, ensure_ascii=False, default=plain))
+            echo(json_text(record, indent=None))
     elif fmt == "csv":
         buffer = io.StringIO()
         writer = csv.writer(buffer, lineterminator="\n")
         writer.writerow(columns)
         writer.writerows(rows)
-        click.echo(buffer.getvalue(), nl=False)
+        echo(buffer.getvalue(), nl=False)
     else:
         table(_records(columns, rows), columns, "(no rows)")
 
@@ -113,7 +112,7 @@ def report(home: Home, name: str, fmt: str, out: Path | None, as_json: bool) -> 
         if as_json:
             emit_json({"report": name, "format": "png", "path": str(path)})
         else:
-            click.echo(f"wrote {path}")
+            echo(f"wrote {path}")
     else:
         _print(columns, rows, "json" if as_json else fmt)
 
@@ -139,7 +138,7 @@ def export(home: Home, folder: Path, fmt: str, as_json: bool) -> None:
     if as_json:
         emit_json({"folder": str(folder), "format": fmt, "files": [str(p) for p in written]})
         return
-    click.echo(f"wrote {len(written)} files to {folder}")
+    echo(f"wrote {len(written)} files to {folder}")
 
 
 def register(group: click.Group) -> None:

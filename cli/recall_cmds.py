@@ -6,7 +6,7 @@ import click
 
 from cli.compose import Home, clock_from_env, read_model
 from cli.options import AsOf, as_of_option
-from cli.output import emit_json, table
+from cli.output import echo, emit_json, table
 
 
 @click.command()
@@ -67,7 +67,7 @@ def recall(home: Home, query: str, budget: int, as_of: AsOf | None, as_json: boo
         emit_json(data)
         return
     table(items, ["id", "channel", "score", "tokens", "day", "text"], "Nothing to recall.")
-    click.echo(f"{context.tokens} tokens, {len(items)} items, {context.dropped_total} over budget")
+    echo(f"{context.tokens} tokens, {len(items)} items, {context.dropped_total} over budget")
 
 
 def register(group: click.Group) -> None:

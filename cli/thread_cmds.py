@@ -9,7 +9,7 @@ import click
 from cli.autonomy_cmds import tick
 from cli.compose import Home, open_mind, read_model
 from cli.options import AsOf, as_of_option
-from cli.output import emit_json, table
+from cli.output import echo, emit_json, table
 from domain.errors import UnknownThreadError
 from domain.thread import VERDICTS, short_id
 
@@ -49,10 +49,10 @@ def open_(home: Home, label: str, content: str, as_json: bool) -> None:
     if as_json:
         emit_json({"id": short_id(thread_id), "stream_id": thread_id.hex, "triage": demand})
         return
-    click.echo(short_id(thread_id))
+    echo(short_id(thread_id))
     if demand:
         lowest = ", ".join(f"{c['id']} {c['label']!r}" for c in demand["candidates"])
-        click.echo(
+        echo(
             f"triage: {demand['live']} live threads, cap {demand['cap']}; resolve some "
             f"(`mind thread resolve ID`). Lowest tension: {lowest}",
             err=True,
@@ -102,7 +102,7 @@ def resolve(
     if as_json:
         emit_json({"id": short_id(stream), "stream_id": stream.hex, "verdict": verdict})
         return
-    click.echo(f"resolved {short_id(stream)} as {verdict}")
+    echo(f"resolved {short_id(stream)} as {verdict}")
 
 
 @click.command()
@@ -151,7 +151,7 @@ def threads(
             emit_json(figures)
         else:
             for key, value in figures.items():
-                click.echo(f"{key:>14}  {value}")
+                echo(f"{key:>14}  {value}")
         return
     if as_json:
         emit_json(rows)
@@ -159,7 +159,7 @@ def threads(
     table(rows, ["id", "tension", "hours_unworked", "status", "mentions", "label"], "No threads.")
     if demand:
         lowest = ", ".join(f"{c['id']} ({c['tension']:.2f})" for c in demand["candidates"])
-        click.echo(
+        echo(
             f"triage: {demand['live']} live threads, cap {demand['cap']}; lowest tension: {lowest}",
             err=True,
         )

@@ -9,7 +9,7 @@ from typing import Any
 import click
 
 from cli.compose import Home, build_model, open_mind, open_reader, turn_service
-from cli.output import emit_json
+from cli.output import echo, emit_json
 
 
 def reply_text(value: str | None) -> str | None:
@@ -65,7 +65,7 @@ def echo_effects(outcome: Any) -> None:
     from cli.turn_lines import change_lines
 
     for line in change_lines(outcome):
-        click.echo(f"  [{line}]", err=True)
+        echo(f"  [{line}]", err=True)
 
 
 def model_options(fn: Any) -> Any:
@@ -146,12 +146,12 @@ def turn(
     if as_json:
         emit_json(data)
     elif outcome.status == "complete":
-        click.echo(outcome.reply)
+        echo(outcome.reply)
         echo_effects(outcome)
     if outcome.status == "failed":
         assert outcome.failure is not None
         if not as_json:
-            click.echo(
+            echo(
                 f"Error: generation failed ({outcome.failure['kind']}): "
                 f"{outcome.failure['message']}; the message is kept at position "
                 f"{data['events']['first']}",
