@@ -67,7 +67,6 @@ def tick(
         MIND_NOW=2026-05-01T12:00:00Z mind tick
     """
     from domain.autonomy import run_tick
-    from domain.clock import fixed_clock, parse_time
     from projections.turn_reads import ReadModelContextSource
 
     if mock_reply is not None and spec != "mock":
@@ -79,7 +78,7 @@ def tick(
     unavailable = model_unavailable(home, spec)
     service = turn_service(home)
     if now:  # every clock of this command, and nothing outside it
-        mind.clock = service.mind.clock = fixed_clock(parse_time(now))
+        mind.clock = service.mind.clock = home.with_flags(now=("--now", now)).clock()
 
     def run_turn() -> Any:
         model = build_model(home, spec, mock_reply)

@@ -122,6 +122,7 @@ class Session:
         click.echo(visible.flush())
         self.last = outcome
         if outcome.status == "failed":
+            assert outcome.failure is not None  # a failed turn always says why
             click.echo(
                 f"[generation failed ({outcome.failure['kind']}): {outcome.failure['message']}]",
                 err=True,

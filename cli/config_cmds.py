@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -26,7 +27,8 @@ MEANINGS = {
 
 @click.group()
 def config() -> None:
-    """Show and change this mind's settings (the tension law, the gate, the workspace).
+    """Show every setting with its source; change this mind's (the tension law, the gate, the
+    workspace).
 
     Example:
 
@@ -38,28 +40,65 @@ def config() -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_obj
 def show(home: Home, as_json: bool) -> None:
-    """Every setting with its value and whether it is the default.
+    """Every setting with its value, where the value came from, and what it means.
+
+    Process settings come from a flag, else the environment (MIND_*), else MIND_HOME/.env,
+    else config.json, else the default; this mind's settings come from its ledger (`config set`).
+    Secrets are masked.
 
     Example:
 
         mind config show --json
     """
-    current = open_mind(home).identity().config
-    rows = [
+    rows = process_rows(home) + mind_rows(home)
+    if as_json:
+        emit_json(rows)
+        return
+    for row in rows:
+        value = "(unset)" if row["value"] is None else row["value"]
+        click.echo(f"{row['key']:<26} {value if value != '' else '(empty)'}  ({row['source']})")
+        takes = f" (takes {row['accepts']})" if row["accepts"] else ""
+        click.echo(f"    {row['meaning']}{takes}")
+
+
+def process_rows(home: Home) -> list[dict[str, Any]]:
+    """The process settings (cli/settings.py), named by their environment variable."""
+    from cli.settings import FIELDS, accepts, env_name, shown_value
+
+    loaded = home.loaded
+    rows = []
+    for name, declared in FIELDS.items():
+        origin = loaded.origins[name]
+        value = shown_value(name, getattr(loaded.values, name))
+        rows.append(
+            {
+                "key": env_name(name),
+                "value": value,
+                "default": origin.source == "default",
+                "meaning": declared.description,
+                "accepts": accepts(name),
+                "source": origin.source,
+                "origin": origin.describe() if origin.source != "default" else None,
+            }
+        )
+    return rows
+
+
+def mind_rows(home: Home) -> list[dict[str, Any]]:
+    """This mind's settings: from its ledger when set, else their defaults."""
+    current = open_mind(home).identity().config if home.exists() else {}
+    return [
         {
             "key": key,
             "value": current.get(key, value),
             "default": key not in current,
             "meaning": SETTINGS[key][2] if key in SETTINGS else MEANINGS[key],
+            "accepts": None,
+            "source": "default" if key not in current else "ledger",
+            "origin": None if key not in current else "mind.identity.configured",
         }
         for key, value in defaults().items()
     ]
-    if as_json:
-        emit_json(rows)
-        return
-    for row in rows:
-        mark = "" if row["default"] else "  (set)"
-        click.echo(f"{row['key']:<26} {row['value']}{mark}")
 
 
 @config.command(name="set")
