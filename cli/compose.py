@@ -26,7 +26,8 @@ if TYPE_CHECKING:
     from adapters.postgres_ledger import PostgresLedgerReader
     from adapters.sqlite_ledger import SQLiteLedgerReader
     from adapters.workspace import FileWorkspace
-    from cli.settings import LoadedSettings, Origin, Settings
+    from cli.settings import Settings
+    from cli.settings_sources import LoadedSettings, Origin
     from domain.model_port import CompletionModel
     from domain.turns import TurnService
     from projections.readmodel import ReadModelPaths
@@ -76,7 +77,7 @@ class Home:
     @cached_property
     def loaded(self) -> LoadedSettings:
         """The settings with where each came from; raises SettingError on a bad value."""
-        from cli.settings import Origin, load_settings
+        from cli.settings_sources import Origin, load_settings
 
         origin = self._home_origin(Origin)
         return load_settings(self.path, origin, self.flags)
@@ -115,7 +116,7 @@ class Home:
 
     def config(self) -> dict[str, Any]:
         """The home's config.json as written (empty when absent; an object, else SettingError)."""
-        from cli.settings import read_config_file
+        from cli.settings_sources import read_config_file
 
         return read_config_file(self.config_file)
 

@@ -9,20 +9,7 @@ import click
 
 from cli.compose import Home, open_mind
 from cli.output import emit_json
-from domain.settings import (
-    EMBEDDING_API_BASE,
-    EMBEDDING_MODEL,
-    KEYS,
-    SETTINGS,
-    WORKSPACE,
-    defaults,
-)
-
-MEANINGS = {
-    WORKSPACE: "folder whose files count as evidence of work on threads",
-    EMBEDDING_MODEL: "LiteLLM embedding model for recall's vector channel, or off",
-    EMBEDDING_API_BASE: "base URL of an OpenAI-compatible embedding server, or off",
-}
+from domain.settings import KEYS, WORKSPACE, check_setting, defaults, meaning
 
 
 @click.group()
@@ -92,7 +79,7 @@ def mind_rows(home: Home) -> list[dict[str, Any]]:
             "key": key,
             "value": current.get(key, value),
             "default": key not in current,
-            "meaning": SETTINGS[key][2] if key in SETTINGS else MEANINGS[key],
+            "meaning": meaning(key),
             "accepts": None,
             "source": "default" if key not in current else "ledger",
             "origin": None if key not in current else "mind.identity.configured",
@@ -115,6 +102,7 @@ def set_(home: Home, key: str, value: str) -> None:
         mind config set workspace ~/notes
     """
     if key == WORKSPACE:
+        check_setting(key, value)  # an empty path would resolve to the current folder
         folder = Path(value).expanduser().resolve()
         if folder.exists() and not folder.is_dir():
             from domain.errors import InvalidInputError

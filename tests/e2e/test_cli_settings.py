@@ -14,7 +14,8 @@ from typing import Any
 import pytest
 
 from cli.compose import Home, build_model, persistence_env
-from cli.settings import ENV_ONLY, FIELDS, env_name
+from cli.settings import FIELDS, env_name
+from cli.settings_sources import ENV_ONLY
 from tests.conftest import Result, subprocess_env
 
 Cli = Callable[..., Result]
@@ -292,3 +293,37 @@ def test_an_absurd_mind_now_year_is_refused(
     line = one_error_line(cli("commitments"))
 
     assert "outside the years 1970 to 2999" in line
+
+
+# One bad value per per-mind setting (recorded as events by `mind config set`).
+BAD_MIND = {
+    "threads.base_rate": "fast",
+    "threads.half_life": "0",
+    "threads.cap": "-5",
+    "threads.cycle_threshold": "nan",
+    "threads.floor_interval": "-1",
+    "threads.max_live_threads": "0",
+    "threads.top_k": "2.5",
+    "threads.work_credit": "lots",
+    "workspace": "",
+    "embedding.model": "two\nlines",
+    "embedding.api_base": " ",
+}
+
+
+def test_every_per_mind_setting_has_a_bad_value_under_test() -> None:
+    from domain.settings import KEYS
+
+    assert set(BAD_MIND) == set(KEYS)
+
+
+@pytest.mark.parametrize("key", sorted(BAD_MIND))
+def test_a_bad_per_mind_setting_is_one_line_naming_it_and_changes_nothing(
+    cli: Cli, mind_home: Path, key: str
+) -> None:
+    before = head(cli)
+
+    line = one_error_line(cli("config", "set", key, "--", BAD_MIND[key]))
+
+    assert key in line
+    assert head(cli) == before

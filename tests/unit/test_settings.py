@@ -13,7 +13,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cli.settings import FIELDS, Origin, SettingError, env_name, load_settings
+from cli.settings import FIELDS, SettingError, env_name
+from cli.settings_sources import Origin, load_settings
 from domain.clock import no_earlier_than_head, parse_fixed_time
 from domain.errors import InvalidInputError
 
