@@ -134,7 +134,7 @@ def _dotenv_values(path: Path, lines: dict[str, str]) -> dict[str, Any]:
         k for k in lines if k.upper().startswith("MIND_") and k[5:].lower() not in FIELDS
     )
     if unknown:
-        raise SettingError(f"{unknown[0]} in {path} is not a setting; {_known()}")
+        raise SettingError(f"{unknown[0]!r} in {path} is not a setting; {_known()}")
     for key in lines:
         if key[5:].lower() in ENV_ONLY and key.upper().startswith("MIND_"):
             raise _file_may_not_set(key[5:].lower(), key, path)
@@ -168,7 +168,7 @@ def _config_values(path: Path) -> tuple[dict[str, Any], dict[str, str]]:
             for old, inner in value.items():
                 if old not in LEGACY_MODEL_KEYS:
                     raise SettingError(
-                        f"model_settings.{old} in {path} is not a setting; model_settings takes "
+                        f"model_settings.{old!r} in {path} is not a setting; model_settings takes "
                         + ", ".join(LEGACY_MODEL_KEYS)
                     )
                 field = LEGACY_MODEL_KEYS[old]

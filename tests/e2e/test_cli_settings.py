@@ -104,7 +104,7 @@ def test_a_bad_value_in_a_home_file_is_one_line_naming_the_file_and_changes_noth
         ("null", "not null"),
         ('{"model_settings": "oops"}', "model_settings in"),
         ('{"model_settings": {"timeout": "abc"}}', "model_settings.timeout in"),
-        ('{"model_settings": {"temperature": 1}}', "model_settings.temperature in"),
+        ('{"model_settings": {"temperature": 1}}', "model_settings.'temperature' in"),
         ('{"backend": "oracle"}', "backend in"),
         ('{"colour": "blue"}', "'colour' in"),
         ('{"now": "2026-05-01T09:00:00Z"}', "the clock is set only by a flag or the environment"),
@@ -327,3 +327,34 @@ def test_a_bad_per_mind_setting_is_one_line_naming_it_and_changes_nothing(
 
     assert key in line
     assert head(cli) == before
+
+
+def test_the_home_flag_is_reported_as_the_source_of_the_home(
+    cli: Cli, mind_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MIND_HOME", "/nonexistent/elsewhere")
+
+    rows = {r["key"]: r for r in cli("--home", str(mind_home), "config", "show", "--json").json()}
+
+    assert (rows["MIND_HOME"]["value"], rows["MIND_HOME"]["source"]) == (str(mind_home), "flag")
+
+
+def test_settings_and_model_show_do_not_import_litellm(mind_home: Path) -> None:
+    (mind_home / ".env").write_text("MIND_MODEL_TIMEOUT=30\nOPENAI_API_KEY=sk-local\n")
+    probe = (
+        "import sys; from cli.main import mind\n"
+        "for args in (['config', 'show'], ['model', 'show'], ['status']):\n"
+        "    try: mind(args)\n"
+        "    except SystemExit: pass\n"
+        "print('LITELLM', 'litellm' in sys.modules)"
+    )
+
+    result = subprocess.run(
+        [sys.executable, "-c", probe],
+        env=subprocess_env(mind_home),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+    assert result.stdout.strip().splitlines()[-1] == "LITELLM False"

@@ -97,3 +97,17 @@ def test_a_home_that_is_a_file_is_refused_naming_where_it_came_from(tmp_path: Pa
 
     with pytest.raises(SettingError, match=r"--home \(flag\) = .* \(it is a file\)"):
         load_settings(path, HOME_ORIGIN, {})
+
+
+@settings(max_examples=100, deadline=None)
+@given(content=st.binary(max_size=60))
+def test_any_dotenv_bytes_are_accepted_or_refused_in_one_line(
+    tmp_path_factory: pytest.TempPathFactory, content: bytes
+) -> None:
+    home = tmp_path_factory.mktemp("home")
+    (home / ".env").write_bytes(b"MIND_MODEL_RETRIES=" + content)
+
+    try:
+        load_settings(home, HOME_ORIGIN, {})
+    except SettingError as e:
+        assert "\n" not in str(e)
