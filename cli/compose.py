@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from domain.application import Mind
 from domain.clock import Clock, fixed_clock, no_earlier_than_head, parse_fixed_time, system_clock
-from domain.errors import NotInitialisedError
+from domain.errors import LedgerCorruptError, NotInitialisedError
 
 if TYPE_CHECKING:
     import duckdb
@@ -161,8 +161,13 @@ def head_time(home: Home) -> datetime | None:
         reader.close()
     if not rows or rows[-1].state is None:
         return None
-    state = json.loads(rows[-1].state)
-    return datetime.fromisoformat(state["timestamp"])
+    try:
+        return datetime.fromisoformat(json.loads(rows[-1].state)["timestamp"])
+    except (ValueError, KeyError, TypeError):
+        raise LedgerCorruptError(
+            f"the ledger's latest event (position {rows[-1].position}) cannot be read; "
+            "run `mind verify`"
+        ) from None
 
 
 def persistence_env(home: Home, *, create: bool = False) -> dict[str, str]:

@@ -16,6 +16,10 @@ from cli.settings_sources import LoadedSettings
 # OLLAMA_API_BASE, AWS_SECRET_ACCESS_KEY, HF_TOKEN, ...).
 KEY = re.compile(r"(_API_KEY|_API_TOKEN|_SECRET_ACCESS_KEY)$|^HF_TOKEN$")
 BASE = re.compile(r"(_API_BASE|_BASE_URL|_API_URL|_ENDPOINT)$")
+# A proxy or a certificate bundle set by a home file redirects (or opens) the same requests.
+ROUTE = re.compile(
+    r"^(HTTPS?_PROXY|ALL_PROXY|REQUESTS_CA_BUNDLE|SSL_CERT_FILE|SSL_CERT_DIR)$", re.IGNORECASE
+)
 # Names this process put into os.environ from a .env; they did not come from the user's shell.
 _EXPORTED: set[str] = set()
 
@@ -25,7 +29,7 @@ class ProviderVariable:
     """One key or base URL a provider may read, with where it came from."""
 
     name: str
-    kind: str  # key or base_url
+    kind: str  # key, base_url, or route (a proxy or certificate bundle)
     value: str  # masked for keys
     source: str  # environment, .env or config.json
     where: str  # the file, or "your environment"
@@ -43,22 +47,22 @@ def export_dotenv(loaded: LoadedSettings) -> None:
 
 
 def provider_variables(loaded: LoadedSettings) -> list[ProviderVariable]:
-    """Every key and base URL in the environment or the home's .env, and the model base URL
-    setting when a home file set it."""
+    """Every key, base URL, proxy and certificate bundle in the environment or the home's .env,
+    and the model base URL setting when a home file set it."""
     found: list[ProviderVariable] = []
     names = {n for n in (*os.environ, *loaded.dotenv) if not n.upper().startswith("MIND_")}
     for name in sorted(names):
         kind = "key" if KEY.search(name) else "base_url" if BASE.search(name) else None
-        if kind is None:
-            continue
+        kind = "route" if kind is None and ROUTE.search(name) else kind
         from_shell = name in os.environ and name not in _EXPORTED
-        value = os.environ[name] if from_shell else loaded.dotenv.get(name, os.environ.get(name))
-        shown = "****" if kind == "key" else mask_url(value or "")
+        if kind is None or not (from_shell or name in loaded.dotenv):
+            continue
+        value = os.environ[name] if from_shell else loaded.dotenv[name]
+        shown = "****" if kind == "key" else mask_url(value)
         if from_shell:
             found.append(ProviderVariable(name, kind, shown, "environment", "your environment"))
         else:
-            where = str(loaded.dotenv_path)
-            found.append(ProviderVariable(name, kind, shown, ".env", where))
+            found.append(ProviderVariable(name, kind, shown, ".env", str(loaded.dotenv_path)))
     origin = loaded.origins["api_base"]
     if loaded.values.api_base and origin.path is not None:
         shown = mask_url(loaded.values.api_base)
@@ -80,5 +84,5 @@ def redirect_warnings(loaded: LoadedSettings) -> list[str]:
         f"environment: the model call may send the key there; remove {v.name} from that file "
         "unless you put it there"
         for v in variables
-        if v.kind == "base_url" and v.source != "environment"
+        if v.kind in ("base_url", "route") and v.source != "environment"
     ]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from io import StringIO
 from pathlib import Path
 from typing import Any
 
@@ -124,8 +125,6 @@ def _read_dotenv(path: Path) -> dict[str, str]:
         raise SettingError(f"{path} is not UTF-8 text (byte {e.start}); fix or remove it") from None
     except OSError as e:
         raise SettingError(f"{path} cannot be read ({e.strerror}); fix or remove it") from None
-    from io import StringIO
-
     return {k: v for k, v in dotenv_values(stream=StringIO(text)).items() if v is not None}
 
 

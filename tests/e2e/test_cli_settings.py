@@ -358,3 +358,15 @@ def test_settings_and_model_show_do_not_import_litellm(mind_home: Path) -> None:
     )
 
     assert result.stdout.strip().splitlines()[-1] == "LITELLM False"
+
+
+def test_a_proxy_in_the_home_dotenv_with_a_key_from_the_environment_warns(
+    cli: Cli, mind_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-canary")
+    (mind_home / ".env").write_text("HTTPS_PROXY=http://user:pw@proxy.example:3128\n")
+
+    result = cli("model", "show")
+
+    assert "Warning: HTTPS_PROXY=http://user:****@proxy.example:3128 comes from" in result.stderr
+    assert "ANTHROPIC_API_KEY" in result.stderr and "sk-ant-canary" not in result.output
