@@ -370,3 +370,21 @@ def test_a_proxy_in_the_home_dotenv_with_a_key_from_the_environment_warns(
 
     assert "Warning: HTTPS_PROXY=http://user:****@proxy.example:3128 comes from" in result.stderr
     assert "ANTHROPIC_API_KEY" in result.stderr and "sk-ant-canary" not in result.output
+
+
+@pytest.mark.parametrize(
+    ("args", "named"),
+    [
+        (("turn", "hi", "--model", "openai/x", "--api-base", "notaurl"), "--api-base (flag)"),
+        (("tick", "--now", "9999-01-01T00:00:00Z"), "--now (flag)"),
+    ],
+)
+def test_a_bad_flag_value_is_one_line_naming_the_flag_and_changes_nothing(
+    cli: Cli, mind_home: Path, args: tuple[str, ...], named: str
+) -> None:
+    before = head(cli)
+
+    line = one_error_line(cli(*args))
+
+    assert named in line and "it takes" in line
+    assert head(cli) == before
