@@ -68,7 +68,6 @@ def tick(
     """
     from cli.turn_cmds import reply_text
     from domain.autonomy import run_tick
-    from domain.clock import fixed_clock, parse_time
     from domain.errors import InvalidInputError
     from projections.turn_reads import ReadModelContextSource
 
@@ -84,7 +83,7 @@ def tick(
     unavailable = model_unavailable(home, spec)
     service = turn_service(home)
     if now:  # every clock of this command, and nothing outside it
-        mind.clock = service.mind.clock = fixed_clock(parse_time(now))
+        mind.clock = service.mind.clock = home.with_flags(now=("--now", now)).clock()
 
     def run_turn() -> Any:
         model = build_model(home, spec, mock_reply)

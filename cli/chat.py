@@ -130,6 +130,7 @@ class Session:
         echo(visible.flush())
         self.last = outcome
         if outcome.status == "failed":
+            assert outcome.failure is not None  # a failed turn always says why
             echo(
                 f"[generation failed ({outcome.failure['kind']}): {outcome.failure['message']}]",
                 err=True,

@@ -133,7 +133,7 @@ def log(home: Home, limit: int, kind: str | None, as_json: bool) -> None:
     rows = open_reader(home).tail(limit, f"mind.{kind}." if kind else "")
     events = []
     for r in rows:
-        state = json.loads(r.state)
+        state = json.loads(r.state or b"{}")  # tail joins events: a row always has its state
         events.append(
             {
                 "position": r.position,

@@ -9,7 +9,7 @@ import click
 from eventsourcing.persistence import PersistenceError
 
 from cli.arguments import refuse_undecodable_arguments
-from cli.compose import Home, default_home
+from cli.compose import Home
 from cli.options import HOME_HELP, share_options
 from cli.output import error_text
 from domain.errors import MindError
@@ -44,7 +44,8 @@ def mind(ctx: click.Context, home: Path | None) -> None:
     """A persistent, inspectable mind kept as a hash-linked event ledger.
 
     Every command works on one home folder holding the ledger, the read models and config.
-    Set MIND_NOW (ISO-8601, UTC) to fix the time that commands record.
+    Set MIND_NOW (ISO-8601, UTC) to fix the time that commands record. Settings come from
+    flags, then MIND_* variables, then MIND_HOME/.env, then config.json (`mind config show`).
 
     Example:
 
@@ -53,7 +54,8 @@ def mind(ctx: click.Context, home: Path | None) -> None:
         mind commitments
         mind verify
     """
-    ctx.obj = Home(home if home is not None else default_home())
+    ctx.obj = Home.from_option(home)
+    _ = ctx.obj.loaded  # every setting is checked here: a bad value stops any command at once
 
 
 def _register() -> None:

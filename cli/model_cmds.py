@@ -21,29 +21,63 @@ def model() -> None:
     """
 
 
+MODEL_SETTINGS = ("api_base", "model_timeout", "model_retries", "max_tokens", "model_fallbacks")
+
+
 @model.command()
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_obj
 def show(home: Home, as_json: bool) -> None:
-    """Show the model in use and whether the local model is installed.
+    """Show the model in use, its call settings and the provider keys and base URLs, each with
+    where it came from, and whether the local model is installed.
+
+    Warns when a base URL comes from a home file (.env, config.json) while a key comes from
+    your environment: that file could send your key elsewhere.
 
     Example:
 
         mind model show --json
     """
     from adapters.local_model import model_path
+    from cli.provider_env import provider_variables, redirect_warnings
+    from cli.settings import env_name, shown_value
 
     path = model_path()
+    loaded = home.loaded
+    settings = [
+        {
+            "key": env_name(name),
+            "value": shown_value(name, getattr(loaded.values, name)),
+            "source": loaded.origins[name].source,
+        }
+        for name in MODEL_SETTINGS
+    ]
+    variables = [
+        {"name": v.name, "kind": v.kind, "value": v.value, "source": v.source, "where": v.where}
+        for v in provider_variables(loaded)
+    ]
+    warnings = redirect_warnings(loaded)
     data = {
         "model": open_mind(home).identity().model,
         "local_model_installed": path is not None,
         "local_model_path": str(path) if path else None,
+        "settings": settings,
+        "provider_variables": variables,
+        "warnings": warnings,
     }
     if as_json:
         emit_json(data)
-    else:
-        echo(data["model"])
-        echo(f"local model: {path or 'not installed (mind model install-local)'}")
+        return
+    echo(data["model"])
+    echo(f"local model: {path or 'not installed (mind model install-local)'}")
+    for row in settings:
+        value = "(unset)" if row["value"] is None else row["value"]
+        echo(f"  {row['key']:<22} {value}  ({row['source']})")
+    for v in variables:
+        where = v["source"] if v["source"] == "environment" else v["where"]
+        echo(f"  {v['name']:<22} {v['value']}  ({where})")
+    for warning in warnings:
+        echo(f"Warning: {warning}", err=True)
 
 
 @model.command(name="set")

@@ -149,7 +149,7 @@ def test_init_on_a_home_that_is_a_file_is_one_error_line(
 
     result = cli("init")
 
-    assert_one_error_line(result, "is a file, not a folder")
+    assert_one_error_line(result, "(it is a file); it takes a folder")
     assert home.read_text() == "not a folder"
 
 
@@ -272,7 +272,7 @@ def test_commands_on_a_home_that_is_a_file_say_so(cli: Cli, home: Path, command:
 
     result = cli(*command)
 
-    assert_one_error_line(result, "is a file, not a mind's folder")
+    assert_one_error_line(result, "(it is a file); it takes a folder")
 
 
 def test_a_failed_init_leaves_a_ledger_that_already_holds_events_alone(
