@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import sqlite3
 import time
 import uuid
@@ -17,8 +16,9 @@ from eventsourcing.sqlite import SQLiteApplicationRecorder, SQLiteCursor, SQLite
 
 from adapters.hash_chain import ChainRow, chain_entries, genesis_hash
 from adapters.head_anchor import HEAD_ANCHOR_ENV, AnchoredRecorder, HeadAnchorFile
+from adapters.ledger_location import read_only_uri
 from adapters.pydantic_mapping import CanonicalJSONTranscoder, PydanticMapper
-from domain.errors import LedgerBusyError, LedgerCorruptError
+from domain.errors import LedgerBusyError, LedgerCorruptError, LedgerReadOnlyError
 
 META_DDL = (
     "CREATE TABLE IF NOT EXISTS ledger_meta ("
@@ -60,6 +60,11 @@ class ChainedSQLiteRecorder(AnchoredRecorder, SQLiteApplicationRecorder):
                 raise LedgerBusyError(
                     "another mind process held the ledger's write lock too long; "
                     "nothing was written, run the command again"
+                ) from e
+            if "readonly" in str(e):
+                raise LedgerReadOnlyError(
+                    "this process cannot write the ledger (the home is read-only); nothing "
+                    "was written: reading commands still work, recording needs a writable home"
                 ) from e
             raise
         except BaseException:
@@ -127,16 +132,6 @@ _ROWS = (
 )
 
 
-def _open_read_only(path: Path) -> sqlite3.Connection:
-    """A read-only connection. A WAL database needs its -shm file, which a read-only folder
-    cannot create: there, where nothing of ours can be writing, the file is opened as immutable
-    (a read-only home still verifies)."""
-    uri = f"file:{path}?mode=ro"
-    if not os.access(path.parent, os.W_OK) and not Path(f"{path}-shm").exists():
-        uri += "&immutable=1"
-    return sqlite3.connect(uri, uri=True, check_same_thread=False)
-
-
 class SQLiteLedgerReader:
     """Reads the chain and events straight from the file, read-only, for verify/log/projectors."""
 
@@ -144,7 +139,7 @@ class SQLiteLedgerReader:
         if not path.exists():
             raise FileNotFoundError(path)
         try:
-            self.conn = _open_read_only(path)
+            self.conn = sqlite3.connect(read_only_uri(path), uri=True, check_same_thread=False)
             self.conn.execute("SELECT 1 FROM ledger_meta LIMIT 1").fetchall()
         except sqlite3.DatabaseError as e:
             raise LedgerCorruptError(f"{path} is not a readable mindledger ledger ({e})") from e

@@ -9,8 +9,9 @@ from typing import Any
 import click
 
 from cli.compose import Home, open_mind, open_reader, read_model_paths
-from cli.output import emit_json, table
-from domain.errors import MindError
+from cli.init_cleanup import Creation
+from cli.output import echo, emit_json, table
+from domain.errors import AlreadyInitialisedError, InvalidInputError, MindError
 
 KINDS = ("identity", "commitment", "concept", "thread")
 
@@ -24,8 +25,9 @@ KINDS = ("identity", "commitment", "concept", "thread")
     help="Keep the ledger in PostgreSQL (postgresql://user:pw@host:port/db).",
 )
 @click.option("--schema", default="", help="PostgreSQL schema for this mind (default public).")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_obj
-def init(home: Home, name: str, dsn: str | None, schema: str) -> None:
+def init(home: Home, name: str, dsn: str | None, schema: str, as_json: bool) -> None:
     """Create a new mind (a fresh ledger with its own genesis hash) in the home folder.
 
     The ledger is a SQLite file in the home folder unless --postgres is given; the DuckDB
@@ -35,23 +37,49 @@ def init(home: Home, name: str, dsn: str | None, schema: str) -> None:
 
         mind --home ./echo init --name Echo
     """
-    if dsn:
-        home.path.mkdir(parents=True, exist_ok=True)
-        home.config_file.write_text(
-            json.dumps(
-                {
-                    **home.config(),
-                    "backend": "postgres",
-                    "postgres_dsn": dsn,
-                    "postgres_schema": schema,
-                },
-                indent=2,
-            )
+    from domain.identity import clean_name
+
+    name = clean_name(name)  # a refused name creates nothing
+    if home.path.exists() and not home.path.is_dir():
+        raise InvalidInputError(
+            f"{home.path} is a file, not a folder; give --home (or MIND_HOME) a folder path"
         )
-    app = open_mind(home, create=True)
-    ledger_id = open_reader(home).meta()[0]
-    app.init(name, ledger_id)
-    click.echo(f"Initialised mind {name!r} at {home.path} (ledger {ledger_id[:12]})")
+    created = Creation(home)
+    try:
+        if dsn:
+            home.path.mkdir(parents=True, exist_ok=True)
+            home.config_file.write_text(
+                json.dumps(
+                    {
+                        **home.config(),
+                        "backend": "postgres",
+                        "postgres_dsn": dsn,
+                        "postgres_schema": schema,
+                    },
+                    indent=2,
+                )
+            )
+        app = open_mind(home, create=True)
+        ledger_id = open_reader(home).meta()[0]
+        app.init(name, ledger_id)
+    except AlreadyInitialisedError:
+        raise  # the mind that is there is someone's: leave it
+    except BaseException as e:
+        created.undo()
+        if isinstance(e, OSError):
+            raise MindError(f"cannot create a mind at {home.path} ({e.strerror or e})") from None
+        raise
+    if as_json:
+        emit_json(
+            {
+                "name": name,
+                "home": str(home.path),
+                "backend": home.backend(),
+                "ledger_id": ledger_id,
+            }
+        )
+        return
+    echo(f"Initialised mind {name!r} at {home.path} (ledger {ledger_id[:12]})")
 
 
 @click.command()
@@ -83,12 +111,12 @@ def status(home: Home, as_json: bool) -> None:
     if as_json:
         emit_json(data)
         return
-    click.echo(f"{identity.name} ({home.backend()} ledger at {home.path})")
-    click.echo(f"  model      {identity.model}")
-    click.echo(f"  ledger     {ledger_id} created {created_at}")
-    click.echo(f"  head       position {position}, hash {(head_hash or '-')[:16]}")
+    echo(f"{identity.name} ({home.backend()} ledger at {home.path})")
+    echo(f"  model      {identity.model}")
+    echo(f"  ledger     {ledger_id} created {created_at}")
+    echo(f"  head       position {position}, hash {(head_hash or '-')[:16]}")
     for p in data["projections"]:
-        click.echo(f"  projection {p['name']}: position {p['position']}, lag {p['lag']}")
+        echo(f"  projection {p['name']}: position {p['position']}, lag {p['lag']}")
 
 
 @click.command()
@@ -106,7 +134,7 @@ def log(home: Home, limit: int, kind: str | None, as_json: bool) -> None:
     rows = open_reader(home).tail(limit, f"mind.{kind}." if kind else "")
     events = []
     for r in rows:
-        state = json.loads(r.state)
+        state = json.loads(r.state or b"{}")  # tail joins events: a row always has its state
         events.append(
             {
                 "position": r.position,
@@ -152,8 +180,6 @@ def verify(home: Home, as_json: bool, head: str | None) -> None:
     Example:
 
         mind verify --json
-
-        mind verify --head 3f5a...e9 (the full 64-digit hash)
     """
     from adapters.hash_chain import VerifyResult
 
@@ -166,18 +192,18 @@ def verify(home: Home, as_json: bool, head: str | None) -> None:
     if as_json:
         emit_json(result.as_json())
     elif result.ok:
-        click.echo(f"OK: {result.events} events, head {result.head_hash}")
+        echo(f"OK: {result.events} events, head {result.head_hash}")
     elif result.first_bad is not None:
-        click.echo(
+        echo(
             f"BROKEN at position {result.first_bad}: {result.reason} "
             f"({result.events} events verified before it)"
         )
     else:
-        click.echo(f"BROKEN: {result.reason} ({result.events} events verified)")
+        echo(f"BROKEN: {result.reason} ({result.events} events verified)")
     if not as_json:
         for anchor in result.anchors:
             at = f" (position {anchor.position})" if anchor.position is not None else ""
-            click.echo(f"  anchor {anchor.source}{at}: {anchor.status}")
+            echo(f"  anchor {anchor.source}{at}: {anchor.status}")
     if not result.ok:
         raise SystemExit(1)
 

@@ -7,14 +7,20 @@ from typing import Protocol
 
 
 class LedgerRow(Protocol):
-    """One recorded event in ledger order."""
+    """One recorded event in ledger order (read-only, so frozen rows satisfy it)."""
 
-    position: int
-    hash: str
-    topic: str | None
-    originator_id: str | None
-    version: int | None
-    state: bytes | None
+    @property
+    def position(self) -> int: ...
+    @property
+    def hash(self) -> str: ...
+    @property
+    def topic(self) -> str | None: ...
+    @property
+    def originator_id(self) -> str | None: ...
+    @property
+    def version(self) -> int | None: ...
+    @property
+    def state(self) -> bytes | None: ...
 
 
 class LedgerReader(Protocol):

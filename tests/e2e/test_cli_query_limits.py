@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import date
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +13,7 @@ import pytest
 from projections import analytics
 from projections.analytics import QueryLimits, QueryStoppedError, run_query
 from projections.duckdb_files import sandboxed
+from projections.plots import plot_report
 from tests.conftest import Result
 
 Cli = Callable[..., Result]
@@ -100,17 +102,24 @@ def test_ctrl_c_during_a_long_query_stops_it_with_one_line(
     con.close()
 
 
-def test_a_report_png_of_events_in_the_year_one_is_drawn(
+def test_a_report_png_of_days_at_the_ends_of_the_calendar_is_drawn(tmp_path: Path) -> None:
+    rows = [(date(1, 1, 1), "mind.commitment.opened", 1), (date(9999, 12, 31), "x", 2)]
+    out = tmp_path / "activity.png"
+
+    plot_report("activity", ["day", "type", "events"], rows, out)
+
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_a_report_png_with_mind_now_in_the_year_one_is_one_line(
     cli: Cli, mind_home: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     monkeypatch.setenv("MIND_NOW", "0001-01-01T00:00:00Z")
-    cli("commit", "Water the plants")
-    out = tmp_path / "activity.png"
 
-    result = cli("report", "activity", "--format", "png", "--out", str(out))
+    result = cli("report", "activity", "--format", "png", "--out", str(tmp_path / "a.png"))
 
-    assert result.exit_code == 0
-    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert result.exit_code == 1  # refused at start-up: MIND_NOW is kept to 1970-2999
+    assert result.stderr.startswith("Error: MIND_NOW") and result.stderr.count("\n") == 1
 
 
 def test_an_export_folder_named_with_a_quote_is_written(
