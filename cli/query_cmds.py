@@ -149,7 +149,7 @@ def report(home: Home, name: str, fmt: str, out: Path | None, as_json: bool) -> 
         if as_json:
             emit_json({"report": name, "format": "png", "path": str(path)})
         else:
-            echo(f"wrote {path}")
+            echo(f"wrote {click.format_filename(path)}")
     else:
         _print(columns, rows, "json" if as_json else fmt)
 
@@ -175,7 +175,7 @@ def export(home: Home, folder: Path, fmt: str, as_json: bool) -> None:
     if as_json:
         emit_json({"folder": str(folder), "format": fmt, "files": [str(p) for p in written]})
         return
-    echo(f"wrote {len(written)} files to {folder}")
+    echo(f"wrote {len(written)} files to {click.format_filename(folder)}")
 
 
 def register(group: click.Group) -> None:

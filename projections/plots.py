@@ -44,7 +44,10 @@ def plot_report(name: str, columns: list[str], rows: list[tuple[Any, ...]], out:
     fig.tight_layout()
     try:
         # PNG whatever the name ends in: matplotlib would pick the format from the suffix.
-        fig.savefig(out, dpi=100, format="png")
+        # Opened here, not by matplotlib: a name holding undecodable bytes (surrogate escapes,
+        # as a non-UTF-8 command line gives them) still names a file.
+        with open(out, "wb") as file:
+            fig.savefig(file, dpi=100, format="png")
     except OSError as e:
         raise MindError(f"cannot write {out}: {e.strerror or e}") from None
     finally:

@@ -153,3 +153,15 @@ def test_a_report_png_that_cannot_be_written_says_so_in_one_line(
 
     assert result.exit_code == 1
     assert result.stderr.startswith("Error: cannot write ") and result.stderr.count("\n") == 1
+
+
+def test_a_report_png_named_with_undecodable_bytes_is_written_and_named(
+    cli: Cli, mind_home: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / "activity-\udcff.png"  # `--out $'activity-\xff.png'` arrives like this
+
+    result = cli("report", "activity", "--format", "png", "--out", str(out))
+
+    assert result.exit_code == 0, result.stderr
+    assert result.output.startswith("wrote ") and result.output.endswith("activity-\ufffd.png\n")
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

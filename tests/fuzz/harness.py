@@ -89,7 +89,9 @@ def invoke(
     args: Sequence[str], env: Mapping[str, str] | None = None, stdin: str | None = None
 ) -> Invocation:
     """Run `mind ARGS` in-process, catching whatever escapes so it can be reported."""
-    result = CliRunner().invoke(mind, list(args), env=dict(env or {}), input=stdin)
+    # Input as bytes, as a terminal or pipe delivers it (surrogate escapes back to raw bytes).
+    raw = stdin.encode("utf-8", "surrogateescape") if stdin is not None else None
+    result = CliRunner().invoke(mind, list(args), env=dict(env or {}), input=raw)
     crash = None
     if result.exception is not None and not isinstance(result.exception, SystemExit):
         crash = "".join(traceback.format_exception(result.exception))
