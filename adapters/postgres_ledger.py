@@ -239,14 +239,21 @@ class PostgresLedgerReader:
         )
         return rows[0][0] if rows else None
 
-    def find_hash(self, hash_: str) -> int | None:
-        """The position whose chain hash is this (to compare with an anchor)."""
-        rows = self._query(
-            SQL("SELECT position FROM {} WHERE hash = %s ORDER BY position LIMIT 1").format(
-                self.chain
-            ),
-            (hash_,),
-        )
+    def find_hash(self, hash_: str, at: int | None = None) -> int | None:
+        """The position whose chain hash is this (to compare with an anchor); with `at`, only
+        that position is looked at (a primary-key lookup instead of a scan)."""
+        if at is not None:
+            rows = self._query(
+                SQL("SELECT position FROM {} WHERE position = %s AND hash = %s").format(self.chain),
+                (at, hash_),
+            )
+        else:
+            rows = self._query(
+                SQL("SELECT position FROM {} WHERE hash = %s ORDER BY position LIMIT 1").format(
+                    self.chain
+                ),
+                (hash_,),
+            )
         return rows[0][0] if rows else None
 
     def positions(self, notification_ids: list[int]) -> list[int]:

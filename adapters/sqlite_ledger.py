@@ -199,11 +199,18 @@ class SQLiteLedgerReader:
         rows = self._query("SELECT position FROM ledger_chain WHERE content_hash = ?", (digest,))
         return rows[0][0] if rows else None
 
-    def find_hash(self, hash_: str) -> int | None:
-        """The position whose chain hash is this (to compare with an anchor)."""
-        rows = self._query(
-            "SELECT position FROM ledger_chain WHERE hash = ? ORDER BY position LIMIT 1", (hash_,)
-        )
+    def find_hash(self, hash_: str, at: int | None = None) -> int | None:
+        """The position whose chain hash is this (to compare with an anchor); with `at`, only
+        that position is looked at (a primary-key lookup instead of a scan)."""
+        if at is not None:
+            rows = self._query(
+                "SELECT position FROM ledger_chain WHERE position = ? AND hash = ?", (at, hash_)
+            )
+        else:
+            rows = self._query(
+                "SELECT position FROM ledger_chain WHERE hash = ? ORDER BY position LIMIT 1",
+                (hash_,),
+            )
         return rows[0][0] if rows else None
 
     def tail(self, limit: int, topic_prefix: str = "") -> list[ChainRow]:

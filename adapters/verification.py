@@ -33,8 +33,8 @@ class ChainSource(Protocol):
         """The position whose chain entry has this content digest."""
         ...
 
-    def find_hash(self, hash_: str) -> int | None:
-        """The position whose chain hash is this."""
+    def find_hash(self, hash_: str, at: int | None = None) -> int | None:
+        """The position whose chain hash is this (only position `at`, when given)."""
         ...
 
 
@@ -56,7 +56,9 @@ def verify_ledger(
         return replace(result, anchors=(*checks, *notes))
     # The chain verified, so its stored hashes are the recomputed ones: an anchor's hash is
     # looked up once rather than watched for on every row (verify's rate stays the chain's).
-    checks = tuple(_check(a, ledger_id, result.events, reader.find_hash(a.hash)) for a in anchors)
+    checks = tuple(
+        _check(a, ledger_id, result.events, reader.find_hash(a.hash, a.position)) for a in anchors
+    )
     failed = next((c for c in checks if c.failed), None)
     if failed is None:
         return replace(result, anchors=(*checks, *notes))
