@@ -66,9 +66,7 @@ def tick(
 
         MIND_NOW=2026-05-01T12:00:00Z mind tick
     """
-    from domain.autonomy import run_tick
     from domain.clock import fixed_clock, parse_time
-    from projections.turn_reads import ReadModelContextSource
 
     if mock_reply is not None and spec != "mock":
         from domain.errors import InvalidInputError
@@ -85,8 +83,7 @@ def tick(
         model = build_model(home, spec, mock_reply)
         return service.run("", model, budget=budget, speaker="autonomy")
 
-    assert isinstance(service.context, ReadModelContextSource)
-    outcome = run_tick(mind, service.context, mind.clock(), run_turn, unavailable)
+    outcome = service.tick(service.mind.clock(), run_turn, unavailable)
     turn: Any = outcome.turn
     data = {
         "tick": outcome.tick_id.hex,

@@ -233,7 +233,7 @@ def turn_service(home: Home) -> Any:
     import socket
 
     from domain.turns import TurnService
-    from projections.turn_reads import ReadModelContextSource
+    from projections.turn_reads import ReadModelRetrieval, ReadModelThreads
 
     host = socket.gethostname()
 
@@ -248,10 +248,11 @@ def turn_service(home: Home) -> Any:
             return False
         return pid == os.getpid()
 
-    source = ReadModelContextSource(read_model_paths(home), open_reader(home))
+    paths, reader = read_model_paths(home), open_reader(home)
     return TurnService(
         open_mind(home),
-        source,
+        ReadModelRetrieval(paths, reader),
+        ReadModelThreads(paths, reader),
         os.getpid(),
         host,
         is_dead,

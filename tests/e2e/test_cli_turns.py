@@ -112,7 +112,11 @@ def test_a_failed_generation_exits_1_and_keeps_the_message(cli: Cli, mind_home: 
     assert result.stderr.startswith("Error: generation failed (connection)")
     assert "kept at position 2" in result.stderr
     types = [e["type"] for e in cli("log", "--json").json()]
-    assert types[-2:] == ["mind.turn.started", "mind.turn.generation_failed"]
+    assert types[-3:] == [
+        "mind.turn.started",
+        "mind.turn_numbers.given",
+        "mind.turn.generation_failed",
+    ]
 
 
 @pytest.mark.parametrize(
