@@ -60,8 +60,8 @@ def test_turn_json_has_the_documented_fields(cli: Cli, mind_home: Path) -> None:
     ]
     assert data["events"] == {
         "first": 2,
-        "last": 6,
-    }  # started, replied, opened, rejected, completed
+        "last": 7,
+    }  # started, its number, replied, opened, rejected, completed
     assert data["usage"] == {"prompt_tokens": 10, "completion_tokens": 20, "total_tokens": 30}
     assert data["context"][0]["kind"] == "identity"
     assert cli("verify", "--json").json()["ok"] is True
