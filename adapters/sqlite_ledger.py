@@ -15,8 +15,9 @@ from eventsourcing.persistence import ApplicationRecorder, OperationalError, Sto
 from eventsourcing.sqlite import SQLiteApplicationRecorder, SQLiteCursor, SQLiteFactory
 
 from adapters.hash_chain import ChainRow, chain_entries, genesis_hash
+from adapters.ledger_location import read_only_uri
 from adapters.pydantic_mapping import CanonicalJSONTranscoder, PydanticMapper
-from domain.errors import LedgerBusyError, LedgerCorruptError
+from domain.errors import LedgerBusyError, LedgerCorruptError, LedgerReadOnlyError
 
 META_DDL = (
     "CREATE TABLE IF NOT EXISTS ledger_meta ("
@@ -57,6 +58,11 @@ class ChainedSQLiteRecorder(SQLiteApplicationRecorder):
                 raise LedgerBusyError(
                     "another mind process held the ledger's write lock too long; "
                     "nothing was written, run the command again"
+                ) from e
+            if "readonly" in str(e):
+                raise LedgerReadOnlyError(
+                    "this process cannot write the ledger (the home is read-only); nothing "
+                    "was written: reading commands still work, recording needs a writable home"
                 ) from e
             raise
 
@@ -117,7 +123,7 @@ class SQLiteLedgerReader:
         if not path.exists():
             raise FileNotFoundError(path)
         try:
-            self.conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, check_same_thread=False)
+            self.conn = sqlite3.connect(read_only_uri(path), uri=True, check_same_thread=False)
             self.conn.execute("SELECT 1 FROM ledger_meta LIMIT 1").fetchall()
         except sqlite3.DatabaseError as e:
             raise LedgerCorruptError(f"{path} is not a readable mindledger ledger ({e})") from e

@@ -64,7 +64,7 @@ def baseline(sample: dict[str, Any]) -> tuple[BM25Okapi, list[ContextItem], int]
             "",
             0.0,
             0,
-            f"#{i} {message_text(t.speaker, t.text)}",
+            f"#{i} {message_text(t.speaker, t.text, observed=True)}",
             t.source_id,
             day=day_of(t.said_at),
         )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from collections.abc import Iterator
@@ -77,6 +78,11 @@ class Home:
 
     def require(self) -> None:
         """Raise NotInitialisedError when there is no mind here."""
+        if self.path.exists() and not self.path.is_dir():
+            raise NotInitialisedError(
+                f"{self.path} is a file, not a mind's folder; point --home (or MIND_HOME) "
+                "at a folder"
+            )
         if not self.exists():
             raise NotInitialisedError(f"no mind at {self.path}; run `mind init` first")
 
@@ -100,9 +106,11 @@ def _backend_env(home: Home) -> dict[str, str]:
         dsn = os.environ.get("MIND_POSTGRES_DSN") or str(config.get("postgres_dsn", ""))
         schema = os.environ.get("MIND_POSTGRES_SCHEMA") or str(config.get("postgres_schema", ""))
         return dict(postgres_env(dsn, schema))
+    from adapters.ledger_location import sqlite_location
+
     return {
         "PERSISTENCE_MODULE": "adapters.sqlite_ledger:LedgerSQLiteFactory",
-        "SQLITE_DBNAME": str(home.ledger),
+        "SQLITE_DBNAME": sqlite_location(home.ledger),  # read-only in a read-only home
         "SQLITE_LOCK_TIMEOUT": os.environ.get("MIND_LOCK_TIMEOUT", "15"),
     }
 
@@ -232,6 +240,7 @@ def turn_service(home: Home) -> Any:
     """The turn pipeline over this home's ledger and read models."""
     import socket
 
+    from cli.output import configured_secrets
     from domain.turns import TurnService
     from projections.turn_reads import ReadModelRetrieval, ReadModelThreads
 
@@ -258,6 +267,7 @@ def turn_service(home: Home) -> Any:
         is_dead,
         workspace=lambda config: workspace(home, config),
         embedder=lambda config: embedder(home, config),
+        secrets=configured_secrets(home.path),
     )
 
 
@@ -283,6 +293,8 @@ def workspace(home: Home, config: dict[str, str]) -> Any:
     configured = config.get(WORKSPACE)
     root = Path(configured) if configured else home.path / "workspace"
     if not configured:
-        root.mkdir(parents=True, exist_ok=True)  # the default folder, ready for work
+        # The default folder, ready for work; a read-only home has none, and cites nothing.
+        with contextlib.suppress(OSError):
+            root.mkdir(parents=True, exist_ok=True)
     protected = (home.ledger, home.readmodel, home.published, home.config_file, home.path / "run")
     return FileWorkspace(root, protected)

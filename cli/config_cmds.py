@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from cli.compose import Home, open_mind
-from cli.output import emit_json
+from cli.output import echo, emit_json
 from domain.settings import (
     EMBEDDING_API_BASE,
     EMBEDDING_MODEL,
@@ -59,14 +59,15 @@ def show(home: Home, as_json: bool) -> None:
         return
     for row in rows:
         mark = "" if row["default"] else "  (set)"
-        click.echo(f"{row['key']:<26} {row['value']}{mark}")
+        echo(f"{row['key']:<26} {row['value']}{mark}")
 
 
 @config.command(name="set")
 @click.argument("key", type=click.Choice(KEYS))
 @click.argument("value")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_obj
-def set_(home: Home, key: str, value: str) -> None:
+def set_(home: Home, key: str, value: str, as_json: bool) -> None:
     """Set KEY to VALUE (recorded as an event; the old value stays in the history).
 
     Example:
@@ -83,7 +84,10 @@ def set_(home: Home, key: str, value: str) -> None:
             raise InvalidInputError(f"{folder} is a file; the workspace must be a directory")
         value = str(folder)
     changed = open_mind(home).configure(key, value)
-    click.echo(f"{key} = {value}" if changed else f"{key} is already {value}")
+    if as_json:
+        emit_json({"key": key, "value": value, "changed": changed})
+        return
+    echo(f"{key} = {value}" if changed else f"{key} is already {value}")
 
 
 def register(group: click.Group) -> None:

@@ -8,7 +8,9 @@ from typing import Any
 import click
 
 from cli.compose import Home, open_mind, open_reader, read_model_paths
-from cli.output import emit_json, table
+from cli.init_cleanup import Creation
+from cli.output import echo, emit_json, table
+from domain.errors import AlreadyInitialisedError, InvalidInputError, MindError
 
 KINDS = ("identity", "commitment", "concept", "thread")
 
@@ -22,8 +24,9 @@ KINDS = ("identity", "commitment", "concept", "thread")
     help="Keep the ledger in PostgreSQL (postgresql://user:pw@host:port/db).",
 )
 @click.option("--schema", default="", help="PostgreSQL schema for this mind (default public).")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_obj
-def init(home: Home, name: str, dsn: str | None, schema: str) -> None:
+def init(home: Home, name: str, dsn: str | None, schema: str, as_json: bool) -> None:
     """Create a new mind (a fresh ledger with its own genesis hash) in the home folder.
 
     The ledger is a SQLite file in the home folder unless --postgres is given; the DuckDB
@@ -33,23 +36,49 @@ def init(home: Home, name: str, dsn: str | None, schema: str) -> None:
 
         mind --home ./echo init --name Echo
     """
-    if dsn:
-        home.path.mkdir(parents=True, exist_ok=True)
-        home.config_file.write_text(
-            json.dumps(
-                {
-                    **home.config(),
-                    "backend": "postgres",
-                    "postgres_dsn": dsn,
-                    "postgres_schema": schema,
-                },
-                indent=2,
-            )
+    from domain.identity import clean_name
+
+    name = clean_name(name)  # a refused name creates nothing
+    if home.path.exists() and not home.path.is_dir():
+        raise InvalidInputError(
+            f"{home.path} is a file, not a folder; give --home (or MIND_HOME) a folder path"
         )
-    app = open_mind(home, create=True)
-    ledger_id = open_reader(home).meta()[0]
-    app.init(name, ledger_id)
-    click.echo(f"Initialised mind {name!r} at {home.path} (ledger {ledger_id[:12]})")
+    created = Creation(home)
+    try:
+        if dsn:
+            home.path.mkdir(parents=True, exist_ok=True)
+            home.config_file.write_text(
+                json.dumps(
+                    {
+                        **home.config(),
+                        "backend": "postgres",
+                        "postgres_dsn": dsn,
+                        "postgres_schema": schema,
+                    },
+                    indent=2,
+                )
+            )
+        app = open_mind(home, create=True)
+        ledger_id = open_reader(home).meta()[0]
+        app.init(name, ledger_id)
+    except AlreadyInitialisedError:
+        raise  # the mind that is there is someone's: leave it
+    except BaseException as e:
+        created.undo()
+        if isinstance(e, OSError):
+            raise MindError(f"cannot create a mind at {home.path} ({e.strerror or e})") from None
+        raise
+    if as_json:
+        emit_json(
+            {
+                "name": name,
+                "home": str(home.path),
+                "backend": home.backend(),
+                "ledger_id": ledger_id,
+            }
+        )
+        return
+    echo(f"Initialised mind {name!r} at {home.path} (ledger {ledger_id[:12]})")
 
 
 @click.command()
@@ -81,12 +110,12 @@ def status(home: Home, as_json: bool) -> None:
     if as_json:
         emit_json(data)
         return
-    click.echo(f"{identity.name} ({home.backend()} ledger at {home.path})")
-    click.echo(f"  model      {identity.model}")
-    click.echo(f"  ledger     {ledger_id} created {created_at}")
-    click.echo(f"  head       position {position}, hash {(head_hash or '-')[:16]}")
+    echo(f"{identity.name} ({home.backend()} ledger at {home.path})")
+    echo(f"  model      {identity.model}")
+    echo(f"  ledger     {ledger_id} created {created_at}")
+    echo(f"  head       position {position}, hash {(head_hash or '-')[:16]}")
     for p in data["projections"]:
-        click.echo(f"  projection {p['name']}: position {p['position']}, lag {p['lag']}")
+        echo(f"  projection {p['name']}: position {p['position']}, lag {p['lag']}")
 
 
 @click.command()
@@ -148,9 +177,9 @@ def verify(home: Home, as_json: bool) -> None:
     if as_json:
         emit_json(data)
     elif result.ok:
-        click.echo(f"OK: {result.events} events, head {result.head_hash}")
+        echo(f"OK: {result.events} events, head {result.head_hash}")
     else:
-        click.echo(
+        echo(
             f"BROKEN at position {result.first_bad}: {result.reason} "
             f"({result.events} events verified before it)"
         )

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 from pathlib import Path
 from typing import Any
 
 import click
 
 from cli.compose import Home, read_model, sandboxed_read_model
-from cli.output import emit_json, plain, table
+from cli.output import echo, emit_json, json_text, table
 
 
 def _records(columns: list[str], rows: list[tuple[Any, ...]]) -> list[dict[str, Any]]:
@@ -23,13 +22,13 @@ def _print(columns: list[str], rows: list[tuple[Any, ...]], fmt: str) -> None:
         emit_json(_records(columns, rows))
     elif fmt == "nl":
         for record in _records(columns, rows):
-            click.echo(json.dumps(record, ensure_ascii=False, default=plain))
+            echo(json_text(record, indent=None))
     elif fmt == "csv":
         buffer = io.StringIO()
         writer = csv.writer(buffer, lineterminator="\n")
         writer.writerow(columns)
         writer.writerows(rows)
-        click.echo(buffer.getvalue(), nl=False)
+        echo(buffer.getvalue(), nl=False)
     else:
         table(_records(columns, rows), columns, "(no rows)")
 
@@ -69,7 +68,7 @@ def query(home: Home, sql: str, params: tuple[tuple[str, str], ...], fmt: str) -
 
         mind query "SELECT type, count(*) AS n FROM events GROUP BY type"
 
-        mind query "SELECT * FROM commitments WHERE origin = \\$o" -p o user --table
+        mind query 'SELECT cid, text FROM commitments WHERE origin = $o' -p o owner --table
     """
     from projections.analytics import run_query
 
@@ -92,8 +91,9 @@ def query(home: Home, sql: str, params: tuple[tuple[str, str], ...], fmt: str) -
     type=click.Path(dir_okay=False, path_type=Path),
     help="Where to write the PNG (default: report-NAME.png).",
 )
+@click.option("--json", "as_json", is_flag=True, help="Print JSON (the rows; with png, the file).")
 @click.pass_obj
-def report(home: Home, name: str, fmt: str, out: Path | None) -> None:
+def report(home: Home, name: str, fmt: str, out: Path | None, as_json: bool) -> None:
     """A named report: `commitments` (opened/closed per day by origin, median hours to close)
     or `activity` (events per day by type).
 
@@ -109,9 +109,12 @@ def report(home: Home, name: str, fmt: str, out: Path | None) -> None:
         from projections.plots import plot_report
 
         path = plot_report(name, columns, rows, out or Path(f"report-{name}.png"))
-        click.echo(f"wrote {path}")
+        if as_json:
+            emit_json({"report": name, "format": "png", "path": str(path)})
+        else:
+            echo(f"wrote {path}")
     else:
-        _print(columns, rows, fmt)
+        _print(columns, rows, "json" if as_json else fmt)
 
 
 @click.command(name="export")
@@ -119,8 +122,9 @@ def report(home: Home, name: str, fmt: str, out: Path | None) -> None:
 @click.option(
     "--format", "fmt", type=click.Choice(["parquet", "csv"]), default="parquet", show_default=True
 )
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_obj
-def export(home: Home, folder: Path, fmt: str) -> None:
+def export(home: Home, folder: Path, fmt: str, as_json: bool) -> None:
     """Export every read-model table into FOLDER as Parquet or CSV files.
 
     Example:
@@ -131,7 +135,10 @@ def export(home: Home, folder: Path, fmt: str) -> None:
 
     with read_model(home) as con:
         written = export_tables(con, folder, fmt)
-    click.echo(f"wrote {len(written)} files to {folder}")
+    if as_json:
+        emit_json({"folder": str(folder), "format": fmt, "files": [str(p) for p in written]})
+        return
+    echo(f"wrote {len(written)} files to {folder}")
 
 
 def register(group: click.Group) -> None:

@@ -234,7 +234,9 @@ class Mind(Application[UUID]):
             conversation = Conversation.start(source, participants, self.clock())
         added = skipped = 0
         for m in messages:
-            if conversation.observe(
+            if m.legacy_id is not None and conversation.holds(m.legacy_id, m.speaker, m.text):
+                skipped += 1  # recorded by an import from before content ids
+            elif conversation.observe(
                 m.speaker, m.text, m.said_at, m.source_id, self.clock(), m.session, m.caption
             ):
                 added += 1

@@ -37,6 +37,8 @@ from domain.control_lines import (
 from domain.errors import MindError
 from domain.identity import Identity
 from domain.model_port import CompletionModel, ModelFailure
+from domain.prompt_text import one_line
+from domain.redaction import redact
 from domain.settings import thread_params
 from domain.tension import TensionParams
 from domain.text import clean_token
@@ -77,9 +79,10 @@ AUTONOMY_PROMPT = (
 
 
 def system_prompt(identity: Identity, context: AssembledContext) -> str:
-    """The system message: who the mind is, the protocol, and the delimited memory."""
+    """The system message: who the mind is, the protocol, and the delimited memory (the name
+    is stored text like any other: one line, no tag)."""
     who = (
-        f"You are {identity.name}, a mind whose memory is an append-only ledger. "
+        f"You are {one_line(identity.name)}, a mind whose memory is an append-only ledger. "
         "Answer the user helpfully and briefly."
     )
     return "\n\n".join(part for part in (who, PROTOCOL, context.rendered) if part)
@@ -269,9 +272,11 @@ class TurnService:
         is_dead: Callable[[int, str], bool],
         workspace: Callable[[dict[str, str]], Workspace] | None = None,
         embedder: Callable[[dict[str, str]], Embed | None] | None = None,
+        secrets: Sequence[str] = (),
     ) -> None:
         self.mind, self.retrieval, self.threads = mind, retrieval, threads
         self.pid, self.host, self.is_dead = pid, host, is_dead
+        self.secrets = tuple(secrets)  # redacted from failure messages before they are recorded
         # Both built from the mind's settings, which each turn reads once with its identity.
         self.workspace, self.embedder = workspace, embedder
 
@@ -379,12 +384,10 @@ class TurnService:
         try:
             completion = model.complete(messages, on_token)
         except ModelFailure as failure:
-            turn.fail(failure.kind, failure.message, model.name, self.mind.clock())
+            message = redact(failure.message, self.secrets)
+            turn.fail(failure.kind, message, model.name, self.mind.clock())
             recordings = self.mind.record(turn)
-            outcome.status, outcome.failure = (
-                "failed",
-                {"kind": failure.kind, "message": failure.message},
-            )
+            outcome.status, outcome.failure = "failed", {"kind": failure.kind, "message": message}
             outcome.notification_ids += [r.notification.id for r in recordings if r.notification]
             return outcome
         return self._finish(turn, seq, context, completion, outcome, setting)

@@ -70,7 +70,10 @@ def doc_texts(con: duckdb.DuckDBPyConnection, hits: list[tuple[Any, ...]]) -> Te
 def _texts(con: duckdb.DuckDBPyConnection, kind: str, positions: list[int]) -> Texts:
     found = rows(con, TEXT_QUERIES[kind], [positions])
     if kind == "message":
-        return {p: (message_text(sp, tx), sid, day_of(t)) for p, sp, t, tx, sid in found}
+        return {
+            p: (message_text(sp, tx, sid is not None), sid, day_of(t))
+            for p, sp, t, tx, sid in found
+        }
     if kind == "commitment":
         return {p: (commitment_text(cid, tx), cid, None) for p, cid, tx in found}
     if kind == "concept":

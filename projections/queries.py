@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any
 
 import duckdb
+
+from domain.errors import InvalidInputError
 
 
 def _dicts(cur: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
@@ -70,3 +73,25 @@ def identity(con: duckdb.DuckDBPyConnection) -> dict[str, Any]:
         )
     )
     return {**(rows[0] if rows else {}), "history": history}
+
+
+def ledger_point(
+    con: duckdb.DuckDBPyConnection, position: int | None, time: datetime | None
+) -> tuple[int, datetime | None]:
+    """`--as-of`: (position, time) of a point in the ledger given by either. A position's time
+    is its event's; a time's position is the last event recorded at or before it (0: none).
+    Raises InvalidInputError for a position past the head."""
+    if position is not None:
+        row = con.execute("SELECT time FROM events WHERE position = ?", [position]).fetchone()
+        if row is None:
+            head = con.execute("SELECT coalesce(max(position), 0) FROM events").fetchone()
+            raise InvalidInputError(
+                f"there is no event at position {position} (the ledger ends at "
+                f"{head[0] if head else 0})"
+            )
+        when: datetime = row[0]
+        return position, when.astimezone(UTC)
+    row = con.execute(
+        "SELECT coalesce(max(position), 0) FROM events WHERE time <= ?", [time]
+    ).fetchone()
+    return (int(row[0]) if row else 0), time

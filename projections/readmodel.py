@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import os
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,7 @@ from domain.errors import MindError
 from projections.duckdb_files import close, connect, sandboxed
 from projections.ports import LedgerReader
 from projections.projector import Projector
+from projections.read_only_home import current_copy, writable
 
 WAIT_FOR_FOLLOWER_S = 15.0
 
@@ -53,8 +55,20 @@ def _tracked(con: duckdb.DuckDBPyConnection) -> int:
 
 @contextmanager
 def projector_lock(path: Path, *, wait: bool) -> Iterator[bool]:
-    """Hold the projector lock (released by the OS if the holder dies); yields False if busy."""
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    """Hold the projector lock (released by the OS if the holder dies); yields False if busy.
+
+    In a home this process cannot write, the lock file is locked through a read-only handle
+    (flock needs none other); with no lock file there, no process can be projecting into it."""
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError as e:
+        if e.errno not in (errno.EACCES, errno.EPERM, errno.EROFS):
+            raise
+        try:
+            fd = os.open(path, os.O_RDONLY)
+        except FileNotFoundError:
+            yield True
+            return
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX if wait else fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -118,6 +132,8 @@ class ReadSession:
         self.projector: Projector | None = None
         self.lock: Any = None
         self.con: duckdb.DuckDBPyConnection | None = None
+        # In a home this process cannot write: the current read-model file it reads, read-only.
+        self.copy: ExitStack | None = None
 
     def __enter__(self) -> ReadSession:
         self.refresh()
@@ -134,6 +150,9 @@ class ReadSession:
         elif self.con is not None:
             close(self.con)
         self.con = None
+        if self.copy is not None:
+            self.copy.close()
+            self.copy = None
         if self.lock is not None:
             self.lock.__exit__(None, None, None)
             self.lock = None
@@ -144,9 +163,33 @@ class ReadSession:
         if not lock.__enter__():
             lock.__exit__(None, None, None)
             return False
-        self.lock, self.projector = lock, Projector(self.paths.working)
-        self.con = self.projector.con
+        try:
+            self.projector = Projector(self.paths.working)
+            self.con = self.projector.con
+        except (OSError, duckdb.Error):
+            if writable(self.paths.working.parent, self.paths.working):
+                lock.__exit__(None, None, None)
+                raise
+            self._read_only(lock)
+        self.lock = lock
         return True
+
+    def _read_only(self, lock: Any) -> None:
+        """Read a current read-model file read-only (the home cannot be written): the
+        projector's own file when it includes the head, else a caught-up temporary copy."""
+        self.copy = ExitStack()
+        try:
+            path = self.copy.enter_context(
+                current_copy(
+                    self.paths.working, self.paths.published, self.reader, self.reader.head()[0]
+                )
+            )
+            self.con = connect(path, read_only=True)
+        except BaseException:
+            self.copy.close()
+            self.copy = None
+            lock.__exit__(None, None, None)
+            raise
 
     def open(self) -> duckdb.DuckDBPyConnection:
         """A connection to the read model as it stands, not caught up: the working file under
@@ -155,7 +198,7 @@ class ReadSession:
             return self.con
         if self._hold():
             assert self.con is not None
-            return self.con
+            return self.con  # the working file, or in a read-only home a current copy
         if self.paths.published.exists():
             self.con = connect(self.paths.published, read_only=True)
             return self.con
@@ -174,13 +217,17 @@ class ReadSession:
         if self.projector is not None:
             self.projector.catch_up(self.reader)
             return self.projector.con
+        if self.copy is not None and self.con is not None and self.position() >= head:
+            return self.con  # read-only home: the file read still includes the head
         deadline = time.monotonic() + self.timeout
         while True:
             if self.con is not None and published_position(self.paths.published) >= head:
                 return self.con
             self.close()
             if self._hold():
-                assert self.projector is not None
+                if self.projector is None:  # read-only home: a file that includes the head
+                    assert self.con is not None
+                    return self.con
                 self.projector.catch_up(self.reader)
                 return self.projector.con
             if self.paths.published.exists() and published_position(self.paths.published) >= head:
@@ -199,13 +246,22 @@ def open_sandboxed(
     paths: ReadModelPaths, reader: LedgerReader, timeout: float = WAIT_FOR_FOLLOWER_S
 ) -> Iterator[duckdb.DuckDBPyConnection]:
     """The published read model as of now, read-only, with no access to other files: for SQL a
-    user wrote (`mind query`)."""
-    ensure_fresh(paths, reader, timeout)
-    con = sandboxed(paths.published)
-    try:
-        yield con
-    finally:
-        con.close()
+    user wrote (`mind query`). In a home this process cannot write, a current read-model file
+    (or a caught-up temporary copy) stands in for the published one."""
+    with ExitStack() as stack:
+        source = paths.published
+        try:
+            ensure_fresh(paths, reader, timeout)
+        except (OSError, duckdb.Error):
+            if writable(paths.working.parent, paths.working):
+                raise
+            head = reader.head()[0]
+            source = stack.enter_context(current_copy(paths.working, paths.published, reader, head))
+        con = sandboxed(source)
+        try:
+            yield con
+        finally:
+            con.close()
 
 
 @contextmanager

@@ -26,7 +26,7 @@ from projections.channels import (
     vector_channel,
 )
 from projections.concurrent_reads import run_reads
-from projections.item_text import Found, commitment_text, said
+from projections.item_text import Found, commitment_text, identity_text, said
 from projections.names import keys_in
 from projections.speakers import said_by
 from projections.thread_context import ThreadView, candidates, live_threads, notices
@@ -147,7 +147,7 @@ def gather(
     for (name,) in names:
         pool.add(
             "identity",
-            [(1, "identity", f"[identity] Your name is {name}.", None, "who the mind is")],
+            [(1, "identity", identity_text(name), None, "who the mind is")],
         )
     # The stream of each thread and commitment found, where a channel's query knew it.
     streams: dict[int, str] = {}

@@ -10,6 +10,7 @@ from typing import Any
 import duckdb
 
 from domain.context_port import ContextItem
+from domain.prompt_text import in_label, one_line
 from domain.tension import TensionParams
 from projections.thread_queries import (
     details,
@@ -55,9 +56,10 @@ def live_threads(con: duckdb.DuckDBPyConnection, now: datetime, limit: int) -> T
 def thread_text(row: dict[str, Any]) -> str:
     """How a thread reads in context: the numbers first, then what it is about."""
     return (
-        f"[thread {row['id']} tension {row['tension']:.2f}, {row['hours_unworked']:.1f} h "
-        f"unworked, origin {row['origin']}, {row['mentions_since_work'] or 0} mentions without "
-        f"work] {row['label']}: {row['content']}"
+        f"[thread {in_label(row['id'])} tension {row['tension']:.2f}, "
+        f"{row['hours_unworked']:.1f} h unworked, origin {in_label(row['origin'])}, "
+        f"{row['mentions_since_work'] or 0} mentions without work] "
+        f"{one_line(row['label'])}: {one_line(row['content'])}"
     )
 
 
@@ -78,7 +80,8 @@ def notices(view: ThreadView, refusals: list[dict[str, str]]) -> list[ContextIte
         demand = triage_demand(view.live, view.params, view.calmest_details)
     if demand:
         names = ", ".join(
-            f"{c['id']} ({c['tension']:.2f}) {c['label']}" for c in demand["candidates"]
+            f"{one_line(c['id'])} ({c['tension']:.2f}) {one_line(c['label'])}"
+            for c in demand["candidates"]
         )
         texts.append(
             (
@@ -89,6 +92,9 @@ def notices(view: ThreadView, refusals: list[dict[str, str]]) -> list[ContextIte
         )
     for refusal in refusals:
         texts.append(
-            (f"refused: {refusal['line']} -- {refusal['reason']}", "refused in the last turn")
+            (
+                f"refused: {one_line(refusal['line'])} -- {one_line(refusal['reason'])}",
+                "refused in the last turn",
+            )
         )
     return [ContextItem(0, "notice", "threads", why, 0.0, 0, text) for text, why in texts]

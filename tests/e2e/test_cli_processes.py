@@ -34,7 +34,7 @@ def test_non_utf8_arguments_get_a_clear_error_not_a_traceback(tmp_path: Path) ->
     bad = run(tmp_path, "commit", b"caf\xe9 au lait")
     assert bad.returncode == 1
     assert bad.stderr.strip() == (
-        "Error: commitment text is not valid UTF-8; re-encode the input as UTF-8"
+        "Error: argument TEXT is not valid UTF-8 (byte 0xE9); pass it as UTF-8 text"
     )
 
 

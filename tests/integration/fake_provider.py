@@ -8,6 +8,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, HTTPServer
+from typing import Any
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -101,6 +102,75 @@ def embedding_provider() -> Iterator[tuple[str, list[int]]]:
     """Serve embeddings on 127.0.0.1; yield the base URL and the sizes of the requests seen."""
     seen: list[int] = []
     handler = type("Handler", (_Embeddings,), {"requests": seen})
+    server = HTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_port}/v1", seen
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+class _Recording(BaseHTTPRequestHandler):
+    """Answers /chat/completions like OpenAI with a fixed reply and keeps every request body;
+    with `echo_auth`, answers 401 with the request's Authorization header in the error (as some
+    providers and proxies do)."""
+
+    disable_nagle_algorithm = True
+    requests: list[dict[str, Any]] = []
+    reply = "Noted."
+    echo_auth = False
+
+    def do_POST(self) -> None:
+        self.requests.append(
+            json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))))
+        )
+        status = 401 if self.echo_auth else 200
+        if self.echo_auth:
+            seen = self.headers.get("Authorization", "")
+            payload: dict[str, Any] = {
+                "error": {
+                    "message": f"invalid key {seen.split()[-1] if seen else ''} "
+                    f"(header Authorization: {seen})",
+                    "code": 401,
+                }
+            }
+        else:
+            payload = {
+                "id": "chatcmpl-1",
+                "object": "chat.completion",
+                "created": 0,
+                "model": "fake",
+                "choices": [
+                    {
+                        "index": 0,
+                        "message": {"role": "assistant", "content": self.reply},
+                        "finish_reason": "stop",
+                    }
+                ],
+                "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+            }
+        body = json.dumps(payload).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@contextmanager
+def recording_provider(
+    reply: str = "Noted.", echo_auth: bool = False
+) -> Iterator[tuple[str, list[dict[str, Any]]]]:
+    """Serve chat completions on 127.0.0.1; yield the base URL and the request bodies seen."""
+    seen: list[dict[str, Any]] = []
+    handler = type(
+        "Handler", (_Recording,), {"requests": seen, "reply": reply, "echo_auth": echo_auth}
+    )
     server = HTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()

@@ -41,7 +41,14 @@ def test_a_locomo_import_records_every_turn_once(locomo_home: Home) -> None:
             "SELECT speaker, time FROM messages WHERE source_id = 'D1:3'"
         ).fetchone()
         caption = con.execute("SELECT text FROM messages WHERE source_id = 'D1:5'").fetchone()
-    assert again == [{"sample": "conv-26", "added": 0, "skipped": 419}]
+    assert again == [
+        {
+            "sample": "conv-26",
+            "added": 0,
+            "skipped": 419,
+            "skipped_reasons": {"already imported": 419},
+        }
+    ]
     assert (count, first) == (419, "D1:1")
     assert (speaker, time) == ("Caroline", datetime(2023, 5, 8, 13, 56, tzinfo=UTC))
     assert caption is not None and "[shares a photo: a photo of a dog" in caption[0]
