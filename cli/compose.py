@@ -308,7 +308,7 @@ def turn_service(home: Home) -> TurnService:
 
     from cli.output import configured_secrets
     from domain.turns import TurnService
-    from projections.turn_reads import ReadModelContextSource
+    from projections.turn_reads import ReadModelRetrieval, ReadModelThreads
 
     host = socket.gethostname()
 
@@ -323,10 +323,11 @@ def turn_service(home: Home) -> TurnService:
             return False
         return pid == os.getpid()
 
-    source = ReadModelContextSource(read_model_paths(home), open_reader(home))
+    paths, reader = read_model_paths(home), open_reader(home)
     return TurnService(
         open_mind(home),
-        source,
+        ReadModelRetrieval(paths, reader),
+        ReadModelThreads(paths, reader),
         os.getpid(),
         host,
         is_dead,

@@ -415,6 +415,12 @@ def turn_interrupted(rows: Rows, e: Ev) -> None:
     )
 
 
+@handles("mind.turn_numbers.given")
+def turn_number_given(rows: Rows, e: Ev) -> None:
+    """The write side's numbering: its row in `events` is all the read side keeps (each
+    turn's number is in its `turns` row already)."""
+
+
 @handles("mind.conversation.started")
 def conversation_started(rows: Rows, e: Ev) -> None:
     rows.entity("conversations", e.stream).update(

@@ -211,14 +211,6 @@ class ReadSession:
         assert self.con is not None, "open the session first"
         return _tracked(self.con)
 
-    def progress(self) -> tuple[int, int]:
-        """The last ledger position and the highest turn number the open connection includes."""
-        if self.projector is not None:
-            return self.projector.position(), self.projector.turns()
-        assert self.con is not None, "open the session first"
-        row = self.con.execute("SELECT max(position), max(turns) FROM tracking").fetchone()
-        return (int(row[0] or 0), int(row[1] or 0)) if row else (0, 0)
-
     def refresh(self) -> duckdb.DuckDBPyConnection:
         """Make the connection include every event up to the ledger head as of now."""
         head = self.reader.head()[0]

@@ -8,13 +8,13 @@ TS = pa.timestamp("us", tz="UTC")
 
 TABLES: dict[str, str] = {
     # The projector's running totals, one row written with every batch: the position applied,
-    # the time of its event, the highest turn number, how many documents are indexed and their
+    # the time of its event, how many documents are indexed and their
     # total length (BM25's N and average length), and how many postings were appended to
     # doc_terms since it was last sorted by term. One row, so that opening the file reads one
     # row and a batch updates one (two tables cost a turn two statements of ~0.6 ms each).
     "tracking": (
         "name VARCHAR PRIMARY KEY, position BIGINT NOT NULL, time TIMESTAMPTZ, "
-        "turns BIGINT NOT NULL DEFAULT 0, docs BIGINT NOT NULL DEFAULT 0, "
+        "docs BIGINT NOT NULL DEFAULT 0, "
         "length BIGINT NOT NULL DEFAULT 0, unsorted BIGINT NOT NULL DEFAULT 0"
     ),
     # The document frequency of the terms that had more than TRACKED_POSTINGS postings when the

@@ -1,140 +1,122 @@
-"""The read side as a turn's ContextSource: one read session per turn, caught up once, so that
-all of a turn's reads see the mind as it was just before the turn's message."""
+"""The read side as a turn's ports: `ReadModelRetrieval` reads a turn's context (one read
+session, caught up once, so the context is the mind as it was just before the turn's message);
+`ReadModelThreads` answers the thread lookups and the autonomy gate."""
 
 from __future__ import annotations
 
 from concurrent.futures import Future
+from dataclasses import replace
 from datetime import datetime
 from itertools import islice
 from typing import Any
 
-import duckdb
-
-from domain.context_port import (
-    AssembledContext,
-    AutonomyState,
-    Embed,
-    ThreadMatch,
-    UnfinishedTurn,
-)
+from domain.context_port import AssembledContext, AutonomyState, ContextRequest, ThreadMatch
 from domain.errors import MindError
 from projections import thread_queries
 from projections.concurrent_reads import in_background
 from projections.ports import LedgerReader
-from projections.readmodel import ReadModelPaths, ReadSession
+from projections.readmodel import ReadModelPaths, ReadSession, open_read_model
 from projections.retrieval import recall
 
-TURN_STARTED = "mind.turn.started"
 # Up to this many events behind, a turn applies them while it saves its message; more are
 # caught up first, in batches, as any reader would.
 BACKGROUND_EVENTS = 1000
 
 
-class ReadModelContextSource:
-    """Context for turns, from the DuckDB read models."""
+class ReadModelRetrieval:
+    """A turn's context, from the DuckDB read models."""
 
     def __init__(self, paths: ReadModelPaths, reader: LedgerReader) -> None:
         self.paths = paths
         self.reader = reader
-        self.session: ReadSession | None = None
-        self.caught_up: Future[Any] | None = None  # the session's one catch-up
-
-    def __enter__(self) -> ReadModelContextSource:
-        # Opened and caught up by the first read (`next_seq` starts the catch-up and leaves it
-        # running); later reads of the session see the same events.
-        self.session = ReadSession(self.paths, self.reader)
-        self.caught_up = None
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        if self.session is None:
-            return
-        try:
-            if self.caught_up is not None:
-                failure = self.caught_up.exception()  # the file is closed once it is idle
-                if failure is not None and exc[0] is None:
-                    raise failure
-        finally:
-            self.caught_up = None
-            self.session.close()
-            self.session = None
 
     def close(self) -> None:
         """Close the ledger reader."""
         self.reader.close()
 
-    def _con(self) -> duckdb.DuckDBPyConnection:
-        if self.session is None:
-            raise RuntimeError("use the context source inside `with source:`")
-        if self.caught_up is None:
-            done: Future[Any] = Future()
-            done.set_result(self.session.refresh())  # set only once it succeeded
-            self.caught_up = done
-        self.caught_up.result()
-        assert self.session.con is not None
-        return self.session.con
-
-    def next_seq(self) -> int:
-        """One more than the number of turns so far: those in the read model, and those
-        started in the ledger after its position. Starts catching the read model up to the
-        ledger head and leaves it running (DuckDB releases the GIL): the turn saves its message
-        meanwhile, and every later read of this session waits for it and sees the mind as it
-        was just before that message, which is thereby never retrieved as its own memory."""
-        if self.session is None:
-            raise RuntimeError("use the context source inside `with source:`")
-        self.session.open()
-        position, turns = self.session.progress()
-        tail = list(islice(self.reader.rows(after=position), BACKGROUND_EVENTS + 1))
-        projector = self.session.projector
-        if projector is not None and len(tail) <= BACKGROUND_EVENTS:
-            self.caught_up = in_background(projector.apply, tail)
-            return turns + sum(r.topic == TURN_STARTED for r in tail) + 1
-        self._con()  # a published copy to wait for, or a long way behind
-        return self.session.progress()[1] + 1
-
-    def unfinished_turns(self) -> list[UnfinishedTurn]:
-        """Turns with a message and no outcome (before this turn's, after `next_seq`)."""
-        rows = (
-            self._con()
-            .execute(
-                "SELECT stream_id, pid, host FROM turns "
-                "WHERE status = 'started' ORDER BY started_position"
-            )
-            .fetchall()
-        )
-        return [UnfinishedTurn(r[0], int(r[1]), r[2]) for r in rows]
-
-    def assemble(
-        self,
-        query: str,
-        budget: int,
-        exclude_turn: str | None,
-        now: datetime,
-        lead_with_threads: bool = False,
-        embed: Embed | None = None,
-    ) -> AssembledContext:
-        """Retrieve, fuse and render memory within `budget` tokens. A failing embedding model
-        costs the turn its vector channel, not its context."""
-        args: dict[str, Any] = {
-            "exclude_turn": exclude_turn,
-            "for_turn": True,
-            "lead_with_threads": lead_with_threads,
-        }
+    def context(self, request: ContextRequest) -> PendingRead:
+        """Open a read session as of now and start catching it up to the ledger head, leaving
+        that running (DuckDB releases the GIL): the turn saves its message meanwhile, and
+        `result()` waits for it, so the context is the mind just before the message."""
+        session = ReadSession(self.paths, self.reader)
         try:
-            return recall(self._con(), query, budget, now, embed=embed, **args)
-        except MindError:
-            if embed is None:
-                raise
-            return recall(self._con(), query, budget, now, **args)
+            session.open()
+            position = session.position()
+            tail = list(islice(self.reader.rows(after=position), BACKGROUND_EVENTS + 1))
+            projector = session.projector
+            if projector is not None and len(tail) <= BACKGROUND_EVENTS:
+                head = tail[-1].position if tail else position
+                return PendingRead(session, request, head, in_background(projector.apply, tail))
+            session.refresh()  # a published copy to wait for, or a long way behind
+            return PendingRead(session, request, session.position(), None)
+        except BaseException:
+            session.close()
+            raise
+
+
+class PendingRead:
+    """One turn's read session: caught up (maybe still catching up), read once, closed."""
+
+    def __init__(
+        self,
+        session: ReadSession,
+        request: ContextRequest,
+        head: int,
+        caught_up: Future[Any] | None,
+    ) -> None:
+        self.session, self.request, self.head, self.caught_up = session, request, head, caught_up
+
+    def _release(self) -> BaseException | None:
+        """Wait for the catch-up (the file is closed once it is idle) and close the session;
+        the catch-up's failure, if any."""
+        try:
+            return self.caught_up.exception() if self.caught_up is not None else None
+        finally:
+            self.caught_up = None
+            self.session.close()
+
+    def cancel(self) -> None:
+        """Close the session without reading."""
+        self._release()
+
+    def result(self) -> AssembledContext:
+        """Retrieve, fuse and render memory within the budget. A failing embedding model costs
+        the turn its vector channel, not its context."""
+        try:
+            if self.caught_up is not None:
+                self.caught_up.result()
+            con = self.session.con
+            assert con is not None
+            r = self.request
+            args: dict[str, Any] = {
+                "exclude_turn": r.exclude_turn,
+                "for_turn": True,
+                "lead_with_threads": r.lead_with_threads,
+            }
+            try:
+                context = recall(con, r.query, r.budget, r.now, embed=r.embed, **args)
+            except MindError:
+                if r.embed is None:
+                    raise
+                context = recall(con, r.query, r.budget, r.now, **args)
+            return replace(context, head=self.head)
+        finally:
+            self._release()
+
+
+class ReadModelThreads:
+    """Thread facts from the read models; each call reads a read model caught up to the head."""
+
+    def __init__(self, paths: ReadModelPaths, reader: LedgerReader) -> None:
+        self.paths = paths
+        self.reader = reader
 
     def find_threads(self, given: str) -> list[ThreadMatch]:
         """Threads by short id prefix or exact label."""
-        return thread_queries.find_threads(self._con(), given)
+        with open_read_model(self.paths, self.reader) as con:
+            return thread_queries.find_threads(con, given)
 
     def autonomy_state(self, now: datetime) -> AutonomyState:
         """Tension and cycle facts for the salience gate."""
-        return thread_queries.autonomy_state(self._con(), now)
-
-    def ledger_head(self) -> int:
-        """The last ledger position."""
-        return self.reader.head()[0]
+        with open_read_model(self.paths, self.reader) as con:
+            return thread_queries.autonomy_state(con, now)
