@@ -91,7 +91,7 @@ def status(home: Home, as_json: bool) -> None:
 
         mind status --json
     """
-    from projections.status import projection_status
+    from projections.engine.status import projection_status
 
     reader = open_reader(home)
     ledger_id, created_at, _ = reader.meta()

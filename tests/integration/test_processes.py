@@ -14,7 +14,7 @@ import pytest
 from adapters.hash_chain import verify_chain
 from adapters.sqlite_ledger import SQLiteLedgerReader
 from cli.compose import Home, open_mind
-from projections.readmodel import published_position
+from projections.engine.readmodel import published_position
 from tests.conftest import subprocess_env
 from tests.integration.ledger_factory import sqlite_mind
 from tests.integration.test_follower import start, wait_until

@@ -16,9 +16,9 @@ from adapters.litellm_model import LiteLLMModel, ModelSettings
 from cli.compose import Home, build_model, open_mind, open_reader, read_model, turn_service
 from domain.turn import Turn
 from domain.turns import TurnOutcome
-from projections.context import DROPPED_KEPT
-from projections.handlers import HANDLERS
-from projections.projector import ProjectionError
+from projections.engine.projector import ProjectionError
+from projections.engine.registry import HANDLERS
+from projections.retrieval.context import DROPPED_KEPT
 from tests.integration.fake_provider import failing_provider
 from tests.integration.ledger_factory import sqlite_mind
 
@@ -247,8 +247,8 @@ def test_a_turn_left_unfinished_by_a_dead_process_is_marked_interrupted_once(
 def test_replay_needs_no_model_and_matches_the_live_read_model(
     home: Home, say: Say, tmp_path: Path
 ) -> None:
-    from projections.readmodel import ensure_fresh
-    from projections.replay import differences, rebuild
+    from projections.engine.readmodel import ensure_fresh
+    from projections.engine.replay import differences, rebuild
 
     say("Remind me to buy milk", "Will do.\nCOMMIT: buy milk")
     say("thanks", "REFLECT: polite user")
@@ -257,7 +257,7 @@ def test_replay_needs_no_model_and_matches_the_live_read_model(
 
     with pytest.MonkeyPatch.context() as patch:
         # Turns wrote VALUES rows (JSON, lists, times); the replay writes Arrow batches.
-        patch.setattr("projections.projector.FEW_ROWS", 0)
+        patch.setattr("projections.engine.projector.FEW_ROWS", 0)
         rebuild(tmp_path / "replayed.duckdb", open_reader(home))
 
     assert differences(paths.published, tmp_path / "replayed.duckdb") == []
@@ -350,7 +350,7 @@ def test_turns_are_numbered_from_the_ledger_and_the_tracking_row_keeps_position(
 def test_a_turn_sees_what_came_before_its_message_and_not_the_message(
     home: Home, say: Say, monkeypatch: pytest.MonkeyPatch, beside: int
 ) -> None:
-    monkeypatch.setattr("projections.turn_reads.BACKGROUND_EVENTS", beside)
+    monkeypatch.setattr("projections.retrieval.turn_reads.BACKGROUND_EVENTS", beside)
     say("The zanzibar quokka expedition starts in May", "Noted.")
     outcome = say("Tell me about the zanzibar quokka expedition", "ok")
 

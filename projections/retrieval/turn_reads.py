@@ -12,11 +12,11 @@ from typing import Any
 
 from domain.context_port import AssembledContext, AutonomyState, ContextRequest, ThreadMatch
 from domain.errors import MindError
-from projections import thread_queries
-from projections.concurrent_reads import in_background
-from projections.ports import LedgerReader
-from projections.readmodel import ReadModelPaths, ReadSession, open_read_model
-from projections.retrieval import recall
+from projections.engine.ports import LedgerReader
+from projections.engine.readmodel import ReadModelPaths, ReadSession, open_read_model
+from projections.queries import thread_queries
+from projections.retrieval.concurrent_reads import in_background
+from projections.retrieval.recall import recall
 
 # Up to this many events behind, a turn applies them while it saves its message; more are
 # caught up first, in batches, as any reader would.

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from projections.readmodel import ReadModelPaths, read_position
+from projections.engine.readmodel import ReadModelPaths, read_position
 
 
 def projection_status(paths: ReadModelPaths, head: int) -> list[dict[str, Any]]:

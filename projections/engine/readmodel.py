@@ -15,10 +15,10 @@ from typing import Any
 import duckdb
 
 from domain.errors import MindError
-from projections.duckdb_files import close, connect, sandboxed
-from projections.ports import LedgerReader
-from projections.projector import Projector
-from projections.read_only_home import current_copy, writable
+from projections.engine.duckdb_files import close, connect, sandboxed
+from projections.engine.ports import LedgerReader
+from projections.engine.projector import Projector
+from projections.engine.read_only_home import current_copy, writable
 
 WAIT_FOR_FOLLOWER_S = 15.0
 

@@ -18,7 +18,7 @@ TABLES: dict[str, str] = {
         "length BIGINT NOT NULL DEFAULT 0, unsorted BIGINT NOT NULL DEFAULT 0"
     ),
     # The document frequency of the terms that had more than TRACKED_POSTINGS postings when the
-    # term index was last sorted, kept current by every later batch (`projections.bm25`).
+    # term index was last sorted, kept current by every later batch (`projections.retrieval.bm25`).
     "term_counts": "term VARCHAR NOT NULL, df BIGINT NOT NULL",
     "events": (
         "position BIGINT, time TIMESTAMPTZ, type VARCHAR, aggregate_id VARCHAR, "
@@ -44,7 +44,7 @@ TABLES: dict[str, str] = {
         "aliases VARCHAR[], defined_at TIMESTAMPTZ, updated_at TIMESTAMPTZ, "
         "defined_position BIGINT, definition_position BIGINT"
     ),
-    # Each concept's token and aliases as a retrieval key (`projections.names`).
+    # Each concept's token and aliases as a retrieval key (`projections.retrieval.names`).
     "concept_names": (
         "name_key VARCHAR, name VARCHAR, stream_id VARCHAR, is_alias BOOLEAN, position BIGINT"
     ),

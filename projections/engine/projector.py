@@ -17,12 +17,13 @@ import orjson
 import pyarrow as pa
 
 from domain.errors import MindError
-from projections.duckdb_files import close, connect
-from projections.handlers import HANDLERS, TABLE_OF_KIND, Ev, Rows
-from projections.maintenance import refresh_tension, sort_term_index
-from projections.ports import LedgerReader, LedgerRow
-from projections.schema import ARROW, TABLES, create_all
-from projections.schema import schema_version as current_schema
+from projections.engine.duckdb_files import close, connect
+from projections.engine.handlers import TABLE_OF_KIND, Ev, Rows
+from projections.engine.maintenance import refresh_tension, sort_term_index
+from projections.engine.ports import LedgerReader, LedgerRow
+from projections.engine.registry import HANDLERS
+from projections.engine.schema import ARROW, TABLES, create_all
+from projections.engine.schema import schema_version as current_schema
 
 NAME = "main"
 # Large batches amortise DuckDB's per-statement and index-commit cost (1M events: 31k/s at
