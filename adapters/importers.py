@@ -5,12 +5,9 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
-
-from eventsourcing.application import AggregateNotFoundError
 
 from adapters.import_rules import (
     chat_line_id,
@@ -21,24 +18,12 @@ from adapters.import_rules import (
 )
 from domain.application import Mind
 from domain.clock import parse_time
-from domain.conversation import Conversation, conversation_id
+from domain.conversation import Observed
 from domain.errors import InvalidInputError
 
 BATCH = 500
 
-
-@dataclass(frozen=True)
-class Observed:
-    """One message to import."""
-
-    speaker: str
-    text: str
-    said_at: datetime
-    source_id: str
-    session: str | None = None
-    caption: str | None = None
-    # The id an import before content ids gave this message (chat transcripts only).
-    legacy_id: str | None = None
+__all__ = ["Observed", "import_chat", "import_locomo", "record"]
 
 
 def record(
@@ -49,26 +34,7 @@ def record(
     progress: Callable[[int], None] | None = None,
 ) -> tuple[int, int]:
     """Append the messages not yet recorded for `source`; returns (added, skipped)."""
-    try:
-        conversation = mind._get(Conversation, conversation_id(source))
-    except AggregateNotFoundError:
-        conversation = Conversation.start(source, participants, mind.clock())
-    added = skipped = 0
-    for m in messages:
-        if m.legacy_id is not None and conversation.holds(m.legacy_id, m.speaker, m.text):
-            skipped += 1
-        elif conversation.observe(
-            m.speaker, m.text, m.said_at, m.source_id, mind.clock(), m.session, m.caption
-        ):
-            added += 1
-        else:
-            skipped += 1
-        if len(conversation.pending) >= BATCH:
-            mind._save(conversation)
-            if progress:
-                progress(BATCH)
-    mind._save(conversation)
-    return added, skipped
+    return mind.import_conversation(source, participants, messages, progress, BATCH)
 
 
 def parse_locomo_time(value: str) -> datetime:

@@ -67,9 +67,7 @@ def tick(
         MIND_NOW=2026-05-01T12:00:00Z mind tick
     """
     from cli.turn_cmds import reply_text
-    from domain.autonomy import run_tick
     from domain.errors import InvalidInputError
-    from projections.turn_reads import ReadModelContextSource
 
     # Refused before anything is recorded, as `mind turn` does: a fired cycle would otherwise
     # record a turn that could only fail.
@@ -89,8 +87,7 @@ def tick(
         model = build_model(home, spec, mock_reply)
         return service.run("", model, budget=budget, speaker="autonomy")
 
-    assert isinstance(service.context, ReadModelContextSource)
-    outcome = run_tick(mind, service.context, mind.clock(), run_turn, unavailable)
+    outcome = service.tick(service.mind.clock(), run_turn, unavailable)
     turn: Any = outcome.turn
     data = {
         "tick": outcome.tick_id.hex,

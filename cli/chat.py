@@ -41,7 +41,8 @@ class Session:
     def slash(self, line: str) -> bool:
         """Run a slash command; returns False when the session should end."""
         from cli.compose import clock_from_env
-        from projections import queries, thread_queries
+        from projections.queries import listings as queries
+        from projections.queries import thread_queries
 
         command, _, arg = line[1:].partition(" ")
         if command in ("exit", "quit"):

@@ -95,7 +95,7 @@ def commitments(home: Home, include_closed: bool, as_json: bool) -> None:
 
         mind commitments --all --json
     """
-    from projections import queries
+    from projections.queries import listings as queries
 
     with read_model(home) as con:
         rows = queries.commitments(con, include_closed)

@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from cli.settings_sources import LoadedSettings, Origin
     from domain.model_port import CompletionModel
     from domain.turns import TurnService
-    from projections.readmodel import ReadModelPaths
+    from projections.engine.readmodel import ReadModelPaths
 
     LedgerReader = SQLiteLedgerReader | PostgresLedgerReader
 
@@ -235,7 +235,7 @@ def open_reader(home: Home) -> LedgerReader:
 
 def read_model_paths(home: Home) -> ReadModelPaths:
     """Where this home's projector works and publishes."""
-    from projections.readmodel import ReadModelPaths
+    from projections.engine.readmodel import ReadModelPaths
 
     return ReadModelPaths(home.readmodel, home.published, home.projector_lock)
 
@@ -246,7 +246,7 @@ Opener = Callable[["ReadModelPaths", "LedgerReader"], Connection]
 
 def read_model(home: Home) -> Connection:
     """A read-only DuckDB connection that includes every event written before this call."""
-    from projections.readmodel import open_read_model
+    from projections.engine.readmodel import open_read_model
 
     return _reading(home, open_read_model)
 
@@ -254,7 +254,7 @@ def read_model(home: Home) -> Connection:
 def sandboxed_read_model(home: Home) -> Connection:
     """A read-only connection for user SQL: includes every event written before this call and
     can reach no other file."""
-    from projections.readmodel import open_sandboxed
+    from projections.engine.readmodel import open_sandboxed
 
     return _reading(home, open_sandboxed)
 
@@ -315,7 +315,7 @@ def turn_service(home: Home) -> TurnService:
 
     from cli.output import configured_secrets
     from domain.turns import TurnService
-    from projections.turn_reads import ReadModelContextSource
+    from projections.retrieval.turn_reads import ReadModelRetrieval, ReadModelThreads
 
     host = socket.gethostname()
 
@@ -330,10 +330,11 @@ def turn_service(home: Home) -> TurnService:
             return False
         return pid == os.getpid()
 
-    source = ReadModelContextSource(read_model_paths(home), open_reader(home))
+    paths, reader = read_model_paths(home), open_reader(home)
     return TurnService(
         open_mind(home),
-        source,
+        ReadModelRetrieval(paths, reader),
+        ReadModelThreads(paths, reader),
         os.getpid(),
         host,
         is_dead,

@@ -134,7 +134,7 @@ def concepts(home: Home, as_json: bool) -> None:
 
         mind concepts --json
     """
-    from projections import queries
+    from projections.queries import listings as queries
 
     with read_model(home) as con:
         rows = queries.concepts(con)

@@ -11,7 +11,7 @@ from cli.output import echo, emit_json, table
 
 
 def _graph(home: Home) -> Any:
-    from projections.graph import build_graph
+    from projections.queries.graph import build_graph
 
     with read_model(home) as con:
         return build_graph(con)
@@ -37,7 +37,7 @@ def stats_(home: Home, as_json: bool) -> None:
 
         mind graph stats --json
     """
-    from projections.graph import stats
+    from projections.queries.graph import stats
 
     data = stats(_graph(home))
     if as_json:
@@ -62,7 +62,7 @@ def neighbors_(home: Home, node_id: str, depth: int, as_json: bool) -> None:
 
         mind graph neighbors c1a2b3c4d5e --depth 2
     """
-    from projections.graph import neighbors, resolve_node
+    from projections.queries.graph import neighbors, resolve_node
 
     g = _graph(home)
     rows = neighbors(g, resolve_node(g, node_id), depth)
@@ -86,7 +86,7 @@ def export_(home: Home, fmt: str, out: Any, as_json: bool) -> None:
 
         mind graph export --format graphml --out mind.graphml
     """
-    from projections.graph import export
+    from projections.queries.graph import export
 
     out.write(export(_graph(home), "json" if as_json else fmt) + "\n")
 

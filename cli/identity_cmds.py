@@ -20,7 +20,7 @@ def identity(ctx: click.Context, as_json: bool) -> None:
     """
     if ctx.invoked_subcommand is not None:
         return
-    from projections import queries
+    from projections.queries import listings as queries
 
     home: Home = ctx.obj
     with read_model(home) as con:

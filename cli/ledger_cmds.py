@@ -92,7 +92,7 @@ def status(home: Home, as_json: bool) -> None:
 
         mind status --json
     """
-    from projections.status import projection_status
+    from projections.engine.status import projection_status
 
     reader = open_reader(home)
     ledger_id, created_at, _ = reader.meta()
@@ -214,7 +214,7 @@ def verify_home(home: Home, head: str | None = None) -> Any:
     from adapters.hash_chain import AnchorCheck
     from adapters.head_anchor import Anchor, HeadAnchorFile
     from adapters.verification import verify_ledger
-    from projections.status import read_model_head
+    from projections.engine.status import read_model_head
 
     anchors: list[Anchor] = []
     notes: list[AnchorCheck] = []

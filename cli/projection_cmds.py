@@ -48,10 +48,10 @@ def project(home: Home, follow: bool, as_json: bool) -> None:
 
         mind project --follow &
     """
-    from projections.follower import follow as follow_ledger
-    from projections.projector import Projector
-    from projections.read_only_home import require_writable
-    from projections.readmodel import projector_lock
+    from projections.engine.follower import follow as follow_ledger
+    from projections.engine.projector import Projector
+    from projections.engine.read_only_home import require_writable
+    from projections.engine.readmodel import projector_lock
 
     paths, reader = read_model_paths(home), open_reader(home)
     require_writable(home.path, paths.working, doing="build the read model")
@@ -107,12 +107,12 @@ def replay(home: Home, target: Path | None, check: bool, swap: bool, as_json: bo
 
         mind replay --into /tmp/rebuilt.duckdb --check
     """
-    from projections.readmodel import ensure_fresh
-    from projections.replay import differences, live_position, rebuild, swap_in
+    from projections.engine.readmodel import ensure_fresh
+    from projections.engine.replay import differences, live_position, rebuild, swap_in
 
     paths, reader = read_model_paths(home), open_reader(home)
     if target is None or swap or check:
-        from projections.read_only_home import require_writable
+        from projections.engine.read_only_home import require_writable
 
         require_writable(home.path, paths.working, doing="replay in this home")
     scratch = None

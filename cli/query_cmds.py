@@ -106,7 +106,7 @@ def query(
 
         mind query 'SELECT cid, text FROM commitments WHERE origin = $o' -p o owner --table
     """
-    from projections.analytics import QueryLimits, run_query
+    from projections.queries.analytics import QueryLimits, run_query
 
     limits = QueryLimits(seconds, max_rows, max_bytes)
     with sandboxed_read_model(home) as con:
@@ -138,12 +138,12 @@ def report(home: Home, name: str, fmt: str, out: Path | None, as_json: bool) -> 
 
         mind report activity --format png --out activity.png
     """
-    from projections.analytics import report as run_report
+    from projections.queries.analytics import report as run_report
 
     with read_model(home) as con:
         columns, rows = run_report(con, name)
     if fmt == "png":
-        from projections.plots import plot_report
+        from projections.queries.plots import plot_report
 
         path = plot_report(name, columns, rows, out or Path(f"report-{name}.png"))
         if as_json:
@@ -168,7 +168,7 @@ def export(home: Home, folder: Path, fmt: str, as_json: bool) -> None:
 
         mind export --format csv ./mind-export
     """
-    from projections.analytics import export_tables
+    from projections.queries.analytics import export_tables
 
     with read_model(home) as con:
         written = export_tables(con, folder, fmt)

@@ -37,8 +37,8 @@ def recall(home: Home, query: str, budget: int, as_of: AsOf | None, as_json: boo
         mind recall "what did I promise last May?" --as-of 2026-06-01T00:00:00Z
     """
     from cli.compose import embedder, open_mind
-    from projections.queries import ledger_point
-    from projections.retrieval import recall as run_recall
+    from projections.queries.listings import ledger_point
+    from projections.retrieval.recall import recall as run_recall
 
     embed = embedder(home, open_mind(home).identity().config)
     with read_model(home) as con:

@@ -37,7 +37,7 @@ def open_(home: Home, label: str, content: str, as_json: bool) -> None:
         mind thread open "Ask about the launch date" --content "The user hinted at May"
     """
     from cli.compose import clock_from_env
-    from projections import thread_queries
+    from projections.queries import thread_queries
 
     thread_id = open_mind(home).open_thread(label, content)
     now = clock_from_env()()
@@ -61,7 +61,7 @@ def open_(home: Home, label: str, content: str, as_json: bool) -> None:
 
 def resolve_thread_id(home: Home, given: str) -> UUID:
     """Turn a short id (`t1a2b3c4d`), a prefix or a full id into the thread's stream id."""
-    from projections import thread_queries
+    from projections.queries import thread_queries
 
     with read_model(home) as con:
         matches = thread_queries.find_threads(con, given)
@@ -132,8 +132,8 @@ def threads(
         mind threads --metrics
     """
     from cli.compose import clock_from_env
-    from projections import thread_queries
-    from projections.queries import ledger_point
+    from projections.queries import thread_queries
+    from projections.queries.listings import ledger_point
 
     when = clock_from_env()()
     with read_model(home) as con:

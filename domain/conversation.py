@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+from dataclasses import dataclass
 from datetime import datetime
 from uuid import UUID
 
@@ -13,6 +14,20 @@ from domain.text import clean_text
 def conversation_id(source: str) -> UUID:
     """The stream id of an imported conversation, e.g. `locomo/conv-26`."""
     return stream_id("conversation", source)
+
+
+@dataclass(frozen=True)
+class Observed:
+    """One message to import."""
+
+    speaker: str
+    text: str
+    said_at: datetime
+    source_id: str
+    session: str | None = None
+    caption: str | None = None
+    # The id an import before content ids gave this message (chat transcripts only).
+    legacy_id: str | None = None
 
 
 class Conversation(AggregateRoot):

@@ -27,8 +27,8 @@ _OPENER = re.compile(f"[{_OPENERS}]")
 _SLASHES = "/\uff0f\u2044\u2215\u29f8\\\\!?"
 _ESCAPED_OPENER = "&lt;"
 _BRACKETS = str.maketrans({"[": "(", "]": ")", "\uff3b": "(", "\uff3d": ")"})
-# Every label the memory block uses for its own items (`projections.item_text`, the identity
-# and the threads block) and the roles of a chat.
+# Every label the memory block uses for its own items (`projections.retrieval.item_text`, the
+# identity and the threads block) and the roles of a chat.
 OWN_LABELS = (
     "user",
     "assistant",

@@ -169,7 +169,8 @@ def test_a_chat_line_with_a_control_character_or_bad_bytes_is_refused_and_the_ch
     log = cli("log", "--limit", "100", "--json").json()
     started = [e["payload"] for e in log if e["type"] == "mind.turn.started"]
     assert [s["text"] for s in started] == ["first words", "last words"]
-    assert ledger_head(mind_home)[0] == before + 6
+    # Two turns of 4 events each: message, its number, reply, record.
+    assert ledger_head(mind_home)[0] == before + 8
 
 
 def chat_file(path: Path, lines: list[dict[str, object]]) -> Path:

@@ -10,10 +10,10 @@ from typing import Any
 import duckdb
 import pytest
 
-from projections import analytics
-from projections.analytics import QueryLimits, QueryStoppedError, run_query
-from projections.duckdb_files import sandboxed
-from projections.plots import plot_report
+from projections.engine.duckdb_files import sandboxed
+from projections.queries import analytics
+from projections.queries.analytics import QueryLimits, QueryStoppedError, run_query
+from projections.queries.plots import plot_report
 from tests.conftest import Result
 
 Cli = Callable[..., Result]

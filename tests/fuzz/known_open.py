@@ -56,7 +56,7 @@ KNOWN_OPEN: dict[str, Callable[[Sequence[str], Mapping[str, str]], bool]] = {
         list(args[:3]) == ["config", "set", "workspace"]
         and any(len(part.encode(errors="surrogateescape")) > 255 for part in args[3].split("/"))
     ),
-    # lead (projections/replay.py, cli/projection_cmds.py; unowned): `replay --into` a path
+    # lead (projections/engine/replay.py, cli/projection_cmds.py; unowned): `replay --into` a path
     # holding a single quote is pasted into DuckDB SQL unescaped ("CatalogException: Table with
     # name events does not exist!"), one with undecodable bytes fails to encode for DuckDB
     # ("InvalidInputException: ... surrogate ... not allowed"), DuckDB reads a backslash as a

@@ -14,7 +14,7 @@ from adapters.verification import verify_ledger
 from cli.compose import Home, open_mind, open_reader, read_model
 from domain.application import Mind
 from domain.errors import CommitmentAlreadyClosedError
-from projections import queries
+from projections.queries import listings as queries
 from tests.conftest import REPO, subprocess_env
 from tests.integration.backends import BACKENDS, backend_home
 
@@ -125,7 +125,7 @@ def test_a_follower_process_publishes_new_events(home: Home) -> None:
     import signal
     import time
 
-    from projections.readmodel import published_position
+    from projections.engine.readmodel import published_position
 
     follower = subprocess.Popen(
         [sys.executable, "-c", "from cli.main import main; main()", "project", "--follow"],

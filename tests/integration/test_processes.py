@@ -2,18 +2,23 @@
 
 from __future__ import annotations
 
+import json
 import signal
 import sqlite3
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from adapters.sqlite_ledger import SQLiteLedgerReader
 from adapters.verification import verify_ledger
 from cli.compose import Home, open_mind
 from cli.ledger_cmds import verify_home
+from projections.engine.readmodel import published_position
 from tests.conftest import subprocess_env
 from tests.integration.ledger_factory import sqlite_mind
+from tests.integration.test_follower import start, wait_until
 
 WRITER = [sys.executable, "-m", "tests.integration.writer"]
 
@@ -80,3 +85,44 @@ def test_sigkill_mid_stream_keeps_every_acknowledged_command(tmp_path: Path) -> 
         "(SELECT notification_id FROM ledger_chain)"
     ).fetchone()[0]
     assert orphans == 0
+
+
+# With a follower the turns read published copies, which lag behind the ledger: a number
+# counted from a read model was shared there.
+@pytest.mark.parametrize("follower", [False, True])
+def test_two_turn_processes_never_share_a_number_and_ratify_only_on_a_later_one(
+    tmp_path: Path, follower: bool
+) -> None:
+    sqlite_mind(tmp_path, commands=0)
+    env = subprocess_env(tmp_path)
+    following = start(tmp_path, "project", "--follow") if follower else None
+    if following is not None:
+        published = tmp_path / "readmodel.published.duckdb"
+        wait_until(lambda: published.exists() and published_position(published) > 0)
+    cwd = Path(__file__).resolve().parents[2]
+    writer = [sys.executable, "-m", "tests.integration.turn_writer", str(tmp_path)]
+
+    procs = [
+        subprocess.Popen(
+            [*writer, tag, other, "20"],
+            env=env,
+            cwd=cwd,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for tag, other in (("Alpha", "Beta"), ("Beta", "Alpha"))
+    ]
+    outputs = [p.communicate(timeout=600) for p in procs]
+    if following is not None:
+        following.send_signal(signal.SIGTERM)
+        following.communicate(timeout=30)
+
+    assert [p.returncode for p in procs] == [0, 0], [o[1][-2000:] for o in outputs]
+    turns = [json.loads(line) for out, _ in outputs for line in out.splitlines()]
+    assert sorted(t["seq"] for t in turns) == list(range(1, 41))
+    proposed = {c.split()[1]: t["seq"] for t in turns for c in t["identity"] if "proposed" in c}
+    adopted = {c.split()[1]: t["seq"] for t in turns for c in t["identity"] if "adopted" in c}
+    assert set(proposed) == {"Alpha", "Beta"}
+    assert adopted and all(seq > proposed[name] for name, seq in adopted.items())
+    assert verify(tmp_path / "ledger.sqlite")[0]

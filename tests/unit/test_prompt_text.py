@@ -12,10 +12,10 @@ from hypothesis import strategies as st
 from domain.context_port import ContextItem
 from domain.prompt_text import in_label, observed_speaker, one_line
 from domain.text import HIDDEN
-from projections.context import MEMORY_END, MEMORY_PREAMBLE, fit
-from projections.item_text import commitment_text, concept_text, message_text, thread_text
-from projections.thread_context import ThreadView, notices
-from projections.thread_context import thread_text as tense_thread_text
+from projections.retrieval.context import MEMORY_END, MEMORY_PREAMBLE, fit
+from projections.retrieval.item_text import commitment_text, concept_text, message_text, thread_text
+from projections.retrieval.thread_context import ThreadView, notices
+from projections.retrieval.thread_context import thread_text as tense_thread_text
 
 LINE_BREAKS = "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
 ALPHABET = st.sampled_from(

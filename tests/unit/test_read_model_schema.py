@@ -10,8 +10,8 @@ import pytest
 
 import domain
 from domain.events import EVENT_TYPES
-from projections.handlers import HANDLERS
-from projections.schema import ARROW, TABLES
+from projections.engine.registry import HANDLERS
+from projections.engine.schema import ARROW, TABLES
 
 # Tables written only by SQL statements of the projector (one row of totals, kept counts),
 # never from Arrow batches: they have no Arrow schema on purpose.

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import duckdb
 
-from projections.bm25 import best_scored
-from projections.item_text import Found, said
-from projections.names import name_key
-from projections.text_index import terms
+from projections.retrieval.bm25 import best_scored
+from projections.retrieval.item_text import Found, said
+from projections.retrieval.names import name_key
+from projections.retrieval.text_index import terms
 
 SPEAKER_K = 300
 
@@ -24,7 +24,7 @@ def named_speakers(con: duckdb.DuckDBPyConnection, keys: set[str]) -> list[str]:
 
 def said_by(con: duckdb.DuckDBPyConnection, query: str, keys: set[str], limit: int) -> list[Found]:
     """The best lexical hits of `query` without the names, among the named speakers' messages
-    (`keys`: the query's name keys, `projections.names.keys_in`)."""
+    (`keys`: the query's name keys, `projections.retrieval.names.keys_in`)."""
     named = named_speakers(con, keys)
     if not named:
         return []

@@ -10,7 +10,7 @@ from typing import Any
 import duckdb
 
 from domain.errors import MindError
-from projections.schema import TABLES
+from projections.engine.schema import TABLES
 
 
 class QueryError(MindError):

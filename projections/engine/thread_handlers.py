@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from projections.handlers import Ev, Rows, handles, index
+from projections.engine.handlers import Ev, Handler, Rows, index, registrar
+
+HANDLERS: dict[str, Handler] = {}
+handles = registrar(HANDLERS)
 
 
 @handles("mind.thread.opened")

@@ -12,7 +12,7 @@ import duckdb
 from domain.context_port import ContextItem
 from domain.prompt_text import in_label, one_line
 from domain.tension import TensionParams
-from projections.thread_queries import (
+from projections.queries.thread_queries import (
     details,
     extremes,
     settings_as_of,

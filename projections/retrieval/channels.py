@@ -1,5 +1,6 @@
 """The channels' reads: each takes a connection and returns what its channel found, for
-`projections.retrieval.gather` to run side by side and pool (`projections.concurrent_reads`)."""
+`projections.retrieval.recall.gather` to run side by side and pool
+(`projections.retrieval.concurrent_reads`)."""
 
 from __future__ import annotations
 
@@ -9,8 +10,8 @@ from typing import Any
 
 import duckdb
 
-from projections.bm25 import lexical
-from projections.item_text import (
+from projections.retrieval.bm25 import lexical
+from projections.retrieval.item_text import (
     Found,
     commitment_text,
     concept_text,
@@ -19,7 +20,7 @@ from projections.item_text import (
     said,
     thread_text,
 )
-from projections.linked import bound_items, commitment_threads
+from projections.retrieval.linked import bound_items, commitment_threads
 
 NEIGHBOURS_OF = 60
 NEIGHBOUR_SPAN = 1
@@ -138,7 +139,8 @@ def concept_channel(
 def named_concepts(
     con: duckdb.DuckDBPyConnection, keys: set[str], limit: int
 ) -> list[tuple[int, str, str, str]]:
-    """Concepts whose token or an alias a text with name keys `keys` names (`projections.names`),
+    """Concepts whose token or an alias a text with name keys `keys` names
+    (`projections.retrieval.names`),
     by token, at most 10: (definition position, token, definition, the name matched; the token
     before aliases)."""
     names = rows(

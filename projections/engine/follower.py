@@ -9,9 +9,9 @@ from types import FrameType
 from typing import Protocol
 
 from domain.errors import MindError
-from projections.ports import LedgerReader
-from projections.projector import Projector
-from projections.readmodel import ReadModelPaths, projector_lock
+from projections.engine.ports import LedgerReader
+from projections.engine.projector import Projector
+from projections.engine.readmodel import ReadModelPaths, projector_lock
 
 
 class FollowableReader(LedgerReader, Protocol):

@@ -6,7 +6,8 @@ in their ranked order. A day written once per group instead of once per message 
 evidence into a budget (LoCoMo evidence recall at 2,000 tokens 0.848 -> 0.851,
 bench/locomo.py), and a model reads a conversation in the order it happened.
 
-Each item is one line. Its text was made safe by its formatter (`projections.item_text`); `fit`
+Each item is one line. Its text was made safe by its formatter
+(`projections.retrieval.item_text`); `fit`
 passes every text through `domain.prompt_text.one_line` once more (a no-op on such texts), so an
 item made anywhere else cannot break a line or carry a tag either.
 """
@@ -18,7 +19,7 @@ from typing import Any
 
 from domain.context_port import AssembledContext, ContextItem
 from domain.prompt_text import one_line
-from projections.tokens import CHARS_PER_TOKEN, clip_to_tokens, count_tokens
+from projections.retrieval.tokens import CHARS_PER_TOKEN, clip_to_tokens, count_tokens
 
 MEMORY_PREAMBLE = (
     "<memory>\n"
@@ -43,7 +44,7 @@ def fit(items: list[ContextItem], budget: int) -> AssembledContext:
     record the first `DROPPED_KEPT` of them.
 
     The budget bounds the estimate for the whole rendered block, day headings included
-    (`projections.tokens` counts characters); an item's `tokens` are its own line's."""
+    (`projections.retrieval.tokens` counts characters); an item's `tokens` are its own line's."""
     room = budget * CHARS_PER_TOKEN - len(MEMORY_PREAMBLE) - len(MEMORY_END)
     days: set[str] = set()
     chosen: list[ContextItem] = []

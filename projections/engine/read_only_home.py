@@ -17,10 +17,10 @@ from pathlib import Path
 import duckdb
 
 from domain.errors import MindError
-from projections.duckdb_files import close, connect
-from projections.ports import LedgerReader
-from projections.projector import Projector
-from projections.schema import schema_version
+from projections.engine.duckdb_files import close, connect
+from projections.engine.ports import LedgerReader
+from projections.engine.projector import Projector
+from projections.engine.schema import schema_version
 
 
 class HomeNotWritableError(MindError):

@@ -15,10 +15,10 @@ from typing import Any
 import duckdb
 
 from domain.errors import MindError
-from projections.duckdb_files import close, connect, sandboxed
-from projections.ports import LedgerReader
-from projections.projector import Projector
-from projections.read_only_home import current_copy, writable
+from projections.engine.duckdb_files import close, connect, sandboxed
+from projections.engine.ports import LedgerReader
+from projections.engine.projector import Projector
+from projections.engine.read_only_home import current_copy, writable
 
 WAIT_FOR_FOLLOWER_S = 15.0
 
@@ -210,14 +210,6 @@ class ReadSession:
             return self.projector.position()
         assert self.con is not None, "open the session first"
         return _tracked(self.con)
-
-    def progress(self) -> tuple[int, int]:
-        """The last ledger position and the highest turn number the open connection includes."""
-        if self.projector is not None:
-            return self.projector.position(), self.projector.turns()
-        assert self.con is not None, "open the session first"
-        row = self.con.execute("SELECT max(position), max(turns) FROM tracking").fetchone()
-        return (int(row[0] or 0), int(row[1] or 0)) if row else (0, 0)
 
     def refresh(self) -> duckdb.DuckDBPyConnection:
         """Make the connection include every event up to the ledger head as of now."""

@@ -8,8 +8,8 @@ from typing import Any
 import duckdb
 
 from domain.errors import MindError
-from projections.duckdb_files import close, connect
-from projections.readmodel import ReadModelPaths, projector_lock, read_position
+from projections.engine.duckdb_files import close, connect
+from projections.engine.readmodel import ReadModelPaths, projector_lock, read_position
 
 
 class ReadModelUnreadableError(MindError):

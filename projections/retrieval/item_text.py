@@ -13,7 +13,8 @@ from typing import Any
 from domain.prompt_text import in_label, observed_speaker, one_line
 
 # A channel's result: (position, kind, text, source id, reason[, day]); a message carries the
-# day it was said, which heads its group in the rendered memory (`projections.context.fit`).
+# day it was said, which heads its group in the rendered memory
+# (`projections.retrieval.context.fit`).
 Found = tuple[Any, ...]
 
 

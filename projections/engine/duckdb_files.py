@@ -102,7 +102,8 @@ def close(con: duckdb.DuckDBPyConnection) -> None:
 
 def sibling(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
     """A second connection reading the same database as `con`, for a reader in another thread
-    (`projections.concurrent_reads`); it attaches nothing, so its own `close()` closes it."""
+    (`projections.retrieval.concurrent_reads`); it attaches nothing, so its own `close()`
+    closes it."""
     other = con.cursor()
     try:
         attached = _attached.get(id(con))

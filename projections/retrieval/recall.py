@@ -17,7 +17,8 @@ from typing import Any
 import duckdb
 
 from domain.context_port import AssembledContext, ContextItem
-from projections.channels import (
+from projections.queries.thread_queries import last_refusals
+from projections.retrieval.channels import (
     concept_channel,
     lexical_channel,
     messages,
@@ -25,13 +26,12 @@ from projections.channels import (
     rows,
     vector_channel,
 )
-from projections.concurrent_reads import run_reads
-from projections.item_text import Found, commitment_text, identity_text, said
-from projections.names import keys_in
-from projections.speakers import said_by
-from projections.thread_context import ThreadView, candidates, live_threads, notices
-from projections.thread_queries import last_refusals
-from projections.time_expressions import windows
+from projections.retrieval.concurrent_reads import run_reads
+from projections.retrieval.item_text import Found, commitment_text, identity_text, said
+from projections.retrieval.names import keys_in
+from projections.retrieval.speakers import said_by
+from projections.retrieval.thread_context import ThreadView, candidates, live_threads, notices
+from projections.retrieval.time_expressions import windows
 
 RRF_K = 60
 # A candidate's best channel counts fully, its other channels at 0.15: plain reciprocal rank
@@ -87,7 +87,7 @@ class Pool:
         ranked: list[Found],
         ranks: list[int] | None = None,
     ) -> None:
-        """Add a channel's results, best first (`projections.item_text.Found`); `ranks`
+        """Add a channel's results, best first (`projections.retrieval.item_text.Found`); `ranks`
         overrides the plain 1, 2, 3... (neighbours take the rank of the hit they sit next to)."""
         for i, (id_, kind, text, source_id, reason, *day) in enumerate(ranked):
             rank = ranks[i] if ranks is not None else i + 1
@@ -109,7 +109,7 @@ def gather(
 ) -> Pool:
     """Run every channel and pool the results (`refusals`: also read the last turn's refused
     lines, for the threads block). The channels' reads run on two connections at once
-    (`projections.concurrent_reads`); they are pooled in a fixed order."""
+    (`projections.retrieval.concurrent_reads`); they are pooled in a fixed order."""
     limit = NO_LIMIT if as_of is None else as_of
     keys = set(keys_in(query))  # the names the query could hold
     spans = windows(query, now)
@@ -262,7 +262,7 @@ def recall(
 ) -> AssembledContext:
     """Retrieve, fuse and pack into `budget` tokens. A turn's context (`for_turn`) also carries
     the threads block's notices: the rule, the triage demand and the last turn's refusals."""
-    from projections.context import fit
+    from projections.retrieval.context import fit
 
     pool = gather(con, query, now, as_of, exclude_turn, embed, refusals=for_turn)
     items = rank(pool, lead_with_threads)

@@ -8,17 +8,17 @@ TS = pa.timestamp("us", tz="UTC")
 
 TABLES: dict[str, str] = {
     # The projector's running totals, one row written with every batch: the position applied,
-    # the time of its event, the highest turn number, how many documents are indexed and their
+    # the time of its event, how many documents are indexed and their
     # total length (BM25's N and average length), and how many postings were appended to
     # doc_terms since it was last sorted by term. One row, so that opening the file reads one
     # row and a batch updates one (two tables cost a turn two statements of ~0.6 ms each).
     "tracking": (
         "name VARCHAR PRIMARY KEY, position BIGINT NOT NULL, time TIMESTAMPTZ, "
-        "turns BIGINT NOT NULL DEFAULT 0, docs BIGINT NOT NULL DEFAULT 0, "
+        "docs BIGINT NOT NULL DEFAULT 0, "
         "length BIGINT NOT NULL DEFAULT 0, unsorted BIGINT NOT NULL DEFAULT 0"
     ),
     # The document frequency of the terms that had more than TRACKED_POSTINGS postings when the
-    # term index was last sorted, kept current by every later batch (`projections.bm25`).
+    # term index was last sorted, kept current by every later batch (`projections.retrieval.bm25`).
     "term_counts": "term VARCHAR NOT NULL, df BIGINT NOT NULL",
     "events": (
         "position BIGINT, time TIMESTAMPTZ, type VARCHAR, aggregate_id VARCHAR, "
@@ -44,7 +44,7 @@ TABLES: dict[str, str] = {
         "aliases VARCHAR[], defined_at TIMESTAMPTZ, updated_at TIMESTAMPTZ, "
         "defined_position BIGINT, definition_position BIGINT"
     ),
-    # Each concept's token and aliases as a retrieval key (`projections.names`).
+    # Each concept's token and aliases as a retrieval key (`projections.retrieval.names`).
     "concept_names": (
         "name_key VARCHAR, name VARCHAR, stream_id VARCHAR, is_alias BOOLEAN, position BIGINT"
     ),

@@ -8,11 +8,11 @@ from pathlib import Path
 from typing import Any
 
 from domain.errors import MindError
-from projections.duckdb_files import close, connect
-from projections.ports import LedgerReader
-from projections.projector import Projector
-from projections.readmodel import ReadModelPaths, projector_lock, published_position
-from projections.schema import TABLES
+from projections.engine.duckdb_files import close, connect
+from projections.engine.ports import LedgerReader
+from projections.engine.projector import Projector
+from projections.engine.readmodel import ReadModelPaths, projector_lock, published_position
+from projections.engine.schema import TABLES
 
 
 class ReplayTargetExistsError(MindError):

@@ -7,8 +7,8 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any, NamedTuple
 
-from projections.names import name_key
-from projections.text_index import term_counts
+from projections.retrieval.names import name_key
+from projections.retrieval.text_index import term_counts
 
 TABLE_OF_KIND = {
     "identity": "identity",
@@ -61,17 +61,27 @@ class Rows:
 
 
 Handler = Callable[[Rows, Ev], None]
+
+
+def registrar(table: dict[str, Handler]) -> Callable[[str], Callable[[Handler], Handler]]:
+    """A `@handles(topic)` decorator that records a module's handlers in that module's `table`
+    (`projections.engine.registry` lists the modules)."""
+
+    def handles(topic: str) -> Callable[[Handler], Handler]:
+        def register(fn: Handler) -> Handler:
+            if topic in table:
+                raise ValueError(f"two handlers for {topic}")
+            table[topic] = fn
+            return fn
+
+        return register
+
+    return handles
+
+
+# This module's handlers (messages, commitments, concepts, identity, turns, conversations).
 HANDLERS: dict[str, Handler] = {}
-
-
-def handles(topic: str) -> Callable[[Handler], Handler]:
-    """Register a handler for a topic."""
-
-    def register(fn: Handler) -> Handler:
-        HANDLERS[topic] = fn
-        return fn
-
-    return register
+handles = registrar(HANDLERS)
 
 
 def index(rows: Rows, e: Ev, kind: str, text: str) -> None:
@@ -415,6 +425,12 @@ def turn_interrupted(rows: Rows, e: Ev) -> None:
     )
 
 
+@handles("mind.turn_numbers.given")
+def turn_number_given(rows: Rows, e: Ev) -> None:
+    """The write side's numbering: its row in `events` is all the read side keeps (each
+    turn's number is in its `turns` row already)."""
+
+
 @handles("mind.conversation.started")
 def conversation_started(rows: Rows, e: Ev) -> None:
     rows.entity("conversations", e.stream).update(
@@ -444,7 +460,3 @@ def message_observed(rows: Rows, e: Ev) -> None:
         indexed=f"{s['speaker']} {s['text']} {row.get('last_message') or ''}",
     )
     row["last_message"] = s["text"]
-
-
-# The thread, tick and settings handlers live in their own module; importing it registers them.
-from projections import thread_handlers  # noqa: E402, F401

@@ -7,7 +7,7 @@ from typing import Any
 
 import duckdb
 
-from projections.item_text import Found, commitment_text, said, thread_text
+from projections.retrieval.item_text import Found, commitment_text, said, thread_text
 
 
 def commitment_threads(con: duckdb.DuckDBPyConnection, limit: int) -> list[Found]:

@@ -18,7 +18,7 @@ from typing import Any
 
 import duckdb
 
-from projections.duckdb_files import sibling
+from projections.engine.duckdb_files import sibling
 
 Read = Callable[[duckdb.DuckDBPyConnection], Any]
 

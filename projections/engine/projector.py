@@ -17,12 +17,13 @@ import orjson
 import pyarrow as pa
 
 from domain.errors import MindError
-from projections.duckdb_files import close, connect
-from projections.handlers import HANDLERS, TABLE_OF_KIND, Ev, Rows
-from projections.maintenance import refresh_tension, sort_term_index
-from projections.ports import LedgerReader, LedgerRow
-from projections.schema import ARROW, TABLES, create_all
-from projections.schema import schema_version as current_schema
+from projections.engine.duckdb_files import close, connect
+from projections.engine.handlers import TABLE_OF_KIND, Ev, Rows
+from projections.engine.maintenance import refresh_tension, sort_term_index
+from projections.engine.ports import LedgerReader, LedgerRow
+from projections.engine.registry import HANDLERS
+from projections.engine.schema import ARROW, TABLES, create_all
+from projections.engine.schema import schema_version as current_schema
 
 NAME = "main"
 # Large batches amortise DuckDB's per-statement and index-commit cost (1M events: 31k/s at
@@ -127,7 +128,6 @@ class Projector:
         # Kept in memory once read: this process holds the file, so only it moves them.
         self._position: int | None = None
         self._last_time: datetime | None = None  # of the event at `_position`
-        self._turns = 0  # the highest turn number applied
         self._tracked: set[str] | None = None  # the terms in `term_counts`, read when needed
         # The rows `_load` read, as they were: `_update` writes only what a batch changed.
         self._before: dict[str, dict[str, dict[str, Any]]] = {}
@@ -150,12 +150,12 @@ class Projector:
             self._read_state()
 
     def _read_state(self) -> bool:
-        """Read the position, its event's time and the turns so far, in the statement that
+        """Read the position and its event's time, in the statement that
         checks the schema (one statement where a turn's start-up took four); False when the
         file was built for other tables."""
         try:
             rows = self.con.execute(
-                "SELECT v.version, t.position, t.time, t.turns "
+                "SELECT v.version, t.position, t.time "
                 "FROM schema_version v LEFT JOIN tracking t ON t.name = ?",
                 [NAME],
             ).fetchall()
@@ -163,8 +163,8 @@ class Projector:
             return False
         if len(rows) != 1 or rows[0][0] != current_schema():
             return False
-        _, position, time, turns = rows[0]
-        self._position, self._last_time, self._turns = int(position or 0), time, int(turns or 0)
+        _, position, time = rows[0]
+        self._position, self._last_time = int(position or 0), time
         return True
 
     def close(self) -> None:
@@ -176,11 +176,6 @@ class Projector:
         if self._position is None:
             self._read_state()
         return self._position or 0
-
-    def turns(self) -> int:
-        """The highest turn number applied (`Turn.Started.seq`)."""
-        self.position()
-        return self._turns
 
     def _load(self, events: Sequence[Ev]) -> dict[str, dict[str, dict[str, Any]]]:
         wanted: dict[str, set[str]] = {}
@@ -209,7 +204,7 @@ class Projector:
                 self._before[table] = deepcopy(loaded[table])
         return loaded
 
-    def _write(self, events: Sequence[Ev], rows: Rows, turns: int) -> None:
+    def _write(self, events: Sequence[Ev], rows: Rows) -> None:
         # Built column by column: the events table is the bulk of every batch.
         columns: dict[str, list[Any]] = {
             "position": [e.position for e in events],
@@ -263,14 +258,14 @@ class Projector:
         # died between creating the tables and their first row (older releases).
         last = events[-1]
         ((updated,),) = self.con.execute(
-            "UPDATE tracking SET position = ?, time = ?, turns = ?, docs = docs + ?, "
+            "UPDATE tracking SET position = ?, time = ?, docs = docs + ?, "
             "length = length + ?, unsorted = unsorted + ? WHERE name = ?",
-            [last.position, last.time, turns, *added, NAME],
+            [last.position, last.time, *added, NAME],
         ).fetchall()
         if not updated:
             self.con.execute(
-                "INSERT INTO tracking VALUES (?, ?, ?, ?, ?, ?, ?)",
-                [NAME, last.position, last.time, turns, *added],
+                "INSERT INTO tracking VALUES (?, ?, ?, ?, ?, ?)",
+                [NAME, last.position, last.time, *added],
             )
 
     def _count_terms(self, terms: list[str]) -> None:
@@ -383,12 +378,9 @@ class Projector:
                     self.apply(batch[:applied])
                 raise failure
             self._note_gaps(events, rows)
-            seqs = [r["seq"] for r in rows.entities.get("turns", {}).values() if r.get("seq")]
-            turns = max([self._turns, *seqs])
-            self._write(events, rows, turns)
+            self._write(events, rows)
             self.con.execute("COMMIT")
             self._position, self._last_time = events[-1].position, events[-1].time
-            self._turns = turns
         except ProjectionError:
             raise
         except BaseException:
