@@ -183,7 +183,7 @@ def export_tables(con: duckdb.DuckDBPyConnection, folder: Path, fmt: str) -> lis
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as e:
-        raise QueryError(f"cannot create the folder {folder}: {e.strerror or e}") from None
+        raise QueryError(f"cannot create the folder {str(folder)!r}: {e.strerror or e}") from None
     written = []
     for table in TABLES:
         path = folder / f"{table}.{fmt}"
@@ -192,6 +192,6 @@ def export_tables(con: duckdb.DuckDBPyConnection, folder: Path, fmt: str) -> lis
         try:
             con.execute(f"COPY {table} TO '{quoted}' ({options})")
         except duckdb.Error as e:
-            raise QueryError(f"cannot write {path}: {_one_line(e)}") from None
+            raise QueryError(f"cannot write {str(path)!r}: {_one_line(e)}") from None
         written.append(path)
     return written

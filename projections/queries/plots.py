@@ -49,7 +49,7 @@ def plot_report(name: str, columns: list[str], rows: list[tuple[Any, ...]], out:
         with open(out, "wb") as file:
             fig.savefig(file, dpi=100, format="png")
     except OSError as e:
-        raise MindError(f"cannot write {out}: {e.strerror or e}") from None
+        raise MindError(f"cannot write {str(out)!r}: {e.strerror or e}") from None
     finally:
         plt.close(fig)
     return out

@@ -165,3 +165,14 @@ def test_a_report_png_named_with_undecodable_bytes_is_written_and_named(
     assert result.exit_code == 0, result.stderr
     assert result.output.startswith("wrote ") and result.output.endswith("activity-\ufffd.png\n")
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_an_export_that_cannot_be_written_names_the_folder_on_one_line(
+    cli: Cli, mind_home: Path, tmp_path: Path
+) -> None:
+    folder = tmp_path / "out-\n\udc80"  # a line break and an undecodable byte in the name
+
+    result = cli("export", str(folder), "--format", "csv")
+
+    assert result.exit_code == 1
+    assert result.stderr.startswith("Error: cannot write '") and result.stderr.count("\n") == 1
