@@ -32,7 +32,10 @@ edits = st.one_of(
         st.sampled_from(COLUMNS),
         st.integers(1, 6),
         st.one_of(
-            st.binary(max_size=20), st.text(max_size=20), st.integers(), json_values.map(json.dumps)
+            st.binary(max_size=20),
+            st.text(max_size=20),
+            st.integers(-(2**63), 2**63 - 1),
+            json_values.map(json.dumps),
         ),
     ),
     st.tuples(
