@@ -3,7 +3,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: install run test lint fmt bench postgres clean
+.PHONY: install run test lint fmt bench fuzz postgres clean
 
 $(STAMP): pyproject.toml
 	python3 -m venv $(VENV)
@@ -39,6 +39,10 @@ bench: $(STAMP)
 	$(PY) -m bench.locomo
 	$(PY) -m bench.recall
 	$(PY) -m bench.threads
+
+# The long fuzz run (the suite runs the same properties with a few examples each).
+fuzz: $(STAMP)
+	$(PY) -m bench.fuzz --examples $${FUZZ_EXAMPLES:-300}
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache .hypothesis

@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
+from typing import Any
 
 GENESIS_TAG = b"mindledger/genesis/v1"
 
@@ -26,7 +27,7 @@ def _field(data: bytes) -> bytes:
     return len(data).to_bytes(8, "big") + data
 
 
-def content_hash(topic: str, originator_id: str, version: int, state: bytes) -> str:
+def content_hash(topic: str, originator_id: str, version: int | str, state: bytes) -> str:
     """The digest of one event's recorded content."""
     h = hashlib.sha256()
     h.update(_field(topic.encode()))
@@ -61,7 +62,26 @@ class ChainRow:
         if not isinstance(state, bytes | bytearray | memoryview):
             # A row edited by hand can hold TEXT where a BLOB belongs; hash what is there.
             state = str(state if state is not None else "").encode()
-        return content_hash(str(self.topic), str(self.originator_id), int(self.version), state)
+        # A version edited into text hashes as that text (it can match no recorded digest).
+        version = self.version if isinstance(self.version, int) else str(self.version)
+        return content_hash(str(self.topic), str(self.originator_id), version, state)
+
+
+@dataclass(frozen=True)
+class AnchorCheck:
+    """How the ledger compares with one head kept outside it (see adapters/head_anchor.py)."""
+
+    source: str
+    position: int | None
+    hash: str | None
+    status: str  # ok, missing, unreadable: ..., not checked, or why the ledger fails it
+
+    @property
+    def failed(self) -> bool:
+        """Whether this anchor shows the ledger lost or rewrote events."""
+        return self.status not in ("ok", "missing", "not checked") and not self.status.startswith(
+            "unreadable"
+        )
 
 
 @dataclass(frozen=True)
@@ -73,6 +93,21 @@ class VerifyResult:
     first_bad: int | None
     reason: str | None
     head_hash: str | None
+    anchors: tuple[AnchorCheck, ...] = ()
+
+    def as_json(self) -> dict[str, Any]:
+        """The one JSON shape of a verification (also when the ledger could not be read)."""
+        return {
+            "ok": self.ok,
+            "events": self.events,
+            "first_bad": self.first_bad,
+            "reason": self.reason,
+            "head": self.head_hash,
+            "anchors": [
+                {"source": a.source, "position": a.position, "hash": a.hash, "status": a.status}
+                for a in self.anchors
+            ],
+        }
 
 
 def _pairs(rows: Iterable[ChainRow]) -> Iterator[tuple[ChainRow, ChainRow | None]]:
@@ -132,12 +167,20 @@ def verify_chain(
                 _classify(row, digest, following, orphans, find_content),
                 None,
             )
-        if link_hash(prev, row.content_hash) != row.hash:
+        if _linked(prev, row.content_hash) != row.hash:
             return VerifyResult(False, count, row.position, "chain hash altered", None)
         prev, expected, count = row.hash, expected + 1, count + 1
     if orphans():
         return VerifyResult(False, count, expected, "event inserted", None)
     return VerifyResult(True, count, None, None, prev)
+
+
+def _linked(prev_hash: str, content: str) -> str | None:
+    """`link_hash`, or None when a hand-edited genesis record holds no hex digest."""
+    try:
+        return link_hash(prev_hash, content)
+    except (ValueError, TypeError):
+        return None
 
 
 def chain_entries(

@@ -3,32 +3,27 @@
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from eventsourcing.application import AggregateNotFoundError
-
+from adapters.import_rules import (
+    chat_line_id,
+    chat_role,
+    legacy_chat_line_id,
+    message_text,
+    skipped_reasons,
+)
 from domain.application import Mind
 from domain.clock import parse_time
-from domain.conversation import Conversation, conversation_id
+from domain.conversation import Observed
 from domain.errors import InvalidInputError
 
 BATCH = 500
 
-
-@dataclass(frozen=True)
-class Observed:
-    """One message to import."""
-
-    speaker: str
-    text: str
-    said_at: datetime
-    source_id: str
-    session: str | None = None
-    caption: str | None = None
+__all__ = ["Observed", "import_chat", "import_locomo", "record"]
 
 
 def record(
@@ -39,24 +34,7 @@ def record(
     progress: Callable[[int], None] | None = None,
 ) -> tuple[int, int]:
     """Append the messages not yet recorded for `source`; returns (added, skipped)."""
-    try:
-        conversation = mind._get(Conversation, conversation_id(source))
-    except AggregateNotFoundError:
-        conversation = Conversation.start(source, participants, mind.clock())
-    added = skipped = 0
-    for m in messages:
-        if conversation.observe(
-            m.speaker, m.text, m.said_at, m.source_id, mind.clock(), m.session, m.caption
-        ):
-            added += 1
-        else:
-            skipped += 1
-        if len(conversation.pending) >= BATCH:
-            mind._save(conversation)
-            if progress:
-                progress(BATCH)
-    mind._save(conversation)
-    return added, skipped
+    return mind.import_conversation(source, participants, messages, progress, BATCH)
 
 
 def parse_locomo_time(value: str) -> datetime:
@@ -86,11 +64,18 @@ def locomo_messages(sample: dict[str, Any]) -> Iterator[Observed]:
         for k in conv
         if k.startswith("session_") and not k.endswith("date_time")
     )
+    speakers = (conv.get("speaker_a"), conv.get("speaker_b"))
     for _, key in sessions:
         said_at = parse_locomo_time(conv[f"{key}_date_time"])
         for turn in conv[key]:
+            where = f"{sample.get('sample_id')} {turn.get('dia_id')}"
+            if turn.get("speaker") not in speakers:
+                raise InvalidInputError(
+                    f"{where} has speaker {turn.get('speaker')!r}, not one of the sample's "
+                    f"speakers ({speakers[0]}, {speakers[1]})"
+                )
             caption = turn.get("blip_caption")
-            text = turn.get("text", "")
+            text = message_text(turn.get("text", ""), where)
             if caption:
                 text = f"{text} [shares a photo: {caption}]".strip()
             yield Observed(turn["speaker"], text, said_at, turn["dia_id"], key, caption)
@@ -105,48 +90,76 @@ def import_locomo(
         samples = [s for s in samples if s.get("sample_id") == sample]
         if not samples:
             raise InvalidInputError(f"no sample {sample!r} in {path}")
+    # Every sample is validated before anything is written.
+    validated = [(s, list(locomo_messages(s))) for s in samples]
     done = []
-    for s in samples:
+    for s, messages in validated:
         conv = s["conversation"]
-        messages = list(locomo_messages(s))  # validated before anything is written
-        added, skipped = record(
+        kept = [m for m in messages if m.text]
+        added, already = record(
             mind,
             f"locomo/{s['sample_id']}",
             [conv["speaker_a"], conv["speaker_b"]],
-            iter(messages),
+            iter(kept),
             progress,
         )
-        done.append({"sample": s["sample_id"], "added": added, "skipped": skipped})
+        empty = len(messages) - len(kept)
+        done.append(
+            {
+                "sample": s["sample_id"],
+                "added": added,
+                "skipped": already + empty,
+                "skipped_reasons": skipped_reasons(already, empty),
+            }
+        )
     return done
 
 
 def chat_messages(path: Path) -> Iterator[Observed]:
     """A JSONL transcript: one {"role", "content", "time"?} object per line."""
     try:
-        lines = path.read_text().splitlines()
+        lines = path.read_bytes().decode("utf-8").splitlines()
     except (OSError, UnicodeDecodeError) as e:
         raise InvalidInputError(f"cannot read {path} as UTF-8 text ({e})") from None
     base = datetime.fromtimestamp(path.stat().st_mtime, UTC)
+    seen: Counter[tuple[str, str | None, str]] = Counter()
     for n, line in enumerate(lines, 1):
         if not line.strip():
             continue
+        where = f"{path}:{n}"
         try:
             obj = json.loads(line)
-            role, content = str(obj["role"]), str(obj["content"])
+            raw_role, raw_content = obj["role"], obj["content"]
         except (ValueError, KeyError, TypeError):
             raise InvalidInputError(
-                f'{path}:{n} is not a JSON object with "role" and "content"'
+                f'{where} is not a JSON object with "role" and "content"'
             ) from None
-        said_at = parse_time(str(obj["time"])) if obj.get("time") else base
-        yield Observed(role, content, said_at, f"{path.name}:{n}")
+        role, text = chat_role(raw_role, where), message_text(raw_content, where)
+        time = str(obj["time"]) if obj.get("time") else None
+        said_at = parse_time(time) if time else base
+        key = (role, time, text)
+        source_id = chat_line_id(role, time, text, seen[key])
+        seen[key] += 1
+        legacy = legacy_chat_line_id(path.name, n)
+        yield Observed(role, text, said_at, source_id, legacy_id=legacy)
 
 
 def import_chat(
     mind: Mind, path: Path, progress: Callable[[int], None] | None = None
 ) -> dict[str, Any]:
-    """Import a JSONL transcript (validated fully before anything is written)."""
+    """Import a JSONL transcript (validated fully before anything is written).
+
+    Messages are recognised by their content (`chat_line_id`), so another file with the same
+    name adds its own messages and a re-import adds only new ones; empty ones are skipped."""
     messages = list(chat_messages(path))
-    added, skipped = record(
-        mind, f"chat/{path.name}", sorted({m.speaker for m in messages}), iter(messages), progress
-    )
-    return {"source": f"chat/{path.name}", "added": added, "skipped": skipped}
+    kept = [m for m in messages if m.text]
+    source = f"chat/{path.name}"
+    speakers = sorted({m.speaker for m in kept})
+    added, already = record(mind, source, speakers, iter(kept), progress)
+    empty = len(messages) - len(kept)
+    return {
+        "source": source,
+        "added": added,
+        "skipped": already + empty,
+        "skipped_reasons": skipped_reasons(already, empty),
+    }

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from domain.model_port import Completion, ModelFailure
+from domain.redaction import redact, secret_values
 
 
 def import_litellm() -> Any:
@@ -39,9 +40,10 @@ class ModelSettings:
     stop: list[str] = field(default_factory=list)  # stop sequences (none: the model's own end)
 
 
-def _failure(e: Exception, litellm: Any) -> ModelFailure:
+def _failure(e: Exception, litellm: Any, secrets: list[str]) -> ModelFailure:
     ex = litellm.exceptions
-    text = " ".join(str(e).split())[:500]
+    # Redacted before it is cut: a provider may quote the request's key back.
+    text = redact(" ".join(str(e).split()), secrets)[:500]
     table: list[tuple[type[BaseException], str, str]] = [
         (ex.ContextWindowExceededError, "context_too_long", "the prompt is too long for the model"),
         (ex.AuthenticationError, "auth", "the model provider refused the API key"),
@@ -118,7 +120,8 @@ class LiteLLMModel:
         except ModelFailure:
             raise
         except Exception as e:  # a process boundary: every provider error becomes one failure
-            raise _failure(e, litellm) from e
+            secrets = [*secret_values(os.environ.items()), self.settings.api_key or ""]
+            raise _failure(e, litellm, secrets) from e
         latency = (time.perf_counter() - started) * 1000
         if not text.strip():
             raise ModelFailure("empty", "the model returned an empty reply")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from pathlib import Path
 from typing import Any
 from uuid import UUID
 
@@ -13,6 +14,7 @@ from psycopg.conninfo import conninfo_to_dict
 from psycopg.sql import SQL, Identifier
 
 from adapters.hash_chain import ChainRow, chain_entries
+from adapters.head_anchor import HEAD_ANCHOR_ENV, AnchoredRecorder, HeadAnchorFile
 from adapters.pydantic_mapping import CanonicalJSONTranscoder, PydanticMapper
 from adapters.sqlite_ledger import new_genesis
 from domain.errors import LedgerCorruptError, MindError
@@ -41,7 +43,7 @@ def postgres_env(dsn: str, schema: str = "") -> dict[str, str]:
     }
 
 
-class ChainedPostgresRecorder(PostgresApplicationRecorder):
+class ChainedPostgresRecorder(AnchoredRecorder, PostgresApplicationRecorder):
     """Appends events and chain entries in one transaction, after the library's EXCLUSIVE lock."""
 
     def __init__(self, datastore: Any, *, events_table_name: str = EVENTS_TABLE) -> None:
@@ -96,6 +98,20 @@ class ChainedPostgresRecorder(PostgresApplicationRecorder):
             ),
         )
         curs.executemany(SQL("INSERT INTO {} VALUES (%s, %s, %s, %s)").format(self.chain), entries)
+        if self.head_anchor is not None:
+            if self._ledger_id is None:
+                curs.execute(SQL("SELECT ledger_id FROM {}").format(self.meta))
+                self._ledger_id = curs.fetchone()["ledger_id"]
+            self._note_head(str(self._ledger_id), entries)
+        return ids
+
+    def insert_events(self, stored_events: Sequence[StoredEvent], **kwargs: Any) -> Any:
+        try:
+            ids = super().insert_events(stored_events, **kwargs)
+        except BaseException:
+            self._forget_head()
+            raise
+        self._record_head()
         return ids
 
 
@@ -108,7 +124,11 @@ class LedgerPostgresFactory(PostgresFactory):
         return PydanticMapper(CanonicalJSONTranscoder())
 
     def application_recorder(self) -> ApplicationRecorder:
-        return super().application_recorder()
+        recorder = super().application_recorder()
+        anchor = self.env.get(HEAD_ANCHOR_ENV)
+        if anchor and isinstance(recorder, AnchoredRecorder):
+            recorder.head_anchor = HeadAnchorFile(Path(anchor))
+        return recorder
 
 
 class PostgresLedgerReader:
@@ -217,6 +237,23 @@ class PostgresLedgerReader:
         rows = self._query(
             SQL("SELECT position FROM {} WHERE content_hash = %s").format(self.chain), (digest,)
         )
+        return rows[0][0] if rows else None
+
+    def find_hash(self, hash_: str, at: int | None = None) -> int | None:
+        """The position whose chain hash is this (to compare with an anchor); with `at`, only
+        that position is looked at (a primary-key lookup instead of a scan)."""
+        if at is not None:
+            rows = self._query(
+                SQL("SELECT position FROM {} WHERE position = %s AND hash = %s").format(self.chain),
+                (at, hash_),
+            )
+        else:
+            rows = self._query(
+                SQL("SELECT position FROM {} WHERE hash = %s ORDER BY position LIMIT 1").format(
+                    self.chain
+                ),
+                (hash_,),
+            )
         return rows[0][0] if rows else None
 
     def positions(self, notification_ids: list[int]) -> list[int]:

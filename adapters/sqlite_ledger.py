@@ -15,8 +15,10 @@ from eventsourcing.persistence import ApplicationRecorder, OperationalError, Sto
 from eventsourcing.sqlite import SQLiteApplicationRecorder, SQLiteCursor, SQLiteFactory
 
 from adapters.hash_chain import ChainRow, chain_entries, genesis_hash
+from adapters.head_anchor import HEAD_ANCHOR_ENV, AnchoredRecorder, HeadAnchorFile
+from adapters.ledger_location import read_only_uri
 from adapters.pydantic_mapping import CanonicalJSONTranscoder, PydanticMapper
-from domain.errors import LedgerBusyError, LedgerCorruptError
+from domain.errors import LedgerBusyError, LedgerCorruptError, LedgerReadOnlyError
 
 META_DDL = (
     "CREATE TABLE IF NOT EXISTS ledger_meta ("
@@ -38,7 +40,7 @@ def new_genesis() -> tuple[str, str, str]:
     return ledger_id, created_at, genesis_hash(ledger_id, created_at)
 
 
-class ChainedSQLiteRecorder(SQLiteApplicationRecorder):
+class ChainedSQLiteRecorder(AnchoredRecorder, SQLiteApplicationRecorder):
     """Appends events and their chain entries in one write transaction (SQLite's lock serializes
     writers across processes, so the chain cannot fork)."""
 
@@ -51,14 +53,25 @@ class ChainedSQLiteRecorder(SQLiteApplicationRecorder):
 
     def insert_events(self, stored_events: Sequence[StoredEvent], **kwargs: Any) -> Any:
         try:
-            return super().insert_events(stored_events, **kwargs)
+            ids = super().insert_events(stored_events, **kwargs)
         except OperationalError as e:
+            self._forget_head()
             if "locked" in str(e) or "busy" in str(e):
                 raise LedgerBusyError(
                     "another mind process held the ledger's write lock too long; "
                     "nothing was written, run the command again"
                 ) from e
+            if "readonly" in str(e):
+                raise LedgerReadOnlyError(
+                    "this process cannot write the ledger (the home is read-only); nothing "
+                    "was written: reading commands still work, recording needs a writable home"
+                ) from e
             raise
+        except BaseException:
+            self._forget_head()
+            raise
+        self._record_head()
+        return ids
 
     def _insert_events(
         self, c: SQLiteCursor, stored_events: Sequence[StoredEvent], **kwargs: Any
@@ -83,6 +96,11 @@ class ChainedSQLiteRecorder(SQLiteApplicationRecorder):
             ),
         )
         c.executemany("INSERT INTO ledger_chain VALUES (?, ?, ?, ?)", entries)
+        if self.head_anchor is not None:
+            if self._ledger_id is None:
+                c.execute("SELECT ledger_id FROM ledger_meta")
+                self._ledger_id = c.fetchone()[0]
+            self._note_head(str(self._ledger_id), entries)
         return ids
 
 
@@ -99,7 +117,11 @@ class LedgerSQLiteFactory(SQLiteFactory):
         return PydanticMapper(CanonicalJSONTranscoder())
 
     def application_recorder(self) -> ApplicationRecorder:
-        return super().application_recorder()
+        recorder = super().application_recorder()
+        anchor = self.env.get(HEAD_ANCHOR_ENV)
+        if anchor and isinstance(recorder, AnchoredRecorder):
+            recorder.head_anchor = HeadAnchorFile(Path(anchor))
+        return recorder
 
 
 _ROWS = (
@@ -117,7 +139,7 @@ class SQLiteLedgerReader:
         if not path.exists():
             raise FileNotFoundError(path)
         try:
-            self.conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, check_same_thread=False)
+            self.conn = sqlite3.connect(read_only_uri(path), uri=True, check_same_thread=False)
             self.conn.execute("SELECT 1 FROM ledger_meta LIMIT 1").fetchall()
         except sqlite3.DatabaseError as e:
             raise LedgerCorruptError(f"{path} is not a readable mindledger ledger ({e})") from e
@@ -175,6 +197,20 @@ class SQLiteLedgerReader:
     def find_content(self, digest: str) -> int | None:
         """The position whose chain entry has this content digest."""
         rows = self._query("SELECT position FROM ledger_chain WHERE content_hash = ?", (digest,))
+        return rows[0][0] if rows else None
+
+    def find_hash(self, hash_: str, at: int | None = None) -> int | None:
+        """The position whose chain hash is this (to compare with an anchor); with `at`, only
+        that position is looked at (a primary-key lookup instead of a scan)."""
+        if at is not None:
+            rows = self._query(
+                "SELECT position FROM ledger_chain WHERE position = ? AND hash = ?", (at, hash_)
+            )
+        else:
+            rows = self._query(
+                "SELECT position FROM ledger_chain WHERE hash = ? ORDER BY position LIMIT 1",
+                (hash_,),
+            )
         return rows[0][0] if rows else None
 
     def tail(self, limit: int, topic_prefix: str = "") -> list[ChainRow]:

@@ -33,11 +33,11 @@ from bench.answer_scoring import contains_answer, normalise, repeats_itself, tok
 from bench.common import new_mind
 from bench.locomo import DATA, baseline
 from cli.compose import Home, build_model, read_model, turn_service
-from domain.context_port import AssembledContext
+from domain.context_port import AssembledContext, ContextRequest, PendingContext, Retrieval
 from domain.identity import DEFAULT_MODEL
 from domain.model_port import CompletionModel
 from domain.turns import TurnOutcome
-from projections.context import fit
+from projections.retrieval.context import fit
 
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
 CONDITIONS = ("recall", "bm25", "none")
@@ -94,25 +94,33 @@ def pick_questions(sample: dict[str, Any], per_category: int, seed: int) -> list
 
 
 class FixedMemory:
-    """The turn's read side with its memory replaced: every read goes to `inner` except
-    `assemble`, which returns what `memory(query)` gives (a BM25 block, or nothing)."""
+    """The turn's retrieval port with its memory replaced: a turn's request for context gets
+    what `memory(query)` gives (a BM25 block, or nothing); closing goes to `inner`."""
 
-    def __init__(self, inner: Any, memory: Callable[[str], AssembledContext]) -> None:
+    def __init__(self, inner: Retrieval, memory: Callable[[str], AssembledContext]) -> None:
         self.inner, self.memory = inner, memory
 
-    def __enter__(self) -> FixedMemory:
-        self.inner.__enter__()
-        return self
+    def context(self, request: ContextRequest) -> PendingContext:
+        """The fixed memory for the request's query, already read."""
+        return Ready(self.memory(request.query))
 
-    def __exit__(self, *exc: object) -> None:
-        self.inner.__exit__(*exc)
+    def close(self) -> None:
+        """Release what the real read side holds."""
+        self.inner.close()
 
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.inner, name)
 
-    def assemble(self, query: str, *args: Any, **kwargs: Any) -> AssembledContext:
-        """The fixed memory for `query`."""
-        return self.memory(query)
+class Ready:
+    """A context that is already there (`PendingContext`)."""
+
+    def __init__(self, context: AssembledContext) -> None:
+        self.context = context
+
+    def result(self) -> AssembledContext:
+        """The context."""
+        return self.context
+
+    def cancel(self) -> None:
+        """Nothing to give up."""
 
 
 def ask(
@@ -128,7 +136,7 @@ def ask(
     shutil.copytree(template, work)
     service = turn_service(Home(work))
     if memory is not None:
-        service.context = FixedMemory(service.context, memory)
+        service.retrieval = FixedMemory(service.retrieval, memory)
     with service:
         outcome: TurnOutcome = service.run(question, model, budget=budget)
     return outcome

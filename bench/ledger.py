@@ -14,8 +14,8 @@ import tempfile
 import uuid
 from pathlib import Path
 
-from adapters.hash_chain import verify_chain
 from adapters.sqlite_ledger import SQLiteLedgerReader
+from adapters.verification import verify_ledger
 from bench.common import fill, new_mind, percentiles, report, timed
 
 REPO = Path(__file__).resolve().parent.parent
@@ -56,9 +56,7 @@ def verify_rate(folder: Path, events: int) -> dict[str, float]:
     app = new_mind(folder)
     fill(app, events)
     reader = SQLiteLedgerReader(folder / "ledger.sqlite")
-    seconds, result = timed(
-        lambda: verify_chain(reader.meta()[2], reader.rows(), reader.orphans, reader.find_content)
-    )
+    seconds, result = timed(lambda: verify_ledger(reader))
     assert result.ok
     return {
         "events": result.events,

@@ -27,9 +27,9 @@ from adapters.importers import import_locomo, locomo_messages, locomo_samples
 from bench.common import new_mind, percentiles, report
 from cli.compose import Home, read_model
 from domain.context_port import ContextItem
-from projections.context import fit
-from projections.item_text import day_of, message_text
-from projections.retrieval import FIXED_CHANNELS, gather, rank
+from projections.retrieval.context import fit
+from projections.retrieval.item_text import day_of, message_text
+from projections.retrieval.recall import FIXED_CHANNELS, gather, rank
 
 BUDGETS = (500, 1000, 2000)
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo" / "locomo10.json"
@@ -64,7 +64,7 @@ def baseline(sample: dict[str, Any]) -> tuple[BM25Okapi, list[ContextItem], int]
             "",
             0.0,
             0,
-            f"#{i} {message_text(t.speaker, t.text)}",
+            f"#{i} {message_text(t.speaker, t.text, observed=True)}",
             t.source_id,
             day=day_of(t.said_at),
         )

@@ -22,11 +22,11 @@ import pyarrow as pa
 from adapters.sqlite_ledger import SQLiteLedgerReader
 from bench.common import fill, new_mind, percentiles, report, timed
 from cli.compose import Home
-from projections.analytics import run_query
-from projections.duckdb_files import sandboxed
-from projections.projector import Projector
-from projections.readmodel import published_position
-from projections.schema import ARROW, TABLES
+from projections.engine.duckdb_files import sandboxed
+from projections.engine.projector import Projector
+from projections.engine.readmodel import published_position
+from projections.engine.schema import ARROW, TABLES
+from projections.queries.analytics import run_query
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -85,7 +85,7 @@ REPLAY = """
 import resource, sys, time
 from pathlib import Path
 from adapters.sqlite_ledger import SQLiteLedgerReader
-from projections.replay import rebuild
+from projections.engine.replay import rebuild
 start = time.perf_counter()
 n = rebuild(Path(sys.argv[2]), SQLiteLedgerReader(Path(sys.argv[1])))
 print(n, time.perf_counter() - start, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)

@@ -17,8 +17,8 @@ from adapters.sqlite_ledger import SQLiteLedgerReader
 from bench.common import new_mind, percentiles, report, timed
 from bench.locomo import DATA
 from cli.compose import Home, read_model, read_model_paths
-from projections.projector import Projector
-from projections.retrieval import recall
+from projections.engine.projector import Projector
+from projections.retrieval.recall import recall
 
 NOW = datetime(2024, 1, 1, tzinfo=UTC)
 

@@ -27,10 +27,10 @@ from cli.compose import Home, read_model_paths
 from cli.main import mind as mind_command
 from domain.events import DomainEvent
 from domain.thread import Thread
-from projections.projector import Projector
-from projections.readmodel import ReadSession
-from projections.thread_context import live_threads, notices
-from projections.thread_queries import last_refusals
+from projections.engine.projector import Projector
+from projections.engine.readmodel import ReadSession
+from projections.queries.thread_queries import last_refusals
+from projections.retrieval.thread_context import live_threads, notices
 
 
 def build(folder: Path, count: int) -> Home:

@@ -24,7 +24,7 @@ from adapters.litellm_model import LiteLLMModel, ModelSettings, import_litellm
 from adapters.sqlite_ledger import SQLiteLedgerReader
 from bench.common import fill, new_mind, percentiles, report
 from cli.compose import Home, read_model_paths, turn_service
-from projections.projector import Projector
+from projections.engine.projector import Projector
 
 REPO = Path(__file__).resolve().parent.parent
 REPLY = "Noted, I will keep that in mind.\nCOMMIT: follow up on bench item {i}"
@@ -71,7 +71,7 @@ def raw_floor(home: Home, rounds: int) -> dict[str, float]:
     detached. These machines drift by a third between runs; the turn's ratio to this far less."""
     import sqlite3
 
-    from projections.duckdb_files import close, connect
+    from projections.engine.duckdb_files import close, connect
 
     scratch = home.path / "floor.sqlite"
     db = sqlite3.connect(scratch, isolation_level=None)

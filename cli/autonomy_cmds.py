@@ -7,7 +7,7 @@ from typing import Any
 import click
 
 from cli.compose import Home, build_model, open_mind, turn_service
-from cli.output import emit_json
+from cli.output import echo, emit_json
 
 
 def model_unavailable(home: Home, spec: str) -> str | None:
@@ -40,7 +40,7 @@ def model_unavailable(home: Home, spec: str) -> str | None:
 @click.option(
     "--model", "spec", metavar="SPEC", help="Model for a fired cycle (default: the mind's)."
 )
-@click.option("--mock-reply", metavar="TEXT", help="With --model mock: the scripted reply.")
+@click.option("--mock-reply", metavar="TEXT|@FILE", help="With --model mock: the scripted reply.")
 @click.option("--budget", default=2000, show_default=True, type=click.IntRange(200))
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_obj
@@ -66,27 +66,28 @@ def tick(
 
         MIND_NOW=2026-05-01T12:00:00Z mind tick
     """
-    from domain.autonomy import run_tick
-    from domain.clock import fixed_clock, parse_time
-    from projections.turn_reads import ReadModelContextSource
+    from cli.turn_cmds import reply_text
+    from domain.errors import InvalidInputError
 
+    # Refused before anything is recorded, as `mind turn` does: a fired cycle would otherwise
+    # record a turn that could only fail.
     if mock_reply is not None and spec != "mock":
-        from domain.errors import InvalidInputError
-
         raise InvalidInputError("--mock-reply works only with --model mock")
+    mock_reply = reply_text(mock_reply)
     mind = open_mind(home)
     spec = spec or mind.identity().model
+    if spec == "mock" and mock_reply is None:
+        raise InvalidInputError("--model mock needs --mock-reply TEXT (or @FILE)")
     unavailable = model_unavailable(home, spec)
     service = turn_service(home)
     if now:  # every clock of this command, and nothing outside it
-        mind.clock = service.mind.clock = fixed_clock(parse_time(now))
+        mind.clock = service.mind.clock = home.with_flags(now=("--now", now)).clock()
 
     def run_turn() -> Any:
         model = build_model(home, spec, mock_reply)
         return service.run("", model, budget=budget, speaker="autonomy")
 
-    assert isinstance(service.context, ReadModelContextSource)
-    outcome = run_tick(mind, service.context, mind.clock(), run_turn, unavailable)
+    outcome = service.tick(service.mind.clock(), run_turn, unavailable)
     turn: Any = outcome.turn
     data = {
         "tick": outcome.tick_id.hex,
@@ -112,12 +113,11 @@ def tick(
         emit_json(data)
         return
     verdict = "fired" if outcome.fired else "suppressed"
-    click.echo(f"{verdict}: {outcome.reason}")
+    echo(f"{verdict}: {outcome.reason}")
     if outcome.note:
-        click.echo(f"stopped: {outcome.note}")
+        echo(f"stopped: {outcome.note}")
     if turn is not None:
-        click.echo(turn.reply or f"(turn {turn.status})")
-        for note in turn.threads:
-            click.echo(f"  [{note}]", err=True)
-        for r in turn.rejections:
-            click.echo(f"  [rejected {r['line']!r}: {r['reason']}]", err=True)
+        from cli.turn_cmds import echo_effects
+
+        echo(turn.reply or f"(turn {turn.status})")
+        echo_effects(turn)

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import contextlib
+import io
 import json
+import sys
 from typing import Any
 
 import click
 
-from cli.compose import Home, build_model, open_mind, open_reader, read_model
-from cli.output import table
+from cli.compose import Home, build_model, open_mind, read_model
+from cli.output import echo, json_text, table
+from domain.errors import InvalidInputError, MindError
 
 HELP = """/help                this list
 /commitments         open commitments
@@ -34,17 +37,19 @@ class Session:
         self.spec = spec or open_mind(home).identity().model
         self.model = build_model(home, self.spec, mock_reply, api_base)
         self.last: Any = None
+        self.as_json = False  # each turn printed as `mind turn --json` prints it, one per line
 
     def slash(self, line: str) -> bool:
         """Run a slash command; returns False when the session should end."""
         from cli.compose import clock_from_env
-        from projections import queries, thread_queries
+        from projections.queries import listings as queries
+        from projections.queries import thread_queries
 
         command, _, arg = line[1:].partition(" ")
         if command in ("exit", "quit"):
             return False
         if command == "help":
-            click.echo(HELP)
+            echo(HELP)
         elif command in ("commitments", "threads", "concepts", "identity"):
             with read_model(self.home) as con:
                 if command == "commitments":
@@ -59,10 +64,10 @@ class Session:
                     table(queries.concepts(con), ["token", "definition"], "No concepts.")
                 else:
                     ident = queries.identity(con)
-                    click.echo(f"{ident.get('name')} on {ident.get('model')}")
+                    echo(f"{ident.get('name')} on {ident.get('model')}")
         elif command == "model":
             if not arg.strip():
-                click.echo(f"model: {self.spec}")
+                echo(f"model: {self.spec}")
             else:
                 mind = open_mind(self.home)
                 try:
@@ -71,10 +76,10 @@ class Session:
                     mind.close()
                 self.spec = arg.strip()
                 self.model = build_model(self.home, self.spec, None, self.api_base)
-                click.echo(f"now using {self.spec} (recorded)")
+                echo(f"now using {self.spec} (recorded)")
         elif command == "context":
             if self.last is None:
-                click.echo("no turn yet")
+                echo("no turn yet")
             else:
                 table(
                     self.last.context,
@@ -82,59 +87,59 @@ class Session:
                     "The last turn saw no memory.",
                 )
         elif command == "raw":
-            click.echo(self.last.reply_raw if self.last else "no turn yet")
+            echo(self.last.reply_raw if self.last else "no turn yet")
         elif command == "prompt":
             from cli.turn_prompt import echo_prompt, turn_prompt
 
             if self.last is None:
-                click.echo("no turn yet")
+                echo("no turn yet")
             else:  # read back from the ledger: what was recorded, not what is in memory
                 echo_prompt(turn_prompt(self.home, self.last.turn_id))
         elif command == "verify":
-            from adapters.hash_chain import verify_chain
+            from cli.ledger_cmds import verify_home
 
-            reader = open_reader(self.home)
-            try:
-                result = verify_chain(
-                    reader.meta()[2], reader.rows(), reader.orphans, reader.find_content
-                )
-            finally:
-                reader.close()
-            click.echo(
-                json.dumps(
-                    {
-                        "ok": result.ok,
-                        "events": result.events,
-                        "first_bad": result.first_bad,
-                        "reason": result.reason,
-                    }
-                )
-            )
+            echo(json.dumps(verify_home(self.home).as_json()))
         else:
-            click.echo(f"unknown command /{command}; /help lists them")
+            echo(f"unknown command /{command}; /help lists them")
         return True
 
     def say(self, text: str) -> None:
         """One streamed turn."""
         from cli.compose import turn_service
+
+        if self.as_json:
+            self.say_json(text)
+            return
         from cli.turn_cmds import echo_effects
         from domain.control_lines import VisibleStream
 
         visible = VisibleStream()
 
         def show(token: str) -> None:
-            click.echo(visible.feed(token), nl=False)
+            echo(visible.feed(token), nl=False)
 
         with turn_service(self.home) as service:
             outcome = service.run(text, self.model, on_token=show)
-        click.echo(visible.flush())
+        echo(visible.flush())
         self.last = outcome
         if outcome.status == "failed":
-            click.echo(
+            assert outcome.failure is not None  # a failed turn always says why
+            echo(
                 f"[generation failed ({outcome.failure['kind']}): {outcome.failure['message']}]",
                 err=True,
             )
         echo_effects(outcome)
+
+    def say_json(self, text: str) -> None:
+        """One turn, printed as one line of JSON (the fields of `mind turn --json`)."""
+        from cli.compose import turn_service
+        from cli.turn_cmds import outcome_json
+
+        with turn_service(self.home) as service:
+            outcome = service.run(text, self.model)
+        self.last = outcome
+        data = outcome_json(self.home, outcome)
+        click.echo(json_text(data, indent=None))  # json_text escapes what a terminal would obey
 
 
 @click.command()
@@ -145,8 +150,13 @@ class Session:
     metavar="TEXT|@FILE",
     help="With --model mock: the scripted reply to every message (demos, tests).",
 )
+@click.option(
+    "--json", "as_json", is_flag=True, help="Print each turn as one line of JSON, no greeting."
+)
 @click.pass_obj
-def chat(home: Home, spec: str | None, api_base: str | None, mock_reply: str | None) -> None:
+def chat(
+    home: Home, spec: str | None, api_base: str | None, mock_reply: str | None, as_json: bool
+) -> None:
     """Talk with the mind interactively; /help lists the slash commands.
 
     Replies stream as they arrive; control lines are applied, not shown.
@@ -156,29 +166,58 @@ def chat(home: Home, spec: str | None, api_base: str | None, mock_reply: str | N
         mind chat --model ollama/llama3.2
     """
     from cli.turn_cmds import reply_text
-    from domain.errors import InvalidInputError
 
     if (spec == "mock") != (mock_reply is not None):
         raise InvalidInputError("use --model mock together with --mock-reply TEXT")
     history = _history(home)
     session = Session(home, spec, api_base, reply_text(mock_reply))
+    session.as_json = as_json
     name = open_mind(home).identity().name
-    click.echo(f"Talking with {name} on {session.spec}. /help for commands, /exit to leave.")
+    if not as_json:
+        echo(f"Talking with {name} on {session.spec}. /help for commands, /exit to leave.")
+    _tolerate_undecodable_input()
     while True:
         try:
-            line = input("you> ").strip()
+            line = input("" if as_json else "you> ").strip()
         except EOFError:
-            click.echo()
+            echo()
             break
         if not line:
             continue
-        if line.startswith("/"):
-            if not session.slash(line):
+        try:
+            if not _one_line(session, name, line):
                 break
-            continue
-        click.echo(f"{name}> ", nl=False)
-        session.say(line)
+        except MindError as e:  # this line is refused; the session goes on
+            echo(f"Error: {e}", err=True)
     history()
+
+
+def _one_line(session: Session, name: str, line: str) -> bool:
+    """Handle one input line; returns False when the session should end."""
+    from cli.arguments import undecodable_part
+
+    bad = undecodable_part(line)
+    if bad is not None:
+        raise InvalidInputError(f"that line is not valid UTF-8 ({bad}); nothing was recorded")
+    if line.startswith("/"):
+        return session.slash(line)
+    from domain.text import clean_text
+    from domain.turn import MESSAGE_LIMIT
+
+    clean_text(line, "message", MESSAGE_LIMIT)  # refused before the reply's prompt is shown
+    if not session.as_json:
+        echo(f"{name}> ", nl=False)
+    session.say(line)
+    return True
+
+
+def _tolerate_undecodable_input() -> None:
+    """Read stdin with bad bytes kept as surrogates, so one bad line is refused on its own
+    instead of a UnicodeDecodeError ending the session."""
+    stdin = sys.stdin
+    if isinstance(stdin, io.TextIOWrapper):
+        with contextlib.suppress(ValueError, io.UnsupportedOperation):
+            stdin.reconfigure(errors="surrogateescape")
 
 
 def _history(home: Home) -> Any:

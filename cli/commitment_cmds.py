@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from cli.compose import Home, open_mind, read_model
-from cli.output import emit_json, table
+from cli.output import echo, emit_json, table
 from domain.commitment import ORIGINS
 
 
@@ -52,16 +52,17 @@ def commit(
     if as_json:
         emit_json({"cid": outcome.cid, "episode": outcome.episode, "opened": outcome.opened})
     elif outcome.opened:
-        click.echo(outcome.cid)
+        echo(outcome.cid)
     else:
-        click.echo(f"{outcome.cid} (already open; nothing changed)")
+        echo(f"{outcome.cid} (already open; nothing changed)")
 
 
 @click.command()
 @click.argument("cid")
 @click.option("--reason", help="Why it is closed (done, dropped, ...).")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_obj
-def close(home: Home, cid: str, reason: str | None) -> None:
+def close(home: Home, cid: str, reason: str | None, as_json: bool) -> None:
     """Close the open commitment CID.
 
     Example:
@@ -69,7 +70,18 @@ def close(home: Home, cid: str, reason: str | None) -> None:
         mind close c1a2b3c4d5e --reason "sent on Friday"
     """
     commitment = open_mind(home).close_commitment(cid, reason)
-    click.echo(f"closed {commitment.cid}: {commitment.text}")
+    if as_json:
+        emit_json(
+            {
+                "cid": commitment.cid,
+                "episode": commitment.episode,
+                "text": commitment.text,
+                "closed": True,
+                "reason": reason,
+            }
+        )
+        return
+    echo(f"closed {commitment.cid}: {commitment.text}")
 
 
 @click.command()
@@ -83,7 +95,7 @@ def commitments(home: Home, include_closed: bool, as_json: bool) -> None:
 
         mind commitments --all --json
     """
-    from projections import queries
+    from projections.queries import listings as queries
 
     with read_model(home) as con:
         rows = queries.commitments(con, include_closed)

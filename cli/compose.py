@@ -1,18 +1,39 @@
-"""The composition root: builds the application, readers and projector from one home folder."""
+"""The composition root: builds the application, readers and projector from one home folder.
+
+Every factory takes a `Home`, whose typed settings (cli/settings.py) are read once, and returns
+a typed object; nothing here connects or reads a file at import time.
+"""
 
 from __future__ import annotations
 
-import json
+import contextlib
 import os
-from collections.abc import Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from domain.application import Mind
-from domain.clock import Clock, fixed_clock, parse_time, system_clock
-from domain.errors import MindError, NotInitialisedError
+from domain.clock import Clock, fixed_clock, no_earlier_than_head, parse_fixed_time, system_clock
+from domain.errors import LedgerCorruptError, NotInitialisedError
+
+if TYPE_CHECKING:
+    import duckdb
+
+    from adapters.embeddings import LiteLLMEmbedder
+    from adapters.postgres_ledger import PostgresLedgerReader
+    from adapters.sqlite_ledger import SQLiteLedgerReader
+    from adapters.workspace import FileWorkspace
+    from cli.settings import Settings
+    from cli.settings_sources import LoadedSettings, Origin
+    from domain.model_port import CompletionModel
+    from domain.turns import TurnService
+    from projections.engine.readmodel import ReadModelPaths
+
+    LedgerReader = SQLiteLedgerReader | PostgresLedgerReader
 
 
 def default_home() -> Path:
@@ -24,16 +45,55 @@ def default_home() -> Path:
 
 
 def clock_from_env() -> Clock:
-    """MIND_NOW (ISO-8601, UTC) when set, else the system clock."""
+    """MIND_NOW when set (validated at start-up like every setting), else the system clock.
+
+    For reading "now" (tension, recall); what the application records goes through
+    `Home.clock`, which also refuses a time before the ledger's head."""
     now = os.environ.get("MIND_NOW", "").strip()
-    return fixed_clock(parse_time(now)) if now else system_clock
+    return fixed_clock(parse_fixed_time(now)) if now else system_clock
 
 
 @dataclass(frozen=True)
 class Home:
-    """Every path of one mind comes from here."""
+    """Every path of one mind comes from here, and so do the process's settings.
+
+    `flags`: setting -> (flag name, value) given on the command line (`--home`, `--api-base`,
+    `--now`); they win over every other source."""
 
     path: Path
+    flags: dict[str, tuple[str, Any]] = field(default_factory=dict, compare=False)
+
+    @classmethod
+    def from_option(cls, option: Path | None) -> Home:
+        """The home `--home` names, else MIND_HOME, else the per-user data directory."""
+        if option is not None:
+            return cls(option, {"home": ("--home", option)})
+        return cls(default_home())
+
+    def with_flags(self, **flags: tuple[str, Any]) -> Home:
+        """This home with more command-line flags (a flag given as None is not given)."""
+        given = {k: v for k, v in flags.items() if v[1] is not None}
+        return replace(self, flags={**self.flags, **given}) if given else self
+
+    @cached_property
+    def loaded(self) -> LoadedSettings:
+        """The settings with where each came from; raises SettingError on a bad value."""
+        from cli.settings_sources import Origin, load_settings
+
+        origin = self._home_origin(Origin)
+        return load_settings(self.path, origin, self.flags)
+
+    def _home_origin(self, origin: type[Origin]) -> Origin:
+        if "home" in self.flags:
+            return origin("flag", "--home")
+        if os.environ.get("MIND_HOME"):
+            return origin("environment", "MIND_HOME")
+        return origin("default", "MIND_HOME")
+
+    @property
+    def settings(self) -> Settings:
+        """The typed settings (flag > environment > .env > config.json > default)."""
+        return self.loaded.values
 
     @property
     def ledger(self) -> Path:
@@ -52,33 +112,72 @@ class Home:
         return self.path / "readmodel.published.duckdb"
 
     @property
+    def head_anchor(self) -> Path:
+        return self.path / "ledger-head.json"
+
+    @property
     def projector_lock(self) -> Path:
         return self.path / "projector.lock"
 
     def config(self) -> dict[str, Any]:
-        """The home's config.json (empty when absent)."""
-        if not self.config_file.exists():
-            return {}
-        try:
-            loaded: dict[str, Any] = json.loads(self.config_file.read_text())
-        except (OSError, ValueError) as e:
-            raise MindError(f"{self.config_file} is not valid JSON ({e}); fix or remove it") from e
-        return loaded
+        """The home's config.json as written (empty when absent; an object, else SettingError)."""
+        from cli.settings_sources import read_config_file
+
+        return read_config_file(self.config_file)
 
     def backend(self) -> str:
-        """`sqlite` (default) or `postgres` (config `backend`, or MIND_BACKEND)."""
-        return os.environ.get("MIND_BACKEND") or str(self.config().get("backend", "sqlite"))
+        """`sqlite` (default) or `postgres` (MIND_BACKEND, .env or config.json `backend`)."""
+        return self.settings.backend
 
     def exists(self) -> bool:
         """Whether a ledger has been created here."""
         if self.backend() == "postgres":
-            return self.config_file.exists() or bool(os.environ.get("MIND_POSTGRES_DSN"))
+            return self.config_file.exists() or self.settings.postgres_dsn is not None
         return self.ledger.exists()
 
     def require(self) -> None:
         """Raise NotInitialisedError when there is no mind here."""
+        if self.path.exists() and not self.path.is_dir():
+            raise NotInitialisedError(
+                f"{self.path} is a file, not a mind's folder; point --home (or MIND_HOME) "
+                "at a folder"
+            )
         if not self.exists():
             raise NotInitialisedError(f"no mind at {self.path}; run `mind init` first")
+
+    def clock(self) -> Clock:
+        """The clock the application records with: MIND_NOW (or --now) when set, refused when
+        earlier than the ledger's latest event unless MIND_ALLOW_PAST_NOW; else the system's."""
+        settings = self.settings
+        if settings.now is None:
+            return system_clock
+        if settings.allow_past_now:
+            return fixed_clock(settings.now)
+        name = self.loaded.origins["now"].name
+        allow = "set MIND_ALLOW_PAST_NOW=1 to record in the past anyway"
+        return no_earlier_than_head(settings.now, lambda: head_time(self), name, allow)
+
+
+def head_time(home: Home) -> datetime | None:
+    """When the ledger's latest event happened (None for an empty or absent ledger)."""
+    import json
+
+    if not home.exists():
+        return None
+    reader = open_reader(home)
+    try:
+        rows = reader.tail(1)
+    finally:
+        reader.close()
+    if not rows or rows[-1].state is None:
+        return None
+    try:
+        return datetime.fromisoformat(json.loads(rows[-1].state)["timestamp"])
+    except (ValueError, KeyError, TypeError):
+        raise LedgerCorruptError(
+            f"the ledger's latest event (position {rows[-1].position}) cannot be read; "
+            "run `mind verify`"
+        ) from None
 
 
 def persistence_env(home: Home, *, create: bool = False) -> dict[str, str]:
@@ -87,23 +186,30 @@ def persistence_env(home: Home, *, create: bool = False) -> dict[str, str]:
     Tables are created only by `init`: a CREATE in every process would take SQLite's write
     lock after a read and fail at once (SQLITE_BUSY_SNAPSHOT) when another process is writing.
     """
+    from adapters.head_anchor import HEAD_ANCHOR_ENV
+
     env = _backend_env(home)
     env["CREATE_TABLE"] = "y" if create else "n"
+    env[HEAD_ANCHOR_ENV] = str(home.head_anchor)  # every writer records the head it made
     return env
 
 
 def _backend_env(home: Home) -> dict[str, str]:
-    if home.backend() == "postgres":
+    settings = home.settings
+    lock_timeout = f"{settings.lock_timeout:g}"
+    if settings.backend == "postgres":
         from adapters.postgres_ledger import postgres_env
 
-        config = home.config()
-        dsn = os.environ.get("MIND_POSTGRES_DSN") or str(config.get("postgres_dsn", ""))
-        schema = os.environ.get("MIND_POSTGRES_SCHEMA") or str(config.get("postgres_schema", ""))
-        return dict(postgres_env(dsn, schema))
+        dsn = settings.postgres_dsn.get_secret_value() if settings.postgres_dsn else ""
+        env = dict(postgres_env(dsn, settings.postgres_schema))
+        env["POSTGRES_LOCK_TIMEOUT"] = lock_timeout
+        return env
+    from adapters.ledger_location import sqlite_location
+
     return {
         "PERSISTENCE_MODULE": "adapters.sqlite_ledger:LedgerSQLiteFactory",
-        "SQLITE_DBNAME": str(home.ledger),
-        "SQLITE_LOCK_TIMEOUT": os.environ.get("MIND_LOCK_TIMEOUT", "15"),
+        "SQLITE_DBNAME": sqlite_location(home.ledger),  # read-only in a read-only home
+        "SQLITE_LOCK_TIMEOUT": lock_timeout,
     }
 
 
@@ -112,10 +218,10 @@ def open_mind(home: Home, *, create: bool = False) -> Mind:
     if not create:
         home.require()
     home.path.mkdir(parents=True, exist_ok=True)
-    return Mind(env=persistence_env(home, create=create), clock=clock_from_env())
+    return Mind(env=persistence_env(home, create=create), clock=home.clock())
 
 
-def open_reader(home: Home) -> Any:
+def open_reader(home: Home) -> LedgerReader:
     """A read-only view of the chain and events, for verify, log and projectors."""
     home.require()
     if home.backend() == "postgres":
@@ -127,30 +233,34 @@ def open_reader(home: Home) -> Any:
     return SQLiteLedgerReader(home.ledger)
 
 
-def read_model_paths(home: Home) -> Any:
+def read_model_paths(home: Home) -> ReadModelPaths:
     """Where this home's projector works and publishes."""
-    from projections.readmodel import ReadModelPaths
+    from projections.engine.readmodel import ReadModelPaths
 
     return ReadModelPaths(home.readmodel, home.published, home.projector_lock)
 
 
-def read_model(home: Home) -> Any:
+Connection = AbstractContextManager["duckdb.DuckDBPyConnection"]
+Opener = Callable[["ReadModelPaths", "LedgerReader"], Connection]
+
+
+def read_model(home: Home) -> Connection:
     """A read-only DuckDB connection that includes every event written before this call."""
-    from projections.readmodel import open_read_model
+    from projections.engine.readmodel import open_read_model
 
     return _reading(home, open_read_model)
 
 
-def sandboxed_read_model(home: Home) -> Any:
+def sandboxed_read_model(home: Home) -> Connection:
     """A read-only connection for user SQL: includes every event written before this call and
     can reach no other file."""
-    from projections.readmodel import open_sandboxed
+    from projections.engine.readmodel import open_sandboxed
 
     return _reading(home, open_sandboxed)
 
 
 @contextmanager
-def _reading(home: Home, opener: Any) -> Iterator[Any]:
+def _reading(home: Home, opener: Opener) -> Iterator[duckdb.DuckDBPyConnection]:
     """`opener`'s connection, with a ledger reader of its own that is closed afterwards."""
     reader = open_reader(home)
     try:
@@ -161,52 +271,53 @@ def _reading(home: Home, opener: Any) -> Iterator[Any]:
 
 
 def load_dotenv(home: Home) -> None:
-    """Put KEY=VALUE lines of MIND_HOME/.env into the environment (existing values win).
+    """Put the provider lines of MIND_HOME/.env (OPENAI_API_KEY=...) into the environment for
+    LiteLLM; values already in the environment win. MIND_* lines are settings, read as such."""
+    from cli.provider_env import export_dotenv
 
-    Keys stay in the process: nothing of them goes into events or logs.
-    """
-    path = home.path / ".env"
-    if not path.exists():
-        return
-    for line in path.read_text().splitlines():
-        key, sep, value = line.strip().partition("=")
-        if sep and key and not key.startswith("#"):
-            os.environ.setdefault(key.strip(), value.strip().strip("\"'"))
+    export_dotenv(home.loaded)
 
 
 def build_model(
     home: Home, spec: str, mock_reply: str | None = None, api_base: str | None = None
-) -> Any:
+) -> CompletionModel:
     """A CompletionModel for a spec: `local/...` (the embedded model), `mock`, or any LiteLLM
-    model string. Settings come from config.json `model_settings` and MIND_MODEL_* variables."""
+    model string. `api_base`: the --api-base flag; the rest comes from the settings."""
     from adapters.litellm_model import LiteLLMModel, ModelSettings
     from adapters.local_model import EMBEDDED, EmbeddedModel
+    from cli.output import echo
+    from cli.provider_env import redirect_warnings
 
+    home = home.with_flags(api_base=("--api-base", api_base))
+    settings = home.settings
     load_dotenv(home)
-    config = home.config().get("model_settings", {})
     embedded = mock_reply is None and spec.startswith("local/")
-    # The embedded model's own reply limit unless one is set (hosted models: 512).
-    max_tokens = os.environ.get("MIND_MAX_TOKENS") or config.get("max_tokens")
-    settings = ModelSettings(
+    # The embedded model's own reply limit unless one is set (hosted models: the default).
+    limit_set = home.loaded.origins["max_tokens"].source != "default"
+    model_settings = ModelSettings(
         spec=spec,
-        api_base=api_base or os.environ.get("MIND_API_BASE") or config.get("api_base"),
-        timeout=float(os.environ.get("MIND_MODEL_TIMEOUT", config.get("timeout", 120))),
-        retries=int(os.environ.get("MIND_MODEL_RETRIES", config.get("retries", 0))),
-        fallbacks=list(config.get("fallbacks", [])),
-        max_tokens=int(max_tokens or (EMBEDDED.max_tokens if embedded else 512)),
+        api_base=settings.api_base,
+        timeout=settings.model_timeout,
+        retries=settings.model_retries,
+        fallbacks=list(settings.model_fallbacks),
+        max_tokens=settings.max_tokens if limit_set or not embedded else EMBEDDED.max_tokens,
         mock_reply=mock_reply,
     )
     if embedded:
-        return EmbeddedModel(home.path / "run", settings)
-    return LiteLLMModel(settings)
+        return EmbeddedModel(home.path / "run", model_settings)
+    if mock_reply is None:  # a real call: say so if a home file could redirect the user's key
+        for warning in redirect_warnings(home.loaded):
+            echo(f"Warning: {warning}", err=True)
+    return LiteLLMModel(model_settings)
 
 
-def turn_service(home: Home) -> Any:
+def turn_service(home: Home) -> TurnService:
     """The turn pipeline over this home's ledger and read models."""
     import socket
 
+    from cli.output import configured_secrets
     from domain.turns import TurnService
-    from projections.turn_reads import ReadModelContextSource
+    from projections.retrieval.turn_reads import ReadModelRetrieval, ReadModelThreads
 
     host = socket.gethostname()
 
@@ -221,19 +332,21 @@ def turn_service(home: Home) -> Any:
             return False
         return pid == os.getpid()
 
-    source = ReadModelContextSource(read_model_paths(home), open_reader(home))
+    paths, reader = read_model_paths(home), open_reader(home)
     return TurnService(
         open_mind(home),
-        source,
+        ReadModelRetrieval(paths, reader),
+        ReadModelThreads(paths, reader),
         os.getpid(),
         host,
         is_dead,
         workspace=lambda config: workspace(home, config),
         embedder=lambda config: embedder(home, config),
+        secrets=configured_secrets(home.path),
     )
 
 
-def embedder(home: Home, config: dict[str, str]) -> Any:
+def embedder(home: Home, config: dict[str, str]) -> LiteLLMEmbedder | None:
     """The embedding function for recall's vector channel, or None (`embedding.model` off)."""
     from domain.settings import EMBEDDING_API_BASE, EMBEDDING_MODEL
 
@@ -246,7 +359,7 @@ def embedder(home: Home, config: dict[str, str]) -> Any:
     return LiteLLMEmbedder(model, home.path / "embeddings.sqlite", None if base == "off" else base)
 
 
-def workspace(home: Home, config: dict[str, str]) -> Any:
+def workspace(home: Home, config: dict[str, str]) -> FileWorkspace:
     """The mind's workspace (`mind config set workspace DIR`; default HOME/workspace), with the
     home's own files protected. `config`: the identity's settings."""
     from adapters.workspace import FileWorkspace
@@ -255,6 +368,16 @@ def workspace(home: Home, config: dict[str, str]) -> Any:
     configured = config.get(WORKSPACE)
     root = Path(configured) if configured else home.path / "workspace"
     if not configured:
-        root.mkdir(parents=True, exist_ok=True)  # the default folder, ready for work
-    protected = (home.ledger, home.readmodel, home.published, home.config_file, home.path / "run")
+        # The default folder, ready for work; a read-only home has none, and cites nothing.
+        with contextlib.suppress(OSError):
+            root.mkdir(parents=True, exist_ok=True)
+    protected = (
+        home.ledger,
+        home.readmodel,
+        home.published,
+        home.config_file,
+        home.head_anchor,
+        home.path / ".env",  # holds keys
+        home.path / "run",
+    )
     return FileWorkspace(root, protected)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from cli.compose import Home, open_mind, read_model
-from cli.output import emit_json, table
+from cli.output import echo, emit_json, table
 
 
 @click.group()
@@ -21,8 +21,9 @@ def concept() -> None:
 @concept.command()
 @click.argument("token")
 @click.argument("definition")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_obj
-def define(home: Home, token: str, definition: str) -> None:
+def define(home: Home, token: str, definition: str, as_json: bool) -> None:
     """Define TOKEN (or record a new version of its definition).
 
     Example:
@@ -30,14 +31,18 @@ def define(home: Home, token: str, definition: str) -> None:
         mind concept define user.identity "Who the user says they are"
     """
     version = open_mind(home).define_concept(token, definition)
-    click.echo(f"{token.strip().lower()} v{version}")
+    if as_json:
+        emit_json({"token": token.strip().lower(), "version": version})
+        return
+    echo(f"{token.strip().lower()} v{version}")
 
 
 @concept.command()
 @click.argument("token")
 @click.argument("alias")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_obj
-def alias(home: Home, token: str, alias: str) -> None:
+def alias(home: Home, token: str, alias: str, as_json: bool) -> None:
     """Give TOKEN another name, ALIAS.
 
     Example:
@@ -45,15 +50,19 @@ def alias(home: Home, token: str, alias: str) -> None:
         mind concept alias project.alpha "billing rewrite"
     """
     added = open_mind(home).alias_concept(token, alias)
-    click.echo(f"alias {alias!r} " + ("added" if added else "already present; nothing changed"))
+    if as_json:
+        emit_json({"token": token.strip().lower(), "alias": alias, "added": added})
+        return
+    echo(f"alias {alias!r} " + ("added" if added else "already present; nothing changed"))
 
 
 @concept.command()
 @click.argument("source")
 @click.argument("target")
 @click.option("--as", "relation", required=True, help="The relation, e.g. part-of, depends-on.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_obj
-def relate(home: Home, source: str, target: str, relation: str) -> None:
+def relate(home: Home, source: str, target: str, relation: str, as_json: bool) -> None:
     """Relate SOURCE to TARGET with a typed edge.
 
     Example:
@@ -61,7 +70,10 @@ def relate(home: Home, source: str, target: str, relation: str) -> None:
         mind concept relate project.alpha team.billing --as owned-by
     """
     added = open_mind(home).relate_concepts(source, target, relation)
-    click.echo(f"{source} -{relation}-> {target} " + ("" if added else "(already present)"))
+    if as_json:
+        emit_json({"source": source, "target": target, "relation": relation, "added": added})
+        return
+    echo(f"{source} -{relation}-> {target} " + ("" if added else "(already present)"))
 
 
 @concept.command()
@@ -69,9 +81,15 @@ def relate(home: Home, source: str, target: str, relation: str) -> None:
 @click.option("--commitment", "cid", help="Bind to a commitment CID.")
 @click.option("--thread", "thread_id", help="Bind to a thread id.")
 @click.option("--event", "position", type=click.IntRange(1), help="Bind to a ledger position.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_obj
 def bind(
-    home: Home, token: str, cid: str | None, thread_id: str | None, position: int | None
+    home: Home,
+    token: str,
+    cid: str | None,
+    thread_id: str | None,
+    position: int | None,
+    as_json: bool,
 ) -> None:
     """Bind TOKEN to one commitment, thread or ledger event.
 
@@ -100,7 +118,10 @@ def bind(
             raise InvalidInputError(f"there is no event at position {position}")
         kind, target = "event", str(position)
     app.bind_concept(token, kind, target)
-    click.echo(f"{token} bound to {kind} {target}")
+    if as_json:
+        emit_json({"token": token, "kind": kind, "target": target})
+        return
+    echo(f"{token} bound to {kind} {target}")
 
 
 @click.command()
@@ -113,7 +134,7 @@ def concepts(home: Home, as_json: bool) -> None:
 
         mind concepts --json
     """
-    from projections import queries
+    from projections.queries import listings as queries
 
     with read_model(home) as con:
         rows = queries.concepts(con)

@@ -3,30 +3,19 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import click
 
 from cli.compose import Home, open_mind
-from cli.output import emit_json
-from domain.settings import (
-    EMBEDDING_API_BASE,
-    EMBEDDING_MODEL,
-    KEYS,
-    SETTINGS,
-    WORKSPACE,
-    defaults,
-)
-
-MEANINGS = {
-    WORKSPACE: "folder whose files count as evidence of work on threads",
-    EMBEDDING_MODEL: "LiteLLM embedding model for recall's vector channel, or off",
-    EMBEDDING_API_BASE: "base URL of an OpenAI-compatible embedding server, or off",
-}
+from cli.output import echo, emit_json
+from domain.settings import KEYS, WORKSPACE, check_setting, defaults, meaning
 
 
 @click.group()
 def config() -> None:
-    """Show and change this mind's settings (the tension law, the gate, the workspace).
+    """Show every setting with its source; change this mind's (the tension law, the gate, the
+    workspace).
 
     Example:
 
@@ -38,35 +27,73 @@ def config() -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_obj
 def show(home: Home, as_json: bool) -> None:
-    """Every setting with its value and whether it is the default.
+    """Every setting with its value, where the value came from, and what it means.
+
+    Process settings come from a flag, else the environment (MIND_*), else MIND_HOME/.env,
+    else config.json, else the default; this mind's settings come from its ledger (`config set`).
+    Secrets are masked.
 
     Example:
 
         mind config show --json
     """
-    current = open_mind(home).identity().config
-    rows = [
-        {
-            "key": key,
-            "value": current.get(key, value),
-            "default": key not in current,
-            "meaning": SETTINGS[key][2] if key in SETTINGS else MEANINGS[key],
-        }
-        for key, value in defaults().items()
-    ]
+    rows = process_rows(home) + mind_rows(home)
     if as_json:
         emit_json(rows)
         return
     for row in rows:
-        mark = "" if row["default"] else "  (set)"
-        click.echo(f"{row['key']:<26} {row['value']}{mark}")
+        value = "(unset)" if row["value"] is None else row["value"]
+        echo(f"{row['key']:<26} {value if value != '' else '(empty)'}  ({row['source']})")
+        takes = f" (takes {row['accepts']})" if row["accepts"] else ""
+        echo(f"    {row['meaning']}{takes}")
+
+
+def process_rows(home: Home) -> list[dict[str, Any]]:
+    """The process settings (cli/settings.py), named by their environment variable."""
+    from cli.settings import FIELDS, accepts, env_name, shown_value
+
+    loaded = home.loaded
+    rows = []
+    for name, declared in FIELDS.items():
+        origin = loaded.origins[name]
+        value = shown_value(name, getattr(loaded.values, name))
+        rows.append(
+            {
+                "key": env_name(name),
+                "value": value,
+                "default": origin.source == "default",
+                "meaning": declared.description,
+                "accepts": accepts(name),
+                "source": origin.source,
+                "origin": origin.describe() if origin.source != "default" else None,
+            }
+        )
+    return rows
+
+
+def mind_rows(home: Home) -> list[dict[str, Any]]:
+    """This mind's settings: from its ledger when set, else their defaults."""
+    current = open_mind(home).identity().config if home.exists() else {}
+    return [
+        {
+            "key": key,
+            "value": current.get(key, value),
+            "default": key not in current,
+            "meaning": meaning(key),
+            "accepts": None,
+            "source": "default" if key not in current else "ledger",
+            "origin": None if key not in current else "mind.identity.configured",
+        }
+        for key, value in defaults().items()
+    ]
 
 
 @config.command(name="set")
 @click.argument("key", type=click.Choice(KEYS))
 @click.argument("value")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_obj
-def set_(home: Home, key: str, value: str) -> None:
+def set_(home: Home, key: str, value: str, as_json: bool) -> None:
     """Set KEY to VALUE (recorded as an event; the old value stays in the history).
 
     Example:
@@ -76,6 +103,7 @@ def set_(home: Home, key: str, value: str) -> None:
         mind config set workspace ~/notes
     """
     if key == WORKSPACE:
+        check_setting(key, value)  # an empty path would resolve to the current folder
         folder = Path(value).expanduser().resolve()
         if folder.exists() and not folder.is_dir():
             from domain.errors import InvalidInputError
@@ -83,7 +111,10 @@ def set_(home: Home, key: str, value: str) -> None:
             raise InvalidInputError(f"{folder} is a file; the workspace must be a directory")
         value = str(folder)
     changed = open_mind(home).configure(key, value)
-    click.echo(f"{key} = {value}" if changed else f"{key} is already {value}")
+    if as_json:
+        emit_json({"key": key, "value": value, "changed": changed})
+        return
+    echo(f"{key} = {value}" if changed else f"{key} is already {value}")
 
 
 def register(group: click.Group) -> None:

@@ -7,11 +7,11 @@ from typing import Any
 import click
 
 from cli.compose import Home, read_model
-from cli.output import emit_json, table
+from cli.output import echo, emit_json, table
 
 
 def _graph(home: Home) -> Any:
-    from projections.graph import build_graph
+    from projections.queries.graph import build_graph
 
     with read_model(home) as con:
         return build_graph(con)
@@ -37,17 +37,17 @@ def stats_(home: Home, as_json: bool) -> None:
 
         mind graph stats --json
     """
-    from projections.graph import stats
+    from projections.queries.graph import stats
 
     data = stats(_graph(home))
     if as_json:
         emit_json(data)
         return
-    click.echo(f"{data['nodes']} nodes, {data['edges']} edges, {data['components']} components")
+    echo(f"{data['nodes']} nodes, {data['edges']} edges, {data['components']} components")
     for kind, n in sorted(data["by_kind"].items()):
-        click.echo(f"  {kind:<12} {n}")
+        echo(f"  {kind:<12} {n}")
     for relation, n in sorted(data["by_relation"].items()):
-        click.echo(f"  -{relation}-> {n}")
+        echo(f"  -{relation}-> {n}")
 
 
 @graph.command(name="neighbors")
@@ -62,7 +62,7 @@ def neighbors_(home: Home, node_id: str, depth: int, as_json: bool) -> None:
 
         mind graph neighbors c1a2b3c4d5e --depth 2
     """
-    from projections.graph import neighbors, resolve_node
+    from projections.queries.graph import neighbors, resolve_node
 
     g = _graph(home)
     rows = neighbors(g, resolve_node(g, node_id), depth)
@@ -77,17 +77,18 @@ def neighbors_(home: Home, node_id: str, depth: int, as_json: bool) -> None:
     "--format", "fmt", type=click.Choice(["graphml", "json"]), default="graphml", show_default=True
 )
 @click.option("--out", type=click.File("w"), default="-", help="File to write (default stdout).")
+@click.option("--json", "as_json", is_flag=True, help="The graph as JSON (--format json).")
 @click.pass_obj
-def export_(home: Home, fmt: str, out: Any) -> None:
+def export_(home: Home, fmt: str, out: Any, as_json: bool) -> None:
     """Export the graph for Gephi, yEd, Cytoscape (GraphML) or scripts (JSON).
 
     Example:
 
         mind graph export --format graphml --out mind.graphml
     """
-    from projections.graph import export
+    from projections.queries.graph import export
 
-    out.write(export(_graph(home), fmt) + "\n")
+    out.write(export(_graph(home), "json" if as_json else fmt) + "\n")
 
 
 def register(group: click.Group) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from cli.compose import Home, open_mind, read_model
-from cli.output import emit_json
+from cli.output import echo, emit_json
 
 
 @click.group(invoke_without_command=True)
@@ -20,7 +20,7 @@ def identity(ctx: click.Context, as_json: bool) -> None:
     """
     if ctx.invoked_subcommand is not None:
         return
-    from projections import queries
+    from projections.queries import listings as queries
 
     home: Home = ctx.obj
     with read_model(home) as con:
@@ -28,17 +28,18 @@ def identity(ctx: click.Context, as_json: bool) -> None:
     if as_json:
         emit_json(data)
         return
-    click.echo(f"{data.get('name')} (model {data.get('model')})")
+    echo(f"{data.get('name')} (model {data.get('model')})")
     for h in data["history"]:
         detail = h["name"] or h["model"] or ""
-        click.echo(f"  {h['position']:>6}  {h['time']}  {h['change']:<20} {detail}")
+        echo(f"  {h['position']:>6}  {h['time']}  {h['change']:<20} {detail}")
 
 
 @identity.command()
 @click.argument("name")
 @click.option("--reason", help="Why the mind takes this name.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_obj
-def adopt(home: Home, name: str, reason: str | None) -> None:
+def adopt(home: Home, name: str, reason: str | None, as_json: bool) -> None:
     """Adopt NAME directly, as the owner (turns must propose then ratify instead).
 
     Example:
@@ -46,7 +47,10 @@ def adopt(home: Home, name: str, reason: str | None) -> None:
         mind identity adopt Echo --reason "chosen together"
     """
     open_mind(home).adopt_name(name, reason)
-    click.echo(f"the mind is now called {name.strip()!r}")
+    if as_json:
+        emit_json({"name": name.strip(), "reason": reason})
+        return
+    echo(f"the mind is now called {name.strip()!r}")
 
 
 def register(group: click.Group) -> None:

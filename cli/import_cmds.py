@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import click
 
 from cli.compose import Home, open_mind
-from cli.output import emit_json
+from cli.output import echo, emit_json
 
 PATH = click.Path(exists=True, dir_okay=False, path_type=Path)
 
@@ -41,7 +42,7 @@ def locomo(home: Home, path: Path, sample: str | None, as_json: bool) -> None:
         emit_json(done)
         return
     for d in done:
-        click.echo(f"{d['sample']}: {d['added']} messages added, {d['skipped']} already there")
+        echo(f"{d['sample']}: {import_summary(d)}")
 
 
 @import_.command()
@@ -61,9 +62,15 @@ def chat(home: Home, path: Path, as_json: bool) -> None:
     if as_json:
         emit_json(done)
     else:
-        click.echo(
-            f"{done['source']}: {done['added']} messages added, {done['skipped']} already there"
-        )
+        echo(f"{done['source']}: {import_summary(done)}")
+
+
+def import_summary(done: dict[str, Any]) -> str:
+    """`3 messages added, 2 skipped (1 already imported, 1 empty message)`."""
+    reasons = ", ".join(f"{n} {why}" for why, n in done["skipped_reasons"].items())
+    return f"{done['added']} messages added, {done['skipped']} skipped" + (
+        f" ({reasons})" if reasons else ""
+    )
 
 
 def register(group: click.Group) -> None:

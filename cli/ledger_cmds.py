@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import click
 
 from cli.compose import Home, open_mind, open_reader, read_model_paths
-from cli.output import emit_json, table
+from cli.init_cleanup import Creation
+from cli.output import echo, emit_json, table
+from domain.errors import AlreadyInitialisedError, InvalidInputError, MindError
 
 KINDS = ("identity", "commitment", "concept", "thread")
 
@@ -22,8 +25,9 @@ KINDS = ("identity", "commitment", "concept", "thread")
     help="Keep the ledger in PostgreSQL (postgresql://user:pw@host:port/db).",
 )
 @click.option("--schema", default="", help="PostgreSQL schema for this mind (default public).")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_obj
-def init(home: Home, name: str, dsn: str | None, schema: str) -> None:
+def init(home: Home, name: str, dsn: str | None, schema: str, as_json: bool) -> None:
     """Create a new mind (a fresh ledger with its own genesis hash) in the home folder.
 
     The ledger is a SQLite file in the home folder unless --postgres is given; the DuckDB
@@ -33,23 +37,49 @@ def init(home: Home, name: str, dsn: str | None, schema: str) -> None:
 
         mind --home ./echo init --name Echo
     """
-    if dsn:
-        home.path.mkdir(parents=True, exist_ok=True)
-        home.config_file.write_text(
-            json.dumps(
-                {
-                    **home.config(),
-                    "backend": "postgres",
-                    "postgres_dsn": dsn,
-                    "postgres_schema": schema,
-                },
-                indent=2,
-            )
+    from domain.identity import clean_name
+
+    name = clean_name(name)  # a refused name creates nothing
+    if home.path.exists() and not home.path.is_dir():
+        raise InvalidInputError(
+            f"{home.path} is a file, not a folder; give --home (or MIND_HOME) a folder path"
         )
-    app = open_mind(home, create=True)
-    ledger_id = open_reader(home).meta()[0]
-    app.init(name, ledger_id)
-    click.echo(f"Initialised mind {name!r} at {home.path} (ledger {ledger_id[:12]})")
+    created = Creation(home)
+    try:
+        if dsn:
+            home.path.mkdir(parents=True, exist_ok=True)
+            home.config_file.write_text(
+                json.dumps(
+                    {
+                        **home.config(),
+                        "backend": "postgres",
+                        "postgres_dsn": dsn,
+                        "postgres_schema": schema,
+                    },
+                    indent=2,
+                )
+            )
+        app = open_mind(home, create=True)
+        ledger_id = open_reader(home).meta()[0]
+        app.init(name, ledger_id)
+    except AlreadyInitialisedError:
+        raise  # the mind that is there is someone's: leave it
+    except BaseException as e:
+        created.undo()
+        if isinstance(e, OSError):
+            raise MindError(f"cannot create a mind at {home.path} ({e.strerror or e})") from None
+        raise
+    if as_json:
+        emit_json(
+            {
+                "name": name,
+                "home": str(home.path),
+                "backend": home.backend(),
+                "ledger_id": ledger_id,
+            }
+        )
+        return
+    echo(f"Initialised mind {name!r} at {home.path} (ledger {ledger_id[:12]})")
 
 
 @click.command()
@@ -62,7 +92,7 @@ def status(home: Home, as_json: bool) -> None:
 
         mind status --json
     """
-    from projections.status import projection_status
+    from projections.engine.status import projection_status
 
     reader = open_reader(home)
     ledger_id, created_at, _ = reader.meta()
@@ -81,12 +111,12 @@ def status(home: Home, as_json: bool) -> None:
     if as_json:
         emit_json(data)
         return
-    click.echo(f"{identity.name} ({home.backend()} ledger at {home.path})")
-    click.echo(f"  model      {identity.model}")
-    click.echo(f"  ledger     {ledger_id} created {created_at}")
-    click.echo(f"  head       position {position}, hash {(head_hash or '-')[:16]}")
+    echo(f"{identity.name} ({home.backend()} ledger at {home.path})")
+    echo(f"  model      {identity.model}")
+    echo(f"  ledger     {ledger_id} created {created_at}")
+    echo(f"  head       position {position}, hash {(head_hash or '-')[:16]}")
     for p in data["projections"]:
-        click.echo(f"  projection {p['name']}: position {p['position']}, lag {p['lag']}")
+        echo(f"  projection {p['name']}: position {p['position']}, lag {p['lag']}")
 
 
 @click.command()
@@ -118,7 +148,7 @@ def log(home: Home, limit: int, kind: str | None, turn_ref: str | None, as_json:
     rows = open_reader(home).tail(limit, f"mind.{kind}." if kind else "")
     events = []
     for r in rows:
-        state = json.loads(r.state)
+        state = json.loads(r.state or b"{}")  # tail joins events: a row always has its state
         events.append(
             {
                 "position": r.position,
@@ -137,39 +167,92 @@ def log(home: Home, limit: int, kind: str | None, turn_ref: str | None, as_json:
     table(shown, ["position", "time", "type", "aggregate", "hash"], "The ledger is empty.")
 
 
+HEX_DIGEST = re.compile(r"[0-9a-fA-F]{64}")
+
+
+def _head_hash(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    if value is not None and not HEX_DIGEST.fullmatch(value.strip()):
+        raise click.BadParameter("give a head hash: 64 hexadecimal digits (from `mind status`)")
+    return value.strip().lower() if value is not None else None
+
+
 @click.command()
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.option(
+    "--head",
+    metavar="HASH",
+    callback=_head_hash,
+    help="Also check that this head hash (one you kept, e.g. from `mind status`) is in the ledger.",
+)
 @click.pass_obj
-def verify(home: Home, as_json: bool) -> None:
+def verify(home: Home, as_json: bool, head: str | None) -> None:
     """Recompute every hash from the stored bytes; exit 1 at the first bad position.
 
-    Reports deleted, inserted, reordered and changed events.
+    Reports deleted, inserted, reordered and changed events, and a ledger that ends before a
+    head recorded outside it (the home's ledger-head.json, the read model, or --head).
 
     Example:
 
         mind verify --json
     """
-    from adapters.hash_chain import verify_chain
+    from adapters.hash_chain import VerifyResult
 
-    reader = open_reader(home)
-    result = verify_chain(reader.meta()[2], reader.rows(), reader.orphans, reader.find_content)
-    data = {
-        "ok": result.ok,
-        "events": result.events,
-        "first_bad": result.first_bad,
-        "reason": result.reason,
-    }
+    try:
+        result = verify_home(home, head)
+    except MindError as e:
+        if not as_json:
+            raise
+        result = VerifyResult(False, 0, None, str(e), None)
     if as_json:
-        emit_json(data)
+        emit_json(result.as_json())
     elif result.ok:
-        click.echo(f"OK: {result.events} events, head {result.head_hash}")
-    else:
-        click.echo(
+        echo(f"OK: {result.events} events, head {result.head_hash}")
+    elif result.first_bad is not None:
+        echo(
             f"BROKEN at position {result.first_bad}: {result.reason} "
             f"({result.events} events verified before it)"
         )
+    else:
+        echo(f"BROKEN: {result.reason} ({result.events} events verified)")
+    if not as_json:
+        for anchor in result.anchors:
+            at = f" (position {anchor.position})" if anchor.position is not None else ""
+            echo(f"  anchor {anchor.source}{at}: {anchor.status}")
     if not result.ok:
         raise SystemExit(1)
+
+
+def verify_home(home: Home, head: str | None = None) -> Any:
+    """The verify use case over this home's ledger, with every head kept outside it: the
+    anchor file, the published read model and `head` (a hash the user kept)."""
+    from adapters.hash_chain import AnchorCheck
+    from adapters.head_anchor import Anchor, HeadAnchorFile
+    from adapters.verification import verify_ledger
+    from projections.engine.status import read_model_head
+
+    anchors: list[Anchor] = []
+    notes: list[AnchorCheck] = []
+    try:
+        kept = HeadAnchorFile(home.head_anchor).read()
+        if kept is None:
+            notes.append(AnchorCheck(str(home.head_anchor), None, None, "missing"))
+        else:
+            anchors.append(kept)
+    except MindError as e:
+        notes.append(AnchorCheck(str(home.head_anchor), None, None, f"unreadable: {e}"))
+    reader = open_reader(home)
+    try:
+        try:
+            projected = read_model_head(read_model_paths(home))
+            if projected is not None:
+                anchors.append(Anchor("read model", projected[1], projected[0]))
+        except MindError as e:
+            notes.append(AnchorCheck("read model", None, None, f"unreadable: {e}"))
+        if head is not None:
+            anchors.append(Anchor("--head", head))
+        return verify_ledger(reader, anchors, notes)
+    finally:
+        reader.close()
 
 
 def register(group: click.Group) -> None:

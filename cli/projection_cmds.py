@@ -12,7 +12,7 @@ from typing import Any
 import click
 
 from cli.compose import Home, open_reader, read_model_paths
-from cli.output import emit_json
+from cli.output import echo, emit_json
 
 
 def _progress(total: int, enabled: bool) -> Any:
@@ -48,20 +48,22 @@ def project(home: Home, follow: bool, as_json: bool) -> None:
 
         mind project --follow &
     """
-    from projections.follower import follow as follow_ledger
-    from projections.projector import Projector
-    from projections.readmodel import projector_lock
+    from projections.engine.follower import follow as follow_ledger
+    from projections.engine.projector import Projector
+    from projections.engine.read_only_home import require_writable
+    from projections.engine.readmodel import projector_lock
 
     paths, reader = read_model_paths(home), open_reader(home)
+    require_writable(home.path, paths.working, doing="build the read model")
     started = time.perf_counter()
     if follow:
 
         def report(applied: int, position: int) -> None:
             if not as_json:
-                click.echo(f"applied {applied} events, now at position {position}")
+                echo(f"applied {applied} events, now at position {position}")
 
         if not as_json:
-            click.echo("following the ledger; Ctrl-C stops")
+            echo("following the ledger; Ctrl-C stops")
         total = follow_ledger(paths, reader, report)
         position = reader.head()[0]
     else:
@@ -79,7 +81,7 @@ def project(home: Home, follow: bool, as_json: bool) -> None:
     if as_json:
         emit_json({"applied": total, "position": position, "seconds": round(seconds, 3)})
     else:
-        click.echo(f"applied {total} events in {seconds:.2f}s; read model at position {position}")
+        echo(f"applied {total} events in {seconds:.2f}s; read model at position {position}")
 
 
 @click.command()
@@ -105,10 +107,14 @@ def replay(home: Home, target: Path | None, check: bool, swap: bool, as_json: bo
 
         mind replay --into /tmp/rebuilt.duckdb --check
     """
-    from projections.readmodel import ensure_fresh
-    from projections.replay import differences, live_position, rebuild, swap_in
+    from projections.engine.readmodel import ensure_fresh
+    from projections.engine.replay import differences, live_position, rebuild, swap_in
 
     paths, reader = read_model_paths(home), open_reader(home)
+    if target is None or swap or check:
+        from projections.engine.read_only_home import require_writable
+
+        require_writable(home.path, paths.working, doing="replay in this home")
     scratch = None
     if target is None:
         scratch = Path(tempfile.mkdtemp(prefix="replay-", dir=home.path))
@@ -138,19 +144,17 @@ def replay(home: Home, target: Path | None, check: bool, swap: bool, as_json: bo
     if as_json:
         emit_json(data)
     else:
-        click.echo(
-            f"replayed {applied} events into {data['into'] or 'a scratch file'} in {seconds:.2f}s"
-        )
+        echo(f"replayed {applied} events into {data['into'] or 'a scratch file'} in {seconds:.2f}s")
         if check:
-            click.echo(
+            echo(
                 "identical to the live read model"
                 if not diffs
                 else f"{len(diffs)} differences from the live read model:"
             )
             for d in diffs:
-                click.echo(f"  {d['table']}: {d['rows']} rows only in {d['only_in']}")
+                echo(f"  {d['table']}: {d['rows']} rows only in {d['only_in']}")
         if data["swapped"]:
-            click.echo("swapped in as the live read model")
+            echo("swapped in as the live read model")
     if diffs:
         raise SystemExit(1)
 

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 from pathlib import Path
 from typing import Any
 
 import click
 
 from cli.compose import Home, read_model, sandboxed_read_model
-from cli.output import emit_json, plain, table
+from cli.output import echo, emit_json, json_text, table
 
 
 def _records(columns: list[str], rows: list[tuple[Any, ...]]) -> list[dict[str, Any]]:
@@ -23,13 +22,13 @@ def _print(columns: list[str], rows: list[tuple[Any, ...]], fmt: str) -> None:
         emit_json(_records(columns, rows))
     elif fmt == "nl":
         for record in _records(columns, rows):
-            click.echo(json.dumps(record, ensure_ascii=False, default=plain))
+            echo(json_text(record, indent=None))
     elif fmt == "csv":
         buffer = io.StringIO()
         writer = csv.writer(buffer, lineterminator="\n")
         writer.writerow(columns)
         writer.writerows(rows)
-        click.echo(buffer.getvalue(), nl=False)
+        echo(buffer.getvalue(), nl=False)
     else:
         table(_records(columns, rows), columns, "(no rows)")
 
@@ -60,21 +59,58 @@ def formats(fn: Any) -> Any:
     metavar="NAME VALUE",
     help="A named parameter, used in SQL as $NAME.",
 )
+@click.option(
+    "--timeout",
+    "seconds",
+    type=click.FloatRange(0, 86_400, min_open=True),
+    default=30.0,
+    show_default=True,
+    envvar="MIND_QUERY_TIMEOUT",
+    help="Stop the query after this many seconds (env MIND_QUERY_TIMEOUT).",
+)
+@click.option(
+    "--max-rows",
+    type=click.IntRange(1),
+    default=100_000,
+    show_default=True,
+    envvar="MIND_QUERY_MAX_ROWS",
+    help="Refuse a result with more rows (env MIND_QUERY_MAX_ROWS).",
+)
+@click.option(
+    "--max-bytes",
+    type=click.IntRange(1),
+    default=64 * 1024 * 1024,
+    show_default=True,
+    envvar="MIND_QUERY_MAX_BYTES",
+    help="Refuse a result larger than this, its values counted as text (env MIND_QUERY_MAX_BYTES).",
+)
 @formats
 @click.pass_obj
-def query(home: Home, sql: str, params: tuple[tuple[str, str], ...], fmt: str) -> None:
+def query(
+    home: Home,
+    sql: str,
+    params: tuple[tuple[str, str], ...],
+    seconds: float,
+    max_rows: int,
+    max_bytes: int,
+    fmt: str,
+) -> None:
     """Run read-only SQL over the read models (tables: events, commitments, concepts, ...).
+
+    A query runs at most --timeout seconds and returns at most --max-rows rows and --max-bytes
+    bytes; past a limit it stops with a one-line error and prints nothing.
 
     Example:
 
         mind query "SELECT type, count(*) AS n FROM events GROUP BY type"
 
-        mind query "SELECT * FROM commitments WHERE origin = \\$o" -p o user --table
+        mind query 'SELECT cid, text FROM commitments WHERE origin = $o' -p o owner --table
     """
-    from projections.analytics import run_query
+    from projections.queries.analytics import QueryLimits, run_query
 
+    limits = QueryLimits(seconds, max_rows, max_bytes)
     with sandboxed_read_model(home) as con:
-        columns, rows = run_query(con, sql, dict(params))
+        columns, rows = run_query(con, sql, dict(params), limits)
     _print(columns, rows, fmt)
 
 
@@ -92,8 +128,9 @@ def query(home: Home, sql: str, params: tuple[tuple[str, str], ...], fmt: str) -
     type=click.Path(dir_okay=False, path_type=Path),
     help="Where to write the PNG (default: report-NAME.png).",
 )
+@click.option("--json", "as_json", is_flag=True, help="Print JSON (the rows; with png, the file).")
 @click.pass_obj
-def report(home: Home, name: str, fmt: str, out: Path | None) -> None:
+def report(home: Home, name: str, fmt: str, out: Path | None, as_json: bool) -> None:
     """A named report: `commitments` (opened/closed per day by origin, median hours to close)
     or `activity` (events per day by type).
 
@@ -101,17 +138,20 @@ def report(home: Home, name: str, fmt: str, out: Path | None) -> None:
 
         mind report activity --format png --out activity.png
     """
-    from projections.analytics import report as run_report
+    from projections.queries.analytics import report as run_report
 
     with read_model(home) as con:
         columns, rows = run_report(con, name)
     if fmt == "png":
-        from projections.plots import plot_report
+        from projections.queries.plots import plot_report
 
         path = plot_report(name, columns, rows, out or Path(f"report-{name}.png"))
-        click.echo(f"wrote {path}")
+        if as_json:
+            emit_json({"report": name, "format": "png", "path": str(path)})
+        else:
+            echo(f"wrote {click.format_filename(path)}")
     else:
-        _print(columns, rows, fmt)
+        _print(columns, rows, "json" if as_json else fmt)
 
 
 @click.command(name="export")
@@ -119,19 +159,23 @@ def report(home: Home, name: str, fmt: str, out: Path | None) -> None:
 @click.option(
     "--format", "fmt", type=click.Choice(["parquet", "csv"]), default="parquet", show_default=True
 )
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_obj
-def export(home: Home, folder: Path, fmt: str) -> None:
+def export(home: Home, folder: Path, fmt: str, as_json: bool) -> None:
     """Export every read-model table into FOLDER as Parquet or CSV files.
 
     Example:
 
         mind export --format csv ./mind-export
     """
-    from projections.analytics import export_tables
+    from projections.queries.analytics import export_tables
 
     with read_model(home) as con:
         written = export_tables(con, folder, fmt)
-    click.echo(f"wrote {len(written)} files to {folder}")
+    if as_json:
+        emit_json({"folder": str(folder), "format": fmt, "files": [str(p) for p in written]})
+        return
+    echo(f"wrote {len(written)} files to {click.format_filename(folder)}")
 
 
 def register(group: click.Group) -> None:

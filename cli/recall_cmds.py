@@ -5,7 +5,8 @@ from __future__ import annotations
 import click
 
 from cli.compose import Home, clock_from_env, read_model
-from cli.output import emit_json, table
+from cli.options import AsOf, as_of_option
+from cli.output import echo, emit_json, table
 
 
 @click.command()
@@ -17,31 +18,35 @@ from cli.output import emit_json, table
     type=click.IntRange(50),
     help="Token budget for the items (counted on the rendered text).",
 )
-@click.option(
-    "--as-of",
-    "as_of",
-    type=click.IntRange(1),
-    metavar="POSITION",
-    help="Only what the ledger held up to this position.",
-)
+@as_of_option()
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_obj
-def recall(home: Home, query: str, budget: int, as_of: int | None, as_json: bool) -> None:
+def recall(home: Home, query: str, budget: int, as_of: AsOf | None, as_json: bool) -> None:
     """Show what the mind would remember for QUERY, why, and at what cost in tokens.
 
     With `mind config set embedding.model PROVIDER/MODEL`, a vector channel (cosine similarity
     over the latest 2,000 messages, embeddings cached in MIND_HOME) joins the others.
 
+    With --as-of, only what the ledger held at that position or time, and "last May" or "two
+    weeks ago" counted from then.
+
     Example:
 
         mind recall "When did Caroline go to the support group?" --budget 500 --json
+
+        mind recall "what did I promise last May?" --as-of 2026-06-01T00:00:00Z
     """
     from cli.compose import embedder, open_mind
-    from projections.retrieval import recall as run_recall
+    from projections.queries.listings import ledger_point
+    from projections.retrieval.recall import recall as run_recall
 
     embed = embedder(home, open_mind(home).identity().config)
     with read_model(home) as con:
-        context = run_recall(con, query, budget, clock_from_env()(), as_of=as_of, embed=embed)
+        position, now = None, clock_from_env()()
+        if as_of is not None:
+            position, at = ledger_point(con, as_of.position, as_of.time)
+            now = at or now
+        context = run_recall(con, query, budget, now, as_of=position, embed=embed)
     items = [
         {
             "id": i.id,
@@ -62,7 +67,7 @@ def recall(home: Home, query: str, budget: int, as_of: int | None, as_json: bool
         emit_json(data)
         return
     table(items, ["id", "channel", "score", "tokens", "day", "text"], "Nothing to recall.")
-    click.echo(f"{context.tokens} tokens, {len(items)} items, {context.dropped_total} over budget")
+    echo(f"{context.tokens} tokens, {len(items)} items, {context.dropped_total} over budget")
 
 
 def register(group: click.Group) -> None:

@@ -8,7 +8,8 @@ import click
 
 from cli.autonomy_cmds import tick
 from cli.compose import Home, open_mind, read_model
-from cli.output import emit_json, table
+from cli.options import AsOf, as_of_option
+from cli.output import echo, emit_json, table
 from domain.errors import UnknownThreadError
 from domain.thread import VERDICTS, short_id
 
@@ -36,7 +37,7 @@ def open_(home: Home, label: str, content: str, as_json: bool) -> None:
         mind thread open "Ask about the launch date" --content "The user hinted at May"
     """
     from cli.compose import clock_from_env
-    from projections import thread_queries
+    from projections.queries import thread_queries
 
     thread_id = open_mind(home).open_thread(label, content)
     now = clock_from_env()()
@@ -48,10 +49,10 @@ def open_(home: Home, label: str, content: str, as_json: bool) -> None:
     if as_json:
         emit_json({"id": short_id(thread_id), "stream_id": thread_id.hex, "triage": demand})
         return
-    click.echo(short_id(thread_id))
+    echo(short_id(thread_id))
     if demand:
         lowest = ", ".join(f"{c['id']} {c['label']!r}" for c in demand["candidates"])
-        click.echo(
+        echo(
             f"triage: {demand['live']} live threads, cap {demand['cap']}; resolve some "
             f"(`mind thread resolve ID`). Lowest tension: {lowest}",
             err=True,
@@ -60,7 +61,7 @@ def open_(home: Home, label: str, content: str, as_json: bool) -> None:
 
 def resolve_thread_id(home: Home, given: str) -> UUID:
     """Turn a short id (`t1a2b3c4d`), a prefix or a full id into the thread's stream id."""
-    from projections import thread_queries
+    from projections.queries import thread_queries
 
     with read_model(home) as con:
         matches = thread_queries.find_threads(con, given)
@@ -79,6 +80,7 @@ def resolve_thread_id(home: Home, given: str) -> UUID:
 @click.option("--reason", help="Required for dissolved and abandoned.")
 @click.option("--artifact", help="Required for answered and superseded: a path or event id.")
 @click.option("--by", help="The superseding thread id (for superseded).")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_obj
 def resolve(
     home: Home,
@@ -87,6 +89,7 @@ def resolve(
     reason: str | None,
     artifact: str | None,
     by: str | None,
+    as_json: bool,
 ) -> None:
     """Resolve thread ID with a verdict; the thread is then kept, frozen.
 
@@ -96,23 +99,27 @@ def resolve(
     """
     stream = resolve_thread_id(home, thread_id)
     open_mind(home).resolve_thread(stream, verdict, reason=reason, artifact=artifact, by=by)
-    click.echo(f"resolved {short_id(stream)} as {verdict}")
+    if as_json:
+        emit_json({"id": short_id(stream), "stream_id": stream.hex, "verdict": verdict})
+        return
+    echo(f"resolved {short_id(stream)} as {verdict}")
 
 
 @click.command()
 @click.option("--all", "include_resolved", is_flag=True, help="Include resolved threads.")
-@click.option("--as-of", "as_of", metavar="TIME", help="Tension as of this ISO-8601 time.")
+@as_of_option()
 @click.option("--metrics", is_flag=True, help="Show the discriminator metrics instead.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_obj
 def threads(
-    home: Home, include_resolved: bool, as_of: str | None, metrics: bool, as_json: bool
+    home: Home, include_resolved: bool, as_of: AsOf | None, metrics: bool, as_json: bool
 ) -> None:
     """List live threads by tension, highest first (all of them with --all).
 
     Tension grows with the hours since a thread's last credited work and is computed exactly as
-    of now (MIND_NOW, or --as-of); mentions never lower it. When more threads are live than
-    threads.max_live_threads, a triage demand names the five with the lowest tension.
+    of now (MIND_NOW, or --as-of: a ledger position or a time); mentions never lower it. When
+    more threads are live than threads.max_live_threads, a triage demand names the five with
+    the lowest tension.
 
     --metrics: Spearman's rho between tension order and staleness order over live threads
     (PENDING under 100 cycles, PASS below 0.7) and reach (cycles whose top thread changed to one
@@ -125,11 +132,13 @@ def threads(
         mind threads --metrics
     """
     from cli.compose import clock_from_env
-    from domain.clock import parse_time
-    from projections import thread_queries
+    from projections.queries import thread_queries
+    from projections.queries.listings import ledger_point
 
-    when = parse_time(as_of) if as_of else clock_from_env()()
+    when = clock_from_env()()
     with read_model(home) as con:
+        if as_of is not None:
+            when = ledger_point(con, as_of.position, as_of.time)[1] or when
         if metrics:
             figures = thread_queries.metrics(con, when)
         else:
@@ -142,7 +151,7 @@ def threads(
             emit_json(figures)
         else:
             for key, value in figures.items():
-                click.echo(f"{key:>14}  {value}")
+                echo(f"{key:>14}  {value}")
         return
     if as_json:
         emit_json(rows)
@@ -150,7 +159,7 @@ def threads(
     table(rows, ["id", "tension", "hours_unworked", "status", "mentions", "label"], "No threads.")
     if demand:
         lowest = ", ".join(f"{c['id']} ({c['tension']:.2f})" for c in demand["candidates"])
-        click.echo(
+        echo(
             f"triage: {demand['live']} live threads, cap {demand['cap']}; lowest tension: {lowest}",
             err=True,
         )

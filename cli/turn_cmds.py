@@ -9,14 +9,27 @@ from typing import Any
 import click
 
 from cli.compose import Home, build_model, open_mind, open_reader, turn_service
-from cli.output import emit_json
+from cli.output import echo, emit_json
 
 
 def reply_text(value: str | None) -> str | None:
-    """`--mock-reply TEXT` or `@FILE`."""
-    if value is not None and value.startswith("@"):
-        return Path(value[1:]).read_text()
-    return value
+    """`--mock-reply TEXT` or `@FILE` (a UTF-8 text file)."""
+    from domain.errors import InvalidInputError
+
+    if value is None or not value.startswith("@"):
+        return value
+    path = Path(value[1:])
+    try:
+        return path.read_bytes().decode("utf-8")
+    except OSError as e:
+        raise InvalidInputError(
+            f"--mock-reply {value}: cannot read {path} ({e.strerror or e}); give an existing file"
+        ) from None
+    except UnicodeDecodeError as e:
+        raise InvalidInputError(
+            f"--mock-reply {value}: {path} is not UTF-8 text (byte {e.start}); "
+            "re-encode it as UTF-8"
+        ) from None
 
 
 def outcome_json(home: Home, outcome: Any) -> dict[str, Any]:
@@ -49,19 +62,18 @@ def outcome_json(home: Home, outcome: Any) -> dict[str, Any]:
 
 
 def echo_effects(outcome: Any) -> None:
-    """What a reply's control lines did, on stderr so the reply itself stays clean."""
+    """One line per change the reply's control lines made (and per refused line), on stderr so
+    the reply itself stays clean; a reply cut off at the token limit says so first."""
+    from cli.turn_lines import change_lines
+
     if outcome.cut_off:
-        click.echo(
+        echo(
             f"  [cut off at the token limit (finish reason {outcome.finish_reason}); "
             "the reply is kept as far as it got]",
             err=True,
         )
-    for cid in outcome.opened:
-        click.echo(f"  [opened {cid}]", err=True)
-    for cid in outcome.closed:
-        click.echo(f"  [closed {cid}]", err=True)
-    for r in outcome.rejections:
-        click.echo(f"  [rejected {r['line']!r}: {r['reason']}]", err=True)
+    for line in change_lines(outcome):
+        echo(f"  [{line}]", err=True)
 
 
 def model_options(fn: Any) -> Any:
@@ -133,7 +145,7 @@ def turn(
 
         mind turn "What did I promise to do this week?"
 
-        mind turn "hi" --model mock --mock-reply "Hello! COMMIT: say hello daily" --json
+        mind turn "hi" --model mock --mock-reply $'Hello!\\nCOMMIT: say hello daily' --json
     """
     if text == "-":
         text = sys.stdin.read()
@@ -144,12 +156,12 @@ def turn(
     if as_json:
         emit_json(data)
     elif outcome.status == "complete":
-        click.echo(outcome.reply)
+        echo(outcome.reply)
         echo_effects(outcome)
     if outcome.status == "failed":
         assert outcome.failure is not None
         if not as_json:
-            click.echo(
+            echo(
                 f"Error: generation failed ({outcome.failure['kind']}): "
                 f"{outcome.failure['message']}; the message is kept at position "
                 f"{data['events']['first']}",

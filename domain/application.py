@@ -2,25 +2,21 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
 from uuid import UUID
 
-from eventsourcing.application import AggregateNotFoundError, Application
-from eventsourcing.persistence import IntegrityError
+from eventsourcing.application import Application
+from eventsourcing.persistence import IntegrityError, Recording
 
+from domain import commands
+from domain.changes import CONFLICT_RETRIES, Changes
 from domain.clock import Clock, system_clock
-from domain.commitment import Commitment, Origin, episode_id, normalise
-from domain.concept import BindingKind, Concept, concept_id
-from domain.errors import (
-    AlreadyInitialisedError,
-    InvalidInputError,
-    NotInitialisedError,
-    UnknownCommitmentError,
-    UnknownConceptError,
-    UnknownThreadError,
-)
+from domain.commands import OpenOutcome
+from domain.commitment import Commitment, Origin
+from domain.concept import BindingKind, Concept
+from domain.conversation import Conversation, Observed, conversation_id
+from domain.errors import AlreadyInitialisedError
 from domain.events import AggregateRoot
 from domain.identity import IDENTITY_ID, Identity
 from domain.text import clean_token
@@ -29,17 +25,9 @@ from domain.thread import Thread, ThreadOrigin
 T = TypeVar("T")
 A = TypeVar("A", bound=AggregateRoot)
 
-# Two processes racing on one stream: the loser reloads and decides again (FACTS.md).
-_CONFLICT_RETRIES = 8
+__all__ = ["Mind", "OpenOutcome"]
 
-
-@dataclass(frozen=True)
-class OpenOutcome:
-    """What opening a commitment did: `opened` is False when that text was already open."""
-
-    cid: str
-    episode: int
-    opened: bool
+IMPORT_BATCH = 500
 
 
 class Mind(Application[UUID]):
@@ -51,25 +39,36 @@ class Mind(Application[UUID]):
         super().__init__(env)
         self.clock = clock
 
-    # -- plumbing ---------------------------------------------------------------------------
+    # -- plumbing: the unit of work every use case (here and beside it) goes through ------
 
-    def _retry(self, command: Callable[[], T]) -> T:
-        for attempt in range(_CONFLICT_RETRIES):
+    def decide(self, command: Callable[[Changes], T]) -> T:
+        """Run `command` against fresh state and save what it changed in one transaction; when a
+        concurrent writer won the race, run it again on the new state (the one retry policy)."""
+        return self.decide_recorded(command)[0]
+
+    def decide_recorded(self, command: Callable[[Changes], T]) -> tuple[T, list[Recording[UUID]]]:
+        """`decide`, also returning the recordings (their notification ids)."""
+        for attempt in range(CONFLICT_RETRIES):
+            changes = Changes(self)
+            result = command(changes)
+            events = changes.events()
             try:
-                return command()
+                return result, (self.save(*events) if events else [])
             except IntegrityError:
-                if attempt == _CONFLICT_RETRIES - 1:
+                if attempt == CONFLICT_RETRIES - 1:
                     raise
         raise AssertionError("unreachable")
 
-    def _get(self, kind: type[A], stream: UUID) -> A:
+    def load(self, kind: type[A], stream: UUID) -> A:
+        """An aggregate as it stands (AggregateNotFoundError when the stream is empty)."""
         aggregate: A = self.repository.get(stream, projector_func=kind.project)
         return aggregate
 
-    def _save(self, *aggregates: AggregateRoot) -> None:
+    def record(self, *aggregates: AggregateRoot) -> list[Recording[UUID]]:
+        """Save the pending events of new aggregates no other writer can touch (a turn's
+        message is saved with `decide`: its number can race)."""
         events = [e for a in aggregates for e in a.collect()]
-        if events:
-            self.save(*events)
+        return self.save(*events) if events else []
 
     # -- identity ---------------------------------------------------------------------------
 
@@ -85,7 +84,7 @@ class Mind(Application[UUID]):
             )
         identity = Identity.create(ledger_id, name, self.clock())
         try:
-            self._save(identity)
+            self.record(identity)
         except IntegrityError:
             raise AlreadyInitialisedError(
                 "another process initialised this mind just now"
@@ -94,18 +93,10 @@ class Mind(Application[UUID]):
 
     def identity(self) -> Identity:
         """The mind's identity; raises NotInitialisedError before `init`."""
-        try:
-            return self._get(Identity, IDENTITY_ID)
-        except AggregateNotFoundError:
-            raise NotInitialisedError("no mind here yet; run `mind init` first") from None
+        return commands.identity(Changes(self))
 
     def _change_identity(self, change: Callable[[Identity], None]) -> None:
-        def command() -> None:
-            identity = self.identity()
-            change(identity)
-            self._save(identity)
-
-        self._retry(command)
+        self.decide(lambda changes: change(commands.identity(changes)))
 
     def adopt_name(self, name: str, reason: str | None = None) -> None:
         """The owner gives the mind a name."""
@@ -113,11 +104,11 @@ class Mind(Application[UUID]):
 
     def propose_name(self, name: str, turn: int) -> None:
         """A turn proposes a name."""
-        self._change_identity(lambda i: i.propose(name, turn, self.clock()))
+        self.decide(lambda changes: commands.propose_name(changes, name, turn, self.clock()))
 
     def ratify_name(self, name: str, turn: int) -> None:
         """A later turn ratifies a proposed name, adopting it."""
-        self._change_identity(lambda i: i.ratify(name, turn, self.clock()))
+        self.decide(lambda changes: commands.ratify_name(changes, name, turn, self.clock()))
 
     def describe(self, text: str) -> None:
         """Record a new self-description."""
@@ -139,14 +130,6 @@ class Mind(Application[UUID]):
 
     # -- commitments ------------------------------------------------------------------------
 
-    def _latest_episode(self, cid: str) -> Commitment | None:
-        latest: Commitment | None = None
-        episode = 1
-        while self.recorder.select_events(episode_id(cid, episode), limit=1):
-            latest = self._get(Commitment, episode_id(cid, episode))
-            episode += 1
-        return latest
-
     def open_commitment(
         self,
         text: str,
@@ -157,84 +140,41 @@ class Mind(Application[UUID]):
         """Open a commitment; the same text while it is open is a no-op that says so."""
         self.identity()
         concepts = tuple(clean_token(c) for c in concepts)
-
-        def command() -> OpenOutcome:
-            probe = Commitment.open(text, origin, 1, self.clock(), thread_id, concepts)
-            latest = self._latest_episode(probe.cid)
-            if latest is not None and not latest.closed:
-                if normalise(latest.text) != normalise(probe.text):
-                    raise InvalidInputError(
-                        f"CID {probe.cid} already names a different open commitment; reword it"
-                    )
-                return OpenOutcome(latest.cid, latest.episode, opened=False)
-            episode = 1 if latest is None else latest.episode + 1
-            commitment = Commitment.open(text, origin, episode, self.clock(), thread_id, concepts)
-            self._save(commitment)
-            return OpenOutcome(commitment.cid, episode, opened=True)
-
-        return self._retry(command)
+        return self.decide(
+            lambda changes: commands.open_commitment(
+                changes, text, origin, self.clock(), thread_id, concepts
+            )
+        )
 
     def commitment(self, cid: str) -> Commitment:
         """The latest episode of a CID."""
-        latest = self._latest_episode(cid.strip().lower())
-        if latest is None:
-            raise UnknownCommitmentError(
-                f"no commitment has CID {cid!r}; `mind commitments --all` lists them"
-            )
-        return latest
+        return commands.commitment(Changes(self), cid)
 
     def close_commitment(
         self, cid: str, reason: str | None = None, evidence: tuple[int, ...] = ()
     ) -> Commitment:
         """Close the open episode of a CID; unknown or closed CIDs are rejected unchanged."""
         self.identity()
-
-        def command() -> Commitment:
-            commitment = self.commitment(cid)
-            commitment.close(reason, evidence, self.clock())
-            self._save(commitment)
-            return commitment
-
-        return self._retry(command)
+        return self.decide(
+            lambda changes: commands.close_commitment(changes, cid, reason, evidence, self.clock())
+        )
 
     # -- concepts ---------------------------------------------------------------------------
 
     def concept(self, token: str) -> Concept:
         """The concept named by a token."""
-        token = clean_token(token)
-        try:
-            return self._get(Concept, concept_id(token))
-        except AggregateNotFoundError:
-            raise UnknownConceptError(
-                f"concept {token!r} is not defined; `mind concept define {token} TEXT` first"
-            ) from None
+        return commands.concept(Changes(self), token)
 
     def define_concept(self, token: str, definition: str) -> int:
         """Define or redefine a concept; returns its definition version."""
         self.identity()
-        token = clean_token(token)
-
-        def command() -> int:
-            try:
-                concept = self.concept(token)
-                concept.define(token, definition, self.clock())
-            except UnknownConceptError:
-                concept = Concept.define_new(token, definition, self.clock())
-            self._save(concept)
-            return concept.definition_version
-
-        return self._retry(command)
+        return self.decide(
+            lambda changes: commands.define_concept(changes, token, definition, self.clock())
+        )
 
     def _change_concept(self, token: str, change: Callable[[Concept], T]) -> T:
         self.identity()
-
-        def command() -> T:
-            concept = self.concept(token)
-            result = change(concept)
-            self._save(concept)
-            return result
-
-        return self._retry(command)
+        return self.decide(lambda changes: change(commands.concept(changes, token)))
 
     def alias_concept(self, token: str, alias: str) -> bool:
         """Give a concept another name."""
@@ -242,9 +182,11 @@ class Mind(Application[UUID]):
 
     def relate_concepts(self, source: str, target: str, relation: str) -> bool:
         """Relate two defined concepts with a typed edge."""
-        target_token = self.concept(target).token
-        return self._change_concept(
-            source, lambda c: c.relate(target_token, relation, self.clock())
+        self.identity()
+        return self.decide(
+            lambda changes: commands.relate_concepts(
+                changes, source, target, relation, self.clock()
+            )
         )
 
     def bind_concept(self, token: str, kind: BindingKind, target: str) -> None:
@@ -257,26 +199,52 @@ class Mind(Application[UUID]):
         """Open a thread; returns its id."""
         self.identity()
         thread = Thread.open(label, content, origin, self.clock())
-        self._save(thread)
+        self.record(thread)
         return thread.id
 
     def thread(self, thread_id: UUID) -> Thread:
         """A thread by its full id."""
-        try:
-            return self._get(Thread, thread_id)
-        except AggregateNotFoundError:
-            raise UnknownThreadError(
-                f"no thread has id {thread_id}; `mind threads --all`"
-            ) from None
+        return commands.thread(Changes(self), thread_id)
 
     def resolve_thread(self, thread_id: UUID, verdict: str, **details: Any) -> Thread:
         """Resolve a thread with a verdict and what the verdict requires."""
         self.identity()
+        return self.decide(
+            lambda changes: commands.resolve_thread(
+                changes, thread_id, verdict, self.clock(), **details
+            )
+        )
 
-        def command() -> Thread:
-            thread = self.thread(thread_id)
-            thread.resolve(verdict, self.clock(), **details)
-            self._save(thread)
-            return thread
+    # -- imports ----------------------------------------------------------------------------
 
-        return self._retry(command)
+    def import_conversation(
+        self,
+        source: str,
+        participants: list[str],
+        messages: Iterable[Observed],
+        progress: Callable[[int], None] | None = None,
+        batch: int = IMPORT_BATCH,
+    ) -> tuple[int, int]:
+        """Append the messages not yet recorded for `source` (saved `batch` at a time, so a
+        long import holds the write lock briefly each time); returns (added, skipped)."""
+        self.identity()
+        changes = Changes(self)
+        conversation = changes.find(Conversation, conversation_id(source))
+        if conversation is None:
+            conversation = Conversation.start(source, participants, self.clock())
+        added = skipped = 0
+        for m in messages:
+            if m.legacy_id is not None and conversation.holds(m.legacy_id, m.speaker, m.text):
+                skipped += 1  # recorded by an import from before content ids
+            elif conversation.observe(
+                m.speaker, m.text, m.said_at, m.source_id, self.clock(), m.session, m.caption
+            ):
+                added += 1
+            else:
+                skipped += 1
+            if len(conversation.pending) >= batch:
+                self.record(conversation)
+                if progress:
+                    progress(batch)
+        self.record(conversation)
+        return added, skipped

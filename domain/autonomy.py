@@ -12,7 +12,7 @@ from datetime import datetime
 from uuid import UUID, uuid4
 
 from domain.application import Mind
-from domain.context_port import AutonomyState, ContextSource
+from domain.context_port import AutonomyState, ThreadReads
 from domain.events import AggregateRoot, DomainEvent
 from domain.settings import thread_params
 from domain.tension import TensionParams
@@ -105,7 +105,7 @@ class TickOutcome:
 
 def run_tick(
     mind: Mind,
-    context: ContextSource,
+    threads: ThreadReads,
     now: datetime,
     run_turn: Callable[[], object] | None,
     unavailable: str | None,
@@ -115,10 +115,9 @@ def run_tick(
     `run_turn` runs the autonomy turn and returns its outcome; `unavailable` says why no model
     can run (then the decision is recorded and the tick stops)."""
     params = thread_params(mind.identity().config)
-    with context:
-        state = context.autonomy_state(now)
+    state = threads.autonomy_state(now)
     tick = Tick.decide(state, now, params)
-    mind._save(tick)
+    mind.record(tick)
     decided = TickOutcome(
         tick.id, tick.fired, tick.reason, state.max_tension, state.top_thread, tick.cycle
     )
@@ -127,14 +126,14 @@ def run_tick(
     if unavailable or run_turn is None:
         decided.status, decided.note = "no_model", unavailable or "no model configured"
         tick.finish(None, decided.status, decided.note, mind.clock())
-        mind._save(tick)
+        mind.record(tick)
         return decided
     turn = run_turn()
     decided.turn = turn
     decided.status = str(getattr(turn, "status", "unknown"))
     turn_id = getattr(turn, "turn_id", None)
     tick.finish(turn_id.hex if turn_id else None, decided.status, "", mind.clock())
-    mind._save(tick)
+    mind.record(tick)
     return decided
 
 

@@ -74,7 +74,7 @@ class Commitment(AggregateRoot):
         concepts: tuple[str, ...] = (),
     ) -> Commitment:
         """Open episode `episode` of the promise `text`."""
-        text = clean_text(text, "commitment text", 4000)
+        text = clean_text(text, "commitment text", 4000, visible=True)
         cid = commitment_cid(text)
         commitment = cls(episode_id(cid, episode))
         commitment.trigger(

@@ -1,4 +1,6 @@
-"""What a turn needs from the read side: a bounded, recorded context, and a few facts."""
+"""What a turn needs from the read side: a bounded, recorded context (and, for its thread lines
+and the autonomy gate, a few thread facts). Write-side facts (turn numbers, unfinished turns)
+come from the ledger: domain/turn_numbers.py."""
 
 from __future__ import annotations
 
@@ -44,19 +46,11 @@ class AssembledContext:
     tokens: int
     dropped: list[dict[str, Any]] = field(default_factory=list)  # the nearest misses
     dropped_total: int = 0  # every item over the budget
+    head: int = 0  # the last ledger position the context was read from
 
     def evidence_ids(self) -> set[int]:
         """Ledger positions a claim may cite."""
         return {item.id for item in self.items}
-
-
-@dataclass(frozen=True)
-class UnfinishedTurn:
-    """A turn with a message and no outcome."""
-
-    stream_id: str
-    pid: int
-    host: str
 
 
 @dataclass(frozen=True)
@@ -101,44 +95,47 @@ class Workspace(Protocol):
         ...
 
 
-class ContextSource(Protocol):
-    """The read side, as turns use it. Use it as a context manager around one turn's reads:
-    the first read (a turn's: `next_seq`, before it saves its message) makes the session include
-    every event written before it, and every later read of the session sees that same state;
-    the model is called after it closes."""
+@dataclass(frozen=True)
+class ContextRequest:
+    """What a turn asks memory for: `query` within `budget` tokens as of `now`, leaving out the
+    turn's own message; `embed` turns on the vector channel."""
 
-    def __enter__(self) -> ContextSource:
-        """Start reading."""
+    query: str
+    budget: int
+    exclude_turn: str | None
+    now: datetime
+    lead_with_threads: bool = False
+    embed: Embed | None = None
+
+
+class PendingContext(Protocol):
+    """A context being read: `result()` gives it, `cancel()` gives it up."""
+
+    def result(self) -> AssembledContext:
+        """The context (waits for the read to finish; releases the read side)."""
         ...
 
-    def __exit__(self, *exc: object) -> None:
-        """Release the read model (before the model call, so others can project)."""
+    def cancel(self) -> None:
+        """Release the read side without a context."""
+        ...
+
+
+class Retrieval(Protocol):
+    """The read side as a turn sees it: memory for a message, and nothing else."""
+
+    def context(self, request: ContextRequest) -> PendingContext:
+        """Start reading memory as of now: it includes every event written before this call and
+        nothing after it. A turn asks before it saves its message, so the read overlaps the
+        save and the message is never its own memory. Deterministic for the same events."""
         ...
 
     def close(self) -> None:
-        """Release what the source holds between reads (its ledger connection)."""
+        """Release what the read side holds between turns (its ledger connection)."""
         ...
 
-    def next_seq(self) -> int:
-        """The sequence number of the next turn (the session's first read)."""
-        ...
 
-    def unfinished_turns(self) -> list[UnfinishedTurn]:
-        """Turns that have a message but no outcome."""
-        ...
-
-    def assemble(
-        self,
-        query: str,
-        budget: int,
-        exclude_turn: str | None,
-        now: datetime,
-        lead_with_threads: bool = False,
-        embed: Embed | None = None,
-    ) -> AssembledContext:
-        """Select and render memory for `query` within `budget` tokens (deterministic);
-        `embed` turns on the vector channel."""
-        ...
+class ThreadReads(Protocol):
+    """Thread facts from the read side: lookups for thread lines, tension for the gate."""
 
     def find_threads(self, given: str) -> list[ThreadMatch]:
         """Threads whose short id starts with `given`, or whose label is `given` (any case)."""
@@ -146,8 +143,4 @@ class ContextSource(Protocol):
 
     def autonomy_state(self, now: datetime) -> AutonomyState:
         """Tension and cycle facts for the salience gate."""
-        ...
-
-    def ledger_head(self) -> int:
-        """The last position in the ledger."""
         ...

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+from dataclasses import dataclass
 from datetime import datetime
 from uuid import UUID
 
@@ -12,6 +14,20 @@ from domain.text import clean_text
 def conversation_id(source: str) -> UUID:
     """The stream id of an imported conversation, e.g. `locomo/conv-26`."""
     return stream_id("conversation", source)
+
+
+@dataclass(frozen=True)
+class Observed:
+    """One message to import."""
+
+    speaker: str
+    text: str
+    said_at: datetime
+    source_id: str
+    session: str | None = None
+    caption: str | None = None
+    # The id an import before content ids gave this message (chat transcripts only).
+    legacy_id: str | None = None
 
 
 class Conversation(AggregateRoot):
@@ -36,6 +52,9 @@ class Conversation(AggregateRoot):
         self.source = ""
         self.participants: list[str] = []
         self.source_ids: set[str] = set()
+        # source id -> digest of (speaker, text): lets an import recognise a message recorded
+        # under an older id scheme (`holds`).
+        self.fingerprints: dict[str, bytes] = {}
 
     @classmethod
     def start(cls, source: str, participants: list[str], at: datetime) -> Conversation:
@@ -69,8 +88,19 @@ class Conversation(AggregateRoot):
         )
         return True
 
+    def holds(self, source_id: str, speaker: str, text: str) -> bool:
+        """Whether the message recorded under `source_id` has this speaker and (cleaned) text."""
+        recorded = self.fingerprints.get(source_id)
+        return recorded is not None and recorded == _fingerprint(speaker, text)
+
     def when_Started(self, e: Started) -> None:
         self.source, self.participants = e.source, list(e.participants)
 
     def when_MessageObserved(self, e: MessageObserved) -> None:
         self.source_ids.add(e.source_id)
+        self.fingerprints[e.source_id] = _fingerprint(e.speaker, e.text)
+
+
+def _fingerprint(speaker: str, text: str) -> bytes:
+    # Speakers compared without case: imports now store chat roles lower-cased.
+    return hashlib.blake2b(f"{speaker.lower()}\x00{text}".encode(), digest_size=16).digest()

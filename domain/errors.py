@@ -51,5 +51,9 @@ class LedgerBusyError(MindError):
     """Raised when another process holds the ledger's write lock for too long."""
 
 
+class LedgerReadOnlyError(MindError):
+    """Raised when the ledger cannot be written by this process (a read-only home)."""
+
+
 class LedgerCorruptError(MindError):
     """Raised when the ledger file cannot be read as a ledger at all."""

@@ -17,7 +17,7 @@ DEFAULT_MODEL = "local/smollm2-135m-instruct"
 
 def clean_name(name: str) -> str:
     """Validate a mind's name: one line, at most 80 characters."""
-    return clean_text(name, "name", 80, single_line=True)
+    return clean_text(name, "name", 80, single_line=True, visible=True)
 
 
 class Identity(AggregateRoot):

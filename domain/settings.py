@@ -35,8 +35,17 @@ SETTINGS: dict[str, tuple[Callable[[str], float | int], Callable[[float], bool],
 WORKSPACE = "workspace"
 EMBEDDING_MODEL = "embedding.model"  # a LiteLLM embedding model, or "off" (the default)
 EMBEDDING_API_BASE = "embedding.api_base"  # an OpenAI-compatible server's URL, or "off"
-TEXT_SETTINGS = (WORKSPACE, EMBEDDING_MODEL, EMBEDDING_API_BASE)
+TEXT_SETTINGS = {
+    WORKSPACE: "folder whose files count as evidence of work on threads",
+    EMBEDDING_MODEL: "LiteLLM embedding model for recall's vector channel, or off",
+    EMBEDDING_API_BASE: "base URL of an OpenAI-compatible embedding server, or off",
+}
 KEYS = (*SETTINGS, *TEXT_SETTINGS)
+
+
+def meaning(key: str) -> str:
+    """What a setting means (the help `mind config show` prints)."""
+    return SETTINGS[key][2] if key in SETTINGS else TEXT_SETTINGS[key]
 
 
 def check_setting(key: str, value: str) -> str:

@@ -10,9 +10,10 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from datetime import datetime
-from typing import Any
 from uuid import UUID
 
+from domain import commands
+from domain.changes import Changes
 from domain.context_port import AssembledContext, ThreadMatch, ToolRun, Workspace
 from domain.control_lines import parse_object, parse_thread_ref
 from domain.errors import MindError
@@ -38,13 +39,7 @@ class ThreadLines:
     tools: tuple[ToolRun, ...]
     find_threads: Callable[[str], list[ThreadMatch]]
     closed_with_evidence: set[str]
-    changed: dict[UUID, Any]
-
-    def _load(self, kind: type[Any], stream: UUID) -> Any:
-        raise NotImplementedError
-
-    def _latest_episode(self, cid: str) -> Any:
-        raise NotImplementedError
+    changes: Changes
 
     def _init_thread_lines(self) -> None:
         self.credited: set[UUID] = set()
@@ -55,13 +50,13 @@ class ThreadLines:
         """A live or resolved thread named by its short id (or a unique label)."""
         for item in self.context.items:
             if item.kind == "thread" and item.source_id == ref.lower() and item.stream:
-                return self._load(Thread, UUID(item.stream))  # type: ignore[no-any-return]
+                return self.changes.load(Thread, UUID(item.stream))
         matches = self.find_threads(ref)
         if len(matches) != 1:
             raise MindError(
                 f"no thread {ref!r}" if not matches else f"{ref!r} names {len(matches)} threads"
             )
-        return self._load(Thread, UUID(matches[0].stream_id))  # type: ignore[no-any-return]
+        return self.changes.load(Thread, UUID(matches[0].stream_id))
 
     def do_thread(self, body: str) -> None:
         payload = parse_object(body, "THREAD")
@@ -71,7 +66,7 @@ class ThreadLines:
         label = clean_label(label)
         live = [m.id for m in self.find_threads(label) if m.status != "resolved"] + [
             short_id(t.id)
-            for t in self.changed.values()
+            for t in self.changes.changed.values()
             if isinstance(t, Thread) and not t.resolved and t.label.lower() == label.lower()
         ]
         if live:
@@ -82,7 +77,7 @@ class ThreadLines:
         thread = Thread.open(
             label, content, allowed, self.at, claimed_origin=str(claimed) if downgraded else None
         )
-        self.changed[thread.id] = thread
+        self.changes.add(thread)
         note = f"opened {short_id(thread.id)}"
         if downgraded:
             note += f" (origin {claimed!r} is not the model's to claim; recorded as {allowed})"
@@ -151,7 +146,9 @@ class ThreadLines:
             if superseding.id == thread.id:
                 raise MindError("a thread cannot supersede itself")
             by = short_id(superseding.id)
-        thread.resolve(
+        commands.resolve_thread(
+            self.changes,
+            thread.id,
             verdict,
             self.at,
             reason=str(reason) if reason is not None else None,
@@ -170,7 +167,7 @@ class ThreadLines:
                 raise MindError(f"artifact #{n} is not a memory item in this turn's context")
             return f"event:{n}"
         if _CID.match(text.lower()):
-            latest = self._latest_episode(text.lower())
+            latest = self.changes.latest_episode(text.lower())
             if latest is None or not latest.closed:
                 raise MindError(f"artifact {text} is not a closed commitment")
             return f"commitment:{text.lower()}"

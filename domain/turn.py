@@ -98,12 +98,20 @@ class Turn(AggregateRoot):
 
     @classmethod
     def start(
-        cls, text: str, speaker: Speaker, seq: int, model: str, pid: int, host: str, at: datetime
+        cls,
+        text: str,
+        speaker: Speaker,
+        seq: int,
+        model: str,
+        pid: int,
+        host: str,
+        at: datetime,
+        id: UUID | None = None,
     ) -> Turn:
-        """Record the message that opens a turn."""
+        """Record the message that opens a turn (`id`: chosen before the turn is numbered)."""
         if speaker == "user":
             text = clean_text(text, "message", MESSAGE_LIMIT)
-        turn = cls(uuid4())
+        turn = cls(id or uuid4())
         turn.trigger(
             cls.Started, at, text=text, speaker=speaker, seq=seq, model=model, pid=pid, host=host
         )

@@ -5,19 +5,24 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
-from uuid import UUID
+from uuid import UUID, uuid4
 
-from eventsourcing.persistence import IntegrityError
+from eventsourcing.persistence import Recording
 
+from domain import commands
 from domain.application import Mind
-from domain.commitment import Commitment, episode_id
+from domain.autonomy import TickOutcome, run_tick
+from domain.changes import Changes
 from domain.concept import Concept, concept_id
 from domain.context_port import (
     AssembledContext,
-    ContextSource,
+    ContextRequest,
     Embed,
+    Retrieval,
     ThreadMatch,
+    ThreadReads,
     ToolRun,
     Workspace,
 )
@@ -30,15 +35,17 @@ from domain.control_lines import (
     split_reply,
 )
 from domain.errors import MindError
-from domain.events import AggregateRoot
-from domain.identity import IDENTITY_ID, Identity
+from domain.identity import Identity
 from domain.model_port import CompletionModel, ModelFailure, prompt_fit
+from domain.prompt_text import one_line
+from domain.redaction import redact
 from domain.settings import thread_params
 from domain.tension import TensionParams
 from domain.text import clean_token
 from domain.thread import Thread
 from domain.thread_lines import ThreadLines
 from domain.turn import Speaker, Turn, TurnFinishedError
+from domain.turn_numbers import turn_numbers, unfinished_turns
 
 DEFAULT_BUDGET = 2000
 CLAIM_TYPES = ("event_exists", "commitment_status", "identity_proposal", "identity_ratify")
@@ -85,9 +92,10 @@ CUT_OFF_REASON = "the reply was cut off at the token limit before this line ende
 
 def system_prompt(identity: Identity, context: AssembledContext, compact: bool = False) -> str:
     """The system message: who the mind is, the protocol, and the delimited memory, in that
-    order: the part that never changes comes first, so a server's prompt cache reuses it."""
+    order: the part that never changes comes first, so a server's prompt cache reuses it (the
+    name is stored text like any other: one line, no tag)."""
     who = (
-        f"You are {identity.name}, a mind whose memory is an append-only ledger. "
+        f"You are {one_line(identity.name)}, a mind whose memory is an append-only ledger. "
         "Answer the user helpfully and briefly."
     )
     protocol = COMPACT_PROTOCOL if compact else PROTOCOL
@@ -158,45 +166,32 @@ class TurnSetting:
 
 
 class _Effects(ThreadLines):
-    """The aggregates one reply changes, loaded once, saved together."""
+    """What one reply's control lines do, decided against the turn's `Changes` (saved together
+    with the reply) through the same commands the CLI uses."""
 
     def __init__(
         self,
-        mind: Mind,
+        changes: Changes,
         turn: Turn,
         seq: int,
         context: AssembledContext,
-        head: int,
         setting: TurnSetting,
+        at: datetime,
     ) -> None:
-        self.mind, self.turn, self.seq, self.context, self.head = mind, turn, seq, context, head
+        self.changes, self.turn, self.seq, self.context = changes, turn, seq, context
+        self.head = context.head
         self.params, self.workspace, self.tools = setting.params, setting.workspace, setting.tools
         self.find_threads = setting.find_threads
         self.speaker = turn.speaker
-        self.started_at = turn.started_at or mind.clock()
+        self.started_at = turn.started_at or at
         self.closed_with_evidence: set[str] = set()
         self._init_thread_lines()
-        self.changed: dict[UUID, AggregateRoot] = {}
         self.outcome_opened: list[str] = []
         self.outcome_closed: list[str] = []
         self.claims: list[dict[str, Any]] = []
         self.rejections: list[dict[str, str]] = []
         self.identity: list[str] = []
-        self.at = mind.clock()
-
-    def _load(self, kind: type[Any], stream: UUID) -> Any:
-        if stream not in self.changed:
-            self.changed[stream] = self.mind._get(kind, stream)
-        return self.changed[stream]
-
-    def _exists(self, stream: UUID) -> bool:
-        return stream in self.changed or bool(self.mind.recorder.select_events(stream, limit=1))
-
-    def _latest_episode(self, cid: str) -> Commitment | None:
-        latest, n = None, 1
-        while self._exists(episode_id(cid, n)):
-            latest, n = self._load(Commitment, episode_id(cid, n)), n + 1
-        return latest
+        self.at = at
 
     def apply(self, line: ControlLine) -> None:
         try:
@@ -215,45 +210,34 @@ class _Effects(ThreadLines):
                 continue
             label = item.text.split("] ", 1)[-1].split(": ", 1)[0].lower()
             if item.source_id.lower() in lowered or (len(label) > 3 and label in lowered):
-                self._load(Thread, UUID(item.stream)).mention(self.at)
+                self.changes.load(Thread, UUID(item.stream)).mention(self.at)
 
     def do_commit(self, body: str) -> None:
-        probe = Commitment.open(body, "assistant", 1, self.at)
-        latest = self._latest_episode(probe.cid)
-        if latest is not None and not latest.closed:
-            raise MindError(f"commitment {probe.cid} is already open")
-        episode = 1 if latest is None else latest.episode + 1
-        commitment = Commitment.open(body, "assistant", episode, self.at)
-        self.changed[commitment.id] = commitment
-        self.outcome_opened.append(commitment.cid)
+        opened = commands.open_commitment(self.changes, body, "assistant", self.at)
+        if not opened.opened:
+            raise MindError(f"commitment {opened.cid} is already open")
+        self.outcome_opened.append(opened.cid)
 
     def do_close(self, body: str) -> None:
         cid, reason, evidence = parse_close(body)
-        latest = self._latest_episode(cid)
-        if latest is None:
+        if self.changes.latest_episode(cid) is None:
             raise MindError(f"unknown CID {cid}")
         self._check_evidence(evidence)
-        latest.close(reason, tuple(evidence), self.at)
+        commands.close_commitment(self.changes, cid, reason, tuple(evidence), self.at)
         self.outcome_closed.append(cid)
         if evidence:
             self.closed_with_evidence.add(cid)
 
     def do_concept(self, body: str) -> None:
         token, definition = parse_concept(body)
-        token = clean_token(token)
-        stream = concept_id(token)
-        if self._exists(stream):
-            self._load(Concept, stream).define(token, definition, self.at)
-        else:
-            self.changed[stream] = Concept.define_new(token, definition, self.at)
+        commands.define_concept(self.changes, token, definition, self.at)
 
     def do_relate(self, body: str) -> None:
         source, relation, target = parse_relate(body)
-        source, target = clean_token(source), clean_token(target)
-        for token in (source, target):
-            if not self._exists(concept_id(token)):
+        for token in (clean_token(source), clean_token(target)):
+            if self.changes.find(Concept, concept_id(token)) is None:
                 raise MindError(f"concept {token} is not defined")
-        self._load(Concept, concept_id(source)).relate(target, relation, self.at)
+        commands.relate_concepts(self.changes, source, target, relation, self.at)
 
     def do_reflect(self, body: str) -> None:
         self.turn.reflect(body, self.at)
@@ -288,7 +272,7 @@ class _Effects(ThreadLines):
 
     def claim_commitment_status(self, payload: dict[str, Any]) -> None:
         cid, is_open = str(payload.get("cid", "")).lower(), payload.get("open")
-        latest = self._latest_episode(cid)
+        latest = self.changes.latest_episode(cid)
         if latest is None:
             raise MindError(f"unknown CID {cid}")
         if not isinstance(is_open, bool) or is_open == latest.closed:
@@ -296,30 +280,45 @@ class _Effects(ThreadLines):
 
     def claim_identity_proposal(self, payload: dict[str, Any]) -> None:
         name = str(payload.get("name", ""))
-        self._load(Identity, IDENTITY_ID).propose(name, self.seq, self.at)
+        commands.propose_name(self.changes, name, self.seq, self.at)
         self.identity.append(f"proposed {name}")
 
     def claim_identity_ratify(self, payload: dict[str, Any]) -> None:
         name = str(payload.get("name", ""))
-        self._load(Identity, IDENTITY_ID).ratify(name, self.seq, self.at)
+        commands.ratify_name(self.changes, name, self.seq, self.at)
         self.identity.append(f"adopted {name}")
 
 
+@dataclass(frozen=True)
+class StartedTurn:
+    """A turn's message as saved: its number, its recordings, and the turns of others still
+    without an outcome when it was numbered."""
+
+    turn: Turn
+    seq: int
+    recordings: list[Recording[UUID]]
+    unfinished: list[Turn.Started]
+
+
 class TurnService:
-    """Runs turns against a model through the ports; the ledger records every step."""
+    """The turn and tick use cases: runs turns against a model through the ports; the ledger
+    records every step."""
 
     def __init__(
         self,
         mind: Mind,
-        context: ContextSource,
+        retrieval: Retrieval,
+        threads: ThreadReads,
         pid: int,
         host: str,
         is_dead: Callable[[int, str], bool],
         workspace: Callable[[dict[str, str]], Workspace] | None = None,
         embedder: Callable[[dict[str, str]], Embed | None] | None = None,
+        secrets: Sequence[str] = (),
     ) -> None:
-        self.mind, self.context, self.pid, self.host = mind, context, pid, host
-        self.is_dead = is_dead
+        self.mind, self.retrieval, self.threads = mind, retrieval, threads
+        self.pid, self.host, self.is_dead = pid, host, is_dead
+        self.secrets = tuple(secrets)  # redacted from failure messages before they are recorded
         # Both built from the mind's settings, which each turn reads once with its identity.
         self.workspace, self.embedder = workspace, embedder
 
@@ -333,26 +332,48 @@ class TurnService:
         """Release the ledger and read-side connections: a chat that left one pair open per
         turn slowed with every turn (each SQLite commit deals with every open connection of
         the file) and would run out of file descriptors."""
-        self.context.close()
+        self.retrieval.close()
         self.mind.close()
 
-    def recover(self, mine: UUID | None = None) -> list[str]:
-        """Mark turns whose process died before their outcome as interrupted (exactly once);
-        `mine` is the turn this process is running."""
+    def start(
+        self, text: str, speaker: Speaker, model: str, turn_id: UUID | None = None
+    ) -> StartedTurn:
+        """Save a turn's message with the next turn number, alone (it survives any failure).
+        The number comes from the ledger in the same transaction: a concurrent turn that took
+        it makes this one number again."""
+
+        def command(changes: Changes) -> tuple[Turn, list[Turn.Started]]:
+            numbers = turn_numbers(changes)
+            unfinished = unfinished_turns(changes, numbers)
+            at = self.mind.clock()
+            turn = Turn.start(
+                text, speaker, numbers.seq + 1, model, self.pid, self.host, at, id=turn_id
+            )
+            numbers.give(turn.id, [t.originator_id.hex for t in unfinished], at)
+            changes.add(turn)  # first: the message's position is the turn's first
+            changes.add(numbers)
+            return turn, unfinished
+
+        (turn, unfinished), recordings = self.mind.decide_recorded(command)
+        return StartedTurn(turn, turn.seq, recordings, unfinished)
+
+    def recover(self, unfinished: Sequence[Turn.Started]) -> list[str]:
+        """Mark the turns whose process died before their outcome as interrupted (exactly
+        once); the others are still running, or on a host this process cannot check."""
         marked = []
-        for unfinished in self.context.unfinished_turns():
-            if mine is not None and UUID(unfinished.stream_id) == mine:
+        for started in unfinished:
+            if not self.is_dead(started.pid, started.host):
                 continue
-            if not self.is_dead(unfinished.pid, unfinished.host):
-                continue
-            turn = self.mind._get(Turn, UUID(unfinished.stream_id))
-            try:
-                turn.interrupt(
+
+            def interrupt(changes: Changes, stream: UUID = started.originator_id) -> None:
+                changes.load(Turn, stream).interrupt(
                     "the process running this turn stopped before its outcome", self.mind.clock()
                 )
-                self.mind._save(turn)
-                marked.append(unfinished.stream_id)
-            except (TurnFinishedError, IntegrityError):
+
+            try:
+                self.mind.decide(interrupt)
+                marked.append(started.originator_id.hex)
+            except TurnFinishedError:
                 continue  # finished meanwhile, or another process marked it first
         return marked
 
@@ -372,47 +393,47 @@ class TurnService:
             thread_params(identity.config),
             self.workspace(identity.config) if self.workspace else None,
             tuple(tools),
-            self._find_threads,
+            self.threads.find_threads,
         )
-        with self.context:  # one read session for the turn's reads, closed before the model
-            seq = self.context.next_seq()
-            compact, budget = prompt_fit(model, budget)
-            turn = Turn.start(
-                text, speaker, seq, model.name, self.pid, self.host, self.mind.clock()
-            )
-            recordings = self.mind.save(*turn.collect())  # alone: it survives any failure
-            self.recover(mine=turn.id)
-            context = self.context.assemble(
+        compact, budget = prompt_fit(model, budget)
+        turn_id = uuid4()
+        # Asked before the message is saved: the read overlaps the save, and sees the mind as
+        # it was just before the message.
+        pending = self.retrieval.context(
+            ContextRequest(
                 text,
                 budget,
-                turn.id.hex,
+                turn_id.hex,
                 self.mind.clock(),
                 lead_with_threads=not text,
                 embed=self.embedder(identity.config) if self.embedder else None,
             )
+        )
+        try:
+            started = self.start(text, speaker, model.name, turn_id)
+            self.recover(started.unfinished)
+        except BaseException:
+            pending.cancel()
+            raise
+        context = pending.result()
+        turn, seq = started.turn, started.seq
         outcome = TurnOutcome(
             turn.id, seq, "started", model.name, [i.record() for i in context.items], context.tokens
         )
-        outcome.notification_ids = [r.notification.id for r in recordings if r.notification]
+        outcome.notification_ids = [r.notification.id for r in started.recordings if r.notification]
         # A turn with no message is an autonomy cycle; the model still needs a user turn.
         messages = prompt_messages(identity, context, text or AUTONOMY_PROMPT, compact)
         outcome.messages = messages
         try:
             completion = model.complete([dict(m) for m in messages], on_token)
         except ModelFailure as failure:
-            turn.fail(failure.kind, failure.message, model.name, self.mind.clock(), messages)
-            recordings = self.mind.save(*turn.collect())
-            outcome.status, outcome.failure = (
-                "failed",
-                {"kind": failure.kind, "message": failure.message},
-            )
+            message = redact(failure.message, self.secrets)
+            turn.fail(failure.kind, message, model.name, self.mind.clock(), messages)
+            recordings = self.mind.record(turn)
+            outcome.status, outcome.failure = "failed", {"kind": failure.kind, "message": message}
             outcome.notification_ids += [r.notification.id for r in recordings if r.notification]
             return outcome
         return self._finish(turn, seq, context, completion, outcome, setting)
-
-    def _find_threads(self, given: str) -> list[ThreadMatch]:
-        with self.context:
-            return self.context.find_threads(given)
 
     def _finish(
         self,
@@ -432,11 +453,14 @@ class TurnService:
         # Work and resolutions are checked after every other line, so a CLOSE anywhere in the
         # reply counts for a THREAD-WORK that cites it.
         lines.sort(key=lambda line: line.keyword in ("THREAD-WORK", "THREAD-RESOLVE"))
-        for attempt in range(5):
-            work_turn = self.mind._get(Turn, turn.id)
-            effects = _Effects(
-                self.mind, work_turn, seq, context, self.context.ledger_head(), setting
-            )
+
+        def reply(changes: Changes) -> _Effects:
+            # Decided again on fresh state if a concurrent writer changed a stream it touched;
+            # when every attempt loses, the reply is still in memory and the turn stays
+            # 'started' for recovery.
+            work_turn = changes.load(Turn, turn.id)
+            changes.around = work_turn  # the reply first, the turn's record last
+            effects = _Effects(changes, work_turn, seq, context, setting, self.mind.clock())
             work_turn.reply(
                 effects.at,
                 reply_raw=completion.text,
@@ -466,17 +490,12 @@ class TurnService:
                 claims=effects.claims,
                 rejections=effects.rejections,
                 identity=effects.identity,
-                changed_streams=[s.hex for s in effects.changed],
+                changed_streams=[s.hex for s in changes.changed if s != turn.id],
                 threads=effects.thread_notes,
             )
-            turn_events = work_turn.collect()
-            others = [e for a in effects.changed.values() for e in a.collect()]
-            try:
-                recordings = self.mind.save(turn_events[0], *others, *turn_events[1:])
-                break
-            except IntegrityError:
-                if attempt == 4:
-                    raise  # the reply is still in memory; the turn stays 'started' for recovery
+            return effects
+
+        effects, recordings = self.mind.decide_recorded(reply)
         outcome.status, outcome.reply, outcome.reply_raw = "complete", visible, completion.text
         outcome.opened, outcome.closed = effects.outcome_opened, effects.outcome_closed
         outcome.claims, outcome.rejections = effects.claims, effects.rejections
@@ -487,3 +506,12 @@ class TurnService:
         outcome.model = completion.model
         outcome.notification_ids += [r.notification.id for r in recordings if r.notification]
         return outcome
+
+    def tick(
+        self,
+        now: datetime,
+        run_turn: Callable[[], TurnOutcome] | None,
+        unavailable: str | None,
+    ) -> TickOutcome:
+        """One autonomy cycle: the gate decides (recorded); a fired cycle runs `run_turn`."""
+        return run_tick(self.mind, self.threads, now, run_turn, unavailable)

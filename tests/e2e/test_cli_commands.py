@@ -22,7 +22,21 @@ def test_init_status_and_verify_on_a_fresh_mind(cli: Cli, home: Path) -> None:
     assert (status["name"], status["head"]["position"], status["backend"]) == ("Echo", 1, "sqlite")
     assert len(status["ledger_id"]) == 32
     assert verified.exit_code == 0
-    assert verified.json() == {"ok": True, "events": 1, "first_bad": None, "reason": None}
+    assert verified.json() == {
+        "ok": True,
+        "events": 1,
+        "first_bad": None,
+        "reason": None,
+        "head": status["head"]["hash"],
+        "anchors": [
+            {
+                "source": str(home / "ledger-head.json"),
+                "position": 1,
+                "hash": status["head"]["hash"],
+                "status": "ok",
+            }
+        ],
+    }
 
 
 def test_commit_close_and_list_commitments(cli: Cli, mind_home: Path) -> None:

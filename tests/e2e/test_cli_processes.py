@@ -34,7 +34,7 @@ def test_non_utf8_arguments_get_a_clear_error_not_a_traceback(tmp_path: Path) ->
     bad = run(tmp_path, "commit", b"caf\xe9 au lait")
     assert bad.returncode == 1
     assert bad.stderr.strip() == (
-        "Error: commitment text is not valid UTF-8; re-encode the input as UTF-8"
+        "Error: argument TEXT is not valid UTF-8 (byte 0xE9); pass it as UTF-8 text"
     )
 
 
@@ -73,12 +73,15 @@ def test_verify_exits_1_naming_the_first_bad_position(tmp_path: Path) -> None:
     result = run(tmp_path, "verify", "--json")
 
     assert result.returncode == 1
-    assert json.loads(result.stdout) == {
+    data = json.loads(result.stdout)
+    assert {k: data[k] for k in ("ok", "events", "first_bad", "reason", "head")} == {
         "ok": False,
         "events": 2,
         "first_bad": 3,
         "reason": "payload changed",
+        "head": None,
     }
+    assert [a["status"] for a in data["anchors"]] == ["not checked"]
 
 
 def test_a_writer_blocked_past_the_lock_timeout_fails_clearly_and_a_retry_lands(

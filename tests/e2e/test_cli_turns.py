@@ -62,8 +62,8 @@ def test_turn_json_has_the_documented_fields(cli: Cli, mind_home: Path) -> None:
     ]
     assert data["events"] == {
         "first": 2,
-        "last": 6,
-    }  # started, replied, opened, rejected, completed
+        "last": 7,
+    }  # started, its number, replied, opened, rejected, completed
     assert data["usage"] == {"prompt_tokens": 10, "completion_tokens": 20, "total_tokens": 30}
     assert data["context"][0]["kind"] == "identity"
     assert cli("verify", "--json").json()["ok"] is True
@@ -114,7 +114,11 @@ def test_a_failed_generation_exits_1_and_keeps_the_message(cli: Cli, mind_home: 
     assert result.stderr.startswith("Error: generation failed (connection)")
     assert "kept at position 2" in result.stderr
     types = [e["type"] for e in cli("log", "--json").json()]
-    assert types[-2:] == ["mind.turn.started", "mind.turn.generation_failed"]
+    assert types[-3:] == [
+        "mind.turn.started",
+        "mind.turn_numbers.given",
+        "mind.turn.generation_failed",
+    ]
 
 
 @pytest.mark.parametrize(

@@ -6,8 +6,9 @@ import json
 import threading
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from http.server import BaseHTTPRequestHandler, HTTPServer
+from typing import Any
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -111,24 +112,37 @@ def embedding_provider() -> Iterator[tuple[str, list[int]]]:
         server.server_close()
 
 
-class _Scripted(BaseHTTPRequestHandler):
-    """Answers /chat/completions like OpenAI with a scripted reply and finish reason, and
-    keeps every request body it received (what the model was actually sent)."""
+class _Recording(BaseHTTPRequestHandler):
+    """Answers /chat/completions like OpenAI with a fixed reply and keeps every request body;
+    with `echo_auth`, answers 401 with the request's Authorization header in the error (as some
+    providers and proxies do)."""
 
     disable_nagle_algorithm = True
-    reply = ""
+    requests: list[dict[str, Any]] = []
+    reply = "Noted."
+    echo_auth = False
     finish_reason = "stop"
-    received: list[dict[str, object]] = []
 
     def do_POST(self) -> None:
-        body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))))
-        self.received.append(body)
-        payload = json.dumps(
-            {
-                "id": "chatcmpl-fake",
+        self.requests.append(
+            json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))))
+        )
+        status = 401 if self.echo_auth else 200
+        if self.echo_auth:
+            seen = self.headers.get("Authorization", "")
+            payload: dict[str, Any] = {
+                "error": {
+                    "message": f"invalid key {seen.split()[-1] if seen else ''} "
+                    f"(header Authorization: {seen})",
+                    "code": 401,
+                }
+            }
+        else:
+            payload = {
+                "id": "chatcmpl-1",
                 "object": "chat.completion",
                 "created": 0,
-                "model": body.get("model", "fake"),
+                "model": "fake",
                 "choices": [
                     {
                         "index": 0,
@@ -136,35 +150,42 @@ class _Scripted(BaseHTTPRequestHandler):
                         "finish_reason": self.finish_reason,
                     }
                 ],
-                "usage": {"prompt_tokens": 50, "completion_tokens": 7, "total_tokens": 57},
+                "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
             }
-        ).encode()
-        self.send_response(200)
+        body = json.dumps(payload).encode()
+        self.send_response(status)
         self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(payload)))
+        self.send_header("Content-Length", str(len(body)))
         self.end_headers()
-        self.wfile.write(payload)
+        self.wfile.write(body)
 
     def log_message(self, *args: object) -> None:
         pass
 
 
 @contextmanager
-def scripted_provider(
-    reply: str, finish_reason: str = "stop"
-) -> Iterator[tuple[str, list[dict[str, object]]]]:
-    """Serve one scripted chat reply on 127.0.0.1; yield the base URL and the request bodies."""
-    received: list[dict[str, object]] = []
+def recording_provider(
+    reply: str = "Noted.", echo_auth: bool = False, finish_reason: str = "stop"
+) -> Iterator[tuple[str, list[dict[str, Any]]]]:
+    """Serve chat completions on 127.0.0.1; yield the base URL and the request bodies seen."""
+    seen: list[dict[str, Any]] = []
     handler = type(
         "Handler",
-        (_Scripted,),
-        {"reply": reply, "finish_reason": finish_reason, "received": received},
+        (_Recording,),
+        {"requests": seen, "reply": reply, "echo_auth": echo_auth, "finish_reason": finish_reason},
     )
     server = HTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
-        yield f"http://127.0.0.1:{server.server_port}/v1", received
+        yield f"http://127.0.0.1:{server.server_port}/v1", seen
     finally:
         server.shutdown()
         server.server_close()
+
+
+def scripted_provider(
+    reply: str, finish_reason: str = "stop"
+) -> AbstractContextManager[tuple[str, list[dict[str, Any]]]]:
+    """One scripted chat reply with its finish reason (`recording_provider`)."""
+    return recording_provider(reply, finish_reason=finish_reason)

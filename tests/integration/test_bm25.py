@@ -11,8 +11,8 @@ import pytest
 
 from adapters.importers import import_chat
 from cli.compose import Home, read_model
-from projections import bm25
-from projections.text_index import terms
+from projections.retrieval import bm25
+from projections.retrieval.text_index import terms
 from tests.integration.ledger_factory import sqlite_mind
 
 EVERYWHERE = 2**62
@@ -120,9 +120,9 @@ def test_tracked_document_frequencies_stay_exact_and_give_the_same_answer(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, few_rows: int
 ) -> None:
     from adapters.sqlite_ledger import SQLiteLedgerReader
-    from projections import maintenance
-    from projections import projector as projector_module
-    from projections.projector import Projector
+    from projections.engine import maintenance
+    from projections.engine import projector as projector_module
+    from projections.engine.projector import Projector
 
     monkeypatch.setattr(bm25, "COMMON_POSTINGS", 200)
     monkeypatch.setattr(bm25, "TRACKED_POSTINGS", 100)

@@ -12,8 +12,8 @@ import time
 from pathlib import Path
 
 from adapters.sqlite_ledger import SQLiteLedgerReader
-from projections.readmodel import published_position
-from projections.replay import differences, rebuild
+from projections.engine.readmodel import published_position
+from projections.engine.replay import differences, rebuild
 from tests.conftest import REPO, subprocess_env
 from tests.integration.ledger_factory import sqlite_mind
 

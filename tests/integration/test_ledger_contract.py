@@ -9,11 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from adapters.hash_chain import VerifyResult, verify_chain
+from adapters.hash_chain import VerifyResult
+from adapters.verification import verify_ledger
 from cli.compose import Home, open_mind, open_reader, read_model
 from domain.application import Mind
 from domain.errors import CommitmentAlreadyClosedError
-from projections import queries
+from projections.queries import listings as queries
 from tests.conftest import REPO, subprocess_env
 from tests.integration.backends import BACKENDS, backend_home
 
@@ -32,7 +33,7 @@ def home(
 
 def verify(home: Home) -> VerifyResult:
     reader = open_reader(home)
-    return verify_chain(reader.meta()[2], reader.rows(batch=4), reader.orphans, reader.find_content)
+    return verify_ledger(reader, batch=4)
 
 
 def test_commands_are_recorded_in_a_verifiable_chain(home: Home) -> None:
@@ -124,7 +125,7 @@ def test_a_follower_process_publishes_new_events(home: Home) -> None:
     import signal
     import time
 
-    from projections.readmodel import published_position
+    from projections.engine.readmodel import published_position
 
     follower = subprocess.Popen(
         [sys.executable, "-c", "from cli.main import main; main()", "project", "--follow"],

@@ -11,9 +11,9 @@ from hypothesis import strategies as st
 from adapters.sqlite_ledger import SQLiteLedgerReader
 from domain.application import Mind
 from domain.errors import MindError
-from projections import handlers
-from projections.projector import ProjectionError, Projector
-from projections.replay import differences, rebuild
+from projections.engine import handlers, registry
+from projections.engine.projector import ProjectionError, Projector
+from projections.engine.replay import differences, rebuild
 from tests.integration.ledger_factory import sqlite_mind
 
 COMMANDS = st.lists(
@@ -85,7 +85,7 @@ def test_incremental_projection_equals_a_full_replay(
 
     with pytest.MonkeyPatch.context() as patch:
         # The live file was written as VALUES rows; the replay writes Arrow batches.
-        patch.setattr("projections.projector.FEW_ROWS", 0)
+        patch.setattr("projections.engine.projector.FEW_ROWS", 0)
         rebuild(folder / "replayed.duckdb", reader)
 
     assert differences(folder / "live.duckdb", folder / "replayed.duckdb") == []
@@ -111,7 +111,7 @@ def test_a_failing_handler_stops_at_that_event_with_the_position_before_it(
     def broken(rows: handlers.Rows, e: handlers.Ev) -> None:
         raise RuntimeError("disk full")
 
-    monkeypatch.setitem(handlers.HANDLERS, "mind.commitment.closed", broken)
+    monkeypatch.setitem(registry.HANDLERS, "mind.commitment.closed", broken)
     projector = Projector(tmp_path / "rm.duckdb")
 
     with pytest.raises(ProjectionError, match=f"position {closing} .*disk full"):
@@ -193,7 +193,7 @@ def test_an_entity_row_changed_in_place_by_a_handler_is_still_written(
     reader = SQLiteLedgerReader(tmp_path / "ledger.sqlite")
     projector = Projector(tmp_path / "rm.duckdb")
     projector.catch_up(reader)
-    monkeypatch.setitem(handlers.HANDLERS, "mind.concept.aliased", aliased_in_place)
+    monkeypatch.setitem(registry.HANDLERS, "mind.concept.aliased", aliased_in_place)
     app.alias_concept("topic.x", "second")
     projector.catch_up(reader)
 

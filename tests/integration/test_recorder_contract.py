@@ -10,8 +10,8 @@ import pytest
 from eventsourcing.sqlite import SQLiteDatastore
 from eventsourcing.tests.persistence import ApplicationRecorderTestCase
 
-from adapters.hash_chain import verify_chain
 from adapters.sqlite_ledger import ChainedSQLiteRecorder, SQLiteLedgerReader
+from adapters.verification import verify_ledger
 from tests.integration.backends import POSTGRES_DSN, needs_postgres, postgres_schema
 
 
@@ -23,9 +23,7 @@ class ChainIntactAfterEachCase:
     def tearDown(self) -> None:
         if self.created:
             reader = self.make_reader()
-            result = verify_chain(
-                reader.meta()[2], reader.rows(), reader.orphans, reader.find_content
-            )
+            result = verify_ledger(reader)
             assert result.ok, result
         super().tearDown()  # type: ignore[misc]
 

@@ -12,9 +12,9 @@ import pytest
 from adapters.importers import import_chat, import_locomo
 from cli.compose import Home, open_mind, read_model
 from domain.errors import InvalidInputError
-from projections.context import DROPPED_KEPT
-from projections.retrieval import gather, rank, recall
-from projections.time_expressions import windows
+from projections.retrieval.context import DROPPED_KEPT
+from projections.retrieval.recall import gather, rank, recall
+from projections.retrieval.time_expressions import windows
 from tests.conftest import LOCOMO
 from tests.integration.ledger_factory import sqlite_mind
 
@@ -41,7 +41,14 @@ def test_a_locomo_import_records_every_turn_once(locomo_home: Home) -> None:
             "SELECT speaker, time FROM messages WHERE source_id = 'D1:3'"
         ).fetchone()
         caption = con.execute("SELECT text FROM messages WHERE source_id = 'D1:5'").fetchone()
-    assert again == [{"sample": "conv-26", "added": 0, "skipped": 419}]
+    assert again == [
+        {
+            "sample": "conv-26",
+            "added": 0,
+            "skipped": 419,
+            "skipped_reasons": {"already imported": 419},
+        }
+    ]
     assert (count, first) == (419, "D1:1")
     assert (speaker, time) == ("Caroline", datetime(2023, 5, 8, 13, 56, tzinfo=UTC))
     assert caption is not None and "[shares a photo: a photo of a dog" in caption[0]
@@ -97,7 +104,7 @@ def test_closed_commitments_resolved_threads_and_old_definitions_are_not_recalle
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, scored_in: str
 ) -> None:
     if scored_in == "sql":
-        monkeypatch.setattr("projections.bm25.SMALL_DOCS", 0)
+        monkeypatch.setattr("projections.retrieval.bm25.SMALL_DOCS", 0)
     app = sqlite_mind(tmp_path, commands=0)
     cid = app.open_commitment("water the orchid every sunday").cid
     thread = app.open_thread("orchid care question", "how often to water an orchid")
@@ -243,8 +250,8 @@ def test_sorting_the_term_index_changes_no_result(
     locomo_home: Home, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     from adapters.sqlite_ledger import SQLiteLedgerReader
-    from projections import maintenance
-    from projections.projector import Projector
+    from projections.engine import maintenance
+    from projections.engine.projector import Projector
 
     questions = ["When did Caroline go to the LGBTQ support group?", "What does Melanie paint?"]
     reader = SQLiteLedgerReader(locomo_home.ledger)
@@ -326,9 +333,9 @@ def test_a_speaker_named_in_the_query_has_their_own_messages_as_a_channel(
     tmp_path: Path,
 ) -> None:
     from adapters.importers import import_locomo
-    from projections.names import keys_in
-    from projections.retrieval import NO_LIMIT
-    from projections.speakers import said_by
+    from projections.retrieval.names import keys_in
+    from projections.retrieval.recall import NO_LIMIT
+    from projections.retrieval.speakers import said_by
 
     turns = [
         {"speaker": "Ben", "dia_id": f"D1:{i}", "text": f"pottery pottery class number {i}"}

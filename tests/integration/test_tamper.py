@@ -11,17 +11,16 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from adapters.hash_chain import VerifyResult, verify_chain
+from adapters.hash_chain import VerifyResult
 from adapters.sqlite_ledger import SQLiteLedgerReader
+from adapters.verification import verify_ledger
 from tests.integration.ledger_factory import sqlite_mind
 
 
 def verify(path: Path) -> VerifyResult:
     reader = SQLiteLedgerReader(path)
     try:
-        return verify_chain(
-            reader.meta()[2], reader.rows(batch=7), reader.orphans, reader.find_content
-        )
+        return verify_ledger(reader, batch=7)
     finally:
         reader.close()
 

@@ -16,9 +16,9 @@ from adapters.litellm_model import LiteLLMModel, ModelSettings
 from cli.compose import Home, build_model, open_mind, open_reader, read_model, turn_service
 from domain.turn import Turn
 from domain.turns import TurnOutcome
-from projections.context import DROPPED_KEPT
-from projections.handlers import HANDLERS
-from projections.projector import ProjectionError
+from projections.engine.projector import ProjectionError
+from projections.engine.registry import HANDLERS
+from projections.retrieval.context import DROPPED_KEPT
 from tests.integration.fake_provider import failing_provider
 from tests.integration.ledger_factory import sqlite_mind
 
@@ -54,6 +54,7 @@ def test_a_turn_records_the_message_first_then_reply_and_effects_together(
     assert outcome.reply == "Will do."
     assert topics(home)[1:] == [
         "mind.turn.started",
+        "mind.turn_numbers.given",  # the turn's number, in the message's transaction
         "mind.turn.replied",
         "mind.commitment.opened",
         "mind.turn.completed",
@@ -98,7 +99,7 @@ def test_every_control_line_takes_effect(home: Home, say: Say) -> None:
         ("CLAIM:event_exists={id: 1}", "malformed JSON"),
         ('CLAIM:weather={"sunny": true}', "unknown claim type 'weather'"),
         ('CLAIM:event_exists={"id": 99999}', "claim is false: there is no event 99999"),
-        ('CLAIM:event_exists={"id": 1, "evidence": [4]}', "evidence not retrieved"),
+        ('CLAIM:event_exists={"id": 1, "evidence": [5]}', "evidence not retrieved"),
         ('CLAIM:event_exists={"id": 1, "evidence": [4242]}', "do not exist"),
         ("CLAIM:event_exists=[1]", "must be an object"),
         ("RELATE: a.b -> rel -> c.d", "concept a.b is not defined"),
@@ -109,7 +110,7 @@ def test_every_control_line_takes_effect(home: Home, say: Say) -> None:
 def test_each_bad_line_is_a_recorded_rejection_and_its_siblings_still_apply(
     home: Home, say: Say, line: str, reason: str
 ) -> None:
-    say("first", "ok")  # position 4 (its completion) exists but is never a context item
+    say("first", "ok")  # position 5 (its completion) exists but is never a context item
 
     outcome = say("second", f"Fine.\n{line}\nCOMMIT: keep going")
 
@@ -207,7 +208,11 @@ def test_provider_failures_append_exactly_one_failure_event(
         "failed",
         kind,
     )
-    assert topics(home)[1:] == ["mind.turn.started", "mind.turn.generation_failed"]
+    assert topics(home)[1:] == [
+        "mind.turn.started",
+        "mind.turn_numbers.given",
+        "mind.turn.generation_failed",
+    ]
 
 
 def test_a_refused_connection_is_a_connection_failure(home: Home) -> None:
@@ -216,7 +221,11 @@ def test_a_refused_connection_is_a_connection_failure(home: Home) -> None:
     outcome = turn_service(home).run("anyone there?", model)
 
     assert outcome.failure is not None and outcome.failure["kind"] == "connection"
-    assert topics(home)[1:] == ["mind.turn.started", "mind.turn.generation_failed"]
+    assert topics(home)[1:] == [
+        "mind.turn.started",
+        "mind.turn_numbers.given",
+        "mind.turn.generation_failed",
+    ]
 
 
 def test_a_turn_left_unfinished_by_a_dead_process_is_marked_interrupted_once(
@@ -232,14 +241,14 @@ def test_a_turn_left_unfinished_by_a_dead_process_is_marked_interrupted_once(
     say("hello again", "hi")
 
     assert topics(home).count("mind.turn.interrupted") == 1
-    assert open_mind(home)._get(Turn, stale.id).status == "interrupted"
+    assert open_mind(home).load(Turn, stale.id).status == "interrupted"
 
 
 def test_replay_needs_no_model_and_matches_the_live_read_model(
     home: Home, say: Say, tmp_path: Path
 ) -> None:
-    from projections.readmodel import ensure_fresh
-    from projections.replay import differences, rebuild
+    from projections.engine.readmodel import ensure_fresh
+    from projections.engine.replay import differences, rebuild
 
     say("Remind me to buy milk", "Will do.\nCOMMIT: buy milk")
     say("thanks", "REFLECT: polite user")
@@ -248,7 +257,7 @@ def test_replay_needs_no_model_and_matches_the_live_read_model(
 
     with pytest.MonkeyPatch.context() as patch:
         # Turns wrote VALUES rows (JSON, lists, times); the replay writes Arrow batches.
-        patch.setattr("projections.projector.FEW_ROWS", 0)
+        patch.setattr("projections.engine.projector.FEW_ROWS", 0)
         rebuild(tmp_path / "replayed.duckdb", open_reader(home))
 
     assert differences(paths.published, tmp_path / "replayed.duckdb") == []
@@ -319,20 +328,21 @@ def test_a_closed_turn_service_leaves_no_ledger_connection_open(home: Home, say:
     assert ledger_files() <= before
 
 
-def test_turns_are_numbered_in_order_and_the_tracking_row_keeps_count(home: Home, say: Say) -> None:
+def test_turns_are_numbered_from_the_ledger_and_the_tracking_row_keeps_position(
+    home: Home, say: Say
+) -> None:
     numbers = [say(f"message {i}", "ok").seq for i in range(3)]
-    # A turn whose read model is behind counts the turns it has not applied yet.
+    # A turn started elsewhere that no read model has applied yet still takes its number.
     with turn_service(home) as service:
-        elsewhere = Turn.start("typed elsewhere", "user", 4, "m", 1, "h", service.mind.clock())
-        service.mind.save(*elsewhere.collect())
+        numbers.append(service.start("typed elsewhere", "user", "m").seq)
     numbers.append(say("after it", "ok").seq)
 
     with read_model(home) as con:
-        tracking = con.execute("SELECT position, time, turns FROM tracking").fetchall()
+        tracking = con.execute("SELECT position, time FROM tracking").fetchall()
         last = con.execute("SELECT position, time FROM events ORDER BY position DESC LIMIT 1")
         expected = last.fetchall()[0]
-    assert numbers == [1, 2, 3, 5]
-    assert tracking == [(*expected, 5)]
+    assert numbers == [1, 2, 3, 4, 5]
+    assert tracking == [expected]
 
 
 # 1,000: the catch-up runs beside the message's save; 0: first (a read model far behind).
@@ -340,7 +350,7 @@ def test_turns_are_numbered_in_order_and_the_tracking_row_keeps_count(home: Home
 def test_a_turn_sees_what_came_before_its_message_and_not_the_message(
     home: Home, say: Say, monkeypatch: pytest.MonkeyPatch, beside: int
 ) -> None:
-    monkeypatch.setattr("projections.turn_reads.BACKGROUND_EVENTS", beside)
+    monkeypatch.setattr("projections.retrieval.turn_reads.BACKGROUND_EVENTS", beside)
     say("The zanzibar quokka expedition starts in May", "Noted.")
     outcome = say("Tell me about the zanzibar quokka expedition", "ok")
 

@@ -1,0 +1,124 @@
+"""The head anchor: the last ledger head a writer in this home saw, kept outside the ledger.
+
+A ledger whose last events were deleted (with their chain rows) is still a valid chain, so the
+chain alone cannot show it. Every process that appends through our recorders records the new head
+in a small JSON file in the home (`ledger-head.json`); `mind verify` reports a ledger that ends
+before it. The file only moves forward for one ledger: concurrent writers may leave it a little
+behind the true head (harmless: a ledger ahead of its anchor is fine), never ahead of it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import tempfile
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+from domain.errors import MindError
+
+
+@dataclass(frozen=True)
+class Anchor:
+    """A head someone kept: the hash at a position (position None when only the hash is known)."""
+
+    source: str
+    hash: str
+    position: int | None = None
+    ledger_id: str | None = None
+
+
+class AnchorUnreadableError(MindError):
+    """Raised when an anchor file exists but cannot be read or parsed (reported, not fatal)."""
+
+
+class HeadAnchorFile:
+    """`ledger-head.json`: {"ledger_id", "position", "hash"}, replaced atomically on each write."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def read(self) -> Anchor | None:
+        """The recorded head, or None when no file exists yet."""
+        try:
+            data = json.loads(self.path.read_bytes())
+        except FileNotFoundError:
+            return None
+        except (OSError, ValueError) as e:
+            raise AnchorUnreadableError(f"{self.path} cannot be read ({_one_line(e)})") from None
+        if (
+            not isinstance(data, dict)
+            or not isinstance(data.get("position"), int)
+            or not isinstance(data.get("hash"), str)
+            or not isinstance(data.get("ledger_id"), str)
+        ):
+            raise AnchorUnreadableError(f"{self.path} does not hold a ledger head")
+        return Anchor(str(self.path), data["hash"], data["position"], data["ledger_id"])
+
+    def advance(self, ledger_id: str, position: int, hash_: str) -> None:
+        """Record a head just committed, unless the file already holds a later one of this ledger.
+
+        Written to a temporary file and renamed over the old one, so a crash leaves the old or
+        the new anchor, never half of one. No fsync: after a power cut the worst case is an
+        older or unreadable anchor, which verify reports but never takes for a truncation.
+        A home where the file cannot be written (read-only, full) keeps the ledger write: the
+        anchor is a check, not part of the record.
+        """
+        try:
+            current = self.read()
+        except AnchorUnreadableError:
+            current = None
+        if current and current.ledger_id == ledger_id and (current.position or 0) >= position:
+            return
+        payload = json.dumps({"ledger_id": ledger_id, "position": position, "hash": hash_})
+        try:
+            fd, temp = tempfile.mkstemp(prefix=".ledger-head.", dir=self.path.parent)
+        except OSError:
+            return
+        try:
+            os.fchmod(fd, 0o644)  # readable like the ledger beside it (mkstemp makes it 0600)
+            with os.fdopen(fd, "w") as f:
+                f.write(payload)
+            os.replace(temp, self.path)
+        except OSError:
+            with contextlib.suppress(OSError):
+                os.unlink(temp)
+
+
+def _one_line(e: Exception) -> str:
+    return " ".join(str(e).split())
+
+
+HEAD_ANCHOR_ENV = "LEDGER_HEAD_ANCHOR"  # the persistence setting naming the anchor file
+
+
+class AnchoredRecorder:
+    """Mixed into our recorders: notes the head inside the append's transaction, records it in
+    the anchor file once the transaction committed (never for a rolled-back append)."""
+
+    head_anchor: HeadAnchorFile | None = None
+    _ledger_id: str | None = None
+
+    def _note_head(self, ledger_id: str, entries: list[tuple[int, int, str, str]]) -> None:
+        if self.head_anchor is not None and entries:
+            self._ledger_id = ledger_id
+            self._pending_heads().last = (entries[-1][0], entries[-1][3])
+
+    def _record_head(self) -> None:
+        local = self._pending_heads()
+        head, local.last = getattr(local, "last", None), None
+        if head is not None and self.head_anchor is not None and self._ledger_id is not None:
+            self.head_anchor.advance(self._ledger_id, head[0], head[1])
+
+    def _forget_head(self) -> None:
+        self._pending_heads().last = None
+
+    def _pending_heads(self) -> threading.local:
+        # Per thread: a turn appends from a worker thread while the main thread may append too.
+        pending: threading.local | None = self.__dict__.get("_heads")
+        if pending is None:
+            pending = self.__dict__.setdefault("_heads", threading.local())
+        assert pending is not None
+        return pending

@@ -1,0 +1,111 @@
+"""What every command shares: `--home` after the subcommand, verbatim help examples, `--as-of`."""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from cli.compose import Home
+from domain.clock import parse_time
+from domain.errors import InvalidInputError
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+HOME_HELP = "The mind's folder (default: $MIND_HOME, else ~/.local/share/mindledger)."
+
+
+def _set_home(ctx: click.Context, _: click.Parameter, value: Path | None) -> None:
+    # The group's --home has already put a Home in ctx.obj; one given here, after the
+    # subcommand, replaces it for this command and the commands below it.
+    if value is not None:
+        ctx.obj = Home(value)
+
+
+def home_option() -> click.Option:
+    """`--home DIR` for one command: the same option the `mind` group takes."""
+    return click.Option(
+        ["--home"],
+        type=click.Path(file_okay=False, path_type=Path),
+        expose_value=False,
+        callback=_set_home,
+        help=HOME_HELP,
+    )
+
+
+def verbatim_examples(help_text: str) -> str:
+    """The help text with every paragraph from `Example:` on marked `\\b`, so click prints the
+    examples as written instead of rewrapping them (it broke a quoted string in two)."""
+    head, marker, examples = inspect.cleandoc(help_text).partition("Example:")
+    if not marker:
+        return help_text
+    paragraphs = [p for p in examples.split("\n\n") if p.strip()]
+    return head + marker + "".join("\n\n\b\n" + p.strip("\n") for p in paragraphs)
+
+
+def share_options(group: click.Group) -> None:
+    """Give every command below `group` a `--home` and verbatim examples."""
+    for command in walk(group):
+        if command.help:
+            command.help = verbatim_examples(command.help)
+        if command is not group and not any(p.name == "home" for p in command.params):
+            command.params.append(home_option())
+
+
+def walk(command: click.Command) -> list[click.Command]:
+    """`command` and every command below it, depth first."""
+    found = [command]
+    if isinstance(command, click.Group):
+        for name in sorted(command.commands):
+            found += walk(command.commands[name])
+    return found
+
+
+@dataclass(frozen=True)
+class AsOf:
+    """`--as-of`: a ledger position or a time, as written."""
+
+    position: int | None = None
+    time: datetime | None = None
+
+
+class AsOfType(click.ParamType[AsOf, Any]):
+    """A ledger position (a whole number from 1) or an ISO-8601 time."""
+
+    name = "POSITION|TIME"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> AsOf:
+        if isinstance(value, AsOf):
+            return value
+        text = str(value).strip()
+        if text.isdigit():
+            if int(text) < 1:
+                self.fail("a ledger position starts at 1", param, ctx)
+            return AsOf(position=int(text))
+        try:
+            return AsOf(time=parse_time(text))
+        except InvalidInputError:
+            self.fail(
+                f"{text!r} is neither a ledger position (1, 2, ...) nor an ISO-8601 time "
+                "(2026-05-01T09:30:00Z)",
+                param,
+                ctx,
+            )
+
+
+AS_OF_HELP = (
+    "The mind as it stood at a ledger position (e.g. 1200) or a time (ISO-8601, e.g. "
+    "2026-05-01T09:00:00Z): only events up to it, evaluated at its time."
+)
+
+
+def as_of_option() -> Callable[[F], F]:
+    """The `--as-of` option `recall` and `threads` share."""
+    return click.option(
+        "--as-of", "as_of", type=AsOfType(), metavar="POSITION|TIME", help=AS_OF_HELP
+    )

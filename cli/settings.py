@@ -1,0 +1,175 @@
+"""The process's settings, each declared once with its type, default and help (pydantic-settings).
+
+Sources, highest first: a command-line flag, the environment (MIND_*), MIND_HOME/.env,
+MIND_HOME/config.json, the default (read by cli/settings_sources.py, which keeps where each value
+came from). Per-mind settings (threads.*, workspace, embedding.*) are events instead:
+domain/settings.py.
+
+To add a setting: one `setting(default, help, accepts, **constraints)` field on `Settings`. It is
+then read from `MIND_<NAME>`, a `MIND_<NAME>=` line in MIND_HOME/.env and the config.json key
+`<name>`, listed by `mind config show`, and refused in one line when bad; add a bad value for it
+to BAD in tests/e2e/test_cli_settings.py (a test fails until you do).
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import Field, SecretStr, field_validator
+from pydantic_settings import (
+    BaseSettings,
+    NoDecode,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+)
+
+from domain.clock import parse_fixed_time
+from domain.errors import MindError
+
+
+class SettingError(MindError):
+    """Raised when a setting holds a value it does not accept, or a settings file is unreadable."""
+
+
+def setting(default: Any, help: str, accepts: str, **constraints: Any) -> Any:
+    """A field with its help (`config show`) and what it accepts (the error on a bad value)."""
+    return Field(default, description=help, json_schema_extra={"accepts": accepts}, **constraints)
+
+
+def accepts(name: str) -> str:
+    """What a setting accepts, in words."""
+    extra = FIELDS[name].json_schema_extra
+    return str(extra["accepts"]) if isinstance(extra, dict) else ""
+
+
+class Settings(BaseSettings):
+    """Every setting of the `mind` process (not of one mind: those are events)."""
+
+    model_config = SettingsConfigDict(
+        env_prefix="MIND_", env_ignore_empty=True, extra="forbid", dotenv_filtering="only_existing"
+    )
+
+    home: Path = setting(
+        ...,
+        "the mind's folder (--home, else MIND_HOME, else ~/.local/share/mindledger)",
+        "a folder",
+    )
+    now: datetime | None = setting(
+        None,
+        "the time commands record, fixed (tick --now too); unset: the system clock",
+        "an ISO-8601 UTC time in the years 1970 to 2999, like 2026-05-01T09:30:00Z",
+    )
+    allow_past_now: bool = setting(
+        False, "let MIND_NOW be earlier than the ledger's latest event", "true or false"
+    )
+    backend: Literal["sqlite", "postgres"] = setting(
+        "sqlite", "where the ledger is kept", "sqlite or postgres"
+    )
+    postgres_dsn: SecretStr | None = setting(
+        None, "the PostgreSQL ledger's server", "a libpq DSN, postgresql://user:pw@host:port/db"
+    )
+    postgres_schema: str = setting(
+        "",
+        "the PostgreSQL schema of this mind (empty: public)",
+        "an SQL identifier (letters, digits, _)",
+        pattern=r"^([A-Za-z_][A-Za-z0-9_]{0,62})?$",
+    )
+    lock_timeout: float = setting(
+        15.0,
+        "seconds to wait for the ledger's write lock",
+        "a number over 0, at most 3600",
+        gt=0,
+        le=3600,
+    )
+    api_base: str | None = setting(
+        None, "the model server turns call (turn --api-base too)", "an http:// or https:// URL"
+    )
+    model_timeout: float = setting(
+        120.0, "seconds to wait for a model reply", "a number over 0, at most 86400", gt=0, le=86400
+    )
+    model_retries: int = setting(
+        0, "retries of a failed model call", "a whole number from 0 to 10", ge=0, le=10
+    )
+    max_tokens: int = setting(
+        512,
+        "the most tokens a reply may have",
+        "a whole number from 1 to 1000000",
+        ge=1,
+        le=1_000_000,
+    )
+    model_fallbacks: Annotated[list[str], NoDecode] = setting(
+        [], "models to try when the first fails", "LiteLLM model names, comma-separated"
+    )
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        """Only the values `load_settings` merged: it reads the sources itself, in order."""
+        return (init_settings,)
+
+    @field_validator("now", mode="before")
+    @classmethod
+    def _fixed_time(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            try:
+                return parse_fixed_time(value)
+            except MindError as e:  # keep the words "not ISO-8601" / "outside the years"
+                raise ValueError(str(e).split(" is ", 1)[-1]) from None
+        return value
+
+    @field_validator("postgres_dsn", mode="before")
+    @classmethod
+    def _dsn(cls, value: Any) -> Any:
+        text = value.get_secret_value() if isinstance(value, SecretStr) else value
+        if isinstance(text, str) and not re.match(r"^(postgres(ql)?://|\w+=)", text.strip()):
+            raise ValueError("not a libpq DSN")  # the value itself may hold a password
+        return value
+
+    @field_validator("api_base", mode="before")
+    @classmethod
+    def _url(cls, value: Any) -> Any:
+        if isinstance(value, str) and not re.match(r"^https?://[^\s/]+\S*$", value.strip()):
+            raise ValueError("not an http:// or https:// URL")
+        return value.strip() if isinstance(value, str) else value
+
+    @field_validator("model_fallbacks", mode="before")
+    @classmethod
+    def _names(cls, value: Any) -> Any:
+        names = [n.strip() for n in value.split(",")] if isinstance(value, str) else value
+        if isinstance(names, list) and not all(isinstance(n, str) and n.strip() for n in names):
+            raise ValueError("every fallback must be a non-empty model name")
+        return names
+
+
+FIELDS = Settings.model_fields
+
+
+def env_name(name: str) -> str:
+    """The environment variable (and .env line) that sets a field."""
+    return f"MIND_{name.upper()}"
+
+
+def shown_value(name: str, value: Any) -> Any:
+    """A value as `config show` prints it: secrets masked, times and paths as text."""
+    if isinstance(value, SecretStr):
+        return mask_url(value.get_secret_value())
+    if isinstance(value, datetime | Path):
+        return str(value) if isinstance(value, Path) else value.isoformat()
+    if name == "api_base" and isinstance(value, str):
+        return mask_url(value)
+    return value
+
+
+def mask_url(text: str) -> str:
+    """A URL or DSN with its password replaced by ****."""
+    masked = re.sub(r"(://[^:/@\s]*:)[^@\s]*@", r"\1****@", text)
+    return re.sub(r"(password=)\S*", r"\1****", masked)

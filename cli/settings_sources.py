@@ -1,0 +1,206 @@
+"""Reading the settings' sources, highest first: a command-line flag, the environment (MIND_*),
+MIND_HOME/.env, MIND_HOME/config.json, the default.
+
+Each source is read on its own (pydantic-settings' EnvSettingsSource and DotEnvSettingsSource,
+and config.json here) so that every value keeps where it came from: `mind config show` lists
+it, and a bad value is refused in one line naming its source.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from io import StringIO
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+from pydantic_settings import DotEnvSettingsSource, EnvSettingsSource
+
+from cli.settings import FIELDS, SettingError, Settings, accepts, env_name
+
+# Settings a home file may not set: the home itself, and the clock (a time fixed in a file
+# would silently date every later event).
+ENV_ONLY = {"home": "the home", "now": "the clock", "allow_past_now": "the clock"}
+# config.json keys that predate the flat names (written as {"model_settings": {...}}).
+LEGACY_MODEL_KEYS = {
+    "api_base": "api_base",
+    "timeout": "model_timeout",
+    "retries": "model_retries",
+    "max_tokens": "max_tokens",
+    "fallbacks": "model_fallbacks",
+}
+
+
+@dataclass(frozen=True)
+class Origin:
+    """Where a value came from: the source, and the name it had there."""
+
+    source: str  # flag, environment, .env, config.json or default
+    name: str  # --api-base, MIND_API_BASE, model_settings.timeout, ...
+    path: Path | None = None  # the file, for .env and config.json
+
+    def describe(self) -> str:
+        """E.g. `MIND_MODEL_TIMEOUT in /home/me/.env`."""
+        return f"{self.name} in {self.path}" if self.path else f"{self.name} ({self.source})"
+
+
+@dataclass(frozen=True)
+class LoadedSettings:
+    """The validated settings, where each came from, and the home's .env lines."""
+
+    values: Settings
+    origins: dict[str, Origin]
+    dotenv: dict[str, str]
+    dotenv_path: Path
+
+
+def load_settings(
+    home: Path, home_origin: Origin, flags: dict[str, tuple[str, Any]]
+) -> LoadedSettings:
+    """Read every source, highest first; raise SettingError naming the first bad value.
+
+    `flags`: field -> (flag name, value) for the flags given on the command line."""
+    if home.exists() and not home.is_dir():
+        raise SettingError(
+            f"{home_origin.describe()} = {str(home)!r} is not valid (it is a file); "
+            f"it takes {accepts('home')}"
+        )
+    dotenv_path, config_path = home / ".env", home / "config.json"
+    dotenv = _read_dotenv(dotenv_path)
+    config, config_names = _config_values(config_path)
+    given = {k: v for k, v in flags.items() if v[1] is not None}
+    layers: list[tuple[dict[str, Any], dict[str, Origin]]] = [
+        (
+            {k: v for k, (_, v) in given.items()},
+            {k: Origin("flag", f) for k, (f, _) in given.items()},
+        ),
+        (EnvSettingsSource(Settings)(), _named("environment", None)),
+        (_dotenv_values(dotenv_path, dotenv), _named(".env", dotenv_path)),
+        (config, {k: Origin("config.json", n, config_path) for k, n in config_names.items()}),
+    ]
+    merged: dict[str, Any] = {"home": home}
+    origins = {"home": home_origin}
+    for values, names in layers:
+        for name, value in values.items():
+            if name not in merged:
+                merged[name], origins[name] = value, names[name]
+    for name in FIELDS:
+        origins.setdefault(name, Origin("default", env_name(name)))
+    try:
+        settings = Settings(**merged)
+    except ValidationError as e:
+        raise _one_line(e, merged, origins) from None
+    return LoadedSettings(settings, origins, dotenv, dotenv_path)
+
+
+def _named(source: str, path: Path | None) -> dict[str, Origin]:
+    return {name: Origin(source, env_name(name), path) for name in FIELDS}
+
+
+def _one_line(
+    error: ValidationError, merged: dict[str, Any], origins: dict[str, Origin]
+) -> SettingError:
+    first = error.errors()[0]
+    name = str(first["loc"][0]) if first["loc"] else ""
+    if name not in FIELDS:
+        return SettingError(f"unknown setting {name!r}; {_known()}")
+    secret = name == "postgres_dsn"  # the value itself may hold a password
+    shown = "(hidden)" if secret else repr(merged.get(name))
+    message = str(first["msg"]).removeprefix("Value error, ")
+    return SettingError(
+        f"{origins[name].describe()} = {shown} is not valid ({message}); it takes {accepts(name)}"
+    )
+
+
+def _read_dotenv(path: Path) -> dict[str, str]:
+    """Every KEY=value line of the home's .env (python-dotenv's parsing)."""
+    from dotenv import dotenv_values
+
+    if not path.exists():
+        return {}
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise SettingError(f"{path} is not UTF-8 text (byte {e.start}); fix or remove it") from None
+    except OSError as e:
+        raise SettingError(f"{path} cannot be read ({e.strerror}); fix or remove it") from None
+    return {k: v for k, v in dotenv_values(stream=StringIO(text)).items() if v is not None}
+
+
+def _dotenv_values(path: Path, lines: dict[str, str]) -> dict[str, Any]:
+    unknown = sorted(
+        k for k in lines if k.upper().startswith("MIND_") and k[5:].lower() not in FIELDS
+    )
+    if unknown:
+        raise SettingError(f"{unknown[0]!r} in {path} is not a setting; {_known()}")
+    for key in lines:
+        if key[5:].lower() in ENV_ONLY and key.upper().startswith("MIND_"):
+            raise _file_may_not_set(key[5:].lower(), key, path)
+    if not lines:
+        return {}
+    return DotEnvSettingsSource(Settings, env_file=path, env_file_encoding="utf-8")()
+
+
+def _file_may_not_set(name: str, key: str, path: Path) -> SettingError:
+    return SettingError(
+        f"{key} in {path}: {ENV_ONLY[name]} is set only by a flag or the environment "
+        f"({env_name(name)}); remove it from the file"
+    )
+
+
+def _known() -> str:
+    return "settings: " + ", ".join(env_name(n) for n in FIELDS if n != "home")
+
+
+def _config_values(path: Path) -> tuple[dict[str, Any], dict[str, str]]:
+    """config.json's settings by field name (the older `model_settings` object included), and
+    the key each was written under."""
+    values: dict[str, Any] = {}
+    names: dict[str, str] = {}
+    for key, value in read_config_file(path).items():
+        if key == "model_settings":
+            if not isinstance(value, dict):
+                raise SettingError(
+                    f"model_settings in {path} must be a JSON object, not {_json_type(value)}"
+                )
+            for old, inner in value.items():
+                if old not in LEGACY_MODEL_KEYS:
+                    raise SettingError(
+                        f"model_settings.{old!r} in {path} is not a setting; model_settings takes "
+                        + ", ".join(LEGACY_MODEL_KEYS)
+                    )
+                field = LEGACY_MODEL_KEYS[old]
+                if names.get(field, "model_settings").startswith("model_settings"):
+                    values[field], names[field] = inner, f"model_settings.{old}"
+        elif key in ENV_ONLY:
+            raise _file_may_not_set(key, key, path)
+        elif key in FIELDS:
+            values[key], names[key] = value, key  # a flat key wins over model_settings
+        else:
+            raise SettingError(f"{key!r} in {path} is not a setting; {_known()}")
+    return values, names
+
+
+def read_config_file(path: Path) -> dict[str, Any]:
+    """The home's config.json as an object (empty when absent)."""
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except FileNotFoundError:
+        return {}
+    except (OSError, UnicodeDecodeError) as e:
+        raise SettingError(f"{path} cannot be read ({e}); fix or remove it") from None
+    try:
+        data = json.loads(text)
+    except ValueError as e:
+        raise SettingError(f"{path} is not valid JSON ({e}); fix or remove it") from None
+    if not isinstance(data, dict):
+        raise SettingError(f"{path} must hold a JSON object ({{...}}), not {_json_type(data)}")
+    return data
+
+
+def _json_type(value: Any) -> str:
+    names = {list: "a list", str: "a string", bool: "a boolean", dict: "an object"}
+    if value is None:
+        return "null"
+    return names.get(type(value), "a number")

@@ -1,0 +1,144 @@
+"""The commands that change the mind, each a decision against one `Changes`.
+
+`Mind` runs each as a use case of its own (`Mind.decide`: saved at once, retried on a
+conflict); a turn runs the ones its control lines name against the turn's `Changes`, saved with
+its reply. Either way the same rules decide and the same errors refuse.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+from uuid import UUID
+
+from domain.changes import Changes
+from domain.commitment import Commitment, Origin, normalise
+from domain.concept import Concept, concept_id
+from domain.errors import (
+    InvalidInputError,
+    NotInitialisedError,
+    UnknownCommitmentError,
+    UnknownConceptError,
+    UnknownThreadError,
+)
+from domain.identity import IDENTITY_ID, Identity
+from domain.text import clean_token
+from domain.thread import Thread
+
+
+@dataclass(frozen=True)
+class OpenOutcome:
+    """What opening a commitment did: `opened` is False when that text was already open."""
+
+    cid: str
+    episode: int
+    opened: bool
+
+
+def identity(changes: Changes) -> Identity:
+    """The mind's identity; NotInitialisedError before `init`."""
+    found = changes.find(Identity, IDENTITY_ID)
+    if found is None:
+        raise NotInitialisedError("no mind here yet; run `mind init` first")
+    return found
+
+
+def open_commitment(
+    changes: Changes,
+    text: str,
+    origin: Origin,
+    at: datetime,
+    thread_id: str | None = None,
+    concepts: tuple[str, ...] = (),
+) -> OpenOutcome:
+    """Open a commitment; the same text while it is open is a no-op that says so."""
+    probe = Commitment.open(text, origin, 1, at, thread_id, concepts)
+    latest = changes.latest_episode(probe.cid)
+    if latest is not None and not latest.closed:
+        if normalise(latest.text) != normalise(probe.text):
+            raise InvalidInputError(
+                f"CID {probe.cid} already names a different open commitment; reword it"
+            )
+        return OpenOutcome(latest.cid, latest.episode, opened=False)
+    episode = 1 if latest is None else latest.episode + 1
+    commitment = Commitment.open(text, origin, episode, at, thread_id, concepts)
+    changes.add(commitment)
+    return OpenOutcome(commitment.cid, episode, opened=True)
+
+
+def commitment(changes: Changes, cid: str) -> Commitment:
+    """The latest episode of a CID; UnknownCommitmentError when it was never opened."""
+    latest = changes.latest_episode(cid.strip().lower())
+    if latest is None:
+        raise UnknownCommitmentError(
+            f"no commitment has CID {cid!r}; `mind commitments --all` lists them"
+        )
+    return latest
+
+
+def close_commitment(
+    changes: Changes, cid: str, reason: str | None, evidence: tuple[int, ...], at: datetime
+) -> Commitment:
+    """Close the open episode of a CID; unknown or closed CIDs are refused."""
+    latest = commitment(changes, cid)
+    latest.close(reason, evidence, at)
+    return latest
+
+
+def concept(changes: Changes, token: str) -> Concept:
+    """The concept a token names; UnknownConceptError when it is not defined."""
+    token = clean_token(token)
+    found = changes.find(Concept, concept_id(token))
+    if found is None:
+        raise UnknownConceptError(
+            f"concept {token!r} is not defined; `mind concept define {token} TEXT` first"
+        )
+    return found
+
+
+def define_concept(changes: Changes, token: str, definition: str, at: datetime) -> int:
+    """Define or redefine a concept; returns its definition version."""
+    token = clean_token(token)
+    found = changes.find(Concept, concept_id(token))
+    if found is None:
+        found = Concept.define_new(token, definition, at)
+        changes.add(found)
+    else:
+        found.define(token, definition, at)
+    return found.definition_version
+
+
+def relate_concepts(
+    changes: Changes, source: str, target: str, relation: str, at: datetime
+) -> bool:
+    """Relate two defined concepts with a typed edge."""
+    target_token = concept(changes, target).token
+    return concept(changes, source).relate(target_token, relation, at)
+
+
+def propose_name(changes: Changes, name: str, turn: int, at: datetime) -> None:
+    """A turn proposes a name."""
+    identity(changes).propose(name, turn, at)
+
+
+def ratify_name(changes: Changes, name: str, turn: int, at: datetime) -> None:
+    """A later turn ratifies a proposed name, adopting it."""
+    identity(changes).ratify(name, turn, at)
+
+
+def thread(changes: Changes, thread_id: UUID) -> Thread:
+    """A thread by its full id; UnknownThreadError when there is none."""
+    found = changes.find(Thread, thread_id)
+    if found is None:
+        raise UnknownThreadError(f"no thread has id {thread_id}; `mind threads --all`")
+    return found
+
+
+def resolve_thread(
+    changes: Changes, thread_id: UUID, verdict: str, at: datetime, **details: Any
+) -> Thread:
+    """Resolve a thread with a verdict and what the verdict requires."""
+    found = thread(changes, thread_id)
+    found.resolve(verdict, at, **details)
+    return found

@@ -1,0 +1,71 @@
+"""Secrets out of failure messages, before they are recorded or printed.
+
+A provider's error can quote the request (some echo the Authorization header, a proxy may log
+the URL with `?api_key=`), and a failure message goes into the ledger, the read model and the
+terminal. `redact` replaces every configured secret (`secret_values`) and anything shaped like
+a credential: bearer tokens, `sk-...` / `sk-ant-...` keys and a few other well-known key forms,
+Authorization and api-key header values, key and token query parameters, URL passwords.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+
+REDACTED = "[redacted]"
+# Shorter values ("1", "true", "local") would blank out ordinary words of a message.
+MIN_SECRET = 8
+_SECRET_NAME = re.compile(r"(KEY|TOKEN|SECRET)$|PASSWORD|PASSWD", re.IGNORECASE)
+# Header and parameter names whose value is always a credential, then the plain words, whose
+# value is taken for one only when it looks like one (8+ characters, a digit among them).
+_ALWAYS = (
+    r"(?:proxy-)?authorization|x-api-key|api[-_]?key|access[-_]?token|auth[-_]?token|"
+    r"secret[-_]?key|client[-_]?secret|password|passwd"
+)
+_VALUE = r"[^\s\"',;&}\]]"
+_SHAPES = [
+    # Authorization: Bearer abc / "api_key": "abc" / api-key=abc / x-api-key: abc
+    (
+        re.compile(
+            rf"(?i)\b({_ALWAYS})([\"']?\s*[:=]\s*[\"']?)(?:(?:bearer|basic|token)\s+)?{_VALUE}+"
+        ),
+        rf"\1\2{REDACTED}",
+    ),
+    (
+        re.compile(
+            rf"(?i)\b(token|key|secret)([\"']?\s*[:=]\s*[\"']?)(?={_VALUE}*\d){_VALUE}{{8,}}"
+        ),
+        rf"\1\2{REDACTED}",
+    ),
+    (re.compile(r"(?i)\b(bearer|basic)\s+[A-Za-z0-9._~+/=-]{8,}"), rf"\1 {REDACTED}"),
+    (re.compile(r"\bsk-[A-Za-z0-9_-]{8,}"), REDACTED),  # OpenAI, Anthropic (sk-ant-...)
+    (re.compile(r"\b(?:gh[pousr]_|github_pat_)[A-Za-z0-9_]{16,}"), REDACTED),
+    (re.compile(r"\bxox[abprs]-[A-Za-z0-9-]{8,}"), REDACTED),
+    (re.compile(r"\bAIza[0-9A-Za-z_-]{30,}"), REDACTED),
+    (re.compile(r"\bAKIA[0-9A-Z]{16}\b"), REDACTED),
+    (re.compile(r"(://[^/\s:@]+:)[^@\s/]+@"), rf"\1{REDACTED}@"),  # scheme://user:pass@host
+]
+
+
+def is_secret_name(name: str) -> bool:
+    """Whether an environment variable or .env key names a secret (`*_API_KEY`, `*_KEY`,
+    `*_TOKEN`, `*_SECRET`, `*PASSWORD*`)."""
+    return bool(_SECRET_NAME.search(name))
+
+
+def secret_values(pairs: Iterable[tuple[str, str]]) -> list[str]:
+    """The values of the secret-named pairs worth redacting, longest first (a key that holds
+    another as a prefix is replaced whole)."""
+    found = {value for name, value in pairs if is_secret_name(name) and len(value) >= MIN_SECRET}
+    return sorted(found, key=lambda v: (-len(v), v))
+
+
+def redact(text: str, secrets: Sequence[str] = ()) -> str:
+    """`text` with every value of `secrets` and every credential-shaped string replaced by
+    `[redacted]`."""
+    for secret in sorted(secrets, key=len, reverse=True):
+        if len(secret) >= MIN_SECRET:
+            text = text.replace(secret, REDACTED)
+    for pattern, replacement in _SHAPES:
+        text = pattern.sub(replacement, text)
+    return text

@@ -1,0 +1,135 @@
+"""Opening and closing read-model files: one DuckDB instance per process, files attached to it.
+
+Starting a DuckDB instance costs ~14 ms (its thread pool and catalog), and shutting one down
+after writes as much again; attaching a file to a running instance costs ~1.5 ms. A turn opens
+its read model once or twice, so a long-lived process (chat, a program embedding the runtime,
+the follower) paid ~30 ms per turn for instances alone. A detached file is closed and its lock
+released to other processes; its WAL is checkpointed once it is large enough (`close`), and
+whoever attaches it next replays the rest, as DuckDB does after a crash.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import os
+import threading
+from pathlib import Path
+
+import duckdb
+
+_guard = threading.Lock()
+_instance: duckdb.DuckDBPyConnection | None = None
+_owner = 0  # the pid that started the instance: a forked child starts its own
+_aliases = itertools.count(1)
+ALIAS_PREFIX = "readmodel_"
+_attached: dict[int, tuple[str, Path, bool]] = {}  # id(connection) -> alias, file, read-only
+# A turn's writes add ~56 KB of WAL, which the next attach replays (~1.5 ms per turn's worth),
+# while a checkpoint costs ~8 ms at 1k events and ~17 at 1M: checkpointing every third or fourth
+# turn was cheapest (mean turn at 1k: 49.1 ms at 64 KB, 46.9 at 192 KB, 48.9 at 512 KB).
+WAL_CHECKPOINT_BYTES = 192 * 1024
+# Row groups of 32,768 rows instead of DuckDB's 122,880: a term's postings are found by the
+# min/max of the sorted term index's row groups, and each lookup scans whole row groups, so at
+# 1M events one term's postings took ~2.2 ms and now ~1.0 (BM25 of a turn's message 11.3 ->
+# 8.7 ms); the file grows ~18% (worse compression), catch-up measured the same. DuckDB applies
+# the size per attach (a checkpoint merges smaller groups into its own size), so every writing
+# attach passes it.
+ROW_GROUP_ROWS = 32_768
+
+
+def _hub() -> duckdb.DuckDBPyConnection:
+    global _instance, _owner
+    with _guard:
+        if _instance is None or _owner != os.getpid():
+            _instance = duckdb.connect(":memory:")
+            # A batch writes more than the default 16 MB of WAL, so every commit also
+            # checkpointed; checkpointing per GB instead took catch-up from 39.8k to 49.9k
+            # events/s at 400k events. Publishing and closing checkpoint explicitly, and the
+            # WAL is replayed after a crash, so nothing committed is lost either way.
+            _instance.execute("SET checkpoint_threshold = '1GB'")
+            # Closing checkpoints only once the WAL is worth it (see `close`).
+            _instance.execute("PRAGMA disable_checkpoint_on_shutdown")
+            _owner = os.getpid()
+        return _instance
+
+
+def _settings(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
+    # DuckDB draws a progress bar on stdout for queries over two seconds, which would corrupt
+    # the JSON of any command.
+    con.execute("SET enable_progress_bar = false")
+    # Only registered Arrow batches may be scanned, never a Python variable that happens to
+    # share a table's name.
+    con.execute("SET python_enable_replacements = false")
+    return con
+
+
+def connect(path: Path | str = ":memory:", read_only: bool = False) -> duckdb.DuckDBPyConnection:
+    """A connection whose default database is the file at `path` (close it with `close`).
+
+    `:memory:` gives a private in-memory database (for comparing attached files)."""
+    if str(path) == ":memory:":
+        return _settings(duckdb.connect(":memory:"))
+    con = _hub().cursor()
+    alias = f"{ALIAS_PREFIX}{next(_aliases)}"
+    quoted = str(path).replace("'", "''")
+    try:
+        options = "READ_ONLY" if read_only else f"ROW_GROUP_SIZE {ROW_GROUP_ROWS}"
+        con.execute(f"ATTACH '{quoted}' AS {alias} ({options})")
+        _attached[id(con)] = (alias, Path(path), read_only)
+        con.execute(f"USE {alias}")
+        return _settings(con)
+    except BaseException:
+        close(con)
+        raise
+
+
+def close(con: duckdb.DuckDBPyConnection) -> None:
+    """Close a connection from `connect`, detaching (checkpointing and unlocking) its file."""
+    attached = _attached.pop(id(con), None)
+    try:
+        if attached is not None:
+            alias, path, read_only = attached
+            # Whatever a failure left open is rolled back, as closing would; usually none is.
+            with contextlib.suppress(duckdb.TransactionException):
+                con.execute("ROLLBACK")
+            if not read_only and wal_bytes(path) > WAL_CHECKPOINT_BYTES:
+                con.execute("CHECKPOINT")
+            con.execute("USE memory")
+            con.execute(f"DETACH {alias}")
+    finally:
+        con.close()
+
+
+def sibling(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
+    """A second connection reading the same database as `con`, for a reader in another thread
+    (`projections.retrieval.concurrent_reads`); it attaches nothing, so its own `close()`
+    closes it."""
+    other = con.cursor()
+    try:
+        attached = _attached.get(id(con))
+        if attached is not None:
+            other.execute(f"USE {attached[0]}")
+        else:
+            ((catalog,),) = con.execute("SELECT current_database()").fetchall()
+            other.execute(f'USE "{catalog}"')
+        return _settings(other)
+    except BaseException:
+        other.close()
+        raise
+
+
+def sandboxed(path: Path | str) -> duckdb.DuckDBPyConnection:
+    """A read-only instance of its own for user SQL, with no access to any other file.
+
+    DuckDB's external-access switch is global to an instance and cannot be turned back on, so
+    it never goes on the shared one."""
+    con = duckdb.connect(str(path), read_only=True, config={"enable_external_access": False})
+    return _settings(con)
+
+
+def wal_bytes(path: Path) -> int:
+    """The size of a database file's write-ahead log (0 when there is none)."""
+    try:
+        return os.path.getsize(f"{path}.wal")
+    except FileNotFoundError:
+        return 0

@@ -1,0 +1,286 @@
+"""Readers: open the published read model, first making sure it includes the ledger head."""
+
+from __future__ import annotations
+
+import errno
+import fcntl
+import os
+import time
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import duckdb
+
+from domain.errors import MindError
+from projections.engine.duckdb_files import close, connect, sandboxed
+from projections.engine.ports import LedgerReader
+from projections.engine.projector import Projector
+from projections.engine.read_only_home import current_copy, writable
+
+WAIT_FOR_FOLLOWER_S = 15.0
+
+
+class ProjectorBehindError(MindError):
+    """Raised when a running follower does not reach the ledger head in time."""
+
+
+@dataclass(frozen=True)
+class ReadModelPaths:
+    """The projector's working file, the published copy readers open, and the lock."""
+
+    working: Path
+    published: Path
+    lock: Path
+
+
+def published_position(published: Path) -> int:
+    """The ledger position the published copy includes (0 when there is none)."""
+    if not published.exists():
+        return 0
+    con = connect(published, read_only=True)
+    try:
+        return _tracked(con)
+    finally:
+        close(con)
+
+
+def _tracked(con: duckdb.DuckDBPyConnection) -> int:
+    """The ledger position a read model includes."""
+    row = con.execute("SELECT max(position) FROM tracking").fetchone()
+    return int(row[0]) if row and row[0] is not None else 0
+
+
+@contextmanager
+def projector_lock(path: Path, *, wait: bool) -> Iterator[bool]:
+    """Hold the projector lock (released by the OS if the holder dies); yields False if busy.
+
+    In a home this process cannot write, the lock file is locked through a read-only handle
+    (flock needs none other); with no lock file there, no process can be projecting into it."""
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError as e:
+        if e.errno not in (errno.EACCES, errno.EPERM, errno.EROFS):
+            raise
+        try:
+            fd = os.open(path, os.O_RDONLY)
+        except FileNotFoundError:
+            yield True
+            return
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX if wait else fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            yield False
+            return
+        try:
+            yield True
+        finally:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+    finally:
+        os.close(fd)
+
+
+def catch_up_and_publish(paths: ReadModelPaths, reader: LedgerReader) -> int:
+    """Run a projector in this process (the caller holds the lock); returns events applied."""
+    projector = Projector(paths.working)
+    try:
+        applied = projector.catch_up(reader)
+        if applied or published_position(paths.published) != projector.position():
+            projector.publish(paths.published)
+        return applied
+    finally:
+        projector.close()
+
+
+def ensure_fresh(
+    paths: ReadModelPaths, reader: LedgerReader, timeout: float = WAIT_FOR_FOLLOWER_S
+) -> int:
+    """Make the published copy include every event up to the head as of now; returns the head.
+
+    With no follower running, catch up in this process; with one, wait for its next publish.
+    """
+    head = reader.head()[0]
+    deadline = time.monotonic() + timeout
+    while published_position(paths.published) < head or not paths.published.exists():
+        with projector_lock(paths.lock, wait=False) as held:
+            if held:
+                catch_up_and_publish(paths, reader)
+                continue
+        if time.monotonic() > deadline:
+            raise ProjectorBehindError(
+                f"the running projector has not reached ledger position {head} within "
+                f"{timeout:.0f}s; check it with `mind status`"
+            )
+        time.sleep(0.02)
+    return head
+
+
+class ReadSession:
+    """A read model that includes the ledger head, kept open across several reads.
+
+    With no follower running, it holds the projector lock and reads the working file (catching
+    it up on `refresh`); with a follower holding the lock, it reads published copies read-only.
+    """
+
+    def __init__(
+        self, paths: ReadModelPaths, reader: LedgerReader, timeout: float = WAIT_FOR_FOLLOWER_S
+    ) -> None:
+        self.paths, self.reader, self.timeout = paths, reader, timeout
+        self.projector: Projector | None = None
+        self.lock: Any = None
+        self.con: duckdb.DuckDBPyConnection | None = None
+        # In a home this process cannot write: the current read-model file it reads, read-only.
+        self.copy: ExitStack | None = None
+
+    def __enter__(self) -> ReadSession:
+        self.refresh()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Release the file and the lock."""
+        if self.projector is not None:
+            self.projector.close()
+            self.projector = None
+        elif self.con is not None:
+            close(self.con)
+        self.con = None
+        if self.copy is not None:
+            self.copy.close()
+            self.copy = None
+        if self.lock is not None:
+            self.lock.__exit__(None, None, None)
+            self.lock = None
+
+    def _hold(self) -> bool:
+        """Take the projector lock and open the working file, unless another process holds it."""
+        lock = projector_lock(self.paths.lock, wait=False)
+        if not lock.__enter__():
+            lock.__exit__(None, None, None)
+            return False
+        try:
+            self.projector = Projector(self.paths.working)
+            self.con = self.projector.con
+        except (OSError, duckdb.Error):
+            if writable(self.paths.working.parent, self.paths.working):
+                lock.__exit__(None, None, None)
+                raise
+            self._read_only(lock)
+        self.lock = lock
+        return True
+
+    def _read_only(self, lock: Any) -> None:
+        """Read a current read-model file read-only (the home cannot be written): the
+        projector's own file when it includes the head, else a caught-up temporary copy."""
+        self.copy = ExitStack()
+        try:
+            path = self.copy.enter_context(
+                current_copy(
+                    self.paths.working, self.paths.published, self.reader, self.reader.head()[0]
+                )
+            )
+            self.con = connect(path, read_only=True)
+        except BaseException:
+            self.copy.close()
+            self.copy = None
+            lock.__exit__(None, None, None)
+            raise
+
+    def open(self) -> duckdb.DuckDBPyConnection:
+        """A connection to the read model as it stands, not caught up: the working file under
+        the lock, or (with a follower holding it) the published copy. See `position`."""
+        if self.con is not None:
+            return self.con
+        if self._hold():
+            assert self.con is not None
+            return self.con  # the working file, or in a read-only home a current copy
+        if self.paths.published.exists():
+            self.con = connect(self.paths.published, read_only=True)
+            return self.con
+        return self.refresh()  # nothing published yet: wait for the follower's first copy
+
+    def position(self) -> int:
+        """The last ledger position the open connection includes."""
+        if self.projector is not None:
+            return self.projector.position()
+        assert self.con is not None, "open the session first"
+        return _tracked(self.con)
+
+    def refresh(self) -> duckdb.DuckDBPyConnection:
+        """Make the connection include every event up to the ledger head as of now."""
+        head = self.reader.head()[0]
+        if self.projector is not None:
+            self.projector.catch_up(self.reader)
+            return self.projector.con
+        if self.copy is not None and self.con is not None and self.position() >= head:
+            return self.con  # read-only home: the file read still includes the head
+        deadline = time.monotonic() + self.timeout
+        while True:
+            if self.con is not None and published_position(self.paths.published) >= head:
+                return self.con
+            self.close()
+            if self._hold():
+                if self.projector is None:  # read-only home: a file that includes the head
+                    assert self.con is not None
+                    return self.con
+                self.projector.catch_up(self.reader)
+                return self.projector.con
+            if self.paths.published.exists() and published_position(self.paths.published) >= head:
+                self.con = connect(self.paths.published, read_only=True)
+                return self.con
+            if time.monotonic() > deadline:
+                raise ProjectorBehindError(
+                    f"the running projector has not reached ledger position {head} within "
+                    f"{self.timeout:.0f}s; check it with `mind status`"
+                )
+            time.sleep(0.02)
+
+
+@contextmanager
+def open_sandboxed(
+    paths: ReadModelPaths, reader: LedgerReader, timeout: float = WAIT_FOR_FOLLOWER_S
+) -> Iterator[duckdb.DuckDBPyConnection]:
+    """The published read model as of now, read-only, with no access to other files: for SQL a
+    user wrote (`mind query`). In a home this process cannot write, a current read-model file
+    (or a caught-up temporary copy) stands in for the published one."""
+    with ExitStack() as stack:
+        source = paths.published
+        try:
+            ensure_fresh(paths, reader, timeout)
+        except (OSError, duckdb.Error):
+            if writable(paths.working.parent, paths.working):
+                raise
+            head = reader.head()[0]
+            source = stack.enter_context(current_copy(paths.working, paths.published, reader, head))
+        con = sandboxed(source)
+        try:
+            yield con
+        finally:
+            con.close()
+
+
+@contextmanager
+def open_read_model(
+    paths: ReadModelPaths, reader: LedgerReader, timeout: float = WAIT_FOR_FOLLOWER_S
+) -> Iterator[duckdb.DuckDBPyConnection]:
+    """A connection to a read model that includes the ledger head as of now (read-your-writes)."""
+    with ReadSession(paths, reader, timeout) as session:
+        assert session.con is not None
+        yield session.con
+
+
+def read_position(paths: ReadModelPaths) -> int:
+    """The position readers would see now without catching up."""
+    with projector_lock(paths.lock, wait=False) as held:
+        if held and paths.working.exists():
+            con = connect(paths.working, read_only=True)
+            try:
+                return _tracked(con)
+            finally:
+                close(con)
+    return published_position(paths.published)

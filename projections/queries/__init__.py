@@ -1,0 +1,1 @@
+"""Queries and reports over the read model: listings, threads, analytics, plots, the graph."""

@@ -1,0 +1,97 @@
+"""Listings over the read models: plain values for the CLI and, later, the turn pipeline."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+import duckdb
+
+from domain.errors import InvalidInputError
+
+
+def _dicts(cur: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
+    names = [d[0] for d in cur.description]
+    return [dict(zip(names, row, strict=True)) for row in cur.fetchall()]
+
+
+def _iso(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    for row in rows:
+        for key, value in row.items():
+            if hasattr(value, "isoformat"):
+                row[key] = value.isoformat()
+    return rows
+
+
+def commitments(con: duckdb.DuckDBPyConnection, include_closed: bool) -> list[dict[str, Any]]:
+    """Commitments, open ones first, oldest first."""
+    where = "" if include_closed else "WHERE status = 'open'"
+    return _iso(
+        _dicts(
+            con.execute(
+                "SELECT cid, text, status, origin, episode, opened_at, closed_at, close_reason, "
+                "thread, "
+                f"concepts, evidence FROM commitments {where} "
+                "ORDER BY status = 'closed', opened_position"
+            )
+        )
+    )
+
+
+def concepts(con: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
+    """Concepts with their definition, version, aliases and relations."""
+    rows = _dicts(
+        con.execute(
+            "SELECT c.token, c.definition, c.version, c.aliases, c.defined_at, c.updated_at, "
+            "coalesce(list({'relation': r.relation, 'target': r.target} ORDER BY r.position) "
+            "FILTER (WHERE r.position IS NOT NULL), []) AS relations "
+            "FROM concepts c LEFT JOIN concept_relations r ON r.source = c.token "
+            "GROUP BY ALL ORDER BY c.token"
+        )
+    )
+    return _iso(rows)
+
+
+def identity(con: duckdb.DuckDBPyConnection) -> dict[str, Any]:
+    """The identity row and its history of changes."""
+    rows = _iso(
+        _dicts(
+            con.execute(
+                "SELECT name, model, ledger_id, description, created_at, updated_at, "
+                "pending_proposals "
+                "FROM identity"
+            )
+        )
+    )
+    history = _iso(
+        _dicts(
+            con.execute(
+                "SELECT position, time, change, name, model, via, reason, turn "
+                "FROM identity_history "
+                "ORDER BY position"
+            )
+        )
+    )
+    return {**(rows[0] if rows else {}), "history": history}
+
+
+def ledger_point(
+    con: duckdb.DuckDBPyConnection, position: int | None, time: datetime | None
+) -> tuple[int, datetime | None]:
+    """`--as-of`: (position, time) of a point in the ledger given by either. A position's time
+    is its event's; a time's position is the last event recorded at or before it (0: none).
+    Raises InvalidInputError for a position past the head."""
+    if position is not None:
+        row = con.execute("SELECT time FROM events WHERE position = ?", [position]).fetchone()
+        if row is None:
+            head = con.execute("SELECT coalesce(max(position), 0) FROM events").fetchone()
+            raise InvalidInputError(
+                f"there is no event at position {position} (the ledger ends at "
+                f"{head[0] if head else 0})"
+            )
+        when: datetime = row[0]
+        return position, when.astimezone(UTC)
+    row = con.execute(
+        "SELECT coalesce(max(position), 0) FROM events WHERE time <= ?", [time]
+    ).fetchone()
+    return (int(row[0]) if row else 0), time

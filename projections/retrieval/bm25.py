@@ -1,0 +1,218 @@
+"""BM25 over the term index (`doc_terms`), with very common query terms scored only where a
+rarer query term is.
+
+Document frequencies count every indexed document, live or not (as search engines do until
+they merge deleted documents away): that keeps a query to the postings of its terms. Liveness
+(open commitment, unresolved thread, current definition) is the `docs.live` flag the projector
+clears, read only for the best-scored candidates (a lookup of each stream's current state cost
+up to 16 ms at 1M events when ~300 commitments matched).
+
+Common terms (Lucene's CommonTermsQuery, Elasticsearch's `cutoff_frequency`): a term with
+hundreds of thousands of postings (the benchmark filler's "item" at 1M events) made the query
+score every one of them, though a document holding only such terms is a poor hit. When the
+query also has rarer terms with far fewer postings, only documents holding one of those are
+candidates, scored with all their terms exactly as plain BM25 would; otherwise plain BM25 runs.
+The common terms' document frequencies are kept by the projector (`term_counts`): counting
+them was the costliest part of a query at 1M events.
+
+A small mind (at most SMALL_DOCS documents, the query's terms at most FEW_POSTINGS postings), and
+the candidates of a query with common terms, are scored in Python over the fetched postings by
+the same formula: a scoring query's plan has a fixed cost of several milliseconds.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from typing import Any
+
+import duckdb
+
+from projections.retrieval.text_index import terms
+
+LEXICAL_K = 100
+# Long LoCoMo turns repeat their words less than k1 1.2 assumed: k1 2.0, b 0.9 measured +0.35
+# points of evidence recall at 2,000 tokens (and 60 hits with neighbours +0.2).
+K1, B = 2.0, 0.9
+# A query term with more postings than this is scored only in documents holding a rarer one,
+# when the query's common terms have more than COMMON_RATIO times the postings of its rarer ones
+# (below that, scoring every posting is as fast: 100k LoCoMo events, bench/recall.py).
+COMMON_POSTINGS = 20_000
+COMMON_RATIO = 16
+# The projector keeps the document frequency of terms with more postings than this when the
+# index was last sorted (`term_counts`), so a query's common terms are looked up, not counted
+# (counting "item"'s 357,000 postings cost ~2.4 ms per turn at 1M events). Half the cutoff:
+# a term becomes common long after it is tracked.
+TRACKED_POSTINGS = COMMON_POSTINGS // 2
+
+_SCORE = f"""
+    stats AS (SELECT count(*) AS n, avg(length) AS avgdl FROM docs WHERE position <= $as_of),
+    best AS (
+        SELECT h.position,
+               sum(ln(1 + (s.n - df.df + 0.5) / (df.df + 0.5)) * h.tf * {K1 + 1}
+                   / (h.tf + {K1} * (1 - {B} + {B} * h.length / s.avgdl))) AS score,
+               list(DISTINCT h.term ORDER BY h.term) AS matched
+        FROM hits h JOIN df USING (term), stats s
+        GROUP BY h.position ORDER BY score DESC, h.position LIMIT {LEXICAL_K * 3})
+    SELECT b.position, d.kind, d.stream, b.score, b.matched, d.live
+    FROM best b JOIN docs d USING (position) ORDER BY b.score DESC, b.position
+"""
+
+FULL = f"""
+    WITH hits AS (SELECT term, position, tf, length FROM doc_terms
+                  WHERE term IN (SELECT unnest($terms)) AND position <= $as_of),
+    df AS (SELECT term, count(*) AS df FROM hits GROUP BY term),
+    {_SCORE}"""
+
+# Only documents holding a rarer term ($cand), scored in Python with the counted frequencies:
+# the scoring query's plan cost 11 ms at 1M events where fetching these postings costs ~4.
+AT_CANDIDATES = """
+    SELECT term, position, tf, length FROM doc_terms
+    WHERE term = $term AND position IN (SELECT unnest($cand))"""
+KINDS = "SELECT position, kind, stream, live FROM docs WHERE position IN (SELECT unnest($p))"
+
+
+def _per_term(select: str, terms_: list[str]) -> tuple[str, dict[str, Any]]:
+    """`select` (with `term = $term`) once per term, UNION ALL: each part reads only its term's
+    row groups of the sorted index, where `term IN (...)` read every row group between the first
+    term and the last in sort order (postings counts at 1M events: 2.9 instead of 4.7 ms). For a
+    long message, planning one part per term would cost more: one `IN` query then."""
+    if len(terms_) > PER_TERM_MAX:
+        return select.replace("term = $term", "term IN (SELECT unnest($many))"), {"many": terms_}
+    sql = " UNION ALL ".join(select.replace("$term", f"$t{i}") for i in range(len(terms_)))
+    return sql, {f"t{i}": t for i, t in enumerate(terms_)}
+
+
+PER_TERM_MAX = 16
+COUNT = (
+    "SELECT term, count(*) FROM doc_terms WHERE term = $term AND position <= $as_of GROUP BY term"
+)
+RARE_POSTINGS = (
+    "SELECT term, position, tf, length FROM doc_terms WHERE term = $term AND position <= $as_of"
+)
+
+# A small mind's query is scored in Python: the scoring query's plan costs ~4 ms however few its
+# postings (each operator has a fixed cost), fetching them ~1 ms (bench/turns.py at 1k events).
+SMALL_DOCS = 20_000
+FEW_POSTINGS = 5_000
+# How many documents, their total length, and the read model's position, kept by the projector:
+# scanning `docs` for the average length cost ~2 ms per query at 1M events on a fresh attach.
+STATE = "SELECT docs, length, position FROM tracking WHERE name = 'main'"
+# The terms whose document frequency the projector keeps (a few dozen), read only when a mind is
+# too large to score in Python: as subqueries of STATE they cost more (1.2 against 0.9 ms).
+TRACKED = "SELECT term, df FROM term_counts"
+STATS = "SELECT count(*), avg(length) FROM docs WHERE position <= $as_of"
+POSTINGS = """
+    SELECT h.term, h.position, h.tf, h.length, d.kind, d.stream, d.live
+    FROM doc_terms h JOIN docs d USING (position)
+    WHERE h.term IN (SELECT unnest($terms)) AND h.position <= $as_of LIMIT $few"""
+
+
+def lexical(con: duckdb.DuckDBPyConnection, query: str, as_of: int) -> list[tuple[Any, ...]]:
+    """BM25 over the live documents: (position, kind, stream, score, matched terms)."""
+    q = sorted(set(terms(query)))
+    if not q:
+        return []
+    scored = best_scored(con, q, as_of)
+    return [row[:5] for row in scored if row[5]][:LEXICAL_K]
+
+
+def best_scored(con: duckdb.DuckDBPyConnection, q: list[str], as_of: int) -> list[tuple[Any, ...]]:
+    """The `LEXICAL_K * 3` best documents for the terms `q`, by score then position, with
+    whether each is live: (position, kind, stream, score, matched terms, live) (only
+    documents holding a term of at most `COMMON_POSTINGS` postings, if the query has one)."""
+    args: dict[str, Any] = {"terms": q, "as_of": as_of}
+    ((size, length, position),) = con.execute(STATE).fetchall()
+    current = as_of >= (position or 0)  # the kept figures are those as of `as_of`
+    if current:
+        n, avgdl = size, length / size if size else 0.0
+    else:
+        ((n, avgdl),) = con.execute(STATS, {"as_of": as_of}).fetchall()
+    if size <= SMALL_DOCS:
+        found = con.execute(POSTINGS, args | {"few": FEW_POSTINGS + 1}).fetchall()
+        if len(found) <= FEW_POSTINGS:
+            return _scored_here(found, n, avgdl)
+    tracked = dict(con.execute(TRACKED).fetchall()) if current else {}
+    known = {t: int(tracked[t]) for t in q if tracked.get(t, 0) > COMMON_POSTINGS}
+    if known and len(q) <= PER_TERM_MAX:
+        df, postings, missing = _with_common(con, q, as_of, known)
+    else:
+        df, postings, missing = _counted(con, q, as_of), [], set(q)
+    common = [t for t in df if df[t] > COMMON_POSTINGS]
+    rare = [t for t in df if t not in common]
+    if not rare or sum(df[t] for t in common) <= COMMON_RATIO * sum(df[t] for t in rare):
+        return con.execute(FULL, args).fetchall()
+    # Fetched first: as a list, the positions let DuckDB skip most of a common term's postings,
+    # where a join with them scanned all (23 ms for 357,000 postings at 1M events, now ~7).
+    # The rarer terms' postings whole, then the common terms' at the documents those name.
+    if need := [t for t in rare if t in missing]:
+        union, named = _per_term(RARE_POSTINGS, need)
+        postings += con.execute(union, named | {"as_of": as_of}).fetchall()
+    cand = sorted({p for _, p, _, _ in postings})
+    union, named = _per_term(AT_CANDIDATES, common)
+    postings += con.execute(union, named | {"cand": cand}).fetchall()
+    best = _rank(postings, n, avgdl, df)
+    found = con.execute(KINDS, {"p": [p for p, _, _ in best]}).fetchall()
+    docs = {p: (kind, stream, live) for p, kind, stream, live in found}
+    return [(p, *docs[p][:2], score, matched, docs[p][2]) for p, score, matched in best]
+
+
+def _counted(con: duckdb.DuckDBPyConnection, q: list[str], as_of: int) -> dict[str, int]:
+    """The document frequency of each of the terms `q` that has postings, counted."""
+    counts, named = _per_term(COUNT, q)
+    return {t: int(c) for t, c in con.execute(counts, named | {"as_of": as_of}).fetchall() if c}
+
+
+def _with_common(
+    con: duckdb.DuckDBPyConnection, q: list[str], as_of: int, known: dict[str, int]
+) -> tuple[dict[str, int], list[tuple[Any, ...]], set[str]]:
+    """Document frequencies of the terms `q` when some are common ones the projector counts
+    (`known`), the postings fetched of the others, and the terms whose postings are not all
+    fetched. The others' postings are fetched, not counted, but only up to the number at which
+    the common terms would not be pruned (their postings over COMMON_RATIO), so a query that
+    will be scored in full fetches little; a term past it is counted instead."""
+    df = dict(known)
+    most = min(COMMON_POSTINGS, sum(known.values()) // COMMON_RATIO) + 1
+    fetch = [t for t in q if t not in known]
+    postings: list[tuple[Any, ...]] = []
+    if fetch:
+        part = f"({RARE_POSTINGS} LIMIT {most})"
+        union = " UNION ALL ".join(part.replace("$term", f"$t{i}") for i in range(len(fetch)))
+        named = {f"t{i}": t for i, t in enumerate(fetch)}
+        postings = con.execute(union, named | {"as_of": as_of}).fetchall()
+    found = Counter(term for term, *_ in postings)
+    over = {t for t in fetch if found[t] >= most}
+    if over:
+        df |= _counted(con, sorted(over), as_of)
+        postings = [p for p in postings if p[0] not in over]
+    df.update((t, n) for t, n in found.items() if t not in over)
+    return df, postings, set(known) | over
+
+
+def _scored_here(postings: list[tuple[Any, ...]], n: int, avgdl: float) -> list[tuple[Any, ...]]:
+    """What the scoring query computes, for postings that carry their document's kind and
+    stream (the frequencies are those of the postings: all of the query's terms)."""
+    df: dict[str, int] = {}
+    for term, *_ in postings:
+        df[term] = df.get(term, 0) + 1
+    docs = {position: (kind, stream, live) for _, position, _, _, kind, stream, live in postings}
+    return [
+        (p, *docs[p][:2], score, matched, docs[p][2])
+        for p, score, matched in _rank(postings, n, avgdl, df)
+    ]
+
+
+def _rank(
+    postings: list[tuple[Any, ...]], n: int, avgdl: float, df: dict[str, int]
+) -> list[tuple[int, float, list[str]]]:
+    """The `LEXICAL_K * 3` best documents of `postings` (term, position, tf, length, ...) by
+    BM25, then position: (position, score, matched terms)."""
+    score: dict[int, float] = {}
+    matched: dict[int, set[str]] = {}
+    for term, position, tf, length, *_ in postings:
+        idf = math.log(1 + (n - df[term] + 0.5) / (df[term] + 0.5))
+        norm = tf * (K1 + 1) / (tf + K1 * (1 - B + B * length / avgdl))
+        score[position] = score.get(position, 0.0) + idf * norm
+        matched.setdefault(position, set()).add(term)
+    best = sorted(score, key=lambda p: (-score[p], p))[: LEXICAL_K * 3]
+    return [(p, score[p], sorted(matched[p])) for p in best]

@@ -1,0 +1,220 @@
+"""The channels' reads: each takes a connection and returns what its channel found, for
+`projections.retrieval.recall.gather` to run side by side and pool
+(`projections.retrieval.concurrent_reads`)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+import duckdb
+
+from projections.retrieval.bm25 import lexical
+from projections.retrieval.item_text import (
+    Found,
+    commitment_text,
+    concept_text,
+    day_of,
+    message_text,
+    said,
+    thread_text,
+)
+from projections.retrieval.linked import bound_items, commitment_threads
+
+NEIGHBOURS_OF = 60
+NEIGHBOUR_SPAN = 1
+
+
+def rows(con: duckdb.DuckDBPyConnection, sql: str, params: Any = None) -> list[tuple[Any, ...]]:
+    return con.execute(sql, params or []).fetchall()
+
+
+def messages(
+    con: duckdb.DuckDBPyConnection, where: str, params: list[Any], order: str, limit: int
+) -> list[tuple[Any, ...]]:
+    return rows(
+        con,
+        "SELECT position, speaker, time, text, source_id FROM messages "
+        f"WHERE {where} ORDER BY {order} LIMIT {int(limit)}",
+        params,
+    )
+
+
+Texts = dict[int, tuple[str, str | None, str | None]]
+# How each kind of lexical hit's display text, source id and day are read (a join with the
+# wanted positions for messages: at 1M messages one took 7 ms where IN took 10).
+TEXT_QUERIES = {
+    "message": "SELECT m.position, m.speaker, m.time, m.text, m.source_id "
+    "FROM (SELECT unnest(?) AS position) w JOIN messages m USING (position)",
+    "commitment": "SELECT opened_position, cid, text FROM commitments "
+    "WHERE opened_position IN (SELECT unnest(?))",
+    "concept": "SELECT definition_position, token, definition FROM concepts "
+    "WHERE definition_position IN (SELECT unnest(?))",
+    "thread": "SELECT opened_position, id, status, label, content FROM threads "
+    "WHERE opened_position IN (SELECT unnest(?))",
+}
+
+
+def doc_texts(con: duckdb.DuckDBPyConnection, hits: list[tuple[Any, ...]]) -> Texts:
+    """Display text, source id and day (a message's) of lexical hits (one query per kind hit)."""
+    wanted: dict[str, list[int]] = {}
+    for h in hits:
+        wanted.setdefault(h[1], []).append(h[0])
+    out: Texts = {}
+    for kind, positions in wanted.items():
+        if kind in TEXT_QUERIES:
+            out.update(_texts(con, kind, positions))
+    return out
+
+
+def _texts(con: duckdb.DuckDBPyConnection, kind: str, positions: list[int]) -> Texts:
+    found = rows(con, TEXT_QUERIES[kind], [positions])
+    if kind == "message":
+        return {
+            p: (message_text(sp, tx, sid is not None), sid, day_of(t))
+            for p, sp, t, tx, sid in found
+        }
+    if kind == "commitment":
+        return {p: (commitment_text(cid, tx), cid, None) for p, cid, tx in found}
+    if kind == "concept":
+        return {p: (concept_text(tok, d), tok, None) for p, tok, d in found}
+    return {p: (thread_text(tid, st, lab, c), tid, None) for p, tid, st, lab, c in found}
+
+
+def lexical_channel(con: duckdb.DuckDBPyConnection, query: str, limit: int) -> tuple[Any, ...]:
+    """The lexical hits, their texts, and the messages next to the best of them (one chain:
+    splitting the texts and neighbours into reads of their own, run side by side after the
+    hits, measured no faster at 1k or 1M events)."""
+    hits = lexical(con, query, limit)
+    texts = doc_texts(con, hits)
+    near = neighbours(con, [h[0] for h in hits if h[1] == "message"][:NEIGHBOURS_OF], limit)
+    return hits, texts, near
+
+
+def open_commitments(
+    con: duckdb.DuckDBPyConnection, limit: int
+) -> tuple[list[tuple[Any, ...]], list[Found]]:
+    """The newest open commitments (at most 10), then the live threads they serve."""
+    # The newest open commitments are the newest live commitment documents: the index is in
+    # ledger order, where commitments are not (4.4 against ~2.5 ms at 214,000 open ones).
+    newest = rows(
+        con,
+        "SELECT stream FROM docs WHERE kind = 'commitment' AND live AND position <= ? "
+        "ORDER BY position DESC LIMIT 10",
+        [limit],
+    )
+    open_ = newest and rows(
+        con,
+        "SELECT opened_position, cid, text, stream_id FROM commitments "
+        "WHERE stream_id IN (SELECT unnest(?)) ORDER BY opened_position DESC",
+        [[stream for (stream,) in newest]],
+    )
+    return open_ or [], commitment_threads(con, limit)
+
+
+def concept_channel(
+    con: duckdb.DuckDBPyConnection, keys: set[str], limit: int
+) -> tuple[list[Found], list[Found]]:
+    """The concepts a query names, those they relate to, and what they are bound to."""
+    named = named_concepts(con, keys, limit)
+    related = named and rows(
+        con,
+        "SELECT k.definition_position, k.token, k.definition, r.source, "
+        "r.relation FROM concept_relations r JOIN concepts k "
+        "ON k.token = r.target WHERE r.source IN (SELECT unnest(?)) "
+        "AND r.position <= ? ORDER BY r.position LIMIT 10",
+        [[n[1] for n in named], limit],
+    )
+    found: list[Found] = [
+        (p, "concept", concept_text(t, d), t, f"named in the query ({m})") for p, t, d, m in named
+    ]
+    found += [
+        (p, "concept", concept_text(t, d), t, f"{s} -{rel}-> {t}")
+        for p, t, d, s, rel in related or []
+    ]
+    return found, bound_items(con, [n[1] for n in named], limit)
+
+
+def named_concepts(
+    con: duckdb.DuckDBPyConnection, keys: set[str], limit: int
+) -> list[tuple[int, str, str, str]]:
+    """Concepts whose token or an alias a text with name keys `keys` names
+    (`projections.retrieval.names`),
+    by token, at most 10: (definition position, token, definition, the name matched; the token
+    before aliases)."""
+    names = rows(
+        con,
+        "SELECT stream_id, name, is_alias FROM concept_names "
+        "WHERE name_key IN (SELECT unnest($k)) AND position <= $lim ORDER BY is_alias, position",
+        {"k": sorted(keys), "lim": limit},
+    )
+    matched: dict[str, str] = {}
+    for stream, name, _ in names:
+        matched.setdefault(stream, name)
+    if not matched:
+        return []
+    concepts = rows(
+        con,
+        "SELECT definition_position, token, definition, stream_id FROM concepts "
+        "WHERE stream_id IN (SELECT unnest($s)) AND definition_position <= $lim "
+        "ORDER BY token LIMIT 10",
+        {"s": list(matched), "lim": limit},
+    )
+    return [(p, t, d, matched[stream]) for p, t, d, stream in concepts]
+
+
+def neighbours(
+    con: duckdb.DuckDBPyConnection, hits: list[int], limit: int
+) -> list[tuple[Any, ...]]:
+    """The message just before and just after each hit in the same conversation: an answer
+    often sits next to the question that matched."""
+    if not hits:
+        return []
+    reach = 3 * NEIGHBOUR_SPAN
+    near = sorted({p + d for p in hits for d in range(-reach, reach + 1)} - set(hits))
+    found = {
+        r[0]: r
+        for r in rows(
+            con,
+            "SELECT position, speaker, time, text, source_id, "
+            "coalesce(conversation, '') FROM messages "
+            "WHERE position IN (SELECT unnest(?)) AND position <= ?",
+            [sorted(set(near) | set(hits)), limit],
+        )
+    }
+    out = []
+    for hit in hits:
+        if hit not in found:
+            continue
+        conv = found[hit][5]
+        same = [p for p in found if found[p][5] == conv and p != hit and abs(p - hit) <= 3]
+        for p in (
+            max((p for p in same if p < hit), default=None),
+            min((p for p in same if p > hit), default=None),
+        ):
+            if p is not None:
+                _, sp, t, tx, sid, _ = found[p]
+                out.append((said(p, sp, t, tx, sid, f"next to #{hit}"), hit))
+    return out
+
+
+def vector_channel(
+    con: duckdb.DuckDBPyConnection,
+    query: str,
+    limit: int,
+    embed: Callable[[list[str]], list[list[float]]],
+) -> list[tuple[Any, ...]]:
+    """Cosine similarity between the query and message texts, through an embedding function."""
+    latest = messages(con, "position <= ?", [limit], "position DESC", 2000)
+    if not latest:
+        return []
+    vectors = embed([query] + [r[3] for r in latest])
+    q = vectors[0]
+    qn = math.sqrt(sum(x * x for x in q)) or 1.0
+    scored = []
+    for r, v in zip(latest, vectors[1:], strict=True):
+        vn = math.sqrt(sum(x * x for x in v)) or 1.0
+        scored.append((-sum(a * b for a, b in zip(q, v, strict=True)) / (qn * vn), r[0], r))
+    scored.sort()
+    return [said(r[0], r[1], r[2], r[3], r[4], f"similarity {-s:.2f}") for s, _, r in scored[:20]]

@@ -1,0 +1,276 @@
+"""Retrieval: candidates from several channels, fused by reciprocal rank, packed into a token
+budget. Deterministic: the same read model and query give the same selection (ties by position).
+
+Channels: lexical (BM25 over messages, commitments, concepts and threads), neighbours (the turns
+around the best lexical hits), concepts (named or aliased in the query, and their relations),
+commitments (open), threads (live), recency (the latest messages), time (messages inside a time
+window the query names), and vector similarity when an embedder is given (off by default).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+import duckdb
+
+from domain.context_port import AssembledContext, ContextItem
+from projections.queries.thread_queries import last_refusals
+from projections.retrieval.channels import (
+    concept_channel,
+    lexical_channel,
+    messages,
+    open_commitments,
+    rows,
+    vector_channel,
+)
+from projections.retrieval.concurrent_reads import run_reads
+from projections.retrieval.item_text import Found, commitment_text, identity_text, said
+from projections.retrieval.names import keys_in
+from projections.retrieval.speakers import said_by
+from projections.retrieval.thread_context import ThreadView, candidates, live_threads, notices
+from projections.retrieval.time_expressions import windows
+
+RRF_K = 60
+# A candidate's best channel counts fully, its other channels at 0.15: plain reciprocal rank
+# fusion (1.0) let clusters of neighbours crowd out isolated strong hits (bench/locomo.py:
+# evidence recall at 2,000 / 1,000 tokens 0.8506 / 0.7975 at 0.25, 0.8531 / 0.8010 at 0.2,
+# 0.8532 / 0.8051 at 0.15, 0.8526 / 0.8024 at 0.1, 0.8499 / 0.8032 at 0.05).
+SECOND_OPINION = 0.15
+# Every channel's ranks count the same: down-weighting neighbours or recency measured worse
+# on LoCoMo (bench/locomo.py).
+WEIGHTS: dict[str, float] = {}
+NEIGHBOUR_PENALTY = 2  # a neighbour ranks just below the hit it sits next to
+RECENT = 6
+TIME_K = 20
+# Fixed items lead the context; evidence follows in fused order.
+FIXED_CHANNELS = ("identity", "commitments", "threads")
+NO_LIMIT = 2**62
+
+
+@dataclass
+class Candidate:
+    """A document found by one or more channels."""
+
+    id: int
+    kind: str
+    text: str
+    source_id: str | None = None
+    ranks: dict[str, int] = field(default_factory=dict)
+    reasons: dict[str, str] = field(default_factory=dict)
+    stream: str | None = None
+    day: str | None = None  # a message's
+
+    def fused(self) -> float:
+        parts = sorted(
+            (WEIGHTS.get(c, 1.0) / (RRF_K + r) for c, r in self.ranks.items()), reverse=True
+        )
+        return parts[0] + SECOND_OPINION * sum(parts[1:])
+
+    def channel(self) -> str:
+        return min(self.ranks, key=lambda c: (self.ranks[c], c))
+
+
+class Pool:
+    """Candidates by ledger position, each remembering its rank in every channel."""
+
+    def __init__(self) -> None:
+        self.items: dict[int, Candidate] = {}
+        self.threads = ThreadView()  # by tension, for the threads block
+        self.refusals: list[dict[str, str]] = []  # the last turn's refused lines
+
+    def add(
+        self,
+        channel: str,
+        ranked: list[Found],
+        ranks: list[int] | None = None,
+    ) -> None:
+        """Add a channel's results, best first (`projections.retrieval.item_text.Found`); `ranks`
+        overrides the plain 1, 2, 3... (neighbours take the rank of the hit they sit next to)."""
+        for i, (id_, kind, text, source_id, reason, *day) in enumerate(ranked):
+            rank = ranks[i] if ranks is not None else i + 1
+            c = self.items.setdefault(
+                id_, Candidate(id_, kind, text, source_id, day=day[0] if day else None)
+            )
+            if channel not in c.ranks:
+                c.ranks[channel], c.reasons[channel] = rank, reason
+
+
+def gather(
+    con: duckdb.DuckDBPyConnection,
+    query: str,
+    now: datetime,
+    as_of: int | None = None,
+    exclude_turn: str | None = None,
+    embed: Callable[[list[str]], list[list[float]]] | None = None,
+    refusals: bool = False,
+) -> Pool:
+    """Run every channel and pool the results (`refusals`: also read the last turn's refused
+    lines, for the threads block). The channels' reads run on two connections at once
+    (`projections.retrieval.concurrent_reads`); they are pooled in a fixed order."""
+    limit = NO_LIMIT if as_of is None else as_of
+    keys = set(keys_in(query))  # the names the query could hold
+    spans = windows(query, now)
+    inside = "time >= ? AND time < ? AND position <= ?"
+    reads: list[Callable[[duckdb.DuckDBPyConnection], Any]] = [
+        # The longest first, so that the two connections finish together.
+        lambda c: lexical_channel(c, query, limit),
+        lambda c: live_threads(c, now, limit),
+        lambda c: open_commitments(c, limit),
+        lambda c: concept_channel(c, keys, limit),
+        lambda c: messages(
+            c,
+            "turn_id IS DISTINCT FROM ? AND position <= ?",
+            [exclude_turn, limit],
+            "position DESC",
+            RECENT,
+        ),
+        lambda c: said_by(c, query, keys, limit),
+        lambda c: [messages(c, inside, [s, e, limit], "position", 500) for s, e, _ in spans],
+        lambda c: rows(c, "SELECT name FROM identity"),
+        lambda c: last_refusals(c, exclude_turn) if refusals else [],
+    ]
+    (
+        (hits, texts, found),
+        threads,
+        (open_, served),
+        (concept_items, bound),
+        recent,
+        spoken,
+        in_windows,
+        names,
+        refused,
+    ) = run_reads(con, reads)
+    pool = Pool()
+    for (name,) in names:
+        pool.add(
+            "identity",
+            [(1, "identity", identity_text(name), None, "who the mind is")],
+        )
+    # The stream of each thread and commitment found, where a channel's query knew it.
+    streams: dict[int, str] = {}
+    streams.update((pos, stream) for pos, _, _, stream in open_)
+    pool.add(
+        "commitments",
+        [
+            (pos, "commitment", commitment_text(cid, text), cid, "open commitment")
+            for pos, cid, text, _ in open_
+        ],
+    )
+    # After the (at most 10) open commitments.
+    pool.add("commitments", served, ranks=[11 + i for i in range(len(served))])
+    pool.threads, pool.refusals = threads, refused
+    pool.add("threads", candidates(pool.threads))
+    streams.update((r["opened_position"], r["stream_id"]) for r in pool.threads.top)
+    pool.add("concepts", concept_items)
+    pool.add("bindings", bound)
+    pool.add(
+        "lexical",
+        [
+            (
+                pos,
+                kind,
+                texts[pos][0],
+                texts[pos][1],
+                "shares " + ", ".join(matched[:6]),
+                texts[pos][2],
+            )
+            for pos, kind, _, _, matched in hits
+            if pos in texts
+        ],
+    )
+    streams.update((h[0], h[2]) for h in hits if h[1] in ("thread", "commitment"))
+    lexical_rank = {h[0]: n for n, h in enumerate(hits, 1)}
+    pool.add(
+        "neighbours",
+        [f for f, _ in found],
+        [lexical_rank[hit] + NEIGHBOUR_PENALTY for _, hit in found],
+    )
+    for (_, _, words), inside_rows in zip(spans, in_windows, strict=True):
+        # Inside the window, what the words also found comes first, then the rest in order.
+        inside_rows.sort(key=lambda r: (lexical_rank.get(r[0], NO_LIMIT), r[0]))
+        pool.add(
+            "time",
+            [
+                said(p, sp, t, tx, sid, f"said {words}")
+                for p, sp, t, tx, sid in inside_rows[:TIME_K]
+            ],
+        )
+    pool.add(
+        "recency",
+        [said(p, sp, t, tx, sid, "recent conversation") for p, sp, t, tx, sid in recent],
+    )
+    if embed is not None:  # here: an embedder may hold connections of this thread
+        pool.add("vector", vector_channel(con, query, limit, embed))
+    pool.add("speaker", spoken)
+    owned = [c.id for c in pool.items.values() if c.kind in ("thread", "commitment")]
+    unknown = [i for i in owned if i not in streams]
+    if unknown:  # threads served by commitments, bound items
+        streams.update(
+            rows(
+                con,
+                "SELECT opened_position, stream_id FROM threads WHERE opened_position IN "
+                "(SELECT unnest($p)) UNION ALL SELECT opened_position, stream_id FROM commitments "
+                "WHERE opened_position IN (SELECT unnest($p))",
+                {"p": unknown},
+            )
+        )
+    for i in owned:
+        pool.items[i].stream = streams.get(i)
+    return pool
+
+
+def rank(pool: Pool, lead_with_threads: bool = False) -> list[ContextItem]:
+    """Fixed items first (identity, commitments, threads; threads first in an autonomy cycle),
+    then evidence by fused score."""
+
+    def item(c: Candidate) -> ContextItem:
+        reason = "; ".join(f"{ch} #{c.ranks[ch]}: {c.reasons[ch]}" for ch in sorted(c.ranks))
+        return ContextItem(
+            c.id,
+            c.kind,
+            c.channel(),
+            reason,
+            round(c.fused(), 6),
+            0,
+            f"#{c.id} {c.text}",
+            c.source_id,
+            stream=c.stream,
+            day=c.day,
+        )
+
+    fixed = [c for c in pool.items.values() if c.channel() in FIXED_CHANNELS]
+    evidence = [c for c in pool.items.values() if c.channel() not in FIXED_CHANNELS]
+    order = ("threads", "identity", "commitments") if lead_with_threads else FIXED_CHANNELS
+    fixed.sort(key=lambda c: (order.index(c.channel()), c.ranks[c.channel()]))
+    evidence.sort(key=lambda c: (-c.fused(), c.id))
+    return [item(c) for c in fixed + evidence]
+
+
+def recall(
+    con: duckdb.DuckDBPyConnection,
+    query: str,
+    budget: int,
+    now: datetime,
+    as_of: int | None = None,
+    exclude_turn: str | None = None,
+    embed: Callable[[list[str]], list[list[float]]] | None = None,
+    for_turn: bool = False,
+    lead_with_threads: bool = False,
+) -> AssembledContext:
+    """Retrieve, fuse and pack into `budget` tokens. A turn's context (`for_turn`) also carries
+    the threads block's notices: the rule, the triage demand and the last turn's refusals."""
+    from projections.retrieval.context import fit
+
+    pool = gather(con, query, now, as_of, exclude_turn, embed, refusals=for_turn)
+    items = rank(pool, lead_with_threads)
+    if for_turn:
+        extra = notices(pool.threads, pool.refusals)
+        # Right after the threads (or after the fixed items when no thread is live).
+        fixed = [n for n, i in enumerate(items) if i.channel in FIXED_CHANNELS]
+        threads = [n for n, i in enumerate(items) if i.channel == "threads"]
+        cut = (threads or fixed or [-1])[-1] + 1
+        items = items[:cut] + extra + items[cut:]
+    return fit(items, budget)

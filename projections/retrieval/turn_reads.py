@@ -1,0 +1,122 @@
+"""The read side as a turn's ports: `ReadModelRetrieval` reads a turn's context (one read
+session, caught up once, so the context is the mind as it was just before the turn's message);
+`ReadModelThreads` answers the thread lookups and the autonomy gate."""
+
+from __future__ import annotations
+
+from concurrent.futures import Future
+from dataclasses import replace
+from datetime import datetime
+from itertools import islice
+from typing import Any
+
+from domain.context_port import AssembledContext, AutonomyState, ContextRequest, ThreadMatch
+from domain.errors import MindError
+from projections.engine.ports import LedgerReader
+from projections.engine.readmodel import ReadModelPaths, ReadSession, open_read_model
+from projections.queries import thread_queries
+from projections.retrieval.concurrent_reads import in_background
+from projections.retrieval.recall import recall
+
+# Up to this many events behind, a turn applies them while it saves its message; more are
+# caught up first, in batches, as any reader would.
+BACKGROUND_EVENTS = 1000
+
+
+class ReadModelRetrieval:
+    """A turn's context, from the DuckDB read models."""
+
+    def __init__(self, paths: ReadModelPaths, reader: LedgerReader) -> None:
+        self.paths = paths
+        self.reader = reader
+
+    def close(self) -> None:
+        """Close the ledger reader."""
+        self.reader.close()
+
+    def context(self, request: ContextRequest) -> PendingRead:
+        """Open a read session as of now and start catching it up to the ledger head, leaving
+        that running (DuckDB releases the GIL): the turn saves its message meanwhile, and
+        `result()` waits for it, so the context is the mind just before the message."""
+        session = ReadSession(self.paths, self.reader)
+        try:
+            session.open()
+            position = session.position()
+            tail = list(islice(self.reader.rows(after=position), BACKGROUND_EVENTS + 1))
+            projector = session.projector
+            if projector is not None and len(tail) <= BACKGROUND_EVENTS:
+                head = tail[-1].position if tail else position
+                return PendingRead(session, request, head, in_background(projector.apply, tail))
+            session.refresh()  # a published copy to wait for, or a long way behind
+            return PendingRead(session, request, session.position(), None)
+        except BaseException:
+            session.close()
+            raise
+
+
+class PendingRead:
+    """One turn's read session: caught up (maybe still catching up), read once, closed."""
+
+    def __init__(
+        self,
+        session: ReadSession,
+        request: ContextRequest,
+        head: int,
+        caught_up: Future[Any] | None,
+    ) -> None:
+        self.session, self.request, self.head, self.caught_up = session, request, head, caught_up
+
+    def _release(self) -> BaseException | None:
+        """Wait for the catch-up (the file is closed once it is idle) and close the session;
+        the catch-up's failure, if any."""
+        try:
+            return self.caught_up.exception() if self.caught_up is not None else None
+        finally:
+            self.caught_up = None
+            self.session.close()
+
+    def cancel(self) -> None:
+        """Close the session without reading."""
+        self._release()
+
+    def result(self) -> AssembledContext:
+        """Retrieve, fuse and render memory within the budget. A failing embedding model costs
+        the turn its vector channel, not its context."""
+        try:
+            if self.caught_up is not None:
+                self.caught_up.result()
+            con = self.session.con
+            assert con is not None
+            r = self.request
+            args: dict[str, Any] = {
+                "exclude_turn": r.exclude_turn,
+                "for_turn": True,
+                "lead_with_threads": r.lead_with_threads,
+            }
+            try:
+                context = recall(con, r.query, r.budget, r.now, embed=r.embed, **args)
+            except MindError:
+                if r.embed is None:
+                    raise
+                context = recall(con, r.query, r.budget, r.now, **args)
+            return replace(context, head=self.head)
+        finally:
+            self._release()
+
+
+class ReadModelThreads:
+    """Thread facts from the read models; each call reads a read model caught up to the head."""
+
+    def __init__(self, paths: ReadModelPaths, reader: LedgerReader) -> None:
+        self.paths = paths
+        self.reader = reader
+
+    def find_threads(self, given: str) -> list[ThreadMatch]:
+        """Threads by short id prefix or exact label."""
+        with open_read_model(self.paths, self.reader) as con:
+            return thread_queries.find_threads(con, given)
+
+    def autonomy_state(self, now: datetime) -> AutonomyState:
+        """Tension and cycle facts for the salience gate."""
+        with open_read_model(self.paths, self.reader) as con:
+            return thread_queries.autonomy_state(con, now)

@@ -1,0 +1,47 @@
+"""A provider that quotes the API key back: the key lands in no file of the home and on no
+output stream."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import subprocess_env
+from tests.integration.fake_provider import recording_provider
+
+MIND = [sys.executable, "-c", "from cli.main import main; main()"]
+CANARY = "canary-7d1f0c9e5b3a4f2e"
+
+
+def mind(home: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [*MIND, *args], env=subprocess_env(home, **env), capture_output=True, text=True
+    )
+
+
+@pytest.mark.parametrize("where", ["environment", "dotenv"])
+def test_a_key_echoed_by_the_provider_is_redacted_everywhere(tmp_path: Path, where: str) -> None:
+    home = tmp_path / "mind"
+    assert mind(home, "init", "--name", "Echo").returncode == 0
+    env = {"OPENAI_API_KEY": CANARY} if where == "environment" else {"OPENAI_API_KEY": ""}
+    if where == "dotenv":
+        (home / ".env").write_text(f"OPENAI_API_KEY={CANARY}\n")
+    with recording_provider(echo_auth=True) as (base, requests):
+        turn = mind(home, "turn", "hello", "--model", "openai/fake", "--api-base", base, **env)
+        shown = mind(home, "log", "--json", **env)
+        recall = mind(home, "recall", "hello", **env)
+
+    assert len(requests) == 1 and turn.returncode == 1
+    assert "generation failed (auth)" in turn.stderr and "[redacted]" in turn.stderr
+    assert shown.returncode == 0 and recall.returncode == 0
+    assert "[redacted]" in shown.stdout
+    for output in (turn, shown, recall):
+        assert CANARY not in output.stdout + output.stderr
+    files = [p for p in home.rglob("*") if p.is_file()]
+    assert any(p.name.startswith("readmodel") for p in files)
+    assert [p for p in files if CANARY.encode() in p.read_bytes()] == [
+        home / ".env" for _ in range(where == "dotenv")
+    ]

@@ -1,0 +1,36 @@
+"""The head anchor file only moves forward for one ledger and never breaks a write."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from adapters.head_anchor import HeadAnchorFile
+
+
+def test_the_anchor_never_moves_back_for_the_same_ledger(tmp_path: Path) -> None:
+    anchor = HeadAnchorFile(tmp_path / "ledger-head.json")
+
+    anchor.advance("ledger-a", 5, "e" * 64)
+    anchor.advance("ledger-a", 4, "d" * 64)  # a slower concurrent writer, finishing late
+
+    kept = anchor.read()
+    assert kept is not None and (kept.position, kept.hash) == (5, "e" * 64)
+
+
+def test_a_new_ledger_in_the_home_replaces_the_old_anchor(tmp_path: Path) -> None:
+    anchor = HeadAnchorFile(tmp_path / "ledger-head.json")
+    anchor.advance("old-ledger", 9, "a" * 64)
+
+    anchor.advance("new-ledger", 1, "b" * 64)
+
+    kept = anchor.read()
+    assert kept is not None and (kept.ledger_id, kept.position) == ("new-ledger", 1)
+
+
+def test_an_anchor_that_cannot_be_written_leaves_no_temporary_file(tmp_path: Path) -> None:
+    target = tmp_path / "ledger-head.json"
+    target.mkdir()  # os.replace of a file over a directory fails
+
+    HeadAnchorFile(target).advance("ledger-a", 1, "c" * 64)
+
+    assert [p.name for p in tmp_path.iterdir()] == ["ledger-head.json"]
