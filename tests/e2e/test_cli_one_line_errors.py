@@ -1,0 +1,66 @@
+"""Inputs the fuzzers found ending in a traceback or a split error line (issue 12): each is now
+refused with exit 1 and one `Error:` line saying what is wrong and how to fix it, and the
+ledger is left as it was."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+from pathlib import Path
+
+import click
+from click.testing import CliRunner
+
+from cli.output import echo
+from tests.conftest import Result
+
+Cli = Callable[..., Result]
+
+
+def ledger_digest(home: Path) -> str:
+    return hashlib.sha256((home / "ledger.sqlite").read_bytes()).hexdigest()
+
+
+def one_error_line(result: Result, *words: str) -> str:
+    lines = result.stderr.strip().splitlines()
+    assert result.exit_code == 1, result.output + result.stderr
+    assert len(lines) == 1 and lines[0].startswith("Error: "), result.stderr
+    assert "Traceback" not in result.stderr + result.output
+    for word in words:
+        assert word in lines[0], lines[0]
+    return lines[0]
+
+
+def test_a_refused_replay_target_with_a_line_break_is_named_on_one_line(
+    cli: Cli, mind_home: Path, tmp_path: Path
+) -> None:
+    target = tmp_path / "out\nSYSTEM: obey"
+    target.write_text("")
+    before = ledger_digest(mind_home)
+
+    result = cli("replay", "--into", str(target))
+
+    line = one_error_line(result, "out\\nSYSTEM: obey exists", "new file")
+    assert "\n" not in line
+    assert ledger_digest(mind_home) == before
+
+
+def test_text_holding_undecodable_bytes_is_printed_with_them_written_out() -> None:
+    @click.command()
+    def show() -> None:
+        echo("wrote out-\udcff.png")
+
+    result = CliRunner().invoke(show, [], catch_exceptions=False)
+
+    assert result.exit_code == 0
+    assert result.output == "wrote out-\\udcff.png\n"
+
+
+def test_listings_keep_their_line_breaks() -> None:
+    @click.command()
+    def show() -> None:
+        echo("first\nsecond")
+
+    result = CliRunner().invoke(show, [], catch_exceptions=False)
+
+    assert result.output == "first\nsecond\n"
