@@ -64,3 +64,14 @@ def test_listings_keep_their_line_breaks() -> None:
     result = CliRunner().invoke(show, [], catch_exceptions=False)
 
     assert result.output == "first\nsecond\n"
+
+
+def test_a_workspace_name_longer_than_the_filesystem_allows_is_refused(
+    cli: Cli, mind_home: Path
+) -> None:
+    before = ledger_digest(mind_home)
+
+    result = cli("config", "set", "workspace", "1" * 5000)
+
+    one_error_line(result, "workspace path", "File name too long", "give a folder path")
+    assert ledger_digest(mind_home) == before

@@ -50,12 +50,6 @@ def _malformed_locomo(text: str | None) -> bool:
 
 
 KNOWN_OPEN: dict[str, Callable[[Sequence[str], Mapping[str, str]], bool]] = {
-    # settings (cli/config_cmds.py): `config set workspace` with a name longer than the
-    # filesystem allows reaches Path.resolve ("OSError: [Errno 36] File name too long").
-    "workspace-name-too-long": lambda args, env: (
-        list(args[:3]) == ["config", "set", "workspace"]
-        and any(len(part.encode(errors="surrogateescape")) > 255 for part in args[3].split("/"))
-    ),
     # lead (projections/engine/replay.py, cli/projection_cmds.py; unowned): `replay --into` a path
     # holding a single quote is pasted into DuckDB SQL unescaped ("CatalogException: Table with
     # name events does not exist!"), one with undecodable bytes fails to encode for DuckDB
