@@ -75,3 +75,24 @@ def test_a_workspace_name_longer_than_the_filesystem_allows_is_refused(
 
     one_error_line(result, "workspace path", "File name too long", "give a folder path")
     assert ledger_digest(mind_home) == before
+
+
+def test_an_as_of_position_past_any_ledger_is_refused(cli: Cli, mind_home: Path) -> None:
+    before = ledger_digest(mind_home)
+
+    for args in (("threads",), ("recall", "report")):
+        for position in ("9" * 5000, str(2**63)):
+            result = cli(*args, "--as-of", position)
+
+            one_error_line(result, "--as-of", "at most 2**63-1", "give a position")
+    assert ledger_digest(mind_home) == before
+
+
+def test_an_as_of_position_of_other_digits_is_refused_as_no_position(
+    cli: Cli, mind_home: Path
+) -> None:
+    result = cli("threads", "--as-of", "\u00b2")
+
+    assert result.exit_code == 2
+    assert "neither a ledger position" in result.stderr
+    assert "Traceback" not in result.stderr

@@ -71,12 +71,6 @@ KNOWN_OPEN: dict[str, Callable[[Sequence[str], Mapping[str, str]], bool]] = {
             for a in args[1:]
         )
     ),
-    # cliux (--as-of): a number over 4300 digits ("ValueError: Exceeds the limit (4300 digits)
-    # for integer string conversion").
-    "as-of-huge-number": lambda args, env: (
-        "--as-of" in args
-        and any(len(a.strip()) > 4300 and a.strip().lstrip("+-").isdigit() for a in args)
-    ),
     # boundary (import validation): a LoCoMo file of the wrong shape ([null], a conversation
     # that is no object, turns without speaker/dia_id) raises TypeError/KeyError/AttributeError.
     "locomo-wrong-shape": lambda args, env: (
