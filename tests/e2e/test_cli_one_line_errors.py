@@ -96,3 +96,34 @@ def test_an_as_of_position_of_other_digits_is_refused_as_no_position(
     assert result.exit_code == 2
     assert "neither a ledger position" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_replay_into_a_path_with_a_single_quote_is_checked_against_the_live_model(
+    cli: Cli, mind_home: Path, tmp_path: Path
+) -> None:
+    target = tmp_path / "it's.duckdb"
+
+    result = cli("replay", "--into", str(target), "--check", "--json")
+
+    assert result.exit_code == 0, result.stderr
+    assert result.json()["identical"] is True
+    assert target.exists()
+
+
+def test_replay_into_a_path_duckdb_cannot_open_is_refused(
+    cli: Cli, mind_home: Path, tmp_path: Path
+) -> None:
+    before = ledger_digest(mind_home)
+    refused = {
+        "out-\udcff.duckdb": ("out-\\udcff.duckdb is not valid UTF-8", "choose a UTF-8 name"),
+        "out-\\x.duckdb": ("holds a backslash", "choose a name without one"),
+        "x" * 300: ("File name too long", "choose a new file"),
+        "missing/x.duckdb": ("No such file or directory", "existing, writable folder"),
+    }
+
+    for name, words in refused.items():
+        result = cli("replay", "--into", str(tmp_path / name))
+
+        one_error_line(result, *words)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["mind"]
+    assert ledger_digest(mind_home) == before

@@ -50,27 +50,6 @@ def _malformed_locomo(text: str | None) -> bool:
 
 
 KNOWN_OPEN: dict[str, Callable[[Sequence[str], Mapping[str, str]], bool]] = {
-    # lead (projections/engine/replay.py, cli/projection_cmds.py; unowned): `replay --into` a path
-    # holding a single quote is pasted into DuckDB SQL unescaped ("CatalogException: Table with
-    # name events does not exist!"), one with undecodable bytes fails to encode for DuckDB
-    # ("InvalidInputException: ... surrogate ... not allowed"), DuckDB reads a backslash as a
-    # separator ("IOException: Cannot open file \"out-/.123.tmp\"" from projector._create), and
-    # a name over 255 bytes raises "OSError: [Errno 36] File name too long"; and a name with a
-    # line break that already exists is refused in two lines ("Error: out-<_memory>" then
-    # "SYSTEM: obey exists; ...": secure's error printer does not write line breaks out).
-    "replay-into-unusable-path": lambda args, env: (
-        bool(args)
-        and args[0] == "replay"
-        and any(
-            "'" in a
-            or "\\" in a
-            or "\n" in a
-            or "\r" in a
-            or _undecodable(a)
-            or any(len(part.encode(errors="surrogateescape")) > 255 for part in a.split("/"))
-            for a in args[1:]
-        )
-    ),
     # boundary (import validation): a LoCoMo file of the wrong shape ([null], a conversation
     # that is no object, turns without speaker/dia_id) raises TypeError/KeyError/AttributeError.
     "locomo-wrong-shape": lambda args, env: (
