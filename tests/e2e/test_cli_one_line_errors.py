@@ -5,6 +5,7 @@ ledger is left as it was."""
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Callable
 from pathlib import Path
 
@@ -127,3 +128,79 @@ def test_replay_into_a_path_duckdb_cannot_open_is_refused(
         one_error_line(result, *words)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["mind"]
     assert ledger_digest(mind_home) == before
+
+
+SESSION = {"session_1_date_time": "1:56 pm on 8 May, 2023"}
+TURN = {"speaker": "A", "dia_id": "D1:1", "text": "hi"}
+
+
+def locomo(conversation: object, sample_id: object = "s1") -> list[object]:
+    return [{"sample_id": sample_id, "conversation": conversation}]
+
+
+def speakers(**sessions: object) -> dict[str, object]:
+    return {"speaker_a": "A", "speaker_b": "B", **SESSION, **sessions}
+
+
+WRONG_LOCOMO: dict[str, tuple[object, str]] = {
+    "null sample": ([None], "sample 0 is null, not an object"),
+    "an object, not a list": ({"a": 1}, "a list of samples"),
+    "conversation a list": (locomo([]), "sample 0 has no 'conversation' object"),
+    "sample id a number": (locomo(speakers(), sample_id=7), "sample 0 has no string 'sample_id'"),
+    "speaker missing": (locomo({"speaker_a": "A"}), "'conversation.speaker_b'"),
+    "turns not a list": (locomo(speakers(session_1="hi")), "'session_1' that is not a list"),
+    "turn a string": (locomo(speakers(session_1=["hi"])), "turn 0 of 'session_1' that is a s"),
+    "turn without speaker": (
+        locomo(speakers(session_1=[{"dia_id": "D1:1", "text": "hi"}])),
+        "turn 0 of 'session_1' without a string 'speaker'",
+    ),
+    "turn without dia_id": (
+        locomo(speakers(session_1=[{"speaker": "A", "text": "hi"}])),
+        "without a string 'dia_id'",
+    ),
+    "caption a number": (
+        locomo(speakers(session_1=[{**TURN, "blip_caption": 3}])),
+        "'blip_caption' is not a string",
+    ),
+    "session without time": (
+        locomo({"speaker_a": "A", "speaker_b": "B", "session_2": [TURN]}),
+        "no string 'session_2_date_time'",
+    ),
+    "session not numbered": (locomo(speakers(session_x=[TURN])), "key 'session_x'"),
+}
+
+
+def test_a_locomo_file_of_the_wrong_shape_is_refused_naming_where(
+    cli: Cli, mind_home: Path, tmp_path: Path
+) -> None:
+    before = ledger_digest(mind_home)
+    file = tmp_path / "conversations.json"
+
+    for case, (data, where) in WRONG_LOCOMO.items():
+        file.write_text(json.dumps(data))
+
+        result = cli("import", "locomo", str(file))
+
+        line = one_error_line(result, str(file), where)
+        assert "fix the file" in line or "give a LoCoMo file" in line, case
+    assert ledger_digest(mind_home) == before
+
+
+def test_a_locomo_file_of_the_right_shape_still_imports(
+    cli: Cli, mind_home: Path, tmp_path: Path
+) -> None:
+    file = tmp_path / "conversations.json"
+    file.write_text(
+        json.dumps(
+            locomo(
+                speakers(
+                    session_1=[TURN, {**TURN, "speaker": "B", "dia_id": "D1:2", "text": "hello"}]
+                )
+            )
+        )
+    )
+
+    result = cli("import", "locomo", str(file), "--json")
+
+    assert result.exit_code == 0, result.stderr
+    assert result.json()[0]["added"] == 2
