@@ -64,3 +64,68 @@ def skipped_reasons(already: int, empty: int) -> dict[str, int]:
     """The reasons messages were skipped, with their counts (reasons with none left out)."""
     reasons = {ALREADY_IMPORTED: already, EMPTY_MESSAGE: empty}
     return {reason: count for reason, count in reasons.items() if count}
+
+
+def _json_kind(value: Any) -> str:
+    """What a parsed JSON value is, as JSON calls it."""
+    kinds = {bool: "a boolean", int: "a number", float: "a number", str: "a string"}
+    if value is None:
+        return "null"
+    return "a list" if isinstance(value, list) else kinds.get(type(value), "an object")
+
+
+def _locomo_fault(sample: Any) -> str | None:
+    """What in one LoCoMo sample is not the shape the importer reads, or None."""
+    if not isinstance(sample, dict):
+        return f"is {_json_kind(sample)}, not an object"
+    if not isinstance(sample.get("sample_id"), str):
+        return "has no string 'sample_id'"
+    conv = sample.get("conversation")
+    if not isinstance(conv, dict):
+        return "has no 'conversation' object"
+    for speaker in ("speaker_a", "speaker_b"):
+        if not isinstance(conv.get(speaker), str):
+            return f"has no string 'conversation.{speaker}'"
+    for key, turns in conv.items():
+        if not key.startswith("session_") or key.endswith("date_time"):
+            continue
+        number = key.split("_")[1]
+        if not (number.isascii() and number.isdigit()):
+            return f"has key {key!r}, not session_<number>"
+        if not isinstance(conv.get(f"{key}_date_time"), str):
+            return f"has no string '{key}_date_time'"
+        if not isinstance(turns, list):
+            return f"has '{key}' that is not a list of turns"
+        for index, turn in enumerate(turns):
+            fault = _locomo_turn_fault(turn)
+            if fault is not None:
+                return f"has turn {index} of '{key}' {fault}"
+    return None
+
+
+def _locomo_turn_fault(turn: Any) -> str | None:
+    if not isinstance(turn, dict):
+        return f"that is {_json_kind(turn)}, not an object"
+    for field in ("speaker", "dia_id"):
+        if not isinstance(turn.get(field), str):
+            return f"without a string '{field}'"
+    if not isinstance(turn.get("blip_caption"), str | None):
+        return "whose 'blip_caption' is not a string"
+    return None
+
+
+def check_locomo_shape(data: Any, file: str) -> list[dict[str, Any]]:
+    """`data` as a LoCoMo file's samples, or InvalidInputError naming the first sample (and key)
+    that is not the shape the importer reads, so a wrong file is refused before anything is
+    written."""
+    if not isinstance(data, list):
+        raise InvalidInputError(
+            f"{file} does not look like locomo10.json (a list of samples); give a LoCoMo file"
+        )
+    for index, sample in enumerate(data):
+        fault = _locomo_fault(sample)
+        if fault is not None:
+            raise InvalidInputError(
+                f"{file}: sample {index} {fault}; fix the file (see locomo10.json for the shape)"
+            )
+    return data

@@ -12,6 +12,7 @@ from typing import Any
 from adapters.import_rules import (
     chat_line_id,
     chat_role,
+    check_locomo_shape,
     legacy_chat_line_id,
     message_text,
     skipped_reasons,
@@ -51,9 +52,7 @@ def locomo_samples(path: Path) -> list[dict[str, Any]]:
         data = json.loads(path.read_text())
     except (OSError, ValueError) as e:
         raise InvalidInputError(f"{path} is not a readable LoCoMo JSON file ({e})") from None
-    if not isinstance(data, list) or not all("conversation" in s for s in data):
-        raise InvalidInputError(f"{path} does not look like locomo10.json (a list of samples)")
-    return data
+    return check_locomo_shape(data, str(path))
 
 
 def locomo_messages(sample: dict[str, Any]) -> Iterator[Observed]:

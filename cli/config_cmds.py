@@ -104,17 +104,30 @@ def set_(home: Home, key: str, value: str, as_json: bool) -> None:
     """
     if key == WORKSPACE:
         check_setting(key, value)  # an empty path would resolve to the current folder
-        folder = Path(value).expanduser().resolve()
-        if folder.exists() and not folder.is_dir():
-            from domain.errors import InvalidInputError
-
-            raise InvalidInputError(f"{folder} is a file; the workspace must be a directory")
-        value = str(folder)
+        value = str(_workspace_folder(value))
     changed = open_mind(home).configure(key, value)
     if as_json:
         emit_json({"key": key, "value": value, "changed": changed})
         return
     echo(f"{key} = {value}" if changed else f"{key} is already {value}")
+
+
+def _workspace_folder(value: str) -> Path:
+    """`value` as an absolute folder, or InvalidInputError saying why it cannot be one."""
+    from domain.errors import InvalidInputError
+
+    try:
+        folder = Path(value).expanduser().resolve()
+        is_file = folder.exists() and not folder.is_dir()
+    except (OSError, RuntimeError) as e:  # a name too long, a symlink loop, no such user (~x)
+        reason = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
+        raise InvalidInputError(
+            f"the workspace path {value[:80]!r}{'...' if len(value) > 80 else ''} cannot be "
+            f"used ({reason}); give a folder path the filesystem accepts"
+        ) from None
+    if is_file:
+        raise InvalidInputError(f"{folder} is a file; the workspace must be a directory")
+    return folder
 
 
 def register(group: click.Group) -> None:

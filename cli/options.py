@@ -66,6 +66,10 @@ def walk(command: click.Command) -> list[click.Command]:
     return found
 
 
+# Positions are stored as 64-bit signed integers (SQLite, DuckDB, PostgreSQL BIGINT).
+MAX_POSITION = 2**63 - 1
+
+
 @dataclass(frozen=True)
 class AsOf:
     """`--as-of`: a ledger position or a time, as written."""
@@ -83,7 +87,15 @@ class AsOfType(click.ParamType[AsOf, Any]):
         if isinstance(value, AsOf):
             return value
         text = str(value).strip()
-        if text.isdigit():
+        if text.isascii() and text.isdigit():  # not "²": int() refuses other digits
+            # Checked by length first: int() refuses over 4,300 digits with a ValueError.
+            digits = text.lstrip("0")
+            if len(digits) > len(str(MAX_POSITION)) or int(digits or "0") > MAX_POSITION:
+                shown = text if len(text) <= 30 else f"{text[:20]}... ({len(text):,} digits)"
+                raise InvalidInputError(
+                    f"--as-of {shown} is past any ledger position (at most 2**63-1); give a "
+                    "position within the ledger (`mind status` shows its head) or a time"
+                )
             if int(text) < 1:
                 self.fail("a ledger position starts at 1", param, ctx)
             return AsOf(position=int(text))

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -21,11 +22,17 @@ import click
 from domain.redaction import redact, secret_values
 from domain.text import HIDDEN, show_hidden
 
+# Lone surrogates: what a non-UTF-8 byte in a path (or any argument) becomes in Python. No
+# terminal encoding can write them (click.echo would raise UnicodeEncodeError), so they are
+# written out as the escape Python shows for them (`\udcff`).
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
-def for_terminal(text: str) -> str:
-    """`text` with every control, invisible and direction-changing character but newline and
-    tab written out visibly."""
-    return show_hidden(text, keep="\n\t")
+
+def for_terminal(text: str, keep: str = "\n\t") -> str:
+    """`text` with every control, invisible and direction-changing character but those in
+    `keep` (newline and tab) and every lone surrogate written out visibly."""
+    shown = show_hidden(text, keep=keep)
+    return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", shown)
 
 
 def echo(message: Any = None, nl: bool = True, err: bool = False) -> None:
@@ -63,9 +70,10 @@ def configured_secrets(home: Path) -> list[str]:
 
 
 def error_text(message: str, home: Path | None) -> str:
-    """A failure message as printed: secrets redacted, safe for a terminal."""
+    """A failure message as printed: secrets redacted, safe for a terminal, and on one line (a
+    line break in it, say from a file name, is written out as `\\n`)."""
     secrets = configured_secrets(home) if home is not None else secret_values(os.environ.items())
-    return for_terminal(redact(message, secrets))
+    return for_terminal(redact(message, secrets), keep="\t")
 
 
 def plain(value: Any) -> Any:

@@ -7,6 +7,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import duckdb
+
 from domain.errors import MindError
 from projections.engine.duckdb_files import close, connect
 from projections.engine.ports import LedgerReader
@@ -19,6 +21,31 @@ class ReplayTargetExistsError(MindError):
     """Raised when replay is pointed at a file that already exists."""
 
 
+class ReplayTargetError(MindError):
+    """Raised when replay is pointed at a path that DuckDB or the filesystem cannot create."""
+
+
+def check_target(target: Path) -> None:
+    """Raise ReplayTargetError for a path DuckDB cannot open whatever the filesystem allows."""
+    text = str(target)
+    if any("\ud800" <= ch <= "\udfff" for ch in text):
+        raise ReplayTargetError(
+            f"{text} is not valid UTF-8, and DuckDB opens only UTF-8 file names; choose a "
+            "UTF-8 name"
+        )
+    if "\\" in text:
+        raise ReplayTargetError(
+            f"{text} holds a backslash, which DuckDB reads as a folder separator; choose a "
+            "name without one"
+        )
+
+
+def _unusable(target: Path, reason: str) -> ReplayTargetError:
+    return ReplayTargetError(
+        f"cannot create {target} ({reason}); choose a new file in an existing, writable folder"
+    )
+
+
 def rebuild(
     target: Path,
     reader: LedgerReader,
@@ -26,9 +53,15 @@ def rebuild(
     on_batch: Callable[[int], None] | None = None,
 ) -> int:
     """Project every event up to `stop` into a new DuckDB file; returns events applied."""
-    if target.exists():
-        raise ReplayTargetExistsError(f"{target} exists; replay writes only into a new file")
-    projector = Projector(target)
+    check_target(target)
+    try:
+        if target.exists():
+            raise ReplayTargetExistsError(f"{target} exists; replay writes only into a new file")
+        projector = Projector(target)
+    except OSError as e:  # a name too long, a folder that is a file, no permission
+        raise _unusable(target, e.strerror or str(e)) from None
+    except duckdb.IOException as e:  # DuckDB's own open of the file, e.g. no such folder
+        raise _unusable(target, str(e).partition(": ")[2].rpartition(": ")[2] or str(e)) from None
     try:
         applied = projector.catch_up(reader, stop=stop, on_batch=on_batch, maintain=True)
         projector.con.execute("CHECKPOINT")
@@ -41,8 +74,9 @@ def differences(live: Path, rebuilt: Path, sample: int = 5) -> list[dict[str, An
     """Rows that differ between two read models, table by table (empty when identical)."""
     con = connect()
     try:
-        con.execute(f"ATTACH '{live}' AS live (READ_ONLY)")
-        con.execute(f"ATTACH '{rebuilt}' AS rebuilt (READ_ONLY)")
+        for path, alias in ((live, "live"), (rebuilt, "rebuilt")):
+            quoted = str(path).replace("'", "''")  # a string literal: quotes doubled
+            con.execute(f"ATTACH '{quoted}' AS {alias} (READ_ONLY)")
         found = []
         for table in TABLES:
             if table == "term_counts":
