@@ -14,7 +14,8 @@ from cli.compose import Home, build_model, open_mind, open_reader, read_model, t
 from cli.turn_prompt import turn_prompt
 from domain.model_port import Completion
 from domain.turn import Turn
-from domain.turns import CUT_OFF_REASON, TurnOutcome
+from domain.turn_effects import CUT_OFF_REASON
+from domain.turns import TurnOutcome
 from tests.conftest import T0
 from tests.integration.fake_provider import failing_provider, scripted_provider
 from tests.integration.ledger_factory import sqlite_mind

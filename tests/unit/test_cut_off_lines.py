@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from domain.control_lines import split_reply
-from domain.turns import unfinished_line
+from domain.turn_effects import unfinished_line
 
 
 @pytest.mark.parametrize(
