@@ -110,6 +110,10 @@ def replay(home: Home, target: Path | None, check: bool, swap: bool, as_json: bo
     from projections.engine.readmodel import ensure_fresh
     from projections.engine.replay import differences, live_position, rebuild, swap_in
 
+    if target is not None:
+        from cli.output_paths import refuse_home_file
+
+        refuse_home_file(home, target, "--into")
     if swap:
         _require_verified(home)
     paths, reader = read_model_paths(home), open_reader(home)
