@@ -79,8 +79,8 @@ class AnchorCheck:
     @property
     def failed(self) -> bool:
         """Whether this anchor shows the ledger lost or rewrote events."""
-        return self.status not in ("ok", "missing", "not checked") and not self.status.startswith(
-            "unreadable"
+        return self.status not in ("ok", "not checked") and not self.status.startswith(
+            ("unreadable", "missing")
         )
 
 

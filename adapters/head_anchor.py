@@ -14,6 +14,7 @@ import json
 import os
 import tempfile
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -32,6 +33,10 @@ class Anchor:
 
 class AnchorUnreadableError(MindError):
     """Raised when an anchor file exists but cannot be read or parsed (reported, not fatal)."""
+
+
+class LedgerBehindAnchorError(MindError):
+    """Raised when an append finds the ledger ending before, or differing from, its anchor."""
 
 
 class HeadAnchorFile:
@@ -100,6 +105,38 @@ class AnchoredRecorder:
 
     head_anchor: HeadAnchorFile | None = None
     _ledger_id: str | None = None
+
+    def _check_anchor(
+        self, ledger_id: str, head: int, hash_at: Callable[[int], str | None]
+    ) -> None:
+        """Refuse an append (inside its transaction, so nothing is written) to a ledger that ends
+        before its anchor or holds another hash at the anchored position: appending would hide
+        the loss, and the anchor is never moved backwards. One small file read per append.
+        An anchor of another ledger (a home re-created) is replaced, as before; verify reports it.
+        """
+        if self.head_anchor is None:
+            return
+        verify = "run `mind verify`"
+        try:
+            anchor = self.head_anchor.read()
+        except AnchorUnreadableError as e:
+            raise LedgerBehindAnchorError(
+                f"nothing was written: {e}; {verify}, and if the ledger verifies, delete "
+                f"{self.head_anchor.path.name} so the next write starts a new anchor"
+            ) from None
+        if anchor is None or anchor.ledger_id != ledger_id or anchor.position is None:
+            return
+        if anchor.position > head:
+            raise LedgerBehindAnchorError(
+                f"nothing was written: the ledger ends at position {head}, before the "
+                f"{anchor.position} its anchor {self.head_anchor.path.name} recorded (events "
+                f"were deleted); {verify}"
+            )
+        if anchor.position > 0 and hash_at(anchor.position) != anchor.hash:
+            raise LedgerBehindAnchorError(
+                f"nothing was written: the ledger's hash at position {anchor.position} is not "
+                f"the one its anchor {self.head_anchor.path.name} recorded; {verify}"
+            )
 
     def _note_head(self, ledger_id: str, entries: list[tuple[int, int, str, str]]) -> None:
         if self.head_anchor is not None and entries:

@@ -89,6 +89,11 @@ class ChainedPostgresRecorder(AnchoredRecorder, PostgresApplicationRecorder):
             last, prev = 0, curs.fetchone()["genesis_hash"]
         else:
             last, prev = head["position"], head["hash"]
+        if self.head_anchor is not None:
+            if self._ledger_id is None:
+                curs.execute(SQL("SELECT ledger_id FROM {}").format(self.meta))
+                self._ledger_id = curs.fetchone()["ledger_id"]
+            self._check_anchor(str(self._ledger_id), last, lambda at: self._hash_at(curs, at))
         entries = chain_entries(
             prev,
             last,
@@ -99,11 +104,13 @@ class ChainedPostgresRecorder(AnchoredRecorder, PostgresApplicationRecorder):
         )
         curs.executemany(SQL("INSERT INTO {} VALUES (%s, %s, %s, %s)").format(self.chain), entries)
         if self.head_anchor is not None:
-            if self._ledger_id is None:
-                curs.execute(SQL("SELECT ledger_id FROM {}").format(self.meta))
-                self._ledger_id = curs.fetchone()["ledger_id"]
             self._note_head(str(self._ledger_id), entries)
         return ids
+
+    def _hash_at(self, curs: Any, position: int) -> str | None:
+        curs.execute(SQL("SELECT hash FROM {} WHERE position = %s").format(self.chain), (position,))
+        row = curs.fetchone()
+        return None if row is None else str(row["hash"])
 
     def insert_events(self, stored_events: Sequence[StoredEvent], **kwargs: Any) -> Any:
         try:

@@ -87,6 +87,11 @@ class ChainedSQLiteRecorder(AnchoredRecorder, SQLiteApplicationRecorder):
             last, prev = 0, c.fetchone()[0]
         else:
             last, prev = head[0], head[1]
+        if self.head_anchor is not None:
+            if self._ledger_id is None:
+                c.execute("SELECT ledger_id FROM ledger_meta")
+                self._ledger_id = c.fetchone()[0]
+            self._check_anchor(str(self._ledger_id), last, lambda at: _hash_at(c, at))
         entries = chain_entries(
             prev,
             last,
@@ -97,11 +102,14 @@ class ChainedSQLiteRecorder(AnchoredRecorder, SQLiteApplicationRecorder):
         )
         c.executemany("INSERT INTO ledger_chain VALUES (?, ?, ?, ?)", entries)
         if self.head_anchor is not None:
-            if self._ledger_id is None:
-                c.execute("SELECT ledger_id FROM ledger_meta")
-                self._ledger_id = c.fetchone()[0]
             self._note_head(str(self._ledger_id), entries)
         return ids
+
+
+def _hash_at(c: SQLiteCursor, position: int) -> str | None:
+    c.execute("SELECT hash FROM ledger_chain WHERE position = ?", (position,))
+    row = c.fetchone()
+    return None if row is None else str(row[0])
 
 
 def _hex(originator_id: UUID | str) -> str:

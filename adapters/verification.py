@@ -43,17 +43,23 @@ def verify_ledger(
     anchors: Sequence[Anchor] = (),
     notes: Sequence[AnchorCheck] = (),
     batch: int = 5000,
+    unreadable: Sequence[AnchorCheck] = (),
 ) -> VerifyResult:
     """Recompute every hash; then fail if the ledger ends before, or differs from, any anchor.
 
     `notes` are anchors that could not be read (reported as they are, never a failure);
-    `batch` is how many rows the reader fetches at a time.
+    `unreadable` are anchors whose file exists but cannot be read: a failure, since whoever
+    damaged it may have hidden a truncation; `batch` is how many rows the reader fetches at a time.
     """
     ledger_id, _, genesis = reader.meta()
     result = verify_chain(genesis, reader.rows(batch=batch), reader.orphans, reader.find_content)
+    notes = (*unreadable, *notes)
     if not result.ok:
         checks = tuple(AnchorCheck(a.source, a.position, a.hash, "not checked") for a in anchors)
         return replace(result, anchors=(*checks, *notes))
+    if unreadable:
+        checks = tuple(AnchorCheck(a.source, a.position, a.hash, "not checked") for a in anchors)
+        return replace(result, ok=False, reason="anchor file unreadable", anchors=(*checks, *notes))
     # The chain verified, so its stored hashes are the recomputed ones: an anchor's hash is
     # looked up once rather than watched for on every row (verify's rate stays the chain's).
     checks = tuple(

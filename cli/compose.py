@@ -7,6 +7,7 @@ a typed object; nothing here connects or reads a file at import time.
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
@@ -196,7 +197,9 @@ def persistence_env(home: Home, *, create: bool = False) -> dict[str, str]:
 
 def _backend_env(home: Home) -> dict[str, str]:
     settings = home.settings
-    lock_timeout = f"{settings.lock_timeout:g}"
+    # eventsourcing reads SQLITE_/POSTGRES_LOCK_TIMEOUT with int(): whole seconds, rounded up
+    # so a short wait (0.1) stays a wait, never 0 (which it would take as "the default").
+    lock_timeout = str(math.ceil(settings.lock_timeout))
     if settings.backend == "postgres":
         from adapters.postgres_ledger import postgres_env
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import click
@@ -76,19 +77,32 @@ def neighbors_(home: Home, node_id: str, depth: int, as_json: bool) -> None:
 @click.option(
     "--format", "fmt", type=click.Choice(["graphml", "json"]), default="graphml", show_default=True
 )
-@click.option("--out", type=click.File("w"), default="-", help="File to write (default stdout).")
+@click.option(
+    "--out",
+    type=click.Path(dir_okay=False, allow_dash=True, path_type=Path),
+    default="-",
+    help="File to write (default stdout).",
+)
 @click.option("--json", "as_json", is_flag=True, help="The graph as JSON (--format json).")
 @click.pass_obj
-def export_(home: Home, fmt: str, out: Any, as_json: bool) -> None:
+def export_(home: Home, fmt: str, out: Path, as_json: bool) -> None:
     """Export the graph for Gephi, yEd, Cytoscape (GraphML) or scripts (JSON).
 
     Example:
 
         mind graph export --format graphml --out mind.graphml
     """
+    from cli.output_paths import refuse_home_file, replaced_on_success
     from projections.queries.graph import export
 
-    out.write(export(_graph(home), "json" if as_json else fmt) + "\n")
+    if str(out) != "-":
+        refuse_home_file(home, out, "--out")
+    text = export(_graph(home), "json" if as_json else fmt) + "\n"  # read before any write
+    if str(out) == "-":
+        click.echo(text, nl=False)
+        return
+    with replaced_on_success(out) as temp:
+        temp.write_text(text, encoding="utf-8")
 
 
 def register(group: click.Group) -> None:

@@ -232,14 +232,19 @@ def verify_home(home: Home, head: str | None = None) -> Any:
 
     anchors: list[Anchor] = []
     notes: list[AnchorCheck] = []
+    unreadable: list[AnchorCheck] = []
     try:
         kept = HeadAnchorFile(home.head_anchor).read()
-        if kept is None:
-            notes.append(AnchorCheck(str(home.head_anchor), None, None, "missing"))
+        if kept is None:  # a note: homes made before anchors existed have none
+            missing = (
+                "missing (not a failure: homes made before anchors have none; "
+                "the next write starts one)"
+            )
+            notes.append(AnchorCheck(str(home.head_anchor), None, None, missing))
         else:
             anchors.append(kept)
     except MindError as e:
-        notes.append(AnchorCheck(str(home.head_anchor), None, None, f"unreadable: {e}"))
+        unreadable.append(AnchorCheck(str(home.head_anchor), None, None, f"unreadable: {e}"))
     reader = open_reader(home)
     try:
         try:
@@ -250,7 +255,7 @@ def verify_home(home: Home, head: str | None = None) -> Any:
             notes.append(AnchorCheck("read model", None, None, f"unreadable: {e}"))
         if head is not None:
             anchors.append(Anchor("--head", head))
-        return verify_ledger(reader, anchors, notes)
+        return verify_ledger(reader, anchors, notes, unreadable=unreadable)
     finally:
         reader.close()
 

@@ -110,6 +110,12 @@ def replay(home: Home, target: Path | None, check: bool, swap: bool, as_json: bo
     from projections.engine.readmodel import ensure_fresh
     from projections.engine.replay import differences, live_position, rebuild, swap_in
 
+    if target is not None:
+        from cli.output_paths import refuse_home_file
+
+        refuse_home_file(home, target, "--into")
+    if swap:
+        _require_verified(home)
     paths, reader = read_model_paths(home), open_reader(home)
     if target is None or swap or check:
         from projections.engine.read_only_home import require_writable
@@ -157,6 +163,20 @@ def replay(home: Home, target: Path | None, check: bool, swap: bool, as_json: bo
             echo("swapped in as the live read model")
     if diffs:
         raise SystemExit(1)
+
+
+def _require_verified(home: Home) -> None:
+    """A swap replaces the read model, which may be the only evidence left of a truncated
+    ledger: refuse it unless the ledger verifies against every anchor."""
+    from cli.ledger_cmds import verify_home
+    from domain.errors import LedgerUnverifiedError
+
+    result = verify_home(home)
+    if not result.ok:
+        raise LedgerUnverifiedError(
+            f"the ledger does not verify ({result.reason}); nothing was swapped: run "
+            "`mind verify` to see why before replacing the read model"
+        )
 
 
 def register(group: click.Group) -> None:

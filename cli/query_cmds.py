@@ -138,14 +138,20 @@ def report(home: Home, name: str, fmt: str, out: Path | None, as_json: bool) -> 
 
         mind report activity --format png --out activity.png
     """
+    from cli.output_paths import refuse_home_file
     from projections.queries.analytics import report as run_report
 
+    if fmt == "png":
+        refuse_home_file(home, out or Path(f"report-{name}.png"), "--out")
     with read_model(home) as con:
         columns, rows = run_report(con, name)
     if fmt == "png":
+        from cli.output_paths import replaced_on_success
         from projections.queries.plots import plot_report
 
-        path = plot_report(name, columns, rows, out or Path(f"report-{name}.png"))
+        path = out or Path(f"report-{name}.png")
+        with replaced_on_success(path) as temp:
+            plot_report(name, columns, rows, temp)
         if as_json:
             emit_json({"report": name, "format": "png", "path": str(path)})
         else:
@@ -168,8 +174,10 @@ def export(home: Home, folder: Path, fmt: str, as_json: bool) -> None:
 
         mind export --format csv ./mind-export
     """
+    from cli.output_paths import refuse_home_file
     from projections.queries.analytics import export_tables
 
+    refuse_home_file(home, folder, "FOLDER")
     with read_model(home) as con:
         written = export_tables(con, folder, fmt)
     if as_json:

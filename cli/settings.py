@@ -79,8 +79,8 @@ class Settings(BaseSettings):
     )
     lock_timeout: float = setting(
         15.0,
-        "seconds to wait for the ledger's write lock",
-        "a number over 0, at most 3600",
+        "seconds to wait for the ledger's write lock (rounded up to whole seconds)",
+        "a number over 0, at most 3600 (a fraction is rounded up: the ledger takes whole seconds)",
         gt=0,
         le=3600,
     )

@@ -61,6 +61,7 @@ def load_settings(
     """Read every source, highest first; raise SettingError naming the first bad value.
 
     `flags`: field -> (flag name, value) for the flags given on the command line."""
+    _check_home_path(home, home_origin)
     if home.exists() and not home.is_dir():
         raise SettingError(
             f"{home_origin.describe()} = {str(home)!r} is not valid (it is a file); "
@@ -92,6 +93,39 @@ def load_settings(
     except ValidationError as e:
         raise _one_line(e, merged, origins) from None
     return LoadedSettings(settings, origins, dotenv, dotenv_path)
+
+
+NAME_MAX = 255  # bytes in one path component on Linux and macOS filesystems
+PATH_MAX = 4096
+
+
+def _check_home_path(home: Path, origin: Origin) -> None:
+    """Refuse, in one line, a home path no command could use: not UTF-8 (the ledger's location
+    is a UTF-8 URI), a name over NAME_MAX bytes or a path over PATH_MAX, or one the system
+    refuses to look at."""
+
+    def invalid(why: str) -> SettingError:
+        shown = str(home).encode("utf-8", "backslashreplace").decode()
+        return SettingError(
+            f"{origin.describe()} = {shown!r} is not valid ({why}); it takes {accepts('home')}"
+        )
+
+    text = str(home)
+    try:
+        encoded = text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise invalid("it is not UTF-8 text; name a folder whose path is UTF-8") from None
+    if len(encoded) > PATH_MAX:
+        raise invalid(f"the path is longer than {PATH_MAX} bytes")
+    for part in home.parts:
+        if len(part.encode("utf-8")) > NAME_MAX:
+            raise invalid(f"the name {part[:20]}... is longer than {NAME_MAX} bytes")
+    try:
+        home.stat()
+    except (FileNotFoundError, NotADirectoryError):
+        pass  # created by init (a file on the way is reported as it is, below or by init)
+    except OSError as e:
+        raise invalid(e.strerror or str(e)) from None
 
 
 def _named(source: str, path: Path | None) -> dict[str, Origin]:

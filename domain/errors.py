@@ -57,3 +57,7 @@ class LedgerReadOnlyError(MindError):
 
 class LedgerCorruptError(MindError):
     """Raised when the ledger file cannot be read as a ledger at all."""
+
+
+class LedgerUnverifiedError(MindError):
+    """Raised when a command that would replace evidence runs on a ledger that fails verify."""

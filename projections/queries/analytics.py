@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -188,10 +190,16 @@ def export_tables(con: duckdb.DuckDBPyConnection, folder: Path, fmt: str) -> lis
     for table in TABLES:
         path = folder / f"{table}.{fmt}"
         options = "FORMAT parquet" if fmt == "parquet" else "FORMAT csv, HEADER true"
-        quoted = str(path).replace("'", "''")  # a folder may be named anything, quotes too
+        # Written beside the file and renamed over it once complete: a failed export leaves
+        # an earlier export's file as it was.
+        temp = folder / f".{table}.{fmt}.{os.getpid()}.part"
+        quoted = str(temp).replace("'", "''")  # a folder may be named anything, quotes too
         try:
             con.execute(f"COPY {table} TO '{quoted}' ({options})")
-        except duckdb.Error as e:
+            os.replace(temp, path)
+        except (duckdb.Error, OSError) as e:
+            with contextlib.suppress(OSError):
+                os.unlink(temp)
             raise QueryError(f"cannot write {str(path)!r}: {_one_line(e)}") from None
         written.append(path)
     return written

@@ -190,8 +190,9 @@ def test_config_show_lists_process_and_ledger_settings_with_source_and_help(
         "key": "MIND_LOCK_TIMEOUT",
         "value": 15.0,
         "default": True,
-        "meaning": "seconds to wait for the ledger's write lock",
-        "accepts": "a number over 0, at most 3600",
+        "meaning": "seconds to wait for the ledger's write lock (rounded up to whole seconds)",
+        "accepts": "a number over 0, at most 3600 (a fraction is rounded up: the ledger takes "
+        "whole seconds)",
         "source": "default",
         "origin": None,
     }
@@ -200,14 +201,37 @@ def test_config_show_lists_process_and_ledger_settings_with_source_and_help(
     assert "hunter2" not in text and "seconds to wait for the ledger's write lock" in text
 
 
-def test_the_lock_timeout_setting_reaches_the_ledger(
-    mind_home: Path, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize(
+    ("given", "passed"),
+    [("0.1", "1"), ("1.5", "2"), ("2", "2"), ("2.0", "2"), ("2.5", "3"), ("3600", "3600")],
+)
+def test_the_lock_timeout_setting_reaches_the_ledger_in_whole_seconds_rounded_up(
+    mind_home: Path, monkeypatch: pytest.MonkeyPatch, given: str, passed: str
 ) -> None:
-    monkeypatch.setenv("MIND_LOCK_TIMEOUT", "2.5")
+    monkeypatch.setenv("MIND_LOCK_TIMEOUT", given)
 
     env = persistence_env(Home(mind_home))
 
-    assert env["SQLITE_LOCK_TIMEOUT"] == "2.5"
+    assert env["SQLITE_LOCK_TIMEOUT"] == passed
+
+
+@pytest.mark.parametrize("given", ["0.1", "1.5", "2.0"])
+def test_a_fractional_lock_timeout_works_for_reads_and_writes(
+    cli: Cli, mind_home: Path, monkeypatch: pytest.MonkeyPatch, given: str
+) -> None:
+    monkeypatch.setenv("MIND_LOCK_TIMEOUT", given)
+
+    assert cli("status").exit_code == 0
+    assert cli("commit", "one").exit_code == 0
+
+
+def test_a_fractional_lock_timeout_in_config_json_works(cli: Cli, mind_home: Path) -> None:
+    config = mind_home / "config.json"
+    kept = json.loads(config.read_text()) if config.exists() else {}
+    config.write_text(json.dumps({**kept, "lock_timeout": 0.5}))
+
+    assert cli("commit", "one").exit_code == 0
+    assert cli("status").exit_code == 0
 
 
 def test_model_show_says_where_keys_and_base_urls_come_from_and_warns_of_a_redirect(

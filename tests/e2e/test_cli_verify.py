@@ -105,16 +105,15 @@ def test_an_anchor_of_another_ledger_fails_verify(cli: Cli, mind_home: Path) -> 
     assert (result.exit_code, result.json()["reason"]) == (1, "ledger differs from its anchor")
 
 
-def test_an_unreadable_anchor_is_reported_and_the_ledger_still_verifies(
-    cli: Cli, mind_home: Path
-) -> None:
+def test_an_unreadable_anchor_is_reported_as_a_failure(cli: Cli, mind_home: Path) -> None:
     anchor = mind_home / "ledger-head.json"
     anchor.unlink()
     anchor.mkdir()  # cannot be read as a file (chmod would not stop root)
 
     result = cli("verify")
 
-    assert result.exit_code == 0
+    assert result.exit_code == 1
+    assert result.output.startswith("BROKEN: anchor file unreadable")
     assert f"  anchor {anchor}: unreadable: {anchor} cannot be read" in result.output
 
 

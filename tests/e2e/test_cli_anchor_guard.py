@@ -1,0 +1,115 @@
+"""Writers and replay refuse a ledger that is behind (or differs from) its anchor file."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+from tests.conftest import Result
+from tests.e2e.test_cli_verify import drop_last_event
+
+Cli = Callable[..., Result]
+
+
+def one_error_line(result: Result) -> str:
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith("Error: ")
+    assert "Traceback" not in result.stderr
+    return lines[0]
+
+
+def test_a_commit_to_a_truncated_ledger_is_refused_and_the_anchor_kept(
+    cli: Cli, mind_home: Path
+) -> None:
+    cli("commit", "one")
+    cli("commit", "two")
+    drop_last_event(mind_home / "ledger.sqlite")
+    ledger = (mind_home / "ledger.sqlite").read_bytes()
+    anchor = (mind_home / "ledger-head.json").read_bytes()
+
+    result = cli("commit", "three")
+
+    assert result.exit_code == 1
+    line = one_error_line(result)
+    assert "ends at position 2, before the 3" in line
+    assert "mind verify" in line
+    assert (mind_home / "ledger.sqlite").read_bytes() == ledger
+    assert (mind_home / "ledger-head.json").read_bytes() == anchor
+    assert cli("verify").exit_code == 1
+
+
+def test_a_commit_over_a_rewritten_anchored_position_is_refused(cli: Cli, mind_home: Path) -> None:
+    cli("commit", "one")
+    path = mind_home / "ledger-head.json"
+    path.write_text(json.dumps({**json.loads(path.read_text()), "hash": "f" * 64}))
+
+    result = cli("commit", "two")
+
+    assert result.exit_code == 1
+    assert "hash at position 2 is not the one its anchor" in one_error_line(result)
+
+
+def test_a_commit_with_an_unreadable_anchor_is_refused(cli: Cli, mind_home: Path) -> None:
+    (mind_home / "ledger-head.json").write_text("{bad")
+
+    result = cli("commit", "one")
+
+    assert result.exit_code == 1
+    assert "mind verify" in one_error_line(result)
+    assert (mind_home / "ledger-head.json").read_text() == "{bad"
+
+
+def test_a_commit_without_an_anchor_file_starts_one(cli: Cli, mind_home: Path) -> None:
+    (mind_home / "ledger-head.json").unlink()
+
+    result = cli("commit", "one")
+
+    assert result.exit_code == 0
+    assert json.loads((mind_home / "ledger-head.json").read_text())["position"] == 2
+
+
+def test_an_unreadable_anchor_fails_verify(cli: Cli, mind_home: Path) -> None:
+    (mind_home / "ledger-head.json").write_text("{bad")
+
+    result = cli("verify", "--json")
+
+    assert result.exit_code == 1
+    data = result.json()
+    assert data["ok"] is False
+    assert data["anchors"][0]["status"].startswith("unreadable")
+
+
+def test_a_missing_anchor_is_a_note_not_a_failure(cli: Cli, mind_home: Path) -> None:
+    (mind_home / "ledger-head.json").unlink()
+
+    result = cli("verify", "--json")
+
+    assert result.exit_code == 0
+    assert result.json()["anchors"][0]["status"].startswith("missing")
+
+
+def test_replay_swap_refuses_a_ledger_that_fails_verify(cli: Cli, mind_home: Path) -> None:
+    cli("commit", "one")
+    cli("commit", "two")
+    assert cli("commitments").exit_code == 0
+    (mind_home / "ledger-head.json").unlink()
+    drop_last_event(mind_home / "ledger.sqlite")
+    before = {p.name: p.read_bytes() for p in mind_home.glob("readmodel*")}
+
+    result = cli("replay", "--swap")
+
+    assert result.exit_code == 1
+    assert "mind verify" in one_error_line(result)
+    assert {p.name: p.read_bytes() for p in mind_home.glob("readmodel*")} == before
+    assert cli("verify").exit_code == 1
+
+
+def test_replay_swap_on_a_sound_ledger_still_swaps(cli: Cli, mind_home: Path) -> None:
+    cli("commit", "one")
+
+    result = cli("replay", "--swap", "--json")
+
+    assert result.exit_code == 0
+    assert result.json()["swapped"] is True
