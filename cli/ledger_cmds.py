@@ -126,7 +126,7 @@ def status(home: Home, as_json: bool) -> None:
     "--turn",
     "turn_ref",
     metavar="ID",
-    help="Instead: the exact messages the model was sent in this turn (id or a prefix).",
+    help="Instead: the exact messages the model was sent in this turn (id, a prefix, or last).",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_obj
@@ -137,7 +137,7 @@ def log(home: Home, limit: int, kind: str | None, turn_ref: str | None, as_json:
 
         mind log --limit 5 --kind commitment
 
-        mind log --turn 3f2a9c
+        mind log --turn last
     """
     if turn_ref is not None:
         from cli.turn_prompt import echo_prompt, resolve_turn, turn_prompt

@@ -18,12 +18,25 @@ from domain.turn import Turn
 
 
 def resolve_turn(home: Home, ref: str) -> UUID:
-    """A turn id from its full id or a unique prefix of at least 4 hex digits."""
+    """A turn id from `last` (the latest turn), its full id or a unique prefix of at least 4
+    hex digits."""
     text = ref.strip().lower().replace("-", "")
+    if text == "last":
+        return _latest(home)
     try:
         return UUID(text) if len(text) == 32 else _by_prefix(home, text)
     except ValueError:
         raise InvalidInputError(f"{ref!r} is not a turn id") from None
+
+
+def _latest(home: Home) -> UUID:
+    with read_model(home) as con:
+        found = con.execute(
+            "SELECT stream_id FROM turns ORDER BY started_position DESC LIMIT 1"
+        ).fetchall()
+    if not found:
+        raise InvalidInputError("this mind has had no turn yet; `mind turn TEXT` has one")
+    return UUID(str(found[0][0]))
 
 
 def _by_prefix(home: Home, prefix: str) -> UUID:

@@ -66,3 +66,18 @@ def test_chat_prompt_shows_the_last_turns_messages(cli: Cli, mind_home: Path) ->
     assert f"--- system ---\n{sent[0]['content']}\n--- user ---\nremind me to stretch\n" in (
         result.output
     )
+
+
+def test_log_turn_last_shows_the_latest_turns_prompt_and_a_mind_without_turns_says_so(
+    cli: Cli, mind_home: Path
+) -> None:
+    before = cli("log", "--turn", "last")
+    with scripted_provider("Noted.") as (base, received):
+        cli("turn", "first", "--model", "openai/fake", "--api-base", base)
+        cli("turn", "second", "--model", "openai/fake", "--api-base", base)
+
+    shown = cli("log", "--turn", "last", "--json").json()
+
+    assert before.exit_code == 1
+    assert before.stderr.startswith("Error: this mind has had no turn yet")
+    assert shown["messages"] == received[-1]["messages"]
