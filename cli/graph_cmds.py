@@ -5,9 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 import click
+from click.core import ParameterSource
 
 from cli.compose import Home, read_model
 from cli.output import echo, emit_json, table
+from domain.errors import InvalidInputError
 
 
 def _graph(home: Home) -> Any:
@@ -77,7 +79,12 @@ def neighbors_(home: Home, node_id: str, depth: int, as_json: bool) -> None:
     "--format", "fmt", type=click.Choice(["graphml", "json"]), default="graphml", show_default=True
 )
 @click.option("--out", type=click.File("w"), default="-", help="File to write (default stdout).")
-@click.option("--json", "as_json", is_flag=True, help="The graph as JSON (--format json).")
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="Print JSON: with --out, what was written (the file keeps --format); else the graph.",
+)
 @click.pass_obj
 def export_(home: Home, fmt: str, out: Any, as_json: bool) -> None:
     """Export the graph for Gephi, yEd, Cytoscape (GraphML) or scripts (JSON).
@@ -88,7 +95,21 @@ def export_(home: Home, fmt: str, out: Any, as_json: bool) -> None:
     """
     from projections.queries.graph import export
 
-    out.write(export(_graph(home), "json" if as_json else fmt) + "\n")
+    to_file = getattr(out, "name", "<stdout>") not in ("-", "<stdout>")
+    chosen = click.get_current_context().get_parameter_source("fmt")
+    if as_json and not to_file and fmt != "json" and chosen != ParameterSource.DEFAULT:
+        raise InvalidInputError(f"--json prints JSON, not {fmt}: give --out FILE, or drop one")
+    g = _graph(home)
+    if not to_file:
+        out.write(export(g, "json" if as_json else fmt) + "\n")
+        return
+    # --json describes the result; the file always holds the --format asked for.
+    out.write(export(g, fmt) + "\n")
+    if as_json:
+        summary = {"nodes": g.number_of_nodes(), "edges": g.number_of_edges()}
+        emit_json({"out": out.name, "format": fmt, **summary})
+    else:
+        echo(f"wrote {click.format_filename(out.name)}")
 
 
 def register(group: click.Group) -> None:
