@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+from datetime import datetime
 from typing import Any
 
+from domain.clock import EARLIEST_YEAR, LATEST_YEAR, parse_time
 from domain.errors import InvalidInputError
 from domain.text import clean_text
 
@@ -41,6 +43,20 @@ def message_text(value: Any, where: str) -> str:
         return clean_text(value, "message", MAX_MESSAGE_CHARS)
     except InvalidInputError as e:
         raise InvalidInputError(f"{where}: {e}") from None
+
+
+def message_time(value: str | datetime, where: str) -> datetime:
+    """A message's stated time (ISO-8601 text, or already parsed), in the years a fixed clock
+    takes (MIND_NOW): year 1 or 9999 is a broken export, and would break the activity plot."""
+    try:
+        at = parse_time(value) if isinstance(value, str) else value
+    except InvalidInputError as e:
+        raise InvalidInputError(f"{where}: {e}") from None
+    if not EARLIEST_YEAR <= at.year <= LATEST_YEAR:
+        raise InvalidInputError(
+            f"{where}: time {str(value)!r} is outside the years {EARLIEST_YEAR} to {LATEST_YEAR}"
+        )
+    return at
 
 
 def chat_line_id(role: str, time: str | None, text: str, occurrence: int) -> str:
@@ -122,6 +138,8 @@ def check_locomo_shape(data: Any, file: str) -> list[dict[str, Any]]:
         raise InvalidInputError(
             f"{file} does not look like locomo10.json (a list of samples); give a LoCoMo file"
         )
+    if not data:
+        raise InvalidInputError(f"no conversations in {file}")
     for index, sample in enumerate(data):
         fault = _locomo_fault(sample)
         if fault is not None:

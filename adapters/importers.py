@@ -15,10 +15,10 @@ from adapters.import_rules import (
     check_locomo_shape,
     legacy_chat_line_id,
     message_text,
+    message_time,
     skipped_reasons,
 )
 from domain.application import Mind
-from domain.clock import parse_time
 from domain.conversation import Observed
 from domain.errors import InvalidInputError
 
@@ -65,7 +65,9 @@ def locomo_messages(sample: dict[str, Any]) -> Iterator[Observed]:
     )
     speakers = (conv.get("speaker_a"), conv.get("speaker_b"))
     for _, key in sessions:
-        said_at = parse_locomo_time(conv[f"{key}_date_time"])
+        said_at = message_time(
+            parse_locomo_time(conv[f"{key}_date_time"]), f"{sample.get('sample_id')} {key}"
+        )
         for turn in conv[key]:
             where = f"{sample.get('sample_id')} {turn.get('dia_id')}"
             if turn.get("speaker") not in speakers:
@@ -135,7 +137,7 @@ def chat_messages(path: Path) -> Iterator[Observed]:
             ) from None
         role, text = chat_role(raw_role, where), message_text(raw_content, where)
         time = str(obj["time"]) if obj.get("time") else None
-        said_at = parse_time(time) if time else base
+        said_at = message_time(time, where) if time else base
         key = (role, time, text)
         source_id = chat_line_id(role, time, text, seen[key])
         seen[key] += 1

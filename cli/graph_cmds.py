@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Any
 
 import click
+from click.core import ParameterSource
 
 from cli.compose import Home, read_model
 from cli.output import echo, emit_json, table
+from domain.errors import InvalidInputError
 
 
 def _graph(home: Home) -> Any:
@@ -83,7 +86,12 @@ def neighbors_(home: Home, node_id: str, depth: int, as_json: bool) -> None:
     default="-",
     help="File to write (default stdout).",
 )
-@click.option("--json", "as_json", is_flag=True, help="The graph as JSON (--format json).")
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="Print JSON: with --out, what was written (the file keeps --format); else the graph.",
+)
 @click.pass_obj
 def export_(home: Home, fmt: str, out: Path, as_json: bool) -> None:
     """Export the graph for Gephi, yEd, Cytoscape (GraphML) or scripts (JSON).
@@ -95,14 +103,27 @@ def export_(home: Home, fmt: str, out: Path, as_json: bool) -> None:
     from cli.output_paths import refuse_home_file, replaced_on_success
     from projections.queries.graph import export
 
-    if str(out) != "-":
+    to_file = str(out) != "-"
+    chosen = click.get_current_context().get_parameter_source("fmt")
+    if as_json and not to_file and fmt != "json" and chosen != ParameterSource.DEFAULT:
+        raise InvalidInputError(f"--json prints JSON, not {fmt}: give --out FILE, or drop one")
+    if to_file:
         refuse_home_file(home, out, "--out")
-    text = export(_graph(home), "json" if as_json else fmt) + "\n"  # read before any write
-    if str(out) == "-":
-        click.echo(text, nl=False)
+    g = _graph(home)
+    if not to_file:  # data for a pipe, faithfully; made harmless only for a terminal
+        text = export(g, "json" if as_json else fmt) + "\n"
+        (echo if sys.stdout.isatty() else click.echo)(text, nl=False)
         return
+    # --json describes the result; the file always holds the --format asked for. The text is
+    # made before anything is written, and the file replaced only once it is whole.
+    text = export(g, fmt) + "\n"
     with replaced_on_success(out) as temp:
         temp.write_text(text, encoding="utf-8")
+    if as_json:
+        summary = {"nodes": g.number_of_nodes(), "edges": g.number_of_edges()}
+        emit_json({"out": str(out), "format": fmt, **summary})
+    else:
+        echo(f"wrote {click.format_filename(str(out))}")
 
 
 def register(group: click.Group) -> None:

@@ -18,6 +18,7 @@ from pydantic import ValidationError
 from pydantic_settings import DotEnvSettingsSource, EnvSettingsSource
 
 from cli.settings import FIELDS, SettingError, Settings, accepts, env_name
+from domain.settings import KEYS as MIND_KEYS
 
 # Settings a home file may not set: the home itself, and the clock (a time fixed in a file
 # would silently date every later event).
@@ -167,7 +168,7 @@ def _dotenv_values(path: Path, lines: dict[str, str]) -> dict[str, Any]:
         k for k in lines if k.upper().startswith("MIND_") and k[5:].lower() not in FIELDS
     )
     if unknown:
-        raise SettingError(f"{unknown[0]!r} in {path} is not a setting; {_known()}")
+        raise SettingError(f"{unknown[0]!r} in {path} is not a setting; {_known_env()}")
     for key in lines:
         if key[5:].lower() in ENV_ONLY and key.upper().startswith("MIND_"):
             raise _file_may_not_set(key[5:].lower(), key, path)
@@ -185,6 +186,31 @@ def _file_may_not_set(name: str, key: str, path: Path) -> SettingError:
 
 def _known() -> str:
     return "settings: " + ", ".join(env_name(n) for n in FIELDS if n != "home")
+
+
+def _known_env() -> str:
+    """The names a home's .env may set (not the home or the clock)."""
+    return ".env takes " + ", ".join(env_name(n) for n in FIELDS if n not in ENV_ONLY)
+
+
+def _unknown_config_key(key: str, path: Path) -> SettingError:
+    """Why `key` is not a config.json key, and the key (or command) to use instead."""
+    field = key[5:].lower() if key.upper().startswith("MIND_") else ""
+    if field in ENV_ONLY:
+        return _file_may_not_set(field, key, path)
+    if field in FIELDS:
+        return SettingError(
+            f"{key!r} in {path} is the environment variable's name; config.json calls it {field!r}"
+        )
+    if key in MIND_KEYS:
+        return SettingError(
+            f"{key!r} in {path} is a setting of the mind itself, recorded in its ledger: "
+            f"use `mind config set {key} VALUE`"
+        )
+    accepted = [n for n in FIELDS if n not in ENV_ONLY] + ["model_settings"]
+    return SettingError(
+        f"{key!r} in {path} is not a setting; config.json takes " + ", ".join(accepted)
+    )
 
 
 def _config_values(path: Path) -> tuple[dict[str, Any], dict[str, str]]:
@@ -212,7 +238,7 @@ def _config_values(path: Path) -> tuple[dict[str, Any], dict[str, str]]:
         elif key in FIELDS:
             values[key], names[key] = value, key  # a flat key wins over model_settings
         else:
-            raise SettingError(f"{key!r} in {path} is not a setting; {_known()}")
+            raise _unknown_config_key(key, path)
     return values, names
 
 

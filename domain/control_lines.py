@@ -9,6 +9,10 @@
 
 A line is a control line when it starts (after optional spaces, `-` or `*`) with one of these
 keywords followed by `:`. Control lines are stripped from the reply shown to the user.
+
+Lines end at "\n" only (with "\r\n" read as one break): str.splitlines would also break at
+U+2028/U+2029/U+0085, \x1c-\x1e, \v, \f and a lone \r, so text a terminal shows as one line
+("hello\u2028COMMIT: x") could hide a command in the middle of a sentence.
 """
 
 from __future__ import annotations
@@ -35,6 +39,11 @@ _LINE = re.compile(r"^\s*(?:[-*]\s*)?(" + _ALTERNATIVES + r")\s*:(.*)$")
 _EVIDENCE = re.compile(r"#(\d+)\b")
 
 
+def reply_lines(reply: str) -> list[str]:
+    """The reply's lines: split at "\n" only, a "\r" before it dropped (CRLF is one break)."""
+    return [line.removesuffix("\r") for line in reply.split("\n")]
+
+
 @dataclass(frozen=True)
 class ControlLine:
     """One control line: its keyword, the text after the colon, and the raw line."""
@@ -48,7 +57,7 @@ def split_reply(reply: str) -> tuple[str, list[ControlLine]]:
     """The reply with control lines removed, and the control lines in order."""
     kept: list[str] = []
     lines: list[ControlLine] = []
-    for raw in reply.splitlines():
+    for raw in reply_lines(reply):
         match = _LINE.match(raw)
         if match:
             lines.append(ControlLine(match.group(1), match.group(2).strip(), raw.strip()))

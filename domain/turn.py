@@ -12,6 +12,9 @@ from domain.text import clean_text
 
 Speaker = Literal["user", "autonomy"]
 MESSAGE_LIMIT = 100_000
+# A model reply is stored up to this many characters (a provider may ignore max_tokens); what
+# is over is dropped and the reply is marked cut off, like one stopped at the token limit.
+REPLY_LIMIT = MESSAGE_LIMIT
 
 
 class TurnFinishedError(MindError):

@@ -25,6 +25,7 @@ from domain.control_lines import (
     parse_close,
     parse_concept,
     parse_relate,
+    reply_lines,
 )
 from domain.errors import MindError
 from domain.tension import TensionParams
@@ -40,9 +41,9 @@ CUT_OFF_REASON = "the reply was cut off at the token limit before this line ende
 def unfinished_line(reply: str, lines: list[ControlLine]) -> ControlLine | None:
     """The control line a cut-off reply ends in the middle of (its last line, with no newline
     after it), or None."""
-    if not lines or not reply or reply.endswith(("\n", "\r")):
+    if not lines or not reply or reply.endswith("\n"):
         return None
-    last = reply.splitlines()[-1].strip()
+    last = reply_lines(reply)[-1].strip()
     return lines[-1] if lines[-1].raw == last else None
 
 

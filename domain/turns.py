@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 from uuid import UUID, uuid4
@@ -29,7 +29,7 @@ from domain.model_port import CompletionModel, ModelFailure, prompt_fit
 from domain.prompts import AUTONOMY_PROMPT, prompt_messages
 from domain.redaction import redact
 from domain.settings import thread_params
-from domain.turn import Speaker, Turn, TurnFinishedError
+from domain.turn import REPLY_LIMIT, Speaker, Turn, TurnFinishedError
 from domain.turn_effects import CUT_OFF_REASON, TurnEffects, TurnSetting, unfinished_line
 from domain.turn_numbers import turn_numbers, unfinished_turns
 
@@ -218,6 +218,11 @@ class TurnService:
         outcome: TurnOutcome,
         setting: TurnSetting,
     ) -> TurnOutcome:
+        if len(completion.text) > REPLY_LIMIT:
+            # Keep what fits and treat the rest as cut off at the limit, control lines included.
+            completion = replace(
+                completion, text=completion.text[:REPLY_LIMIT], finish_reason="length"
+            )
         visible, lines = split_reply(completion.text)
         # A cut-off reply is kept, but a control line it stops in the middle of never applies.
         cut_off = completion.finish_reason == "length"

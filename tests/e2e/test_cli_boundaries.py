@@ -243,6 +243,9 @@ def test_empty_messages_are_skipped_and_reported(cli: Cli, mind_home: Path, tmp_
         ({"role": 7, "content": "x"}, "role 7"),
         ({"role": "user", "content": ["a", "b"]}, "not a string"),
         ({"role": "user", "content": "bell \x07"}, "U+0007"),
+        ({"role": "user", "content": "x", "time": "0001-01-01T00:00:00Z"}, "years 1970 to 2999"),
+        ({"role": "user", "content": "x", "time": "9999-12-31T23:59:59Z"}, "years 1970 to 2999"),
+        ({"role": "user", "content": "x", "time": "yesterday"}, "not ISO-8601"),
     ],
 )
 def test_a_transcript_with_a_bad_line_is_refused_whole_naming_the_line(
@@ -254,6 +257,37 @@ def test_a_transcript_with_a_bad_line_is_refused_whole_naming_the_line(
     result = cli("import", "chat", str(path))
 
     assert_one_error_line(result, "h.jsonl:2", fragment)
+    assert ledger_head(mind_home) == before
+
+
+def test_a_locomo_file_without_conversations_is_refused_in_one_line(
+    cli: Cli, mind_home: Path, tmp_path: Path
+) -> None:
+    path = tmp_path / "empty.json"
+    path.write_text("[]")
+
+    result = cli("import", "locomo", str(path))
+
+    assert_one_error_line(result, "no conversations in", "empty.json")
+
+
+def test_a_locomo_session_time_outside_the_sensible_years_is_refused_naming_it(
+    cli: Cli, mind_home: Path, tmp_path: Path
+) -> None:
+    turn = {"speaker": "A", "dia_id": "D1:1", "text": "hi"}
+    conversation = {
+        "speaker_a": "A",
+        "speaker_b": "B",
+        "session_1": [turn],
+        "session_1_date_time": "1:56 pm on 8 May, 0001",
+    }
+    path = tmp_path / "old.json"
+    path.write_text(json.dumps([{"sample_id": "s1", "conversation": conversation}]))
+    before = ledger_head(mind_home)
+
+    result = cli("import", "locomo", str(path))
+
+    assert_one_error_line(result, "s1 session_1", "years 1970 to 2999")
     assert ledger_head(mind_home) == before
 
 

@@ -129,6 +129,29 @@ def test_graph_stats_neighbors_and_export(cli: Cli, busy_mind: Path) -> None:
     assert "<graphml" in graphml and "project.alpha" in graphml
 
 
+def test_graph_export_json_to_a_file_keeps_the_format_and_prints_what_was_written(
+    cli: Cli, busy_mind: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / "g.graphml"
+
+    result = cli("graph", "export", "--format", "graphml", "--out", str(out), "--json")
+
+    assert result.exit_code == 0
+    assert out.read_text().startswith("<graphml ")
+    assert result.json() == {"out": str(out), "format": "graphml", "nodes": 5, "edges": 1}
+
+
+def test_graph_export_json_to_stdout_with_another_format_is_refused(
+    cli: Cli, busy_mind: Path
+) -> None:
+    refused = cli("graph", "export", "--format", "graphml", "--json")
+    graph = cli("graph", "export", "--json").json()
+
+    assert refused.exit_code == 1 and refused.output == ""
+    assert "--json prints JSON, not graphml" in refused.stderr
+    assert len(graph["nodes"]) == 5
+
+
 def test_graph_neighbors_of_an_unknown_node_is_a_clear_error(cli: Cli, busy_mind: Path) -> None:
     result = cli("graph", "neighbors", "nothing.here")
 

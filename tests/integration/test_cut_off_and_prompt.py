@@ -13,7 +13,7 @@ import pytest
 from cli.compose import Home, build_model, open_mind, open_reader, read_model, turn_service
 from cli.turn_prompt import turn_prompt
 from domain.model_port import Completion
-from domain.turn import Turn
+from domain.turn import REPLY_LIMIT, Turn
 from domain.turn_effects import CUT_OFF_REASON
 from domain.turns import TurnOutcome
 from tests.conftest import T0
@@ -175,3 +175,19 @@ def test_a_hosted_model_keeps_the_full_protocol_and_memory_in_the_system_message
     system, user = received[0]["messages"]
     assert "THREAD-RESOLVE" in system["content"] and "<memory>" in system["content"]
     assert user == {"role": "user", "content": "hi"}
+
+
+def test_a_reply_over_the_limit_is_stored_up_to_it_and_marked_cut_off(home: Home) -> None:
+    # A provider may ignore max_tokens: a reply far over the limit, ending in a control line
+    # the limit cuts in the middle (it must not apply).
+    head = "word " * (REPLY_LIMIT // 5 - 2) + "\n"
+    reply = head + "COMMIT: " + "x" * 200 + "\n" + "y" * REPLY_LIMIT
+
+    outcome = scripted_turn(home, "talk a lot", reply)
+
+    assert (outcome.status, outcome.cut_off, outcome.finish_reason) == ("complete", True, "length")
+    assert len(outcome.reply_raw) == REPLY_LIMIT and reply.startswith(outcome.reply_raw)
+    assert outcome.opened == [] and outcome.rejections[0]["reason"] == CUT_OFF_REASON
+    with read_model(home) as con:
+        row = con.execute("SELECT cut_off, length(reply_raw) FROM turns").fetchall()
+    assert row == [(True, REPLY_LIMIT)]

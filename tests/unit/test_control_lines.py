@@ -88,3 +88,33 @@ def test_streaming_shows_exactly_the_visible_reply(text: str, sizes: list[int]) 
     assert [ln.strip() for ln in shown.splitlines() if ln.strip()] == [
         ln.strip() for ln in visible.splitlines() if ln.strip()
     ]
+
+
+# Breaks str.splitlines knows but a terminal (or a reader) does not show as a new line.
+NOT_LINE_BREAKS = ["\u2028", "\u2029", "\u0085", "\x1c", "\x1d", "\x1e", "\v", "\f", "\r"]
+
+
+@given(
+    before=st.text(
+        alphabet=st.characters(blacklist_characters="\n\r"), min_size=1, max_size=20
+    ).filter(lambda t: t.strip() != ""),
+    separator=st.sampled_from(NOT_LINE_BREAKS),
+    keyword=st.sampled_from(["COMMIT", "CLOSE", "REFLECT", "THREAD"]),
+)
+def test_a_control_line_starts_only_after_a_real_line_break(
+    before: str, separator: str, keyword: str
+) -> None:
+    reply = f"{before}{separator}{keyword}: sneaky"
+
+    visible, lines = split_reply(reply)
+
+    assert lines == []
+    assert keyword in visible
+
+
+@pytest.mark.parametrize("newline", ["\n", "\r\n"])
+def test_newline_and_crlf_both_end_a_line(newline: str) -> None:
+    visible, lines = split_reply(f"hello{newline}COMMIT: call Ada{newline}bye")
+
+    assert [(c.keyword, c.body) for c in lines] == [("COMMIT", "call Ada")]
+    assert visible == "hello\nbye"

@@ -111,3 +111,47 @@ def test_any_dotenv_bytes_are_accepted_or_refused_in_one_line(
         load_settings(home, HOME_ORIGIN, {})
     except SettingError as e:
         assert "\n" not in str(e)
+
+
+def _config_error(tmp_path: Path, config: dict[str, object]) -> str:
+    (tmp_path / "config.json").write_text(json.dumps(config))
+    with pytest.raises(SettingError) as refused:
+        load_settings(tmp_path, HOME_ORIGIN, {})
+    return str(refused.value)
+
+
+def test_an_unknown_config_key_is_refused_listing_only_the_keys_config_json_takes(
+    tmp_path: Path,
+) -> None:
+    message = _config_error(tmp_path, {"colour": "blue"})
+
+    assert "'colour'" in message and "config.json takes backend, " in message
+    assert "lock_timeout" in message and "model_settings" in message
+    assert "MIND_" not in message.replace(str(tmp_path), "")
+    assert "'now'" not in message and " now," not in message  # the clock is not a file setting
+
+
+@pytest.mark.parametrize("name", ["backend", "lock_timeout", "max_tokens"])
+def test_an_environment_variable_name_in_config_json_names_the_key_to_use(
+    tmp_path: Path, name: str
+) -> None:
+    message = _config_error(tmp_path, {env_name(name): "x"})
+
+    assert f"config.json calls it {name!r}" in message
+    assert "settings:" not in message
+
+
+def test_a_mind_setting_in_config_json_points_to_config_set(tmp_path: Path) -> None:
+    message = _config_error(tmp_path, {"threads.floor_interval": 12})
+
+    assert "mind config set threads.floor_interval VALUE" in message
+
+
+def test_an_unknown_dotenv_setting_lists_only_what_dotenv_may_set(tmp_path: Path) -> None:
+    (tmp_path / ".env").write_text("MIND_COLOUR=blue\n")
+
+    with pytest.raises(SettingError) as refused:
+        load_settings(tmp_path, HOME_ORIGIN, {})
+
+    assert "MIND_BACKEND" in str(refused.value)
+    assert "MIND_NOW" not in str(refused.value) and "MIND_HOME" not in str(refused.value)
