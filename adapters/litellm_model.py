@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from domain.model_port import Completion, ModelFailure
-from domain.redaction import redact, secret_values
+from domain.redaction import redact, secret_values, url_secrets
 
 
 def import_litellm() -> Any:
@@ -180,7 +180,11 @@ class LiteLLMModel:
         except ModelFailure:
             raise
         except Exception as e:  # a process boundary: every provider error becomes one failure
-            secrets = [*secret_values(os.environ.items()), self.settings.api_key or ""]
+            secrets = [
+                *secret_values(os.environ.items()),
+                self.settings.api_key or "",
+                *url_secrets(self.settings.api_base or ""),  # a Basic header's user:password
+            ]
             raise _failure(e, litellm, secrets) from e
         latency = (time.perf_counter() - started) * 1000
         if not text.strip():
