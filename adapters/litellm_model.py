@@ -10,8 +10,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from domain.errors import InvalidInputError
+from domain.identity import DEFAULT_MODEL
 from domain.model_port import Completion, ModelFailure
 from domain.redaction import redact, secret_values, url_secrets
+from domain.text import clean_text
 
 
 def import_litellm() -> Any:
@@ -23,6 +26,31 @@ def import_litellm() -> Any:
     litellm.telemetry = False
     litellm.suppress_debug_info = True
     return litellm
+
+
+EMBEDDED_SPEC = DEFAULT_MODEL
+
+
+def check_model_spec(spec: str) -> str:
+    """`spec` cleaned, if turns can run on it: `mock`, `local/NAME` (the embedded model), or
+    `PROVIDER/MODEL` with a provider LiteLLM knows. Imports litellm (seconds): only for setting
+    a model, never on a read path."""
+    spec = clean_text(spec, "model", 200, single_line=True)
+    provider, slash, name = spec.partition("/")
+    if spec == "mock" or (provider == "local" and name.strip()):
+        return spec
+    if slash and name.strip() and provider in {str(p) for p in _providers()}:
+        return spec
+    raise InvalidInputError(
+        f"unknown model {spec!r}: give provider/model with a provider LiteLLM knows "
+        "(openai/gpt-4o-mini, anthropic/claude-3-5-haiku-latest, ollama/llama3.2, ...) or mock; "
+        f"back to the embedded model: mind model set {EMBEDDED_SPEC}"
+    )
+
+
+def _providers() -> list[str]:
+    litellm = import_litellm()
+    return [getattr(p, "value", p) for p in litellm.provider_list]
 
 
 @dataclass

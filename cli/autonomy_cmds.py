@@ -20,15 +20,15 @@ def model_unavailable(home: Home, spec: str) -> str | None:
         return None
     if spec == "mock":
         return None
-    import litellm
-
+    from adapters.litellm_model import import_litellm, provider_reason
     from cli.compose import load_dotenv
 
+    litellm = import_litellm()  # quiet: it prints a banner on stdout for an unknown provider
     load_dotenv(home)
     try:
         check: dict[str, Any] = litellm.validate_environment(model=spec)
     except Exception as e:  # an unknown provider: LiteLLM cannot tell what it needs
-        return f"cannot check model {spec!r}: {e}"
+        return f"cannot check model {spec!r}: {provider_reason(str(e))}"
     if not check.get("keys_in_environment", False):
         missing = ", ".join(check.get("missing_keys", [])) or "credentials"
         return f"model {spec} needs {missing} (set it in the environment or MIND_HOME/.env)"
