@@ -24,7 +24,7 @@ HELP = """/help                this list
 /raw                 the last reply as the model wrote it
 /prompt              the exact messages the model was sent in the last turn
 /verify              check the ledger's hash chain
-/exit                leave (Ctrl-D too)"""
+/exit, /quit         leave (Ctrl-D too)"""
 
 
 class Session:

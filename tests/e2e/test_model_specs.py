@@ -64,3 +64,14 @@ def test_tick_json_stays_json_with_a_model_litellm_does_not_know(tmp_path: Path)
 
     assert "\x1b" not in tick.stdout and "Provider List" not in tick.stdout
     assert isinstance(json.loads(tick.stdout), dict)
+
+
+def test_chat_help_lists_every_slash_command(cli: Cli, mind_home: Path) -> None:
+    commands = ["help", "commitments", "threads", "concepts", "identity", "model", "context"]
+    commands += ["raw", "prompt", "verify", "exit", "quit"]
+
+    result = cli("chat", "--model", "mock", "--mock-reply", "Noted.", input="/help\n")
+
+    assert result.exit_code == 0, result.stderr
+    listed = {word[1:].rstrip(",") for word in result.output.split() if word.startswith("/")}
+    assert set(commands) <= listed
