@@ -64,7 +64,9 @@ def tick(
 
         mind tick --json
 
-        MIND_NOW=2026-05-01T12:00:00Z mind tick
+        MIND_ALLOW_PAST_NOW=1 mind tick --now 2026-05-01T12:00:00Z
+
+    A time before the ledger's latest event is refused unless MIND_ALLOW_PAST_NOW=1.
     """
     from cli.turn_cmds import reply_text
     from domain.errors import InvalidInputError
