@@ -32,11 +32,14 @@ def chat_role(value: Any, where: str) -> str:
 
 
 def message_text(value: Any, where: str) -> str:
-    """A message's text as it will be stored ('' when there is none: JSON null or blanks)."""
+    """A message's text as it will be stored ('' when there is none: JSON null or blanks), with
+    \r\n and \r line ends as \n; other control characters are refused."""
     if value is None:
         return ""
     if not isinstance(value, str):
         raise InvalidInputError(f"{where} has content that is not a string; give the text")
+    # CRLF (and old-Mac CR) line ends are common in exported chats: they are line breaks.
+    value = value.replace("\r\n", "\n").replace("\r", "\n")
     if not value.strip():
         return ""
     try:

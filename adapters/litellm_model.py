@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 import os
+import re
 import time
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from domain.errors import InvalidInputError
+from domain.identity import DEFAULT_MODEL
 from domain.model_port import Completion, ModelFailure
-from domain.redaction import redact, secret_values
+from domain.redaction import redact, secret_values, url_secrets
+from domain.text import clean_text
 
 
 def import_litellm() -> Any:
@@ -21,6 +26,31 @@ def import_litellm() -> Any:
     litellm.telemetry = False
     litellm.suppress_debug_info = True
     return litellm
+
+
+EMBEDDED_SPEC = DEFAULT_MODEL
+
+
+def check_model_spec(spec: str) -> str:
+    """`spec` cleaned, if turns can run on it: `mock`, `local/NAME` (the embedded model), or
+    `PROVIDER/MODEL` with a provider LiteLLM knows. Imports litellm (seconds): only for setting
+    a model, never on a read path."""
+    spec = clean_text(spec, "model", 200, single_line=True)
+    provider, slash, name = spec.partition("/")
+    if spec == "mock" or (provider == "local" and name.strip()):
+        return spec
+    if slash and name.strip() and provider in {str(p) for p in _providers()}:
+        return spec
+    raise InvalidInputError(
+        f"unknown model {spec!r}: give provider/model with a provider LiteLLM knows "
+        "(openai/gpt-4o-mini, anthropic/claude-3-5-haiku-latest, ollama/llama3.2, ...) or mock; "
+        f"back to the embedded model: mind model set {EMBEDDED_SPEC}"
+    )
+
+
+def _providers() -> list[str]:
+    litellm = import_litellm()
+    return [getattr(p, "value", p) for p in litellm.provider_list]
 
 
 @dataclass
@@ -40,27 +70,79 @@ class ModelSettings:
     stop: list[str] = field(default_factory=list)  # stop sequences (none: the model's own end)
 
 
+# A provider error's text as LiteLLM words it: class names ("litellm.AuthenticationError:",
+# "OpenAIException -"), sometimes a whole Python traceback with file paths. None of it helps a user.
+_CLASS_NAME = re.compile(r"\b(?:[a-z_]+\.)*[A-Z]\w*(?:Error|Exception)\b\s*(?:[:-]\s*)?")
+_FRAME = re.compile(r"File \"[^\"]*\", line \d+(?:, in \S+)?")
+_PATH = re.compile(r"(?:[A-Za-z]:)?(?:[\\/][\w.+-]+){2,}\.py\w?\b(?::\d+)?")
+MAX_REASON = 300  # characters of the provider's own words kept in a failure message
+# Errors inside the chain that mean the server answered but not in the expected shape.
+_MALFORMED = (KeyError, IndexError, TypeError, ValueError, AttributeError)
+
+
+def provider_reason(text: str) -> str:
+    """A provider error's text as one short line: no traceback, frames, paths or class names."""
+    text = text.split("Traceback (most recent call last)", 1)[0]
+    text = _PATH.sub("", _FRAME.sub("", text))
+    text = _CLASS_NAME.sub("", text)
+    text = " ".join(text.split()).strip(" :-")
+    return text if len(text) <= MAX_REASON else text[: MAX_REASON - 1].rstrip() + "…"
+
+
+def _causes(e: BaseException) -> list[BaseException]:
+    chain: list[BaseException] = []
+    cause: BaseException | None = e
+    while cause is not None and cause not in chain and len(chain) < 10:
+        chain.append(cause)
+        cause = cause.__cause__ or cause.__context__
+    return chain
+
+
+def _is_connection(cause: BaseException) -> bool:
+    if isinstance(cause, (ConnectionError, TimeoutError)):
+        return True
+    module = type(cause).__module__.split(".")[0]
+    return module in ("httpx", "httpcore") and "Connect" in type(cause).__name__
+
+
 def _failure(e: Exception, litellm: Any, secrets: list[str]) -> ModelFailure:
     ex = litellm.exceptions
     # Redacted before it is cut: a provider may quote the request's key back.
-    text = redact(" ".join(str(e).split()), secrets)[:500]
+    text = provider_reason(redact(str(e), secrets))
     table: list[tuple[type[BaseException], str, str]] = [
         (ex.ContextWindowExceededError, "context_too_long", "the prompt is too long for the model"),
         (ex.AuthenticationError, "auth", "the model provider refused the API key"),
         (ex.PermissionDeniedError, "auth", "the model provider denied access"),
         (ex.RateLimitError, "rate_limit", "the model provider is rate limiting; try later"),
         (ex.Timeout, "timeout", "the model did not answer in time"),
-        (ex.APIConnectionError, "connection", "cannot connect to the model server"),
         (ex.NotFoundError, "bad_request", "the model or endpoint was not found"),
         (ex.BadRequestError, "bad_request", "the model provider rejected the request"),
     ]
+    found = _known_failure(e, table)
+    if found is None:
+        causes = _causes(e)
+        if any(_is_connection(c) for c in causes):
+            found = ("connection", "cannot connect to the model server")
+        elif any(isinstance(c, _MALFORMED) for c in causes) or "Invalid response" in text:
+            found = ("bad_response", "the model server's answer was not in the expected form")
+            missing = [c for c in causes if isinstance(c, KeyError)]
+            if missing and text == provider_reason(str(missing[0])):
+                text = f"no field {text} in it"  # a bare KeyError says only the key
+        elif isinstance(e, ex.APIConnectionError) or "connect" in text.lower():
+            found = ("connection", "cannot connect to the model server")
+        else:
+            found = ("server", "the model server failed")
+    kind, message = found
+    return ModelFailure(kind, f"{message}: {text}" if text else message)
+
+
+def _known_failure(
+    e: Exception, table: list[tuple[type[BaseException], str, str]]
+) -> tuple[str, str] | None:
     for kind_cls, kind, message in table:
         if isinstance(e, kind_cls):
-            return ModelFailure(kind, f"{message}: {text}")
-    cause = e.__cause__ or e.__context__
-    if isinstance(cause, ConnectionError) or "Connection" in text or "connect" in text.lower():
-        return ModelFailure("connection", f"cannot connect to the model server: {text}")
-    return ModelFailure("server", f"the model server failed: {text}")
+            return kind, message
+    return None
 
 
 class LiteLLMModel:
@@ -109,18 +191,28 @@ class LiteLLMModel:
         args = self._call_args(messages)
         started = time.perf_counter()
         try:
-            if on_token is None:
-                response = litellm.completion(**args)
-                choice = response.choices[0]
-                text = choice.message.content or ""
-                finish = choice.finish_reason or "stop"
-                usage = response.usage
-            else:
-                text, finish, usage = self._stream(litellm, args, on_token)
+            # LiteLLM and pydantic warn on stderr about a provider's odd answer; the failure (or
+            # the reply) says what matters.
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                if on_token is None:
+                    response = litellm.completion(**args)
+                    choice = response.choices[0]
+                    text = choice.message.content or ""
+                    finish = choice.finish_reason or "stop"
+                    usage = response.usage
+                else:
+                    text, finish, usage = self._stream(litellm, args, on_token)
+            if not isinstance(text, str):
+                raise TypeError(f"the reply's content is {type(text).__name__}, not text")
         except ModelFailure:
             raise
         except Exception as e:  # a process boundary: every provider error becomes one failure
-            secrets = [*secret_values(os.environ.items()), self.settings.api_key or ""]
+            secrets = [
+                *secret_values(os.environ.items()),
+                self.settings.api_key or "",
+                *url_secrets(self.settings.api_base or ""),  # a Basic header's user:password
+            ]
             raise _failure(e, litellm, secrets) from e
         latency = (time.perf_counter() - started) * 1000
         if not text.strip():

@@ -20,15 +20,15 @@ def model_unavailable(home: Home, spec: str) -> str | None:
         return None
     if spec == "mock":
         return None
-    import litellm
-
+    from adapters.litellm_model import import_litellm, provider_reason
     from cli.compose import load_dotenv
 
+    litellm = import_litellm()  # quiet: it prints a banner on stdout for an unknown provider
     load_dotenv(home)
     try:
         check: dict[str, Any] = litellm.validate_environment(model=spec)
     except Exception as e:  # an unknown provider: LiteLLM cannot tell what it needs
-        return f"cannot check model {spec!r}: {e}"
+        return f"cannot check model {spec!r}: {provider_reason(str(e))}"
     if not check.get("keys_in_environment", False):
         missing = ", ".join(check.get("missing_keys", [])) or "credentials"
         return f"model {spec} needs {missing} (set it in the environment or MIND_HOME/.env)"
@@ -64,7 +64,9 @@ def tick(
 
         mind tick --json
 
-        MIND_NOW=2026-05-01T12:00:00Z mind tick
+        MIND_ALLOW_PAST_NOW=1 mind tick --now 2026-05-01T12:00:00Z
+
+    A time before the ledger's latest event is refused unless MIND_ALLOW_PAST_NOW=1.
     """
     from cli.turn_cmds import reply_text
     from domain.errors import InvalidInputError

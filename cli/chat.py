@@ -24,7 +24,7 @@ HELP = """/help                this list
 /raw                 the last reply as the model wrote it
 /prompt              the exact messages the model was sent in the last turn
 /verify              check the ledger's hash chain
-/exit                leave (Ctrl-D too)"""
+/exit, /quit         leave (Ctrl-D too)"""
 
 
 class Session:
@@ -69,12 +69,15 @@ class Session:
             if not arg.strip():
                 echo(f"model: {self.spec}")
             else:
+                from adapters.litellm_model import check_model_spec
+
+                spec = check_model_spec(arg.strip())
                 mind = open_mind(self.home)
                 try:
-                    mind.set_model(arg.strip())
+                    mind.set_model(spec)
                 finally:
                     mind.close()
-                self.spec = arg.strip()
+                self.spec = spec
                 self.model = build_model(self.home, self.spec, None, self.api_base)
                 echo(f"now using {self.spec} (recorded)")
         elif command == "context":

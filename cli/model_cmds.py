@@ -87,10 +87,16 @@ def show(home: Home, as_json: bool) -> None:
 def set_(home: Home, spec: str, as_json: bool) -> None:
     """Switch the mind to SPEC; the switch is recorded, nothing else changes.
 
+    SPEC is provider/model with a provider LiteLLM knows, `mock`, or the embedded model
+    (local/smollm2-135m-instruct, the default; set it to go back).
+
     Example:
 
         mind model set openai/gpt-4o-mini
     """
+    from adapters.litellm_model import check_model_spec
+
+    spec = check_model_spec(spec)
     open_mind(home).set_model(spec)
     if as_json:
         emit_json({"model": spec})

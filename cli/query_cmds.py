@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import io
+import math
 from pathlib import Path
 from typing import Any
 
@@ -48,6 +49,16 @@ def formats(fn: Any) -> Any:
     return fn
 
 
+class FiniteSeconds(click.FloatRange):
+    """A number of seconds in range; nan passes every comparison, so it is refused by name."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        seconds = super().convert(value, param, ctx)
+        if not math.isfinite(seconds):
+            self.fail(f"{value!r} is not a number of seconds over 0", param, ctx)
+        return seconds
+
+
 @click.command()
 @click.argument("sql")
 @click.option(
@@ -62,7 +73,7 @@ def formats(fn: Any) -> Any:
 @click.option(
     "--timeout",
     "seconds",
-    type=click.FloatRange(0, 86_400, min_open=True),
+    type=FiniteSeconds(0, 86_400, min_open=True),
     default=30.0,
     show_default=True,
     envvar="MIND_QUERY_TIMEOUT",

@@ -45,6 +45,7 @@ FAILURE_KINDS = (
     "truncated",  # no longer raised (a cut-off reply is kept); old turns may carry it
     "not_installed",
     "bad_request",
+    "bad_response",  # the server answered, but not in the shape the provider API promises
 )
 
 

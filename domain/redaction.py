@@ -5,12 +5,16 @@ the URL with `?api_key=`), and a failure message goes into the ledger, the read 
 terminal. `redact` replaces every configured secret (`secret_values`) and anything shaped like
 a credential: bearer tokens, `sk-...` / `sk-ant-...` keys and a few other well-known key forms,
 Authorization and api-key header values, key and token query parameters, URL passwords.
+A secret is also looked for in its base64 and URL-encoded forms (a Basic header carries
+base64 of `user:password`), and the userinfo of a configured URL counts as a secret.
 """
 
 from __future__ import annotations
 
+import base64
 import re
 from collections.abc import Iterable, Sequence
+from urllib.parse import quote, quote_plus, unquote
 
 REDACTED = "[redacted]"
 # Shorter values ("1", "true", "local") would blank out ordinary words of a message.
@@ -23,17 +27,20 @@ _ALWAYS = (
     r"secret[-_]?key|client[-_]?secret|password|passwd"
 )
 _VALUE = r"[^\s\"',;&}\]]"
+_DONE = r"(?!\[redacted\])"  # a value replaced already (a configured secret) is left alone
+_USERINFO = re.compile(r"://([^/\s:@]*):([^@\s/]+)@")
 _SHAPES = [
     # Authorization: Bearer abc / "api_key": "abc" / api-key=abc / x-api-key: abc
     (
         re.compile(
-            rf"(?i)\b({_ALWAYS})([\"']?\s*[:=]\s*[\"']?)(?:(?:bearer|basic|token)\s+)?{_VALUE}+"
+            rf"(?i)\b({_ALWAYS})([\"']?\s*[:=]\s*[\"']?){_DONE}(?>(?:(?:bearer|basic|token)\s+)?)"
+            rf"{_DONE}{_VALUE}+"
         ),
         rf"\1\2{REDACTED}",
     ),
     (
         re.compile(
-            rf"(?i)\b(token|key|secret)([\"']?\s*[:=]\s*[\"']?)(?={_VALUE}*\d){_VALUE}{{8,}}"
+            rf"(?i)\b(token|key|secret)([\"']?\s*[:=]\s*[\"']?){_DONE}(?={_VALUE}*\d){_VALUE}{{8,}}"
         ),
         rf"\1\2{REDACTED}",
     ),
@@ -53,19 +60,47 @@ def is_secret_name(name: str) -> bool:
     return bool(_SECRET_NAME.search(name))
 
 
+def url_secrets(text: str) -> list[str]:
+    """The credentials in the userinfo of every URL in `text` (`scheme://user:password@host`):
+    the password and `user:password` (what a Basic Authorization header carries)."""
+    found: list[str] = []
+    for match in _USERINFO.finditer(text):
+        user, password = unquote(match.group(1)), unquote(match.group(2))
+        found += [password, f"{user}:{password}", match.group(2)]
+    return found
+
+
 def secret_values(pairs: Iterable[tuple[str, str]]) -> list[str]:
-    """The values of the secret-named pairs worth redacting, longest first (a key that holds
-    another as a prefix is replaced whole)."""
-    found = {value for name, value in pairs if is_secret_name(name) and len(value) >= MIN_SECRET}
-    return sorted(found, key=lambda v: (-len(v), v))
+    """The values of the secret-named pairs worth redacting, and the userinfo of any URL among
+    the values (`url_secrets`), longest first (a key that holds another as a prefix is replaced
+    whole)."""
+    found: set[str] = set()
+    for name, value in pairs:
+        if is_secret_name(name):
+            found.add(value)
+        if "://" in value:
+            found.update(url_secrets(value))
+    return sorted((v for v in found if len(v) >= MIN_SECRET), key=lambda v: (-len(v), v))
+
+
+def encoded_forms(secret: str) -> set[str]:
+    """`secret` as it may appear in a message: itself, URL-encoded, and base64 (standard and
+    URL-safe, with and without padding)."""
+    forms = {secret, quote(secret, safe=""), quote_plus(secret)}
+    for encode in (base64.b64encode, base64.urlsafe_b64encode):
+        encoded = encode(secret.encode()).decode()
+        forms.update((encoded, encoded.rstrip("=")))
+    return forms
 
 
 def redact(text: str, secrets: Sequence[str] = ()) -> str:
     """`text` with every value of `secrets` and every credential-shaped string replaced by
     `[redacted]`."""
-    for secret in sorted(secrets, key=len, reverse=True):
-        if len(secret) >= MIN_SECRET:
-            text = text.replace(secret, REDACTED)
+    forms = {
+        form for secret in secrets if len(secret) >= MIN_SECRET for form in encoded_forms(secret)
+    }
+    for form in sorted(forms, key=lambda f: (-len(f), f)):
+        text = text.replace(form, REDACTED)
     for pattern, replacement in _SHAPES:
         text = pattern.sub(replacement, text)
     return text

@@ -176,3 +176,19 @@ def test_an_export_that_cannot_be_written_names_the_folder_on_one_line(
 
     assert result.exit_code == 1
     assert result.stderr.startswith("Error: cannot write '") and result.stderr.count("\n") == 1
+
+
+@pytest.mark.parametrize("value", ["nan", "NaN", "inf", "-inf", "-1", "0"])
+@pytest.mark.parametrize("where", ["option", "environment"])
+def test_a_query_timeout_that_is_not_a_finite_positive_number_is_refused(
+    cli: Cli, mind_home: Path, monkeypatch: pytest.MonkeyPatch, value: str, where: str
+) -> None:
+    if where == "environment":
+        monkeypatch.setenv("MIND_QUERY_TIMEOUT", value)
+    args = ["--timeout", value] if where == "option" else []
+
+    result = cli("query", "SELECT 1 AS one", *args)
+
+    assert result.exit_code != 0 and '"one"' not in result.output
+    errors = [line for line in result.stderr.splitlines() if line.startswith("Error: ")]
+    assert len(errors) == 1 and "--timeout" in errors[0] and "ran longer" not in errors[0]

@@ -73,3 +73,32 @@ def test_the_readme_examples_run_as_written(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr[-2000:]
     assert "Traceback" not in result.stderr
     assert "Send the weekly report on Friday" in rows.stdout.splitlines()[1]
+
+
+def test_the_time_examples_run_on_a_mind_made_today(tmp_path: Path) -> None:
+    # The README's and `tick --help`'s examples that give a time, on a mind whose events carry
+    # today's clock (not the fixed MIND_NOW the walk-through above runs with).
+    def given_a_time(text: str) -> list[str]:
+        return [
+            line.strip()
+            for line in text.splitlines()
+            if "mind tick" in line and ("MIND_NOW=" in line or "--now" in line)
+        ]
+
+    env = dict(os.environ, PYTHONPATH=str(REPO), MIND_PYTHON=sys.executable)
+    env.update(MIND_HOME=str(tmp_path / "mind"), LITELLM_OFFLINE_MODE="true")
+    env.pop("MIND_NOW", None)
+    env.pop("MIND_ALLOW_PAST_NOW", None)
+    help_text = subprocess.run(
+        [sys.executable, "-c", "from cli.main import main; main()", "tick", "--help"],
+        env=env,
+        capture_output=True,
+        text=True,
+    ).stdout
+    examples = given_a_time((REPO / "README.md").read_text()) + given_a_time(help_text)
+    script = "\n".join([WRAPPER, "mind init --name Echo", *examples])
+
+    result = subprocess.run(["bash", "-c", script], env=env, capture_output=True, text=True)
+
+    assert len(examples) >= 2
+    assert result.returncode == 0, result.stderr[-2000:]

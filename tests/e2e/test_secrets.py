@@ -45,3 +45,29 @@ def test_a_key_echoed_by_the_provider_is_redacted_everywhere(tmp_path: Path, whe
     assert [p for p in files if CANARY.encode() in p.read_bytes()] == [
         home / ".env" for _ in range(where == "dotenv")
     ]
+
+
+def test_a_password_in_the_api_base_is_redacted_in_every_form_everywhere(tmp_path: Path) -> None:
+    import base64
+
+    home = tmp_path / "mind"
+    assert mind(home, "init", "--name", "Echo").returncode == 0
+    password = "urlCanaryPw"
+    basic = base64.b64encode(f"bob:{password}".encode()).decode()
+    with recording_provider(echo_auth=True) as (base, requests):
+        api_base = base.replace("http://", f"http://bob:{password}@")
+        turn = mind(
+            home, "turn", "hello", "--model", "openai/fake", "--api-base", api_base,
+            OPENAI_API_KEY="",
+        )  # fmt: skip
+        shown = mind(home, "log", "--json")
+
+    assert len(requests) == 1 and turn.returncode == 1
+    assert "generation failed (auth)" in turn.stderr and "[redacted]]" not in turn.stderr
+    for output in (turn, shown):
+        for form in (password, basic, basic.rstrip("=")):
+            assert form not in output.stdout + output.stderr
+    files = [p for p in home.rglob("*") if p.is_file()]
+    assert any(p.name.startswith("readmodel") for p in files)
+    leaks = [p for p in files for form in (password, basic) if form.encode() in p.read_bytes()]
+    assert leaks == []

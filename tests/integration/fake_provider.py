@@ -119,7 +119,7 @@ class _Recording(BaseHTTPRequestHandler):
 
     disable_nagle_algorithm = True
     requests: list[dict[str, Any]] = []
-    reply = "Noted."
+    reply: object = "Noted."  # any JSON value: a malformed answer has a non-text content
     echo_auth = False
     finish_reason = "stop"
 
@@ -165,7 +165,7 @@ class _Recording(BaseHTTPRequestHandler):
 
 @contextmanager
 def recording_provider(
-    reply: str = "Noted.", echo_auth: bool = False, finish_reason: str = "stop"
+    reply: object = "Noted.", echo_auth: bool = False, finish_reason: str = "stop"
 ) -> Iterator[tuple[str, list[dict[str, Any]]]]:
     """Serve chat completions on 127.0.0.1; yield the base URL and the request bodies seen."""
     seen: list[dict[str, Any]] = []

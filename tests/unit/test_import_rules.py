@@ -127,3 +127,25 @@ def test_a_locomo_turn_by_someone_outside_the_sample_is_refused_before_anything_
         import_locomo(app, path, None)
 
     assert app.recorder.max_notification_id() == before
+
+
+@pytest.mark.parametrize(
+    ("content", "stored"),
+    [("one\r\ntwo", "one\ntwo"), ("one\rtwo", "one\ntwo"), ("a\r\n\r\nb\r", "a\n\nb")],
+)
+def test_crlf_and_cr_line_ends_inside_a_message_are_line_breaks(content: str, stored: str) -> None:
+    assert message_text(content, "f.jsonl:1") == stored
+
+
+@pytest.mark.parametrize("content", ["bell \x07 here", "tab\vbad", "form\ffeed", "esc\x1b[31m"])
+def test_other_control_characters_in_a_message_are_still_refused(content: str) -> None:
+    with pytest.raises(InvalidInputError, match=r"f\.jsonl:1"):
+        message_text(content, "f.jsonl:1")
+
+
+def test_a_crlf_transcript_is_imported_whole(app: Mind, tmp_path: Path) -> None:
+    path = transcript(tmp_path / "crlf.jsonl", [("user", "first line\r\nsecond line")])
+
+    result = import_chat(app, path)
+
+    assert result["added"] == 1

@@ -91,3 +91,38 @@ def test_the_homes_dotenv_secrets_are_redacted_from_printed_errors(
     assert error_text("failed: dotenv-666666 / envtoken-5555", tmp_path) == (
         f"failed: {REDACTED} / {REDACTED}"
     )
+
+
+@given(SECRET)
+def test_a_secrets_base64_and_url_encoded_forms_never_survive(secret: str) -> None:
+    import base64
+    from urllib.parse import quote
+
+    encoded = base64.b64encode(f"bob:{secret}".encode()).decode()
+    message = f"invalid key {encoded} for {quote('p@ss/' + secret, safe='')}"
+
+    shown = redact(message, [f"bob:{secret}", "p@ss/" + secret])
+
+    assert encoded not in shown and encoded.rstrip("=") not in shown
+    assert quote("p@ss/" + secret, safe="") not in shown
+
+
+def test_a_configured_urls_userinfo_counts_as_a_secret() -> None:
+    secrets = secret_values([("MIND_API_BASE", "http://bob:urlCanaryPw@127.0.0.1:9/v1")])
+
+    assert {"urlCanaryPw", "bob:urlCanaryPw"} <= set(secrets)
+    assert redact("Basic Ym9iOnVybENhbmFyeVB3 rejected", secrets) == "Basic [redacted] rejected"
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "api_key='sk-abcdefghijklmnop' was refused",
+        "Authorization: Bearer sk-abcdefghijklmnop",
+        "headers={'authorization': 'sk-abcdefghijklmnop'}",
+    ],
+)
+def test_a_redacted_value_gets_no_stray_brackets(message: str) -> None:
+    shown = redact(message, ["sk-abcdefghijklmnop"])
+
+    assert "sk-abcdefghijklmnop" not in shown and "[redacted]]" not in shown
