@@ -61,3 +61,7 @@ class LedgerCorruptError(MindError):
 
 class LedgerUnverifiedError(MindError):
     """Raised when a command that would replace evidence runs on a ledger that fails verify."""
+
+
+class ReadModelCorruptError(MindError):
+    """Raised when a read-model file is not a DuckDB database (damaged or overwritten)."""

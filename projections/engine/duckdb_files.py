@@ -18,6 +18,8 @@ from pathlib import Path
 
 import duckdb
 
+from domain.errors import ReadModelCorruptError
+
 _guard = threading.Lock()
 _instance: duckdb.DuckDBPyConnection | None = None
 _owner = 0  # the pid that started the instance: a forked child starts its own
@@ -74,7 +76,16 @@ def connect(path: Path | str = ":memory:", read_only: bool = False) -> duckdb.Du
     quoted = str(path).replace("'", "''")
     try:
         options = "READ_ONLY" if read_only else f"ROW_GROUP_SIZE {ROW_GROUP_ROWS}"
-        con.execute(f"ATTACH '{quoted}' AS {alias} ({options})")
+        try:
+            con.execute(f"ATTACH '{quoted}' AS {alias} ({options})")
+        except duckdb.IOException as e:
+            # A read model is derived: a damaged file is rebuilt from the ledger, never patched.
+            if "not a valid DuckDB database file" not in str(e):
+                raise
+            raise ReadModelCorruptError(
+                f"the read model {path} is damaged (not a DuckDB database); the ledger is "
+                "untouched: rebuild the read model with `mind replay --swap`"
+            ) from None
         _attached[id(con)] = (alias, Path(path), read_only)
         con.execute(f"USE {alias}")
         return _settings(con)

@@ -204,3 +204,23 @@ def test_a_locomo_file_of_the_right_shape_still_imports(
 
     assert result.exit_code == 0, result.stderr
     assert result.json()[0]["added"] == 2
+
+
+def test_a_damaged_read_model_is_one_line_and_replay_swap_rebuilds_it(
+    cli: Cli, mind_home: Path
+) -> None:
+    cli("commit", "Send the weekly report on Friday")
+    assert cli("commitments").exit_code == 0
+    (mind_home / "readmodel.duckdb").write_text("not a database\n")
+    (mind_home / "readmodel.duckdb.wal").unlink(missing_ok=True)
+    (mind_home / "readmodel.published.duckdb").unlink(missing_ok=True)
+    before = ledger_digest(mind_home)
+
+    refused = cli("commitments")
+    rebuilt = cli("replay", "--swap")
+    listed = cli("commitments", "--json")
+
+    one_error_line(refused, "damaged", "mind replay --swap")
+    assert ledger_digest(mind_home) == before
+    assert rebuilt.exit_code == 0
+    assert [c["text"] for c in listed.json()] == ["Send the weekly report on Friday"]
