@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import stat
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 from domain.clock import EARLIEST_YEAR, LATEST_YEAR, parse_time
@@ -17,6 +19,8 @@ from domain.text import clean_text
 # The roles of a chat transcript (OpenAI's message roles); anything else is refused, not guessed.
 CHAT_ROLES = ("user", "assistant", "system", "tool")
 MAX_MESSAGE_CHARS = 100_000
+# An import is read whole before anything is written; LoCoMo's ten conversations are 2.8 MB.
+MAX_IMPORT_BYTES = 512 * 1024 * 1024
 
 # Why a message was not added (the keys of `skipped_reasons` in the import's JSON).
 ALREADY_IMPORTED = "already imported"
@@ -150,3 +154,20 @@ def check_locomo_shape(data: Any, file: str) -> list[dict[str, Any]]:
                 f"{file}: sample {index} {fault}; fix the file (see locomo10.json for the shape)"
             )
     return data
+
+
+def import_bytes(path: Path) -> bytes:
+    """The whole of an import file: a regular file of at most MAX_IMPORT_BYTES (a device such
+    as /dev/zero, a pipe or a folder would be read forever or not at all)."""
+    try:
+        info = path.stat()
+        if not stat.S_ISREG(info.st_mode):
+            raise InvalidInputError(f"{path} is not a regular file; give the export file itself")
+        if info.st_size > MAX_IMPORT_BYTES:
+            raise InvalidInputError(
+                f"{path} holds {info.st_size:,} bytes, more than an import reads "
+                f"({MAX_IMPORT_BYTES:,}); split it into smaller files"
+            )
+        return path.read_bytes()
+    except OSError as e:
+        raise InvalidInputError(f"cannot read {path} ({e.strerror or e})") from None

@@ -13,6 +13,7 @@ from adapters.import_rules import (
     chat_line_id,
     chat_role,
     check_locomo_shape,
+    import_bytes,
     legacy_chat_line_id,
     message_text,
     message_time,
@@ -49,8 +50,8 @@ def parse_locomo_time(value: str) -> datetime:
 def locomo_samples(path: Path) -> list[dict[str, Any]]:
     """The samples of a LoCoMo file."""
     try:
-        data = json.loads(path.read_text())
-    except (OSError, ValueError) as e:
+        data = json.loads(import_bytes(path))
+    except ValueError as e:
         raise InvalidInputError(f"{path} is not a readable LoCoMo JSON file ({e})") from None
     return check_locomo_shape(data, str(path))
 
@@ -119,8 +120,8 @@ def import_locomo(
 def chat_messages(path: Path) -> Iterator[Observed]:
     """A JSONL transcript: one {"role", "content", "time"?} object per line."""
     try:
-        lines = path.read_bytes().decode("utf-8").splitlines()
-    except (OSError, UnicodeDecodeError) as e:
+        lines = import_bytes(path).decode("utf-8").splitlines()
+    except UnicodeDecodeError as e:
         raise InvalidInputError(f"cannot read {path} as UTF-8 text ({e})") from None
     base = datetime.fromtimestamp(path.stat().st_mtime, UTC)
     seen: Counter[tuple[str, str | None, str]] = Counter()

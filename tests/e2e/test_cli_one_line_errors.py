@@ -224,3 +224,16 @@ def test_a_damaged_read_model_is_one_line_and_replay_swap_rebuilds_it(
     assert ledger_digest(mind_home) == before
     assert rebuilt.exit_code == 0
     assert [c["text"] for c in listed.json()] == ["Send the weekly report on Friday"]
+
+
+def test_importing_a_device_or_a_pipe_is_refused_before_reading_it(
+    cli: Cli, mind_home: Path
+) -> None:
+    before = ledger_digest(mind_home)
+
+    chat = cli("import", "chat", "/dev/zero")
+    sample = cli("import", "locomo", "/dev/null")
+
+    one_error_line(chat, "/dev/zero is not a regular file")
+    one_error_line(sample, "/dev/null is not a regular file")
+    assert ledger_digest(mind_home) == before
