@@ -59,6 +59,13 @@ def init(home: Home, name: str, dsn: str | None, schema: str, as_json: bool) -> 
                     indent=2,
                 )
             )
+            # The settings this process read before config.json said postgres: the new mind is
+            # made where the flags say, as every later command will look for it.
+            home = home.with_flags(
+                backend=("--postgres", "postgres"),
+                postgres_dsn=("--postgres", dsn),
+                postgres_schema=("--schema", schema),
+            )
         app = open_mind(home, create=True)
         ledger_id = open_reader(home).meta()[0]
         app.init(name, ledger_id)
