@@ -10,6 +10,7 @@ The ledger keeps the text as it was.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -55,17 +56,15 @@ def json_text(data: Any, indent: int | None = 2) -> str:
 
 def configured_secrets(home: Path) -> list[str]:
     """The values to redact from failure messages: secret-named environment variables
-    (`domain.redaction.is_secret_name`) and secret-named keys of the home's `.env` (read here,
-    not loaded)."""
+    (`domain.redaction.is_secret_name`) and secret-named keys of the home's `.env`, parsed as
+    the settings parse it. Used on the error path too, so an unreadable `.env` (itself the
+    error being printed, perhaps) adds nothing instead of failing again."""
+    from cli.settings import SettingError
+    from cli.settings_sources import read_dotenv
+
     pairs = list(os.environ.items())
-    try:
-        lines = (home / ".env").read_text(errors="replace").splitlines()
-    except OSError:
-        lines = []
-    for line in lines:
-        key, sep, value = line.strip().partition("=")
-        if sep:
-            pairs.append((key.strip(), value.strip().strip("\"'")))
+    with contextlib.suppress(SettingError):
+        pairs += list(read_dotenv(home / ".env").items())
     return secret_values(pairs)
 
 

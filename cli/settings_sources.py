@@ -69,7 +69,7 @@ def load_settings(
             f"it takes {accepts('home')}"
         )
     dotenv_path, config_path = home / ".env", home / "config.json"
-    dotenv = _read_dotenv(dotenv_path)
+    dotenv = read_dotenv(dotenv_path)
     config, config_names = _config_values(config_path)
     given = {k: v for k, v in flags.items() if v[1] is not None}
     layers: list[tuple[dict[str, Any], dict[str, Origin]]] = [
@@ -148,7 +148,7 @@ def _one_line(
     )
 
 
-def _read_dotenv(path: Path) -> dict[str, str]:
+def read_dotenv(path: Path) -> dict[str, str]:
     """Every KEY=value line of the home's .env (python-dotenv's parsing)."""
     from dotenv import dotenv_values
 
