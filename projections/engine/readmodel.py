@@ -136,7 +136,11 @@ class ReadSession:
         self.copy: ExitStack | None = None
 
     def __enter__(self) -> ReadSession:
-        self.refresh()
+        try:
+            self.refresh()
+        except BaseException:
+            self.close()  # a failed open (a damaged file) must not keep the projector lock
+            raise
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -171,6 +175,9 @@ class ReadSession:
                 lock.__exit__(None, None, None)
                 raise
             self._read_only(lock)
+        except BaseException:  # e.g. a damaged file: the lock must not outlive the attempt
+            lock.__exit__(None, None, None)
+            raise
         self.lock = lock
         return True
 
