@@ -70,30 +70,23 @@ class FiniteSeconds(click.FloatRange):
     metavar="NAME VALUE",
     help="A named parameter, used in SQL as $NAME.",
 )
+# The limits are settings (cli/settings.py: MIND_QUERY_*, .env, config.json); a flag wins.
 @click.option(
     "--timeout",
     "seconds",
     type=FiniteSeconds(0, 86_400, min_open=True),
-    default=30.0,
-    show_default=True,
-    envvar="MIND_QUERY_TIMEOUT",
-    help="Stop the query after this many seconds (env MIND_QUERY_TIMEOUT).",
+    help="Stop the query after this many seconds (default 30; setting MIND_QUERY_TIMEOUT).",
 )
 @click.option(
     "--max-rows",
     type=click.IntRange(1),
-    default=100_000,
-    show_default=True,
-    envvar="MIND_QUERY_MAX_ROWS",
-    help="Refuse a result with more rows (env MIND_QUERY_MAX_ROWS).",
+    help="Refuse a result with more rows (default 100000; setting MIND_QUERY_MAX_ROWS).",
 )
 @click.option(
     "--max-bytes",
     type=click.IntRange(1),
-    default=64 * 1024 * 1024,
-    show_default=True,
-    envvar="MIND_QUERY_MAX_BYTES",
-    help="Refuse a result larger than this, its values counted as text (env MIND_QUERY_MAX_BYTES).",
+    help="Refuse a result larger than this, its values counted as text (default 64 MiB; "
+    "setting MIND_QUERY_MAX_BYTES).",
 )
 @formats
 @click.pass_obj
@@ -101,9 +94,9 @@ def query(
     home: Home,
     sql: str,
     params: tuple[tuple[str, str], ...],
-    seconds: float,
-    max_rows: int,
-    max_bytes: int,
+    seconds: float | None,
+    max_rows: int | None,
+    max_bytes: int | None,
     fmt: str,
 ) -> None:
     """Run read-only SQL over the read models (tables: events, commitments, concepts, ...).
@@ -119,7 +112,12 @@ def query(
     """
     from projections.queries.analytics import QueryLimits, run_query
 
-    limits = QueryLimits(seconds, max_rows, max_bytes)
+    chosen = home.with_flags(
+        query_timeout=("--timeout", seconds),
+        query_max_rows=("--max-rows", max_rows),
+        query_max_bytes=("--max-bytes", max_bytes),
+    ).settings
+    limits = QueryLimits(chosen.query_timeout, chosen.query_max_rows, chosen.query_max_bytes)
     with sandboxed_read_model(home) as con:
         columns, rows = run_query(con, sql, dict(params), limits)
     _print(columns, rows, fmt)

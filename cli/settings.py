@@ -103,6 +103,26 @@ class Settings(BaseSettings):
     model_fallbacks: Annotated[list[str], NoDecode] = setting(
         [], "models to try when the first fails", "LiteLLM model names, comma-separated"
     )
+    query_timeout: float = setting(
+        30.0,
+        "seconds a `mind query` may run (query --timeout too)",
+        "a finite number over 0, at most 86400",
+        gt=0,
+        le=86_400,
+        allow_inf_nan=False,
+    )
+    query_max_rows: int = setting(
+        100_000,
+        "the most rows a `mind query` returns (query --max-rows too)",
+        "a whole number of at least 1",
+        ge=1,
+    )
+    query_max_bytes: int = setting(
+        64 * 1024 * 1024,
+        "the most bytes of values a `mind query` returns, counted as text (query --max-bytes too)",
+        "a whole number of at least 1",
+        ge=1,
+    )
 
     @classmethod
     def settings_customise_sources(

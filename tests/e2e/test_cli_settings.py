@@ -34,6 +34,9 @@ BAD: dict[str, Any] = {
     "model_retries": "x",
     "max_tokens": "0",
     "model_fallbacks": "a,,b",
+    "query_timeout": "nan",
+    "query_max_rows": "0",
+    "query_max_bytes": "-1",
 }
 FILE_SOURCES = sorted(set(FIELDS) - set(ENV_ONLY))
 
