@@ -13,7 +13,7 @@ from cli.init_cleanup import Creation
 from cli.output import echo, emit_json, table
 from domain.errors import AlreadyInitialisedError, InvalidInputError, MindError
 
-KINDS = ("identity", "commitment", "concept", "thread")
+KINDS = ("identity", "commitment", "concept", "thread", "import")
 
 
 @click.command()
