@@ -12,12 +12,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
+from uuid import UUID
 
 from domain import commands
 from domain.changes import Changes
 from domain.concept import Concept
 from domain.conversation import Conversation, conversation_id
 from domain.errors import MindError
+from domain.events import AggregateRoot
 from domain.foreign_import import (
     COMMITMENT_CLOSED,
     COMMITMENT_OPENED,
@@ -72,24 +74,26 @@ class Outcome:
 
 
 def import_records(
-    decide: Callable[[Callable[[Changes], list[tuple[str, str]]]], list[tuple[str, str]]],
+    decide: Callable[[Callable[[Changes], Done]], Done],
     file: ForeignFile,
     records: Sequence[ForeignRecord],
     at: datetime,
     batch: int,
     progress: Callable[[int], None] | None = None,
 ) -> ImportTally:
-    """Apply `records` `batch` at a time, each batch in one transaction (`decide`)."""
+    """Apply `records` `batch` at a time, each batch in one transaction (`decide`).
+
+    The aggregates a saved batch left are handed to the next one instead of being read back
+    (the import's own stream grows by a record per event: reloading it every batch made an
+    import quadratic). A batch a concurrent writer beat is decided again on fresh state: the
+    carried aggregates are used by a batch's first attempt only."""
     tally = ImportTally()
+    carried: dict[UUID, AggregateRoot] = {}
     for start in range(0, max(len(records), 1), batch):
         chunk = records[start : start + batch]
-
-        def apply(
-            changes: Changes, chunk: Sequence[ForeignRecord] = chunk
-        ) -> list[tuple[str, str]]:
-            return _apply(changes, file, chunk, at)
-
-        done = decide(apply)
+        decision = _Batch(file, chunk, at, carried)
+        done = decide(decision)
+        carried = decision.aggregates()
         for kind, became in done:
             tally.count(kind, became)
         tally.added += len(done)
@@ -99,9 +103,33 @@ def import_records(
     return tally
 
 
+class _Batch:
+    """One batch's decision; its first attempt starts from the aggregates carried over."""
+
+    def __init__(
+        self,
+        file: ForeignFile,
+        chunk: Sequence[ForeignRecord],
+        at: datetime,
+        carried: dict[UUID, AggregateRoot],
+    ) -> None:
+        self.file, self.chunk, self.at, self.carried = file, chunk, at, carried
+        self.last: Changes | None = None
+
+    def __call__(self, changes: Changes) -> Done:
+        if self.last is None:
+            changes.changed.update(self.carried)
+        self.last = changes
+        return _apply(changes, self.file, self.chunk, self.at)
+
+    def aggregates(self) -> dict[UUID, AggregateRoot]:
+        """The aggregates as the saved attempt left them."""
+        return dict(self.last.changed) if self.last is not None else {}
+
+
 def _apply(
     changes: Changes, file: ForeignFile, chunk: Sequence[ForeignRecord], at: datetime
-) -> list[tuple[str, str]]:
+) -> Done:
     imported = changes.find(ForeignImport, import_id(file.format, file.sha256))
     if imported is None:
         imported = ForeignImport.start(file, at)

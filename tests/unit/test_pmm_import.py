@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from adapters.pmm_import import import_pmm, parse_pmm, verify_chain
+from adapters.pmm_import import import_pmm, parse_pmm, pmm_records, verify_chain
 from domain.application import Mind
+from domain.changes import Changes
 from domain.errors import InvalidInputError
-from domain.foreign_import import ForeignImport, import_id
+from domain.foreign_apply import Done, import_records
+from domain.foreign_import import ForeignFile, ForeignImport, import_id
 from tests.foreign_files import PMM_DATA, PMM_FILES, SMALL_PMM, pmm_ledger, write_json
 
 needs_pmm = pytest.mark.skipif(not PMM_DATA.exists(), reason="needs ../shared/data/pmm")
@@ -165,3 +168,19 @@ def test_a_file_not_in_pmm_shape_is_refused_in_one_line_before_anything_is_writt
 
     assert "\n" not in str(refused.value)
     assert positions(app) == before
+
+
+def test_a_batch_decided_again_after_a_lost_race_starts_from_fresh_state(app: Mind) -> None:
+    events = parse_pmm(json.dumps(pmm_ledger(SMALL_PMM)).encode(), "small.json")
+    file = ForeignFile("pmm", "small.json", "ab" * 32, len(events), "pmm/abab")
+
+    def losing_the_first_race(command: Callable[[Changes], Done]) -> Done:
+        command(Changes(app))  # decided, then beaten by another writer: nothing saved
+        return app.decide(command)
+
+    tally = import_records(
+        losing_the_first_race, file, pmm_records(events, set()), app.clock(), batch=5
+    )
+
+    assert (tally.added, tally.skipped) == (len(SMALL_PMM), 0)
+    assert kept(app, "ab" * 32).kept == {str(n) for n in range(1, len(SMALL_PMM) + 1)}
