@@ -11,7 +11,6 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
 from uuid import UUID
 
 from domain import commands
@@ -145,7 +144,11 @@ def _apply(
 
 
 def _meaning(
-    changes: Changes, file: ForeignFile, imported: ForeignImport, record: ForeignRecord, at: Any
+    changes: Changes,
+    file: ForeignFile,
+    imported: ForeignImport,
+    record: ForeignRecord,
+    at: datetime,
 ) -> Outcome:
     meaning = record.meaning
     if meaning is None:
@@ -158,7 +161,11 @@ def _meaning(
 
 
 def _apply_meaning(
-    changes: Changes, file: ForeignFile, imported: ForeignImport, record: ForeignRecord, at: Any
+    changes: Changes,
+    file: ForeignFile,
+    imported: ForeignImport,
+    record: ForeignRecord,
+    at: datetime,
 ) -> Outcome:
     m = record.meaning
     if isinstance(m, SayMessage):

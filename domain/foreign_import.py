@@ -210,7 +210,8 @@ class ForeignImport(AggregateRoot):
 
     def when_RecordKept(self, e: RecordKept) -> None:
         self.kept.add(e.foreign_id)
-        if e.became == COMMITMENT_OPENED and e.target and e.foreign_key:
+        # "commitment opened (already open)" too: the file's close of it closes that episode.
+        if e.became.startswith(COMMITMENT_OPENED) and e.target and e.foreign_key:
             self.cids[e.foreign_key] = e.target
 
 

@@ -184,3 +184,22 @@ def test_a_batch_decided_again_after_a_lost_race_starts_from_fresh_state(app: Mi
 
     assert (tally.added, tally.skipped) == (len(SMALL_PMM), 0)
     assert kept(app, "ab" * 32).kept == {str(n) for n in range(1, len(SMALL_PMM) + 1)}
+
+
+def test_a_promise_opened_twice_is_closed_by_the_close_of_either(app: Mind, tmp_path: Path) -> None:
+    opened = {"origin": "assistant", "text": "water the plants"}
+    twice = [
+        ("commitment_open", "Commitment opened: water the plants", {"cid": "p1", **opened}),
+        ("commitment_open", "Commitment opened: water the plants", {"cid": "p2", **opened}),
+        ("commitment_close", "Commitment closed: p2", {"cid": "p2", "reason": "watered"}),
+    ]
+    path = write_json(tmp_path / "twice.json", pmm_ledger(twice))
+
+    done = import_pmm(app, path)
+
+    assert [r["became"] for r in done["kinds"]] == [
+        "commitment opened",
+        "commitment opened (already open)",
+        "commitment closed",
+    ]
+    assert app.commitment(kept(app, done["sha256"]).cids["p1"]).closed
