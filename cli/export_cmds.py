@@ -173,18 +173,18 @@ def import_ledger(home: Home, path: Path, as_json: bool) -> None:
         reader = ExportReader(handle)  # a bad header stops here, before anything is created
         header = reader.header
         created = NewHome.prepare(home)
-        recorder = None
+        adopted = None  # the recorder, once its ledger is known to have been empty
         try:
             app = open_mind(home, create=True)
-            recorder = app.recorder
-            adopt_genesis(recorder, header.genesis)
+            adopt_genesis(app.recorder, header.genesis)  # refuses a ledger holding events
+            adopted = app.recorder
             with progress(header.events, "importing", not as_json) as bar:
-                written = append_exported(recorder, reader.events(), on_batch=bar.update)
+                written = append_exported(adopted, reader.events(), on_batch=bar.update)
             app.close()
         except BaseException:
-            if recorder is not None:
+            if adopted is not None:  # never another mind's events: only what this import wrote
                 with contextlib.suppress(Exception):
-                    discard_imported(recorder)
+                    discard_imported(adopted)
             created.undo()
             raise
         size = reader.bytes_read
