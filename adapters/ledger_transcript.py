@@ -82,6 +82,10 @@ def _turn_event(
             out.append(f"**reply** ({turn.model}):\n\n{_quote(turn.reply)}\n\n")
         if topic == "mind.turn.generation_failed":
             out.append(f"- generation failed: {_inline(state.get('message'))}\n")
+        for key in ("opened", "closed", "identity", "threads"):  # what the reply changed
+            changed = state.get(key) if topic == "mind.turn.completed" else None
+            if isinstance(changed, list) and changed:
+                out.append(f"- {key}: {', '.join(_inline(c) for c in changed)}\n")
         for note in turn.notes:
             out.append(f"- {note}\n")
         out.append(f"- hash: `{row.hash}` (position {row.position})\n\n")

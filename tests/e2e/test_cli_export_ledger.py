@@ -184,6 +184,7 @@ def test_markdown_transcript_shows_turns_commitments_identity_and_hashes(
     assert "identity **name adopted**: Ada" in text
     assert head in text
     assert "- hash: `" in text  # each turn's hash
+    assert "- opened: " in text  # what the turn's reply committed to, inside the turn
 
 
 def test_export_refuses_the_homes_own_folder(cli: Cli, mind_home: Path) -> None:
