@@ -174,6 +174,7 @@ def import_ledger(home: Home, path: Path, as_json: bool) -> None:
         header = reader.header
         created = NewHome.prepare(home)
         adopted = None  # the recorder, once its ledger is known to have been empty
+        app = None
         try:
             app = open_mind(home, create=True)
             adopt_genesis(app.recorder, header.genesis)  # refuses a ledger holding events
@@ -185,6 +186,9 @@ def import_ledger(home: Home, path: Path, as_json: bool) -> None:
             if adopted is not None:  # never another mind's events: only what this import wrote
                 with contextlib.suppress(Exception):
                     discard_imported(adopted)
+            if app is not None:
+                with contextlib.suppress(Exception):
+                    app.close()  # its connections go before its files do
             created.undo()
             raise
         size = reader.bytes_read
