@@ -14,7 +14,7 @@ import binascii
 import json
 import os
 import stat
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -80,8 +80,8 @@ def open_export(path: Path) -> IO[bytes]:
 class ExportReader:
     """The events of an export, each checked before it is yielded (`header` is read first)."""
 
-    def __init__(self, handle: IO[bytes], on_line: Callable[[int], None] | None = None) -> None:
-        self.handle, self.on_line = handle, on_line
+    def __init__(self, handle: IO[bytes]) -> None:
+        self.handle = handle
         self.bytes_read = 0
         self.header = _header(self._next_line(1), 1)
 
@@ -109,8 +109,6 @@ class ExportReader:
                 )
             event = _event(line, number, prev)
             prev = event.hash
-            if self.on_line is not None:
-                self.on_line(number)
             yield event
         count = number - 2
         if count != header.events:
@@ -121,15 +119,6 @@ class ExportReader:
             )
         if prev != header.head:
             raise ExportInvalidError(1, "the header's head hash is not the last event's hash")
-
-
-def check_export(path: Path, on_line: Callable[[int], None] | None = None) -> ExportHeader:
-    """Read the whole file, checking every line; returns its header (raises at the first bad)."""
-    with open_export(path) as handle:
-        reader = ExportReader(handle, on_line)
-        for _ in reader.events():
-            pass
-        return reader.header
 
 
 def _parse(line: bytes | None, number: int, keys: tuple[frozenset[str], ...]) -> dict[str, Any]:

@@ -104,13 +104,17 @@ def echo_export(data: dict[str, Any]) -> None:
 
 def verify_export(path: Path, as_json: bool) -> None:
     """`mind verify --export FILE`: check an export without a mind; exit 1 at the first bad line."""
-    from adapters.export_check import ExportInvalidError, check_export
+    from adapters.export_check import ExportInvalidError, ExportReader, open_export
 
     started = time.perf_counter()
     data: dict[str, Any] = {"ok": True, "file": str(path), "line": None, "reason": None}
     try:
-        with progress(_lines_estimate(path), "verifying", not as_json) as bar:
-            header = check_export(path, on_line=_every(bar))
+        with open_export(path) as handle:
+            reader = ExportReader(handle)
+            header = reader.header
+            with progress(header.events, "verifying", not as_json) as bar:
+                for _ in _counted(reader.events(), bar):
+                    pass
         data.update(
             events=header.events,
             head=header.head,
@@ -132,21 +136,6 @@ def verify_export(path: Path, as_json: bool) -> None:
         echo(f"BROKEN at line {data['line']}: {data['reason']}")
     if not data["ok"]:
         raise SystemExit(1)
-
-
-def _lines_estimate(path: Path) -> int:
-    """About how many lines the file has (for the bar's length): ~300 bytes an event."""
-    with contextlib.suppress(OSError):
-        return path.stat().st_size // 300
-    return 0
-
-
-def _every(bar: Any, step: int = 1000) -> Any:
-    def on_line(number: int) -> None:
-        if number % step == 0:
-            bar.update(step)
-
-    return on_line
 
 
 @click.command(name="ledger")
