@@ -173,4 +173,7 @@ def import_summary(done: dict[str, Any]) -> str:
 
 def register(group: click.Group) -> None:
     """Add these commands to the `mind` group."""
+    from cli.export_cmds import import_ledger
+
+    import_.add_command(import_ledger)
     group.add_command(import_)
