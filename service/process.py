@@ -322,8 +322,10 @@ def _noted(sig: int, frame: Any) -> None:
 
 def _import_litellm() -> None:
     """Import LiteLLM once, in the background, so the first turn does not pay for it."""
+    from adapters.litellm_model import import_litellm
+
     with contextlib.suppress(Exception):
-        import litellm  # noqa: F401
+        import_litellm()
 
 
 async def _idle_watch(server: Any, state: Any, idle_s: float, log: logging.Logger) -> None:

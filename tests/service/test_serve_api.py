@@ -235,6 +235,20 @@ def test_the_events_stream_sends_each_new_ledger_event(server: Server) -> None:
     )
 
 
+def test_a_second_server_on_a_served_home_is_refused_and_leaves_the_first_alone(
+    server: Server,
+) -> None:
+    home = server.homes[0]
+
+    second = run_mind(home, "serve", "--port", "0")
+
+    assert second.returncode == 1
+    assert second.stderr.startswith("Error: a server (pid ")
+    assert "already serves" in second.stderr
+    assert server.request("GET", "/v1/minds").status == 200
+    assert (home / "server.sock").exists()
+
+
 def test_the_request_log_has_one_line_per_request_and_no_token(server: Server) -> None:
     server.request("GET", f"/v1/minds/{quote('Echo')}/concepts")
 

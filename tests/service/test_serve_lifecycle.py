@@ -151,8 +151,15 @@ def test_server_status_and_stop_find_the_server_through_the_home(tmp_path: Path)
     running = start_server([home])
     try:
         status = json.loads(run_mind(home, "server", "status", "--json").stdout)
+        stream = running.connection()
+        stream.request(
+            "GET", "/v1/minds/Echo/events", headers={"Authorization": f"Bearer {running.token()}"}
+        )
+        listening = stream.getresponse()
         stopped = run_mind(home, "server", "stop", "--json")
         code = running.process.wait(120)
+        ended = listening.read()  # an open event stream ends when the server stops
+        stream.close()
     finally:
         running.kill()
     after = json.loads(run_mind(home, "server", "status", "--json").stdout)
@@ -164,6 +171,7 @@ def test_server_status_and_stop_find_the_server_through_the_home(tmp_path: Path)
     assert stopped.returncode == 0 and json.loads(stopped.stdout)["stopped"] is True
     assert code == 0
     assert after == {"running": False, "home": str(home)}
+    assert ended.startswith(b": connected")
 
 
 def test_an_idle_server_exits_by_itself(tmp_path: Path) -> None:
