@@ -81,8 +81,8 @@ class ServedMind:
 
         if budget < 200:
             raise InvalidInputError(f"budget {budget} is too small; give at least 200 tokens")
-        completion_model = self._model(model, mock_reply, api_base)
         with self.turn_lock:
+            completion_model = self._model(model, mock_reply, api_base)
             service = self._turns()
             try:
                 outcome = service.run(text, completion_model, budget=budget)
