@@ -12,7 +12,8 @@ from typing import Any
 
 import pytest
 
-from tests.service.serving import Reply, Server, init_home, run_mind, start_server
+from tests.integration.fake_provider import failing_provider
+from tests.service.serving import Reply, Server, init_home, run_mind, sse_events, start_server
 from tests.service.stub_provider import held_provider
 
 # LiteLLM wants a key for an openai/ model; the stub provider ignores it.
@@ -116,6 +117,43 @@ def test_a_client_that_disconnects_mid_turn_leaves_the_turn_recorded_whole(
     listed = server.request("GET", "/v1/minds/Echo/commitments").json()
     assert "water the plants" in [c["text"] for c in listed]
     assert verified(server.homes[0])
+
+
+def test_a_model_failure_is_recorded_and_answered_as_such_streamed_or_not(
+    server: Server,
+) -> None:
+    with failing_provider(401) as base:
+        body = {"text": "will fail", "model": "openai/stub", "api_base": base}
+        plain = server.request("POST", "/v1/minds/Echo/turns", body)
+        con = server.connection()
+        con.request(
+            "POST",
+            "/v1/minds/Echo/turns",
+            json.dumps({**body, "stream": True}),
+            {"Authorization": f"Bearer {server.token()}", "Content-Type": "application/json"},
+        )
+        streamed = list(sse_events(con.getresponse()))
+        con.close()
+
+    assert plain.status == 502
+    assert plain.json()["error"]["code"] == "model_failed"
+    assert plain.json()["status"] == "failed"
+    assert "fake provider says 401" in plain.json()["failure"]["message"]
+    assert [e for e, _ in streamed] == ["error"]
+    assert streamed[0][1]["turn"]["status"] == "failed"
+    assert streamed[0][1]["error"].startswith("generation failed")
+    assert turns(server.homes[0])[-2:] == [
+        {"seq": plain.json()["seq"], "status": "failed"},
+        {"seq": plain.json()["seq"] + 1, "status": "failed"},
+    ]
+
+
+def test_serving_a_folder_without_a_mind_is_refused_in_one_line(tmp_path: Path) -> None:
+    result = run_mind(tmp_path / "none", "serve", "--home", str(tmp_path / "none"))
+
+    assert result.returncode == 1
+    assert result.stderr.startswith("Error: no mind at ")
+    assert len(result.stderr.strip().splitlines()) == 1
 
 
 def test_sigterm_mid_turn_finishes_the_turn_then_exits_cleanly(tmp_path: Path) -> None:
