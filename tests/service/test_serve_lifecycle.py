@@ -236,6 +236,21 @@ def test_two_minds_with_one_name_are_refused_in_one_line(tmp_path: Path) -> None
     assert len(result.stderr.strip().splitlines()) == 1
 
 
+def test_two_minds_whose_env_files_disagree_on_a_provider_key_are_refused(
+    tmp_path: Path,
+) -> None:
+    first = init_home(tmp_path / "a", "Echo")
+    second = init_home(tmp_path / "b", "Nova")
+    (first / ".env").write_text("OPENAI_API_KEY=sk-first-aaaaaaaaaaaa\n")
+    (second / ".env").write_text("OPENAI_API_KEY=sk-second-bbbbbbbbbbb\n")
+
+    result = run_mind(first, "serve", "--home", str(first), "--home", str(second), "--port", "0")
+
+    assert result.returncode == 1
+    assert "set OPENAI_API_KEY differently" in result.stderr
+    assert "sk-first" not in result.stderr and "sk-second" not in result.stderr
+
+
 def test_a_bind_other_machines_can_reach_needs_allow_remote(tmp_path: Path) -> None:
     home = init_home(tmp_path / "a", "Echo")
 
