@@ -30,6 +30,8 @@ if TYPE_CHECKING:
     from adapters.workspace import FileWorkspace
     from cli.settings import Settings
     from cli.settings_sources import LoadedSettings, Origin
+    from domain.knowledge_ask import Asker
+    from domain.knowledge_port import KnownQuestion
     from domain.model_port import CompletionModel
     from domain.turns import TurnService
     from projections.engine.readmodel import ReadModelPaths
@@ -360,6 +362,30 @@ def embedder(home: Home, config: dict[str, str]) -> LiteLLMEmbedder | None:
 
     base = config.get(EMBEDDING_API_BASE, "off")
     return LiteLLMEmbedder(model, home.path / "embeddings.sqlite", None if base == "off" else base)
+
+
+class ReadModelKnowledge:
+    """The knowledge asking reads: item questions from this home's read models."""
+
+    def __init__(self, home: Home) -> None:
+        self.home = home
+
+    def questions(self) -> list[KnownQuestion]:
+        """The question of every item that is not deleted."""
+        from projections.retrieval.knowledge_channel import known_questions
+
+        with read_model(self.home) as con:
+            return known_questions(con)
+
+
+def asker(home: Home, service: TurnService, semantic: bool = True) -> Asker:
+    """The ask use case over a turn service: semantic matching through the mind's embedding
+    model (`embedding.model`), off when none is configured (or not wanted: a turn's routing
+    is exact only)."""
+    from domain.knowledge_ask import Asker
+
+    embed = embedder(home, service.mind.identity().config) if semantic else None
+    return Asker(service, ReadModelKnowledge(home), embed, off="no-embedding-model")
 
 
 def workspace(home: Home, config: dict[str, str]) -> FileWorkspace:

@@ -20,6 +20,7 @@ from projections.retrieval.item_text import (
     said,
     thread_text,
 )
+from projections.retrieval.knowledge_channel import TEXT_QUERY, knowledge_texts
 from projections.retrieval.linked import bound_items, commitment_threads
 
 NEIGHBOURS_OF = 60
@@ -53,6 +54,7 @@ TEXT_QUERIES = {
     "WHERE definition_position IN (SELECT unnest(?))",
     "thread": "SELECT opened_position, id, status, label, content FROM threads "
     "WHERE opened_position IN (SELECT unnest(?))",
+    "knowledge": TEXT_QUERY,
 }
 
 
@@ -79,6 +81,8 @@ def _texts(con: duckdb.DuckDBPyConnection, kind: str, positions: list[int]) -> T
         return {p: (commitment_text(cid, tx), cid, None) for p, cid, tx in found}
     if kind == "concept":
         return {p: (concept_text(tok, d), tok, None) for p, tok, d in found}
+    if kind == "knowledge":
+        return dict(knowledge_texts(found))
     return {p: (thread_text(tid, st, lab, c), tid, None) for p, tid, st, lab, c in found}
 
 
