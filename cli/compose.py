@@ -352,10 +352,22 @@ def turn_service(home: Home) -> TurnService:
 
 
 def embedder(home: Home, config: dict[str, str]) -> LiteLLMEmbedder | None:
-    """The embedding function for recall's vector channel, or None (`embedding.model` off)."""
-    from domain.settings import EMBEDDING_API_BASE, EMBEDDING_MODEL
+    """The embedding function for recall's vector channel, or None (`embedding.recall` off,
+    or `embedding.model` off)."""
+    from domain.settings import DEFAULT_EMBEDDING_RECALL, EMBEDDING_RECALL
 
-    model = config.get(EMBEDDING_MODEL, "off")
+    if config.get(EMBEDDING_RECALL, DEFAULT_EMBEDDING_RECALL) != "on":
+        return None
+    return embedding_model(home, config)
+
+
+def embedding_model(home: Home, config: dict[str, str]) -> LiteLLMEmbedder | None:
+    """The configured embedding model (`embedding.model`; the offline MiniLM by default), as
+    a callable texts -> vectors cached in MIND_HOME/embeddings.sqlite; None when it is off.
+    For semantic matching (projections.retrieval.vectors.nearest), whatever recall does."""
+    from domain.settings import DEFAULT_EMBEDDING_MODEL, EMBEDDING_API_BASE, EMBEDDING_MODEL
+
+    model = config.get(EMBEDDING_MODEL, DEFAULT_EMBEDDING_MODEL)
     if model == "off":
         return None
     from adapters.embeddings import LiteLLMEmbedder

@@ -117,7 +117,9 @@ def gather(
     spans = windows(query, now)
     inside = "time >= ? AND time < ? AND position <= ?"
     reads: list[Callable[[duckdb.DuckDBPyConnection], Any]] = [
-        # The longest first, so that the two connections finish together.
+        # The longest first, so that the two connections finish together (the vector channel
+        # embeds the query meanwhile: numpy and DuckDB both let go of the GIL).
+        lambda c: vector_channel(c, query, limit, embed) if embed is not None else [],
         lambda c: lexical_channel(c, query, limit),
         lambda c: live_threads(c, now, limit),
         lambda c: open_commitments(c, limit),
@@ -135,6 +137,7 @@ def gather(
         lambda c: last_refusals(c, exclude_turn) if refusals else [],
     ]
     (
+        similar,
         (hits, texts, found),
         threads,
         (open_, served),
@@ -204,8 +207,7 @@ def gather(
         "recency",
         [said(p, sp, t, tx, sid, "recent conversation") for p, sp, t, tx, sid in recent],
     )
-    if embed is not None:  # here: an embedder may hold connections of this thread
-        pool.add("vector", vector_channel(con, query, limit, embed))
+    pool.add("vector", similar)
     pool.add("knowledge", knowledge_channel(con, query, limit, embed))
     pool.add("speaker", spoken)
     owned = [c.id for c in pool.items.values() if c.kind in ("thread", "commitment")]
