@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from cli.settings import Settings
     from cli.settings_sources import LoadedSettings, Origin
     from domain.knowledge_ask import Asker
-    from domain.knowledge_port import KnownQuestion
+    from domain.knowledge_port import Similar
     from domain.model_port import CompletionModel
     from domain.turns import TurnService
     from projections.engine.readmodel import ReadModelPaths
@@ -377,17 +377,18 @@ def embedding_model(home: Home, config: dict[str, str]) -> LiteLLMEmbedder | Non
 
 
 class ReadModelKnowledge:
-    """The knowledge asking reads: item questions from this home's read models."""
+    """Semantic matching for asking: item questions from this home's read models, through the
+    configured embedding model."""
 
-    def __init__(self, home: Home) -> None:
-        self.home = home
+    def __init__(self, home: Home, embed: LiteLLMEmbedder) -> None:
+        self.home, self.embed = home, embed
 
-    def questions(self) -> list[KnownQuestion]:
-        """The question of every item that is not deleted."""
-        from projections.retrieval.knowledge_channel import known_questions
+    def similar(self, question: str, k: int) -> list[Similar]:
+        """The `k` items whose questions are nearest `question`, best first."""
+        from projections.retrieval.knowledge_channel import similar_questions
 
         with read_model(self.home) as con:
-            return known_questions(con)
+            return similar_questions(con, self.embed, question, k)
 
 
 def asker(home: Home, service: TurnService, semantic: bool = True) -> Asker:
@@ -396,8 +397,10 @@ def asker(home: Home, service: TurnService, semantic: bool = True) -> Asker:
     is exact only)."""
     from domain.knowledge_ask import Asker
 
-    embed = embedder(home, service.mind.identity().config) if semantic else None
-    return Asker(service, ReadModelKnowledge(home), embed, off="no-embedding-model")
+    if not semantic:
+        return Asker(service, None, off="exact-only")
+    embed = embedding_model(home, service.mind.identity().config)
+    return Asker(service, ReadModelKnowledge(home, embed) if embed is not None else None)
 
 
 def workspace(home: Home, config: dict[str, str]) -> FileWorkspace:

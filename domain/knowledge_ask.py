@@ -12,12 +12,11 @@ from datetime import datetime
 from typing import Any, Literal
 from uuid import uuid4
 
-from domain.context_port import Embed
 from domain.control_lines import split_reply
 from domain.events import AggregateRoot, DomainEvent
-from domain.knowledge import Knowledge, intent_hash, normalise_intent
+from domain.knowledge import Knowledge, intent_hash
 from domain.knowledge_assessment import assess
-from domain.knowledge_port import KnowledgeReads, cosine
+from domain.knowledge_port import KnowledgeReads
 from domain.model_port import Completion, CompletionModel
 from domain.turns import DEFAULT_BUDGET, TurnOutcome, TurnService
 
@@ -92,10 +91,10 @@ class Asker:
     """The ask use case, and the same exact routing for turns."""
 
     def __init__(
-        self, turns: TurnService, reads: KnowledgeReads, embed: Embed | None, off: str = ""
+        self, turns: TurnService, reads: KnowledgeReads | None, off: str = "no-embedding-model"
     ) -> None:
-        self.turns, self.mind, self.reads, self.embed = turns, turns.mind, reads, embed
-        self.off = off or "no-embedding-model"  # why semantic matching is off, when it is
+        """`reads`: semantic matching, or None when it is off (`off` says why)."""
+        self.turns, self.mind, self.reads, self.off = turns, turns.mind, reads, off
 
     def ask(
         self,
@@ -107,7 +106,7 @@ class Asker:
         """Answer `question` from memory when an item may be reused, else through a turn."""
         self.mind.identity()
         now = self.mind.clock()
-        semantic = "on" if self.embed is not None else f"off: {self.off}"
+        semantic = "on" if self.reads is not None else f"off: {self.off}"
         item = self.mind.knowledge_for(question)
         exact = assess(item, now, current)
         if exact.decision == "reuse" and item is not None:
@@ -159,17 +158,14 @@ class Asker:
     ) -> list[dict[str, Any]]:
         """The items whose questions are nearest the question's (best first), each assessed;
         none when semantic matching is off."""
-        if self.embed is None:
+        if self.reads is None:
             return []
         own = exact.intent_hash if exact is not None else None
-        known = [q for q in self.reads.questions() if q.intent_hash != own]
-        if not known:
-            return []
-        vectors = self.embed([normalise_intent(question)] + [q.question for q in known])
-        scored = sorted(
-            ((cosine(vectors[0], v), q) for v, q in zip(vectors[1:], known, strict=True)),
-            key=lambda s: (-s[0], s[1].item_id),
-        )
+        scored = [
+            (s.score, s.known)
+            for s in self.reads.similar(question, CANDIDATES_KEPT + 1)
+            if s.known.intent_hash != own
+        ]
         found = []
         for score, q in scored[:CANDIDATES_KEPT]:
             verdict = assess(self.mind.knowledge_item(q.intent_hash), now, current)
@@ -221,7 +217,7 @@ class Asker:
         if item is None or assess(item, self.mind.clock()).decision != "reuse":
             return self.turns.run(text, model(), budget=budget, on_token=on_token)
         turn = self.turns.run(text, MemoryAnswer(item.answer), budget=budget, on_token=on_token)
-        semantic = "on" if self.embed is not None else f"off: {self.off}"
+        semantic = "on" if self.reads is not None else f"off: {self.off}"
         outcome = AskOutcome(
             "memory-exact", item.answer, "reuse", [], item, 1.0, semantic, turn=turn
         )

@@ -1,5 +1,5 @@
-"""What asking needs from the read side (the questions of live items), and the similarity it
-measures them by."""
+"""What asking needs from the read side: the items whose questions are nearest a question
+(semantic matching, through whatever embedding model is configured)."""
 
 from __future__ import annotations
 
@@ -10,18 +10,26 @@ from typing import Protocol
 
 @dataclass(frozen=True)
 class KnownQuestion:
-    """A live item's question, as the read side lists them for semantic matching."""
+    """An item's question, as the read side lists them for semantic matching."""
 
     item_id: str
     intent_hash: str
     question: str
 
 
-class KnowledgeReads(Protocol):
-    """The read side as asking sees it."""
+@dataclass(frozen=True)
+class Similar:
+    """An item's question and its cosine similarity to the question asked."""
 
-    def questions(self) -> list[KnownQuestion]:
-        """The question of every item that is not deleted."""
+    known: KnownQuestion
+    score: float
+
+
+class KnowledgeReads(Protocol):
+    """The read side as asking sees it: semantic matching over item questions."""
+
+    def similar(self, question: str, k: int) -> list[Similar]:
+        """The `k` items not deleted whose questions are nearest `question`, best first."""
         ...
 
 

@@ -12,9 +12,10 @@ from typing import Any
 import duckdb
 
 from domain.knowledge import PPM, intent_hash
-from domain.knowledge_port import KnownQuestion, cosine
+from domain.knowledge_port import KnownQuestion, Similar
 from domain.prompt_text import in_label, one_line
 from projections.retrieval.item_text import Found
+from projections.retrieval.vectors import nearest
 
 # A question this near an item's question brings the item into context (it answers directly
 # only at domain.knowledge_ask.SEMANTIC_MIN, after its assessment).
@@ -66,23 +67,26 @@ def knowledge_channel(
     others = [r for r in others if not exact or r[0] != exact[0][0]]
     if not others:
         return found
-    vectors = embed([query] + [r[5] for r in others])
-    scored = sorted(
-        ((cosine(vectors[0], v), r) for v, r in zip(vectors[1:], others, strict=True)),
-        key=lambda s: (-s[0], s[1][0]),
-    )
+    best = nearest(embed, query, [r[5] for r in others], NEAREST, CONTEXT_MIN)
     found += [
-        (r[0], "knowledge", knowledge_text(*r[1:]), r[1], f"question similarity {s:.2f}")
-        for s, r in scored[:NEAREST]
-        if s >= CONTEXT_MIN
+        (r[0], "knowledge", knowledge_text(*r[1:]), r[1], f"question similarity {n.score:.2f}")
+        for n in best
+        for r in [others[n.item]]
     ]
     return found
 
 
-def known_questions(con: duckdb.DuckDBPyConnection) -> list[KnownQuestion]:
-    """Every item not deleted, for asking's semantic match (disputed ones included: their
-    assessment says reject, and that is recorded)."""
+def similar_questions(
+    con: duckdb.DuckDBPyConnection,
+    embed: Callable[[list[str]], list[list[float]]],
+    question: str,
+    k: int,
+) -> list[Similar]:
+    """The `k` items not deleted whose questions are nearest `question` (disputed ones
+    included: their assessment says reject, and that is recorded), best first."""
     found = con.execute(
         "SELECT item_id, intent_hash, question FROM knowledge WHERE NOT deleted ORDER BY item_id"
     ).fetchall()
-    return [KnownQuestion(i, h, q) for i, h, q in found]
+    known = [KnownQuestion(i, h, q) for i, h, q in found]
+    best = nearest(embed, question.strip(), [q.question for q in known], k)
+    return [Similar(known[n.item], round(n.score, 6)) for n in best]

@@ -52,16 +52,48 @@ def test_a_spanish_question_is_answered_from_memory_with_no_model_call(
     assert [(p["source"], p["reference"]) for p in data["provenance"]] == [
         ("owner", "mind remember")
     ]
-    assert data["semantic"] == {"enabled": False, "reason": "no-embedding-model"}
+    assert data["semantic"] == {"enabled": True, "reason": None}  # the offline model
     routes = cli("query", "SELECT route, decision, score, semantic FROM knowledge_routes", "--json")
     assert routes.json() == [
-        {
-            "route": "memory-exact",
-            "decision": "reuse",
-            "score": 1.0,
-            "semantic": "off: no-embedding-model",
-        }
+        {"route": "memory-exact", "decision": "reuse", "score": 1.0, "semantic": "on"}
     ]
+
+
+def test_with_no_embedding_model_ask_says_semantic_matching_is_off(
+    cli: Cli, mind_home: Path
+) -> None:
+    cli("config", "set", "embedding.model", "off")
+    cli("remember", MCMA_ANSWER, "--question", "What is MCMA?", "--state", "verified")
+
+    data = cli("ask", "What does MCMA mean?", "--model", "mock", "--mock-reply", "?", "--json")
+
+    assert data.json()["route"] == "model"
+    assert data.json()["semantic"] == {"enabled": False, "reason": "no-embedding-model"}
+    assert data.json()["candidates"] == []
+
+
+def test_the_offline_model_matches_a_paraphrase_and_not_a_different_question(
+    cli: Cli, mind_home: Path
+) -> None:
+    cli(
+        "remember",
+        "Lisbon",
+        "--question",
+        "Where does Ana live?",
+        "--state",
+        "verified",
+        "--confidence",
+        "0.95",
+    )
+    mock = ("--model", "mock", "--mock-reply", "I do not know.")
+
+    paraphrase = cli("ask", "In which city does Ana live?", *mock, "--json").json()
+    different = cli("ask", "Who is Ana's brother?", *mock, "--json").json()
+
+    assert (paraphrase["route"], paraphrase["answer"]) == ("memory-semantic", "Lisbon")
+    assert paraphrase["score"] >= 0.78
+    assert different["route"] == "model"
+    assert different["candidates"][0]["score"] < 0.78
 
 
 def test_a_generated_answer_is_kept_unverified_until_approved(cli: Cli, mind_home: Path) -> None:

@@ -1,4 +1,5 @@
-"""Fakes for knowledge: a deterministic embedder (tests only) and the read side over the ledger."""
+"""Fakes for knowledge: a deterministic embedder (tests only) and semantic matching over the
+ledger."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from dataclasses import dataclass, field
 from domain.application import Mind
 from domain.changes import Changes
 from domain.knowledge import normalise_intent
-from domain.knowledge_port import KnownQuestion
+from domain.knowledge_port import KnownQuestion, Similar, cosine
 
 DIMENSIONS = 64
 
@@ -35,15 +36,20 @@ class FakeEmbedder:
 
 @dataclass
 class LedgerKnowledgeReads:
-    """The questions of the items captured in the ledger (the read side's answer, without it)."""
+    """Semantic matching over the questions of the items captured in the ledger (the read
+    side's answer, without it), through `embed`."""
 
     mind: Mind
+    embed: FakeEmbedder
 
-    def questions(self) -> list[KnownQuestion]:
+    def similar(self, question: str, k: int) -> list[Similar]:
         seen: dict[str, KnownQuestion] = {}
         for e in Changes(self.mind).scan(["mind.knowledge.captured"]):
             state = e.model_dump()
             seen[state["intent_hash"]] = KnownQuestion(
                 state["item_id"], state["intent_hash"], state["question"]
             )
-        return [q for h, q in seen.items() if not self.mind.knowledge_item(h).deleted]  # type: ignore[union-attr]
+        live = [q for h, q in seen.items() if not self.mind.knowledge_item(h).deleted]  # type: ignore[union-attr]
+        vectors = self.embed([question] + [q.question for q in live])
+        scored = [Similar(q, cosine(vectors[0], v)) for q, v in zip(live, vectors[1:], strict=True)]
+        return sorted(scored, key=lambda s: (-s.score, s.known.item_id))[:k]

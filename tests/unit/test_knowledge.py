@@ -32,7 +32,8 @@ class CountingModel:
 
 
 def asker(app: Mind, embed: FakeEmbedder | None = None, **kwargs: Any) -> Asker:
-    return Asker(turn_service(app, **kwargs), LedgerKnowledgeReads(app), embed)
+    reads = LedgerKnowledgeReads(app, embed) if embed is not None else None
+    return Asker(turn_service(app, **kwargs), reads)
 
 
 def topics(app: Mind) -> list[str]:
@@ -109,7 +110,7 @@ def test_a_generated_answer_is_stored_unverified_asked_again_calls_the_model_and
 ) -> None:
     retrieval = FakeRetrieval(app, items=[memory_item(1, "[identity] Echo")])
     service = turn_service(app, retrieval=retrieval)
-    ask = Asker(service, LedgerKnowledgeReads(app), None)
+    ask = Asker(service, None)
     first = CountingModel("Paris is the capital of France.")
 
     answered = ask.ask("What is the capital of France?", first)
