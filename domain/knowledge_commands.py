@@ -127,15 +127,15 @@ def capture(
     """Capture an answer to a question: a new item, or a revision of the item with the same
     intent. What is not given keeps the item's value (the defaults for a new item). The ai
     role's capture is always unverified at the default confidence, and may revise only an
-    unverified item."""
+    unverified item (never one the owner deleted)."""
     probe = Knowledge.new(question)
     item = find(changes, probe.intent_hash)
     created = item is None
     if role != "owner":
-        if item is not None and not item.deleted and item.state != "unverified":
+        if item is not None and (item.deleted or item.state != "unverified"):
             raise KnowledgeRoleError(
-                f"the {role} role cannot revise {item.item_id}: it is {item.state}; only the "
-                "owner can"
+                f"the {role} role cannot revise {item.item_id}: it is "
+                f"{'deleted' if item.deleted else item.state}; only the owner can"
             )
         state, confidence = "unverified", DEFAULT_CONFIDENCE
     if item is None:

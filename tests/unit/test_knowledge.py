@@ -215,6 +215,17 @@ def test_the_ai_role_may_capture_only_unverified_and_not_over_the_owners_decisio
         app.remember("5", question="2 + 2", role="ai")
 
 
+def test_the_ai_role_may_not_bring_back_an_item_the_owner_deleted(app: Mind) -> None:
+    kept = app.remember("4471", question="boiler code")
+    app.delete_knowledge(kept.intent_hash)
+
+    with pytest.raises(KnowledgeRoleError, match="it is deleted"):
+        app.remember("4471", question="boiler code", role="ai")
+
+    item = app.knowledge_item(kept.intent_hash)
+    assert item is not None and item.deleted
+
+
 def test_refused_knowledge_lines_of_a_reply_are_recorded_with_their_reasons(app: Mind) -> None:
     kept = app.remember("Blue.", question="Favourite colour?", state="verified")
     reply = "\n".join(
