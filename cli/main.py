@@ -66,6 +66,7 @@ def _register() -> None:
         graph_cmds,
         identity_cmds,
         import_cmds,
+        knowledge_cmds,
         ledger_cmds,
         model_cmds,
         projection_cmds,
@@ -91,6 +92,7 @@ def _register() -> None:
         recall_cmds,
         import_cmds,
         serve_cmds,
+        knowledge_cmds,
     ):
         module.register(mind)
     refuse_undecodable_arguments(mind)

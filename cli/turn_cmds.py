@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from cli.compose import Home, build_model, open_mind, open_reader, turn_service
+from cli.compose import Home, asker, build_model, open_mind, open_reader, turn_service
 from cli.output import echo, emit_json
 
 
@@ -171,7 +171,8 @@ def turn(
         text = sys.stdin.read()
     model = _model(home, spec, mock_reply, api_base)
     with turn_service(home) as service:
-        outcome = service.run(text, model, budget=budget)
+        # A message asking what reusable knowledge answers is answered from it (recorded).
+        outcome = asker(home, service, semantic=False).turn(text, lambda: model, budget=budget)
     data = outcome_json(home, outcome)
     if as_json:
         emit_json(data)

@@ -17,10 +17,11 @@ from domain.commitment import Commitment, Origin
 from domain.concept import BindingKind, Concept
 from domain.conversation import Conversation, Observed, conversation_id
 from domain.errors import AlreadyInitialisedError
-from domain.events import AggregateRoot
+from domain.events import AggregateRoot, DomainEvent
 from domain.foreign_apply import ImportTally, import_records
 from domain.foreign_import import ForeignFile, ForeignRecord
 from domain.identity import IDENTITY_ID, Identity
+from domain.knowledge_uses import KnowledgeUseCases
 from domain.text import clean_token
 from domain.thread import Thread, ThreadOrigin
 
@@ -35,8 +36,8 @@ IMPORT_BATCH = 500
 FOREIGN_BATCH = 250
 
 
-class Mind(Application[UUID]):
-    """A mind: identity, commitments, concepts and threads, all kept as events."""
+class Mind(KnowledgeUseCases, Application[UUID]):
+    """A mind: identity, commitments, concepts, threads and knowledge, all kept as events."""
 
     name = "mind"
 
@@ -68,6 +69,11 @@ class Mind(Application[UUID]):
         """An aggregate as it stands (AggregateNotFoundError when the stream is empty)."""
         aggregate: A = self.repository.get(stream, projector_func=kind.project)
         return aggregate
+
+    def history_events(self, stream: UUID) -> list[DomainEvent]:
+        """Every event of a stream, in order, as recorded."""
+        events = [self.mapper.to_domain_event(s) for s in self.recorder.select_events(stream)]
+        return [e for e in events if isinstance(e, DomainEvent)]
 
     def record(self, *aggregates: AggregateRoot) -> list[Recording[UUID]]:
         """Save the pending events of new aggregates no other writer can touch (a turn's

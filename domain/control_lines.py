@@ -6,6 +6,7 @@
     THREAD: {"label", "content", "origin"?}
     THREAD-WORK: id {"file"|"commitment"|"tool": ...}
     THREAD-RESOLVE: id {"verdict", "reason"|"artifact", "by"?}
+    REMEMBER: [question =] answer     KNOWLEDGE: action target [= answer]
 
 A line is a control line when it starts (after optional spaces, `-` or `*`) with one of these
 keywords followed by `:`. Control lines are stripped from the reply shown to the user.
@@ -32,6 +33,8 @@ KEYWORDS = (
     "THREAD-RESOLVE",
     "THREAD-WORK",
     "THREAD",
+    "REMEMBER",
+    "KNOWLEDGE",
 )
 # Longest first, so THREAD-WORK is not read as THREAD.
 _ALTERNATIVES = "|".join(sorted(KEYWORDS, key=len, reverse=True))
@@ -114,6 +117,23 @@ def parse_relate(body: str) -> tuple[str, str, str]:
     if len(parts) != 3 or not all(parts):
         raise ValueError("a relation is written RELATE: a -> relation -> b")
     return parts[0], parts[1], parts[2]
+
+
+def parse_remember(body: str) -> tuple[str, str]:
+    """`question = answer`, or a text that is both (the question is the intent)."""
+    question, sep, answer = body.partition(" = ")
+    if not sep:
+        return body.strip(), body.strip()
+    return question.strip(), answer.strip()
+
+
+def parse_knowledge(body: str) -> tuple[str, str, str | None]:
+    """`action target [= answer]` -> (action, target, answer)."""
+    head, sep, answer = body.partition(" = ")
+    action, _, target = head.strip().partition(" ")
+    if not action or not target.strip():
+        raise ValueError("a knowledge decision is written KNOWLEDGE: <action> <id> [= answer]")
+    return action.strip().lower(), target.strip(), answer.strip() if sep else None
 
 
 class VisibleStream:

@@ -46,6 +46,7 @@ OWN_LABELS = (
     "message",
     "memory",
     "imported",
+    "knowledge",
 )
 # Cyrillic and Greek letters drawn like the Latin ones of those labels.
 _CONFUSABLES = str.maketrans(

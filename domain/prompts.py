@@ -18,6 +18,7 @@ PROTOCOL = "\n".join(
         "CONCEPT: <token> = <definition>   define a concept such as user.name",
         "RELATE: <a> -> <relation> -> <b>  relate two defined concepts",
         "REFLECT: <text>                   a note to yourself",
+        "REMEMBER: <question> = <answer>   keep an answer (unverified until the owner checks it)",
         'THREAD: {"label": L, "content": C}  open a thread: a question to come back to',
         'THREAD-WORK: <id> {"file": path} | {"commitment": cid} | {"tool": name}  credit work',
         'THREAD-RESOLVE: <id> {"verdict": answered|superseded|dissolved|abandoned, '

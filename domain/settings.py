@@ -33,12 +33,20 @@ SETTINGS: dict[str, tuple[Callable[[str], float | int], Callable[[float], bool],
     "threads.work_credit": (_NUMBER, lambda v: v >= 0, "tension one credited work removes"),
 }
 WORKSPACE = "workspace"
-EMBEDDING_MODEL = "embedding.model"  # a LiteLLM embedding model, or "off" (the default)
+EMBEDDING_MODEL = "embedding.model"  # a LiteLLM embedding model, or "off"
 EMBEDDING_API_BASE = "embedding.api_base"  # an OpenAI-compatible server's URL, or "off"
+EMBEDDING_RECALL = "embedding.recall"  # "on": recall's vector channel uses the model
+# The offline default (adapters/minilm.py, registered with LiteLLM as the provider `local`).
+DEFAULT_EMBEDDING_MODEL = "local/all-minilm-l6-v2"
+# Off: on LoCoMo the vector channel did not raise evidence recall enough to pay for its latency
+# (BENCHMARKS.md "Embeddings").
+DEFAULT_EMBEDDING_RECALL = "off"
 TEXT_SETTINGS = {
     WORKSPACE: "folder whose files count as evidence of work on threads",
-    EMBEDDING_MODEL: "LiteLLM embedding model for recall's vector channel, or off",
+    EMBEDDING_MODEL: "LiteLLM embedding model for semantic matching and recall's vector "
+    "channel (local/all-minilm-l6-v2 runs offline), or off",
     EMBEDDING_API_BASE: "base URL of an OpenAI-compatible embedding server, or off",
+    EMBEDDING_RECALL: "on or off: recall's vector channel (cosine over the latest messages)",
 }
 KEYS = (*SETTINGS, *TEXT_SETTINGS)
 
@@ -55,6 +63,8 @@ def check_setting(key: str, value: str) -> str:
         if not value or "\x00" in value or "\n" in value:
             what = "a directory path" if key == WORKSPACE else "one line of text (or off)"
             raise InvalidInputError(f"{key} must be {what}")
+        if key == EMBEDDING_RECALL and value not in ("on", "off"):
+            raise InvalidInputError(f"{key} must be on or off")
         return value
     if key not in SETTINGS:
         raise InvalidInputError(f"unknown setting {key!r}; settings: {', '.join(KEYS)}")
@@ -85,6 +95,7 @@ def defaults() -> dict[str, str]:
     params = TensionParams()
     out = {key: str(getattr(params, key.removeprefix("threads."))) for key in SETTINGS}
     out[WORKSPACE] = "(the home's workspace/ folder)"
-    out[EMBEDDING_MODEL] = "off"
+    out[EMBEDDING_MODEL] = DEFAULT_EMBEDDING_MODEL
     out[EMBEDDING_API_BASE] = "off"
+    out[EMBEDDING_RECALL] = DEFAULT_EMBEDDING_RECALL
     return out

@@ -28,6 +28,7 @@ from domain.control_lines import (
     reply_lines,
 )
 from domain.errors import MindError
+from domain.knowledge_lines import KnowledgeLines
 from domain.tension import TensionParams
 from domain.text import clean_token
 from domain.thread import Thread
@@ -57,7 +58,7 @@ class TurnSetting:
     find_threads: Callable[[str], list[ThreadMatch]]
 
 
-class TurnEffects(ThreadLines):
+class TurnEffects(ThreadLines, KnowledgeLines):
     """What one reply's control lines do, decided against the turn's `Changes` (saved together
     with the reply) through the same commands the CLI uses."""
 

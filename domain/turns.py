@@ -253,6 +253,7 @@ class TurnService:
                 cut_off=cut_off,
                 prompt=outcome.messages,
             )
+            effects.remember_requested()  # "remember that ..." from the user: the owner's
             for line in lines:
                 effects.apply(line)
             if partial is not None:

@@ -18,6 +18,7 @@ TABLE_OF_KIND = {
     "turn": "turns",
     "conversation": "conversations",
     "tick": "ticks",
+    "knowledge": "knowledge",
 }
 
 

@@ -113,6 +113,27 @@ TABLES: dict[str, str] = {
         "foreign_hash VARCHAR, kind VARCHAR, foreign_time VARCHAR, content VARCHAR, "
         "meta VARCHAR, became VARCHAR, target VARCHAR, broken BOOLEAN, time TIMESTAMPTZ"
     ),
+    # Each knowledge item as it stands; a deleted one keeps no content (domain/knowledge.py).
+    "knowledge": (
+        "stream_id VARCHAR PRIMARY KEY, item_id VARCHAR, intent_hash VARCHAR, question VARCHAR, "
+        "answer VARCHAR, concepts VARCHAR[], state VARCHAR, confidence_ppm BIGINT, "
+        "freshness VARCHAR, max_age_days INTEGER, reuse VARCHAR, provenance JSON, "
+        "captured_by VARCHAR, revision INTEGER, content_hash VARCHAR, previous_hash VARCHAR, "
+        "deleted BOOLEAN, created_at TIMESTAMPTZ, updated_at TIMESTAMPTZ, "
+        "validated_at TIMESTAMPTZ, doc_position BIGINT, turn_id VARCHAR"
+    ),
+    # Every change of an item (captured, edited, verify, dispute, ..., deleted), without content.
+    "knowledge_revisions": (
+        "position BIGINT, stream_id VARCHAR, item_id VARCHAR, revision INTEGER, change VARCHAR, "
+        "role VARCHAR, state VARCHAR, confidence_ppm BIGINT, content_hash VARCHAR, "
+        "previous_hash VARCHAR, time TIMESTAMPTZ"
+    ),
+    # Every question asked (`mind ask`, and turns answered from memory): route, reasons, scores.
+    "knowledge_routes": (
+        "position BIGINT, time TIMESTAMPTZ, question VARCHAR, intent_hash VARCHAR, "
+        "route VARCHAR, decision VARCHAR, reasons VARCHAR[], score DOUBLE, item_id VARCHAR, "
+        "turn_id VARCHAR, current BOOLEAN, via VARCHAR, semantic VARCHAR, candidates JSON"
+    ),
 }
 
 # Append-only tables carry no PRIMARY KEY: exactly-once comes from the tracking position, written
@@ -128,6 +149,7 @@ ENTITY_TABLES = (
     "turns",
     "conversations",
     "ticks",
+    "knowledge",
 )
 
 ARROW: dict[str, pa.Schema] = {
@@ -394,6 +416,65 @@ ARROW: dict[str, pa.Schema] = {
             ("target", pa.string()),
             ("broken", pa.bool_()),
             ("time", TS),
+        ]
+    ),
+    "knowledge": pa.schema(
+        [
+            ("stream_id", pa.string()),
+            ("item_id", pa.string()),
+            ("intent_hash", pa.string()),
+            ("question", pa.string()),
+            ("answer", pa.string()),
+            ("concepts", pa.list_(pa.string())),
+            ("state", pa.string()),
+            ("confidence_ppm", pa.int64()),
+            ("freshness", pa.string()),
+            ("max_age_days", pa.int32()),
+            ("reuse", pa.string()),
+            ("provenance", pa.string()),
+            ("captured_by", pa.string()),
+            ("revision", pa.int32()),
+            ("content_hash", pa.string()),
+            ("previous_hash", pa.string()),
+            ("deleted", pa.bool_()),
+            ("created_at", TS),
+            ("updated_at", TS),
+            ("validated_at", TS),
+            ("doc_position", pa.int64()),
+            ("turn_id", pa.string()),
+        ]
+    ),
+    "knowledge_revisions": pa.schema(
+        [
+            ("position", pa.int64()),
+            ("stream_id", pa.string()),
+            ("item_id", pa.string()),
+            ("revision", pa.int32()),
+            ("change", pa.string()),
+            ("role", pa.string()),
+            ("state", pa.string()),
+            ("confidence_ppm", pa.int64()),
+            ("content_hash", pa.string()),
+            ("previous_hash", pa.string()),
+            ("time", TS),
+        ]
+    ),
+    "knowledge_routes": pa.schema(
+        [
+            ("position", pa.int64()),
+            ("time", TS),
+            ("question", pa.string()),
+            ("intent_hash", pa.string()),
+            ("route", pa.string()),
+            ("decision", pa.string()),
+            ("reasons", pa.list_(pa.string())),
+            ("score", pa.float64()),
+            ("item_id", pa.string()),
+            ("turn_id", pa.string()),
+            ("current", pa.bool_()),
+            ("via", pa.string()),
+            ("semantic", pa.string()),
+            ("candidates", pa.string()),
         ]
     ),
 }

@@ -4,7 +4,6 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from typing import Any
 
@@ -21,10 +20,16 @@ from projections.retrieval.item_text import (
     said,
     thread_text,
 )
+from projections.retrieval.knowledge_channel import TEXT_QUERY, knowledge_texts
 from projections.retrieval.linked import bound_items, commitment_threads
+from projections.retrieval.vectors import nearest
 
 NEIGHBOURS_OF = 60
 NEIGHBOUR_SPAN = 1
+# The vector channel's reach: the latest messages (each embedded once, on its first recall) and
+# how many of the closest it ranks.
+VECTOR_WINDOW = 2000
+VECTOR_K = 20
 
 
 def rows(con: duckdb.DuckDBPyConnection, sql: str, params: Any = None) -> list[tuple[Any, ...]]:
@@ -57,6 +62,7 @@ TEXT_QUERIES = {
     # A record kept from an imported foreign ledger (`mind import pmm`).
     "record": "SELECT position, format, foreign_id, kind, content FROM imported_records "
     "WHERE position IN (SELECT unnest(?))",
+    "knowledge": TEXT_QUERY,
 }
 
 
@@ -87,6 +93,8 @@ def _texts(con: duckdb.DuckDBPyConnection, kind: str, positions: list[int]) -> T
         return {
             p: (record_text(fmt, fid, k, c), f"{fmt}:{fid}", None) for p, fmt, fid, k, c in found
         }
+    if kind == "knowledge":
+        return dict(knowledge_texts(found))
     return {p: (thread_text(tid, st, lab, c), tid, None) for p, tid, st, lab, c in found}
 
 
@@ -213,16 +221,12 @@ def vector_channel(
     limit: int,
     embed: Callable[[list[str]], list[list[float]]],
 ) -> list[tuple[Any, ...]]:
-    """Cosine similarity between the query and message texts, through an embedding function."""
-    latest = messages(con, "position <= ?", [limit], "position DESC", 2000)
+    """The messages closest in meaning to the query among the latest VECTOR_WINDOW (cosine of
+    their embeddings: a message is embedded once and cached by the embedder, the query at
+    every recall)."""
+    latest = messages(con, "position <= ?", [limit], "position DESC", VECTOR_WINDOW)
     if not latest:
         return []
-    vectors = embed([query] + [r[3] for r in latest])
-    q = vectors[0]
-    qn = math.sqrt(sum(x * x for x in q)) or 1.0
-    scored = []
-    for r, v in zip(latest, vectors[1:], strict=True):
-        vn = math.sqrt(sum(x * x for x in v)) or 1.0
-        scored.append((-sum(a * b for a, b in zip(q, v, strict=True)) / (qn * vn), r[0], r))
-    scored.sort()
-    return [said(r[0], r[1], r[2], r[3], r[4], f"similarity {-s:.2f}") for s, _, r in scored[:20]]
+    best = nearest(embed, query, [r[3] for r in latest], VECTOR_K)
+    found = [(latest[n.item], n.score) for n in best]
+    return [said(p, sp, t, tx, sid, f"similarity {s:.2f}") for (p, sp, t, tx, sid), s in found]

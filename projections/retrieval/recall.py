@@ -4,7 +4,8 @@ budget. Deterministic: the same read model and query give the same selection (ti
 Channels: lexical (BM25 over messages, commitments, concepts and threads), neighbours (the turns
 around the best lexical hits), concepts (named or aliased in the query, and their relations),
 commitments (open), threads (live), recency (the latest messages), time (messages inside a time
-window the query names), and vector similarity when an embedder is given (off by default).
+window the query names), knowledge (the item asking the query's question, and with an embedder
+the nearest questions), and vector similarity when an embedder is given (off by default).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from projections.retrieval.channels import (
 )
 from projections.retrieval.concurrent_reads import run_reads
 from projections.retrieval.item_text import Found, commitment_text, identity_text, said
+from projections.retrieval.knowledge_channel import knowledge_channel
 from projections.retrieval.names import keys_in
 from projections.retrieval.speakers import said_by
 from projections.retrieval.thread_context import ThreadView, candidates, live_threads, notices
@@ -115,7 +117,9 @@ def gather(
     spans = windows(query, now)
     inside = "time >= ? AND time < ? AND position <= ?"
     reads: list[Callable[[duckdb.DuckDBPyConnection], Any]] = [
-        # The longest first, so that the two connections finish together.
+        # The longest first, so that the two connections finish together (the vector channel
+        # embeds the query meanwhile: numpy and DuckDB both let go of the GIL).
+        lambda c: vector_channel(c, query, limit, embed) if embed is not None else [],
         lambda c: lexical_channel(c, query, limit),
         lambda c: live_threads(c, now, limit),
         lambda c: open_commitments(c, limit),
@@ -133,6 +137,7 @@ def gather(
         lambda c: last_refusals(c, exclude_turn) if refusals else [],
     ]
     (
+        similar,
         (hits, texts, found),
         threads,
         (open_, served),
@@ -202,8 +207,8 @@ def gather(
         "recency",
         [said(p, sp, t, tx, sid, "recent conversation") for p, sp, t, tx, sid in recent],
     )
-    if embed is not None:  # here: an embedder may hold connections of this thread
-        pool.add("vector", vector_channel(con, query, limit, embed))
+    pool.add("vector", similar)
+    pool.add("knowledge", knowledge_channel(con, query, limit, embed))
     pool.add("speaker", spoken)
     owned = [c.id for c in pool.items.values() if c.kind in ("thread", "commitment")]
     unknown = [i for i in owned if i not in streams]

@@ -335,6 +335,7 @@ BAD_MIND = {
     "workspace": "",
     "embedding.model": "two\nlines",
     "embedding.api_base": " ",
+    "embedding.recall": "sometimes",
 }
 
 

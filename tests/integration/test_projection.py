@@ -14,6 +14,7 @@ from adapters.pmm_import import import_pmm
 from adapters.sqlite_ledger import SQLiteLedgerReader
 from domain.application import Mind
 from domain.errors import MindError
+from domain.knowledge import intent_hash
 from projections.engine import handlers, registry
 from projections.engine.projector import ProjectionError, Projector
 from projections.engine.replay import differences, rebuild
@@ -23,7 +24,22 @@ from tests.integration.ledger_factory import sqlite_mind
 COMMANDS = st.lists(
     st.tuples(
         st.sampled_from(
-            ["commit", "close", "define", "alias", "relate", "thread", "resolve", "adopt", "import"]
+            [
+                "import",
+                "commit",
+                "close",
+                "define",
+                "alias",
+                "relate",
+                "thread",
+                "resolve",
+                "adopt",
+                "remember",
+                "verify",
+                "dispute",
+                "edit",
+                "forget",
+            ]
         ),
         st.integers(0, 4),
     ),
@@ -50,6 +66,14 @@ def run_command(app: Mind, name: str, n: int) -> None:
             app.resolve_thread(_any_thread(app), "dissolved", reason="moot")  # type: ignore[arg-type]
         elif name == "import":
             _import_pmm(app, n)
+        elif name == "remember":
+            app.remember(f"answer {n}", question=f"question {n}")
+        elif name in ("verify", "dispute"):
+            app.judge_knowledge(intent_hash(f"question {n}"), name)  # type: ignore[arg-type]
+        elif name == "edit":
+            app.edit_knowledge(intent_hash(f"question {n}"), f"edited answer {n}")
+        elif name == "forget":
+            app.delete_knowledge(intent_hash(f"question {n}"))
         else:
             app.adopt_name(f"Name {n}")
     except (MindError, LookupError):

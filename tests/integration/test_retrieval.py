@@ -318,6 +318,7 @@ def test_a_configured_embedding_model_adds_a_cached_vector_channel(tmp_path: Pat
     with embedding_provider() as (url, requests):
         mind("config", "set", "embedding.model", "openai/fake-embed")
         mind("config", "set", "embedding.api_base", url)
+        mind("config", "set", "embedding.recall", "on")
         first = json.loads(mind("recall", "golden retriever puppy", "--json").stdout)
         calls_after_first = len(requests)
         again = json.loads(mind("recall", "golden retriever puppy", "--json").stdout)

@@ -1,0 +1,225 @@
+"""Asking: an exact intent match that assesses as reuse answers from memory with no model call
+(`memory-exact`); else a question at cosine >= 0.78 to an item's question that assesses as reuse
+(`memory-semantic`); else a normal turn, whose answer is kept as an unverified model item unless
+an item for that intent exists (never overwritten). Every route, with its reasons and scores, is
+recorded in the ledger (`Ask.Routed`)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Literal
+from uuid import uuid4
+
+from domain.control_lines import split_reply
+from domain.events import AggregateRoot, DomainEvent
+from domain.knowledge import Knowledge, intent_hash
+from domain.knowledge_assessment import assess
+from domain.knowledge_port import KnowledgeReads
+from domain.model_port import Completion, CompletionModel
+from domain.turns import DEFAULT_BUDGET, TurnOutcome, TurnService
+
+Route = Literal["memory-exact", "memory-semantic", "model"]
+Via = Literal["ask", "turn"]
+SEMANTIC_MIN = 0.78  # cosine between the question and an item's question
+CANDIDATES_KEPT = 5
+MEMORY_MODEL = "memory/knowledge"
+
+
+class Ask(AggregateRoot):
+    """One question asked, and the route its answer took."""
+
+    class Routed(DomainEvent):
+        TOPIC = "mind.ask.routed"
+        question: str
+        intent_hash: str
+        route: Route
+        decision: str
+        reasons: list[str]
+        score: float | None = None
+        item_id: str | None = None
+        turn_id: str | None = None
+        current: bool = False
+        via: Via = "ask"
+        semantic: str  # "on", or "off: <reason>"
+        candidates: list[dict[str, Any]] = []
+
+    def when_Routed(self, e: Routed) -> None:
+        pass
+
+
+@dataclass
+class AskOutcome:
+    """Where an answer came from, why, and what it was."""
+
+    route: Route
+    answer: str
+    decision: str
+    reasons: list[str]
+    item: Knowledge | None = None
+    score: float | None = None
+    semantic: str = "on"
+    candidates: list[dict[str, Any]] = field(default_factory=list)
+    turn: TurnOutcome | None = None
+    stored: bool = False  # a generated answer kept as a new item
+
+
+class MemoryAnswer:
+    """The model port answered from memory: a reused item's answer, with no model call. A
+    line of it that reads like a control line is quoted, so stored text never acts."""
+
+    name = MEMORY_MODEL
+
+    def __init__(self, answer: str) -> None:
+        self.answer = answer
+
+    def complete(
+        self, messages: list[dict[str, Any]], on_token: Callable[[str], None] | None = None
+    ) -> Completion:
+        _, lines = split_reply(self.answer)
+        raw = {line.raw for line in lines}
+        text = "\n".join(
+            "> " + line if line.strip() in raw else line for line in self.answer.split("\n")
+        )
+        if on_token:
+            on_token(text)
+        return Completion(text, MEMORY_MODEL, "knowledge")
+
+
+class Asker:
+    """The ask use case, and the same exact routing for turns."""
+
+    def __init__(
+        self, turns: TurnService, reads: KnowledgeReads | None, off: str = "no-embedding-model"
+    ) -> None:
+        """`reads`: semantic matching, or None when it is off (`off` says why)."""
+        self.turns, self.mind, self.reads, self.off = turns, turns.mind, reads, off
+
+    def ask(
+        self,
+        question: str,
+        model: Callable[[], CompletionModel],
+        current: bool = False,
+        budget: int = DEFAULT_BUDGET,
+    ) -> AskOutcome:
+        """Answer `question` from memory when an item may be reused, else through a turn."""
+        self.mind.identity()
+        now = self.mind.clock()
+        semantic = "on" if self.reads is not None else f"off: {self.off}"
+        item = self.mind.knowledge_for(question)
+        exact = assess(item, now, current)
+        if exact.decision == "reuse" and item is not None:
+            found = AskOutcome("memory-exact", item.answer, "reuse", [], item, 1.0, semantic)
+            return self._record(question, found, current)
+        candidates = self._candidates(question, now, current, item)
+        for c in candidates:
+            if c["score"] >= SEMANTIC_MIN and c["decision"] == "reuse":
+                match = self.mind.knowledge_item(c["intent_hash"])
+                assert match is not None
+                found = AskOutcome(
+                    "memory-semantic",
+                    match.answer,
+                    "reuse",
+                    [],
+                    match,
+                    c["score"],
+                    semantic,
+                    candidates,
+                )
+                return self._record(question, found, current)
+        if item is not None and not item.deleted:
+            score: float | None = 1.0
+        else:
+            score = candidates[0]["score"] if candidates else None
+        turn = self.turns.run(question, model(), budget=budget)
+        outcome = AskOutcome(
+            "model",
+            turn.reply,
+            exact.decision,
+            exact.reasons,
+            item,
+            score,
+            semantic,
+            candidates,
+            turn,
+        )
+        if turn.status == "complete" and turn.reply.strip():
+            sources = [c["id"] for c in turn.context if isinstance(c.get("id"), int)]
+            stored = self.mind.store_model_answer(
+                question, turn.reply, turn.model, turn.turn_id.hex, sources
+            )
+            outcome.stored = stored is not None
+            outcome.item = self.mind.knowledge_for(question)
+        return self._record(question, outcome, current)
+
+    def _candidates(
+        self, question: str, now: datetime, current: bool, exact: Knowledge | None
+    ) -> list[dict[str, Any]]:
+        """The items whose questions are nearest the question's (best first), each assessed;
+        none when semantic matching is off."""
+        if self.reads is None:
+            return []
+        own = exact.intent_hash if exact is not None else None
+        scored = [
+            (s.score, s.known)
+            for s in self.reads.similar(question, CANDIDATES_KEPT + 1)
+            if s.known.intent_hash != own
+        ]
+        found = []
+        for score, q in scored[:CANDIDATES_KEPT]:
+            verdict = assess(self.mind.knowledge_item(q.intent_hash), now, current)
+            found.append(
+                {
+                    "item": q.item_id,
+                    "intent_hash": q.intent_hash,
+                    "score": round(score, 6),
+                    "decision": verdict.decision,
+                    "reasons": verdict.reasons,
+                }
+            )
+        return found
+
+    def _record(
+        self, question: str, outcome: AskOutcome, current: bool, via: Via = "ask"
+    ) -> AskOutcome:
+        item = outcome.item
+        ask = Ask(uuid4())
+        ask.trigger(
+            Ask.Routed,
+            self.mind.clock(),
+            question=question,
+            intent_hash=intent_hash(question),
+            route=outcome.route,
+            decision=outcome.decision,
+            reasons=outcome.reasons,
+            score=outcome.score,
+            item_id=item.item_id if item is not None and item.version else None,
+            turn_id=outcome.turn.turn_id.hex if outcome.turn is not None else None,
+            current=current,
+            via=via,
+            semantic=outcome.semantic,
+            candidates=outcome.candidates,
+        )
+        self.mind.record(ask)
+        return outcome
+
+    def turn(
+        self,
+        text: str,
+        model: Callable[[], CompletionModel],
+        budget: int = DEFAULT_BUDGET,
+        on_token: Callable[[str], None] | None = None,
+    ) -> TurnOutcome:
+        """A turn: a message whose intent exact-matches reusable knowledge is answered from it
+        without the model (recorded as such); any other goes to the model."""
+        item = self.mind.knowledge_for(text) if text.strip() else None
+        if item is None or assess(item, self.mind.clock()).decision != "reuse":
+            return self.turns.run(text, model(), budget=budget, on_token=on_token)
+        turn = self.turns.run(text, MemoryAnswer(item.answer), budget=budget, on_token=on_token)
+        semantic = "on" if self.reads is not None else f"off: {self.off}"
+        outcome = AskOutcome(
+            "memory-exact", item.answer, "reuse", [], item, 1.0, semantic, turn=turn
+        )
+        self._record(text, outcome, False, via="turn")
+        return turn

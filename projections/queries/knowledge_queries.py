@@ -1,0 +1,91 @@
+"""Knowledge over the read models: listings, and which item or turn a target names."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import duckdb
+
+from domain.knowledge import intent_hash
+
+LISTED = (
+    "item_id, state, confidence_ppm, freshness, reuse, revision, captured_by, question, answer, "
+    "concepts, deleted, updated_at, intent_hash"
+)
+
+
+def _dicts(cur: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
+    names = [d[0] for d in cur.description]
+    rows = [dict(zip(names, row, strict=True)) for row in cur.fetchall()]
+    for row in rows:
+        for key, value in row.items():
+            if hasattr(value, "isoformat"):
+                row[key] = value.isoformat()
+        if isinstance(row.get("provenance"), str):
+            row["provenance"] = json.loads(row["provenance"])
+    return rows
+
+
+def knowledge_items(con: duckdb.DuckDBPyConnection, include_deleted: bool) -> list[dict[str, Any]]:
+    """Items, oldest first (deleted ones, without content, with `include_deleted`)."""
+    where = "" if include_deleted else "WHERE NOT deleted"
+    return _dicts(
+        con.execute(f"SELECT {LISTED} FROM knowledge {where} ORDER BY created_at, item_id")
+    )
+
+
+def knowledge_row(con: duckdb.DuckDBPyConnection, hash_: str) -> dict[str, Any] | None:
+    """One item's row with its provenance."""
+    found = _dicts(
+        con.execute(f"SELECT {LISTED}, provenance FROM knowledge WHERE intent_hash = ?", [hash_])
+    )
+    return found[0] if found else None
+
+
+def matching_items(con: duckdb.DuckDBPyConnection, target: str) -> list[dict[str, Any]]:
+    """The items a target names: by id (or a prefix of it, 3 characters at least), or by
+    asking the same question."""
+    given = target.strip().lower()
+    by_id = (
+        _dicts(
+            con.execute(
+                "SELECT item_id, intent_hash, question, deleted FROM knowledge "
+                "WHERE starts_with(item_id, ?) ORDER BY item_id",
+                [given],
+            )
+        )
+        if len(given) >= 3
+        else []
+    )
+    by_question = _dicts(
+        con.execute(
+            "SELECT item_id, intent_hash, question, deleted FROM knowledge WHERE intent_hash = ?",
+            [intent_hash(target)],
+        )
+    )
+    seen = {r["item_id"] for r in by_id}
+    return by_id + [r for r in by_question if r["item_id"] not in seen]
+
+
+def matching_turns(con: duckdb.DuckDBPyConnection, target: str) -> list[tuple[str, int]]:
+    """The turns a target names: by number, or by id prefix (4 characters at least)."""
+    given = target.strip().lower()
+    if given.isascii() and given.isdigit():
+        if len(given) > 18:
+            return []
+        return [
+            (s, n)
+            for s, n in con.execute(
+                "SELECT stream_id, seq FROM turns WHERE seq = ?", [int(given)]
+            ).fetchall()
+        ]
+    if len(given) < 4:
+        return []
+    return [
+        (s, n)
+        for s, n in con.execute(
+            "SELECT stream_id, seq FROM turns WHERE starts_with(stream_id, ?) ORDER BY seq",
+            [given],
+        ).fetchall()
+    ]

@@ -1,0 +1,92 @@
+"""Knowledge in recall: the item whose intent is the query's, and (with an embedder) the items
+whose questions are near it; the lexical channel finds items by their words too. Only items that
+may reach a context are read: never a disputed, retracted or deleted one. Each shows its state,
+confidence and freshness; an unverified one says it is not confirmed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import duckdb
+
+from domain.knowledge import PPM, intent_hash
+from domain.knowledge_port import KnownQuestion, Similar
+from domain.prompt_text import in_label, one_line
+from projections.retrieval.item_text import Found
+from projections.retrieval.vectors import nearest
+
+# A question this near an item's question brings the item into context (it answers directly
+# only at domain.knowledge_ask.SEMANTIC_MIN, after its assessment).
+CONTEXT_MIN = 0.5
+NEAREST = 5
+REACHABLE = "NOT deleted AND state NOT IN ('disputed', 'retracted') AND doc_position IS NOT NULL"
+COLUMNS = "doc_position, item_id, state, confidence_ppm, freshness, question, answer"
+TEXT_QUERY = (
+    f"SELECT {COLUMNS} FROM knowledge WHERE doc_position IN (SELECT unnest(?)) AND {REACHABLE}"
+)
+
+
+def knowledge_text(
+    item_id: str, state: str, confidence_ppm: int, freshness: str, question: str, answer: str
+) -> str:
+    """An item as it reads in context."""
+    label = "unverified, not confirmed" if state == "unverified" else state
+    confidence = f"{confidence_ppm / PPM:.2f}"
+    head = f"knowledge {in_label(item_id)} {in_label(label)} {confidence} {in_label(freshness)}"
+    return f"[{head}] Q: {one_line(question)} A: {one_line(answer)}"
+
+
+def knowledge_texts(found: list[tuple[Any, ...]]) -> dict[int, tuple[str, str | None, None]]:
+    """Display texts of knowledge rows read with `TEXT_QUERY`, by document position."""
+    return {r[0]: (knowledge_text(*r[1:]), r[1], None) for r in found}
+
+
+def knowledge_channel(
+    con: duckdb.DuckDBPyConnection,
+    query: str,
+    limit: int,
+    embed: Callable[[list[str]], list[list[float]]] | None,
+) -> list[Found]:
+    """The item with the query's intent first, then the nearest questions (with `embed`)."""
+    where = f"{REACHABLE} AND doc_position <= ?"
+    exact = con.execute(
+        f"SELECT {COLUMNS} FROM knowledge WHERE intent_hash = ? AND {where}",
+        [intent_hash(query), limit],
+    ).fetchall()
+    found: list[Found] = [
+        (r[0], "knowledge", knowledge_text(*r[1:]), r[1], "asks the same question") for r in exact
+    ]
+    if embed is None or not query.strip():
+        return found
+    others = con.execute(
+        f"SELECT {COLUMNS} FROM knowledge WHERE {where} ORDER BY doc_position DESC LIMIT 2000",
+        [limit],
+    ).fetchall()
+    others = [r for r in others if not exact or r[0] != exact[0][0]]
+    if not others:
+        return found
+    best = nearest(embed, query, [r[5] for r in others], NEAREST, CONTEXT_MIN)
+    found += [
+        (r[0], "knowledge", knowledge_text(*r[1:]), r[1], f"question similarity {n.score:.2f}")
+        for n in best
+        for r in [others[n.item]]
+    ]
+    return found
+
+
+def similar_questions(
+    con: duckdb.DuckDBPyConnection,
+    embed: Callable[[list[str]], list[list[float]]],
+    question: str,
+    k: int,
+) -> list[Similar]:
+    """The `k` items not deleted whose questions are nearest `question` (disputed ones
+    included: their assessment says reject, and that is recorded), best first."""
+    found = con.execute(
+        "SELECT item_id, intent_hash, question FROM knowledge WHERE NOT deleted ORDER BY item_id"
+    ).fetchall()
+    known = [KnownQuestion(i, h, q) for i, h, q in found]
+    best = nearest(embed, question.strip(), [q.question for q in known], k)
+    return [Similar(known[n.item], round(n.score, 6)) for n in best]

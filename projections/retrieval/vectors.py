@@ -1,0 +1,62 @@
+"""Nearest neighbours by cosine similarity, over whatever texts a caller holds.
+
+An embedding function is the port's `Embed` (texts -> vectors); an embedder that also has a
+`matrix(texts)` method (adapters/embeddings.py) hands its vectors over as one float32 array,
+which saves turning every vector into a Python list and back. Cosine is one matrix product in
+numpy: 10,000 vectors of 384 take about a millisecond (bench/embeddings.py), so no index is kept.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import NamedTuple
+
+import numpy as np
+import numpy.typing as npt
+
+Matrix = npt.NDArray[np.float32]
+Embed = Callable[[list[str]], list[list[float]]]
+
+
+class Neighbour(NamedTuple):
+    """A text's place in the list given, and its cosine similarity to the query."""
+
+    item: int
+    score: float
+
+
+def vectors_of(embed: Embed, texts: list[str]) -> Matrix:
+    """The texts' vectors as rows of one float32 array (through `embed.matrix` when it has one)."""
+    if not texts:
+        return np.zeros((0, 0), dtype=np.float32)
+    matrix = getattr(embed, "matrix", None)
+    rows = matrix(texts) if callable(matrix) else embed(texts)
+    return np.asarray(rows, dtype=np.float32).reshape(len(texts), -1)
+
+
+def unit_rows(m: Matrix) -> Matrix:
+    norms = np.linalg.norm(m, axis=1, keepdims=True)
+    return (m / np.where(norms == 0, 1.0, norms)).astype(np.float32)
+
+
+def closest(query: Matrix, candidates: Matrix, k: int, floor: float = -1.0) -> list[Neighbour]:
+    """The `k` rows of `candidates` most similar to the vector `query`, best first (ties: the
+    earlier row), those at or above `floor` only."""
+    if candidates.shape[0] == 0 or k <= 0:
+        return []
+    scores = unit_rows(candidates) @ unit_rows(query.reshape(1, -1))[0]
+    k = min(k, len(scores))
+    top = np.argpartition(-scores, k - 1)[:k] if k < len(scores) else np.arange(len(scores))
+    ranked = sorted(top.tolist(), key=lambda i: (-float(scores[i]), i))
+    return [Neighbour(i, float(scores[i])) for i in ranked if scores[i] >= floor]
+
+
+def nearest(
+    embed: Embed, query: str, texts: Sequence[str], k: int = 10, floor: float = -1.0
+) -> list[Neighbour]:
+    """The `k` texts closest in meaning to `query` (cosine of their embeddings, each text
+    embedded once and cached by the embedder), best first, those scoring at least `floor`."""
+    if not texts:
+        return []
+    vectors = vectors_of(embed, [query, *texts])
+    return closest(vectors[0], vectors[1:], k, floor)
