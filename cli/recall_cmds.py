@@ -24,8 +24,8 @@ from cli.output import echo, emit_json, table
 def recall(home: Home, query: str, budget: int, as_of: AsOf | None, as_json: bool) -> None:
     """Show what the mind would remember for QUERY, why, and at what cost in tokens.
 
-    With `mind config set embedding.model PROVIDER/MODEL`, a vector channel (cosine similarity
-    over the latest 2,000 messages, embeddings cached in MIND_HOME) joins the others.
+    With `mind config set embedding.recall on`, a vector channel (cosine similarity over the
+    latest 2,000 messages, by `embedding.model`; embeddings cached in MIND_HOME) joins the others.
 
     With --as-of, only what the ledger held at that position or time, and "last May" or "two
     weeks ago" counted from then.
