@@ -61,8 +61,8 @@ def recall_data(home: Home, query: str, budget: int, as_of: AsOf | None = None) 
 def recall(home: Home, query: str, budget: int, as_of: AsOf | None, as_json: bool) -> None:
     """Show what the mind would remember for QUERY, why, and at what cost in tokens.
 
-    With `mind config set embedding.model PROVIDER/MODEL`, a vector channel (cosine similarity
-    over the latest 2,000 messages, embeddings cached in MIND_HOME) joins the others.
+    With `mind config set embedding.recall on`, a vector channel (cosine similarity over the
+    latest 2,000 messages, by `embedding.model`; embeddings cached in MIND_HOME) joins the others.
 
     With --as-of, only what the ledger held at that position or time, and "last May" or "two
     weeks ago" counted from then.

@@ -4,17 +4,19 @@ An embedding function is the port's `Embed` (texts -> vectors); an embedder that
 `matrix(texts)` method (adapters/embeddings.py) hands its vectors over as one float32 array,
 which saves turning every vector into a Python list and back. Cosine is one matrix product in
 numpy: 10,000 vectors of 384 take about a millisecond (bench/embeddings.py), so no index is kept.
+numpy is imported on first use: recall imports this module, and most minds never embed.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
-import numpy as np
-import numpy.typing as npt
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
 
-Matrix = npt.NDArray[np.float32]
+    Matrix = npt.NDArray[np.float32]
 Embed = Callable[[list[str]], list[list[float]]]
 
 
@@ -27,6 +29,8 @@ class Neighbour(NamedTuple):
 
 def vectors_of(embed: Embed, texts: list[str]) -> Matrix:
     """The texts' vectors as rows of one float32 array (through `embed.matrix` when it has one)."""
+    import numpy as np
+
     if not texts:
         return np.zeros((0, 0), dtype=np.float32)
     matrix = getattr(embed, "matrix", None)
@@ -34,17 +38,18 @@ def vectors_of(embed: Embed, texts: list[str]) -> Matrix:
     return np.asarray(rows, dtype=np.float32).reshape(len(texts), -1)
 
 
-def unit_rows(m: Matrix) -> Matrix:
-    norms = np.linalg.norm(m, axis=1, keepdims=True)
-    return (m / np.where(norms == 0, 1.0, norms)).astype(np.float32)
-
-
 def closest(query: Matrix, candidates: Matrix, k: int, floor: float = -1.0) -> list[Neighbour]:
     """The `k` rows of `candidates` most similar to the vector `query`, best first (ties: the
     earlier row), those at or above `floor` only."""
+    import numpy as np
+
     if candidates.shape[0] == 0 or k <= 0:
         return []
-    scores = unit_rows(candidates) @ unit_rows(query.reshape(1, -1))[0]
+    # Dot products, then divided by the norms: normalising a copy of the candidates first
+    # cost two 15 MB copies at 10,000 vectors (bench/embeddings.py).
+    q = query.reshape(-1).astype(np.float32, copy=False)
+    norms = np.sqrt(np.einsum("ij,ij->i", candidates, candidates)) * (np.linalg.norm(q) or 1.0)
+    scores = (candidates @ q) / np.where(norms == 0, 1.0, norms)
     k = min(k, len(scores))
     top = np.argpartition(-scores, k - 1)[:k] if k < len(scores) else np.arange(len(scores))
     ranked = sorted(top.tolist(), key=lambda i: (-float(scores[i]), i))
