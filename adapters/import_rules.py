@@ -19,12 +19,37 @@ from domain.text import clean_text
 # The roles of a chat transcript (OpenAI's message roles); anything else is refused, not guessed.
 CHAT_ROLES = ("user", "assistant", "system", "tool")
 MAX_MESSAGE_CHARS = 100_000
+# Python reads integers of at most 4,300 digits (sys.int_info.default_max_str_digits).
+MAX_NUMBER_DIGITS = 4300
 # An import is read whole before anything is written; LoCoMo's ten conversations are 2.8 MB.
 MAX_IMPORT_BYTES = 512 * 1024 * 1024
 
 # Why a message was not added (the keys of `skipped_reasons` in the import's JSON).
 ALREADY_IMPORTED = "already imported"
 EMPTY_MESSAGE = "empty message"
+
+
+def load_json(data: bytes, refusal: str) -> Any:
+    """`data` parsed as JSON, or InvalidInputError(`refusal` with `{}` the parser's reason).
+
+    A number too long for Python to read (over 4,300 digits) is refused in our words, not with
+    Python's advice to raise its limit."""
+    try:
+        return json.loads(data, parse_int=_whole_number)
+    except InvalidInputError:
+        raise
+    except (ValueError, RecursionError) as e:
+        reason = str(e).splitlines()[0][:120] if str(e) else type(e).__name__
+        raise InvalidInputError(refusal.format(reason)) from None
+
+
+def _whole_number(digits: str) -> int:
+    if len(digits.lstrip("-")) > MAX_NUMBER_DIGITS:
+        raise InvalidInputError(
+            f"the file holds a number of {len(digits):,} digits, more than an export holds "
+            f"({MAX_NUMBER_DIGITS:,}); it is not an export"
+        )
+    return int(digits)
 
 
 def chat_role(value: Any, where: str) -> str:
