@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import stat
+from collections import Counter
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -75,6 +77,29 @@ def message_text(value: Any, where: str) -> str:
         return clean_text(value, "message", MAX_MESSAGE_CHARS)
     except InvalidInputError as e:
         raise InvalidInputError(f"{where}: {e}") from None
+
+
+# Control characters other than newline and tab (the ones `clean_text` refuses).
+_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_SURROGATES = re.compile("[\ud800-\udfff]")
+# What `storable_parts` did, as counted in an import's notes.
+ESCAPED = "messages with control characters stored as escapes (\\x1b)"
+SPLIT = f"messages over {MAX_MESSAGE_CHARS:,} characters stored as several parts"
+
+
+def storable_parts(value: str, notes: Counter[str]) -> list[str]:
+    """A foreign message as texts a conversation can store, nothing dropped: control
+    characters written out as escapes (a backslash, x, two hex digits), a lone
+    surrogate as U+FFFD, and a message over MAX_MESSAGE_CHARS split into parts of at most
+    that; each change counted in `notes`. Blank parts are left out."""
+    value = value.replace("\r\n", "\n").replace("\r", "\n")
+    cleaned = _SURROGATES.sub("\ufffd", _CONTROLS.sub(lambda m: f"\\x{ord(m.group()):02x}", value))
+    if cleaned != value:
+        notes[ESCAPED] += 1
+    parts = [cleaned[i : i + MAX_MESSAGE_CHARS] for i in range(0, len(cleaned), MAX_MESSAGE_CHARS)]
+    if len(parts) > 1:
+        notes[SPLIT] += 1
+    return [part for part in parts if part.strip()]
 
 
 def message_time(value: str | datetime, where: str) -> datetime:

@@ -443,6 +443,11 @@ def conversation_started(rows: Rows, e: Ev) -> None:
     )
 
 
+@handles("mind.conversation.titled")
+def conversation_titled(rows: Rows, e: Ev) -> None:
+    rows.entity("conversations", e.stream)["title"] = e.state["title"]
+
+
 def _stated(value: str | None) -> datetime | None:
     """A time a payload states (ISO text), or None."""
     return datetime.fromisoformat(value) if value else None
