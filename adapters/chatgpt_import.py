@@ -29,8 +29,7 @@ in `notes` ("messages recorded earlier, now on another branch (kept)"), never si
 
 from __future__ import annotations
 
-import io
-import zipfile
+import re
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -39,9 +38,8 @@ from pathlib import Path
 from typing import Any
 
 from adapters.chatgpt_content import message_content
+from adapters.chatgpt_zip import export_json
 from adapters.import_rules import (
-    MAX_IMPORT_BYTES,
-    import_bytes,
     load_json,
     message_time,
     skipped_reasons,
@@ -50,13 +48,12 @@ from adapters.import_rules import (
 from domain.application import Mind
 from domain.conversation import Observed
 from domain.errors import InvalidInputError, MindError
-from domain.redaction import redact
+from domain.redaction import REDACTED, redact
 
-MEMBER = "conversations.json"
-# A member that inflates more than this many times over is refused as a zip bomb (real
-# conversations.json files compress about 5-10 times).
-MAX_RATIO = 200
 SPEAKERS = ("user", "assistant")
+# A role shown in a note: at most this long and only word characters, dots, dashes, spaces.
+MAX_ROLE_SHOWN = 40
+PLAIN_ROLE = re.compile(r"[\w. -]*")
 OTHER_BRANCH = "messages recorded earlier, now on another branch (kept)"
 
 
@@ -67,42 +64,6 @@ class ChatgptConversation:
     id: str
     title: str
     messages: list[Observed]
-
-
-def export_json(path: Path) -> bytes:
-    """The bytes of conversations.json: the file itself, or the member of an export's zip."""
-    data = import_bytes(path)
-    if not data.startswith(b"PK"):
-        return data
-    try:
-        with zipfile.ZipFile(io.BytesIO(data)) as archive:
-            return _member(archive, path)
-    except (zipfile.BadZipFile, zipfile.LargeZipFile, NotImplementedError, EOFError) as e:
-        raise InvalidInputError(f"{path} is not a readable zip ({_short(e)})") from None
-    except (OSError, ValueError, RuntimeError) as e:
-        raise InvalidInputError(
-            f"{path}: cannot read {MEMBER} from the zip ({_short(e)})"
-        ) from None
-
-
-def _member(archive: zipfile.ZipFile, path: Path) -> bytes:
-    found = [i for i in archive.infolist() if i.filename.rsplit("/", 1)[-1] == MEMBER]
-    if not found:
-        raise InvalidInputError(f"{path} holds no {MEMBER}; give a ChatGPT data export")
-    info = min(found, key=lambda i: i.filename.count("/"))
-    if info.file_size > MAX_IMPORT_BYTES or info.file_size > MAX_RATIO * max(
-        info.compress_size, 1024
-    ):
-        raise InvalidInputError(
-            f"{path}: {info.filename} would inflate to {info.file_size:,} bytes from "
-            f"{info.compress_size:,}; refused (a zip bomb or not an export)"
-        )
-    with archive.open(info) as member:
-        # The stated size can lie: never read more than it says (plus one byte to notice).
-        data = member.read(info.file_size + 1)
-    if len(data) > info.file_size:
-        raise InvalidInputError(f"{path}: {info.filename} is larger than the zip says; refused")
-    return data
 
 
 def parse_export(data: bytes, name: str, notes: Counter[str]) -> list[ChatgptConversation]:
@@ -197,8 +158,7 @@ def _skipped(role: Any, meta: dict[str, Any], message: dict[str, Any]) -> str | 
     if role == "system" and not meta.get("is_user_system_message"):
         return "system messages skipped"
     if role not in (*SPEAKERS, "system"):
-        # Redacted before it is cut: a cut key no longer looks like one.
-        return f"messages by {redact(str(role))[:40]!r} skipped"
+        return f"messages by {_shown_role(role)} skipped"
     if role == "assistant" and message.get("recipient", "all") != "all":
         return "tool calls skipped"
     if meta.get("is_visually_hidden_from_conversation"):
@@ -267,11 +227,16 @@ def import_chatgpt(
     }
 
 
+def _shown_role(role: Any) -> str:
+    """An unknown role as a note may show it: redacted (before any cut, which would hide a key
+    from the redaction), and only when what is left is a short plain word; else its length."""
+    shown = redact(str(role))
+    if len(shown) <= MAX_ROLE_SHOWN and PLAIN_ROLE.fullmatch(shown.replace(REDACTED, "")):
+        return repr(shown)
+    return f"a role of {len(str(role)):,} characters"
+
+
 def _title(title: str) -> str | None:
     """A title as stored (its control characters escaped), or None when it has none."""
     parts = storable_parts(title[:1000], Counter())
     return parts[0] if parts else None
-
-
-def _short(e: BaseException) -> str:
-    return str(e).splitlines()[0][:120] if str(e) else type(e).__name__

@@ -196,7 +196,10 @@ def kinds_table(
     for kind in order:
         outcomes = became.get(kind, Counter())
         for what, n in sorted(outcomes.items(), key=lambda kv: (-kv[1], kv[0])):
-            rows.append({"kind": kind, "became": what, "count": n})
+            # "record (not accepted here): <why>" (domain.foreign_apply.Outcome.tallied).
+            label, _, why = what.partition(": ")
+            row = {"kind": kind, "became": label, "count": n}
+            rows.append(row | {"reason": why} if why else row)
         already = in_file[kind] - sum(outcomes.values())
         if already:
             rows.append({"kind": kind, "became": "already imported", "count": already})

@@ -111,6 +111,9 @@ def pmm(home: Home, path: Path, accept_broken: bool, as_json: bool) -> None:
         f"{_faults(done['link_breaks'], 'link break')}, {_faults(done['forks'], 'fork')}"
     )
     table(done["kinds"], ["kind", "became", "count"], "no events")
+    for row in done["kinds"]:
+        if "reason" in row:
+            echo(f"  {row['count']} {row['kind']} not accepted: {row['reason']}")
 
 
 @import_.command()

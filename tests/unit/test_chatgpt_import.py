@@ -207,14 +207,25 @@ def test_a_message_over_the_limit_is_stored_in_parts_and_a_reimport_adds_nothing
     assert again["added"] == 0
 
 
-def test_a_skipped_role_is_redacted_before_it_is_cut(app: Mind, tmp_path: Path) -> None:
-    role = "weird sk-proj-AbCdEfGhIjKlMnOpQrStUvWxYz0123456789EFGH"
+@pytest.mark.parametrize(
+    ("role", "note"),
+    [
+        ("weird sk-proj-AbCdEfGhIjKlMnOpQrStUvWxYz0123456789EFGH", "'weird [redacted]'"),
+        (
+            "weird\x1b[31msk-proj-AbCdEfGhIjKlMnOpQrStUvWxYz0123456789EFGH",
+            "a role of 58 characters",
+        ),
+    ],
+)
+def test_a_skipped_role_is_redacted_before_it_is_cut(
+    app: Mind, tmp_path: Path, role: str, note: str
+) -> None:
     path = write_json(tmp_path / "c.json", [_one_message_conversation("r", "hi", role=role)])
 
     done = import_chatgpt(app, path)
 
     assert "AbCd" not in json.dumps(done)
-    assert "messages by 'weird [redacted]' skipped" in done["notes"]
+    assert done["notes"] == {f"messages by {note} skipped": 1}
 
 
 def test_the_title_is_stored_once_and_again_when_it_changes(app: Mind, tmp_path: Path) -> None:
