@@ -137,6 +137,9 @@ def _apply(
     changes: Changes, file: ForeignFile, chunk: Sequence[ForeignRecord], at: datetime
 ) -> Done:
     imported = changes.find(ForeignImport, import_id(file.format, file.stream_key))
+    if imported is None and file.source_key:
+        # The same file imported before imports were keyed by their source (by its sha256).
+        imported = changes.find(ForeignImport, import_id(file.format, file.sha256))
     if imported is None:
         imported = ForeignImport.start(file, at)
         changes.add(imported)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -326,3 +327,18 @@ def test_two_pmm_minds_that_share_the_default_prelude_are_both_imported_whole(
 
     assert first["source_key"] != second["source_key"]
     assert (second["added"], second["skipped"]) == (len(SMALL_PMM), 0)
+
+
+def test_a_file_imported_when_imports_were_keyed_by_file_adds_nothing_again(
+    app: Mind, tmp_path: Path
+) -> None:
+    path = write_json(tmp_path / "small.json", pmm_ledger(SMALL_PMM))
+    events = parse_pmm(path.read_bytes(), "small.json")
+    sha = hashlib.sha256(path.read_bytes()).hexdigest()
+    legacy = ForeignFile("pmm", "small.json", sha, len(events), f"pmm/{sha[:16]}")
+    import_records(app.decide, legacy, pmm_records(events, set()), app.clock(), batch=50)
+    before = positions(app)
+
+    done = import_pmm(app, path)
+
+    assert (done["added"], positions(app)) == (0, before)
