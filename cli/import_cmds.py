@@ -106,10 +106,9 @@ def pmm(home: Home, path: Path, accept_broken: bool, as_json: bool) -> None:
         f"{done['source']}: {done['events']} PMM events, {done['added']} imported, "
         f"{done['skipped']} already imported"
     )
-    echo(
-        f"chain: {_faults(done['breaks'], 'hash break')}, "
-        f"{_faults(done['link_breaks'], 'link break')}, {_faults(done['forks'], 'fork')}"
-    )
+    # Link breaks (only with --accept-broken) are named when there are some.
+    links = f"{_faults(done['link_breaks'], 'link break')}, " if done["link_breaks"] else ""
+    echo(f"chain: {_faults(done['breaks'], 'hash break')}, {links}{_faults(done['forks'], 'fork')}")
     table(done["kinds"], ["kind", "became", "count"], "no events")
     for row in done["kinds"]:
         if "reason" in row:
