@@ -12,16 +12,24 @@ and regenerated branches are not imported. What is kept:
   other than "all") are skipped and counted, as are hidden messages and reasoning summaries;
 - non-text parts (images, audio, files) become a placeholder such as "[image]", counted.
 
-Each conversation is stored as `chatgpt/<conversation id>` and each message under
-`chatgpt:<message id>`, so importing the same export (or a later, longer one) adds only what
-is new.
+Each conversation is stored as `chatgpt/<conversation id>` (with its title) and each message
+under `chatgpt:<message id>`, so importing the same export (or a later, longer one) adds only
+what is new.
+
+A message that cannot be stored as it is does not stop the import: its control characters
+(an ANSI colour code in pasted terminal output, a form feed, NUL) are stored as escapes
+(`\x1b`), and a message over 100,000 characters is stored as several parts
+(`chatgpt:<id>`, `chatgpt:<id>/2`, ...); both are counted in `notes`.
+
+Branches: what was recorded stays recorded (events are facts). When a re-import finds that
+the user switched to another branch (a regenerated answer), the new branch's messages are
+added and the messages recorded earlier that are no longer on the current branch are counted
+in `notes` ("messages recorded earlier, now on another branch (kept)"), never silently mixed.
 """
 
 from __future__ import annotations
 
-import io
-import json
-import zipfile
+import re
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -30,22 +38,23 @@ from pathlib import Path
 from typing import Any
 
 from adapters.chatgpt_content import message_content
+from adapters.chatgpt_zip import export_json
 from adapters.import_rules import (
-    MAX_IMPORT_BYTES,
-    import_bytes,
-    message_text,
+    load_json,
     message_time,
     skipped_reasons,
+    storable_parts,
 )
 from domain.application import Mind
 from domain.conversation import Observed
 from domain.errors import InvalidInputError, MindError
+from domain.redaction import REDACTED, redact
 
-MEMBER = "conversations.json"
-# A member that inflates more than this many times over is refused as a zip bomb (real
-# conversations.json files compress about 5-10 times).
-MAX_RATIO = 200
 SPEAKERS = ("user", "assistant")
+# A role shown in a note: at most this long and only word characters, dots, dashes, spaces.
+MAX_ROLE_SHOWN = 40
+PLAIN_ROLE = re.compile(r"[\w. -]*")
+OTHER_BRANCH = "messages recorded earlier, now on another branch (kept)"
 
 
 @dataclass(frozen=True)
@@ -57,51 +66,10 @@ class ChatgptConversation:
     messages: list[Observed]
 
 
-def export_json(path: Path) -> bytes:
-    """The bytes of conversations.json: the file itself, or the member of an export's zip."""
-    data = import_bytes(path)
-    if not data.startswith(b"PK"):
-        return data
-    try:
-        with zipfile.ZipFile(io.BytesIO(data)) as archive:
-            return _member(archive, path)
-    except (zipfile.BadZipFile, zipfile.LargeZipFile, NotImplementedError, EOFError) as e:
-        raise InvalidInputError(f"{path} is not a readable zip ({_short(e)})") from None
-    except (OSError, ValueError, RuntimeError) as e:
-        raise InvalidInputError(
-            f"{path}: cannot read {MEMBER} from the zip ({_short(e)})"
-        ) from None
-
-
-def _member(archive: zipfile.ZipFile, path: Path) -> bytes:
-    found = [i for i in archive.infolist() if i.filename.rsplit("/", 1)[-1] == MEMBER]
-    if not found:
-        raise InvalidInputError(f"{path} holds no {MEMBER}; give a ChatGPT data export")
-    info = min(found, key=lambda i: i.filename.count("/"))
-    if info.file_size > MAX_IMPORT_BYTES or info.file_size > MAX_RATIO * max(
-        info.compress_size, 1024
-    ):
-        raise InvalidInputError(
-            f"{path}: {info.filename} would inflate to {info.file_size:,} bytes from "
-            f"{info.compress_size:,}; refused (a zip bomb or not an export)"
-        )
-    with archive.open(info) as member:
-        # The stated size can lie: never read more than it says (plus one byte to notice).
-        data = member.read(info.file_size + 1)
-    if len(data) > info.file_size:
-        raise InvalidInputError(f"{path}: {info.filename} is larger than the zip says; refused")
-    return data
-
-
 def parse_export(data: bytes, name: str, notes: Counter[str]) -> list[ChatgptConversation]:
     """Every conversation's current branch, or InvalidInputError naming what is not the shape
     of an export; `notes` counts what was skipped or summarised and why."""
-    try:
-        items = json.loads(data)
-    except (ValueError, RecursionError) as e:
-        raise InvalidInputError(
-            f"{name} is not JSON ({_short(e)}); give conversations.json"
-        ) from None
+    items = load_json(data, f"{name} is not JSON ({{}}); give conversations.json")
     if isinstance(items, dict) and "mapping" in items:
         items = [items]
     if not isinstance(items, list):
@@ -121,9 +89,9 @@ def _conversation(item: Any, where: str, notes: Counter[str]) -> ChatgptConversa
     messages: list[Observed] = []
     for node_id, message in _branch(item["mapping"], item.get("current_node"), where):
         observed = _message(message, node_id, started, where, notes)
-        if observed is not None:
-            started = observed.said_at
-            messages.append(observed)
+        if observed:
+            started = observed[0].said_at
+            messages.extend(observed)
     return ChatgptConversation(cid, title, messages)
 
 
@@ -155,36 +123,47 @@ def _branch(mapping: dict[str, Any], current: Any, where: str) -> list[tuple[str
 
 def _message(
     message: Any, node_id: str, before: datetime | None, where: str, notes: Counter[str]
-) -> Observed | None:
+) -> list[Observed]:
+    """The message as stored here: none (skipped, counted), one, or several parts."""
     if message is None:
-        return None
+        return []
     if not isinstance(message, dict):
         raise InvalidInputError(f"{where}: node {node_id!r} has a message that is not an object")
     author = _object(message.get("author"))
     role = author.get("role")
     meta = _object(message.get("metadata"))
-    if role == "tool":
-        notes["tool messages skipped"] += 1
-        return None
-    if role == "system" and not meta.get("is_user_system_message"):
-        notes["system messages skipped"] += 1
-        return None
-    if role not in (*SPEAKERS, "system"):
-        notes[f"messages by {str(role)[:40]!r} skipped"] += 1
-        return None
-    if role == "assistant" and message.get("recipient", "all") != "all":
-        notes["tool calls skipped"] += 1
-        return None
-    if meta.get("is_visually_hidden_from_conversation"):
-        notes["hidden messages skipped"] += 1
-        return None
+    skipped = _skipped(role, meta, message)
+    if skipped is not None:
+        notes[skipped] += 1
+        return []
     text = message_content(message.get("content"), notes)
     if text is None:
-        return None
+        return []
     mid = message.get("id") if isinstance(message.get("id"), str) else node_id
     said_at = _time(message.get("create_time")) or before or datetime.fromtimestamp(0, UTC)
-    here = f"{where} message {mid}"
-    return Observed(role, message_text(text, here), message_time(said_at, here), f"chatgpt:{mid}")
+    said_at = message_time(said_at, f"{where} message {mid}")
+    parts, speaker = storable_parts(text, notes), str(role)
+    if not parts:
+        return [Observed(speaker, "", said_at, f"chatgpt:{mid}")]  # counted as empty
+    return [
+        Observed(speaker, part, said_at, f"chatgpt:{mid}" + (f"/{n}" if n > 1 else ""))
+        for n, part in enumerate(parts, 1)
+    ]
+
+
+def _skipped(role: Any, meta: dict[str, Any], message: dict[str, Any]) -> str | None:
+    """Why a message is not imported (its note), or None when it is."""
+    if role == "tool":
+        return "tool messages skipped"
+    if role == "system" and not meta.get("is_user_system_message"):
+        return "system messages skipped"
+    if role not in (*SPEAKERS, "system"):
+        return f"messages by {_shown_role(role)} skipped"
+    if role == "assistant" and message.get("recipient", "all") != "all":
+        return "tool calls skipped"
+    if meta.get("is_visually_hidden_from_conversation"):
+        return "hidden messages skipped"
+    return None
 
 
 def _object(value: Any) -> dict[str, Any]:
@@ -222,7 +201,20 @@ def import_chatgpt(
         if not kept:
             continue
         speakers = sorted({m.speaker for m in kept})
-        new, old = mind.import_conversation(f"chatgpt/{c.id}", speakers, iter(kept), progress)
+        branch = {m.source_id for m in c.messages}
+
+        def elsewhere(recorded: set[str], branch: set[str] = branch) -> None:
+            if recorded - branch:
+                notes[OTHER_BRANCH] += len(recorded - branch)
+
+        new, old = mind.import_conversation(
+            f"chatgpt/{c.id}",
+            speakers,
+            iter(kept),
+            progress,
+            title=_title(c.title),
+            recorded=elsewhere,
+        )
         added, already = added + new, already + old
     return {
         "source": str(path),
@@ -230,9 +222,21 @@ def import_chatgpt(
         "added": added,
         "skipped": already + empty,
         "skipped_reasons": skipped_reasons(already, empty),
+        # What was skipped, summarised or stored differently (escaped, split), with counts.
         "notes": dict(sorted(notes.items())),
     }
 
 
-def _short(e: BaseException) -> str:
-    return str(e).splitlines()[0][:120] if str(e) else type(e).__name__
+def _shown_role(role: Any) -> str:
+    """An unknown role as a note may show it: redacted (before any cut, which would hide a key
+    from the redaction), and only when what is left is a short plain word; else its length."""
+    shown = redact(str(role))
+    if len(shown) <= MAX_ROLE_SHOWN and PLAIN_ROLE.fullmatch(shown.replace(REDACTED, "")):
+        return repr(shown)
+    return f"a role of {len(str(role)):,} characters"
+
+
+def _title(title: str) -> str | None:
+    """A title as stored (its control characters escaped), or None when it has none."""
+    parts = storable_parts(title[:1000], Counter())
+    return parts[0] if parts else None

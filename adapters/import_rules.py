@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import stat
+from collections import Counter
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -19,12 +21,37 @@ from domain.text import clean_text
 # The roles of a chat transcript (OpenAI's message roles); anything else is refused, not guessed.
 CHAT_ROLES = ("user", "assistant", "system", "tool")
 MAX_MESSAGE_CHARS = 100_000
+# Python reads integers of at most 4,300 digits (sys.int_info.default_max_str_digits).
+MAX_NUMBER_DIGITS = 4300
 # An import is read whole before anything is written; LoCoMo's ten conversations are 2.8 MB.
 MAX_IMPORT_BYTES = 512 * 1024 * 1024
 
 # Why a message was not added (the keys of `skipped_reasons` in the import's JSON).
 ALREADY_IMPORTED = "already imported"
 EMPTY_MESSAGE = "empty message"
+
+
+def load_json(data: bytes, refusal: str) -> Any:
+    """`data` parsed as JSON, or InvalidInputError(`refusal` with `{}` the parser's reason).
+
+    A number too long for Python to read (over 4,300 digits) is refused in our words, not with
+    Python's advice to raise its limit."""
+    try:
+        return json.loads(data, parse_int=_whole_number)
+    except InvalidInputError:
+        raise
+    except (ValueError, RecursionError) as e:
+        reason = str(e).splitlines()[0][:120] if str(e) else type(e).__name__
+        raise InvalidInputError(refusal.format(reason)) from None
+
+
+def _whole_number(digits: str) -> int:
+    if len(digits.lstrip("-")) > MAX_NUMBER_DIGITS:
+        raise InvalidInputError(
+            f"the file holds a number of {len(digits):,} digits, more than an export holds "
+            f"({MAX_NUMBER_DIGITS:,}); it is not an export"
+        )
+    return int(digits)
 
 
 def chat_role(value: Any, where: str) -> str:
@@ -50,6 +77,29 @@ def message_text(value: Any, where: str) -> str:
         return clean_text(value, "message", MAX_MESSAGE_CHARS)
     except InvalidInputError as e:
         raise InvalidInputError(f"{where}: {e}") from None
+
+
+# Control characters other than newline and tab (the ones `clean_text` refuses).
+_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_SURROGATES = re.compile("[\ud800-\udfff]")
+# What `storable_parts` did, as counted in an import's notes.
+ESCAPED = "messages with control characters stored as escapes (\\x1b)"
+SPLIT = f"messages over {MAX_MESSAGE_CHARS:,} characters stored as several parts"
+
+
+def storable_parts(value: str, notes: Counter[str]) -> list[str]:
+    """A foreign message as texts a conversation can store, nothing dropped: control
+    characters written out as escapes (a backslash, x, two hex digits), a lone
+    surrogate as U+FFFD, and a message over MAX_MESSAGE_CHARS split into parts of at most
+    that; each change counted in `notes`. Blank parts are left out."""
+    value = value.replace("\r\n", "\n").replace("\r", "\n")
+    cleaned = _SURROGATES.sub("\ufffd", _CONTROLS.sub(lambda m: f"\\x{ord(m.group()):02x}", value))
+    if cleaned != value:
+        notes[ESCAPED] += 1
+    parts = [cleaned[i : i + MAX_MESSAGE_CHARS] for i in range(0, len(cleaned), MAX_MESSAGE_CHARS)]
+    if len(parts) > 1:
+        notes[SPLIT] += 1
+    return [part for part in parts if part.strip()]
 
 
 def message_time(value: str | datetime, where: str) -> datetime:

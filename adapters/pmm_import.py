@@ -16,14 +16,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from adapters.import_rules import import_bytes, message_time
-from adapters.pmm_meaning import meaning_of
+from adapters.import_rules import import_bytes, load_json, message_time
+from adapters.pmm_chain import ChainReport, pmm_hash, source_key, verify_chain
+from adapters.pmm_meaning import SPEAKERS, meaning_of
 from domain.application import Mind
 from domain.errors import InvalidInputError
 from domain.foreign_import import ForeignFile, ForeignRecord
 
 FORMAT = "pmm"
 FIELDS = ("id", "ts", "kind", "content", "meta", "prev_hash", "hash")
+__all__ = ["ChainReport", "import_pmm", "parse_pmm", "pmm_hash", "pmm_records", "verify_chain"]
 # How many PMM ids a refusal names before "and N more".
 NAMED_IN_ERROR = 5
 
@@ -42,44 +44,29 @@ class PmmEvent:
     hash: str
 
 
-@dataclass(frozen=True)
-class ChainReport:
-    """What PMM's hash rule says of a file: ids whose hash does not recompute, and forks
-    (`parent id: child ids`, a parent named by two or more events)."""
-
-    events: int
-    breaks: tuple[str, ...]
-    forks: tuple[str, ...]
-
-
-def pmm_hash(kind: str, content: str, meta: Any, prev_hash: str | None) -> str:
-    """PMM's event hash (the rule in ../shared/data/pmm/SOURCE.md)."""
-    body = {"kind": kind, "content": content, "meta": meta, "prev_hash": prev_hash}
-    return hashlib.sha256(
-        json.dumps(body, sort_keys=True, separators=(",", ":")).encode("utf-8")
-    ).hexdigest()
-
-
 def parse_pmm(data: bytes, name: str) -> list[PmmEvent]:
     """The events of a PMM export, or InvalidInputError naming the first one not in its shape."""
-    try:
-        items = json.loads(data)
-    except (ValueError, RecursionError) as e:
-        raise InvalidInputError(
-            f"{name} is not JSON ({_short(e)}); give a PMM ledger export"
-        ) from None
+    items = load_json(data, f"{name} is not JSON ({{}}); give a PMM ledger export")
     if not isinstance(items, list):
         raise InvalidInputError(f"{name} is not a PMM ledger export (a JSON array of events)")
     if not items:
         raise InvalidInputError(f"no events in {name}")
     events, seen = [], set()
     for index, item in enumerate(items):
-        event = _event(item, f"{name}: event {index}")
+        event = _event(item, f"{name}: {_place(item, index)}")
         if event.id in seen:
-            raise InvalidInputError(f"{name}: event {index} repeats PMM id {event.id}")
+            raise InvalidInputError(f"{name}: event {index + 1} repeats PMM id {event.id}")
         seen.add(event.id)
         events.append(event)
     return events
+
+
+def _place(item: Any, index: int) -> str:
+    """Where an event is, for an error: its PMM id when it has a usable one, else its place."""
+    pid = item.get("id") if isinstance(item, dict) else None
+    if isinstance(pid, str | int) and not isinstance(pid, bool) and len(str(pid)) <= 40:
+        return f"PMM id {pid}"
+    return f"event {index + 1} (counted from 1)"
 
 
 def _event(item: Any, where: str) -> PmmEvent:
@@ -87,7 +74,7 @@ def _event(item: Any, where: str) -> PmmEvent:
         raise InvalidInputError(f"{where} is not an object with {', '.join(FIELDS)}")
     pid, ts = item["id"], item["ts"]
     if isinstance(pid, bool) or not isinstance(pid, int | str):
-        raise InvalidInputError(f"{where} has an id that is not a number or a string")
+        raise InvalidInputError(f"{where} has an id that is not a whole number or a string")
     for key in ("kind", "content", "hash"):
         if not isinstance(item[key], str):
             raise InvalidInputError(f"{where} has a {key} that is not a string")
@@ -116,24 +103,6 @@ def _event(item: Any, where: str) -> PmmEvent:
         item["prev_hash"],
         item["hash"],
     )
-
-
-def verify_chain(events: list[PmmEvent]) -> ChainReport:
-    """Recompute every hash with PMM's rule and find every parent named more than once."""
-    breaks = tuple(
-        e.id for e in events if pmm_hash(e.kind, e.content, e.meta, e.prev_hash) != e.hash
-    )
-    owner = {e.hash: e.id for e in events}
-    children: dict[str, list[str]] = {}
-    for e in events:
-        if e.prev_hash is not None:
-            children.setdefault(e.prev_hash, []).append(e.id)
-    forks = tuple(
-        f"{owner.get(parent, parent[:12])}: {', '.join(kids)}"
-        for parent, kids in children.items()
-        if len(kids) > 1
-    )
-    return ChainReport(len(events), breaks, forks)
 
 
 def pmm_records(events: list[PmmEvent], broken: set[str]) -> list[ForeignRecord]:
@@ -179,23 +148,24 @@ def import_pmm(
     data = import_bytes(path)
     events = parse_pmm(data, str(path))
     chain = verify_chain(events)
-    if chain.breaks and not accept_broken:
-        raise InvalidInputError(
-            f"{path}: {len(chain.breaks)} event(s) whose hash does not recompute with PMM's rule "
-            f"(PMM id {_named(chain.breaks)}); nothing imported (--accept-broken imports it "
-            "with the breaks recorded)"
-        )
+    if (chain.breaks or chain.link_breaks) and not accept_broken:
+        raise InvalidInputError(f"{path}: {_refusal(chain)}")
     sha = hashlib.sha256(data).hexdigest()
+    # A longer export of the same PMM mind, or the same one saved again, continues the same
+    # import (`source_key`). A file that does not start the chain is its own source.
+    source = source_key(events, tuple(SPEAKERS)) or sha
     file = ForeignFile(
         format=FORMAT,
         name=path.name,
         sha256=sha,
         records=len(events),
-        conversation=f"{FORMAT}/{sha[:16]}",
+        conversation=f"{FORMAT}/{source[:16]}",
         breaks=chain.breaks,
         forks=chain.forks,
+        source_key=source,
+        link_breaks=chain.link_breaks,
     )
-    records = pmm_records(events, set(chain.breaks))
+    records = pmm_records(events, chain.broken_ids)
     if on_total:
         on_total(len(records))
     tally = mind.import_foreign(file, records, progress)
@@ -203,10 +173,13 @@ def import_pmm(
         "source": str(path),
         "format": FORMAT,
         "sha256": sha,
+        # What names the PMM mind this file is an export of (`adapters.pmm_chain.source_key`).
+        "source_key": source,
         "events": len(events),
         "added": tally.added,
         "skipped": tally.skipped,
         "breaks": list(chain.breaks),
+        "link_breaks": list(chain.link_breaks),
         "forks": list(chain.forks),
         "kinds": kinds_table(records, tally.became),
     }
@@ -223,17 +196,35 @@ def kinds_table(
     for kind in order:
         outcomes = became.get(kind, Counter())
         for what, n in sorted(outcomes.items(), key=lambda kv: (-kv[1], kv[0])):
-            rows.append({"kind": kind, "became": what, "count": n})
+            # "record (not accepted here): <why>" (domain.foreign_apply.Outcome.tallied).
+            label, _, why = what.partition(": ")
+            row = {"kind": kind, "became": label, "count": n}
+            rows.append(row | {"reason": why} if why else row)
         already = in_file[kind] - sum(outcomes.values())
         if already:
             rows.append({"kind": kind, "became": "already imported", "count": already})
     return rows
 
 
+def _refusal(chain: ChainReport) -> str:
+    """Why a broken chain is refused, naming the first PMM ids of each fault."""
+    faults = []
+    if chain.breaks:
+        faults.append(
+            f"{len(chain.breaks)} event(s) whose hash does not recompute with PMM's rule "
+            f"(PMM id {_named(chain.breaks)})"
+        )
+    if chain.link_breaks:
+        faults.append(
+            f"{len(chain.link_breaks)} event(s) whose prev_hash does not link them into the "
+            f"chain (PMM id {_named(chain.link_breaks)})"
+        )
+    return (
+        f"{'; '.join(faults)}; nothing imported (--accept-broken imports it with the breaks "
+        "recorded)"
+    )
+
+
 def _named(ids: tuple[str, ...]) -> str:
     shown = ", ".join(ids[:NAMED_IN_ERROR])
     return shown + (f" and {len(ids) - NAMED_IN_ERROR} more" if len(ids) > NAMED_IN_ERROR else "")
-
-
-def _short(e: Exception) -> str:
-    return str(e).splitlines()[0][:120] if str(e) else type(e).__name__

@@ -53,9 +53,9 @@ def meaning_of(
     body = _json_object(content)
     meaning: Meaning | None = None
     if kind == "commitment_open":
-        meaning = _opened(content, meta)
+        meaning = _opened(content, meta, at)
     elif kind == "commitment_close" and _text(meta.get("cid")):
-        meaning = ClosePromise(meta["cid"], _text(meta.get("reason")) or None)
+        meaning = ClosePromise(meta["cid"], _text(meta.get("reason")) or None, at)
     elif kind == "concept_define" and _text(body.get("token")) and _text(body.get("definition")):
         meaning = DefineConcept(body["token"], body["definition"])
     elif kind == "concept_alias" and _text(body.get("from")) and _text(body.get("to")):
@@ -69,13 +69,13 @@ def meaning_of(
     return meaning, label
 
 
-def _opened(content: str, meta: dict[str, Any]) -> OpenPromise | None:
+def _opened(content: str, meta: dict[str, Any], at: datetime | None) -> OpenPromise | None:
     cid = _text(meta.get("cid"))
     text = _text(meta.get("text")) or content.removeprefix(OPENED_PREFIX).strip()
     if not cid or not text:
         return None
     origin = meta.get("origin")
-    return OpenPromise(text, origin if origin in ("user", "assistant") else "autonomy", cid)
+    return OpenPromise(text, origin if origin in ("user", "assistant") else "autonomy", cid, at)
 
 
 def _bound(body: dict[str, Any]) -> BindConcepts | None:

@@ -17,9 +17,14 @@ PATH = click.Path(exists=True, dir_okay=False, path_type=Path)
 def import_() -> None:
     """Import conversations as observed messages; re-importing adds nothing new.
 
+    Run `mind init` first: an import goes into an existing mind.
+
     Example:
 
+        mind init --name Echo
         mind import locomo ../shared/data/locomo/locomo10.json --sample conv-26
+        mind import pmm ledger.json
+        mind import chatgpt chatgpt-export.zip
     """
 
 
@@ -77,13 +82,17 @@ def chat(home: Home, path: Path, as_json: bool) -> None:
 def pmm(home: Home, path: Path, accept_broken: bool, as_json: bool) -> None:
     """Import a Persistent Mind Model ledger export (a JSON array of hash-linked events).
 
-    The chain is verified first with PMM's own hash rule: a file with an event whose hash does
-    not recompute is refused unless --accept-broken; forks are reported. Messages, commitments,
-    concepts and names become those here; every other event is kept as an imported record
-    (`mind log`, `mind query`, recall). Re-importing the same file adds nothing.
+    Run `mind init` first (the import goes into that mind). The chain is verified first with
+    PMM's own hash rule: a file with an event whose hash does not recompute, or whose prev_hash
+    does not name the event before it (a deleted, cut or swapped event), is refused unless
+    --accept-broken; forks are reported. Messages, commitments, concepts and names become those
+    here, with PMM's times; every other event is kept as an imported record (`mind log`, `mind
+    query`, recall). Events already imported from the same PMM ledger (by PMM id and hash) are
+    skipped, so a later, longer export adds only what is new.
 
     Example:
 
+        mind init --name Echo
         mind import pmm chat_session_ledger.json
     """
     from adapters.pmm_import import import_pmm
@@ -97,8 +106,13 @@ def pmm(home: Home, path: Path, accept_broken: bool, as_json: bool) -> None:
         f"{done['source']}: {done['events']} PMM events, {done['added']} imported, "
         f"{done['skipped']} already imported"
     )
-    echo(f"chain: {_faults(done['breaks'], 'hash break')}, {_faults(done['forks'], 'fork')}")
+    # Link breaks (only with --accept-broken) are named when there are some.
+    links = f"{_faults(done['link_breaks'], 'link break')}, " if done["link_breaks"] else ""
+    echo(f"chain: {_faults(done['breaks'], 'hash break')}, {links}{_faults(done['forks'], 'fork')}")
     table(done["kinds"], ["kind", "became", "count"], "no events")
+    for row in done["kinds"]:
+        if "reason" in row:
+            echo(f"  {row['count']} {row['kind']} not accepted: {row['reason']}")
 
 
 @import_.command()
@@ -108,11 +122,14 @@ def pmm(home: Home, path: Path, accept_broken: bool, as_json: bool) -> None:
 def chatgpt(home: Home, path: Path, as_json: bool) -> None:
     """Import a ChatGPT data export: its conversations.json, or the export's zip.
 
-    Each conversation's current branch (from its current node up to the root) becomes an
-    observed conversation with speakers and times; re-importing adds only new messages.
+    Run `mind init` first. Each conversation's current branch (from its current node up to the
+    root) becomes an observed conversation with speakers, times and title; re-importing adds
+    only new messages. A message that cannot be stored as it is (a control character, over
+    100,000 characters) is kept as an imported record with the reason, and counted in notes.
 
     Example:
 
+        mind init --name Echo
         mind import chatgpt chatgpt-export.zip
     """
     from adapters.chatgpt_import import import_chatgpt

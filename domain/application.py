@@ -235,14 +235,23 @@ class Mind(KnowledgeUseCases, Application[UUID]):
         messages: Iterable[Observed],
         progress: Callable[[int], None] | None = None,
         batch: int = IMPORT_BATCH,
+        title: str | None = None,
+        recorded: Callable[[set[str]], None] | None = None,
     ) -> tuple[int, int]:
         """Append the messages not yet recorded for `source` (saved `batch` at a time, so a
-        long import holds the write lock briefly each time); returns (added, skipped)."""
+        long import holds the write lock briefly each time); returns (added, skipped).
+        `title`: the conversation's title, recorded when it is new or changed; `recorded` is
+        told the source ids recorded before this import (a re-import can say which of them
+        its file no longer holds)."""
         self.identity()
         changes = Changes(self)
         conversation = changes.find(Conversation, conversation_id(source))
         if conversation is None:
             conversation = Conversation.start(source, participants, self.clock())
+        elif recorded is not None:
+            recorded(set(conversation.source_ids))
+        if title is not None:
+            conversation.entitle(title, self.clock())
         added = skipped = 0
         for m in messages:
             if m.legacy_id is not None and conversation.holds(m.legacy_id, m.speaker, m.text):

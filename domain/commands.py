@@ -51,8 +51,10 @@ def open_commitment(
     at: datetime,
     thread_id: str | None = None,
     concepts: tuple[str, ...] = (),
+    since: datetime | None = None,
 ) -> OpenOutcome:
-    """Open a commitment; the same text while it is open is a no-op that says so."""
+    """Open a commitment; the same text while it is open is a no-op that says so (`since`: the
+    time an imported ledger gives)."""
     probe = Commitment.open(text, origin, 1, at, thread_id, concepts)
     latest = changes.latest_episode(probe.cid)
     if latest is not None and not latest.closed:
@@ -62,7 +64,7 @@ def open_commitment(
             )
         return OpenOutcome(latest.cid, latest.episode, opened=False)
     episode = 1 if latest is None else latest.episode + 1
-    commitment = Commitment.open(text, origin, episode, at, thread_id, concepts)
+    commitment = Commitment.open(text, origin, episode, at, thread_id, concepts, since)
     changes.add(commitment)
     return OpenOutcome(commitment.cid, episode, opened=True)
 

@@ -45,11 +45,16 @@ class Commitment(AggregateRoot):
         origin: Origin
         thread_id: str | None = None
         concepts: list[str] = []
+        # When an imported ledger says it was opened (the event's own time is the import's:
+        # the ledger's times only move forward). None: opened when recorded.
+        opened_at: datetime | None = None
 
     class Closed(DomainEvent):
         TOPIC = "mind.commitment.closed"
         reason: str | None
         evidence: list[int] = []
+        # When an imported ledger says it was closed; None: closed when recorded.
+        closed_at: datetime | None = None
 
     def __init__(self, id: UUID) -> None:
         super().__init__(id)
@@ -72,8 +77,9 @@ class Commitment(AggregateRoot):
         at: datetime,
         thread_id: str | None = None,
         concepts: tuple[str, ...] = (),
+        since: datetime | None = None,
     ) -> Commitment:
-        """Open episode `episode` of the promise `text`."""
+        """Open episode `episode` of the promise `text` (`since`: an imported ledger's time)."""
         text = clean_text(text, "commitment text", 4000, visible=True)
         cid = commitment_cid(text)
         commitment = cls(episode_id(cid, episode))
@@ -86,18 +92,26 @@ class Commitment(AggregateRoot):
             origin=origin,
             thread_id=thread_id,
             concepts=list(concepts),
+            opened_at=since,
         )
         return commitment
 
-    def close(self, reason: str | None, evidence: tuple[int, ...], at: datetime) -> None:
-        """Close this episode; a closed episode stays closed."""
+    def close(
+        self,
+        reason: str | None,
+        evidence: tuple[int, ...],
+        at: datetime,
+        since: datetime | None = None,
+    ) -> None:
+        """Close this episode; a closed episode stays closed (`since`: an imported ledger's
+        time)."""
         if self.closed:
             raise CommitmentAlreadyClosedError(
                 f"commitment {self.cid} is already closed; `mind commitments --all` shows it"
             )
         if reason is not None:
             reason = clean_text(reason, "close reason", 2000)
-        self.trigger(self.Closed, at, reason=reason, evidence=list(evidence))
+        self.trigger(self.Closed, at, reason=reason, evidence=list(evidence), closed_at=since)
 
     def when_Opened(self, e: Opened) -> None:
         self.cid, self.episode, self.text, self.origin = e.cid, e.episode, e.text, e.origin

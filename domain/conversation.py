@@ -10,6 +10,9 @@ from uuid import UUID
 from domain.events import AggregateRoot, DomainEvent, stream_id
 from domain.text import clean_text
 
+# A title is one line; ChatGPT's are short, a longer one is cut here.
+MAX_TITLE = 500
+
 
 def conversation_id(source: str) -> UUID:
     """The stream id of an imported conversation, e.g. `locomo/conv-26`."""
@@ -38,6 +41,12 @@ class Conversation(AggregateRoot):
         source: str
         participants: list[str]
 
+    class Titled(DomainEvent):
+        """The conversation's title, as its source names it (a ChatGPT chat's title)."""
+
+        TOPIC = "mind.conversation.titled"
+        title: str
+
     class MessageObserved(DomainEvent):
         TOPIC = "mind.conversation.message_observed"
         speaker: str
@@ -52,6 +61,7 @@ class Conversation(AggregateRoot):
         self.source = ""
         self.participants: list[str] = []
         self.source_ids: set[str] = set()
+        self.title: str | None = None
         # source id -> digest of (speaker, text): lets an import recognise a message recorded
         # under an older id scheme (`holds`).
         self.fingerprints: dict[str, bytes] = {}
@@ -88,6 +98,12 @@ class Conversation(AggregateRoot):
         )
         return True
 
+    def entitle(self, title: str, at: datetime) -> None:
+        """Record the conversation's title when it has none or another (blank titles aside)."""
+        title = " ".join(title.split())[:MAX_TITLE]
+        if title and title != self.title:
+            self.trigger(self.Titled, at, title=clean_text(title, "title", MAX_TITLE))
+
     def holds(self, source_id: str, speaker: str, text: str) -> bool:
         """Whether the message recorded under `source_id` has this speaker and (cleaned) text."""
         recorded = self.fingerprints.get(source_id)
@@ -95,6 +111,9 @@ class Conversation(AggregateRoot):
 
     def when_Started(self, e: Started) -> None:
         self.source, self.participants = e.source, list(e.participants)
+
+    def when_Titled(self, e: Titled) -> None:
+        self.title = e.title
 
     def when_MessageObserved(self, e: MessageObserved) -> None:
         self.source_ids.add(e.source_id)

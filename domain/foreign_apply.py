@@ -7,6 +7,7 @@ concept the file never defined) is kept as a record with the refusal, never drop
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -70,6 +71,12 @@ class Outcome:
     became: str
     target: str | None = None
     foreign_key: str | None = None
+    # Why a record was not accepted, in words shared by all such records (the import's table).
+    why: str | None = None
+
+    def tallied(self) -> str:
+        """What the import's table calls this outcome."""
+        return f"{self.became}: {self.why}" if self.why else self.became
 
 
 def import_records(
@@ -129,17 +136,21 @@ class _Batch:
 def _apply(
     changes: Changes, file: ForeignFile, chunk: Sequence[ForeignRecord], at: datetime
 ) -> Done:
-    imported = changes.find(ForeignImport, import_id(file.format, file.sha256))
+    imported = changes.find(ForeignImport, import_id(file.format, file.stream_key))
+    if imported is None and file.source_key:
+        # The same file imported before imports were keyed by their source (by its sha256).
+        imported = changes.find(ForeignImport, import_id(file.format, file.sha256))
     if imported is None:
         imported = ForeignImport.start(file, at)
         changes.add(imported)
     done = []
     for record in chunk:
-        if record.foreign_id in imported.kept:
+        if imported.holds(record):
             continue
+        imported.read(file, at)
         outcome = _meaning(changes, file, imported, record, at)
         imported.keep(record, outcome.became, outcome.target, at, outcome.foreign_key)
-        done.append((record.kind, outcome.became))
+        done.append((record.kind, outcome.tallied()))
     return done
 
 
@@ -157,7 +168,7 @@ def _meaning(
         return _apply_meaning(changes, file, imported, record, at)
     except MindError as e:
         # Kept, with why it could not mean here what it meant there (`target` says why).
-        return Outcome(NOT_ACCEPTED, _first_line(e))
+        return Outcome(NOT_ACCEPTED, _first_line(e), why=_grouped(_first_line(e)))
 
 
 def _apply_meaning(
@@ -177,7 +188,7 @@ def _apply_meaning(
         added = conversation.observe(m.speaker, m.text, m.said_at, source_id, at)
         return Outcome(MESSAGE if added else "record (message already here)", source_id)
     if isinstance(m, OpenPromise):
-        opened = commands.open_commitment(changes, m.text, m.origin, at)
+        opened = commands.open_commitment(changes, m.text, m.origin, at, since=m.opened_at)
         label = COMMITMENT_OPENED if opened.opened else f"{COMMITMENT_OPENED} (already open)"
         return Outcome(label, opened.cid, m.foreign_cid)
     if isinstance(m, ClosePromise):
@@ -187,7 +198,7 @@ def _apply_meaning(
         latest = commands.commitment(changes, cid)
         if latest.closed:
             return Outcome(f"{COMMITMENT_CLOSED} (already closed)", cid)
-        latest.close(m.reason, (), at)
+        latest.close(m.reason, (), at, since=m.closed_at)
         return Outcome(COMMITMENT_CLOSED, cid)
     if isinstance(m, DefineConcept):
         commands.define_concept(changes, m.token, m.definition, at)
@@ -203,7 +214,11 @@ def _apply_meaning(
         # PMM binds tokens it never defined: those it did are bound, the rest named in the record.
         concepts = [found for token in m.tokens if (found := _defined(changes, token)) is not None]
         if not concepts:
-            return Outcome(NOT_ACCEPTED, f"none of {', '.join(m.tokens)} is a defined concept")
+            return Outcome(
+                NOT_ACCEPTED,
+                f"none of {', '.join(m.tokens)} is a defined concept",
+                why="none of its tokens is a defined concept",
+            )
         for concept in concepts:
             concept.bind("event", m.target, at)
         return Outcome(CONCEPT_BINDING, m.target)
@@ -220,6 +235,11 @@ def _defined(changes: Changes, token: str) -> Concept | None:
         return commands.concept(changes, token)
     except MindError:
         return None
+
+
+def _grouped(reason: str) -> str:
+    """A refusal without what it quotes ('ontology.Self(x)' → '…'), so like refusals group."""
+    return re.sub(r"'[^']*'", "'…'", reason, count=1)
 
 
 def _first_line(e: Exception) -> str:

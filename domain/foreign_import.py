@@ -1,25 +1,29 @@
 """A foreign ledger brought in (a Persistent Mind Model export, a chat export): what each of its
 records meant here, with its provenance, so nothing it held is dropped and a re-import adds nothing.
 
-One stream per imported file (its format and sha256). Each foreign record becomes one
-`RecordKept` event carrying the file's sha256, the record's foreign id and hash and the record
-itself; when the record has a meaning here (a message, a commitment, a concept, a name) the
-matching event is saved in the same transaction and `became`/`target` name it.
+One stream per foreign source: its format and `source_key` (for PMM the hash of its first
+message, which names the PMM mind: `adapters.pmm_chain.source_key`; else the file's sha256),
+so a later, longer export of the same ledger, or the same one saved again, continues that
+stream (`Resumed`) and adds only the records not yet kept (by foreign id and hash). Each
+foreign record becomes one `RecordKept` event carrying the file's sha256, the record's foreign
+id and hash and the record itself; when the record has a meaning here (a message, a
+commitment, a concept, a name) the matching event is saved in the same transaction and
+`became`/`target` name it.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Literal
+from typing import Any, Literal
 from uuid import UUID
 
 from domain.events import AggregateRoot, DomainEvent, stream_id
 
 
-def import_id(format: str, file_sha256: str) -> UUID:
-    """The stream id of one imported file."""
-    return stream_id("import", format, file_sha256)
+def import_id(format: str, source_key: str) -> UUID:
+    """The stream id of one imported source (a file's sha256, or what names a PMM mind)."""
+    return stream_id("import", format, source_key)
 
 
 # -- what a foreign record means here (built by the adapters, applied by domain.foreign_apply) --
@@ -36,11 +40,13 @@ class SayMessage:
 
 @dataclass(frozen=True)
 class OpenPromise:
-    """A commitment opened; `foreign_cid` is the file's own id for it (its close names it)."""
+    """A commitment opened; `foreign_cid` is the file's own id for it (its close names it);
+    `opened_at` the time the file says it was opened."""
 
     text: str
     origin: Literal["user", "assistant", "owner", "autonomy"]
     foreign_cid: str
+    opened_at: datetime | None = None
 
 
 @dataclass(frozen=True)
@@ -49,6 +55,7 @@ class ClosePromise:
 
     foreign_cid: str
     reason: str | None
+    closed_at: datetime | None = None
 
 
 @dataclass(frozen=True)
@@ -113,8 +120,9 @@ class ForeignRecord:
 
 @dataclass(frozen=True)
 class ForeignFile:
-    """The file being imported: its format, name, sha256 and the chain faults it was accepted
-    with (PMM ids whose hash does not recompute; parents named by two records)."""
+    """The file being imported: its format, name, sha256, the source it continues (`source_key`,
+    the file's sha256 when empty) and the chain faults it was accepted with (PMM ids whose hash
+    does not recompute; links that do not hold; parents named by two records)."""
 
     format: str
     name: str
@@ -124,10 +132,17 @@ class ForeignFile:
     breaks: tuple[str, ...] = ()
     forks: tuple[str, ...] = ()
     participants: tuple[str, ...] = field(default=("user", "assistant"))
+    source_key: str = ""
+    link_breaks: tuple[str, ...] = ()
+
+    @property
+    def stream_key(self) -> str:
+        """What names this import's stream: the source, else the file."""
+        return self.source_key or self.sha256
 
 
 class ForeignImport(AggregateRoot):
-    """One imported file: the records already kept (by foreign id) and the ids its
+    """One imported source: the records already kept (by foreign id and hash) and the ids its
     commitments were given here."""
 
     class Started(DomainEvent):
@@ -138,6 +153,22 @@ class ForeignImport(AggregateRoot):
         records: int
         breaks: list[str] = []
         forks: list[str] = []
+        # Optional with defaults: imports recorded before these fields read as they were.
+        source_key: str | None = None
+        link_breaks: list[str] = []
+
+    class Resumed(DomainEvent):
+        """Another file of the same source (a longer export, the same one saved again) added
+        records to it."""
+
+        TOPIC = "mind.import.resumed"
+        format: str
+        file_name: str
+        file_sha256: str
+        records: int
+        breaks: list[str] = []
+        forks: list[str] = []
+        link_breaks: list[str] = []
 
     class RecordKept(DomainEvent):
         TOPIC = "mind.import.record_kept"
@@ -159,25 +190,26 @@ class ForeignImport(AggregateRoot):
         super().__init__(id)
         self.format = ""
         self.file_sha256 = ""
-        self.kept: set[str] = set()
+        # (foreign id, foreign hash) of every record kept: the same event is never kept twice.
+        self.kept: set[tuple[str, str | None]] = set()
         # The file's commitment id -> the CID it was opened under here.
         self.cids: dict[str, str] = {}
 
     @classmethod
     def start(cls, file: ForeignFile, at: datetime) -> ForeignImport:
         """Begin importing `file`."""
-        started = cls(import_id(file.format, file.sha256))
-        started.trigger(
-            cls.Started,
-            at,
-            format=file.format,
-            file_name=file.name,
-            file_sha256=file.sha256,
-            records=file.records,
-            breaks=list(file.breaks),
-            forks=list(file.forks),
-        )
+        started = cls(import_id(file.format, file.stream_key))
+        started.trigger(cls.Started, at, source_key=file.source_key or None, **_file_fields(file))
         return started
+
+    def holds(self, record: ForeignRecord) -> bool:
+        """Whether this record (its foreign id and hash) was kept already."""
+        return (record.foreign_id, record.foreign_hash) in self.kept
+
+    def read(self, file: ForeignFile, at: datetime) -> None:
+        """Note that `file` (another file of this source) adds records, once per file."""
+        if file.sha256 != self.file_sha256:
+            self.trigger(self.Resumed, at, **_file_fields(file))
 
     def keep(
         self,
@@ -208,11 +240,26 @@ class ForeignImport(AggregateRoot):
     def when_Started(self, e: Started) -> None:
         self.format, self.file_sha256 = e.format, e.file_sha256
 
+    def when_Resumed(self, e: Resumed) -> None:
+        self.file_sha256 = e.file_sha256
+
     def when_RecordKept(self, e: RecordKept) -> None:
-        self.kept.add(e.foreign_id)
+        self.kept.add((e.foreign_id, e.foreign_hash))
         # "commitment opened (already open)" too: the file's close of it closes that episode.
         if e.became.startswith(COMMITMENT_OPENED) and e.target and e.foreign_key:
             self.cids[e.foreign_key] = e.target
+
+
+def _file_fields(file: ForeignFile) -> dict[str, Any]:
+    return {
+        "format": file.format,
+        "file_name": file.name,
+        "file_sha256": file.sha256,
+        "records": file.records,
+        "breaks": list(file.breaks),
+        "forks": list(file.forks),
+        "link_breaks": list(file.link_breaks),
+    }
 
 
 # What a record became (the import's table of kinds and the read model's `became` column).

@@ -199,7 +199,8 @@ def commitment_opened(rows: Rows, e: Ev) -> None:
         text=s["text"],
         status="open",
         origin=s["origin"],
-        opened_at=e.time,
+        # An imported ledger's own time when it gave one (the event's time is the import's).
+        opened_at=_stated(s.get("opened_at")) or e.time,
         closed_at=None,
         close_reason=None,
         thread=s.get("thread_id"),
@@ -218,7 +219,7 @@ def commitment_closed(rows: Rows, e: Ev) -> None:
         rows.superseded.append(row["opened_position"])
     row.update(
         status="closed",
-        closed_at=e.time,
+        closed_at=_stated(e.state.get("closed_at")) or e.time,
         close_reason=e.state.get("reason"),
         evidence=e.state.get("evidence", []),
         closed_position=e.position,
@@ -443,12 +444,25 @@ def conversation_started(rows: Rows, e: Ev) -> None:
     )
 
 
+@handles("mind.conversation.titled")
+def conversation_titled(rows: Rows, e: Ev) -> None:
+    rows.entity("conversations", e.stream)["title"] = e.state["title"]
+
+
+def _stated(value: str | None) -> datetime | None:
+    """A time a payload states (ISO text), or None."""
+    return datetime.fromisoformat(value) if value else None
+
+
 @handles("mind.conversation.message_observed")
 def message_observed(rows: Rows, e: Ev) -> None:
     s = e.state
     said_at = datetime.fromisoformat(s["said_at"])
     row = rows.entity("conversations", e.stream)
     row["messages"] = (row.get("messages") or 0) + 1
+    # An imported conversation started when its first message was said, not when it was imported.
+    if row["messages"] == 1 or (row.get("started_at") and said_at < row["started_at"]):
+        row["started_at"] = said_at
     _message(
         rows,
         e,

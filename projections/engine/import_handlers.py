@@ -26,7 +26,9 @@ MADE_INTO = (
 
 
 @handles("mind.import.started")
+@handles("mind.import.resumed")
 def import_started(rows: Rows, e: Ev) -> None:
+    """One row per file read (a later file of the same PMM mind resumes its import)."""
     s = e.state
     rows.append(
         "imports",
@@ -37,7 +39,8 @@ def import_started(rows: Rows, e: Ev) -> None:
             "file_name": s["file_name"],
             "file_sha256": s["file_sha256"],
             "records": s["records"],
-            "breaks": s.get("breaks", []),
+            # Hash breaks are PMM ids; link breaks say why ("501: missing parent").
+            "breaks": s.get("breaks", []) + s.get("link_breaks", []),
             "forks": s.get("forks", []),
             "time": e.time,
         },

@@ -87,7 +87,7 @@ TABLES: dict[str, str] = {
     ),
     "conversations": (
         "stream_id VARCHAR PRIMARY KEY, source VARCHAR, participants VARCHAR[], "
-        "started_at TIMESTAMPTZ, messages BIGINT, last_message VARCHAR"
+        "started_at TIMESTAMPTZ, messages BIGINT, last_message VARCHAR, title VARCHAR"
     ),
     # live: false once the document is superseded (a closed commitment, a resolved thread, an
     # older definition): BM25's hits are filtered by it.
@@ -351,6 +351,7 @@ ARROW: dict[str, pa.Schema] = {
             ("started_at", TS),
             ("messages", pa.int64()),
             ("last_message", pa.string()),
+            ("title", pa.string()),
         ]
     ),
     "docs": pa.schema(

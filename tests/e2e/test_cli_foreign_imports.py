@@ -101,3 +101,22 @@ def test_a_chatgpt_export_zip_is_imported_and_recalled(
     assert "1 tool messages skipped" in done.output
     recalled = cli("recall", "when was the lighthouse built", "--json").json()
     assert any("built in 1890" in i["text"] for i in recalled["items"])
+
+
+def test_a_cut_pmm_file_accepted_broken_names_its_link_breaks_and_refusal_reasons(
+    cli: Cli, mind_home: Path, tmp_path: Path
+) -> None:
+    odd = [
+        ("config", "{}", {}),
+        ("concept_define", '{"token": "ontology.Self(x)", "definition": "a self"}', {}),
+        ("concept_define", '{"token": "ontology.Other(y)", "definition": "other"}', {}),
+        ("concept_define", '{"token": "ontology.Third(z)", "definition": "third"}', {}),
+    ]
+    ledger = pmm_ledger(odd)
+    path = write_json(tmp_path / "cut.json", ledger[:1] + ledger[2:])
+
+    done = cli("import", "pmm", str(path), "--accept-broken")
+
+    assert done.exit_code == 0, done.stderr
+    assert "1 link break (PMM id 3: missing parent)" in done.output
+    assert "  2 concept_define not accepted: concept token '…' is not valid" in done.output

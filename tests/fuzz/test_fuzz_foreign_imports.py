@@ -9,7 +9,7 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from tests.foreign_files import chatgpt_conversation, chatgpt_node, pmm_ledger
@@ -100,3 +100,36 @@ def test_any_foreign_file_ends_in_success_or_one_line(
     source.write_bytes(content)
 
     fuzz_step(mind_home, ["import", kind, str(source)])
+
+
+@FUZZ
+@given(
+    st.integers(min_value=3, max_value=12).flatmap(
+        lambda n: st.tuples(st.just(n), st.lists(st.integers(0, n - 1), min_size=1, max_size=3))
+    ),
+    st.sampled_from(["delete", "swap", "cut"]),
+)
+def test_any_deleted_swapped_or_cut_event_is_found_by_the_chain_check(
+    plan: tuple[int, list[int]], how: str
+) -> None:
+    from adapters.pmm_import import parse_pmm, verify_chain
+
+    n, places = plan
+    ledger = pmm_ledger([("user_message", f"message {i}", {}) for i in range(n)])
+    first = places[0]
+    if how == "delete":
+        changed = [e for i, e in enumerate(ledger) if i not in places]
+    elif how == "swap":
+        other = (first + 1 + places[-1] % (n - 1)) % n
+        changed = list(ledger)
+        changed[first], changed[other] = changed[other], changed[first]
+    else:
+        changed = ledger[max(first, 1) :]
+    assume(changed)  # every event deleted: refused as "no events" elsewhere
+
+    report = verify_chain(parse_pmm(json.dumps(changed).encode(), "f"))
+
+    # Deleting only the last events leaves a valid (shorter) chain: nothing to find.
+    untouched = how == "delete" and changed == ledger[: len(changed)]
+    assert bool(report.link_breaks) != untouched
+    assert report.breaks == ()

@@ -257,5 +257,37 @@ def test_an_imported_pmm_ledger_projects_the_same_incrementally_and_replayed(
     kept = replayed.execute("SELECT count(*) FROM imported_records").fetchone()
     claims = replayed.execute("SELECT count(*) FROM claims WHERE turn_id IS NULL").fetchone()
     replayed.close()
-    # Files of 7, 10, 13 and 16 events; the claim is the 13th event.
-    assert (kept, claims) == ((7 + 10 + 13 + 16,), (2,))
+    # Files of 7, 10, 13 and 16 events, each a longer export of the same PMM ledger: each adds
+    # only its new events (16 in all); the claim is the 13th event.
+    assert (kept, claims) == ((16,), (1,))
+
+
+def test_imported_conversations_and_commitments_show_the_sources_times_and_title(
+    tmp_path: Path,
+) -> None:
+    from adapters.chatgpt_import import import_chatgpt
+    from tests.foreign_files import branching_conversation
+
+    app = sqlite_mind(tmp_path, commands=0)
+    import_pmm(app, write_json(tmp_path / "pmm.json", pmm_ledger(SMALL_PMM)))
+    import_chatgpt(app, write_json(tmp_path / "c.json", [branching_conversation()]))
+    projector = Projector(tmp_path / "rm.duckdb")
+    projector.catch_up(SQLiteLedgerReader(tmp_path / "ledger.sqlite"))
+
+    rows = projector.con.execute(
+        "SELECT source, strftime(started_at AT TIME ZONE 'UTC', '%Y-%m-%d %H:%M:%S'), title "
+        "FROM conversations ORDER BY source"
+    ).fetchall()
+    opened = projector.con.execute(
+        "SELECT text, strftime(opened_at AT TIME ZONE 'UTC', '%Y-%m-%d %H:%M:%S'), "
+        "strftime(closed_at AT TIME ZONE 'UTC', '%Y-%m-%d %H:%M:%S') FROM commitments ORDER BY text"
+    ).fetchall()
+    projector.close()
+
+    # ChatGPT's first message (1.7e9 s) and PMM's first message (its event 2).
+    assert rows[0] == ("chatgpt/conv-1", "2023-11-14 22:13:20", "Lighthouse")
+    assert rows[1][1:] == ("2025-11-10 22:00:02", None)
+    assert opened == [
+        ("keep a lighthouse log", "2025-11-10 22:00:04", None),
+        ("summarise the tests", "2025-11-10 22:00:05", "2025-11-10 22:00:06"),
+    ]

@@ -158,3 +158,103 @@ def test_a_zip_without_conversations_json_is_refused(app: Mind, tmp_path: Path) 
 
     with pytest.raises(InvalidInputError, match=r"no conversations\.json"):
         import_chatgpt(app, path)
+
+
+def _one_message_conversation(cid: str, text: str, role: str = "user") -> dict[str, object]:
+    nodes = [
+        chatgpt_node("root", None, ["m1"], None),
+        chatgpt_node("m1", "root", ["m2"], role, [text], 1.7e9),
+        chatgpt_node("m2", "m1", [], "assistant", ["An ordinary answer."], 1.7e9 + 1),
+    ]
+    return chatgpt_conversation(cid, nodes, "m2")
+
+
+@pytest.mark.parametrize(
+    ("text", "stored"),
+    [
+        ("\x1b[32mPASSED\x1b[0m", "\\x1b[32mPASSED\\x1b[0m"),
+        ("page one\x0cpage two", "page one\\x0cpage two"),
+        ("typo\x08o and \x7f and \x00", "typo\\x08o and \\x7f and \\x00"),
+    ],
+    ids=["ansi", "form-feed", "backspace-del-nul"],
+)
+def test_a_message_with_control_characters_is_stored_escaped_and_the_rest_imported(
+    app: Mind, tmp_path: Path, text: str, stored: str
+) -> None:
+    odd = _one_message_conversation("odd", text)
+    plain = _one_message_conversation("plain", "A plain question.")
+    path = write_json(tmp_path / "conversations.json", [odd, plain])
+
+    done = import_chatgpt(app, path)
+
+    assert done["added"] == 4
+    assert stored in [t for _, t, _ in observed(app)]
+    assert done["notes"] == {"messages with control characters stored as escapes (\\x1b)": 1}
+
+
+def test_a_message_over_the_limit_is_stored_in_parts_and_a_reimport_adds_nothing(
+    app: Mind, tmp_path: Path
+) -> None:
+    long = "a" * 100_000 + "b" * 50
+    path = write_json(tmp_path / "c.json", [_one_message_conversation("long", long)])
+
+    done = import_chatgpt(app, path)
+    again = import_chatgpt(app, path)
+
+    assert done["added"] == 3
+    assert [t for _, t, _ in observed(app)][:2] == ["a" * 100_000, "b" * 50]
+    assert done["notes"] == {"messages over 100,000 characters stored as several parts": 1}
+    assert again["added"] == 0
+
+
+@pytest.mark.parametrize(
+    ("role", "note"),
+    [
+        ("weird sk-proj-AbCdEfGhIjKlMnOpQrStUvWxYz0123456789EFGH", "'weird [redacted]'"),
+        (
+            "weird\x1b[31msk-proj-AbCdEfGhIjKlMnOpQrStUvWxYz0123456789EFGH",
+            "a role of 58 characters",
+        ),
+    ],
+)
+def test_a_skipped_role_is_redacted_before_it_is_cut(
+    app: Mind, tmp_path: Path, role: str, note: str
+) -> None:
+    path = write_json(tmp_path / "c.json", [_one_message_conversation("r", "hi", role=role)])
+
+    done = import_chatgpt(app, path)
+
+    assert "AbCd" not in json.dumps(done)
+    assert done["notes"] == {f"messages by {note} skipped": 1}
+
+
+def test_the_title_is_stored_once_and_again_when_it_changes(app: Mind, tmp_path: Path) -> None:
+    first = branching_conversation()
+    import_chatgpt(app, write_json(tmp_path / "a.json", [first]))
+    import_chatgpt(app, write_json(tmp_path / "a.json", [first]))
+    renamed = branching_conversation()
+    renamed["title"] = "Lighthouse trip"
+
+    import_chatgpt(app, write_json(tmp_path / "b.json", [renamed]))
+
+    conversation = app.load(Conversation, conversation_id("chatgpt/conv-1"))
+    titles = [
+        json.loads(n.state)["title"]
+        for n in app.recorder.select_notifications(start=1, limit=1000)
+        if n.topic == "mind.conversation.titled"
+    ]
+    assert (conversation.title, titles) == ("Lighthouse trip", ["Lighthouse", "Lighthouse trip"])
+
+
+def test_a_reimport_on_another_branch_says_so_instead_of_mixing_silently(
+    app: Mind, tmp_path: Path
+) -> None:
+    import_chatgpt(app, write_json(tmp_path / "a.json", [branching_conversation()]))
+    switched = branching_conversation()
+    switched["current_node"] = "a-old"
+
+    done = import_chatgpt(app, write_json(tmp_path / "b.json", [switched]))
+
+    assert done["added"] == 1
+    # a1 and a2 were recorded from the branch the user has since left.
+    assert done["notes"]["messages recorded earlier, now on another branch (kept)"] == 2

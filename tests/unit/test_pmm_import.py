@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -23,8 +24,13 @@ def positions(app: Mind) -> int:
     return app.recorder.max_notification_id() or 0
 
 
-def kept(app: Mind, sha: str) -> ForeignImport:
-    return app.load(ForeignImport, import_id("pmm", sha))
+def kept(app: Mind, source_key: str) -> ForeignImport:
+    """The import of one PMM source (its first message's hash, or a file's sha256)."""
+    return app.load(ForeignImport, import_id("pmm", source_key))
+
+
+def kept_ids(app: Mind, source_key: str) -> set[str]:
+    return {pmm_id for pmm_id, _ in kept(app, source_key).kept}
 
 
 @needs_pmm
@@ -72,8 +78,8 @@ def test_accept_broken_imports_and_records_the_breaks(app: Mind, tmp_path: Path)
     done = import_pmm(app, path, accept_broken=True)
 
     assert done["breaks"] == ["2"]
-    assert kept(app, done["sha256"]).kept == {str(n) for n in range(1, len(SMALL_PMM) + 1)}
-    started = json.loads(app.recorder.select_events(import_id("pmm", done["sha256"]))[0].state)
+    assert kept_ids(app, done["source_key"]) == {str(n) for n in range(1, len(SMALL_PMM) + 1)}
+    started = json.loads(app.recorder.select_events(import_id("pmm", done["source_key"]))[0].state)
     assert started["breaks"] == ["2"]
 
 
@@ -107,9 +113,9 @@ def test_every_kind_becomes_what_it_means_here_and_the_rest_is_kept(
     assert lighthouse.aliases == ["topic.beacon"]
     assert lighthouse.relations == [("topic.cape", "located_at")]
     assert lighthouse.bindings == [("event", "pmm:2")]
-    log = app.commitment(kept(app, done["sha256"]).cids["aa11"])
+    log = app.commitment(kept(app, done["source_key"]).cids["aa11"])
     assert (log.text, log.origin, log.closed) == ("keep a lighthouse log", "assistant", False)
-    summary = app.commitment(kept(app, done["sha256"]).cids["bb22"])
+    summary = app.commitment(kept(app, done["source_key"]).cids["bb22"])
     assert (summary.closed, summary.close_reason) == (True, "done")
 
 
@@ -130,16 +136,18 @@ def test_a_meaning_this_mind_refuses_is_kept_as_a_record_with_the_reason(
 ) -> None:
     odd = [
         ("concept_define", json.dumps({"token": "ontology.Self(x)", "definition": "a self"}), {}),
+        ("concept_define", json.dumps({"token": "ontology.Other(y)", "definition": "other"}), {}),
         ("commitment_close", "Commitment closed: zz", {"cid": "zz"}),
     ]
     path = write_json(tmp_path / "odd.json", pmm_ledger(odd))
 
     done = import_pmm(app, path)
 
-    assert [r["became"] for r in done["kinds"]] == [
-        "record (not accepted here)",
-        "record (closes a commitment the file never opened)",
-    ]
+    # The table says why, one row per reason (what the reason quotes left out) with its count.
+    rows = [(r["became"], r["count"], r.get("reason", "")) for r in done["kinds"]]
+    assert rows[0][:2] == ("record (not accepted here)", 2)
+    assert rows[0][2].startswith("concept token '…' is not valid")
+    assert rows[1] == ("record (closes a commitment the file never opened)", 1, "")
 
 
 @pytest.mark.parametrize(
@@ -183,7 +191,7 @@ def test_a_batch_decided_again_after_a_lost_race_starts_from_fresh_state(app: Mi
     )
 
     assert (tally.added, tally.skipped) == (len(SMALL_PMM), 0)
-    assert kept(app, "ab" * 32).kept == {str(n) for n in range(1, len(SMALL_PMM) + 1)}
+    assert kept_ids(app, "ab" * 32) == {str(n) for n in range(1, len(SMALL_PMM) + 1)}
 
 
 def test_a_promise_opened_twice_is_closed_by_the_close_of_either(app: Mind, tmp_path: Path) -> None:
@@ -202,4 +210,135 @@ def test_a_promise_opened_twice_is_closed_by_the_close_of_either(app: Mind, tmp_
         "commitment opened (already open)",
         "commitment closed",
     ]
-    assert app.commitment(kept(app, done["sha256"]).cids["p1"]).closed
+    assert app.commitment(kept(app, done["source_key"]).cids["p1"]).closed
+
+
+def _deleted(ledger: list[dict[str, object]]) -> list[dict[str, object]]:
+    return ledger[:3] + ledger[4:]
+
+
+def _swapped(ledger: list[dict[str, object]]) -> list[dict[str, object]]:
+    return [ledger[0], ledger[2], ledger[1], *ledger[3:]]
+
+
+@pytest.mark.parametrize(
+    ("cut", "expected"),
+    [
+        (_deleted, ["5: missing parent"]),
+        (lambda ledger: ledger[3:], ["4: first event not the chain's start"]),
+        (_swapped, ["3: parent after child"]),
+    ],
+    ids=["deleted", "truncated", "swapped"],
+)
+def test_a_deleted_truncated_or_swapped_event_is_a_link_break_and_refused(
+    app: Mind,
+    tmp_path: Path,
+    cut: Callable[[list[dict[str, object]]], list[dict[str, object]]],
+    expected: list[str],
+) -> None:
+    path = write_json(tmp_path / "cut.json", cut(pmm_ledger(SMALL_PMM)))
+    before = positions(app)
+
+    with pytest.raises(InvalidInputError, match="prev_hash does not link") as refused:
+        import_pmm(app, path)
+
+    assert verify_chain(parse_pmm(path.read_bytes(), "cut")).link_breaks == tuple(expected)
+    assert "--accept-broken" in str(refused.value)
+    assert positions(app) == before
+
+
+def test_a_cut_file_imported_with_accept_broken_records_its_link_breaks(
+    app: Mind, tmp_path: Path
+) -> None:
+    path = write_json(tmp_path / "cut.json", _deleted(pmm_ledger(SMALL_PMM)))
+
+    done = import_pmm(app, path, accept_broken=True)
+
+    assert (done["breaks"], done["link_breaks"]) == ([], ["5: missing parent"])
+    started = json.loads(app.recorder.select_events(import_id("pmm", done["source_key"]))[0].state)
+    assert started["link_breaks"] == ["5: missing parent"]
+
+
+def test_a_longer_or_resaved_export_of_the_same_ledger_adds_only_new_events(
+    app: Mind, tmp_path: Path
+) -> None:
+    ledger = pmm_ledger(SMALL_PMM)
+    prefix = write_json(tmp_path / "prefix.json", ledger[:5])
+    whole = write_json(tmp_path / "whole.json", ledger)
+    resaved = tmp_path / "resaved.json"
+    resaved.write_text(json.dumps(ledger, indent=1), encoding="utf-8")
+
+    first = import_pmm(app, prefix)
+    longer = import_pmm(app, whole)
+    before = positions(app)
+    again = import_pmm(app, resaved)
+
+    assert (first["added"], longer["added"], longer["skipped"]) == (5, len(SMALL_PMM) - 5, 5)
+    assert (again["added"], again["skipped"]) == (0, len(SMALL_PMM))
+    assert positions(app) == before
+    # One conversation, one import stream; the close (event 6) found what event 5 opened.
+    assert first["source_key"] == longer["source_key"] == again["source_key"]
+    assert app.commitment(kept(app, longer["source_key"]).cids["bb22"]).closed
+
+
+def test_commitments_keep_the_times_pmm_gave_them(app: Mind, tmp_path: Path) -> None:
+    path = write_json(tmp_path / "small.json", pmm_ledger(SMALL_PMM))
+
+    done = import_pmm(app, path)
+
+    cids = kept(app, done["source_key"]).cids
+    opened = app.recorder.select_events(app.commitment(cids["aa11"]).id)
+    state = json.loads(opened[0].state)
+    assert state["opened_at"].startswith("2025-11-10T22:00:04")
+
+
+@pytest.mark.parametrize(
+    ("item", "says"),
+    [
+        ({"id": 1.5}, "not a whole number"),
+        ({"id": "BIG"}, "number of 5,001 digits"),
+    ],
+)
+def test_a_bad_id_is_refused_in_our_words(
+    app: Mind, tmp_path: Path, item: dict[str, object], says: str
+) -> None:
+    ledger = pmm_ledger(SMALL_PMM[:2])
+    ledger[1].update(item)
+    path = tmp_path / "bad.json"
+    # Written as text: json cannot write (nor Python print) an int of 5,001 digits.
+    path.write_text(json.dumps(ledger).replace('"BIG"', "1" + "0" * 5000), encoding="utf-8")
+
+    with pytest.raises(InvalidInputError, match=says) as refused:
+        import_pmm(app, path)
+
+    assert "sys.set_int_max_str_digits" not in str(refused.value)
+    assert "event 1 " not in str(refused.value)
+
+
+def test_two_pmm_minds_that_share_the_default_prelude_are_both_imported_whole(
+    app: Mind, tmp_path: Path
+) -> None:
+    # Every PMM mind starts with the same config events; after that their chains differ.
+    other = list(SMALL_PMM)
+    other[1] = ("user_message", "I am Ada; remember the observatory.", {"role": "user"})
+    first = import_pmm(app, write_json(tmp_path / "a.json", pmm_ledger(SMALL_PMM)))
+
+    second = import_pmm(app, write_json(tmp_path / "b.json", pmm_ledger(other)))
+
+    assert first["source_key"] != second["source_key"]
+    assert (second["added"], second["skipped"]) == (len(SMALL_PMM), 0)
+
+
+def test_a_file_imported_when_imports_were_keyed_by_file_adds_nothing_again(
+    app: Mind, tmp_path: Path
+) -> None:
+    path = write_json(tmp_path / "small.json", pmm_ledger(SMALL_PMM))
+    events = parse_pmm(path.read_bytes(), "small.json")
+    sha = hashlib.sha256(path.read_bytes()).hexdigest()
+    legacy = ForeignFile("pmm", "small.json", sha, len(events), f"pmm/{sha[:16]}")
+    import_records(app.decide, legacy, pmm_records(events, set()), app.clock(), batch=50)
+    before = positions(app)
+
+    done = import_pmm(app, path)
+
+    assert (done["added"], positions(app)) == (0, before)
