@@ -67,6 +67,7 @@ def _register() -> None:
         identity_cmds,
         import_cmds,
         ledger_cmds,
+        mcp_cmds,
         model_cmds,
         projection_cmds,
         query_cmds,
@@ -91,6 +92,7 @@ def _register() -> None:
         recall_cmds,
         import_cmds,
         serve_cmds,
+        mcp_cmds,
     ):
         module.register(mind)
     refuse_undecodable_arguments(mind)
