@@ -4,7 +4,7 @@ opens a commitment that the resource and the tools then show; reads and refusals
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -118,3 +118,12 @@ def test_the_tools_read_and_refuse_like_the_cli(mind_home: Path, tmp_path: Path)
     assert "result" in structured(got["threads"])
     assert got["failed"].is_error and "mock-reply" in got["failed"].content[0].text
     assert "Traceback" not in (tmp_path / "stderr.log").read_text()
+
+
+def test_mcp_on_a_folder_without_a_mind_is_one_error_line_and_no_protocol_output(
+    cli: Callable[..., Any],
+) -> None:
+    result = cli("mcp")
+
+    assert result.exit_code == 1 and result.output == ""
+    assert result.stderr.startswith("Error: no mind at ") and "Traceback" not in result.stderr
