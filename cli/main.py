@@ -68,6 +68,7 @@ def _register() -> None:
         import_cmds,
         knowledge_cmds,
         ledger_cmds,
+        mcp_cmds,
         model_cmds,
         projection_cmds,
         query_cmds,
@@ -93,6 +94,7 @@ def _register() -> None:
         import_cmds,
         serve_cmds,
         knowledge_cmds,
+        mcp_cmds,
     ):
         module.register(mind)
     refuse_undecodable_arguments(mind)

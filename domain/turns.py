@@ -28,6 +28,7 @@ from domain.control_lines import (
 from domain.model_port import CompletionModel, ModelFailure, prompt_fit
 from domain.prompts import AUTONOMY_PROMPT, prompt_messages
 from domain.redaction import redact
+from domain.reply_stream import ReplyStream
 from domain.settings import thread_params
 from domain.turn import REPLY_LIMIT, Speaker, Turn, TurnFinishedError
 from domain.turn_effects import CUT_OFF_REASON, TurnEffects, TurnSetting, unfinished_line
@@ -72,6 +73,21 @@ class StartedTurn:
     seq: int
     recordings: list[Recording[UUID]]
     unfinished: list[Turn.Started]
+
+
+def _listeners(
+    on_token: Callable[[str], None] | None, stream: ReplyStream | None
+) -> Callable[[str], None] | None:
+    """One token callback for the model: the raw listener, then the visible stream."""
+    if stream is None:
+        return on_token
+
+    def hear(token: str) -> None:
+        if on_token is not None:
+            on_token(token)
+        stream.feed(token)
+
+    return hear
 
 
 class TurnService:
@@ -159,9 +175,13 @@ class TurnService:
         on_token: Callable[[str], None] | None = None,
         speaker: Speaker = "user",
         tools: Sequence[ToolRun] = (),
+        on_reply: Callable[[str], None] | None = None,
     ) -> TurnOutcome:
         """One turn; a model failure is recorded and returned, never raised. `tools` are the
-        tool runs the runtime made for this turn (the only tool work a reply may cite)."""
+        tool runs the runtime made for this turn (the only tool work a reply may cite).
+        `on_token` hears the raw model text; `on_reply` the visible reply as it comes (no
+        control line ever; the pieces add up to `outcome.reply`, all heard before the reply is
+        recorded)."""
         identity = self.mind.identity()
         setting = TurnSetting(
             thread_params(identity.config),
@@ -198,8 +218,9 @@ class TurnService:
         # A turn with no message is an autonomy cycle; the model still needs a user turn.
         messages = prompt_messages(identity, context, text or AUTONOMY_PROMPT, compact)
         outcome.messages = messages
+        stream = ReplyStream(on_reply, REPLY_LIMIT) if on_reply is not None else None
         try:
-            completion = model.complete([dict(m) for m in messages], on_token)
+            completion = model.complete([dict(m) for m in messages], _listeners(on_token, stream))
         except ModelFailure as failure:
             message = redact(failure.message, self.secrets)
             turn.fail(failure.kind, message, model.name, self.mind.clock(), messages)
@@ -207,6 +228,8 @@ class TurnService:
             outcome.status, outcome.failure = "failed", {"kind": failure.kind, "message": message}
             outcome.notification_ids += [r.notification.id for r in recordings if r.notification]
             return outcome
+        if stream is not None:
+            stream.finish(completion.text)
         return self._finish(turn, seq, context, completion, outcome, setting)
 
     def _finish(

@@ -75,8 +75,9 @@ class ServedMind:
         on_delta: Callable[[str], None] | None = None,
     ) -> TurnDone:
         """Run one turn (serialized with this mind's other turns in this server) and return
-        it. `on_delta` receives the visible reply as it comes; until the model port streams
-        it is called once, with the whole visible reply, after the turn is recorded."""
+        it. `on_delta` receives the visible reply as it comes (the model streams; control lines
+        are never in it; the pieces add up to the recorded reply, all heard before it is
+        recorded; a callback that raises stops hearing, the turn goes on)."""
         from cli.turn_cmds import outcome_json
         from domain.errors import InvalidInputError
 
@@ -86,14 +87,12 @@ class ServedMind:
             completion_model = self._model(model, mock_reply, api_base)
             service = self._turns()
             try:
-                outcome = service.run(text, completion_model, budget=budget)
+                outcome = service.run(text, completion_model, budget=budget, on_reply=on_delta)
             except BaseException:
                 self._drop_turns()  # a fresh pipeline next time, in case this one broke
                 raise
             data = outcome_json(self.home, outcome)
         self.name = data["identity"]["name"] or self.name  # a turn may rename the mind
-        if on_delta is not None and outcome.status == "complete" and outcome.reply:
-            on_delta(outcome.reply)
         return TurnDone(outcome, data)
 
     def _model(self, spec: str | None, mock_reply: str | None, api_base: str | None) -> Any:

@@ -1,0 +1,81 @@
+"""MCP over streamable HTTP on a real `mind serve` process (`/mcp/{name}`), with the mcp
+package's own client: the bearer token decides which mind a client reaches."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import anyio
+import pytest
+from mcp import ClientSession
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
+
+from tests.service.serving import Server, init_home, start_server
+
+REPLY = "Noted.\nCOMMIT: water the plants daily\nCLOSE: nosuch done"
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    root = tmp_path_factory.mktemp("mcp-http")
+    running = start_server([init_home(root / "echo", "Echo"), init_home(root / "nova", "Nova")])
+    try:
+        yield running
+    finally:
+        running.kill()
+
+
+@asynccontextmanager
+async def http_session(url: str, token: str) -> AsyncIterator[ClientSession]:
+    client = create_mcp_http_client(headers={"Authorization": f"Bearer {token}"})
+    async with (
+        client,
+        streamable_http_client(url, http_client=client) as (read, write),
+        ClientSession(read, write) as session,
+    ):
+        await session.initialize()
+        yield session
+
+
+def test_a_turn_over_http_opens_a_commitment_the_resource_shows(server: Server) -> None:
+    async def scenario() -> tuple[Any, Any]:
+        async with http_session(f"{server.url}/mcp/Echo", server.token()) as session:
+            result = await session.call_tool(
+                "turn", {"text": "The plants?", "model": "mock", "mock_reply": REPLY}
+            )
+            resource = await session.read_resource("mind://commitments/open")
+            return result, json.loads(resource.contents[0].text)  # type: ignore[union-attr]
+
+    result, commitments = anyio.run(scenario)
+
+    assert not result.is_error, result.content
+    turn = result.structured_content
+    assert turn["assistant"] == "Noted." and turn["generation_status"] == "complete"
+    assert [f["line"] for f in turn["validation_failures"]] == ["CLOSE: nosuch done"]
+    assert turn["mind"] == "Echo"
+    assert "events" not in turn
+    assert [c["text"] for c in commitments if c["cid"] in turn["opened"]] == [
+        "water the plants daily"
+    ]
+
+
+def test_a_token_reaches_its_own_mind_only(server: Server) -> None:
+    nova_token = server.token(server.homes[1])
+
+    async def own_mind() -> Any:
+        async with http_session(f"{server.url}/mcp", nova_token) as session:
+            return json.loads(
+                (await session.read_resource("mind://identity")).contents[0].text  # type: ignore[union-attr]
+            )
+
+    identity = anyio.run(own_mind)
+    other = server.request("POST", "/mcp/Echo", {}, token=nova_token)
+    missing = server.request("POST", "/mcp/Echo", {}, token=None)
+
+    assert identity["name"] == "Nova"
+    assert (other.status, other.json()["error"]["code"]) == (404, "unknown_mind")
+    assert (missing.status, missing.json()["error"]["code"]) == (401, "unauthorized")

@@ -1,0 +1,129 @@
+"""`mind mcp` over stdio, driven by the mcp package's own client: a turn with a scripted reply
+opens a commitment that the resource and the tools then show; reads and refusals."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+
+from tests.conftest import REPO, subprocess_env
+from tests.service.serving import MIND, init_home
+
+REPLY = "I will.\nCOMMIT: send Ada the report on Friday\nAnything else?"
+
+
+@pytest.fixture(scope="module")
+def mind_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return init_home(tmp_path_factory.mktemp("mcp") / "echo", "Echo")
+
+
+@asynccontextmanager
+async def stdio_session(home: Path, log: Path) -> AsyncIterator[ClientSession]:
+    """A session with `mind mcp --home HOME` as a child process (killed on exit)."""
+    params = StdioServerParameters(
+        command=MIND[0],
+        args=[*MIND[1:], "mcp", "--home", str(home)],
+        env=subprocess_env(home),
+        cwd=str(REPO),
+    )
+    with log.open("w") as errlog:
+        async with (
+            stdio_client(params, errlog=errlog) as (read, write),
+            ClientSession(read, write) as session,
+        ):
+            await session.initialize()
+            yield session
+
+
+def structured(result: Any) -> Any:
+    assert not result.is_error, result.content
+    return result.structured_content
+
+
+def test_a_turn_opens_a_commitment_that_the_resource_and_the_tools_show(
+    mind_home: Path, tmp_path: Path
+) -> None:
+    async def scenario() -> dict[str, Any]:
+        async with stdio_session(mind_home, tmp_path / "stderr.log") as session:
+            turn = structured(
+                await session.call_tool(
+                    "turn",
+                    {
+                        "text": "Will you send Ada the report?",
+                        "model": "mock",
+                        "mock_reply": REPLY,
+                        "include_events": True,
+                    },
+                )
+            )
+            resource = await session.read_resource("mind://commitments/open")
+            listed = structured(await session.call_tool("commitments", {}))
+            identity = await session.read_resource("mind://identity")
+            return {
+                "turn": turn,
+                "resource": json.loads(resource.contents[0].text),  # type: ignore[union-attr]
+                "listed": listed,
+                "identity": json.loads(identity.contents[0].text),  # type: ignore[union-attr]
+            }
+
+    got = anyio.run(scenario)
+
+    turn = got["turn"]
+    assert turn["assistant"] == "I will.\nAnything else?"
+    assert turn["assistant_raw"] == REPLY
+    assert turn["generation_status"] == "complete" and turn["generation_failure"] is None
+    assert len(turn["opened"]) == 1 and turn["closed"] == [] and turn["mind"] == "Echo"
+    assert [e["position"] for e in turn["events"]] == list(
+        range(turn["event_range"]["first"], turn["event_range"]["last"] + 1)
+    )
+    assert "mind.commitment.opened" in [e["type"] for e in turn["events"]]
+    opened = [c for c in got["resource"] if c["cid"] == turn["opened"][0]]
+    assert opened and opened[0]["text"] == "send Ada the report on Friday"
+    assert [c["cid"] for c in got["listed"]["result"]] == [c["cid"] for c in got["resource"]]
+    assert got["identity"]["name"] == "Echo"
+
+
+def test_the_tools_read_and_refuse_like_the_cli(mind_home: Path, tmp_path: Path) -> None:
+    async def scenario() -> dict[str, Any]:
+        async with stdio_session(mind_home, tmp_path / "stderr.log") as session:
+            tools = await session.list_tools()
+            resources = await session.list_resources()
+            return {
+                "tools": sorted(t.name for t in tools.tools),
+                "resources": sorted(str(r.uri) for r in resources.resources),
+                "query": await session.call_tool(
+                    "query", {"sql": "SELECT count(*) AS n FROM identity"}
+                ),
+                "write": await session.call_tool("query", {"sql": "DELETE FROM identity"}),
+                "recall": await session.call_tool("recall", {"query": "report"}),
+                "threads": await session.call_tool("threads", {}),
+                "failed": await session.call_tool("turn", {"text": "hi", "model": "mock"}),
+            }
+
+    got = anyio.run(scenario)
+
+    assert got["tools"] == ["commitments", "query", "recall", "threads", "turn"]
+    assert got["resources"] == ["mind://commitments/open", "mind://identity"]
+    assert structured(got["query"]) == {"result": [{"n": 1}]}
+    assert got["write"].is_error and "only reads" in got["write"].content[0].text
+    assert set(structured(got["recall"])) == {"items", "tokens", "dropped"}
+    assert "result" in structured(got["threads"])
+    assert got["failed"].is_error and "mock-reply" in got["failed"].content[0].text
+    assert "Traceback" not in (tmp_path / "stderr.log").read_text()
+
+
+def test_mcp_on_a_folder_without_a_mind_is_one_error_line_and_no_protocol_output(
+    cli: Callable[..., Any],
+) -> None:
+    result = cli("mcp")
+
+    assert result.exit_code == 1 and result.output == ""
+    assert result.stderr.startswith("Error: no mind at ") and "Traceback" not in result.stderr

@@ -1,0 +1,126 @@
+"""The OpenAI-compatible endpoint on a real `mind serve` process, driven by the official openai
+client: models per token, a turn from the last user message, streaming and not, errors in
+OpenAI's shape."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import openai
+import pytest
+
+from tests.service.serving import Server, init_home, start_server
+
+REPLY = "I will water them.\nCOMMIT: water the plants daily\nAnything else?"
+VISIBLE = "I will water them.\nAnything else?"
+MOCK = {"mind_options": {"model": "mock", "mock_reply": REPLY}}
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    root = tmp_path_factory.mktemp("openai")
+    running = start_server([init_home(root / "echo", "Echo"), init_home(root / "nova", "Nova")])
+    try:
+        yield running
+    finally:
+        running.kill()
+
+
+def client(server: Server, token: str = "") -> openai.OpenAI:
+    return openai.OpenAI(
+        base_url=f"{server.url}/v1", api_key=token or server.token(), max_retries=0, timeout=120
+    )
+
+
+def started_texts(server: Server) -> list[str]:
+    log = server.request("GET", "/v1/minds/Echo/log?limit=200").json()
+    return [e["payload"]["text"] for e in log if e["type"] == "mind.turn.started"]
+
+
+def test_each_mind_the_key_opens_is_a_model(server: Server) -> None:
+    echo = [m.id for m in client(server).models.list()]
+    nova = [m.id for m in client(server, server.token(server.homes[1])).models.list()]
+
+    assert (echo, nova) == (["mind/Echo"], ["mind/Nova"])
+
+
+def test_a_completion_is_a_turn_on_the_last_user_message(server: Server) -> None:
+    messages: list[Any] = [
+        {"role": "system", "content": "ignored"},
+        {"role": "user", "content": "an earlier question"},
+        {"role": "assistant", "content": "an earlier answer"},
+        {"role": "user", "content": [{"type": "text", "text": "Will you water the plants?"}]},
+    ]
+
+    answer = client(server).chat.completions.create(
+        model="mind/Echo", messages=messages, extra_body=MOCK
+    )
+
+    turn = (answer.model_extra or {})["mind_turn"]
+    assert answer.choices[0].message.content == VISIBLE == turn["reply"]
+    assert answer.choices[0].finish_reason == "stop" and answer.model == "mind/Echo"
+    assert answer.usage is not None and answer.usage.total_tokens == turn["usage"]["total_tokens"]
+    assert len(turn["opened"]) == 1 and turn["status"] == "complete"
+    assert started_texts(server)[-1] == "Will you water the plants?"
+    assert "an earlier question" not in started_texts(server)
+
+
+def test_a_streamed_completion_sends_the_visible_reply_then_the_turn(server: Server) -> None:
+    stream = client(server).chat.completions.create(
+        model="mind/Echo",
+        messages=[{"role": "user", "content": "Stream it"}],
+        stream=True,
+        extra_body=MOCK,
+    )
+    chunks = list(stream)
+
+    pieces = [c.choices[0].delta.content or "" for c in chunks if c.choices]
+    final = chunks[-1]
+    turn = (final.model_extra or {})["mind_turn"]
+    assert "".join(pieces) == VISIBLE == turn["reply"]
+    assert len([p for p in pieces if p]) > 1
+    assert not any("COMMIT" in p or "water the plants daily" in p for p in pieces)
+    assert final.choices[0].finish_reason == "stop"
+    assert final.usage is not None and final.usage.total_tokens == turn["usage"]["total_tokens"]
+
+
+def test_errors_come_in_openai_shape_and_record_nothing(server: Server) -> None:
+    before = started_texts(server)
+    user = [{"role": "user", "content": "hi"}]
+
+    with pytest.raises(openai.NotFoundError) as unknown:
+        client(server).chat.completions.create(model="mind/Nobody", messages=user, extra_body=MOCK)
+    with pytest.raises(openai.NotFoundError) as other:
+        client(server).chat.completions.create(model="mind/Nova", messages=user, extra_body=MOCK)
+    with pytest.raises(openai.BadRequestError) as no_user:
+        client(server).chat.completions.create(
+            model="mind/Echo", messages=[{"role": "system", "content": "x"}], extra_body=MOCK
+        )
+    with pytest.raises(openai.BadRequestError) as no_reply:
+        client(server).chat.completions.create(
+            model="mind/Echo", messages=user, extra_body={"mind_options": {"model": "mock"}}
+        )
+    with pytest.raises(openai.AuthenticationError):
+        client(server, "not-a-token").models.list()
+
+    assert unknown.value.code == other.value.code == "model_not_found"
+    assert no_user.value.code == "invalid_messages"
+    assert "mock-reply" in str(no_reply.value.message)
+    assert started_texts(server) == before
+
+
+def test_a_failed_model_answers_502_with_the_recorded_turn(server: Server) -> None:
+    options = {"model": "openai/gpt-4o-mini", "api_base": "http://127.0.0.1:9/v1"}
+
+    with pytest.raises(openai.InternalServerError) as failed:
+        client(server).chat.completions.create(
+            model="mind/Echo",
+            messages=[{"role": "user", "content": "Anyone there?"}],
+            extra_body={"mind_options": options},
+        )
+
+    body = failed.value.body
+    assert failed.value.status_code == 502 and isinstance(body, dict)
+    assert body["code"] == "model_failed"
+    assert started_texts(server)[-1] == "Anyone there?"
