@@ -6,7 +6,8 @@ import click
 
 from cli.compose import Home, clock_from_env, read_model
 from cli.options import AsOf, as_of_option
-from cli.output import echo, emit_json, table
+from cli.render import echo_recall
+from cli.server_client import NO_SERVER_HELP
 
 
 @click.command()
@@ -20,6 +21,7 @@ from cli.output import echo, emit_json, table
 )
 @as_of_option()
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.option("--no-server", is_flag=True, expose_value=False, help=NO_SERVER_HELP)
 @click.pass_obj
 def recall(home: Home, query: str, budget: int, as_of: AsOf | None, as_json: bool) -> None:
     """Show what the mind would remember for QUERY, why, and at what cost in tokens.
@@ -63,11 +65,7 @@ def recall(home: Home, query: str, budget: int, as_of: AsOf | None, as_json: boo
         for i in context.items
     ]
     data = {"items": items, "tokens": context.tokens, "dropped": context.dropped_total}
-    if as_json:
-        emit_json(data)
-        return
-    table(items, ["id", "channel", "score", "tokens", "day", "text"], "Nothing to recall.")
-    echo(f"{context.tokens} tokens, {len(items)} items, {context.dropped_total} over budget")
+    echo_recall(data, as_json)
 
 
 def register(group: click.Group) -> None:
