@@ -131,6 +131,8 @@ def turn_body(call: Call) -> dict[str, Any] | None:
             mock = Path(mock[1:]).read_bytes().decode("utf-8")
         except (OSError, UnicodeDecodeError):
             return None
+    if not call.argument.strip():
+        return None  # the in-process command refuses it; the API would run an autonomy cycle
     body: dict[str, Any] = {"text": call.argument, "budget": budget}
     for option, key in (("--model", "model"), ("--api-base", "api_base")):
         if option in call.options:
@@ -197,7 +199,7 @@ def _recall(server: Any, call: Call) -> int | None:
 
     query = urlencode({"q": call.argument, "budget": budget})
     try:
-        data = server.call("GET", server.mind_path(f"recall?{query}"))
+        data = server.call_mind("GET", f"recall?{query}")
     except ServerLost:
         raise ServerUnavailable("a recall changes nothing: run it here") from None
     echo_recall(data, "--json" in call.flags)
@@ -215,5 +217,5 @@ def _turn(server: Any, call: Call) -> int | None:
     body = turn_body(call)
     if body is None:
         return None
-    data = server.call("POST", server.mind_path("turns"), body)
+    data = server.call_mind("POST", "turns", body)
     return echo_turn(data, "--json" in call.flags)

@@ -57,6 +57,10 @@ class ServerUnavailable(Exception):
     """Raised when no server took the request (none, not ours, refused it before accepting):
     the call runs in-process instead."""
 
+    def __init__(self, message: str, code: str | None = None) -> None:
+        super().__init__(message)
+        self.code = code
+
 
 class ServerLost(Exception):
     """Raised when the server failed after it had the whole request: the turn may or may not
@@ -195,6 +199,21 @@ class Server:
     def mind_path(self, tail: str) -> str:
         return f"/v1/minds/{quote(self.name, safe='')}/{tail}"
 
+    def call_mind(self, method: str, tail: str, body: dict[str, Any] | None = None) -> Any:
+        """`call` on this mind's path; when the server no longer knows the mind by the name
+        server.json gave (a turn renamed it), once more under the name it gives now (a
+        home's token opens that mind only, so /v1/minds lists just it)."""
+        try:
+            return self.call(method, self.mind_path(tail), body)
+        except ServerUnavailable as e:
+            if e.code != "unknown_mind":
+                raise
+        minds = self.call("GET", "/v1/minds")
+        if not (isinstance(minds, list) and len(minds) == 1 and "name" in minds[0]):
+            raise ServerUnavailable("the server does not say which mind this home is")
+        self.name = str(minds[0]["name"])
+        return self.call(method, self.mind_path(tail), body)
+
 
 def _answer(status: int, raw: bytes) -> Any:
     """The JSON of a response; errors mapped onto what the client may do next."""
@@ -204,13 +223,17 @@ def _answer(status: int, raw: bytes) -> Any:
         data = None
     if 200 <= status < 300 and data is not None:
         return data
+    if isinstance(data, dict) and "turn" in data and "status" in data:
+        data.pop("error", None)  # a turn recorded as failed (502): printed as `mind turn` does
+        return data
     error = data.get("error") if isinstance(data, dict) else None
     code = error.get("code") if isinstance(error, dict) else None
     message = error.get("message") if isinstance(error, dict) else None
     if status == 503 or 400 <= status < 500:
         # Refused before anything was recorded (bad input, stopping, unknown mind): running
         # in-process gives the same answer, or the same error in the same words.
-        raise ServerUnavailable(f"the server refused the request ({status} {code}: {message})")
+        refused = f"the server refused the request ({status} {code}: {message})"
+        raise ServerUnavailable(refused, code)
     raise ServerLost(f"the server failed ({status} {code or ''}: {message or raw[:200]!r})")
 
 
@@ -236,11 +259,14 @@ def find_server(home: Path, environ: Mapping[str, str]) -> Server | None:
 
 
 def _mind_name(info: Mapping[str, Any], home: Path) -> str | None:
-    """The name under which the server serves `home` (server.json's `homes`)."""
-    for entry in info.get("homes") or []:
-        if isinstance(entry, dict) and _same_path(entry.get("home") or entry.get("path"), home):
-            name = entry.get("name")
-            return name if isinstance(name, str) else None
+    """The name under which the server serves `home` (server.json's `homes` and `minds`, in
+    the same order)."""
+    homes, names = info.get("homes"), info.get("minds")
+    if not (isinstance(homes, list) and isinstance(names, list) and len(homes) == len(names)):
+        return None
+    for path, name in zip(homes, names, strict=True):
+        if _same_path(path, home) and isinstance(name, str):
+            return name
     return None
 
 
@@ -286,7 +312,7 @@ def start_server(home: Path, environ: Mapping[str, str]) -> bool:
     import subprocess
 
     command = [sys.executable, "-c", "from cli.main import main; main()"]
-    command += ["serve", "--home", str(home), "--idle-exit", str(IDLE_EXIT_MINUTES)]
+    command += ["serve", "--home", str(home), "--port", "0", "--idle-exit", str(IDLE_EXIT_MINUTES)]
     env = {k: v for k, v in environ.items() if k != "MIND_NO_SERVER"}
     try:
         subprocess.Popen(
