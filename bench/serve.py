@@ -18,7 +18,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -50,8 +50,19 @@ def init_home(folder: Path, name: str, env: Mapping[str, str], turns: int = 5) -
     quiet = {**env, "MIND_NO_SERVER": "1"}
     mind(["--home", str(folder), "init", "--name", name], quiet)
     for i in range(turns):
-        mind(["--home", str(folder), "turn", f"seed {i}", "--model", "mock",
-              "--mock-reply", f"{REPLY} {i}"], quiet)  # fmt: skip
+        mind(
+            [
+                "--home",
+                str(folder),
+                "turn",
+                f"seed {i}",
+                "--model",
+                "mock",
+                "--mock-reply",
+                f"{REPLY} {i}",
+            ],
+            quiet,
+        )
     return folder
 
 
@@ -63,8 +74,7 @@ def start_server(
     for home in homes:
         args += ["--home", str(home)]
     with open(log, "ab") as out:
-        proc = subprocess.Popen(args, env=dict(env), stdout=out, stderr=out,
-                                start_new_session=True)  # fmt: skip
+        proc = subprocess.Popen(args, env=dict(env), stdout=out, stderr=out, start_new_session=True)
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
         infos = [_info(h) for h in homes]
@@ -107,11 +117,11 @@ def served_requests(home: Path) -> int:
 
 
 def in_process_use_cases(home: Path, runs: int) -> dict[str, list[float]]:
-    """The turn and the recall as use cases in this (warm) process: what a process costs
-    beyond them is start-up."""
+    """The turn and the recall as use cases in this (warm) process, with their JSON made as
+    the commands make it: what a process costs beyond them is start-up and printing."""
     os.environ["MIND_NO_SERVER"] = "1"
     from cli.compose import Home, build_model, turn_service
-    from cli.recall_cmds import recall
+    from cli.recall_cmds import recall_data
     from cli.turn_cmds import outcome_json
 
     h = Home(home)
@@ -123,13 +133,8 @@ def in_process_use_cases(home: Path, runs: int) -> dict[str, list[float]]:
             outcome = service.run(f"in-process bench {i}", model, budget=2000)
         outcome_json(h, outcome)
         turns.append(time.perf_counter() - start)
-        callback: Callable[..., Any] = recall.callback  # type: ignore[assignment]
         start = time.perf_counter()
-        import contextlib
-        import io
-
-        with contextlib.redirect_stdout(io.StringIO()):
-            callback.__wrapped__(h, "bench item follow up", 2000, None, True)  # type: ignore[attr-defined]
+        recall_data(h, "follow up bench item", 2000)
         recalls.append(time.perf_counter() - start)
     return {"turn (use case)": turns[1:], "recall (use case)": recalls[1:]}
 
@@ -144,9 +149,27 @@ def main() -> None:
     proc, info = start_server([home], env, folder / "serve.log")
     h = ["--home", str(home)]
     variants: dict[str, list[str]] = {
-        "turn via server": [*MIND, *h, "turn", "bench {i}", "--model", "mock", "--mock-reply", REPLY],
-        "turn --no-server": [*MIND, *h, "turn", "bench {i}", "--model", "mock", "--mock-reply",
-                             REPLY, "--no-server"],  # fmt: skip
+        "turn via server": [
+            *MIND,
+            *h,
+            "turn",
+            "bench {i}",
+            "--model",
+            "mock",
+            "--mock-reply",
+            REPLY,
+        ],
+        "turn --no-server": [
+            *MIND,
+            *h,
+            "turn",
+            "bench {i}",
+            "--model",
+            "mock",
+            "--mock-reply",
+            REPLY,
+            "--no-server",
+        ],
         "recall via server": [*MIND, *h, "recall", "follow up bench item"],
         "recall --no-server": [*MIND, *h, "recall", "follow up bench item", "--no-server"],
         "python -c pass": [sys.executable, "-c", "pass"],
@@ -157,8 +180,7 @@ def main() -> None:
         for i in range(runs + 1):  # round 0 warms the disk cache and the server
             for name, args in variants.items():
                 start = time.perf_counter()
-                done = subprocess.run([a.format(i=i) for a in args], env=env,
-                                      capture_output=True)  # fmt: skip
+                done = subprocess.run([a.format(i=i) for a in args], env=env, capture_output=True)
                 took = time.perf_counter() - start
                 if done.returncode != 0:
                     raise RuntimeError(f"{name} failed: {done.stderr.decode()}")

@@ -74,6 +74,7 @@ def _register() -> None:
         projection_cmds,
         query_cmds,
         recall_cmds,
+        serve_cmds,
         thread_cmds,
         turn_cmds,
     )
@@ -92,6 +93,7 @@ def _register() -> None:
         turn_cmds,
         recall_cmds,
         import_cmds,
+        serve_cmds,
     ):
         module.register(mind)
     refuse_undecodable_arguments(mind)
