@@ -53,6 +53,16 @@ _PROVIDER = re.compile(
 _NOT_SETTINGS = {"MIND_HOME", "MIND_NO_SERVER"}
 
 
+# The environment this process started with: `cli.main.main` imports this module first, before
+# any settings put the home's .env lines into os.environ (a server fingerprints this one).
+_STARTUP_ENVIRONMENT = dict(os.environ)
+
+
+def startup_environment() -> dict[str, str]:
+    """The environment as it was when the process started (see `env_fingerprint`)."""
+    return dict(_STARTUP_ENVIRONMENT)
+
+
 class ServerUnavailable(Exception):
     """Raised when no server took the request (none, not ours, refused it before accepting):
     the call runs in-process instead."""
@@ -288,13 +298,18 @@ def may_start_server(home: Path) -> bool:
         return False
     if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid():
         return False
-    if not os.access(home, os.W_OK | os.X_OK) or not (home / "config.json").is_file():
+    if not os.access(home, os.W_OK | os.X_OK) or not _is_mind(home):
         return False
     if (home / INFO_FILE).exists() and read_info(home) is not None:
         return False  # one runs (another user's, version or settings): leave it be
     with contextlib.suppress(OSError):
         return time.time() - os.stat(home / STARTING_FILE).st_mtime > START_GRACE_S
     return True
+
+
+def _is_mind(home: Path) -> bool:
+    """A SQLite ledger, or a config.json (a PostgreSQL mind keeps only that here)."""
+    return (home / "ledger.sqlite").is_file() or (home / "config.json").is_file()
 
 
 def start_server(home: Path, environ: Mapping[str, str]) -> bool:
