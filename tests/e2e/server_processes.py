@@ -159,3 +159,22 @@ def init_mind(home: Path, name: str = "Echo", *extra: str) -> None:
     """`mind init` in-process (no server)."""
     done = run_mind(["init", "--name", name, *extra], client_env(home, MIND_NO_SERVER="1"))
     assert done.code == 0, done.err
+
+
+def ledger_turns(home: Path) -> tuple[list[tuple[int, str]], int]:
+    """(seq, text) of every turn the ledger started, and how many completed (read in-process)."""
+    done = run_mind(["log", "--json", "--limit", "100000"], client_env(home, MIND_NO_SERVER="1"))
+    assert done.code == 0, done.err
+    events = done.json()
+    started = [
+        (e["payload"]["seq"], e["payload"]["text"])
+        for e in events
+        if e["type"] == "mind.turn.started"
+    ]
+    completed = sum(1 for e in events if e["type"] == "mind.turn.completed")
+    return started, completed
+
+
+def verified(home: Path) -> bool:
+    done = run_mind(["verify", "--json"], client_env(home, MIND_NO_SERVER="1"))
+    return done.code == 0 and done.json()["ok"] is True
