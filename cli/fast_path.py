@@ -16,7 +16,6 @@ import io
 import os
 import sys
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
@@ -29,15 +28,27 @@ MIN_BUDGET = {"turn": 200, "recall": 50}  # the commands' click.IntRange
 DEFAULT_BUDGET = 2000
 
 
-@dataclass
 class Call:
-    """A `turn` or `recall` call as the arguments give it."""
+    """A `turn` or `recall` call as the arguments give it (a plain class: `dataclasses` costs
+    an import the fast path does not need)."""
 
-    command: str
-    argument: str
-    options: dict[str, str] = field(default_factory=dict)
-    flags: set[str] = field(default_factory=set)
-    home: str | None = None
+    def __init__(
+        self,
+        command: str,
+        argument: str,
+        options: dict[str, str] | None = None,
+        flags: set[str] | None = None,
+        home: str | None = None,
+    ) -> None:
+        self.command, self.argument, self.home = command, argument, home
+        self.options = {} if options is None else options
+        self.flags = set() if flags is None else flags
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Call) and vars(self) == vars(other)
+
+    def __repr__(self) -> str:
+        return f"Call({vars(self)!r})"
 
 
 def parse(argv: list[str]) -> Call | None:

@@ -14,7 +14,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import hmac
-import http.client
 import json
 import os
 import re
@@ -23,7 +22,6 @@ import stat
 import sys
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -155,56 +153,90 @@ def read_info(home: Path) -> dict[str, Any] | None:
     return dict(info)
 
 
-class _UnixConnection(http.client.HTTPConnection):
-    """HTTP over a Unix socket."""
-
-    def __init__(self, path: str) -> None:
-        super().__init__("localhost", timeout=CONNECT_TIMEOUT_S)
-        self.socket_path = path
-
-    def connect(self) -> None:
-        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+def exchange(socket_path: str, request: bytes) -> tuple[int, bytes]:
+    """Send one HTTP/1.1 request (with `Connection: close`) over a Unix socket; the status and
+    body of the answer. Written out rather than through http.client, whose import (the email
+    package) costs as much as the rest of the fast path. ServerUnavailable when the request
+    was not all sent (so the server cannot have acted on it), ServerLost after that."""
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
         try:
             sock.settimeout(CONNECT_TIMEOUT_S)
-            sock.connect(self.socket_path)
-        except OSError:
-            sock.close()
-            raise
-        sock.settimeout(None)  # a turn waits for the model as long as it takes
-        self.sock = sock
+            sock.connect(socket_path)
+            sock.settimeout(None)  # a turn waits for the model as long as it takes
+            sock.sendall(request)
+        except OSError as e:
+            raise ServerUnavailable(f"cannot send to the server ({e})") from None
+        chunks = []
+        try:
+            while chunk := sock.recv(65536):
+                chunks.append(chunk)
+        except OSError as e:
+            raise ServerLost(f"the server stopped answering ({e})") from None
+    finally:
+        sock.close()
+    return parse_response(b"".join(chunks))
 
 
-@dataclass
+def parse_response(raw: bytes) -> tuple[int, bytes]:
+    """Status and body of a whole HTTP/1.1 response (Content-Length or chunked)."""
+    head, sep, body = raw.partition(b"\r\n\r\n")
+    lines = head.decode("latin-1").split("\r\n")
+    parts = lines[0].split(" ", 2)
+    if not sep or len(parts) < 2 or not parts[0].startswith("HTTP/") or not parts[1].isdigit():
+        raise ServerLost("the server's answer was cut off")
+    headers = {}
+    for line in lines[1:]:
+        name, _, value = line.partition(":")
+        headers[name.strip().lower()] = value.strip()
+    if headers.get("transfer-encoding", "").lower() == "chunked":
+        body = _unchunk(body)
+    elif headers.get("content-length", "").isdigit():
+        if len(body) < int(headers["content-length"]):
+            raise ServerLost("the server's answer was cut off")
+        body = body[: int(headers["content-length"])]
+    return int(parts[1]), body
+
+
+def _unchunk(data: bytes) -> bytes:
+    out: list[bytes] = []
+    at = 0
+    while True:
+        end = data.find(b"\r\n", at)
+        if end < 0:
+            raise ServerLost("the server's answer was cut off")
+        size = int(data[at:end].split(b";")[0] or b"0", 16)
+        if size == 0:
+            return b"".join(out)
+        if end + 2 + size > len(data):
+            raise ServerLost("the server's answer was cut off")
+        out.append(data[end + 2 : end + 2 + size])
+        at = end + 2 + size + 2
+
+
 class Server:
     """A running server that may take this home's calls."""
 
-    home: Path
-    name: str  # the mind's name in URLs
-    token: str
-    socket_path: Path
+    def __init__(self, home: Path, name: str, token: str, socket_path: Path) -> None:
+        self.home, self.token, self.socket_path = home, token, socket_path
+        self.name = name  # the mind's name in URLs
 
     def call(self, method: str, path: str, body: dict[str, Any] | None = None) -> Any:
         """One request; returns the JSON answer. ServerUnavailable when the server did not
         take it (nothing was done), ServerLost when it failed after it had the request."""
-        conn = _UnixConnection(str(self.socket_path))
-        headers = {"Authorization": f"Bearer {self.token}", "Accept": "application/json"}
-        payload = None
+        payload = b"" if body is None else json.dumps(body).encode()
+        head = [
+            f"{method} {path} HTTP/1.1",
+            "Host: localhost",
+            f"Authorization: Bearer {self.token}",
+            "Accept: application/json",
+            "Connection: close",
+            f"Content-Length: {len(payload)}",
+        ]
         if body is not None:
-            payload = json.dumps(body).encode()
-            headers["Content-Type"] = "application/json"
-        try:
-            try:
-                conn.request(method, path, body=payload, headers=headers)
-            except OSError as e:  # the server never had the whole request
-                raise ServerUnavailable(f"cannot send to the server ({e})") from None
-            try:
-                response = conn.getresponse()
-                status, raw = response.status, response.read()
-            except (OSError, http.client.HTTPException) as e:
-                raise ServerLost(f"the server stopped answering ({e})") from None
-        finally:
-            conn.close()
-        return _answer(status, raw)
+            head.append("Content-Type: application/json")
+        request = ("\r\n".join(head) + "\r\n\r\n").encode() + payload
+        return _answer(*exchange(str(self.socket_path), request))
 
     def mind_path(self, tail: str) -> str:
         return f"/v1/minds/{quote(self.name, safe='')}/{tail}"

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import socket
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -14,7 +15,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from cli import server_client as sc
-from cli.fast_path import Call, home_path, parse, turn_body
+from cli.fast_path import Call, home_path, parse, run_via_server, turn_body
 
 
 def test_a_plain_turn_is_parsed_with_its_options_and_the_last_home() -> None:
@@ -233,3 +234,114 @@ def test_a_socket_of_another_user_is_not_used(served_home: Path) -> None:
     _give_away(served_home / sc.SOCKET_FILE)
 
     assert sc.find_server(served_home, {}) is None
+
+
+def _chunked(body: bytes, size: int) -> bytes:
+    pieces = [body[i : i + size] for i in range(0, len(body), size)]
+    return b"".join(b"%x\r\n%s\r\n" % (len(p), p) for p in pieces) + b"0\r\n\r\n"
+
+
+@given(st.binary(max_size=300), st.integers(1, 50))
+def test_a_chunked_answer_is_read_whole(body: bytes, size: int) -> None:
+    raw = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n" + _chunked(body, size)
+
+    assert sc.parse_response(raw) == (200, body)
+
+
+def test_an_answer_with_a_length_is_read_to_its_length() -> None:
+    raw = b"HTTP/1.1 404 Not Found\r\ncontent-length: 2\r\nx: y\r\n\r\n{}"
+
+    assert sc.parse_response(raw) == (404, b"{}")
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        b"",
+        b"HTTP/1.1 200 OK\r\ncontent-length: 10\r\n",
+        b"HTTP/1.1 200 OK\r\ncontent-length: 10\r\n\r\n{}",
+        b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nab",
+    ],
+)
+def test_an_answer_cut_off_means_the_server_was_lost(raw: bytes) -> None:
+    with pytest.raises(sc.ServerLost):
+        sc.parse_response(raw)
+
+
+def test_a_request_to_a_socket_nobody_listens_on_was_never_taken(tmp_path: Path) -> None:
+    path = tmp_path / "gone.sock"
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(str(path))
+    listener.close()  # the file stays, nobody listens: what a killed server leaves
+
+    with pytest.raises(sc.ServerUnavailable):
+        sc.exchange(str(path), b"GET / HTTP/1.1\r\n\r\n")
+
+
+def _answer_once(listener: socket.socket, reply: bytes) -> threading.Thread:
+    """Accept one connection, read the whole request, send `reply` (maybe nothing), close."""
+
+    def serve() -> None:
+        conn, _ = listener.accept()
+        data = b""
+        while b"\r\n\r\n" not in data:
+            data += conn.recv(65536)
+        head, _, body = data.partition(b"\r\n\r\n")
+        length = int(head.lower().split(b"content-length: ")[1].split(b"\r\n")[0])
+        while len(body) < length:
+            body += conn.recv(65536)
+        conn.sendall(reply)
+        conn.close()
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    return thread
+
+
+@pytest.fixture
+def listening(served_home: Path) -> socket.socket:
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    (served_home / sc.SOCKET_FILE).unlink()
+    listener.bind(str(served_home / sc.SOCKET_FILE))
+    os.chmod(served_home / sc.SOCKET_FILE, 0o600)
+    listener.listen(1)
+    return listener
+
+
+TURN_ARGS = ["turn", "hi", "--model", "mock", "--mock-reply", "x"]
+
+
+def test_a_server_lost_after_taking_a_turn_is_reported_and_the_turn_not_run_again(
+    served_home: Path, listening: socket.socket, capsys: pytest.CaptureFixture[str]
+) -> None:
+    thread = _answer_once(listening, b"")  # took the request, then died
+
+    code = run_via_server(["--home", str(served_home), *TURN_ARGS], {})
+
+    thread.join(10)
+    assert code == 1
+    assert "not run again" in capsys.readouterr().err
+
+
+def test_a_server_that_refuses_a_turn_leaves_it_to_the_in_process_command(
+    served_home: Path, listening: socket.socket
+) -> None:
+    body = b'{"error": {"code": "bad_request", "message": "no"}}'
+    reply = b"HTTP/1.1 400 Bad Request\r\ncontent-length: %d\r\n\r\n%s" % (len(body), body)
+    thread = _answer_once(listening, reply)
+
+    code = run_via_server(["--home", str(served_home), *TURN_ARGS], {})
+
+    thread.join(10)
+    assert code is None
+
+
+def test_a_recall_whose_server_is_lost_runs_in_process(
+    served_home: Path, listening: socket.socket
+) -> None:
+    thread = _answer_once(listening, b"HTTP/1.1 200 OK\r\ncontent-le")
+
+    code = run_via_server(["--home", str(served_home), "recall", "q"], {})
+
+    thread.join(10)
+    assert code is None
