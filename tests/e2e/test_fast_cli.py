@@ -176,3 +176,20 @@ def test_a_call_on_a_folder_that_is_no_mind_starts_nothing_and_says_so(tmp_path:
 
     assert done.code == 1 and done.err.startswith("Error: ")
     assert sorted(p.name for p in home.iterdir()) == []
+
+
+def test_chat_starts_the_homes_server_for_later_calls_unless_told_not_to(
+    tmp_path: Path, started_servers: list[Path]
+) -> None:
+    quiet, home = tmp_path / "quiet", tmp_path / "m"
+    for folder in (quiet, home):
+        init_mind(folder)
+    started_servers.append(home)
+    chat = ["chat", "--model", "mock", "--mock-reply", "hi"]
+
+    refused = run_mind([*chat, "--no-server"], client_env(quiet), stdin="/exit\n")
+    done = run_mind(chat, client_env(home), stdin="/exit\n")
+    info = wait_for(lambda: server_info(home), "the server chat started")
+
+    assert refused.code == 0 and not (quiet / "server.starting").exists()
+    assert done.code == 0 and info["homes"] == [str(home)]
