@@ -116,14 +116,17 @@ def package_version() -> str:
 
 
 def pid_alive(pid: int) -> bool:
-    """Whether `pid` is a live process of this user (another user's is not ours to use)."""
+    """Whether `pid` is a live process of this user (another user's is not ours to use; one
+    that has exited but is not yet reaped, a zombie, is not live)."""
     try:
         os.kill(pid, 0)
-    except (ProcessLookupError, PermissionError):
+    except OSError:  # ProcessLookupError, PermissionError
         return False
+    try:
+        stat_line = Path(f"/proc/{pid}/stat").read_text()
     except OSError:
-        return False
-    return True
+        return True  # no /proc: the signal check is all there is
+    return stat_line.rpartition(")")[2].split()[:1] != ["Z"]
 
 
 def _own(path: Path, kind: int) -> bool:
