@@ -17,6 +17,7 @@ from tests.e2e.server_processes import (
     Served,
     client_env,
     init_mind,
+    ledger_turns,
     logged_requests,
     run_mind,
     server_info,
@@ -68,8 +69,15 @@ def test_a_turn_through_the_server_prints_what_the_in_process_turn_prints(
         run_mind([*TURN, "--no-server"], client_env(plain)),
         run_mind([*TURN, "--json"], client_env(plain, MIND_NO_SERVER="1")),
     ]
+    piped = ["turn", "-", "--model", "mock", "--mock-reply", "Read you."]
+    fast.append(run_mind(piped, client_env(home), stdin="from a pipe\r\nsecond line\n"))
+    slow.append(
+        run_mind(piped, client_env(plain, MIND_NO_SERVER="1"), stdin="from a pipe\r\nsecond line\n")
+    )
 
-    assert logged_requests(home, "POST /v1/minds/Echo/turns 200") == before + 2
+    assert logged_requests(home, "POST /v1/minds/Echo/turns 200") == before + 3
+    assert (fast[2].code, fast[2].out, fast[2].err) == (slow[2].code, slow[2].out, slow[2].err)
+    assert ledger_turns(home)[0][-1] == ledger_turns(plain)[0][-1]
     assert (fast[0].code, fast[0].out, fast[0].err) == (slow[0].code, slow[0].out, slow[0].err)
     assert "[opened c" in fast[0].err and "[defined concept topic.mum]" in fast[0].err
     assert fast[0].out == "Noted.\n"
