@@ -213,6 +213,8 @@ def _recall(server: Any, call: Call) -> int | None:
         data = server.call_mind("GET", f"recall?{query}")
     except ServerLost:
         raise ServerUnavailable("a recall changes nothing: run it here") from None
+    if not (isinstance(data, dict) and {"items", "tokens", "dropped"} <= data.keys()):
+        raise ServerUnavailable("the server's answer is not a recall: run it here")
     echo_recall(data, "--json" in call.flags)
     return 0
 
@@ -229,4 +231,8 @@ def _turn(server: Any, call: Call) -> int | None:
     if body is None:
         return None
     data = server.call_mind("POST", "turns", body)
+    if not (isinstance(data, dict) and {"status", "reply", "failure", "events"} <= data.keys()):
+        from cli.server_client import ServerLost
+
+        raise ServerLost("the server's answer is not a turn")  # it took the turn: not re-run
     return echo_turn(data, "--json" in call.flags)

@@ -92,8 +92,9 @@ def relevant_environment(environ: Mapping[str, str]) -> list[tuple[str, str]]:
 
 def env_fingerprint(environ: Mapping[str, str], home: Path, token: str) -> str:
     """An HMAC (keyed by the home's token) of the settings a server started with: the relevant
-    environment and the size and time of the home's .env and config.json. The server writes it
-    into server.json; a client whose own differs runs in-process."""
+    environment, the size and time of the home's .env and config.json, and where the program
+    and its interpreter are. The server writes it into server.json; a client whose own differs
+    runs in-process."""
     files: list[list[Any]] = []
     for name in (".env", "config.json"):
         try:
@@ -101,7 +102,9 @@ def env_fingerprint(environ: Mapping[str, str], home: Path, token: str) -> str:
             files.append([name, st.st_size, st.st_mtime_ns])
         except OSError:
             files.append([name, None, None])
-    message = json.dumps([relevant_environment(environ), files], sort_keys=True)
+    # The code too: a server of another checkout or interpreter (same version number) differs.
+    code = [sys.executable, os.path.dirname(os.path.abspath(__file__))]
+    message = json.dumps([relevant_environment(environ), files, code], sort_keys=True)
     return hmac.new(token.encode(), message.encode(), hashlib.sha256).hexdigest()
 
 

@@ -345,3 +345,16 @@ def test_a_recall_whose_server_is_lost_runs_in_process(
 
     thread.join(10)
     assert code is None
+
+
+def test_a_turn_answer_that_is_no_turn_is_reported_not_run_again(
+    served_home: Path, listening: socket.socket, capsys: pytest.CaptureFixture[str]
+) -> None:
+    body = b'{"hello": "world"}'
+    reply = b"HTTP/1.1 200 OK\r\ncontent-length: %d\r\n\r\n%s" % (len(body), body)
+    thread = _answer_once(listening, reply)
+
+    code = run_via_server(["--home", str(served_home), *TURN_ARGS], {})
+
+    thread.join(10)
+    assert code == 1 and "not a turn" in capsys.readouterr().err
