@@ -12,6 +12,7 @@ import click
 
 from cli.compose import Home, build_model, open_mind, read_model
 from cli.output import echo, json_text, table
+from cli.server_client import NO_SERVER_HELP
 from domain.errors import InvalidInputError, MindError
 
 HELP = """/help                this list
@@ -173,9 +174,15 @@ class Session:
 @click.option(
     "--json", "as_json", is_flag=True, help="Print each turn as one line of JSON, no greeting."
 )
+@click.option("--no-server", is_flag=True, help=NO_SERVER_HELP)
 @click.pass_obj
 def chat(
-    home: Home, spec: str | None, api_base: str | None, mock_reply: str | None, as_json: bool
+    home: Home,
+    spec: str | None,
+    api_base: str | None,
+    mock_reply: str | None,
+    as_json: bool,
+    no_server: bool,
 ) -> None:
     """Talk with the mind interactively; /help lists the slash commands.
 
@@ -191,6 +198,8 @@ def chat(
         raise InvalidInputError("use --model mock together with --mock-reply TEXT")
     history = _history(home)
     session = Session(home, spec, api_base, reply_text(mock_reply))
+    if not no_server:
+        _start_background_server(home)
     session.as_json = as_json
     name = open_mind(home).identity().name
     if not as_json:
@@ -210,6 +219,18 @@ def chat(
         except MindError as e:  # this line is refused; the session goes on
             echo(f"Error: {e}", err=True)
     history()
+
+
+def _start_background_server(home: Home) -> None:
+    """A chat runs in this process; with no server for the home it starts one (as `mind turn`
+    does) for the `mind turn` and `mind recall` calls that follow, with the environment this
+    process started with (not the .env lines settings put into os.environ since)."""
+    import os
+
+    from cli import server_client
+
+    if not server_client.no_server(os.environ):
+        server_client.start_server(home.path.absolute(), server_client.startup_environment())
 
 
 def _one_line(session: Session, name: str, line: str) -> bool:

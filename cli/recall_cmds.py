@@ -8,7 +8,8 @@ import click
 
 from cli.compose import Home, clock_from_env, read_model
 from cli.options import AsOf, as_of_option
-from cli.output import echo, emit_json, table
+from cli.render import echo_recall
+from cli.server_client import NO_SERVER_HELP
 
 
 def recall_data(home: Home, query: str, budget: int, as_of: AsOf | None = None) -> dict[str, Any]:
@@ -57,6 +58,7 @@ def recall_data(home: Home, query: str, budget: int, as_of: AsOf | None = None) 
 )
 @as_of_option()
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.option("--no-server", is_flag=True, expose_value=False, help=NO_SERVER_HELP)
 @click.pass_obj
 def recall(home: Home, query: str, budget: int, as_of: AsOf | None, as_json: bool) -> None:
     """Show what the mind would remember for QUERY, why, and at what cost in tokens.
@@ -73,13 +75,7 @@ def recall(home: Home, query: str, budget: int, as_of: AsOf | None, as_json: boo
 
         mind recall "what did I promise last May?" --as-of 2026-06-01T00:00:00Z
     """
-    data = recall_data(home, query, budget, as_of)
-    items = data["items"]
-    if as_json:
-        emit_json(data)
-        return
-    table(items, ["id", "channel", "score", "tokens", "day", "text"], "Nothing to recall.")
-    echo(f"{data['tokens']} tokens, {len(items)} items, {data['dropped']} over budget")
+    echo_recall(recall_data(home, query, budget, as_of), as_json)
 
 
 def register(group: click.Group) -> None:

@@ -9,7 +9,9 @@ from typing import Any
 import click
 
 from cli.compose import Home, asker, build_model, open_mind, open_reader, turn_service
-from cli.output import echo, emit_json
+from cli.output import echo
+from cli.render import echo_turn
+from cli.server_client import NO_SERVER_HELP
 
 
 def reply_text(value: str | None) -> str | None:
@@ -55,6 +57,7 @@ def outcome_json(home: Home, outcome: Any) -> dict[str, Any]:
         "claims": outcome.claims,
         "rejections": outcome.rejections,
         "identity": {"name": name, "changes": outcome.identity},
+        "threads": outcome.threads,
         "context": outcome.context,
         "context_tokens": outcome.context_tokens,
         "model": outcome.model,
@@ -73,16 +76,10 @@ def outcome_json(home: Home, outcome: Any) -> dict[str, Any]:
 def echo_effects(outcome: Any) -> None:
     """One line per change the reply's control lines made (and per refused line), on stderr so
     the reply itself stays clean; a reply cut off at the token limit says so first."""
-    from cli.turn_lines import change_lines
+    from cli.turn_lines import effect_lines, effects_of
 
-    if outcome.cut_off:
-        echo(
-            f"  [cut off at the token limit (finish reason {outcome.finish_reason}); "
-            "the reply is kept as far as it got]",
-            err=True,
-        )
-    for line in change_lines(outcome):
-        echo(f"  [{line}]", err=True)
+    for line in effect_lines(effects_of(outcome)):
+        echo(line, err=True)
 
 
 def model_options(fn: Any) -> Any:
@@ -143,6 +140,7 @@ def turn_model(home: Home, spec: str | None, mock_reply: str | None, api_base: s
 @click.argument("text")
 @model_options
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.option("--no-server", is_flag=True, expose_value=False, help=NO_SERVER_HELP)
 @click.pass_obj
 def turn(
     home: Home,
@@ -173,22 +171,9 @@ def turn(
     with turn_service(home) as service:
         # A message asking what reusable knowledge answers is answered from it (recorded).
         outcome = asker(home, service, semantic=False).turn(text, lambda: model, budget=budget)
-    data = outcome_json(home, outcome)
-    if as_json:
-        emit_json(data)
-    elif outcome.status == "complete":
-        echo(outcome.reply)
-        echo_effects(outcome)
-    if outcome.status == "failed":
-        assert outcome.failure is not None
-        if not as_json:
-            echo(
-                f"Error: generation failed ({outcome.failure['kind']}): "
-                f"{outcome.failure['message']}; the message is kept at position "
-                f"{data['events']['first']}",
-                err=True,
-            )
-        raise SystemExit(1)
+    code = echo_turn(outcome_json(home, outcome), as_json)
+    if code:
+        raise SystemExit(code)
 
 
 def register(group: click.Group) -> None:

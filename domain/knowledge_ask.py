@@ -210,13 +210,19 @@ class Asker:
         model: Callable[[], CompletionModel],
         budget: int = DEFAULT_BUDGET,
         on_token: Callable[[str], None] | None = None,
+        on_reply: Callable[[str], None] | None = None,
     ) -> TurnOutcome:
         """A turn: a message whose intent exact-matches reusable knowledge is answered from it
-        without the model (recorded as such); any other goes to the model."""
+        without the model (recorded as such); any other goes to the model. `on_token` and
+        `on_reply` as `TurnService.run`."""
         item = self.mind.knowledge_for(text) if text.strip() else None
         if item is None or assess(item, self.mind.clock()).decision != "reuse":
-            return self.turns.run(text, model(), budget=budget, on_token=on_token)
-        turn = self.turns.run(text, MemoryAnswer(item.answer), budget=budget, on_token=on_token)
+            return self.turns.run(
+                text, model(), budget=budget, on_token=on_token, on_reply=on_reply
+            )
+        turn = self.turns.run(
+            text, MemoryAnswer(item.answer), budget=budget, on_token=on_token, on_reply=on_reply
+        )
         semantic = "on" if self.reads is not None else f"off: {self.off}"
         outcome = AskOutcome(
             "memory-exact", item.answer, "reuse", [], item, 1.0, semantic, turn=turn

@@ -78,6 +78,7 @@ class ServedMind:
         it. `on_delta` receives the visible reply as it comes (the model streams; control lines
         are never in it; the pieces add up to the recorded reply, all heard before it is
         recorded; a callback that raises stops hearing, the turn goes on)."""
+        from cli.compose import asker
         from cli.turn_cmds import outcome_json
         from domain.errors import InvalidInputError
 
@@ -87,7 +88,10 @@ class ServedMind:
             completion_model = self._model(model, mock_reply, api_base)
             service = self._turns()
             try:
-                outcome = service.run(text, completion_model, budget=budget, on_reply=on_delta)
+                # The same routing as `mind turn`: reusable knowledge answers without the model.
+                outcome = asker(self.home, service, semantic=False).turn(
+                    text, lambda: completion_model, budget=budget, on_reply=on_delta
+                )
             except BaseException:
                 self._drop_turns()  # a fresh pipeline next time, in case this one broke
                 raise

@@ -265,8 +265,12 @@ def serve(
             await asyncio.sleep(0.02)
         for mind in minds:
             path = mind.home.path / SOCKET_FILE
+            from cli.server_client import env_fingerprint, startup_environment
+
+            fp = env_fingerprint(startup_environment(), mind.home.path, mind.token)
             _write_atomically(
-                server_file(mind.home.path), describe(str(path) if unix[mind.name] else None)
+                server_file(mind.home.path),
+                {**describe(str(path) if unix[mind.name] else None), "env_fingerprint": fp},
             )
             written.append(server_file(mind.home.path))
         logs.server.info("serving %s at %s (pid %d)", ", ".join(minds.names()), url, os.getpid())

@@ -22,6 +22,10 @@ T0 = datetime(2026, 5, 1, 9, 0, tzinfo=UTC)
 REPO = Path(__file__).resolve().parent.parent
 LOCOMO = REPO.parent / "shared" / "data" / "locomo" / "locomo10.json"
 
+# The suite runs every command in-process and never starts a background server (README, "The
+# background server"); the tests about the fast path unset it for their own processes.
+os.environ["MIND_NO_SERVER"] = "1"
+
 
 @pytest.fixture
 def app() -> Mind:

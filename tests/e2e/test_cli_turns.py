@@ -28,6 +28,7 @@ TURN_KEYS = {
     "claims",
     "rejections",
     "identity",
+    "threads",
     "context",
     "context_tokens",
     "model",

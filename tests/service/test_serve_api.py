@@ -79,7 +79,7 @@ def test_a_turn_answers_what_mind_turn_json_prints_and_the_reads_match_the_cli(
     assert data["reply"] == "Noted."
     assert data["identity"]["name"] == "Echo"
     assert set(data) >= {
-        "turn", "seq", "status", "reply", "reply_raw", "opened", "closed", "claims",
+        "turn", "seq", "status", "reply", "reply_raw", "opened", "closed", "claims", "threads",
         "rejections", "identity", "context", "context_tokens", "model", "usage", "latency_ms",
         "finish_reason", "cut_off", "failure", "events",
     }  # fmt: skip

@@ -1,0 +1,107 @@
+"""The `mind` command group: options shared by every command, and turning errors into one line.
+
+Imported by `cli.main.main` only when the call does not go to a running server (`cli.fast_path`):
+it loads the whole command tree."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+from eventsourcing.persistence import PersistenceError
+
+from cli.arguments import refuse_undecodable_arguments
+from cli.compose import Home
+from cli.options import HOME_HELP, share_options
+from cli.output import error_text
+from domain.errors import MindError
+
+
+class MindGroup(click.Group):
+    """A group whose commands report MindError as one `Error: ...` line with exit 1 (secrets
+    redacted, nothing a terminal would obey: `cli.output.error_text`)."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        home = ctx.obj.path if isinstance(ctx.obj, Home) else None
+        try:
+            return super().invoke(ctx)
+        except MindError as e:
+            raise click.ClickException(error_text(str(e), home)) from None
+        except PersistenceError as e:
+            raise click.ClickException(error_text(f"ledger error: {e}", home)) from None
+        except click.ClickException as e:  # usage errors quote what was typed
+            setattr(e, "message", error_text(e.message, home))  # noqa: B010 (typed Final)
+            raise
+
+
+@click.group(cls=MindGroup)
+@click.option(
+    "--home",
+    type=click.Path(file_okay=False, path_type=Path),
+    help=HOME_HELP,
+)
+@click.version_option(package_name="mindledger")
+@click.pass_context
+def mind(ctx: click.Context, home: Path | None) -> None:
+    """A persistent, inspectable mind kept as a hash-linked event ledger.
+
+    Every command works on one home folder holding the ledger, the read models and config.
+    Set MIND_NOW (ISO-8601, UTC) to fix the time that commands record. Settings come from
+    flags, then MIND_* variables, then MIND_HOME/.env, then config.json (`mind config show`).
+
+    Example:
+
+        mind init --name Echo
+        mind commit "Send the weekly report on Friday"
+        mind commitments
+        mind verify
+    """
+    ctx.obj = Home.from_option(home)
+    _ = ctx.obj.loaded  # every setting is checked here: a bad value stops any command at once
+
+
+def _register() -> None:
+    from cli import (
+        commitment_cmds,
+        concept_cmds,
+        config_cmds,
+        graph_cmds,
+        identity_cmds,
+        import_cmds,
+        knowledge_cmds,
+        ledger_cmds,
+        mcp_cmds,
+        model_cmds,
+        projection_cmds,
+        query_cmds,
+        recall_cmds,
+        serve_cmds,
+        thread_cmds,
+        turn_cmds,
+    )
+
+    for module in (
+        ledger_cmds,
+        model_cmds,
+        commitment_cmds,
+        concept_cmds,
+        thread_cmds,
+        identity_cmds,
+        config_cmds,
+        projection_cmds,
+        query_cmds,
+        graph_cmds,
+        turn_cmds,
+        recall_cmds,
+        import_cmds,
+        knowledge_cmds,
+        mcp_cmds,
+        serve_cmds,
+    ):
+        module.register(mind)
+    refuse_undecodable_arguments(mind)
+
+
+_register()
+share_options(mind)  # --home after any subcommand too; help examples printed as written

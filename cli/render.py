@@ -1,0 +1,45 @@
+"""What `mind turn` and `mind recall` print, from their JSON: one function per command, used by
+the in-process command and by the fast path (`cli.fast_path`) alike, so the two cannot drift.
+
+Standard library, click and `domain` only: the fast path imports this before it decides."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from cli.output import echo, emit_json, table
+from cli.turn_lines import effect_lines
+
+RECALL_COLUMNS = ["id", "channel", "score", "tokens", "day", "text"]
+
+
+def echo_turn(turn: Mapping[str, Any], as_json: bool) -> int:
+    """Print a turn as `mind turn` does (the JSON, or the reply with its effects); returns the
+    exit status: 1 when generation failed (the message stays in the ledger), else 0."""
+    if as_json:
+        emit_json(turn)
+    elif turn["status"] == "complete":
+        echo(turn["reply"])
+        for line in effect_lines(turn):
+            echo(line, err=True)
+    if turn["status"] != "failed":
+        return 0
+    if not as_json:
+        failure = turn["failure"]
+        echo(
+            f"Error: generation failed ({failure['kind']}): {failure['message']}; the message "
+            f"is kept at position {turn['events']['first']}",
+            err=True,
+        )
+    return 1
+
+
+def echo_recall(data: Mapping[str, Any], as_json: bool) -> None:
+    """Print a recall as `mind recall` does: the JSON, or a table and a summary line."""
+    if as_json:
+        emit_json(data)
+        return
+    items = data["items"]
+    table(items, RECALL_COLUMNS, "Nothing to recall.")
+    echo(f"{data['tokens']} tokens, {len(items)} items, {data['dropped']} over budget")

@@ -1,0 +1,384 @@
+"""A tiny client for the home's running `mind serve` (HTTP over `HOME/server.sock`), and the
+rules for when the command line may use it. Standard library only: it runs before anything
+heavy is imported (`cli.fast_path`).
+
+A server takes a call only when its answer is the one this process would compute itself: the
+server is ours (same user, same package version, alive, its socket ours and private) and was
+started with the same settings (`env_fingerprint`: the MIND_* and provider variables and the
+home's .env and config.json, compared as an HMAC keyed by the home's token, so server.json
+reveals no secret). Anything else runs in-process, silently.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import hmac
+import json
+import os
+import re
+import socket
+import stat
+import sys
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+SOCKET_FILE = "server.sock"
+TOKEN_FILE = "server-token"
+INFO_FILE = "server.json"
+STARTING_FILE = "server.starting"  # a client started a server lately: do not start another
+START_GRACE_S = 60.0
+IDLE_EXIT_MINUTES = 10
+CONNECT_TIMEOUT_S = 2.0
+
+NO_SERVER_HELP = (
+    "Run in this process: neither use nor start the home's background server "
+    "(MIND_NO_SERVER=1 does the same)."
+)
+
+# Variables that change what a command does: our settings and what LiteLLM's providers read
+# (keys, base URLs, API versions, proxies, certificate bundles). MIND_HOME only picks the home
+# and MIND_NO_SERVER only this switch, so neither counts.
+_PROVIDER = re.compile(
+    r"(_API_KEY|_API_TOKEN|_SECRET_ACCESS_KEY|_API_BASE|_BASE_URL|_API_URL|_ENDPOINT|"
+    r"_API_VERSION|_TOKEN)$|^(LITELLM_|OPENAI_|ANTHROPIC_|OLLAMA_|AZURE_|AWS_|HF_|HUGGINGFACE)|"
+    r"^(HTTPS?_PROXY|ALL_PROXY|NO_PROXY|REQUESTS_CA_BUNDLE|SSL_CERT_FILE|SSL_CERT_DIR)$",
+    re.IGNORECASE,
+)
+_NOT_SETTINGS = {"MIND_HOME", "MIND_NO_SERVER"}
+
+
+# The environment this process started with: `cli.main.main` imports this module first, before
+# any settings put the home's .env lines into os.environ (a server fingerprints this one).
+_STARTUP_ENVIRONMENT = dict(os.environ)
+
+
+def startup_environment() -> dict[str, str]:
+    """The environment as it was when the process started (see `env_fingerprint`)."""
+    return dict(_STARTUP_ENVIRONMENT)
+
+
+class ServerUnavailable(Exception):
+    """Raised when no server took the request (none, not ours, refused it before accepting):
+    the call runs in-process instead."""
+
+    def __init__(self, message: str, code: str | None = None) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+class ServerLost(Exception):
+    """Raised when the server failed after it had the whole request: the turn may or may not
+    be recorded, so it is not run again."""
+
+
+def no_server(environ: Mapping[str, str]) -> bool:
+    """MIND_NO_SERVER set to anything but empty, 0, false or no."""
+    return environ.get("MIND_NO_SERVER", "").strip().lower() not in ("", "0", "false", "no")
+
+
+def relevant_environment(environ: Mapping[str, str]) -> list[tuple[str, str]]:
+    """The variables that change what a turn or a recall does, sorted."""
+    return sorted(
+        (name, value)
+        for name, value in environ.items()
+        if (name.upper().startswith("MIND_") and name.upper() not in _NOT_SETTINGS)
+        or _PROVIDER.search(name)
+    )
+
+
+def env_fingerprint(environ: Mapping[str, str], home: Path, token: str) -> str:
+    """An HMAC (keyed by the home's token) of the settings a server started with: the relevant
+    environment, the size and time of the home's .env and config.json, and where the program
+    and its interpreter are. The server writes it into server.json; a client whose own differs
+    runs in-process."""
+    files: list[list[Any]] = []
+    for name in (".env", "config.json"):
+        try:
+            st = os.stat(home / name)
+            files.append([name, st.st_size, st.st_mtime_ns])
+        except OSError:
+            files.append([name, None, None])
+    # The code too: a server of another checkout or interpreter (same version number) differs.
+    code = [sys.executable, os.path.dirname(os.path.abspath(__file__))]
+    message = json.dumps([relevant_environment(environ), files, code], sort_keys=True)
+    return hmac.new(token.encode(), message.encode(), hashlib.sha256).hexdigest()
+
+
+def package_version() -> str:
+    """This program's version, as the server writes it into server.json."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("mindledger")
+    except PackageNotFoundError:
+        return "unknown"
+
+
+def pid_alive(pid: int) -> bool:
+    """Whether `pid` is a live process of this user (another user's is not ours to use; one
+    that has exited but is not yet reaped, a zombie, is not live)."""
+    try:
+        os.kill(pid, 0)
+    except OSError:  # ProcessLookupError, PermissionError
+        return False
+    try:
+        stat_line = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return True  # no /proc: the signal check is all there is
+    return stat_line.rpartition(")")[2].split()[:1] != ["Z"]
+
+
+def _own(path: Path, kind: int) -> bool:
+    """Whether `path` is of this `kind` (stat.S_IFSOCK, S_IFREG), ours, and private."""
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return False
+    return (
+        stat.S_IFMT(st.st_mode) == kind
+        and st.st_uid == os.getuid()
+        and not st.st_mode & (stat.S_IRWXG | stat.S_IRWXO)
+    )
+
+
+def read_info(home: Path) -> dict[str, Any] | None:
+    """The home's server.json when a live server of this user wrote it, else None."""
+    try:
+        info = json.loads((home / INFO_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(info, dict):
+        return None
+    pid = info.get("pid")
+    if not isinstance(pid, int) or not pid_alive(pid):
+        return None
+    return dict(info)
+
+
+def exchange(socket_path: str, request: bytes) -> tuple[int, bytes]:
+    """Send one HTTP/1.1 request (with `Connection: close`) over a Unix socket; the status and
+    body of the answer. Written out rather than through http.client, whose import (the email
+    package) costs as much as the rest of the fast path. ServerUnavailable when the request
+    was not all sent (so the server cannot have acted on it), ServerLost after that."""
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        try:
+            sock.settimeout(CONNECT_TIMEOUT_S)
+            sock.connect(socket_path)
+            sock.settimeout(None)  # a turn waits for the model as long as it takes
+            sock.sendall(request)
+        except OSError as e:
+            raise ServerUnavailable(f"cannot send to the server ({e})") from None
+        chunks = []
+        try:
+            while chunk := sock.recv(65536):
+                chunks.append(chunk)
+        except OSError as e:
+            raise ServerLost(f"the server stopped answering ({e})") from None
+    finally:
+        sock.close()
+    return parse_response(b"".join(chunks))
+
+
+def parse_response(raw: bytes) -> tuple[int, bytes]:
+    """Status and body of a whole HTTP/1.1 response (Content-Length or chunked)."""
+    head, sep, body = raw.partition(b"\r\n\r\n")
+    lines = head.decode("latin-1").split("\r\n")
+    parts = lines[0].split(" ", 2)
+    if not sep or len(parts) < 2 or not parts[0].startswith("HTTP/") or not parts[1].isdigit():
+        raise ServerLost("the server's answer was cut off")
+    headers = {}
+    for line in lines[1:]:
+        name, _, value = line.partition(":")
+        headers[name.strip().lower()] = value.strip()
+    if headers.get("transfer-encoding", "").lower() == "chunked":
+        body = _unchunk(body)
+    elif headers.get("content-length", "").isdigit():
+        if len(body) < int(headers["content-length"]):
+            raise ServerLost("the server's answer was cut off")
+        body = body[: int(headers["content-length"])]
+    return int(parts[1]), body
+
+
+def _unchunk(data: bytes) -> bytes:
+    out: list[bytes] = []
+    at = 0
+    while True:
+        end = data.find(b"\r\n", at)
+        if end < 0:
+            raise ServerLost("the server's answer was cut off")
+        size = int(data[at:end].split(b";")[0] or b"0", 16)
+        if size == 0:
+            return b"".join(out)
+        if end + 2 + size > len(data):
+            raise ServerLost("the server's answer was cut off")
+        out.append(data[end + 2 : end + 2 + size])
+        at = end + 2 + size + 2
+
+
+class Server:
+    """A running server that may take this home's calls."""
+
+    def __init__(self, home: Path, name: str, token: str, socket_path: Path) -> None:
+        self.home, self.token, self.socket_path = home, token, socket_path
+        self.name = name  # the mind's name in URLs
+
+    def call(self, method: str, path: str, body: dict[str, Any] | None = None) -> Any:
+        """One request; returns the JSON answer. ServerUnavailable when the server did not
+        take it (nothing was done), ServerLost when it failed after it had the request."""
+        payload = b"" if body is None else json.dumps(body).encode()
+        head = [
+            f"{method} {path} HTTP/1.1",
+            "Host: localhost",
+            f"Authorization: Bearer {self.token}",
+            "Accept: application/json",
+            "Connection: close",
+            f"Content-Length: {len(payload)}",
+        ]
+        if body is not None:
+            head.append("Content-Type: application/json")
+        request = ("\r\n".join(head) + "\r\n\r\n").encode() + payload
+        return _answer(*exchange(str(self.socket_path), request))
+
+    def mind_path(self, tail: str) -> str:
+        return f"/v1/minds/{quote(self.name, safe='')}/{tail}"
+
+    def call_mind(self, method: str, tail: str, body: dict[str, Any] | None = None) -> Any:
+        """`call` on this mind's path; when the server no longer knows the mind by the name
+        server.json gave (a turn renamed it), once more under the name it gives now (a
+        home's token opens that mind only, so /v1/minds lists just it)."""
+        try:
+            return self.call(method, self.mind_path(tail), body)
+        except ServerUnavailable as e:
+            if e.code != "unknown_mind":
+                raise
+        minds = self.call("GET", "/v1/minds")
+        if not (isinstance(minds, list) and len(minds) == 1 and "name" in minds[0]):
+            raise ServerUnavailable("the server does not say which mind this home is")
+        self.name = str(minds[0]["name"])
+        return self.call(method, self.mind_path(tail), body)
+
+
+def _answer(status: int, raw: bytes) -> Any:
+    """The JSON of a response; errors mapped onto what the client may do next."""
+    try:
+        data = json.loads(raw)
+    except ValueError:
+        data = None
+    if 200 <= status < 300 and data is not None:
+        return data
+    if isinstance(data, dict) and "turn" in data and "status" in data:
+        data.pop("error", None)  # a turn recorded as failed (502): printed as `mind turn` does
+        return data
+    error = data.get("error") if isinstance(data, dict) else None
+    code = error.get("code") if isinstance(error, dict) else None
+    message = error.get("message") if isinstance(error, dict) else None
+    if status == 503 or 400 <= status < 500:
+        # Refused before anything was recorded (bad input, stopping, unknown mind): running
+        # in-process gives the same answer, or the same error in the same words.
+        refused = f"the server refused the request ({status} {code}: {message})"
+        raise ServerUnavailable(refused, code)
+    raise ServerLost(f"the server failed ({status} {code or ''}: {message or raw[:200]!r})")
+
+
+def find_server(home: Path, environ: Mapping[str, str]) -> Server | None:
+    """The server that may take this home's calls, if one runs (see the module's rules)."""
+    info = read_info(home)
+    if info is None:
+        return None
+    socket_path = home / SOCKET_FILE
+    token_path = home / TOKEN_FILE
+    if not (_own(socket_path, stat.S_IFSOCK) and _own(token_path, stat.S_IFREG)):
+        return None
+    if info.get("version") != package_version():
+        return None
+    try:
+        token = token_path.read_text(encoding="utf-8").strip()
+    except OSError:
+        return None
+    if not token or info.get("env_fingerprint") != env_fingerprint(environ, home, token):
+        return None
+    name = _mind_name(info, home)
+    return None if name is None else Server(home, name, token, socket_path)
+
+
+def _mind_name(info: Mapping[str, Any], home: Path) -> str | None:
+    """The name under which the server serves `home` (server.json's `homes` and `minds`, in
+    the same order)."""
+    homes, names = info.get("homes"), info.get("minds")
+    if not (isinstance(homes, list) and isinstance(names, list) and len(homes) == len(names)):
+        return None
+    for path, name in zip(homes, names, strict=True):
+        if _same_path(path, home) and isinstance(name, str):
+            return name
+    return None
+
+
+def _same_path(value: Any, home: Path) -> bool:
+    if not isinstance(value, str):
+        return False
+    try:
+        return os.path.samefile(value, home)
+    except OSError:
+        return False
+
+
+def may_start_server(home: Path) -> bool:
+    """Whether a client may start a server for `home`: an initialised mind in a folder of this
+    user that it can write, with no server running or lately started."""
+    try:
+        st = os.stat(home)
+    except OSError:
+        return False
+    if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid():
+        return False
+    if not os.access(home, os.W_OK | os.X_OK) or not _is_mind(home):
+        return False
+    if (home / INFO_FILE).exists() and read_info(home) is not None:
+        return False  # one runs (another user's, version or settings): leave it be
+    with contextlib.suppress(OSError):
+        return time.time() - os.stat(home / STARTING_FILE).st_mtime > START_GRACE_S
+    return True
+
+
+def _is_mind(home: Path) -> bool:
+    """A SQLite ledger, or a config.json (a PostgreSQL mind keeps only that here)."""
+    return (home / "ledger.sqlite").is_file() or (home / "config.json").is_file()
+
+
+def start_server(home: Path, environ: Mapping[str, str]) -> bool:
+    """Start `mind serve --home HOME --idle-exit 10` detached (its own session, output to the
+    home's log), for the calls after this one; returns whether one was started."""
+    if not may_start_server(home):
+        return False
+    try:
+        (home / STARTING_FILE).write_text(f"{os.getpid()}\n", encoding="utf-8")
+        logs = home / "logs"
+        logs.mkdir(exist_ok=True)
+        log = open(logs / "server.log", "ab")  # noqa: SIM115 (handed to the child)
+    except OSError:
+        return False
+    import subprocess
+
+    command = [sys.executable, "-c", "from cli.main import main; main()"]
+    command += ["serve", "--home", str(home), "--port", "0", "--idle-exit", str(IDLE_EXIT_MINUTES)]
+    env = {k: v for k, v in environ.items() if k != "MIND_NO_SERVER"}
+    try:
+        subprocess.Popen(
+            command,
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=log,
+            env=env,
+            start_new_session=True,  # not a child that dies with the terminal
+            close_fds=True,
+        )
+    except OSError:
+        return False
+    finally:
+        log.close()
+    return True
