@@ -73,6 +73,7 @@ def _register() -> None:
         recall_cmds,
         thread_cmds,
         turn_cmds,
+        web_cmds,
     )
 
     for module in (
@@ -89,6 +90,7 @@ def _register() -> None:
         turn_cmds,
         recall_cmds,
         import_cmds,
+        web_cmds,
     ):
         module.register(mind)
     refuse_undecodable_arguments(mind)

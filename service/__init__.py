@@ -1,0 +1,1 @@
+"""The mind as a service: `mind serve` (HTTP JSON API over TCP and the home's Unix socket)."""

@@ -1,0 +1,1 @@
+"""The web page served at `/` by `mind serve` (routes, reads and static assets)."""
