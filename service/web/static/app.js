@@ -309,8 +309,9 @@ VIEWS.ledger = async (section) => {
   let before = null;
   const load = async (reset) => {
     const params = new URLSearchParams({ limit: "100" });
-    for (const [key, id] of [["kind", "f-kind"], ["aggregate", "f-aggregate"], ["q", "f-q"]]) if ($(id).value) params.set(key, $(id).value);
-    for (const [key, id] of [["since", "f-since"], ["until", "f-until"]]) if ($(id).value) params.set(key, new Date($(id).value).toISOString());
+    const field = (name) => form.elements.namedItem(name).value;  // the form is not in the page yet at first
+    for (const key of ["kind", "aggregate", "q"]) if (field(key)) params.set(key, field(key));
+    for (const key of ["since", "until"]) if (field(key)) params.set(key, new Date(field(key)).toISOString());
     if (!reset && before) params.set("before", before);
     const page = await api(uiPath(`/events?${params}`));
     if (kind.options.length === 1) for (const k of page.kinds) kind.append(el("option", { value: k, text: k }));
