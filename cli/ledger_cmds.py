@@ -89,6 +89,69 @@ def init(home: Home, name: str, dsn: str | None, schema: str, as_json: bool) -> 
     echo(f"Initialised mind {name!r} at {home.path} (ledger {ledger_id[:12]})")
 
 
+def status_data(home: Home) -> dict[str, Any]:
+    """What `mind status --json` prints (the HTTP API's status too)."""
+    from projections.engine.status import projection_status
+
+    reader = open_reader(home)
+    try:
+        ledger_id, created_at, _ = reader.meta()
+        position, head_hash = reader.head()
+    finally:
+        reader.close()
+    mind = open_mind(home)
+    try:
+        identity = mind.identity()
+    finally:
+        mind.close()
+    return {
+        "home": str(home.path),
+        "backend": home.backend(),
+        "name": identity.name,
+        "model": identity.model,
+        "ledger_id": ledger_id,
+        "created_at": created_at,
+        "head": {"position": position, "hash": head_hash},
+        "projections": projection_status(read_model_paths(home), position),
+    }
+
+
+def event_json(row: Any) -> dict[str, Any]:
+    """One ledger event as `mind log --json` prints it (the HTTP events stream too)."""
+    state = json.loads(row.state or b"{}")  # rows join events: a row always has its state
+    return {
+        "position": row.position,
+        "time": state.get("timestamp"),
+        "type": row.topic,
+        "aggregate": row.originator_id,
+        "version": row.version,
+        "hash": row.hash,
+        "payload": {k: v for k, v in state.items() if k != "timestamp"},
+    }
+
+
+def log_events(home: Home, limit: int, kind: str | None = None) -> list[dict[str, Any]]:
+    """The latest `limit` events (of one aggregate kind), oldest first: `mind log --json`."""
+    reader = open_reader(home)
+    try:
+        return [event_json(r) for r in reader.tail(limit, f"mind.{kind}." if kind else "")]
+    finally:
+        reader.close()
+
+
+def verify_json(home: Home, head: str | None = None) -> dict[str, Any]:
+    """What `mind verify --json` prints: a ledger that cannot be read at all is a failed
+    verification, not an error."""
+    from adapters.hash_chain import VerifyResult
+
+    try:
+        result = verify_home(home, head)
+    except MindError as e:
+        result = VerifyResult(False, 0, None, str(e), None)
+    data: dict[str, Any] = result.as_json()
+    return data
+
+
 @click.command()
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_obj
@@ -99,29 +162,15 @@ def status(home: Home, as_json: bool) -> None:
 
         mind status --json
     """
-    from projections.engine.status import projection_status
-
-    reader = open_reader(home)
-    ledger_id, created_at, _ = reader.meta()
-    position, head_hash = reader.head()
-    identity = open_mind(home).identity()
-    data: dict[str, Any] = {
-        "home": str(home.path),
-        "backend": home.backend(),
-        "name": identity.name,
-        "model": identity.model,
-        "ledger_id": ledger_id,
-        "created_at": created_at,
-        "head": {"position": position, "hash": head_hash},
-        "projections": projection_status(read_model_paths(home), position),
-    }
+    data = status_data(home)
     if as_json:
         emit_json(data)
         return
-    echo(f"{identity.name} ({home.backend()} ledger at {home.path})")
-    echo(f"  model      {identity.model}")
-    echo(f"  ledger     {ledger_id} created {created_at}")
-    echo(f"  head       position {position}, hash {(head_hash or '-')[:16]}")
+    head = data["head"]
+    echo(f"{data['name']} ({data['backend']} ledger at {home.path})")
+    echo(f"  model      {data['model']}")
+    echo(f"  ledger     {data['ledger_id']} created {data['created_at']}")
+    echo(f"  head       position {head['position']}, hash {(head['hash'] or '-')[:16]}")
     for p in data["projections"]:
         echo(f"  projection {p['name']}: position {p['position']}, lag {p['lag']}")
 
@@ -152,21 +201,7 @@ def log(home: Home, limit: int, kind: str | None, turn_ref: str | None, as_json:
         data = turn_prompt(home, resolve_turn(home, turn_ref))
         emit_json(data) if as_json else echo_prompt(data)
         return
-    rows = open_reader(home).tail(limit, f"mind.{kind}." if kind else "")
-    events = []
-    for r in rows:
-        state = json.loads(r.state or b"{}")  # tail joins events: a row always has its state
-        events.append(
-            {
-                "position": r.position,
-                "time": state.get("timestamp"),
-                "type": r.topic,
-                "aggregate": r.originator_id,
-                "version": r.version,
-                "hash": r.hash,
-                "payload": {k: v for k, v in state.items() if k != "timestamp"},
-            }
-        )
+    events = log_events(home, limit, kind)
     if as_json:
         emit_json(events)
         return

@@ -71,6 +71,7 @@ def _register() -> None:
         projection_cmds,
         query_cmds,
         recall_cmds,
+        serve_cmds,
         thread_cmds,
         turn_cmds,
         web_cmds,
@@ -90,6 +91,7 @@ def _register() -> None:
         turn_cmds,
         recall_cmds,
         import_cmds,
+        serve_cmds,
         web_cmds,
     ):
         module.register(mind)

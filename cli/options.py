@@ -53,7 +53,8 @@ def share_options(group: click.Group) -> None:
     for command in walk(group):
         if command.help:
             command.help = verbatim_examples(command.help)
-        if command is not group and not any(p.name == "home" for p in command.params):
+        has_home = any(p.name == "home" or "--home" in p.opts for p in command.params)
+        if command is not group and not has_home:
             command.params.append(home_option())
 
 

@@ -14,15 +14,15 @@ from cli.compose import Home, read_model, sandboxed_read_model
 from cli.output import echo, emit_json, json_text, table
 
 
-def _records(columns: list[str], rows: list[tuple[Any, ...]]) -> list[dict[str, Any]]:
+def records(columns: list[str], rows: list[tuple[Any, ...]]) -> list[dict[str, Any]]:
     return [dict(zip(columns, r, strict=True)) for r in rows]
 
 
 def _print(columns: list[str], rows: list[tuple[Any, ...]], fmt: str) -> None:
     if fmt == "json":
-        emit_json(_records(columns, rows))
+        emit_json(records(columns, rows))
     elif fmt == "nl":
-        for record in _records(columns, rows):
+        for record in records(columns, rows):
             echo(json_text(record, indent=None))
     elif fmt == "csv":
         buffer = io.StringIO()
@@ -31,7 +31,7 @@ def _print(columns: list[str], rows: list[tuple[Any, ...]], fmt: str) -> None:
         writer.writerows(rows)
         echo(buffer.getvalue(), nl=False)
     else:
-        table(_records(columns, rows), columns, "(no rows)")
+        table(records(columns, rows), columns, "(no rows)")
 
 
 FORMATS = [
@@ -110,6 +110,20 @@ def query(
 
         mind query 'SELECT cid, text FROM commitments WHERE origin = $o' -p o owner --table
     """
+    columns, rows = run_user_query(home, sql, dict(params), seconds, max_rows, max_bytes)
+    _print(columns, rows, fmt)
+
+
+def run_user_query(
+    home: Home,
+    sql: str,
+    params: dict[str, str],
+    seconds: float | None = None,
+    max_rows: int | None = None,
+    max_bytes: int | None = None,
+) -> tuple[list[str], list[tuple[Any, ...]]]:
+    """User SQL on the sandboxed read model within the home's query limits (a limit given
+    here wins over the settings): `mind query` and the HTTP API's query."""
     from projections.queries.analytics import QueryLimits, run_query
 
     chosen = home.with_flags(
@@ -119,8 +133,12 @@ def query(
     ).settings
     limits = QueryLimits(chosen.query_timeout, chosen.query_max_rows, chosen.query_max_bytes)
     with sandboxed_read_model(home) as con:
-        columns, rows = run_query(con, sql, dict(params), limits)
-    _print(columns, rows, fmt)
+        return run_query(con, sql, params, limits)
+
+
+def query_records(home: Home, sql: str, params: dict[str, str]) -> list[dict[str, Any]]:
+    """What `mind query --json` prints."""
+    return records(*run_user_query(home, sql, params))
 
 
 @click.command()

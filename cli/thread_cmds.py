@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from typing import Any
 from uuid import UUID
 
 import click
@@ -105,6 +106,39 @@ def resolve(
     echo(f"resolved {short_id(stream)} as {verdict}")
 
 
+def _when(con: Any, as_of: AsOf | None) -> Any:
+    from cli.compose import clock_from_env
+    from projections.queries.listings import ledger_point
+
+    when = clock_from_env()()
+    if as_of is not None:
+        when = ledger_point(con, as_of.position, as_of.time)[1] or when
+    return when
+
+
+def thread_listing(
+    home: Home, include_resolved: bool = False, as_of: AsOf | None = None
+) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
+    """The threads by tension (what `mind threads --json` prints) and the triage demand."""
+    from projections.queries import thread_queries
+
+    with read_model(home) as con:
+        when = _when(con, as_of)
+        params = thread_queries.settings_as_of(con, when)
+        rows = thread_queries.threads_by_tension(con, when, include_resolved, params)
+    live = [r for r in rows if r["status"] != "resolved"]
+    return rows, thread_queries.triage(live, params)
+
+
+def thread_metrics(home: Home, as_of: AsOf | None = None) -> dict[str, Any]:
+    """What `mind threads --metrics --json` prints."""
+    from projections.queries import thread_queries
+
+    with read_model(home) as con:
+        figures: dict[str, Any] = thread_queries.metrics(con, _when(con, as_of))
+    return figures
+
+
 @click.command()
 @click.option("--all", "include_resolved", is_flag=True, help="Include resolved threads.")
 @as_of_option()
@@ -131,21 +165,10 @@ def threads(
 
         mind threads --metrics
     """
-    from cli.compose import clock_from_env
-    from projections.queries import thread_queries
-    from projections.queries.listings import ledger_point
-
-    when = clock_from_env()()
-    with read_model(home) as con:
-        if as_of is not None:
-            when = ledger_point(con, as_of.position, as_of.time)[1] or when
-        if metrics:
-            figures = thread_queries.metrics(con, when)
-        else:
-            params = thread_queries.settings_as_of(con, when)
-            rows = thread_queries.threads_by_tension(con, when, include_resolved, params)
-            live = [r for r in rows if r["status"] != "resolved"]
-            demand = thread_queries.triage(live, params)
+    if metrics:
+        figures = thread_metrics(home, as_of)
+    else:
+        rows, demand = thread_listing(home, include_resolved, as_of)
     if metrics:
         if as_json:
             emit_json(figures)

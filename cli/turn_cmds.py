@@ -33,8 +33,17 @@ def reply_text(value: str | None) -> str | None:
 
 
 def outcome_json(home: Home, outcome: Any) -> dict[str, Any]:
-    """The documented JSON of a turn."""
-    positions = open_reader(home).positions(outcome.notification_ids)
+    """The documented JSON of a turn (`mind turn --json`, the HTTP API's turn)."""
+    reader = open_reader(home)
+    try:
+        positions = reader.positions(outcome.notification_ids)
+    finally:
+        reader.close()
+    mind = open_mind(home)
+    try:
+        name = mind.identity().name
+    finally:
+        mind.close()
     return {
         "turn": outcome.turn_id.hex,
         "seq": outcome.seq,
@@ -45,7 +54,7 @@ def outcome_json(home: Home, outcome: Any) -> dict[str, Any]:
         "closed": outcome.closed,
         "claims": outcome.claims,
         "rejections": outcome.rejections,
-        "identity": {"name": open_mind(home).identity().name, "changes": outcome.identity},
+        "identity": {"name": name, "changes": outcome.identity},
         "context": outcome.context,
         "context_tokens": outcome.context_tokens,
         "model": outcome.model,
@@ -109,14 +118,25 @@ def model_options(fn: Any) -> Any:
 
 
 def _model(home: Home, spec: str | None, mock_reply: str | None, api_base: str | None) -> Any:
+    return turn_model(home, spec, reply_text(mock_reply), api_base)
+
+
+def turn_model(home: Home, spec: str | None, mock_reply: str | None, api_base: str | None) -> Any:
+    """The model a turn runs on: `spec`, else the mind's; `mock` needs a scripted reply (the
+    text itself: reading `@FILE` is the command line's business)."""
     from domain.errors import InvalidInputError
 
     if spec == "mock" and mock_reply is None:
         raise InvalidInputError("--model mock needs --mock-reply TEXT (or @FILE)")
     if mock_reply is not None and spec not in (None, "mock"):
         raise InvalidInputError("--mock-reply works only with --model mock")
-    spec = spec or open_mind(home).identity().model
-    return build_model(home, spec, reply_text(mock_reply), api_base)
+    if spec is None:
+        mind = open_mind(home)
+        try:
+            spec = mind.identity().model
+        finally:
+            mind.close()
+    return build_model(home, spec, mock_reply, api_base)
 
 
 @click.command()

@@ -16,7 +16,7 @@ from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
-from starlette.routing import Mount, Route
+from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from cli.compose import Home, clock_from_env, read_model
@@ -65,8 +65,14 @@ Reader = Callable[[Any, Request], Any]
 
 
 def web_app(tokens: MindTokens, nonces: LoginNonces | None = None) -> Starlette:
+    """The page's routes as an app of their own (tests; a server adds `web_routes`)."""
+    return Starlette(routes=web_routes(tokens, nonces))
+
+
+def web_routes(tokens: MindTokens, nonces: LoginNonces | None = None) -> list[BaseRoute]:
     """The page at `/`, `/static/*`, `POST /ui/login`, `POST /ui/api/minds/{name}/login-link`
-    and the `/ui/api/minds/{name}/...` reads."""
+    and the `/ui/api/minds/{name}/...` reads. Plain routes, not a mount at `/`: a path none of
+    them serves stays the server's own 404."""
     nonces = nonces or LoginNonces()
 
     def reading(read: Reader) -> Callable[[Request], Awaitable[Response]]:
@@ -116,22 +122,20 @@ def web_app(tokens: MindTokens, nonces: LoginNonces | None = None) -> Starlette:
         return JSONResponse({"nonce": nonce, "path": f"/#login={nonce}"}, headers=SECURITY_HEADERS)
 
     api = "/ui/api/minds/{name}"
-    return Starlette(
-        routes=[
-            Route("/", page),
-            Route("/ui/login", login, methods=["POST"]),
-            Route(f"{api}/login-link", login_link, methods=["POST"]),
-            Route(f"{api}/turns", reading(_turns)),
-            Route(f"{api}/turns/{{turn}}", reading(_turn)),
-            Route(f"{api}/events", reading(_events)),
-            Route(f"{api}/commitments", reading(_commitments)),
-            Route(f"{api}/tension", reading(_tension)),
-            Route(f"{api}/concepts/{{token}}/versions", reading(_versions)),
-            Route(f"{api}/features", reading(_features)),
-            Route(f"{api}/knowledge", reading(_knowledge)),
-            Mount("/static", StaticFiles(directory=str(STATIC)), name="static"),
-        ]
-    )
+    return [
+        Route("/", page),
+        Route("/ui/login", login, methods=["POST"]),
+        Route(f"{api}/login-link", login_link, methods=["POST"]),
+        Route(f"{api}/turns", reading(_turns)),
+        Route(f"{api}/turns/{{turn}}", reading(_turn)),
+        Route(f"{api}/events", reading(_events)),
+        Route(f"{api}/commitments", reading(_commitments)),
+        Route(f"{api}/tension", reading(_tension)),
+        Route(f"{api}/concepts/{{token}}/versions", reading(_versions)),
+        Route(f"{api}/features", reading(_features)),
+        Route(f"{api}/knowledge", reading(_knowledge)),
+        Mount("/static", StaticFiles(directory=str(STATIC)), name="static"),
+    ]
 
 
 def _int(request: Request, key: str, default: int | None, low: int = 1) -> int | None:

@@ -1,0 +1,216 @@
+"""`mind serve` (the mind as an HTTP service) and `mind server status|stop`."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import click
+
+from cli.compose import Home
+from cli.output import echo, emit_json, json_text
+
+
+def _homes(ctx_home: Home, given: tuple[Path, ...]) -> list[Home]:
+    return [Home.from_option(p) for p in given] if given else [ctx_home]
+
+
+@click.command()
+@click.option(
+    "--home",
+    "homes",
+    multiple=True,
+    type=click.Path(file_okay=False, path_type=Path),
+    help="A mind's folder to serve (repeat to serve several; default: $MIND_HOME).",
+)
+@click.option("--host", default="127.0.0.1", show_default=True, help="The TCP address.")
+@click.option(
+    "--port",
+    default=8421,
+    show_default=True,
+    type=click.IntRange(0, 65535),
+    help="The TCP port (0: any free one; the URL is printed).",
+)
+@click.option(
+    "--allow-remote",
+    is_flag=True,
+    help="Allow a --host other machines can reach (tokens are required either way).",
+)
+@click.option(
+    "--idle-exit",
+    "idle_minutes",
+    default=0.0,
+    type=click.FloatRange(0),
+    metavar="MINUTES",
+    help="Exit after this long without a request (0: never).",
+)
+@click.option(
+    "--max-body",
+    default=1024 * 1024,
+    show_default=True,
+    type=click.IntRange(1024),
+    help="Refuse request bodies larger than this many bytes (413).",
+)
+@click.option("--print-token", is_flag=True, help="Print the home's token (made if need be); exit.")
+@click.option("--json", "as_json", is_flag=True, help="Print the ready line as JSON.")
+@click.pass_obj
+def serve(
+    home: Home,
+    homes: tuple[Path, ...],
+    host: str,
+    port: int,
+    allow_remote: bool,
+    idle_minutes: float,
+    max_body: int,
+    print_token: bool,
+    as_json: bool,
+) -> None:
+    """Serve the mind over HTTP (JSON API under /v1, OpenAPI at /openapi.json) on a TCP port
+    and on the home's Unix socket (HOME/server.sock, mode 0600), until SIGTERM or Ctrl-C.
+
+    Every request needs the mind's bearer token (HOME/server-token, mode 0600, made on first
+    use; `--print-token` prints it). Several minds: repeat --home; each is addressed by its
+    name (/v1/minds/NAME/...) and each token opens its own mind only. Listens on 127.0.0.1
+    unless --host says otherwise; an address other machines can reach needs --allow-remote.
+    Writes HOME/server.json when ready (removed on exit) and logs each request to
+    HOME/logs/server.log (rotated; never bodies or tokens).
+
+    Example:
+
+        mind serve --port 0 --json
+
+        curl -H "Authorization: Bearer $(mind serve --print-token)" http://127.0.0.1:8421/v1/minds
+    """
+    from service.auth import ensure_token
+
+    targets = _homes(home, homes)
+    for target in targets:
+        target.require()
+    if print_token:
+        tokens = {str(t.path): ensure_token(t.path) for t in targets}
+        if as_json:
+            emit_json({"tokens": tokens})
+        elif len(tokens) == 1:
+            echo(next(iter(tokens.values())))
+        else:
+            for path, token in tokens.items():
+                echo(f"{path}\t{token}")
+        return
+    from service.minds import Minds
+    from service.process import ServeOptions, check_bind, serve
+
+    options = ServeOptions(host, port, idle_minutes * 60, allow_remote, max_body)
+    check_bind(options)
+    minds = Minds.open(targets)
+
+    def announce(ready: dict[str, Any]) -> None:
+        if as_json:
+            click.echo(json_text(ready, indent=None))  # one line: a launcher reads it
+        else:
+            names = ", ".join(ready["minds"])
+            echo(f"Serving {names} at {ready['url']} (pid {ready['pid']})")
+            for name, sock in ready["sockets"].items():
+                echo(f"  {name}: socket {sock or '(none: path too long)'}")
+            echo("  token: `mind serve --print-token`; stop: `mind server stop` or Ctrl-C")
+        sys.stdout.flush()
+
+    serve(minds, options, announce)
+
+
+@click.group()
+def server() -> None:
+    """The home's running server (`mind serve`): status and stop.
+
+    Example:
+
+        mind server status --json
+
+        mind server stop
+    """
+
+
+@server.command()
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_obj
+def status(home: Home, as_json: bool) -> None:
+    """Is a server serving this home? Its pid, URL, socket, minds and uptime.
+
+    Example:
+
+        mind server status --json
+    """
+    from datetime import UTC, datetime
+
+    from service.process import running_server
+
+    data = running_server(home.path)
+    if data is None:
+        if as_json:
+            emit_json({"running": False, "home": str(home.path)})
+        else:
+            echo(f"no server is serving {home.path}")
+        return
+    started = datetime.fromisoformat(data["started"])
+    uptime = (datetime.now(UTC) - started).total_seconds()
+    shown = {"running": True, "home": str(home.path), **data, "uptime_s": round(uptime)}
+    if as_json:
+        emit_json(shown)
+        return
+    echo(f"serving {', '.join(data.get('minds', []))} at {data.get('url')} (pid {data['pid']})")
+    echo(f"  socket  {data.get('socket') or '-'}")
+    echo(f"  uptime  {round(uptime)} s; idle exit {data.get('idle_exit_s') or 'never'}")
+
+
+@server.command()
+@click.option(
+    "--timeout",
+    default=60.0,
+    show_default=True,
+    type=click.FloatRange(0.1),
+    help="Seconds to wait for it to exit.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_obj
+def stop(home: Home, timeout: float, as_json: bool) -> None:
+    """Stop the server serving this home (SIGTERM: it finishes running turns, then exits).
+
+    Example:
+
+        mind server stop
+    """
+    from domain.errors import MindError
+    from service.process import pid_alive, running_server
+
+    data = running_server(home.path)
+    if data is None:
+        if as_json:
+            emit_json({"stopped": False, "running": False})
+        else:
+            echo(f"no server is serving {home.path}")
+        return
+    pid = int(data["pid"])
+    try:
+        os.kill(pid, signal.SIGTERM)
+    except ProcessLookupError:
+        pass
+    except PermissionError:
+        raise MindError(f"not allowed to stop the server (pid {pid}): another user's") from None
+    deadline = time.monotonic() + timeout
+    while pid_alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    if pid_alive(pid):
+        raise MindError(f"the server (pid {pid}) did not exit within {timeout:g} s")
+    if as_json:
+        emit_json({"stopped": True, "pid": pid})
+    else:
+        echo(f"stopped the server (pid {pid})")
+
+
+def register(group: click.Group) -> None:
+    """Add these commands to the `mind` group."""
+    group.add_command(serve)
+    group.add_command(server)

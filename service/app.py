@@ -1,0 +1,256 @@
+"""`build_app(minds)`: the Starlette application every transport serves (TCP and Unix socket).
+
+Routes come from one table of `Endpoint`s (service/http_api.py and any extension's), so the
+OpenAPI document lists exactly what is served. Extensions: the modules `service.openai_api`,
+`service.mcp_server` and `service.web`, when present, each expose `extension(minds) ->
+Extension` (more endpoints, mounted sub-apps, a lifespan); tests may pass extensions directly.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import importlib.util
+import threading
+import time
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import AbstractAsyncContextManager
+from dataclasses import dataclass, field
+from urllib.parse import unquote
+
+from eventsourcing.persistence import PersistenceError
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import BaseRoute, Route
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from domain.errors import MindError
+from domain.redaction import redact
+from service.auth import bearer
+from service.endpoints import (
+    DEFAULT_MAX_BODY,
+    Call,
+    Endpoint,
+    JsonResponse,
+    check_body,
+    check_params,
+    read_json,
+)
+from service.errors import ApiError, error_response, internal_error_response, mind_error_response
+from service.minds import Minds, ServedMind
+
+OPTIONAL_EXTENSIONS = ("service.openai_api", "service.mcp_server", "service.web")
+
+RequestHook = Callable[[str, str, int, float, "str | None"], None]
+
+
+@dataclass
+class Extension:
+    """What another module adds to the server: endpoints (checked, documented and served like
+    the /v1 ones), mounts (sub-apps served as they are: wrap them in `require_token` unless
+    they check tokens themselves) and a lifespan (entered when the server starts)."""
+
+    endpoints: list[Endpoint] = field(default_factory=list)
+    mounts: list[BaseRoute] = field(default_factory=list)
+    lifespan: Callable[[], AbstractAsyncContextManager[None]] | None = None
+
+
+@dataclass
+class ServerState:
+    """What the process watches: stopping (set on SIGTERM; long streams end), requests in
+    flight and when the last one ended (idle exit), and a hook per finished request (log)."""
+
+    stopping: threading.Event = field(default_factory=threading.Event)
+    in_flight: int = 0
+    last_activity: float = field(default_factory=time.monotonic)
+    on_request: RequestHook | None = None
+
+
+def optional_extensions(minds: Minds) -> list[Extension]:
+    """The extensions whose modules are present."""
+    found = []
+    for name in OPTIONAL_EXTENSIONS:
+        if importlib.util.find_spec(name) is not None:
+            module = importlib.import_module(name)
+            if hasattr(module, "extension"):
+                found.append(module.extension(minds))
+    return found
+
+
+def all_secrets(minds: Minds) -> list[str]:
+    """Every value to redact from what the server logs or answers: tokens and keys."""
+    values = [m.token for m in minds]
+    for m in minds:
+        values += m.secrets
+    return values
+
+
+def authenticate(authorization: str | None, minds: Minds) -> list[ServedMind]:
+    """The minds an `Authorization` header's token opens; 401 when none."""
+    token = bearer(authorization)
+    if token is None:
+        raise ApiError(
+            401,
+            "unauthorized",
+            "missing bearer token: send an Authorization header with the mind's token "
+            "(`mind serve --print-token` prints it)",
+        )
+    opened = minds.for_token(token)
+    if not opened:
+        raise ApiError(401, "unauthorized", "the bearer token opens no mind served here")
+    return opened
+
+
+def require_token(app: ASGIApp, minds: Minds) -> ASGIApp:
+    """`app` behind the bearer check; the minds the token opens are in scope["mind.opened"]."""
+
+    async def guarded(scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await app(scope, receive, send)
+            return
+        try:
+            opened = authenticate(Request(scope).headers.get("authorization"), minds)
+        except ApiError as e:
+            response = error_response(e.status, e.code, e.message, _CHALLENGE)
+            await response(scope, receive, send)
+            return
+        await app({**scope, "mind.opened": opened}, receive, send)
+
+    return guarded
+
+
+_CHALLENGE = {"WWW-Authenticate": 'Bearer realm="mindledger"'}
+
+
+def _route(ep: Endpoint, minds: Minds, max_body: int, secrets: list[str]) -> Route:
+    async def endpoint(request: Request) -> Response:
+        try:
+            opened = authenticate(request.headers.get("authorization"), minds) if ep.auth else []
+            mind = None
+            if "name" in request.path_params:
+                name = request.path_params["name"]
+                mind = next((m for m in opened if m.name == name), None)
+                if mind is None:
+                    raise ApiError(
+                        404,
+                        "unknown_mind",
+                        f"no mind called {name!r} is served for this token "
+                        "(GET /v1/minds lists them)",
+                    )
+            params = check_params(request, ep.params, ep.open_query)
+            body = {}
+            if ep.body is not None:
+                body = check_body(await read_json(request, max_body), ep.body)
+            result = await ep.handler(Call(request, params, body, mind, opened, minds))
+        except ApiError as e:
+            headers = _CHALLENGE if e.status == 401 else None
+            return error_response(e.status, e.code, redact(e.message, secrets), headers)
+        except MindError as e:
+            return mind_error_response(e, secrets)
+        except PersistenceError as e:
+            return error_response(500, "ledger_error", redact(f"ledger error: {e}", secrets))
+        except Exception as e:  # never a traceback to the client
+            return internal_error_response(e, secrets)
+        return result if isinstance(result, Response) else JsonResponse(result)
+
+    return Route(ep.path, endpoint, methods=[ep.method], name=f"{ep.method} {ep.path}")
+
+
+class RequestLog:
+    """Counts requests in flight (idle exit) and reports each finished one to the hook: method,
+    path, status and milliseconds; never a body, a query string or a header."""
+
+    def __init__(self, app: ASGIApp, state: ServerState) -> None:
+        self.app, self.state = app, state
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        status, start = 500, time.perf_counter()
+
+        async def sending(message: Message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = message["status"]
+            await send(message)
+
+        self.state.in_flight += 1
+        try:
+            await self.app(scope, receive, sending)
+        finally:
+            self.state.in_flight -= 1
+            self.state.last_activity = time.monotonic()
+            if self.state.on_request is not None:
+                path = scope.get("path", "")
+                ms = (time.perf_counter() - start) * 1000
+                self.state.on_request(scope["method"], path, status, ms, _mind_in(path))
+
+
+def _mind_in(path: str) -> str | None:
+    parts = path.split("/")
+    return unquote(parts[3]) if len(parts) > 3 and parts[1:3] == ["v1", "minds"] else None
+
+
+def build_app(
+    minds: Minds,
+    *,
+    extensions: Sequence[Extension] | None = None,
+    max_body: int = DEFAULT_MAX_BODY,
+    state: ServerState | None = None,
+) -> Starlette:
+    """The server's application over `minds`. `extensions`: default, the optional modules."""
+    from importlib.metadata import version
+
+    from service.http_api import endpoints
+    from service.openapi import openapi_document
+
+    state = state or ServerState()
+    extensions = optional_extensions(minds) if extensions is None else list(extensions)
+    table = endpoints() + [ep for ext in extensions for ep in ext.endpoints]
+    document = openapi_document(table, version("mindledger"))
+
+    async def openapi(request: Request) -> Response:
+        return JsonResponse(document)
+
+    secrets = all_secrets(minds)
+    routes: list[BaseRoute] = [_route(ep, minds, max_body, secrets) for ep in table]
+    routes.append(Route("/openapi.json", openapi, methods=["GET"]))
+    routes += [mount for ext in extensions for mount in ext.mounts]
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        async with contextlib.AsyncExitStack() as stack:
+            for ext in extensions:
+                if ext.lifespan is not None:
+                    await stack.enter_async_context(ext.lifespan())
+            yield
+
+    async def http_error(request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, HTTPException)
+        code = "not_found" if exc.status_code == 404 else "bad_request"
+        if exc.status_code == 405:
+            code = "method_not_allowed"
+        return error_response(
+            exc.status_code, code, f"{request.method} {request.url.path}: {exc.detail}"
+        )
+
+    app = Starlette(
+        routes=routes, lifespan=lifespan, exception_handlers={HTTPException: http_error}
+    )
+    app.state.stopping = state.stopping
+    app.state.minds = minds
+    app.state.openapi = document
+    app.add_middleware(RequestLog, state=state)
+    return app
+
+
+def served_routes(app: Starlette) -> list[tuple[str, str]]:
+    """(method, path) of every endpoint route (for the test that checks the OpenAPI doc)."""
+    pairs = []
+    for route in app.routes:
+        if isinstance(route, Route) and route.methods:
+            pairs += [(m, route.path) for m in route.methods if m != "HEAD"]
+    return pairs

@@ -1,0 +1,210 @@
+"""The route table's vocabulary: an `Endpoint` declares its method, path, parameters, body and
+handler once; the routes, their checks and the OpenAPI document are all made from it, so the
+document cannot drift from what is served."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from starlette.requests import Request
+from starlette.responses import Response
+
+from service.errors import ApiError
+
+if TYPE_CHECKING:
+    from service.minds import Minds, ServedMind
+
+DEFAULT_MAX_BODY = 1024 * 1024  # 1 MiB: a turn's text is at most a few hundred KiB
+
+
+class JsonResponse(Response):
+    """JSON written exactly as the command line's `--json` writes it (`cli.output.json_text`:
+    the same escapes, the same rendering of times and decimals)."""
+
+    media_type = "application/json"
+
+    def render(self, content: Any) -> bytes:
+        from cli.output import json_text
+
+        return json_text(content, indent=None).encode("utf-8")
+
+
+@dataclass(frozen=True)
+class Param:
+    """A query parameter: `kind` is "string", "integer" or "boolean"."""
+
+    name: str
+    kind: str = "string"
+    required: bool = False
+    description: str = ""
+    minimum: int | None = None
+    maximum: int | None = None
+    choices: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Field:
+    """A field of a JSON body: `kind` is a JSON-schema type ("string", "integer", "boolean",
+    "object", "array")."""
+
+    name: str
+    kind: str
+    required: bool = False
+    description: str = ""
+    minimum: int | None = None
+
+
+@dataclass
+class Call:
+    """What a handler gets: the request, its checked query parameters and body, the mind the
+    path names (None on routes without `{name}`), and the minds the token opens."""
+
+    request: Request
+    params: dict[str, Any]
+    body: dict[str, Any]
+    mind: ServedMind | None
+    opened: list[ServedMind]
+    minds: Minds
+
+    @property
+    def the_mind(self) -> ServedMind:
+        """The mind the path names (only on routes with `{name}`)."""
+        assert self.mind is not None
+        return self.mind
+
+
+Handler = Callable[[Call], Awaitable[Any]]
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """One route: a handler returning a Response, or data sent as JSON (200)."""
+
+    method: str
+    path: str
+    handler: Handler
+    summary: str
+    params: tuple[Param, ...] = ()
+    body: tuple[Field, ...] | None = None
+    auth: bool = True
+    streams: bool = False  # may answer text/event-stream
+    tags: tuple[str, ...] = ()
+    open_query: bool = False  # unknown query parameters are ignored instead of refused
+    responses: dict[str, str] = field(default_factory=dict)
+
+
+_TRUE, _FALSE = {"1", "true", "yes", "on"}, {"0", "false", "no", "off", ""}
+
+
+def check_params(request: Request, params: Sequence[Param], open_query: bool) -> dict[str, Any]:
+    """The query parameters, converted; a missing, unknown or malformed one is a 400."""
+    query = request.query_params
+    known = {p.name for p in params}
+    if not open_query:
+        unknown = sorted({k for k in query if k not in known})
+        if unknown:
+            allowed = ", ".join(sorted(known)) or "none"
+            raise ApiError(
+                400, "bad_request", f"unknown parameter {unknown[0]!r} (allowed: {allowed})"
+            )
+    values: dict[str, Any] = {}
+    for p in params:
+        if len(query.getlist(p.name)) > 1:
+            raise ApiError(400, "bad_request", f"parameter {p.name!r} is given more than once")
+        raw = query.get(p.name)
+        if raw is None:
+            if p.required:
+                raise ApiError(400, "bad_request", f"parameter {p.name!r} is required")
+            continue
+        values[p.name] = _convert(p, raw)
+    return values
+
+
+def _convert(p: Param, raw: str) -> Any:
+    if p.kind == "boolean":
+        if raw.lower() in _TRUE:
+            return True
+        if raw.lower() in _FALSE:
+            return False
+        raise ApiError(400, "bad_request", f"parameter {p.name!r} must be true or false")
+    if p.kind == "integer":
+        text = raw.strip()
+        if not (text.isascii() and text.lstrip("-").isdigit()) or len(text) > 19:
+            raise ApiError(400, "bad_request", f"parameter {p.name!r} must be a whole number")
+        return _in_range(p.name, int(text), p.minimum, p.maximum)
+    if p.choices and raw not in p.choices:
+        raise ApiError(
+            400, "bad_request", f"parameter {p.name!r} must be one of {', '.join(p.choices)}"
+        )
+    return raw
+
+
+def _in_range(name: str, value: int, low: int | None, high: int | None) -> int:
+    if low is not None and value < low:
+        raise ApiError(400, "bad_request", f"{name!r} must be at least {low}")
+    if high is not None and value > high:
+        raise ApiError(400, "bad_request", f"{name!r} must be at most {high}")
+    return value
+
+
+async def read_json(request: Request, limit: int) -> Any:
+    """The request's JSON body, refused past `limit` bytes (413) or when it is not JSON (400)."""
+    declared = request.headers.get("content-length")
+    if declared is not None and declared.isdigit() and int(declared) > limit:
+        raise ApiError(413, "too_large", f"the body is over the limit of {limit} bytes")
+    chunks, size = [], 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            raise ApiError(413, "too_large", f"the body is over the limit of {limit} bytes")
+        chunks.append(chunk)
+    raw = b"".join(chunks)
+    if not raw.strip():
+        raise ApiError(400, "bad_json", "the body is empty; send a JSON object")
+    try:
+        return json.loads(raw)
+    except UnicodeDecodeError:
+        raise ApiError(400, "bad_json", "the body is not UTF-8 JSON") from None
+    except json.JSONDecodeError as e:
+        raise ApiError(400, "bad_json", f"the body is not JSON ({e.msg} at {e.pos})") from None
+    except RecursionError:
+        raise ApiError(400, "bad_json", "the body is nested too deeply") from None
+
+
+_JSON_TYPES: dict[str, tuple[type, ...]] = {
+    "string": (str,),
+    "integer": (int,),
+    "boolean": (bool,),
+    "object": (dict,),
+    "array": (list,),
+}
+
+
+def check_body(data: Any, fields: Sequence[Field]) -> dict[str, Any]:
+    """The body's fields, type-checked: an unknown, missing or mistyped field is a 400."""
+    if not isinstance(data, dict):
+        raise ApiError(400, "bad_request", "the body must be a JSON object")
+    known = {f.name: f for f in fields}
+    unknown = sorted(k for k in data if k not in known)
+    if unknown:
+        raise ApiError(
+            400, "bad_request", f"unknown field {unknown[0]!r} (allowed: {', '.join(known)})"
+        )
+    for f in fields:
+        if f.name not in data or data[f.name] is None:
+            if f.required:
+                raise ApiError(400, "bad_request", f"field {f.name!r} is required")
+            continue
+        value = data[f.name]
+        # bool is an int in Python: a JSON true is not a number here.
+        wrong = not isinstance(value, _JSON_TYPES[f.kind]) or (
+            f.kind == "integer" and isinstance(value, bool)
+        )
+        if wrong:
+            raise ApiError(400, "bad_request", f"field {f.name!r} must be a JSON {f.kind}")
+        if f.kind == "integer":
+            _in_range(f.name, value, f.minimum, None)
+    return {k: v for k, v in data.items() if v is not None}

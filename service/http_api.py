@@ -1,0 +1,285 @@
+"""The /v1 JSON API: each handler calls one use case on the served mind, in a worker thread,
+and answers with the object the matching CLI command prints with `--json`."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Callable
+from typing import Any, TypeVar
+
+import anyio.to_thread
+from starlette.responses import StreamingResponse
+
+from cli.ledger_cmds import KINDS
+from service.endpoints import Call, Endpoint, Field, JsonResponse, Param
+from service.errors import ApiError
+
+T = TypeVar("T")
+
+
+async def in_thread(fn: Callable[[], T]) -> T:
+    """Run a blocking read in the shared worker threads (reads run concurrently)."""
+    return await anyio.to_thread.run_sync(fn)
+
+
+async def in_turn_thread(call: Call, fn: Callable[[], T]) -> T:
+    """Run a turn in the turn workers: if the client goes away the await is cancelled, the
+    thread is not, so the turn finishes and is recorded whole."""
+    future = call.minds.turn_pool.submit(fn)
+    return await asyncio.wrap_future(future)
+
+
+def sse(event: str, data: Any, event_id: int | None = None) -> bytes:
+    """One server-sent event (the data as one line of JSON, escaped as the CLI escapes)."""
+    from cli.output import json_text
+
+    head = f"id: {event_id}\n" if event_id is not None else ""
+    return f"{head}event: {event}\ndata: {json_text(data, indent=None)}\n\n".encode()
+
+
+# -- minds and turns ------------------------------------------------------------------------
+
+
+async def list_minds(call: Call) -> Any:
+    return [{"name": m.name} for m in call.opened]
+
+
+TURN_FIELDS = (
+    Field("text", "string", True, "What the user says (an empty text runs an autonomy cycle)."),
+    Field("model", "string", description="A model spec; default: the mind's model."),
+    Field("mock_reply", "string", description="With model `mock`: the scripted reply."),
+    Field("api_base", "string", description="An OpenAI-compatible server's base URL."),
+    Field("budget", "integer", description="Token budget for memory (default 2000).", minimum=200),
+    Field("stream", "boolean", description="Answer as server-sent events (delta, turn, error)."),
+)
+
+
+async def turn(call: Call) -> Any:
+    body = call.body
+    mind = call.the_mind
+    kwargs: dict[str, Any] = {
+        "model": body.get("model"),
+        "mock_reply": body.get("mock_reply"),
+        "api_base": body.get("api_base"),
+        "budget": body.get("budget", 2000),
+    }
+    if body.get("stream"):
+        return _streamed_turn(call, body["text"], kwargs)
+    done = await in_turn_thread(call, lambda: mind.turn(body["text"], **kwargs))
+    if done.outcome.status == "failed":
+        return JsonResponse({**done.data, "error": _failure(done.data)}, 502)
+    return done.data
+
+
+def _failure(data: dict[str, Any]) -> dict[str, str]:
+    failure = data.get("failure") or {}
+    return {
+        "code": "model_failed",
+        "message": f"generation failed ({failure.get('kind')}): {failure.get('message')}; "
+        f"the message is kept at position {data['events']['first']}",
+    }
+
+
+def _streamed_turn(call: Call, text: str, kwargs: dict[str, Any]) -> StreamingResponse:
+    loop = asyncio.get_running_loop()
+    queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
+    mind = call.the_mind
+
+    def on_delta(piece: str) -> None:
+        loop.call_soon_threadsafe(queue.put_nowait, ("delta", {"text": piece}))
+
+    def run() -> None:
+        from domain.errors import MindError
+        from domain.redaction import redact
+
+        try:
+            done = mind.turn(text, on_delta=on_delta, **kwargs)
+        except MindError as e:
+            loop.call_soon_threadsafe(queue.put_nowait, ("error", redact(str(e), mind.secrets)))
+        except Exception as e:  # a thread boundary: reported as an event, logged, never lost
+            from service.errors import internal_error_response
+
+            internal_error_response(e, mind.secrets)
+            loop.call_soon_threadsafe(queue.put_nowait, ("error", "the turn failed on the server"))
+        else:
+            if done.outcome.status == "failed":  # recorded as failed: the error carries it
+                failed = {"error": _failure(done.data)["message"], "turn": done.data}
+                loop.call_soon_threadsafe(queue.put_nowait, ("failed", failed))
+            else:
+                loop.call_soon_threadsafe(queue.put_nowait, ("turn", done.data))
+
+    call.minds.turn_pool.submit(run)  # runs to the end even when the client goes away
+
+    async def events() -> AsyncIterator[bytes]:
+        while True:
+            kind, data = await queue.get()
+            if kind == "delta":
+                yield sse("delta", data)
+            elif kind == "turn":
+                yield sse("turn", data)
+                return
+            else:
+                yield sse("error", data if kind == "failed" else {"error": data})
+                return
+
+    return StreamingResponse(events(), media_type="text/event-stream", headers=_NO_CACHE)
+
+
+_NO_CACHE = {"Cache-Control": "no-store", "X-Accel-Buffering": "no"}
+
+
+# -- reads ----------------------------------------------------------------------------------
+
+
+def _as_of(raw: str | None) -> Any:
+    if raw is None:
+        return None
+    import click
+
+    from cli.options import AsOfType
+
+    try:
+        return AsOfType().convert(raw, None, None)
+    except click.BadParameter as e:
+        raise ApiError(400, "bad_request", f"as_of: {e.message}") from None
+
+
+async def recall(call: Call) -> Any:
+    p, mind = call.params, call.the_mind
+    as_of = _as_of(p.get("as_of"))
+    return await in_thread(lambda: mind.recall(p["q"], p.get("budget", 2000), as_of))
+
+
+async def commitments(call: Call) -> Any:
+    mind, closed = call.the_mind, call.params.get("all", False)
+    return await in_thread(lambda: mind.commitments(closed))
+
+
+async def threads(call: Call) -> Any:
+    mind, resolved = call.the_mind, call.params.get("all", False)
+    as_of = _as_of(call.params.get("as_of"))
+    return await in_thread(lambda: mind.threads(resolved, as_of))
+
+
+async def concepts(call: Call) -> Any:
+    return await in_thread(call.the_mind.concepts)
+
+
+async def identity(call: Call) -> Any:
+    return await in_thread(call.the_mind.identity)
+
+
+async def status(call: Call) -> Any:
+    return await in_thread(call.the_mind.status)
+
+
+async def log(call: Call) -> Any:
+    p, mind = call.params, call.the_mind
+    if "turn" in p:
+        return await in_thread(lambda: mind.turn_prompt(p["turn"]))
+    return await in_thread(lambda: mind.log(p.get("limit", 20), p.get("kind")))
+
+
+async def verify(call: Call) -> Any:
+    data = await in_thread(call.the_mind.verify)
+    return data if data.get("ok") else JsonResponse(data, 409)
+
+
+async def query(call: Call) -> Any:
+    body, mind = call.body, call.the_mind
+    params = body.get("params", {})
+    if not all(isinstance(v, str) for v in params.values()):
+        raise ApiError(400, "bad_request", "field 'params' must map names to strings")
+    return await in_thread(lambda: mind.query(body["sql"], params))
+
+
+async def health(call: Call) -> Any:
+    return {"ok": True}
+
+
+MIND = "/v1/minds/{name}"
+
+
+def endpoints() -> list[Endpoint]:
+    """The /v1 routes (the events stream lives in service/events_stream.py)."""
+    from service.events_stream import events_endpoint
+
+    read = ("reads",)
+    return [
+        Endpoint("GET", "/healthz", health, "Liveness (no token needed).", auth=False),
+        Endpoint("GET", "/v1/minds", list_minds, "The minds this token opens.", tags=read),
+        Endpoint(
+            "POST",
+            f"{MIND}/turns",
+            turn,
+            "Run a turn: `mind turn --json` (502 with the turn when the model failed).",
+            body=TURN_FIELDS,
+            streams=True,
+            tags=("turns",),
+        ),
+        Endpoint(
+            "GET",
+            f"{MIND}/recall",
+            recall,
+            "What the mind would remember: `mind recall --json`.",
+            params=(
+                Param("q", required=True, description="The query text."),
+                Param("budget", "integer", minimum=50, description="Token budget (2000)."),
+                Param("as_of", description="A ledger position or an ISO-8601 time."),
+            ),
+            tags=read,
+        ),
+        Endpoint(
+            "GET",
+            f"{MIND}/commitments",
+            commitments,
+            "`mind commitments --json`.",
+            params=(Param("all", "boolean", description="Include closed ones."),),
+            tags=read,
+        ),
+        Endpoint(
+            "GET",
+            f"{MIND}/threads",
+            threads,
+            "`mind threads --json`.",
+            params=(
+                Param("all", "boolean", description="Include resolved ones."),
+                Param("as_of", description="A ledger position or an ISO-8601 time."),
+            ),
+            tags=read,
+        ),
+        Endpoint("GET", f"{MIND}/concepts", concepts, "`mind concepts --json`.", tags=read),
+        Endpoint("GET", f"{MIND}/identity", identity, "`mind identity --json`.", tags=read),
+        Endpoint("GET", f"{MIND}/status", status, "`mind status --json`.", tags=read),
+        Endpoint(
+            "GET",
+            f"{MIND}/log",
+            log,
+            "`mind log --json` (with `turn`: `mind log --turn ID --json`).",
+            params=(
+                Param("limit", "integer", minimum=1, maximum=100_000, description="Default 20."),
+                Param("kind", choices=KINDS, description="Only one aggregate kind."),
+                Param("turn", description="A turn id, a prefix, or `last`."),
+            ),
+            tags=read,
+        ),
+        Endpoint(
+            "POST",
+            f"{MIND}/verify",
+            verify,
+            "`mind verify --json` (409 when the ledger fails).",
+            tags=read,
+        ),
+        Endpoint(
+            "POST",
+            f"{MIND}/query",
+            query,
+            "Read-only SQL over the read models: `mind query --json` (403 for a write).",
+            body=(
+                Field("sql", "string", True, "One read-only SQL statement."),
+                Field("params", "object", description="Named parameters ($NAME): strings."),
+            ),
+            tags=read,
+        ),
+        events_endpoint(),
+    ]

@@ -1,0 +1,274 @@
+"""The served minds: each home's application, warm, with its token and its turn lock.
+
+Every front-end of the server (the /v1 routes, the OpenAI endpoint, MCP, the web page) calls
+these methods; each is blocking (call it from a worker thread) and returns exactly what the
+command line's `--json` prints, built by the same functions the CLI uses.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from cli.compose import Home
+from domain.errors import MindError
+
+if TYPE_CHECKING:
+    from cli.options import AsOf
+    from domain.model_port import CompletionModel
+    from domain.turns import TurnOutcome, TurnService
+
+DEFAULT_BUDGET = 2000
+
+
+class MindNameClashError(MindError):
+    """Raised when two served homes hold minds with the same name."""
+
+
+@dataclass(frozen=True)
+class TurnDone:
+    """A finished turn: the use case's outcome and the object `mind turn --json` prints."""
+
+    outcome: TurnOutcome
+    data: dict[str, Any]
+
+
+class ServedMind:
+    """One home served: its name (the identity's), token, warm turn pipeline and the lock
+    that serializes its turns inside this server (other processes are handled by the
+    application's conflict retries)."""
+
+    def __init__(self, home: Home, token: str) -> None:
+        from cli.output import configured_secrets
+
+        home.require()
+        self.home, self.token = home, token
+        self.name = self._identity_name()
+        self.turn_lock = threading.Lock()
+        self.secrets = configured_secrets(home.path)
+        self._service: TurnService | None = None
+        self._models: dict[tuple[str, str | None], CompletionModel] = {}
+
+    def _identity_name(self) -> str:
+        from cli.compose import open_mind
+
+        mind = open_mind(self.home)
+        try:
+            return mind.identity().name
+        finally:
+            mind.close()
+
+    # -- writes ------------------------------------------------------------------------------
+
+    def turn(
+        self,
+        text: str,
+        *,
+        model: str | None = None,
+        mock_reply: str | None = None,
+        api_base: str | None = None,
+        budget: int = DEFAULT_BUDGET,
+        on_delta: Callable[[str], None] | None = None,
+    ) -> TurnDone:
+        """Run one turn (serialized with this mind's other turns in this server) and return
+        it. `on_delta` receives the visible reply as it comes; until the model port streams
+        it is called once, with the whole visible reply, after the turn is recorded."""
+        from cli.turn_cmds import outcome_json
+        from domain.errors import InvalidInputError
+
+        if budget < 200:
+            raise InvalidInputError(f"budget {budget} is too small; give at least 200 tokens")
+        completion_model = self._model(model, mock_reply, api_base)
+        with self.turn_lock:
+            service = self._turns()
+            try:
+                outcome = service.run(text, completion_model, budget=budget)
+            except BaseException:
+                self._drop_turns()  # a fresh pipeline next time, in case this one broke
+                raise
+            data = outcome_json(self.home, outcome)
+        self.name = data["identity"]["name"] or self.name  # a turn may rename the mind
+        if on_delta is not None and outcome.status == "complete" and outcome.reply:
+            on_delta(outcome.reply)
+        return TurnDone(outcome, data)
+
+    def _model(self, spec: str | None, mock_reply: str | None, api_base: str | None) -> Any:
+        from cli.turn_cmds import turn_model
+
+        if mock_reply is not None:  # scripted: cheap, and never shared between requests
+            return turn_model(self.home, spec, mock_reply, api_base)
+        key = (spec or "", api_base)
+        if key not in self._models:  # the embedded model's client stays warm between turns
+            self._models[key] = turn_model(self.home, spec, None, api_base)
+        return self._models[key]
+
+    def _turns(self) -> TurnService:
+        from cli.compose import turn_service
+
+        if self._service is None:
+            self._service = turn_service(self.home)
+        return self._service
+
+    def _drop_turns(self) -> None:
+        if self._service is not None:
+            service, self._service = self._service, None
+            service.close()
+
+    # -- reads (each opens its own read-only session: they run concurrently) ----------------
+
+    def recall(self, query: str, budget: int = DEFAULT_BUDGET, as_of: AsOf | None = None) -> Any:
+        """`mind recall --json`."""
+        from cli.recall_cmds import recall_data
+
+        return recall_data(self.home, query, budget, as_of)
+
+    def commitments(self, include_closed: bool = False) -> Any:
+        """`mind commitments [--all] --json`."""
+        from cli.compose import read_model
+        from projections.queries import listings
+
+        with read_model(self.home) as con:
+            return listings.commitments(con, include_closed)
+
+    def threads(self, include_resolved: bool = False, as_of: AsOf | None = None) -> Any:
+        """`mind threads [--all] --json`."""
+        from cli.thread_cmds import thread_listing
+
+        return thread_listing(self.home, include_resolved, as_of)[0]
+
+    def concepts(self) -> Any:
+        """`mind concepts --json`."""
+        from cli.compose import read_model
+        from projections.queries import listings
+
+        with read_model(self.home) as con:
+            return listings.concepts(con)
+
+    def identity(self) -> Any:
+        """`mind identity --json`."""
+        from cli.compose import read_model
+        from projections.queries import listings
+
+        with read_model(self.home) as con:
+            return listings.identity(con)
+
+    def status(self) -> Any:
+        """`mind status --json`."""
+        from cli.ledger_cmds import status_data
+
+        return status_data(self.home)
+
+    def log(self, limit: int = 20, kind: str | None = None) -> Any:
+        """`mind log [--limit N] [--kind K] --json`."""
+        from cli.ledger_cmds import log_events
+
+        return log_events(self.home, limit, kind)
+
+    def turn_prompt(self, ref: str) -> Any:
+        """`mind log --turn REF --json`: what the model was sent in that turn."""
+        from cli.turn_prompt import resolve_turn, turn_prompt
+
+        return turn_prompt(self.home, resolve_turn(self.home, ref))
+
+    def verify(self) -> Any:
+        """`mind verify --json`."""
+        from cli.ledger_cmds import verify_json
+
+        return verify_json(self.home)
+
+    def query(self, sql: str, params: dict[str, str] | None = None) -> Any:
+        """`mind query SQL --json`: the same sandbox and limits."""
+        from cli.query_cmds import query_records
+
+        return query_records(self.home, sql, params or {})
+
+    def events_after(self, position: int, limit: int = 500) -> list[dict[str, Any]]:
+        """The ledger's events after `position` (at most `limit`), each as `mind log --json`
+        shows one."""
+        from cli.compose import open_reader
+        from cli.ledger_cmds import event_json
+
+        reader = open_reader(self.home)
+        try:
+            rows = []
+            for row in reader.rows(after=position, batch=limit):
+                rows.append(event_json(row))
+                if len(rows) >= limit:
+                    break
+            return rows
+        finally:
+            reader.close()
+
+    def warm(self) -> None:
+        """Open what the first request would: the turn pipeline and a read session."""
+        with self.turn_lock:
+            self._turns()
+        self.status()
+
+    def close(self) -> None:
+        """Release the ledger and read-model connections."""
+        with self.turn_lock:
+            self._drop_turns()
+
+
+class Minds:
+    """The minds one server serves, by name, and the worker threads their turns run in: a
+    turn's thread is not cancelled when its client goes away, so a turn always finishes."""
+
+    def __init__(self, minds: list[ServedMind], turn_workers: int = 16) -> None:
+        seen: dict[str, ServedMind] = {}
+        for m in minds:
+            if m.name in seen:
+                raise MindNameClashError(
+                    f"two homes hold a mind called {m.name!r} ({seen[m.name].home.path} and "
+                    f"{m.home.path}); serve them from separate servers"
+                )
+            seen[m.name] = m
+        self._minds = list(minds)
+        self.turn_pool = ThreadPoolExecutor(turn_workers, thread_name_prefix="mind-turn")
+
+    @classmethod
+    def open(cls, homes: list[Home]) -> Minds:
+        """Serve these homes (each must hold a mind); their tokens are made on first use."""
+        from service.auth import ensure_token
+
+        return cls([ServedMind(h, ensure_token(h.path)) for h in homes])
+
+    def __iter__(self) -> Iterator[ServedMind]:
+        return iter(self._minds)
+
+    def __len__(self) -> int:
+        return len(self._minds)
+
+    def names(self) -> list[str]:
+        """The served minds' names."""
+        return [m.name for m in self._minds]
+
+    def get(self, name: str) -> ServedMind | None:
+        """The mind called `name` (None when none is)."""
+        return next((m for m in self._minds if m.name == name), None)
+
+    def for_token(self, token: str) -> list[ServedMind]:
+        """The minds this token opens (each compared in constant time)."""
+        from service.auth import same_token
+
+        return [m for m in self._minds if same_token(token, m.token)]
+
+    def close(self, wait_s: float) -> bool:
+        """Stop taking turns and wait up to `wait_s` for those running; False when some are
+        still running (left to the unfinished-turn recovery of the next writer)."""
+        done = threading.Event()
+
+        def drain() -> None:
+            self.turn_pool.shutdown(wait=True)
+            done.set()
+
+        threading.Thread(target=drain, daemon=True).start()
+        finished = done.wait(wait_s)
+        if finished:
+            for m in self._minds:
+                m.close()
+        return finished
