@@ -185,7 +185,8 @@ def _events(con: Any, request: Request) -> Any:
 
 
 def _commitments(con: Any, request: Request) -> Any:
-    return views.commitments(con)
+    limit = min(_int(request, "limit", 200) or 200, 1000)
+    return views.commitments(con, request.query_params.get("status", "open"), limit)
 
 
 def _tension(con: Any, request: Request) -> Any:

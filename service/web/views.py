@@ -8,17 +8,20 @@ law come from projections/queries and domain/tension, never rewritten here.
 
 from __future__ import annotations
 
+import bisect
+import functools
 import json
 import re
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
 import duckdb
 
 from domain.errors import InvalidInputError
-from domain.tension import tension_at
-from projections.queries.listings import commitments as listed_commitments
-from projections.queries.thread_queries import credit_times, liveness_gaps, settings_as_of
+from domain.settings import thread_params
+from domain.tension import TensionParams, tension_at
+from projections.queries.thread_queries import credit_times, liveness_gaps
 
 # The payload field that holds an event's words, by preference (what a context item quotes).
 TEXT_FIELDS = ("text", "definition", "content", "reply", "label", "name", "alias", "line")
@@ -201,29 +204,34 @@ def events(
     return {"events": rows, "kinds": kinds, "next_before": rows[-1]["position"] if more else None}
 
 
-def commitments(con: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
-    """Every commitment episode (open first) with who opened it and what closed it: a turn
-    (its number) when the change came from a reply's control line, else a direct command."""
-    rows = listed_commitments(con, include_closed=True)
-    extra = {
-        (r[0], r[1]): r[2:]
-        for r in con.execute(
-            "SELECT c.cid, c.episode, c.opened_position, c.closed_position, o.seq, s.seq "
-            "FROM commitments c "
+def commitments(con: duckdb.DuckDBPyConnection, status: str, limit: int) -> dict[str, Any]:
+    """Commitment episodes with `status` (open: oldest first; closed: latest closed first), at
+    most `limit`, with who opened them and what closed them: a turn (its number) when the
+    change came from a reply's control line, else a direct command; and how many there are."""
+    if status not in ("open", "closed"):
+        raise InvalidInputError("status must be open or closed")
+    order = "c.opened_position" if status == "open" else "c.closed_position DESC"
+    rows = _rows(
+        con.execute(
+            "SELECT c.cid, c.text, c.status, c.origin, c.episode, c.opened_at, c.closed_at, "
+            "c.close_reason, c.thread, c.concepts, c.evidence, c.opened_position, "
+            "c.closed_position, o.seq AS opened_in_turn, s.seq AS closed_in_turn "
+            "FROM (SELECT * FROM commitments c WHERE status = ? "
+            f"ORDER BY {order} LIMIT ?) c "
             "LEFT JOIN turns o ON c.opened_position BETWEEN o.started_position "
             "AND o.finished_position "
             "LEFT JOIN turns s ON c.closed_position BETWEEN s.started_position "
-            "AND s.finished_position"
-        ).fetchall()
-    }
-    for row in rows:
-        opened, closed, opened_turn, closed_turn = extra.get(
-            (row["cid"], row["episode"]), [None] * 4
+            f"AND s.finished_position ORDER BY {order}",
+            [status, limit],
         )
-        row.update(opened_position=opened, closed_position=closed)
-        row["opened_in_turn"], row["closed_in_turn"] = opened_turn, closed_turn
-        row["closed_by"] = None if closed is None else ("turn" if closed_turn else "command")
-    return rows
+    )
+    for row in rows:
+        closed = row["closed_position"]
+        row["closed_by"] = (
+            None if closed is None else ("turn" if row["closed_in_turn"] else "command")
+        )
+    counts = dict(con.execute("SELECT status, count(*) FROM commitments GROUP BY 1").fetchall())
+    return {"rows": rows, "open": counts.get("open", 0), "closed": counts.get("closed", 0)}
 
 
 def tension_curves(
@@ -239,21 +247,37 @@ def tension_curves(
         [streams],
     ).fetchall()
     gaps, credits = liveness_gaps(con, now), credit_times(con, now)
-    end_of_all = now.timestamp()
+    settings = _settings_over_time(con, now)
     curves: dict[str, list[tuple[str, float]]] = {}
-    params_at: dict[float, Any] = {}
     for stream, opened, resolved in rows:
-        end = min(end_of_all, resolved) if resolved is not None else end_of_all
+        end = min(now.timestamp(), resolved) if resolved is not None else now.timestamp()
         step = max(end - opened, 0.0) / max(points - 1, 1)
         curve = []
         for n in range(points):
             t = opened + step * n
-            if t not in params_at:
-                params_at[t] = settings_as_of(con, datetime.fromtimestamp(t, UTC))
-            value, _ = tension_at(opened, credits.get(stream, ()), t, gaps, resolved, params_at[t])
+            params = settings(t)
+            value, _ = tension_at(opened, credits.get(stream, ()), t, gaps, resolved, params)
             curve.append((datetime.fromtimestamp(t, UTC).isoformat(), round(value, 4)))
         curves[stream] = curve
     return curves
+
+
+def _settings_over_time(
+    con: duckdb.DuckDBPyConnection, now: datetime
+) -> Callable[[float], TensionParams]:
+    """The law's parameters in effect at any time up to `now` (as `settings_as_of` gives them,
+    from one read of the recorded changes instead of one per point)."""
+    changes = con.execute(
+        "SELECT epoch(time), key, value FROM config_changes WHERE time <= ? ORDER BY position",
+        [now],
+    ).fetchall()
+    times = [float(t) for t, _, _ in changes]
+
+    @functools.cache
+    def upto(count: int) -> TensionParams:
+        return thread_params({key: value for _, key, value in changes[:count]})
+
+    return lambda t: upto(bisect.bisect_right(times, t))
 
 
 def concept_versions(con: duckdb.DuckDBPyConnection, token: str) -> list[dict[str, Any]]:

@@ -145,12 +145,27 @@ def test_commitments_say_who_opened_and_what_closed_them(cli: Cli, client: TestC
     cli("close", cid, "--reason", "done")
     cli("turn", "and the roof?", "--model", "mock", "--mock-reply", "Yes.\nCOMMIT: fix the roof")
 
-    rows = client.get("/ui/api/minds/Echo/commitments", headers=AUTH).json()
+    opened = client.get("/ui/api/minds/Echo/commitments?status=open", headers=AUTH).json()
+    closed = client.get("/ui/api/minds/Echo/commitments?status=closed", headers=AUTH).json()
+    pages = (opened["rows"], closed["rows"])
 
-    assert [(r["text"], r["status"], r["opened_in_turn"], r["closed_by"]) for r in rows] == [
-        ("fix the roof", "open", 1, None),
-        ("Water the plants", "closed", None, "command"),
+    assert [[(r["text"], r["opened_in_turn"], r["closed_by"]) for r in rows] for rows in pages] == [
+        [("fix the roof", 1, None)],
+        [("Water the plants", None, "command")],
     ]
+    assert (opened["open"], opened["closed"]) == (1, 1)
+
+
+def test_commitment_pages_hold_at_most_the_limit_and_count_them_all(
+    cli: Cli, client: TestClient
+) -> None:
+    for n in range(3):
+        cli("commit", f"Promise {n}")
+
+    page = client.get("/ui/api/minds/Echo/commitments?limit=2", headers=AUTH).json()
+
+    assert [r["text"] for r in page["rows"]] == ["Promise 0", "Promise 1"]
+    assert page["open"] == 3
 
 
 def test_tension_curves_rise_from_zero_over_a_thread_s_life(cli: Cli, client: TestClient) -> None:
@@ -162,6 +177,22 @@ def test_tension_curves_rise_from_zero_over_a_thread_s_life(cli: Cli, client: Te
     values = [v for _, v in curves[stream]]
     assert values[0] == 0.0
     assert values == sorted(values)
+
+
+def test_a_tension_curve_ends_at_the_tension_mind_threads_gives_under_changed_settings(
+    cli: Cli, client: TestClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cli("thread", "open", "The launch date", "--content", "The user hinted at May")
+    monkeypatch.setenv("MIND_NOW", "2026-05-02T09:00:00Z")
+    cli("config", "set", "threads.base_rate", "0.5")
+    monkeypatch.setenv("MIND_NOW", "2026-05-04T09:00:00Z")
+    listed = cli("threads", "--json").json()[0]
+
+    curves = client.get(
+        f"/ui/api/minds/Echo/tension?thread={listed['stream_id']}", headers=AUTH
+    ).json()
+
+    assert curves[listed["stream_id"]][-1][1] == round(listed["tension"], 4)
 
 
 def test_a_concept_s_versions_list_every_change_to_it(cli: Cli, client: TestClient) -> None:

@@ -3,6 +3,8 @@
 "use strict";
 
 const SVGNS = "http://www.w3.org/2000/svg";
+// What one view draws at most (a 100k-event mind has ~15,000 threads and ~30,000 concepts).
+const SHOWN_THREADS = 100, CHARTED_THREADS = 20, SHOWN_CONCEPTS = 200, GRAPH_NODES = 150;
 const state = { token: null, mind: null, knowledge: false };
 
 // ---- small DOM helpers --------------------------------------------------------------------
@@ -138,6 +140,7 @@ async function route() {
   catch (e) { if (e.message !== "unauthorized") section.append(el("p", { class: "error", role: "alert", text: e.message })); }
   if (!state.token) return;
   view.replaceChildren(section);
+  performance.mark(`rendered:${name}`);  // bench/web.py reads when each view was whole
   const title = section.querySelector("h2");
   if (title && document.activeElement !== $("message")) { title.tabIndex = -1; title.focus({ preventScroll: true }); }
 }
@@ -340,7 +343,8 @@ function eventsTable(events) {
 
 // ---- commitments --------------------------------------------------------------------------
 VIEWS.commitments = async (section) => {
-  const rows = await api(uiPath("/commitments"));
+  const [open, closed] = await Promise.all([
+    api(uiPath("/commitments?status=open&limit=200")), api(uiPath("/commitments?status=closed&limit=200"))]);
   const by = (turn, position) => (turn ? `turn ${turn}` : position ? "a command" : "");
   const columns = [
     ["id", (c) => c.cid], ["episode", (c) => c.episode, "num"], ["text", (c) => c.text],
@@ -349,15 +353,19 @@ VIEWS.commitments = async (section) => {
   const closedColumns = [...columns,
     ["closed", (c) => `${when(c.closed_at)} by ${by(c.closed_in_turn, c.closed_position)}`],
     ["reason", (c) => c.close_reason || ""]];
+  const shown = (page, what) => (page.rows.length < page[what] ? el("p", { class: "muted", text: `The first ${page.rows.length} of ${page[what]}.` }) : null);
   section.append(title("Commitments"),
-    el("h3", { text: "Open" }), table(columns, rows.filter((c) => c.status === "open"), "No open commitments."),
-    el("h3", { text: "Closed" }), table(closedColumns, rows.filter((c) => c.status !== "open"), "None closed yet."));
+    el("h3", { text: `Open (${open.open})` }), shown(open, "open"), table(columns, open.rows, "No open commitments."),
+    el("h3", { text: `Closed (${closed.closed})` }), el("p", { class: "muted", text: "Latest closed first." }), shown(closed, "closed"),
+    table(closedColumns, closed.rows, "None closed yet."));
 };
 
 // ---- threads ------------------------------------------------------------------------------
 VIEWS.threads = async (section) => {
-  const threads = await api(mindPath("/threads?all=1"));
-  const charted = threads.slice(0, 40);
+  const all = location.search.includes("resolved=1");
+  const every = await api(mindPath(all ? "/threads?all=1" : "/threads"));
+  const threads = every.slice(0, SHOWN_THREADS);
+  const charted = threads.slice(0, CHARTED_THREADS);
   const query = charted.map((t) => `thread=${encodeURIComponent(t.stream_id)}`).join("&");
   const curves = charted.length ? await api(uiPath(`/tension?${query}`)) : {};
   const list = el("ol", { class: "cards", id: "thread-list" });
@@ -368,8 +376,11 @@ VIEWS.threads = async (section) => {
       t.content ? el("p", { class: "said", text: t.content }) : null,
       curves[t.stream_id] ? chart(curves[t.stream_id], t.label) : null));
   }
+  const scope = all ? "All threads" : "Live threads";
+  const counted = every.length > threads.length ? ` (the first ${threads.length} of ${every.length})` : ` (${every.length})`;
   section.append(title("Threads by tension"),
-    el("p", { class: "muted", text: "Highest tension first. Charts: tension over time from the closed-form law (domain/tension.py)." }),
+    el("p", { class: "muted", text: `${scope}${counted}, highest tension first. Charts (the first ${CHARTED_THREADS}): tension over time from the closed-form law (domain/tension.py).` }),
+    el("p", {}, el("a", { href: all ? "?#threads" : "?resolved=1#threads", text: all ? "Live threads only" : "Include resolved threads" })),
     threads.length ? list : el("p", { class: "muted", text: "No threads." }));
 };
 
@@ -403,14 +414,18 @@ VIEWS.concepts = async (section) => {
   };
   section.append(title("Concepts"));
   if (!concepts.length) { section.append(el("p", { class: "muted", text: "No concepts yet." })); return; }
+  const related = concepts.filter((c) => (c.relations || []).length);
   section.append(el("h3", { text: "Relations" }),
-    el("p", { class: "muted", text: "Drag a node, or Tab to it and press Enter to show its versions; arrow keys move it." }),
-    conceptGraph(concepts, showVersions), detail,
-    el("h3", { text: "Definitions" }),
+    related.length ? [
+      el("p", { class: "muted", text: "Drag a node, or Tab to it and press Enter to show its versions; arrow keys move it." }),
+      conceptGraph(related, showVersions)] : el("p", { class: "muted", text: "No relations yet (RELATE: a -> relation -> b)." }),
+    detail,
+    el("h3", { text: `Definitions (${concepts.length})` }),
+    concepts.length > SHOWN_CONCEPTS ? el("p", { class: "muted", text: `The first ${SHOWN_CONCEPTS} by name; Recall or the Ledger's search finds the others.` }) : null,
     table([["concept", (c) => el("button", { type: "button", class: "quiet", onclick: () => showVersions(c.token), text: c.token })],
       ["definition", (c) => c.definition], ["version", (c) => c.version, "num"],
       ["aliases", (c) => (c.aliases || []).join(", ")],
-      ["relations", (c) => (c.relations || []).map((r) => `${r.relation} → ${r.target}`).join("; ")]], concepts, ""));
+      ["relations", (c) => (c.relations || []).map((r) => `${r.relation} → ${r.target}`).join("; ")]], concepts.slice(0, SHOWN_CONCEPTS), ""));
 };
 
 function conceptGraph(concepts, onSelect) {
@@ -425,7 +440,12 @@ function conceptGraph(concepts, onSelect) {
     return nodes.get(name);
   };
   const edges = [];
-  for (const c of concepts) { node(c.token); for (const r of c.relations || []) edges.push({ a: node(c.token), b: node(r.target), label: r.relation }); }
+  for (const c of concepts) {
+    for (const r of c.relations || []) {
+      if (nodes.size >= GRAPH_NODES && !(nodes.has(c.token) && nodes.has(r.target))) continue;
+      edges.push({ a: node(c.token), b: node(r.target), label: r.relation });
+    }
+  }
   const all = [...nodes.values()];
   for (let step = 0; step < 300; step++) {  // a plain force layout: repulsion, springs, gravity
     const cool = 1 - step / 300;
