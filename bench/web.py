@@ -73,7 +73,7 @@ def call(url: str, token: str, method: str = "GET", body: Any = None) -> Any:
 def endpoint_latency(base: str, token: str, calls: int) -> dict[str, Any]:
     mind = f"{base}/v1/minds/Bench"
     ui = f"{base}/ui/api/minds/Bench"
-    threads = call(f"{mind}/threads", token)[:20]
+    threads = call(f"{ui}/threads?limit=20", token)["threads"]
     tension = "&".join(f"thread={urllib.parse.quote(t['stream_id'])}" for t in threads)
     urls = {
         "v1/minds": f"{base}/v1/minds",
@@ -82,9 +82,11 @@ def endpoint_latency(base: str, token: str, calls: int) -> dict[str, Any]:
         "ui/events?q=": f"{ui}/events?limit=100&q=topic%20123",
         "ui/commitments open": f"{ui}/commitments?status=open&limit=200",
         "ui/commitments closed": f"{ui}/commitments?status=closed&limit=200",
-        "v1/threads": f"{mind}/threads",
+        "ui/threads (100 of all)": f"{ui}/threads?limit=100",
+        "v1/threads (all, as mind threads)": f"{mind}/threads",
         "ui/tension (20 threads)": f"{ui}/tension?{tension}",
-        "v1/concepts": f"{mind}/concepts",
+        "ui/concepts (200 of all)": f"{ui}/concepts?limit=200&edges=300",
+        "v1/concepts (all, as mind concepts)": f"{mind}/concepts",
         "v1/identity": f"{mind}/identity",
         "v1/recall": f"{mind}/recall?q=follow%20up%20on%20item%2042&budget=2000",
         "ui/turn detail": None,

@@ -130,6 +130,8 @@ def web_routes(tokens: MindTokens, nonces: LoginNonces | None = None) -> list[Ba
         Route(f"{api}/turns/{{turn}}", reading(_turn)),
         Route(f"{api}/events", reading(_events)),
         Route(f"{api}/commitments", reading(_commitments)),
+        Route(f"{api}/threads", reading(_threads)),
+        Route(f"{api}/concepts", reading(_concepts)),
         Route(f"{api}/tension", reading(_tension)),
         Route(f"{api}/concepts/{{token}}/versions", reading(_versions)),
         Route(f"{api}/features", reading(_features)),
@@ -187,6 +189,17 @@ def _events(con: Any, request: Request) -> Any:
 def _commitments(con: Any, request: Request) -> Any:
     limit = min(_int(request, "limit", 200) or 200, 1000)
     return views.commitments(con, request.query_params.get("status", "open"), limit)
+
+
+def _threads(con: Any, request: Request) -> Any:
+    limit = min(_int(request, "limit", 100) or 100, 1000)
+    include = request.query_params.get("all") in ("1", "true")
+    return views.threads(con, clock_from_env()(), include, limit)
+
+
+def _concepts(con: Any, request: Request) -> Any:
+    limit = min(_int(request, "limit", 200) or 200, 2000)
+    return views.concepts(con, limit, min(_int(request, "edges", 300) or 300, 2000))
 
 
 def _tension(con: Any, request: Request) -> Any:

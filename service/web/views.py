@@ -21,6 +21,7 @@ import duckdb
 from domain.errors import InvalidInputError
 from domain.settings import thread_params
 from domain.tension import TensionParams, tension_at
+from projections.queries import thread_queries
 from projections.queries.thread_queries import credit_times, liveness_gaps
 
 # The payload field that holds an event's words, by preference (what a context item quotes).
@@ -278,6 +279,39 @@ def _settings_over_time(
         return thread_params({key: value for _, key, value in changes[:count]})
 
     return lambda t: upto(bisect.bisect_right(times, t))
+
+
+def threads(
+    con: duckdb.DuckDBPyConnection, now: datetime, include_resolved: bool, limit: int
+) -> dict[str, Any]:
+    """The `limit` tensest threads (`mind threads` rows, highest first) and how many there are:
+    every thread's tension is computed (cheap), the details only for those shown."""
+    params = thread_queries.settings_as_of(con, now)
+    ranked = thread_queries.ranked(con, now, include_resolved, params)
+    return {"threads": thread_queries.details(con, ranked[:limit]), "total": len(ranked)}
+
+
+def concepts(con: duckdb.DuckDBPyConnection, limit: int, edges: int) -> dict[str, Any]:
+    """The first `limit` concepts by name as `mind concepts` shows them, how many there are,
+    and up to `edges` relations (oldest first) for the graph."""
+    rows = _rows(
+        con.execute(
+            "SELECT c.token, c.definition, c.version, c.aliases, c.defined_at, c.updated_at, "
+            "coalesce(list({'relation': r.relation, 'target': r.target} ORDER BY r.position) "
+            "FILTER (WHERE r.position IS NOT NULL), []) AS relations "
+            "FROM (SELECT * FROM concepts ORDER BY token LIMIT ?) c "
+            "LEFT JOIN concept_relations r ON r.source = c.token GROUP BY ALL ORDER BY c.token",
+            [limit],
+        )
+    )
+    relations = _rows(
+        con.execute(
+            "SELECT source, relation, target FROM concept_relations ORDER BY position LIMIT ?",
+            [edges],
+        )
+    )
+    ((total,),) = con.execute("SELECT count(*) FROM concepts").fetchall()
+    return {"concepts": rows, "total": int(total), "relations": relations}
 
 
 def concept_versions(con: duckdb.DuckDBPyConnection, token: str) -> list[dict[str, Any]]:

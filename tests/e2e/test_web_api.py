@@ -195,6 +195,35 @@ def test_a_tension_curve_ends_at_the_tension_mind_threads_gives_under_changed_se
     assert curves[listed["stream_id"]][-1][1] == round(listed["tension"], 4)
 
 
+def test_the_threads_page_holds_the_tensest_and_counts_them_all(
+    cli: Cli, client: TestClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for day, label in [(1, "oldest"), (2, "middle"), (3, "newest")]:
+        monkeypatch.setenv("MIND_NOW", f"2026-05-0{day}T09:00:00Z")
+        cli("thread", "open", label, "--content", "Come back to it")
+    monkeypatch.setenv("MIND_NOW", "2026-05-06T09:00:00Z")
+
+    page = client.get("/ui/api/minds/Echo/threads?limit=2", headers=AUTH).json()
+
+    assert [t["label"] for t in page["threads"]] == ["oldest", "middle"]
+    assert page["total"] == 3
+    assert page["threads"][0]["tension"] > page["threads"][1]["tension"]
+
+
+def test_the_concepts_page_holds_the_first_by_name_and_the_relations(
+    cli: Cli, client: TestClient
+) -> None:
+    for token in ("tree", "plant", "leaf"):
+        cli("concept", "define", token, f"a {token}")
+    cli("concept", "relate", "tree", "plant", "--as", "is_a")
+
+    page = client.get("/ui/api/minds/Echo/concepts?limit=2", headers=AUTH).json()
+
+    assert [c["token"] for c in page["concepts"]] == ["leaf", "plant"]
+    assert page["total"] == 3
+    assert page["relations"] == [{"source": "tree", "relation": "is_a", "target": "plant"}]
+
+
 def test_a_concept_s_versions_list_every_change_to_it(cli: Cli, client: TestClient) -> None:
     cli("concept", "define", "plant", "a living thing")
     cli("concept", "define", "plant", "a green living thing")

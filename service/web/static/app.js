@@ -28,6 +28,7 @@ function fill(node, attrs, kids) {
   }
   return node;
 }
+const put = (parent, ...kids) => fill(parent, {}, kids);  // append, skipping null, flattening lists
 const $ = (id) => document.getElementById(id);
 const short = (s, n = 12) => (s ? String(s).replace(/-/g, "").slice(0, n) : "");
 const num = (x, d = 2) => (x === null || x === undefined ? "" : Number(x).toFixed(d));
@@ -137,7 +138,7 @@ async function route() {
   view.replaceChildren(el("p", { class: "muted", text: "Loading…" }));
   const section = el("section", { "aria-labelledby": "view-title", "data-view": name });
   try { await VIEWS[name](section); }
-  catch (e) { if (e.message !== "unauthorized") section.append(el("p", { class: "error", role: "alert", text: e.message })); }
+  catch (e) { if (e.message !== "unauthorized") put(section, el("p", { class: "error", role: "alert", text: e.message })); }
   if (!state.token) return;
   view.replaceChildren(section);
   performance.mark(`rendered:${name}`);  // bench/web.py reads when each view was whole
@@ -163,7 +164,7 @@ VIEWS.chat = async (section) => {
       el("input", { id: "budget", name: "budget", type: "number", min: 200, value: 2000 })),
     el("p", {}, el("button", { type: "submit", id: "send", text: "Send" })));
   form.addEventListener("submit", (event) => { event.preventDefault(); send(form, list); });
-  section.append(title(`Chat with ${state.mind}`), list, form);
+  put(section, title(`Chat with ${state.mind}`), list, form);
   if (!turns.length) list.append(el("p", { class: "muted", id: "no-turns", text: "No turns yet: say something." }));
 };
 
@@ -324,7 +325,7 @@ VIEWS.ledger = async (section) => {
   };
   form.addEventListener("submit", async (event) => { event.preventDefault(); try { await load(true); } catch (e) { rows.replaceChildren(el("p", { class: "error", text: e.message })); } });
   more.addEventListener("click", () => load(false));
-  section.append(title("Ledger"), el("p", {}, verify), result, form, rows, more);
+  put(section, title("Ledger"), el("p", {}, verify), result, form, rows, more);
   await load(true);
 };
 
@@ -354,7 +355,7 @@ VIEWS.commitments = async (section) => {
     ["closed", (c) => `${when(c.closed_at)} by ${by(c.closed_in_turn, c.closed_position)}`],
     ["reason", (c) => c.close_reason || ""]];
   const shown = (page, what) => (page.rows.length < page[what] ? el("p", { class: "muted", text: `The first ${page.rows.length} of ${page[what]}.` }) : null);
-  section.append(title("Commitments"),
+  put(section, title("Commitments"),
     el("h3", { text: `Open (${open.open})` }), shown(open, "open"), table(columns, open.rows, "No open commitments."),
     el("h3", { text: `Closed (${closed.closed})` }), el("p", { class: "muted", text: "Latest closed first." }), shown(closed, "closed"),
     table(closedColumns, closed.rows, "None closed yet."));
@@ -363,8 +364,8 @@ VIEWS.commitments = async (section) => {
 // ---- threads ------------------------------------------------------------------------------
 VIEWS.threads = async (section) => {
   const all = location.search.includes("resolved=1");
-  const every = await api(mindPath(all ? "/threads?all=1" : "/threads"));
-  const threads = every.slice(0, SHOWN_THREADS);
+  const page = await api(uiPath(`/threads?limit=${SHOWN_THREADS}${all ? "&all=1" : ""}`));
+  const threads = page.threads;
   const charted = threads.slice(0, CHARTED_THREADS);
   const query = charted.map((t) => `thread=${encodeURIComponent(t.stream_id)}`).join("&");
   const curves = charted.length ? await api(uiPath(`/tension?${query}`)) : {};
@@ -377,8 +378,8 @@ VIEWS.threads = async (section) => {
       curves[t.stream_id] ? chart(curves[t.stream_id], t.label) : null));
   }
   const scope = all ? "All threads" : "Live threads";
-  const counted = every.length > threads.length ? ` (the first ${threads.length} of ${every.length})` : ` (${every.length})`;
-  section.append(title("Threads by tension"),
+  const counted = page.total > threads.length ? ` (the first ${threads.length} of ${page.total})` : ` (${page.total})`;
+  put(section, title("Threads by tension"),
     el("p", { class: "muted", text: `${scope}${counted}, highest tension first. Charts (the first ${CHARTED_THREADS}): tension over time from the closed-form law (domain/tension.py).` }),
     el("p", {}, el("a", { href: all ? "?#threads" : "?resolved=1#threads", text: all ? "Live threads only" : "Include resolved threads" })),
     threads.length ? list : el("p", { class: "muted", text: "No threads." }));
@@ -402,7 +403,8 @@ function chart(points, label) {
 
 // ---- concepts -----------------------------------------------------------------------------
 VIEWS.concepts = async (section) => {
-  const concepts = await api(mindPath("/concepts"));
+  const page = await api(uiPath(`/concepts?limit=${SHOWN_CONCEPTS}&edges=${GRAPH_NODES * 2}`));
+  const concepts = page.concepts;
   const detail = el("div", { id: "concept-detail", "aria-live": "polite" });
   const showVersions = async (token) => {
     detail.replaceChildren(el("h3", { text: `Versions of ${token}` }));
@@ -412,23 +414,23 @@ VIEWS.concepts = async (section) => {
         ["change", (v) => v.type.replace(/^mind\.concept\./, "")], ["details", (v) => payloadLine(v.payload)]], versions, "No changes."));
     } catch (e) { detail.append(el("p", { class: "error", text: e.message })); }
   };
-  section.append(title("Concepts"));
-  if (!concepts.length) { section.append(el("p", { class: "muted", text: "No concepts yet." })); return; }
-  const related = concepts.filter((c) => (c.relations || []).length);
-  section.append(el("h3", { text: "Relations" }),
+  put(section, title("Concepts"));
+  if (!concepts.length) { put(section, el("p", { class: "muted", text: "No concepts yet." })); return; }
+  const related = page.relations;
+  put(section, el("h3", { text: "Relations" }),
     related.length ? [
       el("p", { class: "muted", text: "Drag a node, or Tab to it and press Enter to show its versions; arrow keys move it." }),
       conceptGraph(related, showVersions)] : el("p", { class: "muted", text: "No relations yet (RELATE: a -> relation -> b)." }),
     detail,
-    el("h3", { text: `Definitions (${concepts.length})` }),
-    concepts.length > SHOWN_CONCEPTS ? el("p", { class: "muted", text: `The first ${SHOWN_CONCEPTS} by name; Recall or the Ledger's search finds the others.` }) : null,
+    el("h3", { text: `Definitions (${page.total})` }),
+    page.total > concepts.length ? el("p", { class: "muted", text: `The first ${concepts.length} by name; Recall or the Ledger's search finds the others.` }) : null,
     table([["concept", (c) => el("button", { type: "button", class: "quiet", onclick: () => showVersions(c.token), text: c.token })],
       ["definition", (c) => c.definition], ["version", (c) => c.version, "num"],
       ["aliases", (c) => (c.aliases || []).join(", ")],
-      ["relations", (c) => (c.relations || []).map((r) => `${r.relation} → ${r.target}`).join("; ")]], concepts.slice(0, SHOWN_CONCEPTS), ""));
+      ["relations", (c) => (c.relations || []).map((r) => `${r.relation} → ${r.target}`).join("; ")]], concepts, ""));
 };
 
-function conceptGraph(concepts, onSelect) {
+function conceptGraph(relations, onSelect) {
   const w = 800, h = 420;
   const nodes = new Map();
   const node = (name) => {
@@ -440,11 +442,9 @@ function conceptGraph(concepts, onSelect) {
     return nodes.get(name);
   };
   const edges = [];
-  for (const c of concepts) {
-    for (const r of c.relations || []) {
-      if (nodes.size >= GRAPH_NODES && !(nodes.has(c.token) && nodes.has(r.target))) continue;
-      edges.push({ a: node(c.token), b: node(r.target), label: r.relation });
-    }
+  for (const r of relations) {
+    if (nodes.size >= GRAPH_NODES && !(nodes.has(r.source) && nodes.has(r.target))) continue;
+    edges.push({ a: node(r.source), b: node(r.target), label: r.relation });
   }
   const all = [...nodes.values()];
   for (let step = 0; step < 300; step++) {  // a plain force layout: repulsion, springs, gravity
@@ -465,8 +465,10 @@ function conceptGraph(concepts, onSelect) {
     }
   }
   const graph = svg("svg", { class: "graph", viewBox: `0 0 ${w} ${h}`, role: "group", "aria-label": `Concept graph: ${all.length} concepts, ${edges.length} relations` });
+  graph.append(svg("defs", {}, svg("marker", { id: "arrow", viewBox: "0 0 10 10", refX: 19, refY: 5, markerWidth: 7, markerHeight: 7, orient: "auto-start-reverse" },
+    svg("path", { d: "M0,0 L10,5 L0,10 z", class: "arrow" }))));
   const lines = edges.map((e) => {
-    const line = svg("line", {}); const text = svg("text", { class: "edge", "text-anchor": "middle", text: e.label });
+    const line = svg("line", { "marker-end": "url(#arrow)" }); const text = svg("text", { class: "edge", "text-anchor": "middle", text: e.label });
     graph.append(line, text); return { e, line, text };
   });
   const groups = all.map((n) => {
@@ -505,7 +507,7 @@ VIEWS.identity = async (section) => {
   const who = await api(mindPath("/identity"));
   const history = who.history || [];
   const cols = [["position", (r) => r.position, "num"], ["time", (r) => when(r.time)], ["change", (r) => r.change]];
-  section.append(title("Identity"),
+  put(section, title("Identity"),
     el("dl", {}, el("dt", { text: "Name" }), el("dd", { text: who.name }),
       el("dt", { text: "Model" }), el("dd", { text: who.model }),
       el("dt", { text: "Ledger" }), el("dd", { text: who.ledger_id }),
@@ -521,10 +523,10 @@ VIEWS.identity = async (section) => {
 // ---- knowledge (only when the knowledge tables exist) -------------------------------------
 VIEWS.knowledge = async (section) => {
   const tables = await api(uiPath("/knowledge"));
-  section.append(title("Knowledge"));
+  put(section, title("Knowledge"));
   for (const [name, t] of Object.entries(tables)) {
     const show = (v) => (v !== null && typeof v === "object" ? JSON.stringify(v) : v);
-    section.append(el("h3", { text: name }), table(t.columns.map((c) => [c, (r) => show(r[c])]), t.rows, "Empty."));
+    put(section, el("h3", { text: name }), table(t.columns.map((c) => [c, (r) => show(r[c])]), t.rows, "Empty."));
   }
 };
 
@@ -546,7 +548,7 @@ VIEWS.recall = async (section) => {
           ["day", (i) => i.day || ""], ["text", (i) => i.text]], r.items, "Nothing to recall."));
     } catch (e) { out.replaceChildren(el("p", { class: "error", text: e.message })); }
   });
-  section.append(title("Recall"), el("p", { class: "muted", text: "What the mind would remember for a message, at which budget, and why (no model call)." }), form, out);
+  put(section, title("Recall"), el("p", { class: "muted", text: "What the mind would remember for a message, at which budget, and why (no model call)." }), form, out);
 };
 
 document.addEventListener("DOMContentLoaded", start);
