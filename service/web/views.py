@@ -355,7 +355,7 @@ def knowledge(con: duckdb.DuckDBPyConnection, limit: int = 200) -> dict[str, Any
             ).fetchall()
         ]
         order = next(
-            (c for c in ("position", "updated_position", "opened_position") if c in columns), None
+            (c for c in ("position", "updated_at", "opened_position") if c in columns), None
         )
         by = f"ORDER BY {order} DESC" if order else ""
         rows = _rows(con.execute(f'SELECT * FROM "{table}" {by} LIMIT ?', [limit]))

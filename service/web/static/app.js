@@ -523,10 +523,24 @@ VIEWS.identity = async (section) => {
 // ---- knowledge (only when the knowledge tables exist) -------------------------------------
 VIEWS.knowledge = async (section) => {
   const tables = await api(uiPath("/knowledge"));
+  const show = (v) => (v !== null && typeof v === "object" ? JSON.stringify(v) : v);
+  const generic = (t) => table(t.columns.map((c) => [c, (r) => show(r[c])]), t.rows, "Empty.");
   put(section, title("Knowledge"));
+  const items = tables.knowledge, revisions = tables.knowledge_revisions;
+  if (items && items.columns.includes("item_id")) {
+    const history = (id) => (revisions ? revisions.rows.filter((r) => r.item_id === id) : []);
+    put(section, el("p", { class: "muted", text: "Owner actions are recorded below each item; take them with `mind knowledge verify|dispute|edit|delete ID` or `mind approve|discard TURN`." }),
+      table([["item", (k) => k.item_id], ["question", (k) => k.question], ["answer", (k) => (k.deleted ? "(deleted)" : k.answer)],
+        ["state", (k) => k.state], ["confidence", (k) => (k.confidence_ppm === null || k.confidence_ppm === undefined ? "" : `${(k.confidence_ppm / 10000).toFixed(1)} %`), "num"],
+        ["freshness", (k) => k.freshness], ["revision", (k) => k.revision, "num"], ["updated", (k) => when(k.updated_at)],
+        ["history", (k) => el("details", {}, el("summary", { text: `${history(k.item_id).length} changes` }),
+          table([["time", (r) => when(r.time)], ["change", (r) => r.change], ["by", (r) => r.role], ["state", (r) => r.state],
+            ["confidence", (r) => (r.confidence_ppm ?? "") === "" ? "" : `${(r.confidence_ppm / 10000).toFixed(1)} %`, "num"]],
+          history(k.item_id), "No changes recorded."))]], items.rows, "Nothing known yet."));
+  }
   for (const [name, t] of Object.entries(tables)) {
-    const show = (v) => (v !== null && typeof v === "object" ? JSON.stringify(v) : v);
-    put(section, el("h3", { text: name }), table(t.columns.map((c) => [c, (r) => show(r[c])]), t.rows, "Empty."));
+    if (name === "knowledge" && items.columns.includes("item_id")) continue;
+    put(section, el("h3", { text: name }), generic(t));
   }
 };
 
