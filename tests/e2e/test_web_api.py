@@ -3,6 +3,7 @@ and the `/ui/api` reads, over a mind the CLI made (Starlette's test client, no b
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 
@@ -270,3 +271,22 @@ def test_a_login_link_needs_the_token_of_that_mind(client: TestClient) -> None:
     answer = client.post("/ui/api/minds/Echo/login-link", headers={"Authorization": "Bearer x"})
 
     assert answer.status_code == 401
+
+
+def test_mind_open_without_a_running_server_says_how_to_start_one(
+    cli: Cli, mind_home: Path
+) -> None:
+    result = cli("open", "--print-url")
+
+    assert result.exit_code == 1
+    assert f"Error: no server serves {mind_home}; start one with `mind serve`" in result.stderr
+
+
+def test_mind_open_names_a_server_that_is_gone(cli: Cli, mind_home: Path) -> None:
+    gone = {"pid": 2**22 + 1, "url": "http://127.0.0.1:9"}
+    (mind_home / "server.json").write_text(json.dumps(gone))
+
+    result = cli("open", "--json")
+
+    assert result.exit_code == 1
+    assert f"(pid {gone['pid']}) is gone" in result.stderr
