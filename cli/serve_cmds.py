@@ -118,7 +118,12 @@ def serve(
             echo("  token: `mind serve --print-token`; stop: `mind server stop` or Ctrl-C")
         sys.stdout.flush()
 
-    serve(minds, options, announce)
+    if not serve(minds, options, announce):
+        # A turn still runs after the grace period: leave without waiting for its thread; it
+        # stays `started` with this pid, and the next turn on the ledger marks it interrupted.
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(0)
 
 
 @click.group()
@@ -168,7 +173,7 @@ def status(home: Home, as_json: bool) -> None:
 @server.command()
 @click.option(
     "--timeout",
-    default=60.0,
+    default=90.0,
     show_default=True,
     type=click.FloatRange(0.1),
     help="Seconds to wait for it to exit.",

@@ -83,14 +83,19 @@ def server_file(home: Path) -> Path:
 
 
 def pid_alive(pid: int) -> bool:
-    """Whether a process with this pid runs (on this machine)."""
+    """Whether a process with this pid runs (on this machine); one that has exited but is not
+    yet reaped by its parent (a zombie) does not."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
     except PermissionError:
         return True
-    return True
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return True  # no /proc: the signal check is all there is
+    return stat.rpartition(")")[2].split()[:1] != ["Z"]
 
 
 def running_server(home: Path) -> dict[str, Any] | None:
@@ -317,8 +322,10 @@ def _noted(sig: int, frame: Any) -> None:
 
 def _import_litellm() -> None:
     """Import LiteLLM once, in the background, so the first turn does not pay for it."""
+    from adapters.litellm_model import import_litellm
+
     with contextlib.suppress(Exception):
-        import litellm  # noqa: F401
+        import_litellm()
 
 
 async def _idle_watch(server: Any, state: Any, idle_s: float, log: logging.Logger) -> None:

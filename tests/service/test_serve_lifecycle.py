@@ -1,0 +1,222 @@
+"""`mind serve` over its life: concurrent turns, a client gone mid-turn, SIGTERM mid-turn,
+`mind server status|stop`, idle exit, and the refusals before it starts."""
+
+from __future__ import annotations
+
+import json
+import signal
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.service.serving import Reply, Server, init_home, run_mind, start_server
+from tests.service.stub_provider import held_provider
+
+# LiteLLM wants a key for an openai/ model; the stub provider ignores it.
+PROVIDER_ENV = {"OPENAI_API_KEY": "sk-test-not-a-real-key"}
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    home = init_home(tmp_path_factory.mktemp("life") / "echo", "Echo")
+    running = start_server([home], **PROVIDER_ENV)
+    try:
+        yield running
+    finally:
+        running.kill()
+
+
+def mock_turn(server: Server, text: str) -> Reply:
+    body = {"text": text, "model": "mock", "mock_reply": f"Reply to {text}."}
+    return server.request("POST", "/v1/minds/Echo/turns", body)
+
+
+def turns(home: Path) -> list[dict[str, Any]]:
+    result = run_mind(home, "query", "SELECT seq, status FROM turns ORDER BY seq")
+    assert result.returncode == 0, result.stderr
+    rows: list[dict[str, Any]] = json.loads(result.stdout)
+    return rows
+
+
+def verified(home: Path) -> bool:
+    result = run_mind(home, "verify", "--json")
+    return result.returncode == 0 and bool(json.loads(result.stdout)["ok"])
+
+
+def test_concurrent_turns_on_one_mind_are_each_recorded_once_with_their_own_number(
+    server: Server,
+) -> None:
+    home = server.homes[0]
+    before = len(turns(home))
+    answers: list[Reply] = []
+    reads: list[Reply] = []
+    outside: list[Any] = []
+    threads = [
+        threading.Thread(target=lambda i=i: answers.append(mock_turn(server, f"turn {i}")))
+        for i in range(6)
+    ] + [
+        threading.Thread(
+            target=lambda: reads.append(server.request("GET", "/v1/minds/Echo/recall?q=turn"))
+        )
+        for _ in range(4)
+    ]
+    # Another process writes the same ledger meanwhile: a turn through the command line.
+    cli_turn = threading.Thread(
+        target=lambda: outside.append(
+            run_mind(
+                home, "turn", "from outside", "--model", "mock", "--mock-reply", "ok", "--json"
+            )
+        )
+    )
+
+    cli_turn.start()
+    for t in threads:
+        t.start()
+    for t in [*threads, cli_turn]:
+        t.join(300)
+
+    assert sorted(a.status for a in answers) == [200] * 6
+    assert [r.status for r in reads] == [200] * 4
+    assert outside[0].returncode == 0, outside[0].stderr
+    seqs = [a.json()["seq"] for a in answers] + [json.loads(outside[0].stdout)["seq"]]
+    assert sorted(seqs) == list(range(before + 1, before + 8))
+    recorded = turns(home)
+    assert [t["seq"] for t in recorded] == list(range(1, before + 8))
+    assert {t["status"] for t in recorded} == {"complete"}
+    assert verified(home)
+
+
+def test_a_client_that_disconnects_mid_turn_leaves_the_turn_recorded_whole(
+    server: Server,
+) -> None:
+    with held_provider("Done.\nCOMMIT: water the plants") as gate:
+        con = server.connection()
+        body = {"text": "a slow one", "model": "openai/stub", "api_base": gate.url}
+        con.request(
+            "POST",
+            "/v1/minds/Echo/turns",
+            json.dumps(body),
+            {"Authorization": f"Bearer {server.token()}", "Content-Type": "application/json"},
+        )
+        assert gate.received.wait(120)
+        con.close()  # the client goes away while the model is still answering
+        gate.release.set()
+        # Turns on one mind run one at a time: once this one is answered, the other is done.
+        after = mock_turn(server, "and then")
+
+    assert after.status == 200
+    recorded = turns(server.homes[0])
+    assert recorded[-2:] == [
+        {"seq": after.json()["seq"] - 1, "status": "complete"},
+        {"seq": after.json()["seq"], "status": "complete"},
+    ]
+    listed = server.request("GET", "/v1/minds/Echo/commitments").json()
+    assert "water the plants" in [c["text"] for c in listed]
+    assert verified(server.homes[0])
+
+
+def test_sigterm_mid_turn_finishes_the_turn_then_exits_cleanly(tmp_path: Path) -> None:
+    home = init_home(tmp_path / "echo", "Echo")
+    running = start_server([home], **PROVIDER_ENV)
+    try:
+        answers: list[Reply] = []
+        with held_provider("Finished.") as gate:
+            body = {"text": "in flight", "model": "openai/stub", "api_base": gate.url}
+            client = threading.Thread(
+                target=lambda: answers.append(running.request("POST", "/v1/minds/Echo/turns", body))
+            )
+            client.start()
+            assert gate.received.wait(120)
+            running.process.send_signal(signal.SIGTERM)
+            gate.release.set()
+            client.join(120)
+            code = running.process.wait(120)
+    finally:
+        running.kill()
+
+    assert code == 0
+    assert answers and answers[0].status == 200
+    assert answers[0].json()["reply"] == "Finished."
+    assert not (home / "server.json").exists()
+    assert not (home / "server.sock").exists()
+    assert turns(home) == [{"seq": 1, "status": "complete"}]
+    assert verified(home)
+
+
+def test_server_status_and_stop_find_the_server_through_the_home(tmp_path: Path) -> None:
+    home = init_home(tmp_path / "echo", "Echo")
+    running = start_server([home])
+    try:
+        status = json.loads(run_mind(home, "server", "status", "--json").stdout)
+        stream = running.connection()
+        stream.request(
+            "GET", "/v1/minds/Echo/events", headers={"Authorization": f"Bearer {running.token()}"}
+        )
+        listening = stream.getresponse()
+        stopped = run_mind(home, "server", "stop", "--json")
+        code = running.process.wait(120)
+        ended = listening.read()  # an open event stream ends when the server stops
+        stream.close()
+    finally:
+        running.kill()
+    after = json.loads(run_mind(home, "server", "status", "--json").stdout)
+
+    assert status["running"] is True
+    assert status["pid"] == running.process.pid
+    assert status["url"] == running.url
+    assert status["minds"] == ["Echo"]
+    assert stopped.returncode == 0 and json.loads(stopped.stdout)["stopped"] is True
+    assert code == 0
+    assert after == {"running": False, "home": str(home)}
+    assert ended.startswith(b": connected")
+
+
+def test_an_idle_server_exits_by_itself(tmp_path: Path) -> None:
+    home = init_home(tmp_path / "echo", "Echo")
+    running = start_server([home], "--idle-exit", "0.005")  # 0.3 s
+    try:
+        code = running.process.wait(120)
+    finally:
+        running.kill()
+
+    assert code == 0
+    assert not (home / "server.json").exists()
+    assert "no request for" in (home / "logs" / "server.log").read_text()
+
+
+def test_two_minds_with_one_name_are_refused_in_one_line(tmp_path: Path) -> None:
+    first = init_home(tmp_path / "a", "Echo")
+    second = init_home(tmp_path / "b", "Echo")
+
+    result = run_mind(first, "serve", "--home", str(first), "--home", str(second), "--port", "0")
+
+    assert result.returncode == 1
+    assert result.stderr.startswith("Error: two homes hold a mind called 'Echo'")
+    assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_a_bind_other_machines_can_reach_needs_allow_remote(tmp_path: Path) -> None:
+    home = init_home(tmp_path / "a", "Echo")
+
+    result = run_mind(home, "serve", "--host", "0.0.0.0", "--port", "0")
+
+    assert result.returncode == 1
+    assert "--allow-remote" in result.stderr
+    assert not (home / "server.json").exists()
+
+
+def test_print_token_makes_one_private_token_and_prints_the_same_one_again(
+    tmp_path: Path,
+) -> None:
+    home = init_home(tmp_path / "a", "Echo")
+
+    first = run_mind(home, "serve", "--print-token")
+    second = run_mind(home, "serve", "--print-token")
+
+    assert first.returncode == 0
+    assert first.stdout == second.stdout
+    assert len(first.stdout.strip()) >= 40
+    assert (home / "server-token").stat().st_mode & 0o077 == 0
