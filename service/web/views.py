@@ -29,6 +29,7 @@ TEXT_FIELDS = ("text", "definition", "content", "reply", "label", "name", "alias
 EVENT_LIMIT = 500
 MEMORY_ITEM = re.compile(r"#(\d+) (.*)")
 CURVE_POINTS = 48
+ANY_POSITION = 2**62
 
 
 def _rows(cur: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
@@ -287,8 +288,12 @@ def threads(
     """The `limit` tensest threads (`mind threads` rows, highest first) and how many there are:
     every thread's tension is computed (cheap), the details only for those shown."""
     params = thread_queries.settings_as_of(con, now)
-    ranked = thread_queries.ranked(con, now, include_resolved, params)
-    return {"threads": thread_queries.details(con, ranked[:limit]), "total": len(ranked)}
+    if include_resolved:
+        ranked = thread_queries.ranked(con, now, True, params)
+        return {"threads": thread_queries.details(con, ranked[:limit]), "total": len(ranked)}
+    # Live threads only: the turn's own shortcut to the k tensest (no tension for every thread).
+    top, _, live = thread_queries.extremes(con, now, params, ANY_POSITION, limit)
+    return {"threads": thread_queries.details(con, top), "total": live}
 
 
 def concepts(con: duckdb.DuckDBPyConnection, limit: int, edges: int) -> dict[str, Any]:
