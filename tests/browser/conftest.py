@@ -79,6 +79,9 @@ class Served:
 def start_server(home: Path, now: str | None = None) -> Served:
     """`mind serve --port 0` on `home`; returns once it has said where it listens."""
     env = subprocess_env(home, MIND_NO_SERVER="1", LITELLM_OFFLINE_MODE="true")
+    # No provider key or base reaches the server: a turn on a hosted model fails here, never
+    # calls out (the failure test relies on it).
+    env = {k: v for k, v in env.items() if not k.endswith(("_API_KEY", "_API_BASE"))}
     if now:
         env["MIND_NOW"] = now
     token = mind(home, "serve", "--print-token").stdout.strip()

@@ -182,3 +182,27 @@ def test_mind_open_s_link_logs_in_once(browser: Any, new_mind: NewMind, serve: S
     assert url.startswith(served.url + "/#login=")
     assert name == "Echo"
     assert error == "this login link was used or has expired"
+
+
+def test_a_failed_generation_is_shown_as_failed_and_the_message_kept(
+    browser: Any, new_mind: NewMind, serve: Serve
+) -> None:
+    home = new_mind()
+    served = serve(home)
+    log_in(browser, served)
+    chat = show(browser, served, "chat")
+
+    chat.find_element(By.ID, "message").send_keys("Is anyone there?")
+    chat.find_element(By.CSS_SELECTOR, "#chat-form details summary").click()
+    chat.find_element(By.ID, "model").send_keys("openai/gpt-4o-mini")
+    chat.find_element(By.ID, "send").click()
+    turn = wait_for(
+        browser, lambda d: d.find_element(By.CSS_SELECTOR, "article.turn.failed"), "the failure"
+    )
+    said = texts(turn, ".said")
+    kept = show(browser, served, "chat")
+
+    assert said[0] == "You: Is anyone there?"
+    assert said[1].startswith("Generation failed: ")
+    assert said[1].endswith("(your message is kept in the ledger)")
+    assert texts(kept, "article.turn.failed .said")[0] == "You: Is anyone there?"
