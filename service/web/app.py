@@ -21,6 +21,8 @@ from starlette.staticfiles import StaticFiles
 
 from cli.compose import Home, clock_from_env, read_model
 from domain.errors import InvalidInputError, MindError
+from service.auth import bearer as parse_bearer
+from service.errors import error_response, mind_error_response
 from service.web import views
 from service.web.login import LoginNonces
 
@@ -49,16 +51,13 @@ class MindTokens(Protocol):
 
 
 def error(status: int, code: str, message: str) -> JSONResponse:
-    """The API's error shape: {"error": {"code", "message"}}."""
-    return JSONResponse({"error": {"code": code, "message": message}}, status, SECURITY_HEADERS)
+    """The server's one error shape: {"error": {"code", "message"}}."""
+    return error_response(status, code, message, SECURITY_HEADERS)
 
 
 def bearer(request: Request) -> str | None:
-    """The token of an `Authorization: Bearer` header."""
-    scheme, _, token = request.headers.get("authorization", "").partition(" ")
-    if scheme.lower() != "bearer":
-        return None
-    return token.strip() or None
+    """The token of an `Authorization: Bearer` header (parsed as /v1 parses it)."""
+    return parse_bearer(request.headers.get("authorization"))
 
 
 Reader = Callable[[Any, Request], Any]
@@ -91,10 +90,8 @@ def web_routes(tokens: MindTokens, nonces: LoginNonces | None = None) -> list[Ba
 
             try:
                 data = await run_in_threadpool(run)
-            except InvalidInputError as e:
-                return error(400, "bad_request", str(e))
-            except MindError as e:
-                return error(500, "mind_error", str(e))
+            except MindError as e:  # a bad filter or id: 4xx naming it, as /v1 answers
+                return mind_error_response(e, [token])
             return JSONResponse(data, headers=SECURITY_HEADERS)
 
         return endpoint
