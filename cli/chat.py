@@ -24,6 +24,7 @@ HELP = """/help                this list
 /raw                 the last reply as the model wrote it
 /prompt              the exact messages the model was sent in the last turn
 /verify              check the ledger's hash chain
+/export FOLDER [jsonl|md]  write the ledger (jsonl) or a transcript (md) into FOLDER
 /exit, /quit         leave (Ctrl-D too)"""
 
 
@@ -102,9 +103,25 @@ class Session:
             from cli.ledger_cmds import verify_home
 
             echo(json.dumps(verify_home(self.home).as_json()))
+        elif command == "export":
+            self.export(arg)
         else:
             echo(f"unknown command /{command}; /help lists them")
         return True
+
+    def export(self, arg: str) -> None:
+        """`/export FOLDER [jsonl|md]`: what `mind export FOLDER --format ...` does."""
+        from pathlib import Path
+
+        from cli.export_cmds import echo_export, export_ledger
+
+        folder, _, fmt = arg.strip().rpartition(" ")
+        if fmt not in ("jsonl", "md"):
+            folder, fmt = arg.strip(), "jsonl"
+        if not folder.strip():
+            echo("usage: /export FOLDER [jsonl|md]")
+            return
+        echo_export(export_ledger(self.home, Path(folder.strip()), fmt))
 
     def say(self, text: str) -> None:
         """One streamed turn."""

@@ -8,7 +8,7 @@ from typing import Any
 import click
 
 from cli.compose import Home, open_mind
-from cli.output import echo, emit_json
+from cli.output import echo, emit_json, table
 
 PATH = click.Path(exists=True, dir_okay=False, path_type=Path)
 
@@ -65,6 +65,104 @@ def chat(home: Home, path: Path, as_json: bool) -> None:
         echo(f"{done['source']}: {import_summary(done)}")
 
 
+@import_.command()
+@click.argument("path", type=PATH)
+@click.option(
+    "--accept-broken",
+    is_flag=True,
+    help="Import even when some hashes do not recompute (the breaks are recorded with it).",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_obj
+def pmm(home: Home, path: Path, accept_broken: bool, as_json: bool) -> None:
+    """Import a Persistent Mind Model ledger export (a JSON array of hash-linked events).
+
+    The chain is verified first with PMM's own hash rule: a file with an event whose hash does
+    not recompute is refused unless --accept-broken; forks are reported. Messages, commitments,
+    concepts and names become those here; every other event is kept as an imported record
+    (`mind log`, `mind query`, recall). Re-importing the same file adds nothing.
+
+    Example:
+
+        mind import pmm chat_session_ledger.json
+    """
+    from adapters.pmm_import import import_pmm
+
+    with ImportProgress(not as_json) as bar:
+        done = import_pmm(open_mind(home), path, accept_broken, bar.update, bar.start)
+    if as_json:
+        emit_json(done)
+        return
+    echo(
+        f"{done['source']}: {done['events']} PMM events, {done['added']} imported, "
+        f"{done['skipped']} already imported"
+    )
+    echo(f"chain: {_faults(done['breaks'], 'hash break')}, {_faults(done['forks'], 'fork')}")
+    table(done["kinds"], ["kind", "became", "count"], "no events")
+
+
+@import_.command()
+@click.argument("path", type=PATH)
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_obj
+def chatgpt(home: Home, path: Path, as_json: bool) -> None:
+    """Import a ChatGPT data export: its conversations.json, or the export's zip.
+
+    Each conversation's current branch (from its current node up to the root) becomes an
+    observed conversation with speakers and times; re-importing adds only new messages.
+
+    Example:
+
+        mind import chatgpt chatgpt-export.zip
+    """
+    from adapters.chatgpt_import import import_chatgpt
+
+    with ImportProgress(not as_json) as bar:
+        done = import_chatgpt(open_mind(home), path, bar.update, bar.start)
+    if as_json:
+        emit_json(done)
+        return
+    echo(f"{done['source']}: {done['conversations']} conversations, {import_summary(done)}")
+    for what, n in done["notes"].items():
+        echo(f"  {n} {what}")
+
+
+def _faults(ids: list[str], what: str) -> str:
+    if not ids:
+        return f"no {what}s"
+    shown = "; ".join(ids[:5]) + (f"; and {len(ids) - 5} more" if len(ids) > 5 else "")
+    return f"{len(ids)} {what}{'s' if len(ids) > 1 else ''} (PMM id {shown})"
+
+
+class ImportProgress:
+    """A progress bar on stderr for long imports when it is a terminal; a no-op elsewhere.
+    The total is known only once the file is read (`start`)."""
+
+    MIN_TOTAL = 1000
+
+    def __init__(self, enabled: bool) -> None:
+        self.enabled = enabled
+        self.bar: Any = None
+
+    def __enter__(self) -> ImportProgress:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.bar is not None:
+            self.bar.__exit__(*exc)
+
+    def start(self, total: int) -> None:
+        import sys
+
+        if self.enabled and total >= self.MIN_TOTAL and sys.stderr.isatty():
+            self.bar = click.progressbar(length=total, label="importing", file=sys.stderr)
+            self.bar.__enter__()
+
+    def update(self, n: int) -> None:
+        if self.bar is not None:
+            self.bar.update(n)
+
+
 def import_summary(done: dict[str, Any]) -> str:
     """`3 messages added, 2 skipped (1 already imported, 1 empty message)`."""
     reasons = ", ".join(f"{n} {why}" for why, n in done["skipped_reasons"].items())
@@ -75,4 +173,7 @@ def import_summary(done: dict[str, Any]) -> str:
 
 def register(group: click.Group) -> None:
     """Add these commands to the `mind` group."""
+    from cli.export_cmds import import_ledger
+
+    import_.add_command(import_ledger)
     group.add_command(import_)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 from typing import Any
 
 import click
@@ -13,7 +14,7 @@ from cli.init_cleanup import Creation
 from cli.output import echo, emit_json, table
 from domain.errors import AlreadyInitialisedError, InvalidInputError, MindError
 
-KINDS = ("identity", "commitment", "concept", "thread")
+KINDS = ("identity", "commitment", "concept", "thread", "import")
 
 
 @click.command()
@@ -226,17 +227,32 @@ def _head_hash(ctx: click.Context, param: click.Parameter, value: str | None) ->
     callback=_head_hash,
     help="Also check that this head hash (one you kept, e.g. from `mind status`) is in the ledger.",
 )
+@click.option(
+    "--export",
+    "export_file",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="Instead: check a ledger export (`mind export --format jsonl`), no mind needed.",
+)
 @click.pass_obj
-def verify(home: Home, as_json: bool, head: str | None) -> None:
+def verify(home: Home, as_json: bool, head: str | None, export_file: Path | None) -> None:
     """Recompute every hash from the stored bytes; exit 1 at the first bad position.
 
     Reports deleted, inserted, reordered and changed events, and a ledger that ends before a
     head recorded outside it (the home's ledger-head.json, the read model, or --head).
+    With --export FILE it checks an export file line by line instead (exit 1 at the first bad
+    line).
 
     Example:
 
         mind verify --json
+
+        mind verify --export ./backup/ledger.jsonl
     """
+    if export_file is not None:
+        from cli.export_cmds import verify_export
+
+        verify_export(export_file, as_json)
+        return
     from adapters.hash_chain import VerifyResult
 
     try:

@@ -190,17 +190,34 @@ def report(home: Home, name: str, fmt: str, out: Path | None, as_json: bool) -> 
 @click.command(name="export")
 @click.argument("folder", type=click.Path(file_okay=False, path_type=Path))
 @click.option(
-    "--format", "fmt", type=click.Choice(["parquet", "csv"]), default="parquet", show_default=True
+    "--format",
+    "fmt",
+    type=click.Choice(["parquet", "csv", "jsonl", "md"]),
+    default="parquet",
+    show_default=True,
+    help="parquet/csv: the read-model tables; jsonl: the whole ledger, self-verifying "
+    "(ledger.jsonl); md: a readable transcript (transcript.md).",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_obj
 def export(home: Home, folder: Path, fmt: str, as_json: bool) -> None:
-    """Export every read-model table into FOLDER as Parquet or CSV files.
+    """Export every read-model table into FOLDER as Parquet or CSV files, or the ledger itself.
+
+    `--format jsonl` writes the whole ledger with every hash (check it with `mind verify
+    --export`, bring it back with `mind import ledger`); `--format md` a readable transcript.
 
     Example:
 
         mind export --format csv ./mind-export
+
+        mind export --format jsonl ./backup
     """
+    if fmt in ("jsonl", "md"):
+        from cli.export_cmds import echo_export, export_ledger
+
+        done = export_ledger(home, folder, fmt, show_progress=not as_json)
+        emit_json(done) if as_json else echo_export(done)
+        return
     from cli.output_paths import refuse_home_file
     from projections.queries.analytics import export_tables
 

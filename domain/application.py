@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, TypeVar
 from uuid import UUID
 
@@ -18,6 +18,8 @@ from domain.concept import BindingKind, Concept
 from domain.conversation import Conversation, Observed, conversation_id
 from domain.errors import AlreadyInitialisedError
 from domain.events import AggregateRoot
+from domain.foreign_apply import ImportTally, import_records
+from domain.foreign_import import ForeignFile, ForeignRecord
 from domain.identity import IDENTITY_ID, Identity
 from domain.text import clean_token
 from domain.thread import Thread, ThreadOrigin
@@ -28,6 +30,9 @@ A = TypeVar("A", bound=AggregateRoot)
 __all__ = ["Mind", "OpenOutcome"]
 
 IMPORT_BATCH = 500
+# Records of a foreign ledger per transaction: each makes one or two events (FACTS.md: batches
+# of ~100 events or more append at ~40k events/s; fewer transactions hold the lock less often).
+FOREIGN_BATCH = 250
 
 
 class Mind(Application[UUID]):
@@ -248,3 +253,15 @@ class Mind(Application[UUID]):
                     progress(batch)
         self.record(conversation)
         return added, skipped
+
+    def import_foreign(
+        self,
+        file: ForeignFile,
+        records: Sequence[ForeignRecord],
+        progress: Callable[[int], None] | None = None,
+        batch: int = FOREIGN_BATCH,
+    ) -> ImportTally:
+        """Bring in the records of a foreign ledger not yet imported from this file: each kept
+        with its provenance, and what has a meaning here made into it (`domain.foreign_apply`)."""
+        self.identity()
+        return import_records(self.decide, file, records, self.clock(), batch, progress)

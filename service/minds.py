@@ -11,6 +11,7 @@ import threading
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from cli.compose import Home
@@ -81,8 +82,8 @@ class ServedMind:
 
         if budget < 200:
             raise InvalidInputError(f"budget {budget} is too small; give at least 200 tokens")
-        completion_model = self._model(model, mock_reply, api_base)
         with self.turn_lock:
+            completion_model = self._model(model, mock_reply, api_base)
             service = self._turns()
             try:
                 outcome = service.run(text, completion_model, budget=budget)
@@ -214,6 +215,28 @@ class ServedMind:
             self._drop_turns()
 
 
+class DivergingEnvironmentError(MindError):
+    """Raised when served homes' .env files give one provider variable different values."""
+
+
+def refuse_diverging_dotenv(homes: list[Home]) -> None:
+    """One process has one environment: a provider line of a home's .env (OPENAI_API_KEY=...)
+    is exported into it for LiteLLM, so two homes that set one name differently would share
+    the first one's value. Refused, naming both files (the values are never shown)."""
+    seen: dict[str, tuple[str, Path]] = {}
+    for home in homes:
+        loaded = home.loaded
+        for name, value in loaded.dotenv.items():
+            if name.upper().startswith("MIND_"):
+                continue
+            if name in seen and seen[name][0] != value:
+                raise DivergingEnvironmentError(
+                    f"{seen[name][1]} and {loaded.dotenv_path} set {name} differently, and one "
+                    "server has one environment; serve these minds from separate servers"
+                )
+            seen.setdefault(name, (value, loaded.dotenv_path))
+
+
 class Minds:
     """The minds one server serves, by name, and the worker threads their turns run in: a
     turn's thread is not cancelled when its client goes away, so a turn always finishes."""
@@ -235,6 +258,7 @@ class Minds:
         """Serve these homes (each must hold a mind); their tokens are made on first use."""
         from service.auth import ensure_token
 
+        refuse_diverging_dotenv(homes)
         return cls([ServedMind(h, ensure_token(h.path)) for h in homes])
 
     def __iter__(self) -> Iterator[ServedMind]:

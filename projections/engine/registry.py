@@ -6,10 +6,10 @@ that says which modules the projector applies, so nothing depends on an import's
 
 from __future__ import annotations
 
-from projections.engine import handlers, thread_handlers
+from projections.engine import handlers, import_handlers, thread_handlers
 from projections.engine.handlers import Handler
 
-MODULES = (handlers, thread_handlers)
+MODULES = (handlers, thread_handlers, import_handlers)
 
 
 def collect() -> dict[str, Handler]:

@@ -101,6 +101,18 @@ TABLES: dict[str, str] = {
     "rejections": (
         "position BIGINT, turn_id VARCHAR, line VARCHAR, reason VARCHAR, time TIMESTAMPTZ"
     ),
+    # Foreign files imported (`mind import pmm|chatgpt`) and every record they held, with its
+    # provenance and what it became here (projections/engine/import_handlers.py).
+    "imports": (
+        "position BIGINT, stream_id VARCHAR, format VARCHAR, file_name VARCHAR, "
+        "file_sha256 VARCHAR, records BIGINT, breaks VARCHAR[], forks VARCHAR[], "
+        "time TIMESTAMPTZ"
+    ),
+    "imported_records": (
+        "position BIGINT, format VARCHAR, file_sha256 VARCHAR, foreign_id VARCHAR, "
+        "foreign_hash VARCHAR, kind VARCHAR, foreign_time VARCHAR, content VARCHAR, "
+        "meta VARCHAR, became VARCHAR, target VARCHAR, broken BOOLEAN, time TIMESTAMPTZ"
+    ),
 }
 
 # Append-only tables carry no PRIMARY KEY: exactly-once comes from the tracking position, written
@@ -351,6 +363,36 @@ ARROW: dict[str, pa.Schema] = {
             ("turn_id", pa.string()),
             ("line", pa.string()),
             ("reason", pa.string()),
+            ("time", TS),
+        ]
+    ),
+    "imports": pa.schema(
+        [
+            ("position", pa.int64()),
+            ("stream_id", pa.string()),
+            ("format", pa.string()),
+            ("file_name", pa.string()),
+            ("file_sha256", pa.string()),
+            ("records", pa.int64()),
+            ("breaks", pa.list_(pa.string())),
+            ("forks", pa.list_(pa.string())),
+            ("time", TS),
+        ]
+    ),
+    "imported_records": pa.schema(
+        [
+            ("position", pa.int64()),
+            ("format", pa.string()),
+            ("file_sha256", pa.string()),
+            ("foreign_id", pa.string()),
+            ("foreign_hash", pa.string()),
+            ("kind", pa.string()),
+            ("foreign_time", pa.string()),
+            ("content", pa.string()),
+            ("meta", pa.string()),
+            ("became", pa.string()),
+            ("target", pa.string()),
+            ("broken", pa.bool_()),
             ("time", TS),
         ]
     ),

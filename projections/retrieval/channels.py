@@ -17,6 +17,7 @@ from projections.retrieval.item_text import (
     concept_text,
     day_of,
     message_text,
+    record_text,
     said,
     thread_text,
 )
@@ -53,6 +54,9 @@ TEXT_QUERIES = {
     "WHERE definition_position IN (SELECT unnest(?))",
     "thread": "SELECT opened_position, id, status, label, content FROM threads "
     "WHERE opened_position IN (SELECT unnest(?))",
+    # A record kept from an imported foreign ledger (`mind import pmm`).
+    "record": "SELECT position, format, foreign_id, kind, content FROM imported_records "
+    "WHERE position IN (SELECT unnest(?))",
 }
 
 
@@ -79,6 +83,10 @@ def _texts(con: duckdb.DuckDBPyConnection, kind: str, positions: list[int]) -> T
         return {p: (commitment_text(cid, tx), cid, None) for p, cid, tx in found}
     if kind == "concept":
         return {p: (concept_text(tok, d), tok, None) for p, tok, d in found}
+    if kind == "record":
+        return {
+            p: (record_text(fmt, fid, k, c), f"{fmt}:{fid}", None) for p, fmt, fid, k, c in found
+        }
     return {p: (thread_text(tid, st, lab, c), tid, None) for p, tid, st, lab, c in found}
 
 

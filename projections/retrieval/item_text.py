@@ -65,3 +65,13 @@ def concept_text(token: str, definition: str) -> str:
 def identity_text(name: str) -> str:
     """Who the mind is."""
     return f"[identity] Your name is {one_line(name)}."
+
+
+# An imported record is shown cut to this many characters (PMM records can be long JSON).
+RECORD_CHARS = 600
+
+
+def record_text(format: str, foreign_id: str, kind: str, content: str) -> str:
+    """A record kept from an imported foreign ledger, with its kind and original id."""
+    label = f"{in_label(format)} {in_label(kind)} {in_label(foreign_id)}"
+    return f"[imported {label}] {one_line(content[:RECORD_CHARS])}"

@@ -2,24 +2,28 @@
 
 from __future__ import annotations
 
+import tempfile
 from pathlib import Path
 
+import duckdb
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from adapters.pmm_import import import_pmm
 from adapters.sqlite_ledger import SQLiteLedgerReader
 from domain.application import Mind
 from domain.errors import MindError
 from projections.engine import handlers, registry
 from projections.engine.projector import ProjectionError, Projector
 from projections.engine.replay import differences, rebuild
+from tests.foreign_files import SMALL_PMM, pmm_ledger, write_json
 from tests.integration.ledger_factory import sqlite_mind
 
 COMMANDS = st.lists(
     st.tuples(
         st.sampled_from(
-            ["commit", "close", "define", "alias", "relate", "thread", "resolve", "adopt"]
+            ["commit", "close", "define", "alias", "relate", "thread", "resolve", "adopt", "import"]
         ),
         st.integers(0, 4),
     ),
@@ -44,10 +48,20 @@ def run_command(app: Mind, name: str, n: int) -> None:
             app.open_thread(f"question {n}", f"content {n}")
         elif name == "resolve":
             app.resolve_thread(_any_thread(app), "dissolved", reason="moot")  # type: ignore[arg-type]
+        elif name == "import":
+            _import_pmm(app, n)
         else:
             app.adopt_name(f"Name {n}")
     except (MindError, LookupError):
         pass  # rejected commands change nothing; that is part of what replay must agree on
+
+
+def _import_pmm(app: Mind, n: int) -> None:
+    """A small PMM ledger (its first 4 + 3n events): messages, commitments, concepts, a name,
+    claims and plain records, each file imported once and again."""
+    with tempfile.TemporaryDirectory() as folder:
+        path = write_json(Path(folder) / "pmm.json", pmm_ledger(SMALL_PMM[: 4 + 3 * n]))
+        import_pmm(app, path)
 
 
 def _cid(n: int) -> str:
@@ -199,3 +213,25 @@ def test_an_entity_row_changed_in_place_by_a_handler_is_still_written(
 
     row = projector.con.execute("SELECT aliases FROM concepts WHERE token = 'topic.x'").fetchall()
     assert row == [(["first", "second"],)]
+
+
+def test_an_imported_pmm_ledger_projects_the_same_incrementally_and_replayed(
+    tmp_path: Path,
+) -> None:
+    app = sqlite_mind(tmp_path, commands=0)
+    reader = SQLiteLedgerReader(tmp_path / "ledger.sqlite")
+    live = Projector(tmp_path / "live.duckdb")
+    for n in range(1, 5):
+        _import_pmm(app, n)
+        live.catch_up(reader, batch=7)
+    live.close()
+
+    rebuild(tmp_path / "replayed.duckdb", reader)
+
+    assert differences(tmp_path / "live.duckdb", tmp_path / "replayed.duckdb") == []
+    replayed = duckdb.connect(str(tmp_path / "replayed.duckdb"), read_only=True)
+    kept = replayed.execute("SELECT count(*) FROM imported_records").fetchone()
+    claims = replayed.execute("SELECT count(*) FROM claims WHERE turn_id IS NULL").fetchone()
+    replayed.close()
+    # Files of 7, 10, 13 and 16 events; the claim is the 13th event.
+    assert (kept, claims) == ((7 + 10 + 13 + 16,), (2,))

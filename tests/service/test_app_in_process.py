@@ -123,6 +123,20 @@ def test_any_bytes_as_a_query_body_answer_json(raw: bytes) -> None:
     assert json.loads(answer.text)["error"]["code"] == "unauthorized"
 
 
+def test_a_chunked_body_over_the_limit_is_refused_without_a_length_header(
+    served: tuple[TestClient, Minds],
+) -> None:
+    client, minds = served
+
+    def chunks() -> Iterator[bytes]:
+        for _ in range(20):
+            yield b" " * 65536
+
+    answer = client.post("/v1/minds/Echo/query", content=chunks(), headers=auth(minds))
+
+    assert (answer.status_code, answer.json()["error"]["code"]) == (413, "too_large")
+
+
 def test_query_parameters_are_checked_by_type_and_range() -> None:
     from starlette.requests import Request
 

@@ -78,7 +78,7 @@ def test_a_turn_answers_what_mind_turn_json_prints_and_the_reads_match_the_cli(
     assert data["status"] == "complete"
     assert data["reply"] == "Noted."
     assert data["identity"]["name"] == "Echo"
-    assert set(data) == {
+    assert set(data) >= {
         "turn", "seq", "status", "reply", "reply_raw", "opened", "closed", "claims",
         "rejections", "identity", "context", "context_tokens", "model", "usage", "latency_ms",
         "finish_reason", "cut_off", "failure", "events",

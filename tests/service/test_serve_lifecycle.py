@@ -12,7 +12,8 @@ from typing import Any
 
 import pytest
 
-from tests.service.serving import Reply, Server, init_home, run_mind, start_server
+from tests.integration.fake_provider import failing_provider
+from tests.service.serving import Reply, Server, init_home, run_mind, sse_events, start_server
 from tests.service.stub_provider import held_provider
 
 # LiteLLM wants a key for an openai/ model; the stub provider ignores it.
@@ -118,6 +119,43 @@ def test_a_client_that_disconnects_mid_turn_leaves_the_turn_recorded_whole(
     assert verified(server.homes[0])
 
 
+def test_a_model_failure_is_recorded_and_answered_as_such_streamed_or_not(
+    server: Server,
+) -> None:
+    with failing_provider(401) as base:
+        body = {"text": "will fail", "model": "openai/stub", "api_base": base}
+        plain = server.request("POST", "/v1/minds/Echo/turns", body)
+        con = server.connection()
+        con.request(
+            "POST",
+            "/v1/minds/Echo/turns",
+            json.dumps({**body, "stream": True}),
+            {"Authorization": f"Bearer {server.token()}", "Content-Type": "application/json"},
+        )
+        streamed = list(sse_events(con.getresponse()))
+        con.close()
+
+    assert plain.status == 502
+    assert plain.json()["error"]["code"] == "model_failed"
+    assert plain.json()["status"] == "failed"
+    assert "fake provider says 401" in plain.json()["failure"]["message"]
+    assert [e for e, _ in streamed] == ["error"]
+    assert streamed[0][1]["turn"]["status"] == "failed"
+    assert streamed[0][1]["error"].startswith("generation failed")
+    assert turns(server.homes[0])[-2:] == [
+        {"seq": plain.json()["seq"], "status": "failed"},
+        {"seq": plain.json()["seq"] + 1, "status": "failed"},
+    ]
+
+
+def test_serving_a_folder_without_a_mind_is_refused_in_one_line(tmp_path: Path) -> None:
+    result = run_mind(tmp_path / "none", "serve", "--home", str(tmp_path / "none"))
+
+    assert result.returncode == 1
+    assert result.stderr.startswith("Error: no mind at ")
+    assert len(result.stderr.strip().splitlines()) == 1
+
+
 def test_sigterm_mid_turn_finishes_the_turn_then_exits_cleanly(tmp_path: Path) -> None:
     home = init_home(tmp_path / "echo", "Echo")
     running = start_server([home], **PROVIDER_ENV)
@@ -196,6 +234,21 @@ def test_two_minds_with_one_name_are_refused_in_one_line(tmp_path: Path) -> None
     assert result.returncode == 1
     assert result.stderr.startswith("Error: two homes hold a mind called 'Echo'")
     assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_two_minds_whose_env_files_disagree_on_a_provider_key_are_refused(
+    tmp_path: Path,
+) -> None:
+    first = init_home(tmp_path / "a", "Echo")
+    second = init_home(tmp_path / "b", "Nova")
+    (first / ".env").write_text("OPENAI_API_KEY=sk-first-aaaaaaaaaaaa\n")
+    (second / ".env").write_text("OPENAI_API_KEY=sk-second-bbbbbbbbbbb\n")
+
+    result = run_mind(first, "serve", "--home", str(first), "--home", str(second), "--port", "0")
+
+    assert result.returncode == 1
+    assert "set OPENAI_API_KEY differently" in result.stderr
+    assert "sk-first" not in result.stderr and "sk-second" not in result.stderr
 
 
 def test_a_bind_other_machines_can_reach_needs_allow_remote(tmp_path: Path) -> None:

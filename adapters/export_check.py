@@ -1,0 +1,209 @@
+"""Reading a ledger export back: every line checked as it is read, without a mind.
+
+A line must be the canonical JSON of an object with exactly the expected fields, its position
+the next one, its `prev` the hash of the line before and its `hash` the chain hash recomputed
+from its topic, aggregate, version and state bytes; the header's genesis must recompute from its
+ledger id and time, and its event count and head must be where the file ends. The first line
+that fails raises ExportInvalidError naming it.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import os
+import stat
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any
+
+from adapters.hash_chain import content_hash, genesis_hash, link_hash
+from adapters.ledger_export import (
+    EVENT_KEYS,
+    FORMAT,
+    FORMAT_VERSION,
+    HASH_RULE,
+    HEADER_KEYS,
+    RAW_EVENT_KEYS,
+    Genesis,
+    state_bytes,
+)
+from adapters.pydantic_mapping import canonical_json
+from domain.errors import MindError
+
+HEX = frozenset("0123456789abcdef")
+
+
+class ExportInvalidError(MindError):
+    """Raised when a ledger export file is malformed, tampered with or cut short."""
+
+    def __init__(self, line: int, reason: str) -> None:
+        super().__init__(f"line {line}: {reason}")
+        self.line, self.reason = line, reason
+
+
+@dataclass(frozen=True)
+class ExportHeader:
+    """The header line, checked."""
+
+    genesis: Genesis
+    events: int
+    head: str
+
+
+@dataclass(frozen=True)
+class ExportedEvent:
+    """One event line, checked: what a ledger stores for it, and its chain hash."""
+
+    position: int
+    topic: str
+    aggregate: str
+    version: int
+    state: bytes
+    hash: str
+
+
+def open_export(path: Path) -> IO[bytes]:
+    """The file opened for reading; only a regular file (not a pipe or a device that never ends)."""
+    try:
+        handle = open(path, "rb")  # noqa: SIM115 (the caller closes it)
+    except OSError as e:
+        raise MindError(f"cannot read {path}: {e.strerror or e}") from None
+    if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+        handle.close()
+        raise MindError(f"{path} is not a regular file; give a ledger export (.jsonl)")
+    return handle
+
+
+class ExportReader:
+    """The events of an export, each checked before it is yielded (`header` is read first)."""
+
+    def __init__(self, handle: IO[bytes]) -> None:
+        self.handle = handle
+        self.bytes_read = 0
+        self.header = _header(self._next_line(1), 1)
+
+    def _next_line(self, number: int) -> bytes | None:
+        line = self.handle.readline()
+        if not line:
+            return None
+        self.bytes_read += len(line)
+        if not line.endswith(b"\n"):
+            raise ExportInvalidError(number, "the line does not end with a newline (cut short?)")
+        return line[:-1]
+
+    def events(self) -> Iterator[ExportedEvent]:
+        """Every event line, checked, in order; raises at the first bad line."""
+        header = self.header
+        prev, number = header.genesis.genesis, 1
+        while True:
+            number += 1
+            line = self._next_line(number)
+            if line is None:
+                break
+            if number - 1 > header.events:
+                raise ExportInvalidError(
+                    number, f"the header says {header.events} events, but the file goes on"
+                )
+            event = _event(line, number, prev)
+            prev = event.hash
+            yield event
+        count = number - 2
+        if count != header.events:
+            raise ExportInvalidError(
+                number,
+                f"the file ends after {count} events, but the header says {header.events} "
+                "(cut short?)",
+            )
+        if prev != header.head:
+            raise ExportInvalidError(1, "the header's head hash is not the last event's hash")
+
+
+def _parse(line: bytes | None, number: int, keys: tuple[frozenset[str], ...]) -> dict[str, Any]:
+    if line is None:
+        raise ExportInvalidError(number, "the file is empty; a ledger export starts with a header")
+    try:
+        obj = json.loads(line)
+    except (ValueError, RecursionError):
+        raise ExportInvalidError(number, "not a JSON line") from None
+    if not isinstance(obj, dict):
+        raise ExportInvalidError(number, "not a JSON object")
+    if frozenset(obj) not in keys:
+        raise ExportInvalidError(number, f"unexpected fields {sorted(obj)}")
+    try:
+        canonical = canonical_json(obj)
+    except (ValueError, RecursionError):
+        canonical = b""
+    if canonical != line:
+        raise ExportInvalidError(number, "not in canonical form (the line was edited)")
+    return obj
+
+
+def _header(line: bytes | None, number: int) -> ExportHeader:
+    obj = _parse(line, number, (HEADER_KEYS,))
+    if obj["format"] != FORMAT or obj["version"] != FORMAT_VERSION:
+        raise ExportInvalidError(
+            number, f"not a mindledger export of version {FORMAT_VERSION} (format field)"
+        )
+    if obj["hash_rule"] != HASH_RULE:
+        raise ExportInvalidError(number, "an unknown hash rule")
+    ledger_id, created_at = _text(obj, "ledger_id", number), _text(obj, "created_at", number)
+    genesis, head = _digest(obj, "genesis", number), _digest(obj, "head", number)
+    events = obj["events"]
+    if not isinstance(events, int) or isinstance(events, bool) or events < 0:
+        raise ExportInvalidError(number, "the event count is not a whole number")
+    if genesis_hash(ledger_id, created_at) != genesis:
+        raise ExportInvalidError(number, "the genesis hash does not recompute")
+    return ExportHeader(Genesis(ledger_id, created_at, genesis), events, head)
+
+
+def _event(line: bytes, number: int, prev: str) -> ExportedEvent:
+    obj = _parse(line, number, (EVENT_KEYS, RAW_EVENT_KEYS))
+    position = _whole(obj, "position", number)
+    if position != number - 1:
+        raise ExportInvalidError(number, f"position {position} where {number - 1} belongs")
+    topic, aggregate = _text(obj, "topic", number), _text(obj, "aggregate", number)
+    version = _whole(obj, "version", number)
+    if obj["prev"] != prev:
+        raise ExportInvalidError(number, "prev is not the hash of the line before")
+    if "state_b64" in obj:
+        text = _text(obj, "state_b64", number)
+        try:
+            state = base64.b64decode(text, validate=True)
+        except (binascii.Error, ValueError):
+            state = None
+        if state is None or base64.b64encode(state).decode() != text:
+            raise ExportInvalidError(number, "state_b64 is not canonical base64")
+    else:
+        payload, time = obj["payload"], _text(obj, "time", number)
+        schema = _whole(obj, "schema", number)
+        if not isinstance(payload, dict):
+            raise ExportInvalidError(number, "the payload is not an object")
+        state = state_bytes(payload, time, schema)
+    expected = link_hash(prev, content_hash(topic, aggregate, version, state))
+    if obj["hash"] != expected:
+        raise ExportInvalidError(number, "the hash does not recompute (the event was changed)")
+    return ExportedEvent(position, topic, aggregate, version, state, expected)
+
+
+def _text(obj: dict[str, Any], key: str, number: int) -> str:
+    value = obj[key]
+    if not isinstance(value, str):
+        raise ExportInvalidError(number, f"{key} is not a string")
+    return value
+
+
+def _whole(obj: dict[str, Any], key: str, number: int) -> int:
+    value = obj[key]
+    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+        raise ExportInvalidError(number, f"{key} is not a positive whole number")
+    return value
+
+
+def _digest(obj: dict[str, Any], key: str, number: int) -> str:
+    value = _text(obj, key, number)
+    if len(value) != 64 or not HEX.issuperset(value):
+        raise ExportInvalidError(number, f"{key} is not a sha256 hex digest")
+    return value

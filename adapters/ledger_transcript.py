@@ -1,0 +1,157 @@
+"""The ledger as a readable Markdown transcript: turns, imported messages, commitments, threads
+and identity changes in ledger order, each with its position and chain hash.
+
+A turn is written when it finishes (its completed, interrupted or failed event), with the hash
+of that event: the hash that covers everything the turn recorded.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from adapters.hash_chain import ChainRow
+from adapters.ledger_export import Genesis, render_state
+
+TURN_ENDS = {
+    "mind.turn.completed": "completed",
+    "mind.turn.interrupted": "interrupted",
+    "mind.turn.generation_failed": "failed",
+}
+
+
+@dataclass
+class _Turn:
+    seq: int = 0
+    speaker: str = "user"
+    text: str = ""
+    time: str = ""
+    reply: str | None = None
+    model: str = ""
+    notes: list[str] = field(default_factory=list)
+
+
+def transcript(
+    genesis: Genesis, rows: Iterable[ChainRow], events: int, head: str | None
+) -> Iterator[str]:
+    """The transcript, a chunk of Markdown at a time."""
+    yield "# Mind transcript\n\n"
+    yield f"- ledger: `{genesis.ledger_id}` (created {genesis.created_at})\n"
+    yield f"- genesis: `{genesis.genesis}`\n"
+    yield f"- events: {events}, head: `{head or genesis.genesis}`\n"
+    yield "- check the whole chain with `mind export --format jsonl` and `mind verify --export`\n\n"
+    turns: dict[str, _Turn] = {}
+    commitments: dict[str, str] = {}  # aggregate -> cid
+    threads: dict[str, str] = {}  # aggregate -> label
+    for row in rows:
+        state = _state(row)
+        time, topic, aggregate = str(state.get("timestamp", "")), row.topic or "", row.originator_id
+        at = f"*#{row.position} · {time} · `{row.hash[:16]}`*"
+        if topic.startswith("mind.turn.") and aggregate is not None:
+            text = _turn_event(turns, aggregate, topic, state, time, row)
+        else:
+            text = _other_event(topic, state, at, aggregate or "", commitments, threads)
+        if text:
+            yield text
+
+
+def _turn_event(
+    turns: dict[str, _Turn],
+    aggregate: str,
+    topic: str,
+    state: dict[str, Any],
+    time: str,
+    row: ChainRow,
+) -> str | None:
+    turn = turns.setdefault(aggregate, _Turn())
+    if topic == "mind.turn.started":
+        turn.seq, turn.speaker = int(state.get("seq", 0)), str(state.get("speaker", "user"))
+        turn.text, turn.time, turn.model = str(state.get("text", "")), time, str(state.get("model"))
+    elif topic == "mind.turn.replied":
+        turn.reply = str(state.get("reply", ""))
+    elif topic == "mind.turn.line_rejected":
+        turn.notes.append(f"rejected line `{_inline(state.get('line'))}`: {state.get('reason')}")
+    elif topic == "mind.turn.reflected":
+        turn.notes.append(f"reflection: {_inline(state.get('text'))}")
+    elif topic in TURN_ENDS:
+        del turns[aggregate]
+        out = [f"## Turn {turn.seq} ({TURN_ENDS[topic]}) · {turn.time}\n\n"]
+        out.append(f"**{turn.speaker}:**\n\n{_quote(turn.text)}\n\n")
+        if turn.reply is not None:
+            out.append(f"**reply** ({turn.model}):\n\n{_quote(turn.reply)}\n\n")
+        if topic == "mind.turn.generation_failed":
+            out.append(f"- generation failed: {_inline(state.get('message'))}\n")
+        for key in ("opened", "closed", "identity", "threads"):  # what the reply changed
+            changed = state.get(key) if topic == "mind.turn.completed" else None
+            if isinstance(changed, list) and changed:
+                out.append(f"- {key}: {', '.join(_inline(c) for c in changed)}\n")
+        for note in turn.notes:
+            out.append(f"- {note}\n")
+        out.append(f"- hash: `{row.hash}` (position {row.position})\n\n")
+        return "".join(out)
+    return None
+
+
+def _other_event(
+    topic: str,
+    state: dict[str, Any],
+    at: str,
+    aggregate: str,
+    commitments: dict[str, str],
+    threads: dict[str, str],
+) -> str | None:
+    if topic == "mind.conversation.message_observed":
+        said = f"**{_inline(state.get('speaker'))}** ({state.get('said_at')}):"
+        return f"{said}\n\n{_quote(str(state.get('text', '')))}\n\n{at}\n\n"
+    if topic == "mind.commitment.opened":
+        commitments[aggregate] = str(state.get("cid", ""))
+        return (
+            f"- commitment **opened** `{state.get('cid')}`: {_inline(state.get('text'))} "
+            f"(origin {state.get('origin')}) {at}\n\n"
+        )
+    if topic == "mind.commitment.closed":
+        reason = f": {_inline(state.get('reason'))}" if state.get("reason") else ""
+        return f"- commitment **closed** `{commitments.get(aggregate, '?')}`{reason} {at}\n\n"
+    if topic == "mind.thread.opened":
+        threads[aggregate] = _inline(state.get("label"))
+        return f"- thread **opened** {threads[aggregate]}: {_inline(state.get('content'))} {at}\n\n"
+    if topic == "mind.thread.resolved":
+        return (
+            f"- thread **resolved** {threads.get(aggregate, '?')}: {state.get('verdict')} {at}\n\n"
+        )
+    return _identity_event(topic, state, at)
+
+
+def _identity_event(topic: str, state: dict[str, Any], at: str) -> str | None:
+    if topic == "mind.identity.created":
+        return (
+            f"- identity **created**: {_inline(state.get('name'))} ({state.get('model')}) {at}\n\n"
+        )
+    if topic == "mind.identity.name_adopted":
+        name, via = _inline(state.get("name")), state.get("via")
+        return f"- identity **name adopted**: {name} ({via}) {at}\n\n"
+    if topic == "mind.identity.name_proposed":
+        return f"- identity **name proposed**: {_inline(state.get('name'))} {at}\n\n"
+    if topic == "mind.identity.description_revised":
+        return f"- identity **description**: {_inline(state.get('text'))} {at}\n\n"
+    if topic == "mind.identity.model_switched":
+        return f"- identity **model**: {state.get('previous')} → {state.get('model')} {at}\n\n"
+    return None
+
+
+def _state(row: ChainRow) -> dict[str, Any]:
+    """The event's fields as export renders them (`render_state`: the one rendering seam)."""
+    rendered = render_state(bytes(row.state or b""))
+    if "payload" not in rendered:
+        return {}
+    return {**rendered["payload"], "timestamp": rendered["time"]}
+
+
+def _inline(value: object) -> str:
+    """A value on one line (a newline in a name or reason would break the list item)."""
+    return " ".join(str(value).split())
+
+
+def _quote(text: str) -> str:
+    return "\n".join(f"> {line}" for line in text.splitlines()) or ">"

@@ -1,0 +1,88 @@
+"""Export/import round trip: `mind export --format jsonl`, `mind verify --export` and
+`mind import ledger` on a large ledger, each next to the raw rate of reading the same file and
+hashing each line (sha256) in the same run.
+
+Run: .venv/bin/python -m bench.export_roundtrip [--sizes 100000 1000000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from click.testing import CliRunner
+
+from bench.common import fill, new_mind, report, timed
+from cli.main import mind
+
+
+def run_mind(home: Path, *args: str) -> dict[str, Any]:
+    """`mind --home HOME ARGS --json` in-process; its JSON summary."""
+    result = CliRunner().invoke(mind, ["--home", str(home), *args, "--json"])
+    assert result.exit_code == 0, result.output
+    summary: dict[str, Any] = json.loads(result.stdout)
+    return summary
+
+
+def raw_read_and_hash(path: Path) -> int:
+    """The floor: read the file line by line and sha256 each line; returns the line count."""
+    lines = 0
+    with open(path, "rb", buffering=1 << 20) as f:
+        for line in f:
+            hashlib.sha256(line).digest()
+            lines += 1
+    return lines
+
+
+def round_trip(folder: Path, size: int) -> dict[str, Any]:
+    source, target = folder / "source", folder / "target"
+    app = new_mind(source)
+    fill_s, _ = timed(lambda: fill(app, size))
+    app.close()
+    export_s, exported = timed(
+        lambda: run_mind(source, "export", str(folder / "out"), "--format", "jsonl")
+    )
+    path = Path(exported["file"])
+    raw_s, lines = timed(lambda: raw_read_and_hash(path))
+    verify_s, checked = timed(lambda: run_mind(source, "verify", "--export", str(path)))
+    import_s, imported = timed(lambda: run_mind(target, "import", "ledger", str(path)))
+    assert checked["ok"] and imported["head"] == exported["head"] == checked["head"]
+    events = exported["events"]
+    assert imported["events"] == events and lines == events + 1
+    raw = lines / raw_s
+    return {
+        "events": events,
+        "file_mb": round(exported["bytes"] / 2**20, 1),
+        "bytes_per_event": round(exported["bytes"] / events),
+        "fill_events_per_s": round(events / fill_s),
+        "raw_read_sha256_lines_per_s": round(raw),
+        "export_events_per_s": round(events / export_s),
+        "export_ratio_to_raw": round(events / export_s / raw, 3),
+        "verify_export_events_per_s": round(events / verify_s),
+        "verify_ratio_to_raw": round(events / verify_s / raw, 3),
+        "import_events_per_s": round(events / import_s),
+        "import_ratio_to_raw": round(events / import_s / raw, 3),
+        "seconds": {
+            "export": round(export_s, 2),
+            "raw": round(raw_s, 2),
+            "verify": round(verify_s, 2),
+            "import": round(import_s, 2),
+        },
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--sizes", type=int, nargs="+", default=[100_000])
+    args = parser.parse_args()
+    for size in args.sizes:
+        with tempfile.TemporaryDirectory() as tmp:
+            report("export_roundtrip", round_trip(Path(tmp), size))
+
+
+if __name__ == "__main__":
+    main()

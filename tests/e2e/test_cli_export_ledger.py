@@ -1,0 +1,208 @@
+"""`mind export --format jsonl|md`, `mind verify --export` and `mind import ledger` end to end."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from cli.main import mind
+from projections.engine.replay import differences
+from tests.conftest import Result
+
+Cli = Callable[..., Result]
+
+
+def _fill(cli: Cli) -> None:
+    assert cli("commit", "Send the report on Friday").exit_code == 0
+    assert cli("concept", "define", "user.report", "The weekly report").exit_code == 0
+    reply = (
+        "Noted.\nCOMMIT: draft the report Thursday\n"
+        'THREAD: {"label": "late report", "content": "why is it late?"}'
+    )
+    turn = cli("turn", "When is the report due?", "--model", "mock", "--mock-reply", reply)
+    assert turn.exit_code == 0, turn.output
+    assert cli("identity", "adopt", "Ada").exit_code == 0
+
+
+def _export(cli: Cli, folder: Path, fmt: str = "jsonl") -> dict[str, object]:
+    done = cli("export", str(folder), "--format", fmt, "--json")
+    assert done.exit_code == 0, done.output
+    result: dict[str, object] = done.json()
+    return result
+
+
+def same_read_models(source: Path, imported: Path) -> bool:
+    """Both homes' read models brought up to their heads, then compared as `replay --check`
+    compares (`replay.differences`)."""
+    for home in (source, imported):
+        assert _run(home, "project").exit_code == 0
+    found = differences(
+        source / "readmodel.published.duckdb", imported / "readmodel.published.duckdb"
+    )
+    assert found == [], found
+    return True
+
+
+def _run(home: Path, *args: str) -> Result:
+    r = CliRunner().invoke(mind, ["--home", str(home), *args], catch_exceptions=False)
+    return Result(r.exit_code, r.stdout, r.stderr)
+
+
+def test_export_import_gives_the_same_genesis_head_and_read_models(
+    cli: Cli, mind_home: Path, tmp_path: Path
+) -> None:
+    _fill(cli)
+    done = _export(cli, tmp_path / "out")
+    status = cli("status", "--json").json()
+    new = tmp_path / "restored"
+
+    imported = _run(new, "import", "ledger", str(done["file"]), "--json")
+
+    assert imported.exit_code == 0, imported.output
+    assert imported.json()["events"] == status["head"]["position"] == done["events"]
+    restored = _run(new, "status", "--json").json()
+    assert restored["ledger_id"] == status["ledger_id"]
+    assert restored["created_at"] == status["created_at"]
+    assert restored["head"] == status["head"]
+    assert restored["name"] == "Ada"
+    assert _run(new, "verify").exit_code == 0
+    assert same_read_models(mind_home, new)
+
+
+def test_the_export_file_has_a_header_and_one_readable_line_per_event(
+    cli: Cli, mind_home: Path, tmp_path: Path
+) -> None:
+    _fill(cli)
+
+    done = _export(cli, tmp_path / "out")
+
+    lines = Path(str(done["file"])).read_text().splitlines()
+    header, events = json.loads(lines[0]), [json.loads(line) for line in lines[1:]]
+    assert header["format"] == "mindledger-export" and header["events"] == len(events)
+    assert header["head"] == events[-1]["hash"] == done["head"]
+    assert events[0]["prev"] == header["genesis"]
+    assert [e["position"] for e in events] == list(range(1, len(events) + 1))
+    opened = next(e for e in events if e["topic"] == "mind.commitment.opened")
+    assert opened["payload"]["text"] == "Send the report on Friday"
+    assert {"time", "schema", "hash", "prev", "aggregate", "version"} <= set(opened)
+    assert done["bytes"] == Path(str(done["file"])).stat().st_size
+
+
+def test_verify_export_passes_an_export_without_a_mind(
+    cli: Cli, mind_home: Path, tmp_path: Path
+) -> None:
+    _fill(cli)
+    done = _export(cli, tmp_path / "out")
+
+    checked = _run(tmp_path / "nowhere", "verify", "--export", str(done["file"]), "--json")
+
+    assert checked.exit_code == 0, checked.output
+    assert checked.json()["ok"] is True
+    assert checked.json()["head"] == done["head"]
+    assert not (tmp_path / "nowhere").exists()
+
+
+def test_a_changed_payload_is_refused_by_verify_and_import_with_its_line(
+    cli: Cli, mind_home: Path, tmp_path: Path
+) -> None:
+    _fill(cli)
+    path = Path(str(_export(cli, tmp_path / "out")["file"]))
+    lines = path.read_text().splitlines(keepends=True)
+    number = next(i for i, line in enumerate(lines, 1) if "Send the report on Friday" in line)
+    lines[number - 1] = lines[number - 1].replace("Friday", "Monday")
+    path.write_text("".join(lines))
+    new = tmp_path / "restored"
+
+    checked = cli("verify", "--export", str(path))
+    imported = _run(new, "import", "ledger", str(path))
+
+    assert checked.exit_code == 1
+    assert f"BROKEN at line {number}: the hash does not recompute" in checked.output
+    assert imported.exit_code == 1
+    assert f"line {number}: the hash does not recompute" in imported.stderr
+    assert not new.exists()  # nothing written: not even a half home
+
+
+def test_a_cut_export_is_refused_and_leaves_no_home(
+    cli: Cli, mind_home: Path, tmp_path: Path
+) -> None:
+    _fill(cli)
+    path = Path(str(_export(cli, tmp_path / "out")["file"]))
+    lines = path.read_text().splitlines(keepends=True)
+    path.write_text("".join(lines[:-2]))
+    new = tmp_path / "parent" / "restored"
+
+    imported = _run(new, "import", "ledger", str(path))
+
+    assert imported.exit_code == 1
+    assert f"line {len(lines) - 1}: the file ends after" in imported.stderr
+    assert not (tmp_path / "parent").exists()
+
+
+def test_import_into_a_home_with_a_mind_is_refused(
+    cli: Cli, mind_home: Path, tmp_path: Path
+) -> None:
+    path = str(_export(cli, tmp_path / "out")["file"])
+    before = cli("status", "--json").json()["head"]
+
+    imported = cli("import", "ledger", path)
+
+    assert imported.exit_code == 1
+    assert "already holds a mind" in imported.stderr
+    assert len(imported.stderr.strip().splitlines()) == 1
+    assert cli("status", "--json").json()["head"] == before
+
+
+def test_the_imported_mind_keeps_working(cli: Cli, mind_home: Path, tmp_path: Path) -> None:
+    _fill(cli)
+    path = str(_export(cli, tmp_path / "out")["file"])
+    new = tmp_path / "restored"
+    assert _run(new, "import", "ledger", path).exit_code == 0
+
+    committed = _run(new, "commit", "A promise made after the import")
+
+    assert committed.exit_code == 0, committed.output
+    listed = _run(new, "commitments", "--json").json()
+    assert "A promise made after the import" in [c["text"] for c in listed]
+    assert _run(new, "verify").exit_code == 0
+
+
+def test_markdown_transcript_shows_turns_commitments_identity_and_hashes(
+    cli: Cli, mind_home: Path, tmp_path: Path
+) -> None:
+    _fill(cli)
+
+    done = _export(cli, tmp_path / "out", "md")
+
+    text = Path(str(done["file"])).read_text()
+    head = cli("status", "--json").json()["head"]["hash"]
+    assert "> When is the report due?" in text and "> Noted." in text
+    assert "commitment **opened**" in text and "draft the report Thursday" in text
+    assert "identity **name adopted**: Ada" in text
+    assert head in text
+    assert "- hash: `" in text  # each turn's hash
+    assert "- opened: " in text  # what the turn's reply committed to, inside the turn
+
+
+def test_export_refuses_the_homes_own_folder(cli: Cli, mind_home: Path) -> None:
+    refused = cli("export", str(mind_home), "--format", "jsonl")
+
+    assert refused.exit_code == 1
+    assert "own folder" in refused.stderr
+    assert not (mind_home / "ledger.jsonl").exists()
+
+
+def test_chat_export_writes_the_ledger_and_the_transcript(
+    cli: Cli, mind_home: Path, tmp_path: Path
+) -> None:
+    lines = f"/export {tmp_path / 'a'}\n/export {tmp_path / 'b'} md\n/exit\n"
+
+    done = cli("chat", "--model", "mock", "--mock-reply", "hi", input=lines)
+
+    assert done.exit_code == 0, done.output
+    assert (tmp_path / "a" / "ledger.jsonl").exists()
+    assert (tmp_path / "b" / "transcript.md").read_text().startswith("# Mind transcript")
+    assert cli("verify", "--export", str(tmp_path / "a" / "ledger.jsonl")).exit_code == 0
