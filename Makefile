@@ -29,8 +29,10 @@ fmt: $(STAMP)
 	$(VENV)/bin/ruff format .
 	$(VENV)/bin/ruff check --fix .
 
-# Lint, types, then the whole suite (PostgreSQL contract cases against a local server).
+# Lint, types, then the whole suite (PostgreSQL contract cases against a local server; browser
+# tests in Debian's headless Chromium).
 test: lint
+	scripts/browser-test-setup.sh
 	MIND_TEST_POSTGRES_DSN="$${MIND_TEST_POSTGRES_DSN:-$$(timeout 600 scripts/postgres-test-server.sh)}" \
 	  $(PY) -m pytest -n 2 -p no:cacheprovider tests
 

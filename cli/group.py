@@ -79,6 +79,7 @@ def _register() -> None:
         serve_cmds,
         thread_cmds,
         turn_cmds,
+        web_cmds,
     )
 
     for module in (
@@ -98,6 +99,7 @@ def _register() -> None:
         knowledge_cmds,
         mcp_cmds,
         serve_cmds,
+        web_cmds,
     ):
         module.register(mind)
     refuse_undecodable_arguments(mind)

@@ -1,0 +1,208 @@
+"""The web page in a real browser against a real `mind serve`: login, a streamed turn and why it
+answered as it did, threads by tension, verify on a tampered ledger, stored text kept as text,
+and `mind open`'s one-time link."""
+
+from __future__ import annotations
+
+import shutil
+import sqlite3
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from selenium.webdriver.common.by import By
+
+from tests.browser.conftest import Served, log_in, mind, show, wait_for
+
+NewMind = Callable[..., Path]
+Serve = Callable[..., Served]
+STORED_SCRIPT = '<script>window.pwned=1</script><img src=x onerror="window.pwned=2">'
+
+
+def texts(root: Any, selector: str) -> list[str]:
+    return [e.text for e in root.find_elements(By.CSS_SELECTOR, selector)]
+
+
+def test_without_a_token_the_page_shows_a_login_and_no_data(
+    browser: Any, new_mind: NewMind, serve: Serve
+) -> None:
+    home = new_mind()
+    mind(home, "commit", "Water the plants")
+    served = serve(home)
+
+    browser.get(f"{served.url}/#commitments")
+    login = wait_for(browser, lambda d: d.find_element(By.ID, "login"), "the login")
+    wait_for(browser, lambda d: login.is_displayed(), "the login to show")
+
+    assert browser.find_element(By.ID, "token").get_attribute("type") == "password"
+    assert not browser.find_element(By.ID, "nav").is_displayed()
+    assert browser.find_element(By.ID, "view").text == ""
+    assert "Water the plants" not in browser.page_source
+
+
+def test_a_wrong_token_is_refused_at_the_login(
+    browser: Any, new_mind: NewMind, serve: Serve
+) -> None:
+    served = serve(new_mind())
+    browser.get(served.url + "/")
+    token = wait_for(browser, lambda d: d.find_element(By.ID, "token"), "the login form")
+
+    token.send_keys("not-the-token")
+    browser.find_element(By.CSS_SELECTOR, "#login-form button").click()
+    error = wait_for(browser, lambda d: d.find_element(By.ID, "login-error").text, "the refusal")
+
+    assert error == "That token opens no mind on this server."
+    assert not browser.find_element(By.ID, "nav").is_displayed()
+
+
+def test_a_scripted_reply_streams_in_with_its_context_and_the_commitment_it_opened(
+    browser: Any, new_mind: NewMind, serve: Serve
+) -> None:
+    served = serve(new_mind())
+    log_in(browser, served)
+    chat = show(browser, served, "chat")
+
+    chat.find_element(By.ID, "message").send_keys("Please remember the plants")
+    chat.find_element(By.CSS_SELECTOR, "#chat-form details summary").click()
+    chat.find_element(By.ID, "model").send_keys("mock")
+    chat.find_element(By.ID, "mock-reply").send_keys("I will water them.\nCOMMIT: water the plants")
+    chat.find_element(By.ID, "send").click()
+    turn = wait_for(
+        browser, lambda d: d.find_element(By.CSS_SELECTOR, "article.turn[data-turn]"), "the turn"
+    )
+    turn.find_element(By.CSS_SELECTOR, "details.why summary").click()
+    detail = wait_for(browser, lambda d: turn.find_element(By.CSS_SELECTOR, ".detail"), "why")
+    context_rows = [
+        texts(row, "td")
+        for row in detail.find_elements(By.CSS_SELECTOR, "table")[0].find_elements(
+            By.CSS_SELECTOR, "tbody tr"
+        )
+    ]
+    effects = detail.find_elements(By.CSS_SELECTOR, "table")[1].text
+    said = texts(turn, ".said")
+    commitments = show(browser, served, "commitments")
+    open_rows = wait_for(
+        browser, lambda d: commitments.find_elements(By.CSS_SELECTOR, "tbody tr"), "the rows"
+    )
+
+    assert said == ["You: Please remember the plants", "Echo: I will water them."]
+    assert context_rows[0][:3] == ["1", "identity", "identity"]
+    assert context_rows[0][-1] == "[identity] Your name is Echo."
+    assert "commitment.opened" in effects and "water the plants" in effects
+    assert [texts(r, "td")[2] for r in open_rows] == ["water the plants"]
+    assert texts(open_rows[0], "td")[3].endswith("by assistant (turn 1)")
+
+
+def test_threads_are_listed_by_tension_each_with_its_chart(
+    browser: Any, new_mind: NewMind, serve: Serve
+) -> None:
+    home = new_mind(now="2026-05-01T08:00:00Z")
+    for label, opened in [
+        ("The launch date", "2026-05-01T09:00:00Z"),
+        ("Ask about the plans", "2026-05-02T09:00:00Z"),
+        ("Why did the import fail?", "2026-05-03T09:00:00Z"),
+    ]:
+        mind(home, "thread", "open", label, "--content", "Come back to it", now=opened)
+    served = serve(home, now="2026-05-06T09:00:00Z")
+    log_in(browser, served)
+
+    threads = show(browser, served, "threads")
+    cards = threads.find_elements(By.CSS_SELECTOR, "#thread-list > li")
+    tensions = [float(c.text.split("tension ")[1].split(" ")[0]) for c in cards]
+
+    assert [c.find_element(By.TAG_NAME, "h3").text for c in cards] == [
+        "The launch date open",
+        "Ask about the plans open",
+        "Why did the import fail? open",
+    ]
+    assert tensions == sorted(tensions, reverse=True) and tensions[-1] > 0
+    assert all(c.find_element(By.CSS_SELECTOR, "svg.chart path") for c in cards)
+
+
+def test_verify_names_the_first_bad_position_of_a_tampered_copy(
+    browser: Any, new_mind: NewMind, serve: Serve, tmp_path: Path
+) -> None:
+    home = new_mind()
+    for text in ("one", "two", "three"):
+        mind(home, "commit", f"Promise {text}")
+    copy = tmp_path / "tampered"
+    shutil.copytree(home, copy)
+    con = sqlite3.connect(copy / "ledger.sqlite")
+    con.execute("UPDATE stored_events SET state = replace(state, 'two', 'TWO') WHERE rowid = 3")
+    con.commit()
+    con.close()
+    served = serve(copy)
+    log_in(browser, served)
+
+    ledger = show(browser, served, "ledger")
+    ledger.find_element(By.ID, "verify").click()
+    result = wait_for(
+        browser,
+        lambda d: (
+            "BROKEN" in d.find_element(By.ID, "verify-result").text
+            and d.find_element(By.ID, "verify-result").text
+        ),
+        "the verdict",
+    )
+
+    assert result.startswith("BROKEN at position 3: payload changed")
+
+
+def test_stored_markup_is_shown_as_text_and_never_runs(
+    browser: Any, new_mind: NewMind, serve: Serve
+) -> None:
+    home = new_mind()
+    mind(home, "commit", STORED_SCRIPT)
+    served = serve(home)
+    log_in(browser, served)
+
+    commitments = show(browser, served, "commitments")
+    cells = texts(commitments, "tbody td")
+
+    assert STORED_SCRIPT in cells
+    assert commitments.find_elements(By.TAG_NAME, "img") == []
+    assert commitments.find_elements(By.TAG_NAME, "script") == []
+    assert browser.execute_script("return window.pwned") is None
+
+
+def test_mind_open_s_link_logs_in_once(browser: Any, new_mind: NewMind, serve: Serve) -> None:
+    home = new_mind()
+    served = serve(home)
+    url = mind(home, "open", "--json")["url"]
+
+    browser.get("about:blank")
+    browser.get(url)
+    wait_for(browser, lambda d: d.find_element(By.ID, "nav").is_displayed(), "the views")
+    name = browser.find_element(By.ID, "mind-name").text
+    browser.execute_script("sessionStorage.clear()")
+    browser.get("about:blank")
+    browser.get(url)
+    error = wait_for(browser, lambda d: d.find_element(By.ID, "login-error").text, "the refusal")
+
+    assert url.startswith(served.url + "/#login=")
+    assert name == "Echo"
+    assert error == "this login link was used or has expired"
+
+
+def test_a_failed_generation_is_shown_as_failed_and_the_message_kept(
+    browser: Any, new_mind: NewMind, serve: Serve
+) -> None:
+    home = new_mind()
+    served = serve(home)
+    log_in(browser, served)
+    chat = show(browser, served, "chat")
+
+    chat.find_element(By.ID, "message").send_keys("Is anyone there?")
+    chat.find_element(By.CSS_SELECTOR, "#chat-form details summary").click()
+    chat.find_element(By.ID, "model").send_keys("openai/gpt-4o-mini")
+    chat.find_element(By.ID, "send").click()
+    turn = wait_for(
+        browser, lambda d: d.find_element(By.CSS_SELECTOR, "article.turn.failed"), "the failure"
+    )
+    said = texts(turn, ".said")
+    kept = show(browser, served, "chat")
+
+    assert said[0] == "You: Is anyone there?"
+    assert said[1].startswith("Generation failed: ")
+    assert said[1].endswith("(your message is kept in the ledger)")
+    assert texts(kept, "article.turn.failed .said")[0] == "You: Is anyone there?"
