@@ -82,3 +82,19 @@ def test_chat_answers_from_verified_knowledge_without_the_model(tmp_path: Path) 
 
     assert done.code == 0 and "Echo> Paris\n" in done.out, done.err
     assert ledger_turns(home) == ([(1, "capital of France")], 1)
+
+
+def test_a_failed_turn_in_chat_prints_the_same_on_both_paths_and_is_recorded_once(
+    twin_homes: tuple[Path, Path], served: Served
+) -> None:
+    home, plain = twin_homes
+    refused = ["chat", "--model", "openai/nothing", "--api-base", "http://127.0.0.1:9/v1"]
+    before = logged_requests(home, "POST /v1/minds/Echo/turns 200")
+
+    fast = run_mind(refused, client_env(home), stdin="hello\n")
+    slow = run_mind(refused, client_env(plain, MIND_NO_SERVER="1"), stdin="hello\n")
+
+    assert logged_requests(home, "POST /v1/minds/Echo/turns 200") == before + 1
+    assert (fast.code, fast.out, fast.err) == (slow.code, slow.out, slow.err)
+    assert "[generation failed (" in fast.err
+    assert ledger_turns(home) == ([(1, "hello")], 0)
