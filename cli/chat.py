@@ -37,7 +37,10 @@ class Session:
     ) -> None:
         self.home, self.api_base = home, api_base
         self.spec = spec or open_mind(home).identity().model
-        self.model = build_model(home, self.spec, mock_reply, api_base)
+        self.mock_reply, self.no_server = mock_reply, False
+        # `--model mock` with no script: only what knowledge answers (without a model) works.
+        scripted = self.spec != "mock" or mock_reply is not None
+        self.model = build_model(home, self.spec, mock_reply, api_base) if scripted else None
         self.last: Any = None
         self.as_json = False  # each turn printed as `mind turn --json` prints it, one per line
 
@@ -79,8 +82,9 @@ class Session:
                     mind.set_model(spec)
                 finally:
                     mind.close()
-                self.spec = spec
-                self.model = build_model(self.home, self.spec, None, self.api_base)
+                self.spec, self.mock_reply = spec, None
+                scripted = spec != "mock"
+                self.model = build_model(self.home, spec, None, self.api_base) if scripted else None
                 echo(f"now using {self.spec} (recorded)")
         elif command == "context":
             if self.last is None:
@@ -125,23 +129,26 @@ class Session:
         echo_export(export_ledger(self.home, Path(folder.strip()), fmt))
 
     def say(self, text: str) -> None:
-        """One streamed turn."""
-        from cli.compose import turn_service
+        """One turn: through the home's server when it may take it, else in this process."""
+        server = self.server()
+        if server is not None:
+            from cli.server_client import ServerUnavailable
 
+            try:
+                self.say_via_server(server, text)
+                return
+            except ServerUnavailable:
+                pass  # refused before the turn was accepted: nothing recorded, run it here
         if self.as_json:
             self.say_json(text)
             return
         from cli.turn_cmds import echo_effects
-        from domain.control_lines import VisibleStream
 
-        visible = VisibleStream()
+        def show(piece: str) -> None:
+            echo(piece, nl=False)
 
-        def show(token: str) -> None:
-            echo(visible.feed(token), nl=False)
-
-        with turn_service(self.home) as service:
-            outcome = service.run(text, self.model, on_token=show)
-        echo(visible.flush())
+        outcome = self.run_here(text, show)
+        echo()
         self.last = outcome
         if outcome.status == "failed":
             assert outcome.failure is not None  # a failed turn always says why
@@ -151,16 +158,102 @@ class Session:
             )
         echo_effects(outcome)
 
-    def say_json(self, text: str) -> None:
-        """One turn, printed as one line of JSON (the fields of `mind turn --json`)."""
-        from cli.compose import turn_service
-        from cli.turn_cmds import outcome_json
+    def run_here(self, text: str, on_reply: Any = None) -> Any:
+        """The turn in this process, routed as `mind turn` routes it: a message that
+        exact-matches reusable knowledge is answered from it without the model; `on_reply`
+        hears the visible reply as it comes (it adds up to the recorded reply)."""
+        from cli.compose import asker, turn_service
 
         with turn_service(self.home) as service:
-            outcome = service.run(text, self.model)
+            return asker(self.home, service, semantic=False).turn(
+                text, self.completion_model, on_reply=on_reply
+            )
+
+    def completion_model(self) -> Any:
+        if self.model is None:
+            raise InvalidInputError("--model mock needs --mock-reply TEXT (or @FILE)")
+        return self.model
+
+    def server(self) -> Any:
+        """The home's server when it may take this session's turns (the fast path's rules,
+        `cli.server_client.find_server`), else None."""
+        from cli import server_client
+
+        env = server_client.startup_environment()
+        if self.no_server or server_client.no_server(env):
+            return None
+        if self.spec == "mock" and self.mock_reply is None:
+            return None  # the server refuses a mock with no script; here knowledge may answer
+        return server_client.find_server(self.home.path.absolute(), env)
+
+    def say_via_server(self, server: Any, text: str) -> None:
+        """One turn on the server: the visible reply printed as its `delta` events come, then
+        the change lines of the final `turn` event (as `mind turn` prints them). A server that
+        fails after it took the turn is reported; the turn is not run again."""
+        from cli.server_client import ServerLost, stream_mind
+
+        body: dict[str, Any] = {"text": text, "model": self.spec, "stream": True}
+        if self.mock_reply is not None:
+            body["mock_reply"] = self.mock_reply
+        if self.api_base is not None:
+            body["api_base"] = self.api_base
+        events = stream_mind(server, "turns", body)  # ServerUnavailable: nothing was accepted
+        shown = False
+        try:
+            for kind, data in events:
+                if kind == "delta" and not self.as_json:
+                    echo(str(data.get("text", "")), nl=False)
+                    shown = True
+                elif kind in ("turn", "error"):
+                    self.served(kind, data)
+                    return
+            raise ServerLost("the server ended the stream before the turn")
+        except ServerLost as e:
+            if shown:
+                echo()
+            detail = "whether it was recorded is unknown, so it was not run again; see `mind log`"
+            echo(f"Error: {e}; {detail}", err=True)
+
+    def served(self, kind: str, data: Any) -> None:
+        """Print the end of a served turn: its JSON line, or the line end and change lines."""
+        from cli.turn_lines import effect_lines
+
+        turn = data if kind == "turn" else data.get("turn")
+        if turn is None:  # refused or broken after acceptance, with nothing to show
+            if not self.as_json:
+                echo()
+            echo(f"Error: {data.get('error')}", err=True)
+            return
+        self.last = _ServedTurn(turn)
+        if self.as_json:
+            click.echo(json_text(turn, indent=None))
+            return
+        echo()
+        if turn["status"] == "failed":
+            failure = turn["failure"]
+            echo(f"[generation failed ({failure['kind']}): {failure['message']}]", err=True)
+        for line in effect_lines(turn):
+            echo(line, err=True)
+
+    def say_json(self, text: str) -> None:
+        """One turn, printed as one line of JSON (the fields of `mind turn --json`)."""
+        from cli.turn_cmds import outcome_json
+
+        outcome = self.run_here(text)
         self.last = outcome
         data = outcome_json(self.home, outcome)
         click.echo(json_text(data, indent=None))  # json_text escapes what a terminal would obey
+
+
+class _ServedTurn:
+    """What the slash commands read of the last turn, when the server ran it."""
+
+    def __init__(self, turn: dict[str, Any]) -> None:
+        from uuid import UUID
+
+        self.turn_id = UUID(turn["turn"])
+        self.context = turn["context"]
+        self.reply_raw = turn["reply_raw"]
 
 
 @click.command()
@@ -194,10 +287,11 @@ def chat(
     """
     from cli.turn_cmds import reply_text
 
-    if (spec == "mock") != (mock_reply is not None):
+    if mock_reply is not None and spec != "mock":
         raise InvalidInputError("use --model mock together with --mock-reply TEXT")
     history = _history(home)
     session = Session(home, spec, api_base, reply_text(mock_reply))
+    session.no_server = no_server
     if not no_server:
         _start_background_server(home)
     session.as_json = as_json

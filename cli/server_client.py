@@ -21,7 +21,7 @@ import socket
 import stat
 import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -382,3 +382,137 @@ def start_server(home: Path, environ: Mapping[str, str]) -> bool:
     finally:
         log.close()
     return True
+
+
+# -- streamed turns (`mind chat`) ------------------------------------------------------------
+
+
+def stream_mind(server: Server, tail: str, body: dict[str, Any]) -> Iterator[tuple[str, Any]]:
+    """POST `body` to this mind's `tail` and return its server-sent events as (event, data),
+    the data parsed from JSON. ServerUnavailable (raised here, before any event) when the server
+    did not take the request (retried once under the mind's new name, as `call_mind`);
+    ServerLost from the iterator when the stream breaks after that."""
+    try:
+        return _open_stream(server, server.mind_path(tail), body)
+    except ServerUnavailable as e:
+        if e.code != "unknown_mind":
+            raise
+    minds = server.call("GET", "/v1/minds")
+    if not (isinstance(minds, list) and len(minds) == 1 and "name" in minds[0]):
+        raise ServerUnavailable("the server does not say which mind this home is")
+    server.name = str(minds[0]["name"])
+    return _open_stream(server, server.mind_path(tail), body)
+
+
+class _Reader:
+    """Buffered reads from a socket; a broken or closed connection is ServerLost."""
+
+    def __init__(self, sock: socket.socket) -> None:
+        self.sock, self.buf = sock, b""
+
+    def more(self) -> bytes:
+        try:
+            chunk = self.sock.recv(65536)
+        except OSError as e:
+            raise ServerLost(f"the server stopped answering ({e})") from None
+        self.buf += chunk
+        return chunk
+
+    def until(self, sep: bytes) -> bytes:
+        while (at := self.buf.find(sep)) < 0:
+            if not self.more():
+                raise ServerLost("the server's answer was cut off")
+        out, self.buf = self.buf[:at], self.buf[at + len(sep) :]
+        return out
+
+    def exactly(self, size: int) -> bytes:
+        while len(self.buf) < size:
+            if not self.more():
+                raise ServerLost("the server's answer was cut off")
+        out, self.buf = self.buf[:size], self.buf[size:]
+        return out
+
+    def rest(self) -> bytes:
+        while self.more():
+            pass
+        out, self.buf = self.buf, b""
+        return out
+
+
+def _open_stream(server: Server, path: str, body: dict[str, Any]) -> Iterator[tuple[str, Any]]:
+    payload = json.dumps(body).encode()
+    head = [
+        f"POST {path} HTTP/1.1",
+        "Host: localhost",
+        f"Authorization: Bearer {server.token}",
+        "Accept: text/event-stream",
+        "Connection: close",
+        "Content-Type: application/json",
+        f"Content-Length: {len(payload)}",
+    ]
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        try:
+            sock.settimeout(CONNECT_TIMEOUT_S)
+            sock.connect(str(server.socket_path))
+            sock.settimeout(None)  # a turn waits for the model as long as it takes
+            sock.sendall(("\r\n".join(head) + "\r\n\r\n").encode() + payload)
+        except OSError as e:
+            raise ServerUnavailable(f"cannot send to the server ({e})") from None
+        reader = _Reader(sock)
+        top = reader.until(b"\r\n\r\n")
+        headers = top.decode("latin-1").lower()
+        if not top.startswith(b"HTTP/1.1 200 ") or "content-type: text/event-stream" not in headers:
+            status, raw = parse_response(top + b"\r\n\r\n" + reader.rest())
+            _answer(status, raw)  # raises for an error; a 2xx that is no stream is lost below
+            raise ServerLost("the server's answer is not a stream of events")
+    except BaseException:
+        sock.close()
+        raise
+    return _events(sock, reader, "transfer-encoding: chunked" in headers)
+
+
+def _events(sock: socket.socket, reader: _Reader, chunked: bool) -> Iterator[tuple[str, Any]]:
+    """The events of an open `text/event-stream` body, as they arrive."""
+    pending = b""
+    try:
+        while True:
+            if chunked:
+                try:
+                    size = int(reader.until(b"\r\n").split(b";")[0] or b"0", 16)
+                except ValueError:
+                    raise ServerLost("the server's answer is garbled") from None
+                if size == 0:
+                    return
+                data = reader.exactly(size)
+                reader.until(b"\r\n")
+            else:
+                if not reader.buf and not reader.more():  # the body ends with the connection
+                    return
+                data, reader.buf = reader.buf, b""
+            pending += data
+            while (at := pending.find(b"\n\n")) >= 0:
+                block, pending = pending[:at], pending[at + 2 :]
+                event = _sse_event(block.decode("utf-8", "replace"))
+                if event is not None:
+                    yield event
+    finally:
+        sock.close()
+
+
+def _sse_event(block: str) -> tuple[str, Any] | None:
+    """(event, JSON data) of one server-sent event; None for a comment or keep-alive."""
+    kind, data = "message", []
+    for line in block.splitlines():
+        name, _, value = line.partition(":")
+        value = value.removeprefix(" ")
+        if name == "event":
+            kind = value
+        elif name == "data":
+            data.append(value)
+    if not data:
+        return None
+    try:
+        return kind, json.loads("\n".join(data))
+    except ValueError:
+        raise ServerLost("the server sent an event that is not JSON") from None
