@@ -15,6 +15,10 @@ from domain.knowledge import FRESHNESS, POLICIES, STATES, Judgement, Knowledge
 JSON = click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 
 
+# What each owner judgement did, for the one line printed after it.
+_PAST = {"verify": "verified", "dispute": "disputed", "retract": "retracted"}
+
+
 def item_json(item: Knowledge | None) -> dict[str, Any] | None:
     """An item as `--json` shows it."""
     if item is None or not item.version:
@@ -297,9 +301,7 @@ def _judge(judgement: Judgement, help_text: str) -> click.Command:
     def command(home: Home, target: str, note: str | None, as_json: bool) -> None:
         hash_ = resolve_item(home, target)
         change = open_mind(home).judge_knowledge(hash_, judgement, note=note)
-        _print_change(
-            change, as_json, f"{judgement}d" if judgement.endswith("e") else f"{judgement}ed"
-        )
+        _print_change(change, as_json, _PAST.get(judgement, f"{judgement}ed"))
 
     return command
 

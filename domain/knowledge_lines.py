@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
 # "remember that ...", "please remember this: ...", "save this: ..." at the start of a message.
 _REQUEST = re.compile(
-    r"^\s*(?:please\s*,?\s*)?(?:remember\s+that\b|remember\s+this\s*:|remember\s*:|"
+    r"^\s*(?:please\s*,?\s*)?(?:remember\s+that\b\s*:?|remember\s+this\s*:|remember\s*:|"
     r"save\s+this\s*:)\s*(?P<text>\S.*)$",
     re.IGNORECASE | re.DOTALL,
 )

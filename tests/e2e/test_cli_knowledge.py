@@ -220,3 +220,13 @@ def test_a_replay_of_knowledge_and_routes_equals_the_live_read_model(
     result = cli("replay", "--check")
 
     assert result.exit_code == 0, result.output + result.stderr
+
+
+def test_an_owner_judgement_is_reported_in_plain_words(cli: Cli, mind_home: Path) -> None:
+    cli("remember", MCMA_ANSWER, "--question", "What is MCMA?")
+
+    verified = cli("knowledge", "verify", "What is MCMA?").output
+    disputed = cli("knowledge", "dispute", "What is MCMA?").output
+
+    assert " verified (revision " in verified
+    assert " disputed (revision " in disputed

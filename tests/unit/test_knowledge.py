@@ -264,6 +264,7 @@ def test_refused_knowledge_lines_of_a_reply_are_recorded_with_their_reasons(app:
         ("remember that the boiler code is 4471", "the boiler code is 4471"),
         ("Please remember this: dentist on Friday", "dentist on Friday"),
         ("save this: the spare key is under the mat", "the spare key is under the mat"),
+        ("Remember that: the gate code is 1234", "the gate code is 1234"),
     ],
 )
 def test_a_message_asking_to_remember_is_captured_as_the_owners(
