@@ -142,6 +142,14 @@ def test_the_fingerprint_follows_settings_and_keys_but_not_the_terminal(tmp_path
     assert sc.env_fingerprint({**env, "OPENAI_API_KEY": "sk-other"}, tmp_path, "token") != base
     assert sc.env_fingerprint({**env, "MIND_MODEL_RETRIES": "3"}, tmp_path, "token") != base
     assert sc.env_fingerprint(env, tmp_path, "another token") != base
+    for provider_variable in (
+        "GOOGLE_APPLICATION_CREDENTIALS",
+        "VERTEXAI_PROJECT",
+        "VERTEXAI_LOCATION",
+        "DATABRICKS_CLIENT_ID",
+        "DATABRICKS_CLIENT_SECRET",
+    ):
+        assert sc.env_fingerprint({**env, provider_variable: "x"}, tmp_path, "token") != base
     assert "sk-secret" not in base
     (tmp_path / "config.json").write_text("{}", encoding="utf-8")
     assert sc.env_fingerprint(env, tmp_path, "token") != base
