@@ -98,17 +98,34 @@ def pid_alive(pid: int) -> bool:
     return stat.rpartition(")")[2].split()[:1] != ["Z"]
 
 
+def server_record(home: Path) -> tuple[dict[str, Any] | None, bool]:
+    """The home's server.json when the process that wrote it still runs, and whether a stale
+    one lies there instead (unreadable, keys missing, pid gone or reused by a later process)."""
+    from cli.server_client import is_server_process
+
+    path = server_file(home)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return None, False
+    except (OSError, ValueError):
+        return None, path.is_file()
+    if not isinstance(data, dict) or not is_server_process(data, alive=pid_alive):
+        return None, True
+    return data, False
+
+
 def running_server(home: Path) -> dict[str, Any] | None:
     """The home's server.json when its process is alive (a stale file means no server)."""
-    try:
-        data = json.loads(server_file(home).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    pid = data.get("pid") if isinstance(data, dict) else None
-    if not isinstance(pid, int) or pid <= 0 or not pid_alive(pid):
-        return None
-    found: dict[str, Any] = data
-    return found
+    return server_record(home)[0]
+
+
+def remove_stale_record(home: Path) -> None:
+    """Remove a server.json no running server wrote (checked again just before)."""
+    data, stale = server_record(home)
+    if data is None and stale:
+        with contextlib.suppress(OSError):
+            server_file(home).unlink()
 
 
 def _write_atomically(path: Path, data: dict[str, Any]) -> None:
