@@ -34,6 +34,9 @@ from adapters.pydantic_mapping import canonical_json
 from domain.errors import MindError
 
 HEX = frozenset("0123456789abcdef")
+# The longest line read (with its newline): a line is parsed whole, so an endless one would
+# take the memory; no event a mind records comes near this.
+MAX_LINE_BYTES = 64 * 1024 * 1024
 
 
 class ExportInvalidError(MindError):
@@ -86,9 +89,13 @@ class ExportReader:
         self.header = _header(self._next_line(1), 1)
 
     def _next_line(self, number: int) -> bytes | None:
-        line = self.handle.readline()
+        line = self.handle.readline(MAX_LINE_BYTES + 1)  # never more than a line may hold
         if not line:
             return None
+        if len(line) > MAX_LINE_BYTES:
+            raise ExportInvalidError(
+                number, f"the line is longer than {MAX_LINE_BYTES // (1024 * 1024)} MiB"
+            )
         self.bytes_read += len(line)
         if not line.endswith(b"\n"):
             raise ExportInvalidError(number, "the line does not end with a newline (cut short?)")
