@@ -186,7 +186,18 @@ class RequestLog:
             if self.state.on_request is not None:
                 path = scope.get("path", "")
                 ms = (time.perf_counter() - start) * 1000
-                self.state.on_request(scope["method"], path, status, ms, _mind_in(path))
+                shown = logged_path(scope)
+                self.state.on_request(scope["method"], shown, status, ms, _mind_in(path))
+
+
+def logged_path(scope: Scope) -> str:
+    """The path as the client sent it, still percent-encoded (a `%0A` stays those three
+    characters, so no client can write a line of its own into the log), with every byte that
+    is not printable ASCII percent-encoded too."""
+    raw = scope.get("raw_path")
+    if not isinstance(raw, bytes):
+        raw = str(scope.get("path", "")).encode("utf-8", "surrogateescape")
+    return "".join(chr(b) if 0x21 <= b <= 0x7E else f"%{b:02X}" for b in raw)
 
 
 def _mind_in(path: str) -> str | None:

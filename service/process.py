@@ -143,6 +143,16 @@ def _remove_if_ours(path: Path) -> None:
             path.unlink()
 
 
+def one_line(text: str) -> str:
+    """`text` with every unprintable character (newlines, escape sequences, NUL, direction
+    overrides) written as a Python escape, so one record stays one honest line."""
+    if text.isprintable():
+        return text
+    return "".join(
+        c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text
+    )
+
+
 class ServerLogs:
     """One rotating log per home: request lines of a mind go to its home's log, the server's
     own lines (start, stop, errors) to every home's. Secrets are redacted on the way out."""
@@ -171,7 +181,7 @@ class ServerLogs:
             self.by_name[mind.name] = access
 
     def _redacting(self, record: logging.LogRecord) -> bool:
-        record.msg, record.args = redact(record.getMessage(), self.secrets), None
+        record.msg, record.args = one_line(redact(record.getMessage(), self.secrets)), None
         return True
 
     def request(self, method: str, path: str, status: int, ms: float, mind: str | None) -> None:

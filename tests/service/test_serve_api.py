@@ -257,3 +257,22 @@ def test_the_request_log_has_one_line_per_request_and_no_token(server: Server) -
 
     assert "GET /v1/minds/Echo/concepts 200" in log
     assert server.token() not in log
+
+
+def test_request_paths_are_logged_as_sent_so_no_client_can_forge_a_log_line(
+    server: Server,
+) -> None:
+    forged = "/v1/minds/X%0A2026-12-01%2000:00:00,000%20INFO%20FORGED%20line/status"
+    escapes = "/v1/minds/%1B%5B31mRED%00%E2%80%AE/status"
+
+    unauthorised = server.request("GET", forged, token=None)
+    authorised = server.request("GET", escapes)
+    log = (server.homes[0] / "logs" / "server.log").read_text(encoding="utf-8")
+
+    assert unauthorised.status == 401 and authorised.status == 404
+    assert not any(
+        line.startswith("2026-12-01 00:00:00,000 INFO FORGED") for line in log.splitlines()
+    )
+    assert f"GET {forged} 401" in log
+    assert f"GET {escapes} 404" in log
+    assert not {"\x1b", "\x00", "\u202e"} & set(log)
