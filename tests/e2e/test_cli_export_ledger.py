@@ -215,6 +215,27 @@ def test_markdown_transcript_shows_turns_commitments_identity_and_hashes(
     assert "- opened: " in text  # what the turn's reply committed to, inside the turn
 
 
+def test_markdown_transcript_shows_hostile_html_and_links_as_inert_text(
+    cli: Cli, mind_home: Path, tmp_path: Path
+) -> None:
+    hostile = (
+        '<script>alert("x")</script> <img src=x onerror=alert(1)> '
+        "[click](javascript:alert(1)) <javascript:alert(2)> & `code`"
+    )
+    assert cli("commit", hostile).exit_code == 0
+    turn = cli("turn", hostile, "--model", "mock", "--mock-reply", f"Reply {hostile}")
+    assert turn.exit_code == 0, turn.output
+
+    text = Path(str(_export(cli, tmp_path / "out", "md")["file"])).read_text()
+
+    assert "<" not in text and ">" not in text.replace("\n> ", "\n").removeprefix("> ")
+    assert "](" not in text.replace("\\](", "")
+    assert '&lt;script&gt;alert("x")&lt;/script&gt;' in text
+    assert "\\[click\\](javascript:alert(1))" in text
+    assert "&amp; \\`code\\`" in text
+    assert text.count("&lt;img src=x onerror=alert(1)&gt;") == 3  # commitment, turn, reply
+
+
 def test_export_refuses_the_homes_own_folder(cli: Cli, mind_home: Path) -> None:
     refused = cli("export", str(mind_home), "--format", "jsonl")
 
