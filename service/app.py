@@ -21,7 +21,7 @@ from urllib.parse import unquote
 from eventsourcing.persistence import PersistenceError
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -38,9 +38,16 @@ from service.endpoints import (
     check_params,
     read_json,
 )
-from service.errors import ApiError, error_response, internal_error_response, mind_error_response
+from service.errors import (
+    ApiError,
+    error_response,
+    internal_error_response,
+    log,
+    mind_error_response,
+)
 from service.minds import Minds, ServedMind
 
+CLIENT_GONE = 499  # the status the request log shows for a client that left (nginx's)
 OPTIONAL_EXTENSIONS = ("service.openai_api", "service.mcp_server", "service.web")
 
 RequestHook = Callable[[str, str, int, float, "str | None"], None]
@@ -151,6 +158,10 @@ def _route(ep: Endpoint, minds: Minds, max_body: int, secrets: list[str]) -> Rou
             return mind_error_response(e, secrets)
         except PersistenceError as e:
             return error_response(500, "ledger_error", redact(f"ledger error: {e}", secrets))
+        except ClientDisconnect:
+            # The client left before its request was read: nothing was done; not a failure.
+            log.info("%s %s: the client went away before its request was read", ep.method, ep.path)
+            return Response(status_code=CLIENT_GONE)
         except Exception as e:  # never a traceback to the client
             return internal_error_response(e, secrets)
         return result if isinstance(result, Response) else JsonResponse(result)
