@@ -276,3 +276,16 @@ def test_request_paths_are_logged_as_sent_so_no_client_can_forge_a_log_line(
     assert f"GET {forged} 401" in log
     assert f"GET {escapes} 404" in log
     assert not {"\x1b", "\x00", "\u202e"} & set(log)
+
+
+@pytest.mark.parametrize("how", ["header", "query"])
+def test_an_event_stream_from_beyond_the_head_is_refused(server: Server, how: str) -> None:
+    beyond = "99999999"
+    if how == "header":
+        answer = server.request("GET", "/v1/minds/Echo/events", headers={"Last-Event-ID": beyond})
+    else:
+        answer = server.request("GET", f"/v1/minds/Echo/events?after={beyond}")
+
+    assert answer.status == 400
+    assert answer.json()["error"]["code"] == "bad_request"
+    assert "beyond this ledger's head" in answer.json()["error"]["message"]
