@@ -18,7 +18,13 @@ _STALE_NOTE = " (server.json is stale: its process is not this home's server)"
 
 
 def _homes(ctx_home: Home, given: tuple[Path, ...]) -> list[Home]:
-    return [Home.from_option(p) for p in given] if given else [ctx_home]
+    """The homes to serve, each once (a folder named twice, however spelled, is one home)."""
+    if not given:
+        return [ctx_home]
+    seen: dict[Path, Home] = {}
+    for path in given:
+        seen.setdefault(path.expanduser().resolve(), Home.from_option(path))
+    return list(seen.values())
 
 
 @click.command()

@@ -295,10 +295,11 @@ def serve(
             from cli.server_client import env_fingerprint, startup_environment
 
             fp = env_fingerprint(startup_environment(), mind.home.path, mind.token)
-            _write_atomically(
-                server_file(mind.home.path),
-                {**describe(str(path) if unix[mind.name] else None), "env_fingerprint": fp},
-            )
+            # Each home's file names that home and its mind only: a home's owner learns
+            # nothing of the other homes this process serves.
+            described = describe(str(path) if unix[mind.name] else None)
+            described.update(homes=[str(mind.home.path)], minds=[mind.name], env_fingerprint=fp)
+            _write_atomically(server_file(mind.home.path), described)
             written.append(server_file(mind.home.path))
         logs.server.info("serving %s at %s (pid %d)", ", ".join(minds.names()), url, os.getpid())
         threading.Thread(target=_import_litellm, name="import-litellm", daemon=True).start()

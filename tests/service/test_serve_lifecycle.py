@@ -337,3 +337,18 @@ def test_server_status_and_stop_call_a_malformed_server_json_stale_in_one_line(
     assert stopped.returncode == 0 and stopped.stderr == ""
     assert json.loads(stopped.stdout)["stale_file_removed"] is True
     assert not (home / "server.json").exists()
+
+
+def test_each_home_of_a_multi_home_server_is_told_only_about_itself(tmp_path: Path) -> None:
+    echo = init_home(tmp_path / "echo", "Echo")
+    nova = init_home(tmp_path / "nova", "Nova")
+    running = start_server([echo, nova, echo])  # a home named twice is served once
+    try:
+        files = {h: json.loads((h / "server.json").read_text()) for h in (echo, nova)}
+        status = json.loads(run_mind(nova, "server", "status", "--json").stdout)
+    finally:
+        running.kill()
+
+    assert (files[echo]["homes"], files[echo]["minds"]) == ([str(echo)], ["Echo"])
+    assert (files[nova]["homes"], files[nova]["minds"]) == ([str(nova)], ["Nova"])
+    assert str(echo) not in json.dumps(status) and "Echo" not in json.dumps(status)
