@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import stat
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -64,7 +65,8 @@ def test_health_needs_no_token_and_the_server_describes_itself(server: Server) -
     assert (health.status, health.json()) == (200, {"ok": True})
     described = json.loads((server.homes[0] / "server.json").read_text())
     assert described["url"] == server.url
-    assert described["minds"] == ["Echo", "Nova"]
+    assert described["minds"] == ["Echo"]  # this home's mind only, not the other home's
+    assert described["homes"] == [str(server.homes[0])]
     assert stat.S_IMODE((server.homes[0] / "server-token").stat().st_mode) == 0o600
     assert stat.S_IMODE((server.homes[0] / "server.sock").stat().st_mode) == 0o600
 
@@ -267,7 +269,12 @@ def test_request_paths_are_logged_as_sent_so_no_client_can_forge_a_log_line(
 
     unauthorised = server.request("GET", forged, token=None)
     authorised = server.request("GET", escapes)
-    log = (server.homes[0] / "logs" / "server.log").read_text(encoding="utf-8")
+    log_file = server.homes[0] / "logs" / "server.log"
+    deadline = time.monotonic() + 60  # a line is written just after its answer is sent
+    wanted = (f"GET {forged} 401", f"GET {escapes} 404")
+    while not all(w in (log := log_file.read_text(encoding="utf-8")) for w in wanted):
+        assert time.monotonic() < deadline, log
+        time.sleep(0.05)
 
     assert unauthorised.status == 401 and authorised.status == 404
     assert not any(
