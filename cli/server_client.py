@@ -133,8 +133,9 @@ def pid_alive(pid: int) -> bool:
 
 
 # `started` in server.json is written in whole seconds (truncated) after the process began; a
-# process that began later than this after it cannot have written it (its pid was reused).
-START_SLACK_S = 2.0
+# process that began later than this after it cannot have written it (its pid was reused). The
+# margin absorbs the rounding and a step of the wall clock (an NTP correction) since the start.
+START_SLACK_S = 60.0
 
 
 def process_start_time(pid: int) -> float | None:
