@@ -138,7 +138,7 @@ def _parse(line: bytes | None, number: int, keys: tuple[frozenset[str], ...]) ->
     if not isinstance(obj, dict):
         raise ExportInvalidError(number, "not a JSON object")
     if frozenset(obj) not in keys:
-        raise ExportInvalidError(number, f"unexpected fields {sorted(obj)}")
+        raise ExportInvalidError(number, _field_problem(frozenset(obj), keys, number))
     try:
         canonical = canonical_json(obj)
     except (ValueError, RecursionError):
@@ -146,6 +146,18 @@ def _parse(line: bytes | None, number: int, keys: tuple[frozenset[str], ...]) ->
     if canonical != line:
         raise ExportInvalidError(number, "not in canonical form (the line was edited)")
     return obj
+
+
+def _field_problem(found: frozenset[str], keys: tuple[frozenset[str], ...], number: int) -> str:
+    """What is wrong with a line's fields, against the closest shape the line may have."""
+    if number == 1 and "format" not in found:
+        return "not a header (a ledger export starts with its header line)"
+    closest = min(keys, key=lambda k: len(k ^ found))
+    extra, missing = sorted(found - closest), sorted(closest - found)
+    parts = ([f"unexpected fields {extra}"] if extra else []) + (
+        [f"missing fields {missing}"] if missing else []
+    )
+    return "; ".join(parts)
 
 
 def _header(line: bytes | None, number: int) -> ExportHeader:

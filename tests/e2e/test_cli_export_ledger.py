@@ -278,3 +278,24 @@ def test_an_overlong_line_is_refused_with_its_number_before_it_is_read_whole(
     assert imported.exit_code == 1
     assert "line 3: the line is longer than" in imported.stderr
     assert not new.exists()
+
+
+def test_a_line_with_a_stray_field_or_no_header_is_named_precisely(
+    cli: Cli, mind_home: Path, tmp_path: Path
+) -> None:
+    _fill(cli)
+    path = Path(str(_export(cli, tmp_path / "out")["file"]))
+    lines = path.read_text().splitlines(keepends=True)
+    event = json.loads(lines[1])
+    stray = tmp_path / "stray.jsonl"
+    stray.write_text(lines[0] + json.dumps({**event, "evil": 1}) + "\n" + "".join(lines[2:]))
+    headless = tmp_path / "headless.jsonl"
+    headless.write_text("".join(lines[1:]))
+
+    extra = _run(tmp_path / "nowhere", "verify", "--export", str(stray))
+    no_header = _run(tmp_path / "nowhere", "verify", "--export", str(headless))
+
+    assert extra.exit_code == 1
+    assert extra.stderr.strip() == "BROKEN at line 2: unexpected fields ['evil']"
+    assert no_header.exit_code == 1
+    assert "BROKEN at line 1: not a header" in no_header.stderr
