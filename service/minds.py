@@ -98,6 +98,8 @@ class ServedMind:
 
         if budget < 200:
             raise InvalidInputError(f"budget {budget} is too small; give at least 200 tokens")
+        if model == "mock" and mock_reply is None:  # in the request's words, not the CLI's flags
+            raise InvalidInputError('model "mock" needs "mock_reply" (the reply text to script)')
         with self.turn_lock:
             completion_model = self._model(model, mock_reply, api_base)
             service = self._turns()

@@ -208,3 +208,19 @@ def test_a_body_that_stalls_part_way_is_refused_408_instead_of_held_for_ever(
         asyncio.run(read_json(Request(scope, receive), 1024))
 
     assert (refused.value.status, refused.value.code) == (408, "body_timeout")
+
+
+def test_a_mock_turn_without_its_reply_is_refused_in_the_requests_words(
+    served: tuple[TestClient, Minds],
+) -> None:
+    client, minds = served
+    name = next(iter(minds)).name
+
+    answer = client.post(
+        f"/v1/minds/{name}/turns", json={"text": "hi", "model": "mock"}, headers=auth(minds)
+    )
+
+    assert answer.status_code == 400
+    assert answer.json()["error"]["message"] == (
+        'model "mock" needs "mock_reply" (the reply text to script)'
+    )
