@@ -255,7 +255,10 @@ def test_a_second_server_on_a_served_home_is_refused_and_leaves_the_first_alone(
 def test_the_request_log_has_one_line_per_request_and_no_token(server: Server) -> None:
     server.request("GET", f"/v1/minds/{quote('Echo')}/concepts")
 
-    log = (server.homes[0] / "logs" / "server.log").read_text()
+    log_file, deadline = server.homes[0] / "logs" / "server.log", time.monotonic() + 60
+    while "GET /v1/minds/Echo/concepts 200" not in (log := log_file.read_text()):
+        assert time.monotonic() < deadline, log  # written just after the answer is sent
+        time.sleep(0.05)
 
     assert "GET /v1/minds/Echo/concepts 200" in log
     assert server.token() not in log
