@@ -34,6 +34,9 @@ from adapters.pydantic_mapping import canonical_json
 from domain.errors import MindError
 
 HEX = frozenset("0123456789abcdef")
+# The longest line read (with its newline): a line is parsed whole, so an endless one would
+# take the memory; no event a mind records comes near this.
+MAX_LINE_BYTES = 64 * 1024 * 1024
 
 
 class ExportInvalidError(MindError):
@@ -86,9 +89,13 @@ class ExportReader:
         self.header = _header(self._next_line(1), 1)
 
     def _next_line(self, number: int) -> bytes | None:
-        line = self.handle.readline()
+        line = self.handle.readline(MAX_LINE_BYTES + 1)  # never more than a line may hold
         if not line:
             return None
+        if len(line) > MAX_LINE_BYTES:
+            raise ExportInvalidError(
+                number, f"the line is longer than {MAX_LINE_BYTES // (1024 * 1024)} MiB"
+            )
         self.bytes_read += len(line)
         if not line.endswith(b"\n"):
             raise ExportInvalidError(number, "the line does not end with a newline (cut short?)")
@@ -131,7 +138,7 @@ def _parse(line: bytes | None, number: int, keys: tuple[frozenset[str], ...]) ->
     if not isinstance(obj, dict):
         raise ExportInvalidError(number, "not a JSON object")
     if frozenset(obj) not in keys:
-        raise ExportInvalidError(number, f"unexpected fields {sorted(obj)}")
+        raise ExportInvalidError(number, _field_problem(frozenset(obj), keys, number))
     try:
         canonical = canonical_json(obj)
     except (ValueError, RecursionError):
@@ -139,6 +146,18 @@ def _parse(line: bytes | None, number: int, keys: tuple[frozenset[str], ...]) ->
     if canonical != line:
         raise ExportInvalidError(number, "not in canonical form (the line was edited)")
     return obj
+
+
+def _field_problem(found: frozenset[str], keys: tuple[frozenset[str], ...], number: int) -> str:
+    """What is wrong with a line's fields, against the closest shape the line may have."""
+    if number == 1 and "format" not in found:
+        return "not a header (a ledger export starts with its header line)"
+    closest = min(keys, key=lambda k: len(k ^ found))
+    extra, missing = sorted(found - closest), sorted(closest - found)
+    parts = ([f"unexpected fields {extra}"] if extra else []) + (
+        [f"missing fields {missing}"] if missing else []
+    )
+    return "; ".join(parts)
 
 
 def _header(line: bytes | None, number: int) -> ExportHeader:

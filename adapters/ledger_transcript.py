@@ -71,15 +71,16 @@ def _turn_event(
     elif topic == "mind.turn.replied":
         turn.reply = str(state.get("reply", ""))
     elif topic == "mind.turn.line_rejected":
-        turn.notes.append(f"rejected line `{_inline(state.get('line'))}`: {state.get('reason')}")
+        line, reason = _inline(state.get("line")), _inline(state.get("reason"))
+        turn.notes.append(f"rejected line “{line}”: {reason}")
     elif topic == "mind.turn.reflected":
         turn.notes.append(f"reflection: {_inline(state.get('text'))}")
     elif topic in TURN_ENDS:
         del turns[aggregate]
-        out = [f"## Turn {turn.seq} ({TURN_ENDS[topic]}) · {turn.time}\n\n"]
-        out.append(f"**{turn.speaker}:**\n\n{_quote(turn.text)}\n\n")
+        out = [f"## Turn {turn.seq} ({TURN_ENDS[topic]}) · {_inline(turn.time)}\n\n"]
+        out.append(f"**{_inline(turn.speaker)}:**\n\n{_quote(turn.text)}\n\n")
         if turn.reply is not None:
-            out.append(f"**reply** ({turn.model}):\n\n{_quote(turn.reply)}\n\n")
+            out.append(f"**reply** ({_inline(turn.model)}):\n\n{_quote(turn.reply)}\n\n")
         if topic == "mind.turn.generation_failed":
             out.append(f"- generation failed: {_inline(state.get('message'))}\n")
         for key in ("opened", "closed", "identity", "threads"):  # what the reply changed
@@ -102,13 +103,13 @@ def _other_event(
     threads: dict[str, str],
 ) -> str | None:
     if topic == "mind.conversation.message_observed":
-        said = f"**{_inline(state.get('speaker'))}** ({state.get('said_at')}):"
+        said = f"**{_inline(state.get('speaker'))}** ({_inline(state.get('said_at'))}):"
         return f"{said}\n\n{_quote(str(state.get('text', '')))}\n\n{at}\n\n"
     if topic == "mind.commitment.opened":
-        commitments[aggregate] = str(state.get("cid", ""))
+        commitments[aggregate] = " ".join(str(state.get("cid", "")).replace("`", "'").split())
         return (
-            f"- commitment **opened** `{state.get('cid')}`: {_inline(state.get('text'))} "
-            f"(origin {state.get('origin')}) {at}\n\n"
+            f"- commitment **opened** `{commitments[aggregate]}`: {_inline(state.get('text'))} "
+            f"(origin {_inline(state.get('origin'))}) {at}\n\n"
         )
     if topic == "mind.commitment.closed":
         reason = f": {_inline(state.get('reason'))}" if state.get("reason") else ""
@@ -118,7 +119,8 @@ def _other_event(
         return f"- thread **opened** {threads[aggregate]}: {_inline(state.get('content'))} {at}\n\n"
     if topic == "mind.thread.resolved":
         return (
-            f"- thread **resolved** {threads.get(aggregate, '?')}: {state.get('verdict')} {at}\n\n"
+            f"- thread **resolved** {threads.get(aggregate, '?')}: "
+            f"{_inline(state.get('verdict'))} {at}\n\n"
         )
     return _identity_event(topic, state, at)
 
@@ -126,17 +128,19 @@ def _other_event(
 def _identity_event(topic: str, state: dict[str, Any], at: str) -> str | None:
     if topic == "mind.identity.created":
         return (
-            f"- identity **created**: {_inline(state.get('name'))} ({state.get('model')}) {at}\n\n"
+            f"- identity **created**: {_inline(state.get('name'))} "
+            f"({_inline(state.get('model'))}) {at}\n\n"
         )
     if topic == "mind.identity.name_adopted":
-        name, via = _inline(state.get("name")), state.get("via")
+        name, via = _inline(state.get("name")), _inline(state.get("via"))
         return f"- identity **name adopted**: {name} ({via}) {at}\n\n"
     if topic == "mind.identity.name_proposed":
         return f"- identity **name proposed**: {_inline(state.get('name'))} {at}\n\n"
     if topic == "mind.identity.description_revised":
         return f"- identity **description**: {_inline(state.get('text'))} {at}\n\n"
     if topic == "mind.identity.model_switched":
-        return f"- identity **model**: {state.get('previous')} → {state.get('model')} {at}\n\n"
+        previous, model = _inline(state.get("previous")), _inline(state.get("model"))
+        return f"- identity **model**: {previous} → {model} {at}\n\n"
     return None
 
 
@@ -149,9 +153,24 @@ def _state(row: ChainRow) -> dict[str, Any]:
 
 
 def _inline(value: object) -> str:
-    """A value on one line (a newline in a name or reason would break the list item)."""
-    return " ".join(str(value).split())
+    """A value on one line (a newline in a name or reason would break the list item), made
+    inert (`_inert`)."""
+    return _inert(" ".join(str(value).split()))
 
 
 def _quote(text: str) -> str:
-    return "\n".join(f"> {line}" for line in text.splitlines()) or ">"
+    return "\n".join(f"> {_inert(line)}" for line in text.splitlines()) or ">"
+
+
+# Text in the transcript comes from users, models and imported files; Markdown viewers render
+# raw HTML and follow links. HTML-significant characters become entities and Markdown's link
+# and image brackets (and the backslash that could undo an escape) are escaped, so `<script>`,
+# `<img onerror=...>`, `<javascript:...>` and `[x](javascript:...)` show as the text they are.
+_INERT = str.maketrans(
+    {"&": "&amp;", "<": "&lt;", ">": "&gt;", "\\": "\\\\", "[": "\\[", "]": "\\]", "`": "\\`"}
+)
+
+
+def _inert(text: str) -> str:
+    """`text` as Markdown that shows it literally: no HTML, no links, no code spans."""
+    return text.translate(_INERT)

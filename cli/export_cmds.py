@@ -102,8 +102,9 @@ def echo_export(data: dict[str, Any]) -> None:
     )
 
 
-def verify_export(path: Path, as_json: bool) -> None:
-    """`mind verify --export FILE`: check an export without a mind; exit 1 at the first bad line."""
+def verify_export(path: Path, as_json: bool, head: str | None = None) -> None:
+    """`mind verify --export FILE [--head HASH]`: check an export without a mind; exit 1 at the
+    first bad line, or when `head` (a hash kept elsewhere) is no event's hash in the file."""
     from adapters.export_check import ExportInvalidError, ExportReader, open_export
 
     started = time.perf_counter()
@@ -112,15 +113,25 @@ def verify_export(path: Path, as_json: bool) -> None:
         with open_export(path) as handle:
             reader = ExportReader(handle)
             header = reader.header
+            found = 0 if head == header.genesis.genesis else None
             with progress(header.events, "verifying", not as_json) as bar:
-                for _ in _counted(reader.events(), bar):
-                    pass
+                for event in _counted(reader.events(), bar):
+                    if event.hash == head:
+                        found = event.position
         data.update(
             events=header.events,
             head=header.head,
             ledger_id=header.genesis.ledger_id,
             genesis=header.genesis.genesis,
         )
+        if head is not None:
+            data["anchor"] = {"hash": head, "position": found}
+            if found is None:
+                data.update(
+                    ok=False,
+                    reason=f"--head {head[:16]}... is not the hash of any event in this export "
+                    "(the file was rewritten, or the hash is another ledger's)",
+                )
     except ExportInvalidError as e:
         data.update(ok=False, line=e.line, reason=e.reason, events=None, head=None)
     except MindError as e:
@@ -132,8 +143,12 @@ def verify_export(path: Path, as_json: bool) -> None:
         emit_json(data)
     elif data["ok"]:
         echo(f"OK: {data['events']} events, head {data['head']}")
+        if head is not None:
+            echo(f"  anchor --head (position {data['anchor']['position']}): found")
+    elif data["line"] is None:
+        echo(f"BROKEN: {data['reason']}", err=True)
     else:
-        echo(f"BROKEN at line {data['line']}: {data['reason']}")
+        echo(f"BROKEN at line {data['line']}: {data['reason']}", err=True)
     if not data["ok"]:
         raise SystemExit(1)
 

@@ -240,7 +240,7 @@ def verify(home: Home, as_json: bool, head: str | None, export_file: Path | None
     Reports deleted, inserted, reordered and changed events, and a ledger that ends before a
     head recorded outside it (the home's ledger-head.json, the read model, or --head).
     With --export FILE it checks an export file line by line instead (exit 1 at the first bad
-    line).
+    line; with --head, also when that hash is no event's hash in the file).
 
     Example:
 
@@ -251,7 +251,7 @@ def verify(home: Home, as_json: bool, head: str | None, export_file: Path | None
     if export_file is not None:
         from cli.export_cmds import verify_export
 
-        verify_export(export_file, as_json)
+        verify_export(export_file, as_json, head)
         return
     from adapters.hash_chain import VerifyResult
 

@@ -14,9 +14,17 @@ import click
 from cli.compose import Home
 from cli.output import echo, emit_json, json_text
 
+_STALE_NOTE = " (server.json is stale: its process is not this home's server)"
+
 
 def _homes(ctx_home: Home, given: tuple[Path, ...]) -> list[Home]:
-    return [Home.from_option(p) for p in given] if given else [ctx_home]
+    """The homes to serve, each once (a folder named twice, however spelled, is one home)."""
+    if not given:
+        return [ctx_home]
+    seen: dict[Path, Home] = {}
+    for path in given:
+        seen.setdefault(path.expanduser().resolve(), Home.from_option(path))
+    return list(seen.values())
 
 
 @click.command()
@@ -77,7 +85,8 @@ def serve(
     name (/v1/minds/NAME/...) and each token opens its own mind only. Listens on 127.0.0.1
     unless --host says otherwise; an address other machines can reach needs --allow-remote.
     Writes HOME/server.json when ready (removed on exit) and logs each request to
-    HOME/logs/server.log (rotated; never bodies or tokens).
+    HOME/logs/server.log (rotated; never bodies or tokens). A turn's `api_base` other than the
+    home's configured one is called without the home's provider keys.
 
     Example:
 
@@ -150,14 +159,16 @@ def status(home: Home, as_json: bool) -> None:
     """
     from datetime import UTC, datetime
 
-    from service.process import running_server
+    from service.process import server_record
 
-    data = running_server(home.path)
+    data, stale = server_record(home.path)
     if data is None:
         if as_json:
-            emit_json({"running": False, "home": str(home.path)})
+            emit_json(
+                {"running": False, "home": str(home.path)} | ({"stale_file": True} if stale else {})
+            )
         else:
-            echo(f"no server is serving {home.path}")
+            echo(f"no server is serving {home.path}{_STALE_NOTE if stale else ''}")
         return
     started = datetime.fromisoformat(data["started"])
     uptime = (datetime.now(UTC) - started).total_seconds()
@@ -188,14 +199,18 @@ def stop(home: Home, timeout: float, as_json: bool) -> None:
         mind server stop
     """
     from domain.errors import MindError
-    from service.process import pid_alive, running_server
+    from service.process import pid_alive, remove_stale_record, server_record
 
-    data = running_server(home.path)
+    data, stale = server_record(home.path)
     if data is None:
+        if stale:
+            remove_stale_record(home.path)  # its pid is not this home's server: never signal it
         if as_json:
-            emit_json({"stopped": False, "running": False})
+            removed_json = {"stale_file_removed": True} if stale else {}
+            emit_json({"stopped": False, "running": False} | removed_json)
         else:
-            echo(f"no server is serving {home.path}")
+            removed = " (removed a stale server.json: its process is not this home's server)"
+            echo(f"no server is serving {home.path}{removed if stale else ''}")
         return
     pid = int(data["pid"])
     try:

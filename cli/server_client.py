@@ -21,7 +21,7 @@ import socket
 import stat
 import sys
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -134,6 +134,51 @@ def pid_alive(pid: int) -> bool:
     return stat_line.rpartition(")")[2].split()[:1] != ["Z"]
 
 
+# `started` in server.json is written in whole seconds (truncated) after the process began; a
+# process that began later than this after it cannot have written it (its pid was reused). The
+# margin absorbs the rounding and a step of the wall clock (an NTP correction) since the start.
+START_SLACK_S = 60.0
+
+
+def process_start_time(pid: int) -> float | None:
+    """When process `pid` began (Unix time, from /proc), or None when that cannot be read."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+        ticks = int(fields[19])  # field 22, starttime, in clock ticks since boot
+        boot = next(
+            int(line.split()[1])
+            for line in Path("/proc/stat").read_text().splitlines()
+            if line.startswith("btime ")
+        )
+        return boot + ticks / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError, StopIteration):
+        return None
+
+
+def is_server_process(info: Mapping[str, Any], alive: Callable[[int], bool] | None = None) -> bool:
+    """Whether server.json's `pid` is the live process that wrote it: alive, of this user, and
+    begun no later than the file's `started` (a pid reused by a later process is not; a file
+    without a usable pid or `started` is stale)."""
+    from datetime import datetime
+
+    pid, started = info.get("pid"), info.get("started")
+    if (
+        not isinstance(pid, int)
+        or isinstance(pid, bool)
+        or pid <= 0
+        or not isinstance(started, str)
+    ):
+        return False
+    try:
+        wrote = datetime.fromisoformat(started).timestamp()
+    except (ValueError, OverflowError):
+        return False
+    if not (alive or pid_alive)(pid):
+        return False
+    began = process_start_time(pid)
+    return began is None or began <= wrote + START_SLACK_S
+
+
 def _own(path: Path, kind: int) -> bool:
     """Whether `path` is of this `kind` (stat.S_IFSOCK, S_IFREG), ours, and private."""
     try:
@@ -155,8 +200,7 @@ def read_info(home: Path) -> dict[str, Any] | None:
         return None
     if not isinstance(info, dict):
         return None
-    pid = info.get("pid")
-    if not isinstance(pid, int) or not pid_alive(pid):
+    if not is_server_process(info):
         return None
     return dict(info)
 

@@ -40,6 +40,12 @@ def running_server(home: Home) -> dict[str, Any]:
         ) from None
     except PermissionError:
         pass  # alive, under another user
+    from cli.server_client import is_server_process
+
+    if not is_server_process(info, alive=lambda _: True):  # a reused pid: the token stays here
+        raise NoServerError(
+            f"{path} is stale (pid {pid} is not the server that wrote it); start `mind serve`"
+        )
     return {**info, "url": url.rstrip("/")}
 
 

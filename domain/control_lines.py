@@ -38,7 +38,9 @@ KEYWORDS = (
 )
 # Longest first, so THREAD-WORK is not read as THREAD.
 _ALTERNATIVES = "|".join(sorted(KEYWORDS, key=len, reverse=True))
-_LINE = re.compile(r"^\s*(?:[-*]\s*)?(" + _ALTERNATIVES + r")\s*:(.*)$")
+# Only spaces and tabs may lead a control line or follow its bullet: any other white space
+# (U+2028, \v, \f, ...) would let text on one real line pass for a line of its own.
+_LINE = re.compile(r"^[ \t]*(?:[-*][ \t]*)?(" + _ALTERNATIVES + r")\s*:(.*)$")
 _EVIDENCE = re.compile(r"#(\d+)\b")
 
 

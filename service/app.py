@@ -21,7 +21,7 @@ from urllib.parse import unquote
 from eventsourcing.persistence import PersistenceError
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -38,9 +38,16 @@ from service.endpoints import (
     check_params,
     read_json,
 )
-from service.errors import ApiError, error_response, internal_error_response, mind_error_response
+from service.errors import (
+    ApiError,
+    error_response,
+    internal_error_response,
+    log,
+    mind_error_response,
+)
 from service.minds import Minds, ServedMind
 
+CLIENT_GONE = 499  # the status the request log shows for a client that left (nginx's)
 OPTIONAL_EXTENSIONS = ("service.openai_api", "service.mcp_server", "service.web")
 
 RequestHook = Callable[[str, str, int, float, "str | None"], None]
@@ -151,6 +158,10 @@ def _route(ep: Endpoint, minds: Minds, max_body: int, secrets: list[str]) -> Rou
             return mind_error_response(e, secrets)
         except PersistenceError as e:
             return error_response(500, "ledger_error", redact(f"ledger error: {e}", secrets))
+        except ClientDisconnect:
+            # The client left before its request was read: nothing was done; not a failure.
+            log.info("%s %s: the client went away before its request was read", ep.method, ep.path)
+            return Response(status_code=CLIENT_GONE)
         except Exception as e:  # never a traceback to the client
             return internal_error_response(e, secrets)
         return result if isinstance(result, Response) else JsonResponse(result)
@@ -186,7 +197,18 @@ class RequestLog:
             if self.state.on_request is not None:
                 path = scope.get("path", "")
                 ms = (time.perf_counter() - start) * 1000
-                self.state.on_request(scope["method"], path, status, ms, _mind_in(path))
+                shown = logged_path(scope)
+                self.state.on_request(scope["method"], shown, status, ms, _mind_in(path))
+
+
+def logged_path(scope: Scope) -> str:
+    """The path as the client sent it, still percent-encoded (a `%0A` stays those three
+    characters, so no client can write a line of its own into the log), with every byte that
+    is not printable ASCII percent-encoded too."""
+    raw = scope.get("raw_path")
+    if not isinstance(raw, bytes):
+        raw = str(scope.get("path", "")).encode("utf-8", "surrogateescape")
+    return "".join(chr(b) if 0x21 <= b <= 0x7E else f"%{b:02X}" for b in raw)
 
 
 def _mind_in(path: str) -> str | None:

@@ -4,6 +4,7 @@ document cannot drift from what is served."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
@@ -150,17 +151,27 @@ def _in_range(name: str, value: int, low: int | None, high: int | None) -> int:
     return value
 
 
+BODY_TIMEOUT_S = 30.0  # the longest a request body may take to arrive
+
+
 async def read_json(request: Request, limit: int) -> Any:
     """The request's JSON body, refused past `limit` bytes (413) or when it is not JSON (400)."""
     declared = request.headers.get("content-length")
     if declared is not None and declared.isdigit() and int(declared) > limit:
         raise ApiError(413, "too_large", f"the body is over the limit of {limit} bytes")
     chunks, size = [], 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > limit:
-            raise ApiError(413, "too_large", f"the body is over the limit of {limit} bytes")
-        chunks.append(chunk)
+    try:
+        # A client that sends part of a body and stalls would hold its connection for ever.
+        async with asyncio.timeout(BODY_TIMEOUT_S):
+            async for chunk in request.stream():
+                size += len(chunk)
+                if size > limit:
+                    raise ApiError(413, "too_large", f"the body is over the limit of {limit} bytes")
+                chunks.append(chunk)
+    except TimeoutError:
+        raise ApiError(
+            408, "body_timeout", f"the body did not arrive within {BODY_TIMEOUT_S:g} s"
+        ) from None
     raw = b"".join(chunks)
     if not raw.strip():
         raise ApiError(400, "bad_json", "the body is empty; send a JSON object")

@@ -31,8 +31,13 @@ async def events(call: Call) -> Any:
         if not last_id.isdigit():
             raise ApiError(400, "bad_request", "Last-Event-ID must be a ledger position")
         after = int(last_id)
+    head = (await in_thread(mind.status))["head"]["position"] or 0
     if after is None:  # from now on
-        after = (await in_thread(mind.status))["head"]["position"]
+        after = head
+    elif after > head:  # a position this ledger has not reached: another ledger's, or made up
+        raise ApiError(
+            400, "bad_request", f"position {after} is beyond this ledger's head ({head})"
+        )
     stopping = call.request.app.state.stopping
 
     async def stream() -> AsyncIterator[bytes]:

@@ -48,7 +48,12 @@ TURN_FIELDS = (
     Field("text", "string", True, "What the user says (an empty text runs an autonomy cycle)."),
     Field("model", "string", description="A model spec; default: the mind's model."),
     Field("mock_reply", "string", description="With model `mock`: the scripted reply."),
-    Field("api_base", "string", description="An OpenAI-compatible server's base URL."),
+    Field(
+        "api_base",
+        "string",
+        description="An OpenAI-compatible server's base URL (unless it is the home's configured "
+        "one, it gets no stored provider key).",
+    ),
     Field("budget", "integer", description="Token budget for memory (default 2000).", minimum=200),
     Field("stream", "boolean", description="Answer as server-sent events (delta, turn, error)."),
 )

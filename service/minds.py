@@ -25,6 +25,20 @@ if TYPE_CHECKING:
 DEFAULT_BUDGET = 2000
 
 
+# The key sent with a turn whose `api_base` a client chose: the home's provider keys (in the
+# server's environment or settings) go only to the base URL the home's settings name, never to
+# one a token holder supplies (the token opens a mind; it does not hand out the owner's keys).
+CLIENT_BASE_KEY = "none"
+
+
+def withhold_keys(model: Any) -> None:
+    """Make a LiteLLM model send a placeholder key instead of any stored one."""
+    from adapters.litellm_model import LiteLLMModel
+
+    if isinstance(model, LiteLLMModel):
+        model.settings.api_key = CLIENT_BASE_KEY
+
+
 class MindNameClashError(MindError):
     """Raised when two served homes hold minds with the same name."""
 
@@ -84,6 +98,8 @@ class ServedMind:
 
         if budget < 200:
             raise InvalidInputError(f"budget {budget} is too small; give at least 200 tokens")
+        if model == "mock" and mock_reply is None:  # in the request's words, not the CLI's flags
+            raise InvalidInputError('model "mock" needs "mock_reply" (the reply text to script)')
         with self.turn_lock:
             completion_model = self._model(model, mock_reply, api_base)
             service = self._turns()
@@ -106,8 +122,15 @@ class ServedMind:
             return turn_model(self.home, spec, mock_reply, api_base)
         key = (spec or "", api_base)
         if key not in self._models:  # the embedded model's client stays warm between turns
-            self._models[key] = turn_model(self.home, spec, None, api_base)
+            model = turn_model(self.home, spec, None, api_base)
+            if api_base is not None and not self._configured_base(api_base):
+                withhold_keys(model)
+            self._models[key] = model
         return self._models[key]
+
+    def _configured_base(self, api_base: str) -> bool:
+        configured = self.home.settings.api_base
+        return configured is not None and configured.rstrip("/") == api_base.rstrip("/")
 
     def _turns(self) -> TurnService:
         from cli.compose import turn_service

@@ -98,17 +98,34 @@ def pid_alive(pid: int) -> bool:
     return stat.rpartition(")")[2].split()[:1] != ["Z"]
 
 
+def server_record(home: Path) -> tuple[dict[str, Any] | None, bool]:
+    """The home's server.json when the process that wrote it still runs, and whether a stale
+    one lies there instead (unreadable, keys missing, pid gone or reused by a later process)."""
+    from cli.server_client import is_server_process
+
+    path = server_file(home)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return None, False
+    except (OSError, ValueError):
+        return None, path.is_file()
+    if not isinstance(data, dict) or not is_server_process(data, alive=pid_alive):
+        return None, True
+    return data, False
+
+
 def running_server(home: Path) -> dict[str, Any] | None:
     """The home's server.json when its process is alive (a stale file means no server)."""
-    try:
-        data = json.loads(server_file(home).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    pid = data.get("pid") if isinstance(data, dict) else None
-    if not isinstance(pid, int) or pid <= 0 or not pid_alive(pid):
-        return None
-    found: dict[str, Any] = data
-    return found
+    return server_record(home)[0]
+
+
+def remove_stale_record(home: Path) -> None:
+    """Remove a server.json no running server wrote (checked again just before)."""
+    data, stale = server_record(home)
+    if data is None and stale:
+        with contextlib.suppress(OSError):
+            server_file(home).unlink()
 
 
 def _write_atomically(path: Path, data: dict[str, Any]) -> None:
@@ -124,6 +141,16 @@ def _remove_if_ours(path: Path) -> None:
     with contextlib.suppress(OSError, ValueError):
         if json.loads(path.read_text(encoding="utf-8")).get("pid") == os.getpid():
             path.unlink()
+
+
+def one_line(text: str) -> str:
+    """`text` with every unprintable character (newlines, escape sequences, NUL, direction
+    overrides) written as a Python escape, so one record stays one honest line."""
+    if text.isprintable():
+        return text
+    return "".join(
+        c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text
+    )
 
 
 class ServerLogs:
@@ -154,7 +181,7 @@ class ServerLogs:
             self.by_name[mind.name] = access
 
     def _redacting(self, record: logging.LogRecord) -> bool:
-        record.msg, record.args = redact(record.getMessage(), self.secrets), None
+        record.msg, record.args = one_line(redact(record.getMessage(), self.secrets)), None
         return True
 
     def request(self, method: str, path: str, status: int, ms: float, mind: str | None) -> None:
@@ -268,10 +295,11 @@ def serve(
             from cli.server_client import env_fingerprint, startup_environment
 
             fp = env_fingerprint(startup_environment(), mind.home.path, mind.token)
-            _write_atomically(
-                server_file(mind.home.path),
-                {**describe(str(path) if unix[mind.name] else None), "env_fingerprint": fp},
-            )
+            # Each home's file names that home and its mind only: a home's owner learns
+            # nothing of the other homes this process serves.
+            described = describe(str(path) if unix[mind.name] else None)
+            described.update(homes=[str(mind.home.path)], minds=[mind.name], env_fingerprint=fp)
+            _write_atomically(server_file(mind.home.path), described)
             written.append(server_file(mind.home.path))
         logs.server.info("serving %s at %s (pid %d)", ", ".join(minds.names()), url, os.getpid())
         threading.Thread(target=_import_litellm, name="import-litellm", daemon=True).start()

@@ -93,6 +93,10 @@ def _check_statement(con: duckdb.DuckDBPyConnection, sql: str) -> None:
         raise QueryError(f"give exactly one SQL statement (got {len(statements)})")
     kind = statements[0].type.name
     if kind not in ALLOWED:
+        # DuckDB files INSTALL under LOAD; name the statement as the user wrote it.
+        first = statements[0].query.split(None, 1)[:1]
+        if kind == "LOAD" and first and first[0].upper() in ("INSTALL", "FORCE"):
+            kind = "INSTALL"
         raise QueryError(f"{kind} statements are refused: `mind query` only reads (use SELECT)")
     # No file access from a query: a read-only connection could otherwise still COPY TO a file.
     access = con.execute("SELECT current_setting('enable_external_access')").fetchone()

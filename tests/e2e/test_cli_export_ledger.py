@@ -6,6 +6,7 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from cli.main import mind
@@ -105,6 +106,32 @@ def test_verify_export_passes_an_export_without_a_mind(
     assert not (tmp_path / "nowhere").exists()
 
 
+def test_verify_export_checks_a_kept_head_hash_against_the_file(
+    cli: Cli, mind_home: Path, tmp_path: Path
+) -> None:
+    _fill(cli)
+    kept = cli("status", "--json").json()["head"]
+    done = _export(cli, tmp_path / "out")
+    file = str(done["file"])
+
+    found = _run(tmp_path / "nowhere", "verify", "--export", file, "--head", kept["hash"])
+    found_json = _run(
+        tmp_path / "nowhere", "verify", "--export", file, "--head", kept["hash"], "--json"
+    )
+    made_up = _run(tmp_path / "nowhere", "verify", "--export", file, "--head", "0" * 64)
+    made_up_json = _run(
+        tmp_path / "nowhere", "verify", "--export", file, "--head", "0" * 64, "--json"
+    )
+
+    assert found.exit_code == 0, found.stderr
+    assert found_json.json()["anchor"] == {"hash": kept["hash"], "position": kept["position"]}
+    assert made_up.exit_code == 1
+    assert made_up.stderr.startswith("BROKEN: --head 0000000000000000... is not the hash")
+    assert made_up_json.exit_code == 1
+    assert made_up_json.json()["ok"] is False
+    assert made_up_json.json()["anchor"] == {"hash": "0" * 64, "position": None}
+
+
 def test_a_changed_payload_is_refused_by_verify_and_import_with_its_line(
     cli: Cli, mind_home: Path, tmp_path: Path
 ) -> None:
@@ -120,7 +147,8 @@ def test_a_changed_payload_is_refused_by_verify_and_import_with_its_line(
     imported = _run(new, "import", "ledger", str(path))
 
     assert checked.exit_code == 1
-    assert f"BROKEN at line {number}: the hash does not recompute" in checked.output
+    assert f"BROKEN at line {number}: the hash does not recompute" in checked.stderr
+    assert "BROKEN" not in checked.output  # the error goes to stderr, as every error does
     assert imported.exit_code == 1
     assert f"line {number}: the hash does not recompute" in imported.stderr
     assert not new.exists()  # nothing written: not even a half home
@@ -187,6 +215,27 @@ def test_markdown_transcript_shows_turns_commitments_identity_and_hashes(
     assert "- opened: " in text  # what the turn's reply committed to, inside the turn
 
 
+def test_markdown_transcript_shows_hostile_html_and_links_as_inert_text(
+    cli: Cli, mind_home: Path, tmp_path: Path
+) -> None:
+    hostile = (
+        '<script>alert("x")</script> <img src=x onerror=alert(1)> '
+        "[click](javascript:alert(1)) <javascript:alert(2)> & `code`"
+    )
+    assert cli("commit", hostile).exit_code == 0
+    turn = cli("turn", hostile, "--model", "mock", "--mock-reply", f"Reply {hostile}")
+    assert turn.exit_code == 0, turn.output
+
+    text = Path(str(_export(cli, tmp_path / "out", "md")["file"])).read_text()
+
+    assert "<" not in text and ">" not in text.replace("\n> ", "\n").removeprefix("> ")
+    assert "](" not in text.replace("\\](", "")
+    assert '&lt;script&gt;alert("x")&lt;/script&gt;' in text
+    assert "\\[click\\](javascript:alert(1))" in text
+    assert "&amp; \\`code\\`" in text
+    assert text.count("&lt;img src=x onerror=alert(1)&gt;") == 3  # commitment, turn, reply
+
+
 def test_export_refuses_the_homes_own_folder(cli: Cli, mind_home: Path) -> None:
     refused = cli("export", str(mind_home), "--format", "jsonl")
 
@@ -206,3 +255,47 @@ def test_chat_export_writes_the_ledger_and_the_transcript(
     assert (tmp_path / "a" / "ledger.jsonl").exists()
     assert (tmp_path / "b" / "transcript.md").read_text().startswith("# Mind transcript")
     assert cli("verify", "--export", str(tmp_path / "a" / "ledger.jsonl")).exit_code == 0
+
+
+def test_an_overlong_line_is_refused_with_its_number_before_it_is_read_whole(
+    cli: Cli, mind_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import adapters.export_check
+
+    _fill(cli)
+    path = Path(str(_export(cli, tmp_path / "out")["file"]))
+    lines = path.read_bytes().splitlines(keepends=True)
+    longest = max(len(line) for line in lines)
+    monkeypatch.setattr(adapters.export_check, "MAX_LINE_BYTES", longest)
+    path.write_bytes(b"".join(lines[:2]) + b"x" * (longest + 10) + b"\n")
+    new = tmp_path / "restored"
+
+    checked = _run(tmp_path / "nowhere", "verify", "--export", str(path))
+    imported = _run(new, "import", "ledger", str(path))
+
+    assert checked.exit_code == 1
+    assert "BROKEN at line 3: the line is longer than" in checked.stderr
+    assert imported.exit_code == 1
+    assert "line 3: the line is longer than" in imported.stderr
+    assert not new.exists()
+
+
+def test_a_line_with_a_stray_field_or_no_header_is_named_precisely(
+    cli: Cli, mind_home: Path, tmp_path: Path
+) -> None:
+    _fill(cli)
+    path = Path(str(_export(cli, tmp_path / "out")["file"]))
+    lines = path.read_text().splitlines(keepends=True)
+    event = json.loads(lines[1])
+    stray = tmp_path / "stray.jsonl"
+    stray.write_text(lines[0] + json.dumps({**event, "evil": 1}) + "\n" + "".join(lines[2:]))
+    headless = tmp_path / "headless.jsonl"
+    headless.write_text("".join(lines[1:]))
+
+    extra = _run(tmp_path / "nowhere", "verify", "--export", str(stray))
+    no_header = _run(tmp_path / "nowhere", "verify", "--export", str(headless))
+
+    assert extra.exit_code == 1
+    assert extra.stderr.strip() == "BROKEN at line 2: unexpected fields ['evil']"
+    assert no_header.exit_code == 1
+    assert "BROKEN at line 1: not a header" in no_header.stderr

@@ -142,6 +142,29 @@ def started_servers(tmp_path: Path) -> Iterator[list[Path]]:
             stop_pid(info["pid"])
 
 
+def test_a_server_json_whose_pid_now_names_another_process_is_stale(
+    tmp_path: Path, started_servers: list[Path]
+) -> None:
+    home = tmp_path / "m"
+    init_mind(home)
+    started_servers.append(home)
+    # A live pid, but of a process begun after the file's `started`: the server's pid reused.
+    reused = {
+        "pid": os.getpid(),
+        "started": "2020-01-01T00:00:00+00:00",
+        "version": "0.1.0",
+        "homes": [str(home)],
+        "minds": ["Echo"],
+    }
+    (home / "server.json").write_text(json.dumps(reused), encoding="utf-8")
+
+    first = run_mind(TURN, client_env(home))
+    info = wait_for(lambda: (i := server_info(home)) and i["pid"] != os.getpid() and i, "a server")
+
+    assert first.code == 0 and first.out == "Noted.\n"
+    assert info["homes"] == [str(home)]
+
+
 def test_with_a_stale_server_json_a_turn_runs_here_and_starts_a_server_for_the_next_call(
     tmp_path: Path, started_servers: list[Path]
 ) -> None:

@@ -106,7 +106,7 @@ def test_errors_come_in_openai_shape_and_record_nothing(server: Server) -> None:
 
     assert unknown.value.code == other.value.code == "model_not_found"
     assert no_user.value.code == "invalid_messages"
-    assert "mock-reply" in str(no_reply.value.message)
+    assert '"mock_reply"' in str(no_reply.value.message)  # the request's field, not a CLI flag
     assert started_texts(server) == before
 
 

@@ -4,6 +4,7 @@ and the `/ui/api` reads, over a mind the CLI made (Starlette's test client, no b
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable
 from pathlib import Path
 
@@ -304,3 +305,20 @@ def test_mind_open_names_a_server_that_is_gone(cli: Cli, mind_home: Path) -> Non
 
     assert result.exit_code == 1
     assert f"(pid {gone['pid']}) is gone" in result.stderr
+
+
+def test_mind_open_never_sends_the_token_to_a_stale_server_json_whose_pid_was_reused(
+    cli: Cli, mind_home: Path
+) -> None:
+    # This very process is alive, but began after the file's `started`: not the server.
+    reused = {
+        "pid": os.getpid(),
+        "started": "2020-01-01T00:00:00+00:00",
+        "url": "http://127.0.0.1:9",
+    }
+    (mind_home / "server.json").write_text(json.dumps(reused))
+
+    result = cli("open", "--json")
+
+    assert result.exit_code == 1
+    assert f"is stale (pid {os.getpid()} is not the server that wrote it)" in result.stderr

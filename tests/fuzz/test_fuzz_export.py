@@ -42,11 +42,11 @@ def _check(data: bytes, tampered_line: int) -> None:
         checked = invoke(["verify", "--export", str(path)])
         imported = invoke(["--home", str(Path(tmp) / "new"), "import", "ledger", str(path)])
         assert checked.crash is None and imported.crash is None, checked.crash or imported.crash
-        assert checked.exit_code == 1, checked.stdout
+        assert checked.exit_code == 1, checked.stderr
         assert imported.exit_code == 1, imported.stdout
-        found = BROKEN.search(checked.stdout)
+        found = BROKEN.search(checked.stderr)
         refused = REFUSED.search(imported.stderr)
-        assert found and refused, (checked.stdout, imported.stderr)
+        assert found and refused, (checked.stderr, imported.stderr)
         assert found.group(1) == refused.group(1)
         if tampered_line > 1:
             assert int(found.group(1)) == tampered_line

@@ -19,6 +19,7 @@ class Gate:
     received: threading.Event = field(default_factory=threading.Event)
     release: threading.Event = field(default_factory=threading.Event)
     url: str = ""
+    authorizations: list[str] = field(default_factory=list)  # each request's header
 
 
 def _handler(gate: Gate) -> type[BaseHTTPRequestHandler]:
@@ -27,6 +28,7 @@ def _handler(gate: Gate) -> type[BaseHTTPRequestHandler]:
 
         def do_POST(self) -> None:
             self.rfile.read(int(self.headers.get("Content-Length", 0)))
+            gate.authorizations.append(self.headers.get("Authorization", ""))
             gate.received.set()
             gate.release.wait(120)
             body = json.dumps(

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from starlette.requests import ClientDisconnect
 from starlette.responses import PlainTextResponse
 from starlette.routing import Mount, Route, Router
 from starlette.testclient import TestClient
@@ -27,6 +28,10 @@ async def explode(call: Call) -> Any:
     raise RuntimeError("the disk caught fire sk-test-secret-123")
 
 
+async def leave(call: Call) -> Any:
+    raise ClientDisconnect()
+
+
 async def plain(request: Any) -> PlainTextResponse:
     return PlainTextResponse(f"opened {[m.name for m in request.scope['mind.opened']]}")
 
@@ -35,7 +40,10 @@ async def plain(request: Any) -> PlainTextResponse:
 def served(mind_home: Path) -> Iterator[tuple[TestClient, Minds]]:
     minds = Minds.open([Home(mind_home)])
     extra = Extension(
-        endpoints=[Endpoint("GET", "/v1/explode", explode, "Always fails.")],
+        endpoints=[
+            Endpoint("GET", "/v1/explode", explode, "Always fails."),
+            Endpoint("GET", "/v1/leave", leave, "The client always leaves."),
+        ],
         mounts=[Mount("/plain", app=require_token(Router([Route("/", plain)]), minds))],
     )
     app = build_app(minds, extensions=[extra])
@@ -77,6 +85,20 @@ def test_an_unexpected_failure_is_a_json_500_without_details_and_logged_redacted
     }
     assert "disk caught fire" in caplog.text
     assert "sk-test-secret-123" not in caplog.text
+
+
+def test_a_client_that_leaves_before_its_request_is_read_is_no_error(
+    served: tuple[TestClient, Minds], caplog: pytest.LogCaptureFixture
+) -> None:
+    client, minds = served
+    logging.getLogger("mindledger.server").propagate = True
+
+    with caplog.at_level(logging.INFO, logger="mindledger.server"):
+        answer = client.get("/v1/leave", headers=auth(minds))
+
+    assert answer.status_code == 499
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING]
+    assert "the client went away" in caplog.text
 
 
 def test_a_mounted_app_behind_require_token_sees_the_minds_the_token_opens(
@@ -159,3 +181,46 @@ def test_query_parameters_are_checked_by_type_and_range() -> None:
     ):
         with pytest.raises(ApiError):
             parse(bad)
+
+
+def test_a_body_that_stalls_part_way_is_refused_408_instead_of_held_for_ever(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import asyncio
+
+    from starlette.requests import Request
+
+    import service.endpoints
+    from service.endpoints import read_json
+
+    sent = [{"type": "http.request", "body": b'{"text": "hal', "more_body": True}]
+
+    async def receive() -> dict[str, Any]:
+        if sent:
+            return sent.pop()
+        await asyncio.Event().wait()  # the rest never comes
+        raise AssertionError("unreachable")
+
+    scope = {"type": "http", "method": "POST", "path": "/", "headers": [], "query_string": b""}
+    monkeypatch.setattr(service.endpoints, "BODY_TIMEOUT_S", 0.01)
+
+    with pytest.raises(ApiError) as refused:
+        asyncio.run(read_json(Request(scope, receive), 1024))
+
+    assert (refused.value.status, refused.value.code) == (408, "body_timeout")
+
+
+def test_a_mock_turn_without_its_reply_is_refused_in_the_requests_words(
+    served: tuple[TestClient, Minds],
+) -> None:
+    client, minds = served
+    name = next(iter(minds)).name
+
+    answer = client.post(
+        f"/v1/minds/{name}/turns", json={"text": "hi", "model": "mock"}, headers=auth(minds)
+    )
+
+    assert answer.status_code == 400
+    assert answer.json()["error"]["message"] == (
+        'model "mock" needs "mock_reply" (the reply text to script)'
+    )

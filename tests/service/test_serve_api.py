@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import stat
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -64,7 +65,8 @@ def test_health_needs_no_token_and_the_server_describes_itself(server: Server) -
     assert (health.status, health.json()) == (200, {"ok": True})
     described = json.loads((server.homes[0] / "server.json").read_text())
     assert described["url"] == server.url
-    assert described["minds"] == ["Echo", "Nova"]
+    assert described["minds"] == ["Echo"]  # this home's mind only, not the other home's
+    assert described["homes"] == [str(server.homes[0])]
     assert stat.S_IMODE((server.homes[0] / "server-token").stat().st_mode) == 0o600
     assert stat.S_IMODE((server.homes[0] / "server.sock").stat().st_mode) == 0o600
 
@@ -253,7 +255,47 @@ def test_a_second_server_on_a_served_home_is_refused_and_leaves_the_first_alone(
 def test_the_request_log_has_one_line_per_request_and_no_token(server: Server) -> None:
     server.request("GET", f"/v1/minds/{quote('Echo')}/concepts")
 
-    log = (server.homes[0] / "logs" / "server.log").read_text()
+    log_file, deadline = server.homes[0] / "logs" / "server.log", time.monotonic() + 60
+    while "GET /v1/minds/Echo/concepts 200" not in (log := log_file.read_text()):
+        assert time.monotonic() < deadline, log  # written just after the answer is sent
+        time.sleep(0.05)
 
     assert "GET /v1/minds/Echo/concepts 200" in log
     assert server.token() not in log
+
+
+def test_request_paths_are_logged_as_sent_so_no_client_can_forge_a_log_line(
+    server: Server,
+) -> None:
+    forged = "/v1/minds/X%0A2026-12-01%2000:00:00,000%20INFO%20FORGED%20line/status"
+    escapes = "/v1/minds/%1B%5B31mRED%00%E2%80%AE/status"
+
+    unauthorised = server.request("GET", forged, token=None)
+    authorised = server.request("GET", escapes)
+    log_file = server.homes[0] / "logs" / "server.log"
+    deadline = time.monotonic() + 60  # a line is written just after its answer is sent
+    wanted = (f"GET {forged} 401", f"GET {escapes} 404")
+    while not all(w in (log := log_file.read_text(encoding="utf-8")) for w in wanted):
+        assert time.monotonic() < deadline, log
+        time.sleep(0.05)
+
+    assert unauthorised.status == 401 and authorised.status == 404
+    assert not any(
+        line.startswith("2026-12-01 00:00:00,000 INFO FORGED") for line in log.splitlines()
+    )
+    assert f"GET {forged} 401" in log
+    assert f"GET {escapes} 404" in log
+    assert not {"\x1b", "\x00", "\u202e"} & set(log)
+
+
+@pytest.mark.parametrize("how", ["header", "query"])
+def test_an_event_stream_from_beyond_the_head_is_refused(server: Server, how: str) -> None:
+    beyond = "99999999"
+    if how == "header":
+        answer = server.request("GET", "/v1/minds/Echo/events", headers={"Last-Event-ID": beyond})
+    else:
+        answer = server.request("GET", f"/v1/minds/Echo/events?after={beyond}")
+
+    assert answer.status == 400
+    assert answer.json()["error"]["code"] == "bad_request"
+    assert "beyond this ledger's head" in answer.json()["error"]["message"]

@@ -273,3 +273,82 @@ def test_print_token_makes_one_private_token_and_prints_the_same_one_again(
     assert first.stdout == second.stdout
     assert len(first.stdout.strip()) >= 40
     assert (home / "server-token").stat().st_mode & 0o077 == 0
+
+
+def test_a_client_chosen_api_base_never_receives_the_servers_provider_key(
+    server: Server,
+) -> None:
+    with held_provider("Hello.") as gate:
+        gate.release.set()
+        body = {"text": "who gets the key?", "model": "openai/stub", "api_base": gate.url}
+        answer = server.request("POST", "/v1/minds/Echo/turns", body)
+
+    assert answer.status == 200
+    assert gate.authorizations
+    assert all(PROVIDER_ENV["OPENAI_API_KEY"] not in a for a in gate.authorizations)
+
+
+def stale_record(home: Path, pid: int, **fields: Any) -> Path:
+    path = home / "server.json"
+    record = {"pid": pid, "started": "2026-01-01T00:00:00+00:00", "url": "http://127.0.0.1:1"}
+    path.write_text(json.dumps({**record, **fields}), encoding="utf-8")
+    return path
+
+
+def test_server_stop_never_signals_a_process_that_reused_a_stale_pid(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    home = init_home(tmp_path / "echo", "Echo")
+    # A process begun after server.json's `started`: the pid of a dead server, reused.
+    bystander = subprocess.Popen(
+        [sys.executable, "-c", "import sys; sys.stdin.read()"], stdin=subprocess.PIPE
+    )
+    try:
+        path = stale_record(home, bystander.pid, started="2020-01-01T00:00:00+00:00")
+        status = run_mind(home, "server", "status")
+        stopped = run_mind(home, "server", "stop", "--timeout", "1")
+        still_running = bystander.poll() is None
+    finally:
+        bystander.kill()
+        bystander.wait()
+
+    assert still_running
+    assert status.returncode == 0 and "no server is serving" in status.stdout
+    assert "stale" in status.stdout
+    assert stopped.returncode == 0 and "stale" in stopped.stdout
+    assert not path.exists()
+
+
+@pytest.mark.parametrize("record", [{"pid": 1}, {"pid": 1, "started": 5}, {"pid": "1"}, [1]])
+def test_server_status_and_stop_call_a_malformed_server_json_stale_in_one_line(
+    tmp_path: Path, record: Any
+) -> None:
+    home = init_home(tmp_path / "echo", "Echo")
+    (home / "server.json").write_text(json.dumps(record), encoding="utf-8")
+
+    status = run_mind(home, "server", "status")
+    stopped = run_mind(home, "server", "stop", "--timeout", "1", "--json")
+
+    assert status.returncode == 0 and status.stderr == ""
+    assert status.stdout.strip().splitlines() == [
+        f"no server is serving {home} (server.json is stale: its process is not this home's server)"
+    ]
+    assert stopped.returncode == 0 and stopped.stderr == ""
+    assert json.loads(stopped.stdout)["stale_file_removed"] is True
+    assert not (home / "server.json").exists()
+
+
+def test_each_home_of_a_multi_home_server_is_told_only_about_itself(tmp_path: Path) -> None:
+    echo = init_home(tmp_path / "echo", "Echo")
+    nova = init_home(tmp_path / "nova", "Nova")
+    running = start_server([echo, nova, echo])  # a home named twice is served once
+    try:
+        files = {h: json.loads((h / "server.json").read_text()) for h in (echo, nova)}
+        status = json.loads(run_mind(nova, "server", "status", "--json").stdout)
+    finally:
+        running.kill()
+
+    assert (files[echo]["homes"], files[echo]["minds"]) == ([str(echo)], ["Echo"])
+    assert (files[nova]["homes"], files[nova]["minds"]) == ([str(nova)], ["Nova"])
+    assert str(echo) not in json.dumps(status) and "Echo" not in json.dumps(status)

@@ -8,6 +8,7 @@ import os
 import socket
 import threading
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -171,8 +172,10 @@ def served_home(tmp_path: Path) -> Iterator[Path]:
 
 
 def write_info(home: Path, **fields: object) -> None:
-    info = {"pid": os.getpid(), "version": sc.package_version(), "homes": [str(home)]}
-    info |= {"minds": ["Echo"], **fields}
+    # `started` as a server writes it: after its process began (this one, here).
+    started = datetime.now(UTC).isoformat(timespec="seconds")
+    info = {"pid": os.getpid(), "started": started, "version": sc.package_version()}
+    info |= {"homes": [str(home)], "minds": ["Echo"], **fields}
     (home / sc.INFO_FILE).write_text(json.dumps(info), encoding="utf-8")
 
 
@@ -192,6 +195,28 @@ def test_a_stale_server_json_means_no_server(served_home: Path) -> None:
     )
 
     assert sc.find_server(served_home, {}) is None
+
+
+def test_a_server_json_whose_pid_began_after_it_was_written_means_no_server(
+    served_home: Path,
+) -> None:
+    write_info(
+        served_home,
+        started="2020-01-01T00:00:00+00:00",  # this process began later: a reused pid
+        env_fingerprint=sc.env_fingerprint({}, served_home, "tok"),
+    )
+
+    assert sc.find_server(served_home, {}) is None
+    assert sc.read_info(served_home) is None
+
+
+@pytest.mark.parametrize("started", [None, 5, "not a time"])
+def test_a_server_json_without_a_usable_started_means_no_server(
+    served_home: Path, started: object
+) -> None:
+    write_info(served_home, started=started)
+
+    assert sc.read_info(served_home) is None
 
 
 def test_a_server_of_another_version_is_not_used(served_home: Path) -> None:
