@@ -17,6 +17,7 @@ import hmac
 import json
 import os
 import re
+import signal
 import socket
 import stat
 import sys
@@ -97,6 +98,16 @@ def env_fingerprint(environ: Mapping[str, str], home: Path, token: str) -> str:
     environment, the size and time of the home's .env and config.json, and where the program
     and its interpreter are. The server writes it into server.json; a client whose own differs
     runs in-process."""
+    files = home_files(home)
+    # The code too: a server of another checkout or interpreter (same version number) differs.
+    code = [sys.executable, os.path.dirname(os.path.abspath(__file__))]
+    message = json.dumps([relevant_environment(environ), files, code], sort_keys=True)
+    return hmac.new(token.encode(), message.encode(), hashlib.sha256).hexdigest()
+
+
+def home_files(home: Path) -> list[list[Any]]:
+    """The size and time of the home's .env and config.json: a server records them at start
+    (not secret), so a client can tell that they changed since."""
     files: list[list[Any]] = []
     for name in (".env", "config.json"):
         try:
@@ -104,10 +115,30 @@ def env_fingerprint(environ: Mapping[str, str], home: Path, token: str) -> str:
             files.append([name, st.st_size, st.st_mtime_ns])
         except OSError:
             files.append([name, None, None])
-    # The code too: a server of another checkout or interpreter (same version number) differs.
-    code = [sys.executable, os.path.dirname(os.path.abspath(__file__))]
-    message = json.dumps([relevant_environment(environ), files, code], sort_keys=True)
-    return hmac.new(token.encode(), message.encode(), hashlib.sha256).hexdigest()
+    return files
+
+
+def retire_outdated_server(home: Path) -> bool:
+    """Stop (SIGTERM) the home's background server when the home's .env or config.json changed
+    after it started: it would never match a client again, and calls would run in-process
+    until it idled out. Only a server started in the background (`idle_exit_s` > 0) whose
+    server.json is this user's is stopped; one started by hand is left alone. Returns whether
+    a stop was asked for."""
+    info = read_info(home)
+    if (
+        info is None
+        or not _own(home / INFO_FILE, stat.S_IFREG)
+        or not isinstance(info.get("idle_exit_s"), int | float)
+        or info["idle_exit_s"] <= 0
+        or "home_files" not in info
+        or info["home_files"] == home_files(home)
+    ):
+        return False
+    try:
+        os.kill(int(info["pid"]), signal.SIGTERM)  # it finishes its turns, then exits
+    except OSError:
+        return False
+    return True
 
 
 def package_version() -> str:
@@ -384,6 +415,8 @@ def may_start_server(home: Path) -> bool:
         return False
     if not os.access(home, os.W_OK | os.X_OK) or not _is_mind(home):
         return False
+    if retire_outdated_server(home):
+        return False  # the next call, once it has gone, starts a fresh one
     if (home / INFO_FILE).exists() and read_info(home) is not None:
         return False  # one runs (another user's, version or settings): leave it be
     with contextlib.suppress(OSError):

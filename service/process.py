@@ -292,13 +292,18 @@ def serve(
             await asyncio.sleep(0.02)
         for mind in minds:
             path = mind.home.path / SOCKET_FILE
-            from cli.server_client import env_fingerprint, startup_environment
+            from cli.server_client import env_fingerprint, home_files, startup_environment
 
             fp = env_fingerprint(startup_environment(), mind.home.path, mind.token)
             # Each home's file names that home and its mind only: a home's owner learns
             # nothing of the other homes this process serves.
             described = describe(str(path) if unix[mind.name] else None)
-            described.update(homes=[str(mind.home.path)], minds=[mind.name], env_fingerprint=fp)
+            described.update(
+                homes=[str(mind.home.path)],
+                minds=[mind.name],
+                env_fingerprint=fp,
+                home_files=home_files(mind.home.path),
+            )
             _write_atomically(server_file(mind.home.path), described)
             written.append(server_file(mind.home.path))
         logs.server.info("serving %s at %s (pid %d)", ", ".join(minds.names()), url, os.getpid())
@@ -337,12 +342,13 @@ def serve(
         finished = minds.close(options.grace_s)
         if not finished:
             logs.server.warning("stopped with a turn still running: the next turn marks it")
-        for path in written:
-            _remove_if_ours(path)
+        # The sockets first: once server.json is gone a fresh server may start and bind its own.
         for mind in minds:
             if unix[mind.name] is not None:
                 with contextlib.suppress(OSError):
                     (mind.home.path / SOCKET_FILE).unlink()
+        for path in written:
+            _remove_if_ours(path)
         logs.server.info("stopped (pid %d)", os.getpid())
         logs.close()
     return finished

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import socket
+import subprocess
 import threading
 from collections.abc import Iterator
 from datetime import UTC, datetime
@@ -391,3 +393,55 @@ def test_a_turn_answer_that_is_no_turn_is_reported_not_run_again(
 
     thread.join(10)
     assert code == 1 and "not a turn" in capsys.readouterr().err
+
+
+@pytest.fixture
+def background_server(tmp_path: Path) -> Iterator[tuple[Path, subprocess.Popen[bytes]]]:
+    """A home whose server.json names a live process of ours as its server, with the home's
+    files as they were when it 'started'."""
+    (tmp_path / "config.json").write_text("{}", encoding="utf-8")
+    process = subprocess.Popen(["sleep", "60"])
+    try:
+        yield tmp_path, process
+    finally:
+        process.kill()
+        process.wait()
+
+
+def _record(home: Path, pid: int, idle_exit_s: int) -> None:
+    write_info(home, pid=pid, idle_exit_s=idle_exit_s, home_files=sc.home_files(home))
+    os.chmod(home / sc.INFO_FILE, 0o600)
+
+
+def test_a_background_server_is_stopped_once_the_home_s_env_file_changed(
+    background_server: tuple[Path, subprocess.Popen[bytes]],
+) -> None:
+    home, process = background_server
+    _record(home, process.pid, idle_exit_s=600)
+    (home / ".env").write_text("OPENAI_API_KEY=sk-new\n", encoding="utf-8")
+
+    starts = sc.may_start_server(home)
+
+    assert not starts  # this call runs in-process; the next, once it has gone, starts one
+    assert process.wait(timeout=10) == -signal.SIGTERM
+
+
+def test_a_background_server_is_kept_while_the_home_s_files_are_unchanged(
+    background_server: tuple[Path, subprocess.Popen[bytes]],
+) -> None:
+    home, process = background_server
+    _record(home, process.pid, idle_exit_s=600)
+
+    assert not sc.may_start_server(home)
+    assert process.poll() is None
+
+
+def test_a_server_started_by_hand_is_never_stopped_by_a_client(
+    background_server: tuple[Path, subprocess.Popen[bytes]],
+) -> None:
+    home, process = background_server
+    _record(home, process.pid, idle_exit_s=0)
+    (home / ".env").write_text("OPENAI_API_KEY=sk-new\n", encoding="utf-8")
+
+    assert not sc.may_start_server(home)
+    assert process.poll() is None
