@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any, cast
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar, cast
 from uuid import UUID
 
 import click
@@ -12,6 +13,7 @@ from cli.output import echo, emit_json, table
 from cli.turn_cmds import _model, model_options
 from domain.knowledge import FRESHNESS, POLICIES, STATES, Judgement, Knowledge
 
+T = TypeVar("T")
 JSON = click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 
 
@@ -79,22 +81,144 @@ def resolve_turn(home: Home, target: str) -> UUID:
     return UUID(found[0][0])
 
 
+def change_json(change: Any) -> dict[str, Any]:
+    """A knowledge change (capture, decision, edit, delete) as `--json` shows it."""
+    return {
+        "id": change.item_id,
+        "revision": change.revision,
+        "state": change.state,
+        "confidence_ppm": change.confidence_ppm,
+        "created": change.created,
+    }
+
+
 def _print_change(change: Any, as_json: bool, verb: str) -> None:
     if as_json:
-        emit_json(
-            {
-                "id": change.item_id,
-                "revision": change.revision,
-                "state": change.state,
-                "confidence_ppm": change.confidence_ppm,
-                "created": change.created,
-            }
-        )
+        emit_json(change_json(change))
     else:
         echo(
             f"{change.item_id} {verb} (revision {change.revision}, {change.state}, "
             f"{change.confidence_ppm / 1_000_000:.2f})"
         )
+
+
+def _on_mind(home: Home, act: Callable[[Any], T]) -> T:
+    """Run one owner action on this home's application, closed afterwards."""
+    app = open_mind(home)
+    try:
+        return act(app)
+    finally:
+        app.close()
+
+
+def remember_item(
+    home: Home,
+    text: str,
+    question: str | None = None,
+    concepts: Sequence[str] = (),
+    state: str | None = None,
+    confidence: str | None = None,
+    freshness: str | None = None,
+    reuse: str | None = None,
+) -> Any:
+    """`mind remember`: the owner's capture (a fraction as `confidence`), as its change."""
+    from domain.knowledge_commands import confidence_ppm
+
+    ppm = confidence_ppm(confidence) if confidence is not None else None
+    return _on_mind(
+        home,
+        lambda app: app.remember(
+            text,
+            question,
+            tuple(concepts),
+            cast(Any, state),
+            ppm,
+            cast(Any, freshness),
+            cast(Any, reuse),
+        ),
+    )
+
+
+def judge_item(home: Home, target: str, judgement: Judgement, note: str | None = None) -> Any:
+    """`mind knowledge verify|dispute|retract ID`: the owner's decision, as its change."""
+    hash_ = resolve_item(home, target)
+    return _on_mind(home, lambda app: app.judge_knowledge(hash_, judgement, note=note))
+
+
+def edit_item(home: Home, target: str, answer: str) -> Any:
+    """`mind knowledge edit ID ANSWER`: a new revision, as its change."""
+    hash_ = resolve_item(home, target)
+    return _on_mind(home, lambda app: app.edit_knowledge(hash_, answer))
+
+
+def delete_item(home: Home, target: str, reason: str | None = None) -> Any:
+    """`mind knowledge delete ID`: a tombstone revision, as its change."""
+    hash_ = resolve_item(home, target)
+    return _on_mind(home, lambda app: app.delete_knowledge(hash_, reason=reason))
+
+
+def decide_turn(home: Home, target: str, judgement: Judgement) -> Any:
+    """`mind approve|discard TURN`: the turn's answer decided, as its change."""
+    turn_id = resolve_turn(home, target)
+    return _on_mind(home, lambda app: app.decide_turn(turn_id, judgement))
+
+
+def knowledge_listing(home: Home, include_deleted: bool = False) -> list[dict[str, Any]]:
+    """`mind knowledge list --json`."""
+    from projections.queries.knowledge_queries import knowledge_items
+
+    with read_model(home) as con:
+        return knowledge_items(con, include_deleted)
+
+
+def knowledge_shown(home: Home, target: str, history: bool = False) -> dict[str, Any]:
+    """`mind knowledge show ID [--history] --json`."""
+    hash_ = resolve_item(home, target)
+    app = open_mind(home)
+    try:
+        item = app.knowledge_item(hash_)
+        data: dict[str, Any] = {"item": item_json(item)}
+        data["provenance"] = (
+            [p.model_dump(mode="json") for p in item.provenance]
+            if item and not item.deleted
+            else []
+        )
+        if history:
+            data["history"] = [
+                {
+                    "type": type(e).__name__.lower(),
+                    "version": e.originator_version,
+                    **e.model_dump(mode="json", exclude={"originator_id", "originator_version"}),
+                }
+                for e in app.knowledge_history(hash_)
+            ]
+        return data
+    finally:
+        app.close()
+
+
+def ask_json(outcome: Any) -> dict[str, Any]:
+    """An ask's outcome as `mind ask --json` shows it."""
+    item = outcome.item if outcome.item is not None and not outcome.item.deleted else None
+    return {
+        "route": outcome.route,
+        "answer": outcome.answer,
+        "decision": outcome.decision,
+        "reasons": outcome.reasons,
+        "score": outcome.score,
+        "item": item_json(outcome.item),
+        "provenance": [p.model_dump(mode="json") for p in item.provenance] if item else [],
+        "semantic": {
+            "enabled": outcome.semantic == "on",
+            "reason": None if outcome.semantic == "on" else outcome.semantic.removeprefix("off: "),
+        },
+        "candidates": [
+            {k: v for k, v in c.items() if k != "intent_hash"} for c in outcome.candidates
+        ],
+        "turn": outcome.turn.turn_id.hex if outcome.turn else None,
+        "stored": outcome.stored,
+        "failure": outcome.turn.failure if outcome.turn else None,
+    }
 
 
 @click.command()
@@ -131,18 +255,7 @@ def remember(
 
         mind remember "Paris" --question "capital of France" --state verified --confidence 0.99
     """
-    from domain.knowledge_commands import confidence_ppm
-
-    ppm = confidence_ppm(confidence) if confidence is not None else None
-    change = open_mind(home).remember(
-        text,
-        question,
-        concepts,
-        cast(Any, state),
-        ppm,
-        cast(Any, freshness),
-        cast(Any, reuse),
-    )
+    change = remember_item(home, text, question, concepts, state, confidence, freshness, reuse)
     _print_change(change, as_json, "captured" if change.created else "revised")
 
 
@@ -173,26 +286,7 @@ def ask(
         outcome = asker(home, service).ask(
             question, lambda: _model(home, spec, mock_reply, api_base), current, budget
         )
-    item = outcome.item if outcome.item is not None and not outcome.item.deleted else None
-    data = {
-        "route": outcome.route,
-        "answer": outcome.answer,
-        "decision": outcome.decision,
-        "reasons": outcome.reasons,
-        "score": outcome.score,
-        "item": item_json(outcome.item),
-        "provenance": [p.model_dump(mode="json") for p in item.provenance] if item else [],
-        "semantic": {
-            "enabled": outcome.semantic == "on",
-            "reason": None if outcome.semantic == "on" else outcome.semantic.removeprefix("off: "),
-        },
-        "candidates": [
-            {k: v for k, v in c.items() if k != "intent_hash"} for c in outcome.candidates
-        ],
-        "turn": outcome.turn.turn_id.hex if outcome.turn else None,
-        "stored": outcome.stored,
-        "failure": outcome.turn.failure if outcome.turn else None,
-    }
+    data = ask_json(outcome)
     if as_json:
         emit_json(data)
     else:
@@ -227,10 +321,7 @@ def list_(home: Home, include_deleted: bool, as_json: bool) -> None:
 
         mind knowledge list --json
     """
-    from projections.queries.knowledge_queries import knowledge_items
-
-    with read_model(home) as con:
-        found = knowledge_items(con, include_deleted)
+    found = knowledge_listing(home, include_deleted)
     if as_json:
         emit_json(found)
         return
@@ -256,22 +347,7 @@ def show(home: Home, target: str, history: bool, as_json: bool) -> None:
 
         mind knowledge show k1a2b3 --history
     """
-    hash_ = resolve_item(home, target)
-    app = open_mind(home)
-    data: dict[str, Any] = {"item": item_json(app.knowledge_item(hash_))}
-    item = app.knowledge_item(hash_)
-    data["provenance"] = (
-        [p.model_dump(mode="json") for p in item.provenance] if item and not item.deleted else []
-    )
-    if history:
-        data["history"] = [
-            {
-                "type": type(e).__name__.lower(),
-                "version": e.originator_version,
-                **e.model_dump(mode="json", exclude={"originator_id", "originator_version"}),
-            }
-            for e in app.knowledge_history(hash_)
-        ]
+    data = knowledge_shown(home, target, history)
     if as_json:
         emit_json(data)
         return
@@ -299,8 +375,7 @@ def _judge(judgement: Judgement, help_text: str) -> click.Command:
     @JSON
     @click.pass_obj
     def command(home: Home, target: str, note: str | None, as_json: bool) -> None:
-        hash_ = resolve_item(home, target)
-        change = open_mind(home).judge_knowledge(hash_, judgement, note=note)
+        change = judge_item(home, target, judgement, note)
         _print_change(change, as_json, _PAST.get(judgement, f"{judgement}ed"))
 
     return command
@@ -339,8 +414,7 @@ def edit(home: Home, target: str, answer: str, as_json: bool) -> None:
 
         mind knowledge edit k1a2b3 "Multi-Channel Memory Architecture (MCMA)"
     """
-    hash_ = resolve_item(home, target)
-    _print_change(open_mind(home).edit_knowledge(hash_, answer), as_json, "edited")
+    _print_change(edit_item(home, target, answer), as_json, "edited")
 
 
 @knowledge.command()
@@ -356,8 +430,7 @@ def delete(home: Home, target: str, reason: str | None, as_json: bool) -> None:
 
         mind knowledge delete k1a2b3 --reason "wrong"
     """
-    hash_ = resolve_item(home, target)
-    _print_change(open_mind(home).delete_knowledge(hash_, reason=reason), as_json, "deleted")
+    _print_change(delete_item(home, target, reason), as_json, "deleted")
 
 
 def _decide(judgement: Judgement, help_text: str) -> click.Command:
@@ -366,8 +439,7 @@ def _decide(judgement: Judgement, help_text: str) -> click.Command:
     @JSON
     @click.pass_obj
     def command(home: Home, target: str, as_json: bool) -> None:
-        turn_id = resolve_turn(home, target)
-        change = open_mind(home).decide_turn(turn_id, judgement)
+        change = decide_turn(home, target, judgement)
         _print_change(change, as_json, "approved" if judgement == "approve" else "discarded")
 
     return command

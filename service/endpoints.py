@@ -48,8 +48,8 @@ class Param:
 
 @dataclass(frozen=True)
 class Field:
-    """A field of a JSON body: `kind` is a JSON-schema type ("string", "integer", "boolean",
-    "object", "array")."""
+    """A field of a JSON body: `kind` is a JSON-schema type ("string", "integer", "number",
+    "boolean", "object", "array")."""
 
     name: str
     kind: str
@@ -188,6 +188,7 @@ async def read_json(request: Request, limit: int) -> Any:
 _JSON_TYPES: dict[str, tuple[type, ...]] = {
     "string": (str,),
     "integer": (int,),
+    "number": (int, float),
     "boolean": (bool,),
     "object": (dict,),
     "array": (list,),
@@ -212,7 +213,7 @@ def check_body(data: Any, fields: Sequence[Field]) -> dict[str, Any]:
         value = data[f.name]
         # bool is an int in Python: a JSON true is not a number here.
         wrong = not isinstance(value, _JSON_TYPES[f.kind]) or (
-            f.kind == "integer" and isinstance(value, bool)
+            f.kind in ("integer", "number") and isinstance(value, bool)
         )
         if wrong:
             raise ApiError(400, "bad_request", f"field {f.name!r} must be a JSON {f.kind}")

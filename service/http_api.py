@@ -208,6 +208,7 @@ MIND = "/v1/minds/{name}"
 def endpoints() -> list[Endpoint]:
     """The /v1 routes (the events stream lives in service/events_stream.py)."""
     from service.events_stream import events_endpoint
+    from service.knowledge_api import knowledge_endpoints
 
     read = ("reads",)
     return [
@@ -287,4 +288,5 @@ def endpoints() -> list[Endpoint]:
             tags=read,
         ),
         events_endpoint(),
+        *knowledge_endpoints(),
     ]

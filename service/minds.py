@@ -115,6 +115,41 @@ class ServedMind:
         self.name = data["identity"]["name"] or self.name  # a turn may rename the mind
         return TurnDone(outcome, data)
 
+    def ask(
+        self,
+        question: str,
+        *,
+        current: bool = False,
+        model: str | None = None,
+        mock_reply: str | None = None,
+        api_base: str | None = None,
+        budget: int = DEFAULT_BUDGET,
+    ) -> Any:
+        """`mind ask --json`: reusable knowledge answers without the model, else a turn whose
+        answer is kept as unverified knowledge (serialized with this mind's turns)."""
+        from cli.compose import asker
+        from cli.knowledge_cmds import ask_json
+        from domain.errors import InvalidInputError
+
+        if budget < 200:
+            raise InvalidInputError(f"budget {budget} is too small; give at least 200 tokens")
+        with self.turn_lock:
+            service = self._turns()
+            try:
+                outcome = asker(self.home, service).ask(
+                    question, lambda: self._model(model, mock_reply, api_base), current, budget
+                )
+            except BaseException:
+                self._drop_turns()
+                raise
+        return ask_json(outcome)
+
+    def owner_write(self, act: Callable[[Home], Any]) -> Any:
+        """Run one owner action on the knowledge (the token is the owner), serialized with
+        this mind's turns in this server, and return what it returns."""
+        with self.turn_lock:
+            return act(self.home)
+
     def _model(self, spec: str | None, mock_reply: str | None, api_base: str | None) -> Any:
         from cli.turn_cmds import turn_model
 

@@ -206,3 +206,75 @@ def test_a_failed_generation_is_shown_as_failed_and_the_message_kept(
     assert said[1].startswith("Generation failed: ")
     assert said[1].endswith("(your message is kept in the ledger)")
     assert texts(kept, "article.turn.failed .said")[0] == "You: Is anyone there?"
+
+
+def test_the_owner_verifies_an_item_from_the_knowledge_view_and_sees_its_state_change(
+    browser: Any, new_mind: NewMind, serve: Serve
+) -> None:
+    home = new_mind()
+    kept = mind(home, "remember", "Under the blue pot", "--question", "Spare key?", "--json")
+    served = serve(home)
+    log_in(browser, served)
+    knowledge = show(browser, served, "knowledge")
+    verify = wait_for(
+        browser,
+        lambda d: d.find_element(By.CSS_SELECTOR, f'button[aria-label="Verify {kept["id"]}"]'),
+        "the item's verify button",
+    )
+    assert "unverified" in texts(knowledge, "#k-list tbody td")
+
+    verify.send_keys(" ")  # pressed from the keyboard
+    status = wait_for(
+        browser,
+        lambda d: "verify done" in (t := d.find_element(By.ID, "k-status").text) and t,
+        "the decision to be recorded",
+    )
+    cells = texts(browser.find_element(By.ID, "k-list"), "tbody td")
+    browser.find_element(By.CSS_SELECTOR, f'button[aria-label="History {kept["id"]}"]').click()
+    history = wait_for(
+        browser,
+        lambda d: len(rows := d.find_elements(By.CSS_SELECTOR, "#k-detail tbody tr")) == 2 and rows,
+        "the item's history",
+    )
+
+    assert "verified" in status and "95.0 %" in status
+    assert "verified" in cells and "unverified" not in cells and "95.0 %" in cells
+    assert "judged" in history[1].text
+    listed = mind(home, "knowledge", "list", "--json")
+    assert [(k["item_id"], k["state"]) for k in listed] == [(kept["id"], "verified")]
+
+
+def test_the_owner_edits_then_deletes_an_item_after_confirming(
+    browser: Any, new_mind: NewMind, serve: Serve
+) -> None:
+    home = new_mind()
+    kept = mind(home, "remember", "4711", "--question", "Door code?", "--json")
+    served = serve(home)
+    log_in(browser, served)
+    show(browser, served, "knowledge")
+    button = f'button[aria-label="{{}} {kept["id"]}"]'
+    wait_for(browser, lambda d: d.find_element(By.CSS_SELECTOR, button.format("Edit")), "edit")
+
+    browser.find_element(By.CSS_SELECTOR, button.format("Edit")).click()
+    answer = browser.find_element(By.ID, f"k-edit-{kept['id']}")
+    answer.clear()
+    answer.send_keys(STORED_SCRIPT)
+    browser.find_element(By.CSS_SELECTOR, ".k-edit button[type=submit]").click()
+    wait_for(
+        browser,
+        lambda d: STORED_SCRIPT in texts(d.find_element(By.ID, "k-list"), "tbody td"),
+        "the edited answer",
+    )
+    browser.find_element(By.CSS_SELECTOR, button.format("Delete")).click()
+    alert = wait_for(browser, lambda d: d.switch_to.alert, "the confirmation")
+    alert.accept()
+    wait_for(
+        browser,
+        lambda d: "Nothing known yet." in d.find_element(By.ID, "k-list").text,
+        "the item to leave the list",
+    )
+
+    assert browser.execute_script("return window.pwned") is None
+    assert mind(home, "knowledge", "list", "--json") == []
+    everything = mind(home, "knowledge", "list", "--all", "--json")
+    assert [(k["revision"], k["deleted"]) for k in everything] == [(3, True)]

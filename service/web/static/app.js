@@ -521,27 +521,77 @@ VIEWS.identity = async (section) => {
 };
 
 // ---- knowledge (only when the knowledge tables exist) -------------------------------------
+// The owner's view over /v1/minds/NAME/knowledge: each item's state, confidence and freshness,
+// its history from the ledger, and the owner's decisions (the token is the owner).
+const percent = (ppm) => (ppm === null || ppm === undefined ? "" : `${(ppm / 10000).toFixed(1)} %`);
+const itemPath = (id, rest = "") => mindPath(`/knowledge/${encodeURIComponent(id)}${rest}`);
+
 VIEWS.knowledge = async (section) => {
-  const tables = await api(uiPath("/knowledge"));
-  const show = (v) => (v !== null && typeof v === "object" ? JSON.stringify(v) : v);
-  const generic = (t) => table(t.columns.map((c) => [c, (r) => show(r[c])]), t.rows, "Empty.");
-  put(section, title("Knowledge"));
-  const items = tables.knowledge, revisions = tables.knowledge_revisions;
-  if (items && items.columns.includes("item_id")) {
-    const history = (id) => (revisions ? revisions.rows.filter((r) => r.item_id === id) : []);
-    put(section, el("p", { class: "muted", text: "Owner actions are recorded below each item; take them with `mind knowledge verify|dispute|edit|delete ID` or `mind approve|discard TURN`." }),
-      table([["item", (k) => k.item_id], ["question", (k) => k.question], ["answer", (k) => (k.deleted ? "(deleted)" : k.answer)],
-        ["state", (k) => k.state], ["confidence", (k) => (k.confidence_ppm === null || k.confidence_ppm === undefined ? "" : `${(k.confidence_ppm / 10000).toFixed(1)} %`), "num"],
-        ["freshness", (k) => k.freshness], ["revision", (k) => k.revision, "num"], ["updated", (k) => when(k.updated_at)],
-        ["history", (k) => el("details", {}, el("summary", { text: `${history(k.item_id).length} changes` }),
-          table([["time", (r) => when(r.time)], ["change", (r) => r.change], ["by", (r) => r.role], ["state", (r) => r.state],
-            ["confidence", (r) => (r.confidence_ppm ?? "") === "" ? "" : `${(r.confidence_ppm / 10000).toFixed(1)} %`, "num"]],
-          history(k.item_id), "No changes recorded."))]], items.rows, "Nothing known yet."));
-  }
-  for (const [name, t] of Object.entries(tables)) {
-    if (name === "knowledge" && items.columns.includes("item_id")) continue;
-    put(section, el("h3", { text: name }), generic(t));
-  }
+  const status = el("p", { id: "k-status", role: "status", "aria-live": "polite" });
+  const list = el("div", { id: "k-list" });
+  const detail = el("div", { id: "k-detail", "aria-live": "polite" });
+
+  const act = async (id, action, body, done) => {
+    try {
+      const change = await api(itemPath(id, `/${action}`), { method: "POST", body: JSON.stringify(body || {}) });
+      status.textContent = `${change.id}: ${action} done (revision ${change.revision}, ${change.state}, ${percent(change.confidence_ppm)}).`;
+      await draw();
+      if (done) done();
+    } catch (e) { status.textContent = `${action} failed: ${e.message}`; }
+  };
+
+  const editForm = (k) => {
+    const field = `k-edit-${k.item_id}`;
+    const form = el("form", { class: "k-edit", "aria-label": `Edit the answer of ${k.item_id}` },
+      el("label", { for: field }, "New answer", el("textarea", { id: field, name: "answer", required: true, rows: 3, text: k.answer || "" })),
+      el("button", { type: "submit", text: "Save" }),
+      el("button", { type: "button", text: "Cancel", onclick: () => { form.remove(); } }));
+    form.addEventListener("submit", (event) => {
+      event.preventDefault();
+      act(k.item_id, "edit", { answer: $(field).value });
+    });
+    return form;
+  };
+
+  const history = async (k) => {
+    try {
+      const shown = await api(`${itemPath(k.item_id)}?history=1`);
+      detail.replaceChildren(el("h3", { id: "k-history-title", text: `History of ${k.item_id}` }),
+        table([["version", (h) => h.version, "num"], ["change", (h) => h.type], ["time", (h) => when(h.timestamp)],
+          ["by", (h) => h.role || h.captured_by || ""], ["state", (h) => h.state || h.judgement || ""],
+          ["confidence", (h) => percent(h.confidence_ppm), "num"], ["answer or note", (h) => h.answer || h.note || h.reason || ""]],
+        shown.history || [], "No changes recorded."));
+      $("k-history-title").tabIndex = -1; $("k-history-title").focus();
+    } catch (e) { status.textContent = `History failed: ${e.message}`; }
+  };
+
+  const actions = (k) => {
+    const cell = el("div", { class: "k-actions", role: "group", "aria-label": `Actions on ${k.item_id}` });
+    const button = (label, onclick) => el("button", { type: "button", "data-action": label.toLowerCase(), "aria-label": `${label} ${k.item_id}`, text: label, onclick });
+    put(cell,
+      button("History", () => history(k)),
+      button("Verify", () => act(k.item_id, "verify")),
+      button("Dispute", () => act(k.item_id, "dispute")),
+      button("Retract", () => act(k.item_id, "retract")),
+      button("Edit", () => { if (!cell.querySelector("form")) { cell.append(editForm(k)); $(`k-edit-${k.item_id}`).focus(); } }),
+      button("Delete", () => {
+        if (window.confirm(`Delete ${k.item_id}? Its content leaves the read models and recall; its history stays in the ledger.`)) act(k.item_id, "delete");
+      }));
+    return cell;
+  };
+
+  const draw = async () => {
+    const items = await api(mindPath("/knowledge"));
+    list.replaceChildren(table([["item", (k) => k.item_id], ["question", (k) => k.question], ["answer", (k) => k.answer],
+      ["state", (k) => k.state], ["confidence", (k) => percent(k.confidence_ppm), "num"], ["freshness", (k) => k.freshness],
+      ["revision", (k) => k.revision, "num"], ["by", (k) => k.captured_by], ["updated", (k) => when(k.updated_at)],
+      ["owner actions", actions]], items, "Nothing known yet."));
+  };
+
+  put(section, title("Knowledge"),
+    el("p", { class: "muted", text: "What the mind knows, with its validation state, confidence and freshness. Your decisions are recorded in the ledger; a deleted item leaves recall but keeps its history." }),
+    status, list, detail);
+  await draw();
 };
 
 // ---- recall -------------------------------------------------------------------------------

@@ -1,0 +1,238 @@
+"""The /v1 knowledge routes: list, show, remember, the owner's decisions on an item or a turn,
+and ask. The bearer token is the owner; each route calls the use case the matching CLI
+command calls (cli/knowledge_cmds.py) and answers with what that command prints with `--json`.
+Writes are serialized with the mind's turns in this server (its turn lock)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from cli.compose import Home
+from domain.knowledge import FRESHNESS, POLICIES, STATES
+from service.endpoints import Call, Endpoint, Field, JsonResponse, Param
+from service.errors import ApiError
+from service.http_api import MIND, TURN_FIELDS, in_thread, in_turn_thread
+
+KNOWLEDGE = f"{MIND}/knowledge"
+ITEM = f"{KNOWLEDGE}/{{ref}}"
+AMBIGUOUS = {"409": "The reference names more than one item: nothing changed; see candidates."}
+
+
+async def _guarded(fn: Callable[[], Any]) -> Any:
+    """Answer an ambiguous or unknown reference as JSON (409 with the candidates, 404)."""
+    from domain.knowledge_commands import AmbiguousKnowledgeError, UnknownKnowledgeError
+
+    try:
+        return await fn()
+    except AmbiguousKnowledgeError as e:
+        error = {"code": "ambiguous", "message": " ".join(str(e).split())}
+        return JsonResponse({"error": {**error, "candidates": e.candidates}}, 409)
+    except UnknownKnowledgeError as e:
+        raise ApiError(404, "not_found", str(e)) from None
+
+
+def _write(call: Call, act: Callable[[Home], Any]) -> Callable[[], Any]:
+    """An owner action as a JSON change, run in the turn workers under the turn lock."""
+    from cli.knowledge_cmds import change_json
+
+    mind = call.the_mind
+    return lambda: in_turn_thread(call, lambda: change_json(mind.owner_write(act)))
+
+
+def _ref(call: Call) -> str:
+    return str(call.request.path_params["ref"])
+
+
+async def list_knowledge(call: Call) -> Any:
+    from cli.knowledge_cmds import knowledge_listing
+
+    home, deleted = call.the_mind.home, call.params.get("all", False)
+    return await in_thread(lambda: knowledge_listing(home, deleted))
+
+
+async def show_knowledge(call: Call) -> Any:
+    from cli.knowledge_cmds import knowledge_shown
+
+    home, ref, history = call.the_mind.home, _ref(call), call.params.get("history", False)
+    return await _guarded(lambda: in_thread(lambda: knowledge_shown(home, ref, history)))
+
+
+async def remember(call: Call) -> Any:
+    from cli.knowledge_cmds import remember_item
+
+    b = call.body
+    for name, allowed in (("state", STATES), ("freshness", FRESHNESS), ("reuse", POLICIES)):
+        if name in b and b[name] not in allowed:
+            raise ApiError(400, "bad_request", f"{name!r} must be one of {', '.join(allowed)}")
+    about = b.get("about", [])
+    if not all(isinstance(c, str) for c in about):
+        raise ApiError(400, "bad_request", "field 'about' must be a list of concept names")
+    confidence = str(b["confidence"]) if "confidence" in b else None
+    return await _write(
+        call,
+        lambda home: remember_item(
+            home,
+            b["text"],
+            b.get("question"),
+            about,
+            b.get("state"),
+            confidence,
+            b.get("freshness"),
+            b.get("reuse"),
+        ),
+    )()
+
+
+def _judge(judgement: Any) -> Callable[[Call], Any]:
+    async def judge(call: Call) -> Any:
+        from cli.knowledge_cmds import judge_item
+
+        ref, note = _ref(call), call.body.get("note")
+        return await _guarded(_write(call, lambda home: judge_item(home, ref, judgement, note)))
+
+    return judge
+
+
+async def edit(call: Call) -> Any:
+    from cli.knowledge_cmds import edit_item
+
+    ref, answer = _ref(call), call.body["answer"]
+    return await _guarded(_write(call, lambda home: edit_item(home, ref, answer)))
+
+
+async def delete(call: Call) -> Any:
+    from cli.knowledge_cmds import delete_item
+
+    ref, note = _ref(call), call.body.get("note")
+    return await _guarded(_write(call, lambda home: delete_item(home, ref, note)))
+
+
+def _decide(judgement: Any) -> Callable[[Call], Any]:
+    async def decide(call: Call) -> Any:
+        from cli.knowledge_cmds import decide_turn
+
+        turn = str(call.request.path_params["turn"])
+        return await _write(call, lambda home: decide_turn(home, turn, judgement))()
+
+    return decide
+
+
+async def ask(call: Call) -> Any:
+    b, mind = call.body, call.the_mind
+    data = await in_turn_thread(
+        call,
+        lambda: mind.ask(
+            b["question"],
+            current=b.get("current", False),
+            model=b.get("model"),
+            mock_reply=b.get("mock_reply"),
+            api_base=b.get("api_base"),
+            budget=b.get("budget", 2000),
+        ),
+    )
+    return JsonResponse(data, 502) if data.get("failure") else data
+
+
+NOTE = (Field("note", "string", description="Why (kept with the decision)."),)
+
+
+def knowledge_endpoints() -> list[Endpoint]:
+    """The knowledge routes, registered in the /v1 route table."""
+    tags = ("knowledge",)
+    judged = [
+        Endpoint(
+            "POST",
+            f"{ITEM}/{action}",
+            _judge(action),
+            f"`mind knowledge {action} REF --json`: {what}",
+            body=NOTE,
+            tags=tags,
+            responses=AMBIGUOUS,
+        )
+        for action, what in (
+            ("verify", "the item becomes verified (0.95)."),
+            ("dispute", "the item is disputed: never reused or shown."),
+            ("retract", "the item is retracted (0 ppm): never reused or shown."),
+        )
+    ]
+    decided = [
+        Endpoint(
+            "POST",
+            f"{MIND}/turns/{{turn}}/{action}",
+            _decide(action),
+            f"`mind {action} TURN --json` (a turn's number or id prefix): {what}",
+            tags=tags,
+        )
+        for action, what in (
+            ("approve", "its answer becomes verified knowledge (0.95)."),
+            ("discard", "its knowledge is retracted (0 ppm)."),
+        )
+    ]
+    return [
+        Endpoint(
+            "GET",
+            KNOWLEDGE,
+            list_knowledge,
+            "`mind knowledge list --json`.",
+            params=(Param("all", "boolean", description="Include deleted items."),),
+            tags=tags,
+        ),
+        Endpoint(
+            "GET",
+            ITEM,
+            show_knowledge,
+            "`mind knowledge show REF --json` (REF: an id, an id prefix or the question).",
+            params=(Param("history", "boolean", description="Every revision, from the ledger."),),
+            tags=tags,
+            responses=AMBIGUOUS,
+        ),
+        Endpoint(
+            "POST",
+            KNOWLEDGE,
+            remember,
+            "`mind remember TEXT --json`: the owner's capture (the same question revises).",
+            body=(
+                Field("text", "string", True, "The answer to keep."),
+                Field("question", "string", description="The question it answers (TEXT)."),
+                Field("about", "array", description="Concept names."),
+                Field("state", "string", description=f"One of {', '.join(STATES)}."),
+                Field("confidence", "number", description="0 to 1 (default 0.5)."),
+                Field("freshness", "string", description=f"One of {', '.join(FRESHNESS)}."),
+                Field("reuse", "string", description=f"One of {', '.join(POLICIES)}."),
+            ),
+            tags=tags,
+        ),
+        *judged,
+        Endpoint(
+            "POST",
+            f"{ITEM}/edit",
+            edit,
+            "`mind knowledge edit REF ANSWER --json`: a revision keeping the previous one.",
+            body=(Field("answer", "string", True, "The new answer."),),
+            tags=tags,
+            responses=AMBIGUOUS,
+        ),
+        Endpoint(
+            "POST",
+            f"{ITEM}/delete",
+            delete,
+            "`mind knowledge delete REF --json`: a tombstone revision.",
+            body=NOTE,
+            tags=tags,
+            responses=AMBIGUOUS,
+        ),
+        *decided,
+        Endpoint(
+            "POST",
+            f"{MIND}/ask",
+            ask,
+            "`mind ask QUESTION --json`: reusable knowledge, else a turn (502 when it failed).",
+            body=(
+                Field("question", "string", True, "The question."),
+                Field("current", "boolean", description="Current data wanted: revalidate."),
+                *(f for f in TURN_FIELDS if f.name not in ("text", "stream")),
+            ),
+            tags=tags,
+        ),
+    ]
