@@ -404,6 +404,10 @@ def _same_path(value: Any, home: Path) -> bool:
         return False
 
 
+# The longest Unix socket path (sun_path holds 108 bytes with the terminating NUL).
+UNIX_PATH_MAX = 107
+
+
 def may_start_server(home: Path) -> bool:
     """Whether a client may start a server for `home`: an initialised mind in a folder of this
     user that it can write, with no server running or lately started."""
@@ -415,6 +419,8 @@ def may_start_server(home: Path) -> bool:
         return False
     if not os.access(home, os.W_OK | os.X_OK) or not _is_mind(home):
         return False
+    if len(os.fsencode(home / SOCKET_FILE)) > UNIX_PATH_MAX:
+        return False  # no socket could be made there: a server would serve no call of ours
     if retire_outdated_server(home):
         return False  # the next call, once it has gone, starts a fresh one
     if (home / INFO_FILE).exists() and read_info(home) is not None:

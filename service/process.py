@@ -25,6 +25,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from cli.server_client import UNIX_PATH_MAX
 from domain.errors import MindError
 from domain.redaction import redact
 from service.endpoints import DEFAULT_MAX_BODY
@@ -35,7 +36,6 @@ SOCKET_FILE = "server.sock"
 LOG_FILE = Path("logs") / "server.log"
 LOG_BYTES, LOG_BACKUPS = 1024 * 1024, 3
 GRACE_S = 30.0  # how long a stop waits for running requests, then for running turns
-UNIX_PATH_MAX = 107  # sun_path holds 108 bytes with the terminating NUL
 
 
 class ServerRunningError(MindError):

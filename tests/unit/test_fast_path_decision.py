@@ -445,3 +445,13 @@ def test_a_server_started_by_hand_is_never_stopped_by_a_client(
 
     assert not sc.may_start_server(home)
     assert process.poll() is None
+
+
+def test_no_server_is_started_where_its_socket_path_would_be_too_long(tmp_path: Path) -> None:
+    home = tmp_path / ("h" * (sc.UNIX_PATH_MAX - len(str(tmp_path)) - len(sc.SOCKET_FILE)))
+    home.mkdir()
+    (home / "config.json").write_text("{}", encoding="utf-8")
+
+    assert len(os.fsencode(home / sc.SOCKET_FILE)) > sc.UNIX_PATH_MAX
+    assert not sc.may_start_server(home)
+    assert sc.may_start_server(tmp_path / "short") is False  # not a mind; the length is fine
