@@ -48,11 +48,17 @@ def targets(info: dict[str, Any], homes: Sequence[Path]) -> list[Target]:
             url.hostname or "127.0.0.1",
             url.port or 80,
             (home / "server-token").read_text(encoding="utf-8").strip(),
-            info["minds"][n],
+            _own_mind(home),
             home,
         )
-        for n, home in enumerate(homes)
+        for home in homes
     ]
+
+
+def _own_mind(home: Path) -> str:
+    """The mind's name as its home's server.json gives it (each names only its own)."""
+    info = json.loads((home / "server.json").read_text(encoding="utf-8"))
+    return str(info["minds"][0])
 
 
 def request(target: Target, method: str, tail: str, body: dict[str, Any] | None) -> float:

@@ -113,7 +113,10 @@ class Served:
             conn.close()
 
     def mind_path(self, home: Path, tail: str) -> str:
-        name = self.info["minds"][[str(h) for h in self.homes].index(str(home))]
+        # Each home's server.json names only that home's mind.
+        info = server_info(home)
+        assert info is not None, f"no server.json in {home}"
+        name = info["minds"][0]
         return f"/v1/minds/{quote(name, safe='')}/{tail}"
 
 

@@ -116,7 +116,7 @@ def test_the_tools_read_and_refuse_like_the_cli(mind_home: Path, tmp_path: Path)
     assert got["write"].is_error and "only reads" in got["write"].content[0].text
     assert set(structured(got["recall"])) == {"items", "tokens", "dropped"}
     assert "result" in structured(got["threads"])
-    assert got["failed"].is_error and "mock-reply" in got["failed"].content[0].text
+    assert got["failed"].is_error and "mock_reply" in got["failed"].content[0].text
     assert "Traceback" not in (tmp_path / "stderr.log").read_text()
 
 
