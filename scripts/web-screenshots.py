@@ -135,6 +135,16 @@ def build(home: Path) -> None:
     )
     run(home, "model", "set", "mock", now="2026-05-04T12:04:00Z")
     run(home, "identity", "adopt", "Fern", "--reason", "Sam asked", now="2026-05-04T12:05:00Z")
+    run(
+        home,
+        "remember",
+        "Mid-October, most years",
+        "--question",
+        "When is the first frost here?",
+        now="2026-05-05T08:00:00Z",
+    )
+    run(home, "knowledge", "verify", "When is the first frost here?", now="2026-05-05T08:01:00Z")
+    run(home, "remember", "Sam keeps the spare key under the blue pot", now="2026-05-05T08:02:00Z")
 
 
 def main() -> None:
@@ -204,7 +214,7 @@ def shoot(d: Any, url: str, name: str, token: str, out: Path) -> None:
     wait.until(lambda x: "OK" in x.find_element(By.ID, "verify-result").text)
     d.find_element(By.CSS_SELECTOR, "#events details summary").click()
     save("ledger.png")
-    for which in ("commitments", "threads", "concepts", "identity"):
+    for which in ("commitments", "threads", "concepts", "identity", "knowledge"):
         view(which)
         save(f"{which}.png")
     view("recall")
