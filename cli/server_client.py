@@ -151,12 +151,15 @@ def package_version() -> str:
         return "unknown"
 
 
-def pid_alive(pid: int) -> bool:
-    """Whether `pid` is a live process of this user (another user's is not ours to use; one
-    that has exited but is not yet reaped, a zombie, is not live)."""
+def pid_alive(pid: int, others: bool = False) -> bool:
+    """Whether `pid` is a live process of this user (one that has exited but is not yet
+    reaped, a zombie, is not live). Another user's process is not ours to use, so it counts
+    only with `others` (the server's own checks: not ours, but not gone either)."""
     try:
         os.kill(pid, 0)
-    except OSError:  # ProcessLookupError, PermissionError
+    except PermissionError:
+        return others
+    except OSError:  # ProcessLookupError
         return False
     try:
         stat_line = Path(f"/proc/{pid}/stat").read_text()

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from cli.server_client import UNIX_PATH_MAX
+from cli.server_client import pid_alive as client_pid_alive
 from domain.errors import MindError
 from domain.redaction import redact
 from service.endpoints import DEFAULT_MAX_BODY
@@ -83,19 +84,8 @@ def server_file(home: Path) -> Path:
 
 
 def pid_alive(pid: int) -> bool:
-    """Whether a process with this pid runs (on this machine); one that has exited but is not
-    yet reaped by its parent (a zombie) does not."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return True  # no /proc: the signal check is all there is
-    return stat.rpartition(")")[2].split()[:1] != ["Z"]
+    """Whether a process with this pid runs, whoever's it is (a zombie does not)."""
+    return client_pid_alive(pid, others=True)
 
 
 def server_record(home: Path) -> tuple[dict[str, Any] | None, bool]:
