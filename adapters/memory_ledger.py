@@ -9,6 +9,7 @@ from typing import Any
 
 from eventsourcing.popo import POPOFactory
 
+from adapters.key_store import MemoryKeyStore
 from adapters.pydantic_mapping import CanonicalJSONTranscoder, PydanticMapper
 
 MEMORY_ENV = {"PERSISTENCE_MODULE": "adapters.memory_ledger:MemoryFactory"}
@@ -18,4 +19,5 @@ class MemoryFactory(POPOFactory):
     """POPO recorders, our mapper."""
 
     def mapper(self, transcoder: Any = None, mapper_class: Any = None) -> Any:
-        return PydanticMapper(CanonicalJSONTranscoder())
+        # Sealed like every ledger, keys in memory: unit tests read through the same opening.
+        return PydanticMapper(CanonicalJSONTranscoder(), keys=MemoryKeyStore())

@@ -15,7 +15,9 @@ from psycopg.sql import SQL, Identifier
 
 from adapters.hash_chain import ChainRow, chain_entries
 from adapters.head_anchor import HEAD_ANCHOR_ENV, AnchoredRecorder, HeadAnchorFile
+from adapters.key_store import KeyStore, key_store_from_env
 from adapters.pydantic_mapping import CanonicalJSONTranscoder, PydanticMapper
+from adapters.sealing import open_rows
 from adapters.sqlite_ledger import new_genesis
 from domain.errors import LedgerCorruptError, MindError
 
@@ -112,7 +114,11 @@ class ChainedPostgresRecorder(AnchoredRecorder, PostgresApplicationRecorder):
         row = curs.fetchone()
         return None if row is None else str(row["hash"])
 
+    keys: KeyStore | None = None
+
     def insert_events(self, stored_events: Sequence[StoredEvent], **kwargs: Any) -> Any:
+        if self.keys is not None:
+            self.keys.flush()  # the keys these events are sealed with, committed first
         try:
             ids = super().insert_events(stored_events, **kwargs)
         except BaseException:
@@ -126,12 +132,22 @@ class LedgerPostgresFactory(PostgresFactory):
     """The library's PostgreSQL factory with our mapper and chained recorder."""
 
     application_recorder_class = ChainedPostgresRecorder
+    _keys: KeyStore | None = None
+    _keys_read = False
+
+    def key_store(self) -> KeyStore | None:
+        """The one key store of this factory's mapper and recorder."""
+        if not self._keys_read:
+            self._keys, self._keys_read = key_store_from_env(self.env), True
+        return self._keys
 
     def mapper(self, transcoder: Any = None, mapper_class: Any = None) -> Any:
-        return PydanticMapper(CanonicalJSONTranscoder())
+        return PydanticMapper(CanonicalJSONTranscoder(), keys=self.key_store())
 
     def application_recorder(self) -> ApplicationRecorder:
         recorder = super().application_recorder()
+        if isinstance(recorder, ChainedPostgresRecorder):
+            recorder.keys = self.key_store()
         anchor = self.env.get(HEAD_ANCHOR_ENV)
         if anchor and isinstance(recorder, AnchoredRecorder):
             recorder.head_anchor = HeadAnchorFile(Path(anchor))
@@ -141,7 +157,8 @@ class LedgerPostgresFactory(PostgresFactory):
 class PostgresLedgerReader:
     """Reads the chain and events for verify, log and projectors."""
 
-    def __init__(self, env: dict[str, str]) -> None:
+    def __init__(self, env: dict[str, str], keys: KeyStore | None = None) -> None:
+        self.keys = keys
         self.schema = env.get("POSTGRES_SCHEMA") or "public"
         try:
             self.conn = psycopg.connect(
@@ -163,6 +180,12 @@ class PostgresLedgerReader:
     def close(self) -> None:
         """Release the connection."""
         self.conn.close()
+        if self.keys is not None:
+            self.keys.close()
+
+    def open_states(self, rows: Sequence[Any]) -> list[dict[str, Any]]:
+        """The rows' states, decoded, their sealed fields opened (placeholders where forgotten)."""
+        return open_rows(rows, self.keys)
 
     def wait(self, timeout: float) -> None:
         """Block until the recorder NOTIFYs an insert (LISTEN), or `timeout` seconds pass."""

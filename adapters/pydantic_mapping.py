@@ -13,7 +13,9 @@ from eventsourcing.persistence import (
     Transcoder,
 )
 
-from domain.events import EVENT_TYPES, DomainEvent
+from adapters.key_store import KeyStore
+from adapters.sealing import key_ids, open_state, seal_state
+from domain.events import EVENT_TYPES, FORGOTTEN_MARK, DomainEvent
 
 # Written into a payload only when a class is past schema 1, like the library's `class_version`.
 SCHEMA_KEY = "_schema"
@@ -35,10 +37,14 @@ class CanonicalJSONTranscoder(Transcoder):
 
 
 class PydanticMapper(Mapper[UUID]):
-    """Stores an event under its explicit TOPIC; reads it back through upcasting and validation."""
+    """Stores an event under its explicit TOPIC, its SEALED fields encrypted with `keys`; reads
+    it back through opening, upcasting and validation."""
 
-    def __init__(self, transcoder: Transcoder | None = None, **_: Any) -> None:
+    def __init__(
+        self, transcoder: Transcoder | None = None, keys: KeyStore | None = None, **_: Any
+    ) -> None:
         super().__init__(transcoder or CanonicalJSONTranscoder())
+        self.keys = keys
 
     def to_stored_event(self, domain_event: Any) -> StoredEvent:
         cls = type(domain_event)
@@ -49,6 +55,10 @@ class PydanticMapper(Mapper[UUID]):
         )
         if cls.SCHEMA > 1:
             state[SCHEMA_KEY] = cls.SCHEMA
+        if self.keys is not None:
+            seal_state(
+                cls, domain_event.originator_id, domain_event.originator_version, state, self.keys
+            )
         return StoredEvent(
             originator_id=domain_event.originator_id,
             originator_version=domain_event.originator_version,
@@ -65,6 +75,17 @@ class PydanticMapper(Mapper[UUID]):
             )
         try:
             state = self.transcoder.decode(stored_event.state)
+            if self.keys is not None and cls.SEALED:
+                wanted = key_ids(stored_event.topic, state).values()
+                found = self.keys.get(wanted) if wanted else {}
+                open_state(
+                    stored_event.topic,
+                    stored_event.originator_id,
+                    stored_event.originator_version,
+                    state,
+                    found,
+                )
+            state.pop(FORGOTTEN_MARK, None)
             state = cls.upcast(state, state.pop(SCHEMA_KEY, 1))
             return cls.model_validate(
                 {

@@ -16,8 +16,10 @@ from eventsourcing.sqlite import SQLiteApplicationRecorder, SQLiteCursor, SQLite
 
 from adapters.hash_chain import ChainRow, chain_entries, genesis_hash
 from adapters.head_anchor import HEAD_ANCHOR_ENV, AnchoredRecorder, HeadAnchorFile
+from adapters.key_store import KeyStore, key_store_from_env
 from adapters.ledger_location import read_only_uri
 from adapters.pydantic_mapping import CanonicalJSONTranscoder, PydanticMapper
+from adapters.sealing import open_rows
 from domain.errors import LedgerBusyError, LedgerCorruptError, LedgerReadOnlyError
 
 META_DDL = (
@@ -51,7 +53,11 @@ class ChainedSQLiteRecorder(AnchoredRecorder, SQLiteApplicationRecorder):
         super()._create_table(c)
         c.execute("INSERT OR IGNORE INTO ledger_meta VALUES (1, ?, ?, ?, 1)", new_genesis())
 
+    keys: KeyStore | None = None
+
     def insert_events(self, stored_events: Sequence[StoredEvent], **kwargs: Any) -> Any:
+        if self.keys is not None:
+            self.keys.flush()  # the keys these events are sealed with, durable first
         try:
             ids = super().insert_events(stored_events, **kwargs)
         except OperationalError as e:
@@ -120,12 +126,22 @@ class LedgerSQLiteFactory(SQLiteFactory):
     """The library's SQLite factory with our mapper and chained recorder."""
 
     application_recorder_class = ChainedSQLiteRecorder
+    _keys: KeyStore | None = None
+    _keys_read = False
+
+    def key_store(self) -> KeyStore | None:
+        """The one key store of this factory's mapper and recorder."""
+        if not self._keys_read:
+            self._keys, self._keys_read = key_store_from_env(self.env), True
+        return self._keys
 
     def mapper(self, transcoder: Any = None, mapper_class: Any = None) -> Any:
-        return PydanticMapper(CanonicalJSONTranscoder())
+        return PydanticMapper(CanonicalJSONTranscoder(), keys=self.key_store())
 
     def application_recorder(self) -> ApplicationRecorder:
         recorder = super().application_recorder()
+        if isinstance(recorder, ChainedSQLiteRecorder):
+            recorder.keys = self.key_store()
         anchor = self.env.get(HEAD_ANCHOR_ENV)
         if anchor and isinstance(recorder, AnchoredRecorder):
             recorder.head_anchor = HeadAnchorFile(Path(anchor))
@@ -141,9 +157,11 @@ _ROWS = (
 
 
 class SQLiteLedgerReader:
-    """Reads the chain and events straight from the file, read-only, for verify/log/projectors."""
+    """Reads the chain and events straight from the file, read-only, for verify/log/projectors;
+    `open_states` decodes rows and opens their sealed fields with `keys`."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, keys: KeyStore | None = None) -> None:
+        self.keys = keys
         if not path.exists():
             raise FileNotFoundError(path)
         try:
@@ -155,6 +173,12 @@ class SQLiteLedgerReader:
     def close(self) -> None:
         """Release the file."""
         self.conn.close()
+        if self.keys is not None:
+            self.keys.close()
+
+    def open_states(self, rows: Sequence[Any]) -> list[dict[str, Any]]:
+        """The rows' states, decoded, their sealed fields opened (placeholders where forgotten)."""
+        return open_rows(rows, self.keys)
 
     def wait(self, timeout: float) -> None:
         """SQLite has no notifications: waiting is sleeping until the next poll."""

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     import duckdb
 
     from adapters.embeddings import LiteLLMEmbedder
+    from adapters.key_store import KeyStore
     from adapters.postgres_ledger import PostgresLedgerReader
     from adapters.sqlite_ledger import SQLiteLedgerReader
     from adapters.workspace import FileWorkspace
@@ -101,6 +102,10 @@ class Home:
     @property
     def ledger(self) -> Path:
         return self.path / "ledger.sqlite"
+
+    @property
+    def key_store(self) -> Path:
+        return self.path / "keys.sqlite"
 
     @property
     def config_file(self) -> Path:
@@ -190,11 +195,29 @@ def persistence_env(home: Home, *, create: bool = False) -> dict[str, str]:
     lock after a read and fail at once (SQLITE_BUSY_SNAPSHOT) when another process is writing.
     """
     from adapters.head_anchor import HEAD_ANCHOR_ENV
+    from adapters.key_store import KEY_STORE_ENV, MASTER_KEY_ENV
 
     env = _backend_env(home)
     env["CREATE_TABLE"] = "y" if create else "n"
     env[HEAD_ANCHOR_ENV] = str(home.head_anchor)  # every writer records the head it made
+    env[KEY_STORE_ENV] = "postgres" if home.backend() == "postgres" else str(home.key_store)
+    master = home.settings.master_key
+    if master is not None:
+        env[MASTER_KEY_ENV] = master.get_secret_value()
     return env
+
+
+def open_keys(home: Home, *, read_only: bool = True) -> KeyStore:
+    """This home's key store (read-only by default: readers only open sealed fields)."""
+    from adapters.key_store import SQLiteKeyStore, parse_master_key
+
+    master_key = home.settings.master_key
+    master = parse_master_key(master_key.get_secret_value()) if master_key else None
+    if home.backend() == "postgres":
+        from adapters.postgres_keys import PostgresKeyStore
+
+        return PostgresKeyStore(_backend_env(home), master)
+    return SQLiteKeyStore(home.key_store, master, read_only=read_only)
 
 
 def _backend_env(home: Home) -> dict[str, str]:
@@ -232,10 +255,10 @@ def open_reader(home: Home) -> LedgerReader:
     if home.backend() == "postgres":
         from adapters.postgres_ledger import PostgresLedgerReader
 
-        return PostgresLedgerReader(persistence_env(home))
+        return PostgresLedgerReader(persistence_env(home), open_keys(home))
     from adapters.sqlite_ledger import SQLiteLedgerReader
 
-    return SQLiteLedgerReader(home.ledger)
+    return SQLiteLedgerReader(home.ledger, open_keys(home))
 
 
 def read_model_paths(home: Home) -> ReadModelPaths:

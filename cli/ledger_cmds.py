@@ -13,6 +13,7 @@ from cli.compose import Home, open_mind, open_reader, read_model_paths
 from cli.init_cleanup import Creation
 from cli.output import echo, emit_json, table
 from domain.errors import AlreadyInitialisedError, InvalidInputError, MindError
+from domain.events import FORGOTTEN_MARK
 
 KINDS = ("identity", "commitment", "concept", "thread", "import")
 
@@ -117,9 +118,12 @@ def status_data(home: Home) -> dict[str, Any]:
     }
 
 
-def event_json(row: Any) -> dict[str, Any]:
-    """One ledger event as `mind log --json` prints it (the HTTP events stream too)."""
-    state = json.loads(row.state or b"{}")  # rows join events: a row always has its state
+def event_json(row: Any, state: dict[str, Any] | None = None) -> dict[str, Any]:
+    """One ledger event as `mind log --json` prints it (the HTTP events stream too); `state`:
+    the row's state as the reader opened it (sealed fields in the clear, or "[forgotten]")."""
+    if state is None:
+        state = json.loads(row.state or b"{}")  # rows join events: a row always has its state
+    state = {k: v for k, v in state.items() if k != FORGOTTEN_MARK}
     return {
         "position": row.position,
         "time": state.get("timestamp"),
@@ -131,11 +135,16 @@ def event_json(row: Any) -> dict[str, Any]:
     }
 
 
+def opened_events(reader: Any, rows: list[Any]) -> list[dict[str, Any]]:
+    """`event_json` of each row, its sealed fields opened by the reader."""
+    return [event_json(r, s) for r, s in zip(rows, reader.open_states(rows), strict=True)]
+
+
 def log_events(home: Home, limit: int, kind: str | None = None) -> list[dict[str, Any]]:
     """The latest `limit` events (of one aggregate kind), oldest first: `mind log --json`."""
     reader = open_reader(home)
     try:
-        return [event_json(r) for r in reader.tail(limit, f"mind.{kind}." if kind else "")]
+        return opened_events(reader, reader.tail(limit, f"mind.{kind}." if kind else ""))
     finally:
         reader.close()
 

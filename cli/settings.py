@@ -77,6 +77,12 @@ class Settings(BaseSettings):
         "an SQL identifier (letters, digits, _)",
         pattern=r"^([A-Za-z_][A-Za-z0-9_]{0,62})?$",
     )
+    master_key: SecretStr | None = setting(
+        None,
+        "wraps the data keys in the key store: a copied ledger and key store are unreadable "
+        "without it (keep it outside the home; it cannot be recovered)",
+        "32 bytes in base64 or hex, e.g. from `openssl rand -base64 32`",
+    )
     lock_timeout: float = setting(
         15.0,
         "seconds to wait for the ledger's write lock (rounded up to whole seconds)",
@@ -152,6 +158,19 @@ class Settings(BaseSettings):
         text = value.get_secret_value() if isinstance(value, SecretStr) else value
         if isinstance(text, str) and not re.match(r"^(postgres(ql)?://|\w+=)", text.strip()):
             raise ValueError("not a libpq DSN")  # the value itself may hold a password
+        return value
+
+    @field_validator("master_key", mode="before")
+    @classmethod
+    def _master(cls, value: Any) -> Any:
+        from adapters.key_store import KeyStoreError, parse_master_key
+
+        text = value.get_secret_value() if isinstance(value, SecretStr) else value
+        if isinstance(text, str):
+            try:
+                parse_master_key(text)
+            except KeyStoreError:
+                raise ValueError("not 32 bytes in base64 or hex") from None  # never echo it
         return value
 
     @field_validator("api_base", mode="before")

@@ -39,6 +39,7 @@ class Commitment(AggregateRoot):
 
     class Opened(DomainEvent):
         TOPIC = "mind.commitment.opened"
+        SEALED = {"text": "own"}
         cid: str
         episode: int
         text: str
@@ -51,6 +52,7 @@ class Commitment(AggregateRoot):
 
     class Closed(DomainEvent):
         TOPIC = "mind.commitment.closed"
+        SEALED = {"reason": "own"}
         reason: str | None
         evidence: list[int] = []
         # When an imported ledger says it was closed; None: closed when recorded.

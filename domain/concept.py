@@ -23,6 +23,7 @@ class Concept(AggregateRoot):
 
     class Defined(DomainEvent):
         TOPIC = "mind.concept.defined"
+        SEALED = {"definition": "own"}
         SCHEMA = 2
         token: str
         definition: str
@@ -36,6 +37,7 @@ class Concept(AggregateRoot):
 
     class Aliased(DomainEvent):
         TOPIC = "mind.concept.aliased"
+        SEALED = {"alias": "own"}
         alias: str
 
     class Related(DomainEvent):

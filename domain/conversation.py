@@ -45,10 +45,12 @@ class Conversation(AggregateRoot):
         """The conversation's title, as its source names it (a ChatGPT chat's title)."""
 
         TOPIC = "mind.conversation.titled"
+        SEALED = {"title": "own"}
         title: str
 
     class MessageObserved(DomainEvent):
         TOPIC = "mind.conversation.message_observed"
+        SEALED = {"text": "own", "caption": "own", "source_id": "own"}
         speaker: str
         text: str
         said_at: datetime

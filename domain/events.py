@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from datetime import datetime
-from typing import Any, ClassVar, Self
+from typing import Any, ClassVar, Literal, Self, get_args, get_origin
 from uuid import UUID, uuid5
 
 from pydantic import BaseModel, ConfigDict
@@ -20,6 +20,13 @@ def stream_id(*parts: str) -> UUID:
 
 EVENT_TYPES: dict[str, type[DomainEvent]] = {}
 
+Scope = Literal["own", "context"]
+# What a sealed text field reads as once its key is destroyed (lists and objects read empty).
+FORGOTTEN = "[forgotten]"
+# Set in a read event's state (by the adapters) when its own key is gone: the fields named in
+# SEALED with scope "own" hold placeholders, so nothing indexes or quotes them.
+FORGOTTEN_MARK = "_forgotten"
+
 
 class DomainEvent(BaseModel):
     """A fact: frozen, validated, with an explicit topic that survives class renames."""
@@ -27,6 +34,12 @@ class DomainEvent(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     TOPIC: ClassVar[str] = ""
+    # The fields holding text a person or the model wrote (or a hash of it), which forgetting
+    # must be able to destroy: field -> key scope. "own": the event's own words, under the
+    # event's data key; "context": copies of other events' words (a turn's prompt and context),
+    # under a second key, destroyed when any event they quote is forgotten. The adapters store
+    # these fields encrypted (adapters/sealing.py); everything else stays in the clear.
+    SEALED: ClassVar[dict[str, Scope]] = {}
     # Bump SCHEMA and add `upcast_vN_vN1(state)` static methods when the payload changes shape.
     SCHEMA: ClassVar[int] = 1
 
@@ -41,6 +54,19 @@ class DomainEvent(BaseModel):
             if topic in EVENT_TYPES:
                 raise TypeError(f"event topic {topic!r} is registered twice")
             EVENT_TYPES[topic] = cls
+
+    @classmethod
+    def forgotten_value(cls, name: str) -> Any:
+        """What field `name` holds once its key is destroyed: [] for a list, {} for an object,
+        FORGOTTEN for text (validates against the field's type)."""
+        annotation = cls.model_fields[name].annotation
+        kinds = {get_origin(a) or a for a in (get_args(annotation) or (annotation,))}
+        kinds.add(get_origin(annotation) or annotation)
+        if list in kinds:
+            return []
+        if dict in kinds:
+            return {}
+        return FORGOTTEN
 
     @classmethod
     def upcast(cls, state: dict[str, Any], from_schema: int) -> dict[str, Any]:

@@ -172,6 +172,7 @@ class ForeignImport(AggregateRoot):
 
     class RecordKept(DomainEvent):
         TOPIC = "mind.import.record_kept"
+        SEALED = {"content": "own", "meta": "own", "foreign_hash": "own"}
         format: str
         file_sha256: str
         foreign_id: str

@@ -36,6 +36,7 @@ class Identity(AggregateRoot):
 
     class NameAdopted(DomainEvent):
         TOPIC = "mind.identity.name_adopted"
+        SEALED = {"reason": "own"}
         name: str
         reason: str | None
         via: Literal["owner", "ratified"]
@@ -43,6 +44,7 @@ class Identity(AggregateRoot):
 
     class DescriptionRevised(DomainEvent):
         TOPIC = "mind.identity.description_revised"
+        SEALED = {"text": "own"}
         text: str
 
     class ModelSwitched(DomainEvent):

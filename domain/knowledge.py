@@ -94,6 +94,13 @@ class Knowledge(AggregateRoot):
 
     class Captured(DomainEvent):
         TOPIC = "mind.knowledge.captured"
+        SEALED = {
+            "question": "own",
+            "answer": "own",
+            "intent_hash": "own",
+            "content_hash": "own",
+            "previous_hash": "own",
+        }
         item_id: str
         intent_hash: str
         question: str
@@ -113,6 +120,7 @@ class Knowledge(AggregateRoot):
 
     class Edited(DomainEvent):
         TOPIC = "mind.knowledge.edited"
+        SEALED = {"answer": "own", "content_hash": "own", "previous_hash": "own", "note": "own"}
         answer: str
         revision: int
         content_hash: str
@@ -122,6 +130,7 @@ class Knowledge(AggregateRoot):
 
     class Judged(DomainEvent):
         TOPIC = "mind.knowledge.judged"
+        SEALED = {"note": "own"}
         judgement: Judgement
         state: ValidationState
         confidence_ppm: int
@@ -131,6 +140,7 @@ class Knowledge(AggregateRoot):
 
     class Deleted(DomainEvent):
         TOPIC = "mind.knowledge.deleted"
+        SEALED = {"content_hash": "own", "previous_hash": "own", "reason": "own"}
         revision: int
         content_hash: str
         previous_hash: str

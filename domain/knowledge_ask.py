@@ -32,6 +32,7 @@ class Ask(AggregateRoot):
 
     class Routed(DomainEvent):
         TOPIC = "mind.ask.routed"
+        SEALED = {"question": "own", "intent_hash": "own", "candidates": "own"}
         question: str
         intent_hash: str
         route: Route

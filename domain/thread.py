@@ -30,6 +30,7 @@ class Thread(AggregateRoot):
 
     class Opened(DomainEvent):
         TOPIC = "mind.thread.opened"
+        SEALED = {"label": "own", "content": "own"}
         label: str
         content: str
         origin: ThreadOrigin
@@ -46,6 +47,7 @@ class Thread(AggregateRoot):
 
     class Resolved(DomainEvent):
         TOPIC = "mind.thread.resolved"
+        SEALED = {"reason": "own"}
         verdict: Verdict
         reason: str | None
         artifact: str | None

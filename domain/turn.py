@@ -26,6 +26,7 @@ class Turn(AggregateRoot):
 
     class Started(DomainEvent):
         TOPIC = "mind.turn.started"
+        SEALED = {"text": "own"}
         text: str
         speaker: Speaker
         seq: int
@@ -35,6 +36,7 @@ class Turn(AggregateRoot):
 
     class Replied(DomainEvent):
         TOPIC = "mind.turn.replied"
+        SEALED = {"reply_raw": "own", "reply": "own", "prompt": "context"}
         reply_raw: str
         reply: str
         model: str
@@ -50,6 +52,7 @@ class Turn(AggregateRoot):
 
     class GenerationFailed(DomainEvent):
         TOPIC = "mind.turn.generation_failed"
+        SEALED = {"message": "own", "prompt": "context"}
         kind: str
         message: str
         model: str
@@ -57,6 +60,7 @@ class Turn(AggregateRoot):
 
     class LineRejected(DomainEvent):
         TOPIC = "mind.turn.line_rejected"
+        SEALED = {"line": "own", "reason": "own"}
         line: str
         reason: str
 
@@ -67,10 +71,12 @@ class Turn(AggregateRoot):
 
     class Reflected(DomainEvent):
         TOPIC = "mind.turn.reflected"
+        SEALED = {"text": "own"}
         text: str
 
     class Completed(DomainEvent):
         TOPIC = "mind.turn.completed"
+        SEALED = {"context": "context", "rejections": "own", "threads": "own"}
         context: list[dict[str, Any]]
         context_tokens: int
         opened: list[str]

@@ -251,16 +251,16 @@ class ServedMind:
         """The ledger's events after `position` (at most `limit`), each as `mind log --json`
         shows one."""
         from cli.compose import open_reader
-        from cli.ledger_cmds import event_json
+        from cli.ledger_cmds import opened_events
 
         reader = open_reader(self.home)
         try:
             rows = []
             for row in reader.rows(after=position, batch=limit):
-                rows.append(event_json(row))
+                rows.append(row)
                 if len(rows) >= limit:
                     break
-            return rows
+            return opened_events(reader, rows)
         finally:
             reader.close()
 

@@ -65,7 +65,7 @@ def turn_events(home: Home, notification_ids: list[int]) -> list[dict[str, Any]]
     """The turn's own events in ledger order, each as `mind log --json` shows one (another
     writer's events between them are left out)."""
     from cli.compose import open_reader
-    from cli.ledger_cmds import event_json
+    from cli.ledger_cmds import opened_events
 
     reader = open_reader(home)
     try:
@@ -73,6 +73,6 @@ def turn_events(home: Home, notification_ids: list[int]) -> list[dict[str, Any]]
         if not positions:
             return []
         rows = reader.rows(after=min(positions) - 1, stop=max(positions))
-        return [event_json(r) for r in rows if r.position in positions]
+        return opened_events(reader, [r for r in rows if r.position in positions])
     finally:
         reader.close()

@@ -46,7 +46,9 @@ class ReadModelRetrieval:
             projector = session.projector
             if projector is not None and len(tail) <= BACKGROUND_EVENTS:
                 head = tail[-1].position if tail else position
-                return PendingRead(session, request, head, in_background(projector.apply, tail))
+                return PendingRead(
+                    session, request, head, in_background(projector.apply_read, self.reader, tail)
+                )
             session.refresh()  # a published copy to wait for, or a long way behind
             return PendingRead(session, request, session.position(), None)
         except BaseException:

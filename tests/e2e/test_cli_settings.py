@@ -28,6 +28,7 @@ BAD: dict[str, Any] = {
     "backend": "mysql",
     "postgres_dsn": "nonsense",
     "postgres_schema": "a;drop",
+    "master_key": "too-short",
     "lock_timeout": "abc",
     "api_base": "ftp://example.com",
     "model_timeout": "abc",

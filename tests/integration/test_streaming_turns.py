@@ -38,8 +38,8 @@ def recorded(home: Home, outcome: TurnOutcome) -> list[tuple[str, dict[str, Any]
     positions = set(reader.positions(outcome.notification_ids))
     rows = [r for r in reader.rows(after=min(positions) - 1) if r.position in positions]
     out = []
-    for row in rows:
-        state = {k: v for k, v in json.loads(row.state or b"{}").items() if k not in VOLATILE}
+    for row, opened in zip(rows, reader.open_states(rows), strict=True):
+        state = {k: v for k, v in opened.items() if k not in VOLATILE}
         out.append((row.topic, state))
     return out
 

@@ -26,8 +26,8 @@ def observed(app: Mind) -> list[tuple[str, str, datetime]]:
     rows = []
     for n in app.recorder.select_notifications(start=1, limit=1000):
         if n.topic == "mind.conversation.message_observed":
-            s = json.loads(n.state)
-            rows.append((s["speaker"], s["text"], datetime.fromisoformat(s["said_at"])))
+            e = app.mapper.to_domain_event(n)  # opens the sealed text
+            rows.append((e.speaker, e.text, e.said_at))
     return rows
 
 

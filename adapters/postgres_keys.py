@@ -1,0 +1,158 @@
+"""The key store on PostgreSQL: tables beside the ledger's in its schema (`ledger_keys`,
+`ledger_key_meta`, `ledger_forgets`), on a connection of its own, committed before the events
+that need a key are appended. A deleted row is gone from any later dump of the schema."""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import psycopg
+from psycopg.sql import SQL, Identifier
+
+from adapters.key_store import KEY_BYTES, KeyStore, KeyStoreError, Wrapping
+from domain.errors import MindError
+
+
+class PostgresKeyStore(KeyStore):
+    """Data keys in the ledger's schema."""
+
+    def __init__(self, env: Mapping[str, str], master: bytes | None = None) -> None:
+        super().__init__()
+        self.env = dict(env)
+        self.wrapping = Wrapping(master)
+        schema = Identifier(self.env.get("POSTGRES_SCHEMA") or "public")
+        self.keys_table = SQL("{}.ledger_keys").format(schema)
+        self.meta_table = SQL("{}.ledger_key_meta").format(schema)
+        self.forgets_table = SQL("{}.ledger_forgets").format(schema)
+        self._con: psycopg.Connection[Any] | None = None
+        self._db_lock = threading.RLock()
+
+    def _connection(self) -> psycopg.Connection[Any]:
+        if self._con is None:
+            e = self.env
+            try:
+                con = psycopg.connect(
+                    dbname=e["POSTGRES_DBNAME"],
+                    host=e["POSTGRES_HOST"],
+                    port=e["POSTGRES_PORT"],
+                    user=e["POSTGRES_USER"],
+                    password=e.get("POSTGRES_PASSWORD") or None,
+                    autocommit=True,
+                )
+            except psycopg.Error as err:
+                raise MindError(f"cannot connect to PostgreSQL: {err}".strip()) from None
+            with con.transaction():
+                con.execute(
+                    SQL(
+                        "CREATE TABLE IF NOT EXISTS {} (id bytea PRIMARY KEY, key bytea NOT NULL)"
+                    ).format(self.keys_table)
+                )
+                con.execute(
+                    SQL(
+                        "CREATE TABLE IF NOT EXISTS {} (name text PRIMARY KEY, value bytea)"
+                    ).format(self.meta_table)
+                )
+                con.execute(
+                    SQL(
+                        "CREATE TABLE IF NOT EXISTS {} (id text PRIMARY KEY, plan text NOT NULL)"
+                    ).format(self.forgets_table)
+                )
+            self._check(con)
+            self._con = con
+        return self._con
+
+    def _check(self, con: psycopg.Connection[Any]) -> None:
+        select = SQL("SELECT value FROM {} WHERE name = 'check'").format(self.meta_table)
+        row = con.execute(select).fetchone()
+        if row is None and self.wrapping.master is not None:
+            empty = con.execute(SQL("SELECT 1 FROM {} LIMIT 1").format(self.keys_table)).fetchone()
+            if empty is None:
+                con.execute(
+                    SQL("INSERT INTO {} VALUES ('check', %s) ON CONFLICT DO NOTHING").format(
+                        self.meta_table
+                    ),
+                    (self.wrapping.check_value(),),
+                )
+                row = con.execute(select).fetchone()
+        self.wrapping.verify(None if row is None else bytes(row[0]))
+
+    def _store(self, keys: Mapping[bytes, bytes]) -> None:
+        with self._db_lock:
+            con = self._connection()
+            with con.transaction(), con.cursor() as cur:
+                cur.executemany(
+                    SQL("INSERT INTO {} VALUES (%s, %s) ON CONFLICT DO NOTHING").format(
+                        self.keys_table
+                    ),
+                    [(i, self.wrapping.wrap(i, k)) for i, k in keys.items()],
+                )
+
+    def _fetch(self, ids: list[bytes]) -> dict[bytes, bytes]:
+        with self._db_lock:
+            rows = (
+                self._connection()
+                .execute(
+                    SQL("SELECT id, key FROM {} WHERE id = ANY(%s)").format(self.keys_table),
+                    (ids,),
+                )
+                .fetchall()
+            )
+        return {bytes(i): self.wrapping.unwrap(bytes(i), bytes(k)) for i, k in rows}
+
+    def destroy(self, ids: Iterable[bytes], forget_id: str, plan: str) -> int:
+        wanted = list(set(ids))
+        with self._db_lock:
+            con = self._connection()
+            with con.transaction():
+                cur = con.execute(
+                    SQL("DELETE FROM {} WHERE id = ANY(%s)").format(self.keys_table), (wanted,)
+                )
+                con.execute(
+                    SQL(
+                        "INSERT INTO {} VALUES (%s, %s) ON CONFLICT (id) DO UPDATE SET plan = %s"
+                    ).format(self.forgets_table),
+                    (forget_id, plan, plan),
+                )
+            return cur.rowcount
+
+    def pending_forgets(self) -> list[tuple[str, str]]:
+        with self._db_lock:
+            rows = (
+                self._connection()
+                .execute(SQL("SELECT id, plan FROM {}").format(self.forgets_table))
+                .fetchall()
+            )
+        return [(str(i), str(p)) for i, p in rows]
+
+    def finish_forget(self, forget_id: str) -> None:
+        with self._db_lock:
+            self._connection().execute(
+                SQL("DELETE FROM {} WHERE id = %s").format(self.forgets_table), (forget_id,)
+            )
+
+    def secret(self, name: str) -> bytes:
+        meta = f"secret:{name}"
+        with self._db_lock:
+            con = self._connection()
+            select = SQL("SELECT value FROM {} WHERE name = %s").format(self.meta_table)
+            row = con.execute(select, (meta,)).fetchone()
+            if row is None:
+                con.execute(
+                    SQL("INSERT INTO {} VALUES (%s, %s) ON CONFLICT DO NOTHING").format(
+                        self.meta_table
+                    ),
+                    (meta, self.wrapping.wrap(meta.encode(), os.urandom(KEY_BYTES))),
+                )
+                row = con.execute(select, (meta,)).fetchone()
+            if row is None:
+                raise KeyStoreError("the key store could not keep a secret")
+        return self.wrapping.unwrap(meta.encode(), bytes(row[0]))
+
+    def close(self) -> None:
+        with self._db_lock:
+            if self._con is not None:
+                self._con.close()
+                self._con = None
