@@ -239,7 +239,7 @@ def test_the_title_is_stored_once_and_again_when_it_changes(app: Mind, tmp_path:
 
     conversation = app.load(Conversation, conversation_id("chatgpt/conv-1"))
     titles = [
-        json.loads(n.state)["title"]
+        app.mapper.to_domain_event(n).title
         for n in app.recorder.select_notifications(start=1, limit=1000)
         if n.topic == "mind.conversation.titled"
     ]
