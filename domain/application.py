@@ -20,6 +20,7 @@ from domain.errors import AlreadyInitialisedError
 from domain.events import AggregateRoot, DomainEvent
 from domain.foreign_apply import ImportTally, import_records
 from domain.foreign_import import ForeignFile, ForeignRecord
+from domain.forgetting import Forgetting, check_forget_role
 from domain.identity import IDENTITY_ID, Identity
 from domain.knowledge_uses import KnowledgeUseCases
 from domain.text import clean_token
@@ -101,6 +102,23 @@ class Mind(KnowledgeUseCases, Application[UUID]):
                 "another process initialised this mind just now"
             ) from None
         return identity.id
+
+    def record_forgotten(self, plan: dict[str, Any], role: str, via: str) -> bool:
+        """Record a forget whose keys are destroyed (once: a forget finished after a crash is
+        not recorded twice); False when it was recorded already."""
+        check_forget_role(role)
+
+        def record(changes: Changes) -> bool:
+            forgetting = changes.find(Forgetting, Forgetting.stream(plan["forget_id"]))
+            if forgetting is None:
+                forgetting = Forgetting(Forgetting.stream(plan["forget_id"]))
+                changes.add(forgetting)
+            elif forgetting.recorded:
+                return False
+            forgetting.record(plan, role, via, self.clock())
+            return True
+
+        return self.decide(record)
 
     def identity(self) -> Identity:
         """The mind's identity; raises NotInitialisedError before `init`."""

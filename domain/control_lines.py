@@ -7,6 +7,7 @@
     THREAD-WORK: id {"file"|"commitment"|"tool": ...}
     THREAD-RESOLVE: id {"verdict", "reason"|"artifact", "by"?}
     REMEMBER: [question =] answer     KNOWLEDGE: action target [= answer]
+    FORGET: ... (always refused: only the owner forgets)
 
 A line is a control line when it starts (after optional spaces, `-` or `*`) with one of these
 keywords followed by `:`. Control lines are stripped from the reply shown to the user.
@@ -35,6 +36,8 @@ KEYWORDS = (
     "THREAD",
     "REMEMBER",
     "KNOWLEDGE",
+    # Never the model's to use: parsed only to be refused and recorded (domain/forgetting.py).
+    "FORGET",
 )
 # Longest first, so THREAD-WORK is not read as THREAD.
 _ALTERNATIVES = "|".join(sorted(KEYWORDS, key=len, reverse=True))

@@ -28,6 +28,7 @@ from domain.control_lines import (
     reply_lines,
 )
 from domain.errors import MindError
+from domain.forgetting import check_forget_role
 from domain.knowledge_lines import KnowledgeLines
 from domain.tension import TensionParams
 from domain.text import clean_token
@@ -104,6 +105,10 @@ class TurnEffects(ThreadLines, KnowledgeLines):
             label = item.text.split("] ", 1)[-1].split(": ", 1)[0].lower()
             if item.source_id.lower() in lowered or (len(label) > 3 and label in lowered):
                 self.changes.load(Thread, UUID(item.stream)).mention(self.at)
+
+    def do_forget(self, body: str) -> None:
+        """A model may never forget: refused (and recorded, like every refused line)."""
+        check_forget_role("ai")
 
     def do_commit(self, body: str) -> None:
         opened = commands.open_commitment(self.changes, body, "assistant", self.at)

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any, NamedTuple
 
+from domain.events import FORGOTTEN_MARK
 from projections.retrieval.names import name_key
 from projections.retrieval.text_index import term_counts
 
@@ -85,8 +86,17 @@ HANDLERS: dict[str, Handler] = {}
 handles = registrar(HANDLERS)
 
 
+def forgotten(e: Ev) -> bool:
+    """Whether the event's own words were forgotten (their key destroyed): it is still
+    projected, with "[forgotten]" for its words, but never indexed or offered to retrieval."""
+    return bool(e.state.get(FORGOTTEN_MARK))
+
+
 def index(rows: Rows, e: Ev, kind: str, text: str) -> None:
-    """Add a document to the lexical index (the docs and doc_terms tables)."""
+    """Add a document to the lexical index (the docs and doc_terms tables); a forgotten event
+    is not indexed."""
+    if forgotten(e):
+        return
     counts = term_counts(text)
     length = sum(counts.values())
     rows.append(
@@ -104,7 +114,10 @@ def _message(
     rows: Rows, e: Ev, *, indexed: str | None = None, searchable: bool = True, **fields: Any
 ) -> None:
     """Append a row to `messages` at this event's position and, when searchable, index it for
-    retrieval (`indexed` overrides the indexed text, e.g. to add the message it answers)."""
+    retrieval (`indexed` overrides the indexed text, e.g. to add the message it answers). A
+    forgotten message gets no row: every retrieval channel reads messages from here."""
+    if forgotten(e):
+        return
     rows.append(
         "messages",
         {
@@ -432,6 +445,12 @@ def turn_interrupted(rows: Rows, e: Ev) -> None:
 def turn_number_given(rows: Rows, e: Ev) -> None:
     """The write side's numbering: its row in `events` is all the read side keeps (each
     turn's number is in its `turns` row already)."""
+
+
+@handles("mind.forget.forgotten")
+def forgotten_recorded(rows: Rows, e: Ev) -> None:
+    """A forget (selector, counts, time, who): its row in `events` is what the read side keeps;
+    what it destroyed reads as "[forgotten]" once the read model is rebuilt."""
 
 
 @handles("mind.conversation.started")

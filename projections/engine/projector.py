@@ -17,6 +17,7 @@ import orjson
 import pyarrow as pa
 
 from domain.errors import MindError
+from domain.events import FORGOTTEN_MARK
 from projections.engine.duckdb_files import close, connect
 from projections.engine.handlers import TABLE_OF_KIND, Ev, Rows
 from projections.engine.maintenance import refresh_tension, sort_term_index
@@ -57,6 +58,19 @@ def _decode(row: LedgerRow, opened: dict[str, Any] | None = None) -> Ev:
         state,
         bytes(row.state),
     )
+
+
+def _mark_forgotten(rows: Rows, e: Ev) -> None:
+    # A forgotten commitment, thread or knowledge item stays a row (its structure is kept) but
+    # leaves every listing of open or usable ones: retrieval never offers "[forgotten]".
+    table = _table_of(e.topic)
+    row = rows.entities.get(table or "", {}).get(e.stream)
+    if row is None:
+        return
+    if table in ("commitments", "threads"):
+        row["status"] = "forgotten"
+    elif table == "knowledge":
+        row["deleted"] = True
 
 
 def _table_of(topic: str) -> str | None:
@@ -374,6 +388,8 @@ class Projector:
                     if handler is None:
                         raise KeyError(f"no handler for event type {e.topic}")
                     handler(rows, e)
+                    if e.state.get(FORGOTTEN_MARK):
+                        _mark_forgotten(rows, e)
                 except Exception as exc:  # a projection boundary: stop, never skip
                     failure = ProjectionError(
                         f"cannot apply event at position {e.position} ({e.topic}): {exc}"

@@ -20,7 +20,12 @@ ALLOWED = {
 }
 # The command line reaches the server package only from the commands that start it, and only
 # lazily (inside the command), so no other command pays for importing the HTTP stack.
-CLI_MAY_IMPORT_SERVICE = {"cli/serve_cmds.py", "cli/mcp_cmds.py", "cli/web_cmds.py"}
+CLI_MAY_IMPORT_SERVICE = {
+    "cli/serve_cmds.py",
+    "cli/mcp_cmds.py",
+    "cli/web_cmds.py",
+    "cli/forget_cmds.py",
+}
 
 
 def imported_packages(path: Path) -> set[str]:

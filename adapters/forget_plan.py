@@ -1,0 +1,120 @@
+"""What a forget destroys: one pass over the ledger's clear fields finds the events a selector
+reaches and the data keys their envelopes name; a second step finds the turns whose sent prompt
+quoted any of them (their "context" keys go too). Nothing here decrypts a reached event's words
+except a turn's message (to scrub the chat history file) and the contexts it must check.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+from uuid import UUID
+
+import orjson
+
+from adapters.key_store import KeyStore
+from adapters.sealing import key_ids
+from domain.errors import LedgerCorruptError
+from domain.events import EVENT_TYPES
+from domain.forgetting import NothingToForgetError, Reach, Selector
+
+CONTEXT_TOPICS = ("mind.turn.completed",)  # whose opened `context` lists what a turn was sent
+OPEN_BATCH = 2000
+
+
+@dataclass
+class ForgetPlan:
+    """The events one forget reaches and the keys it destroys (ids, counts: never content)."""
+
+    forget_id: str
+    selector: Selector
+    counts: Counter[str] = field(default_factory=Counter)
+    events: int = 0
+    keys: set[bytes] = field(default_factory=set)
+    context_turns: set[str] = field(default_factory=set)
+    messages: list[str] = field(default_factory=list)  # reached messages' words, in memory only
+
+    def summary(self, existing: int | None = None) -> dict[str, Any]:
+        """The plan as the Forgotten event and `--dry-run` state it."""
+        return {
+            "forget_id": self.forget_id,
+            "selector": self.selector.kind,
+            "value": self.selector.value,
+            "counts": dict(sorted(self.counts.items())),
+            "events": self.events,
+            "keys": len(self.keys) if existing is None else existing,
+            "context_turns": len(self.context_turns),
+        }
+
+    def note(self) -> str:
+        """What the key store keeps while the forget's purge is unfinished (no content)."""
+        return json.dumps(self.summary(), sort_keys=True)
+
+
+def _hex(originator_id: Any) -> str:
+    return originator_id.hex if isinstance(originator_id, UUID) else UUID(str(originator_id)).hex
+
+
+def plan_forget(reader: Any, selector: Selector, keys: KeyStore | None) -> ForgetPlan:
+    """Scan the ledger (clear fields only) for what `selector` reaches."""
+    plan = ForgetPlan(uuid.uuid4().hex, selector)
+    reach = Reach(selector)
+    reached: set[int] = set()
+    reached_streams: set[str] = set()
+    context_keys: dict[str, set[bytes]] = {}  # turn stream -> its "context" key ids
+    contexts: list[Any] = []  # turn.completed rows, opened later
+    messages: list[Any] = []  # reached turn messages (the chat history is scrubbed of them)
+    for row in reader.rows(batch=5000):
+        if row.topic is None or row.state is None or row.originator_id is None:
+            raise LedgerCorruptError(f"position {row.position} has no event; run `mind verify`")
+        state = orjson.loads(row.state)
+        stream = _hex(row.originator_id)
+        at = datetime.fromisoformat(state["timestamp"])
+        ids = key_ids(row.topic, state)
+        cls = EVENT_TYPES.get(row.topic)
+        if cls is not None and row.topic.startswith("mind.turn."):
+            scoped = {ids[f] for f, scope in cls.SEALED.items() if scope == "context" and f in ids}
+            if scoped:
+                context_keys.setdefault(stream, set()).update(scoped)
+        if reach.event(row.topic, stream, state, at):
+            reached.add(row.position)
+            reached_streams.add(stream)
+            plan.counts[row.topic.split(".")[1]] += 1
+            plan.keys.update(ids.values())
+            if row.topic == "mind.turn.started":
+                messages.append(row)
+                plan.context_turns.add(stream)  # its own prompt repeats the message
+        elif row.topic in CONTEXT_TOPICS:
+            contexts.append(row)
+    reach.check_unambiguous()
+    plan.events = sum(plan.counts.values())
+    if not plan.events:
+        raise NothingToForgetError(
+            f"{selector.describe()} names nothing this mind holds; `mind log` and the "
+            "listings show what there is"
+        )
+    opener = getattr(reader, "open_states", None)
+    if opener is not None:
+        for start in range(0, len(contexts), OPEN_BATCH):
+            chunk = contexts[start : start + OPEN_BATCH]
+            for row, state in zip(chunk, opener(chunk), strict=True):
+                if _quotes(state.get("context") or [], reached, reached_streams):
+                    plan.context_turns.add(_hex(row.originator_id))
+        plan.messages = [str(s.get("text") or "") for s in opener(messages)] if messages else []
+    for turn in plan.context_turns:
+        plan.keys.update(context_keys.get(turn, ()))
+    return plan
+
+
+def _quotes(context: list[Any], positions: set[int], streams: set[str]) -> bool:
+    """Whether a turn's context items include a reached event or stream."""
+    for item in context:
+        if not isinstance(item, dict):
+            continue
+        if item.get("id") in positions or (item.get("stream") or "") in streams:
+            return True
+    return False

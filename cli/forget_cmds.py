@@ -1,0 +1,265 @@
+"""`mind forget`: destroy the data keys of what a selector names, record the fact, and rebuild
+every derived copy (read models, embeddings cache, chat history) without it.
+
+The order survives a crash anywhere: the keys and a note of the forget go in one key-store
+transaction (with a marker file beside, so every later command knows to look); then the
+`Forgotten` event; then the purge; then the note is dropped. A forget found unfinished is
+finished by the next command that opens the mind (`finish_pending`), never run twice.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import signal
+import sys
+from collections.abc import Iterator
+from contextvars import ContextVar
+from typing import Any
+
+import click
+
+from cli.compose import Home, open_keys, open_mind, open_reader, read_model_paths
+from cli.output import echo, emit_json
+from domain.errors import InvalidInputError, MindError
+from domain.forgetting import SELECTOR_KINDS, Selector
+
+MARKER = "forget.pending"  # exists while a forget's purge may be unfinished
+LOCK = "forget.lock"
+# Test-only: the point at which a forget kills its own process (SIGKILL), to prove recovery.
+CRASH_ENV = "MIND_TEST_FORGET_CRASH"
+_finishing: ContextVar[bool] = ContextVar("finishing_forget", default=False)
+
+
+def _crash_point(name: str) -> None:
+    if os.environ.get(CRASH_ENV) == name:
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
+@contextlib.contextmanager
+def _forget_lock(home: Home) -> Iterator[None]:
+    """One forget at a time per home (a second waits); also guards against re-entry."""
+    token = _finishing.set(True)
+    fd = os.open(home.path / LOCK, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        os.close(fd)
+        _finishing.reset(token)
+
+
+def selector_of(kind: str, value: str) -> Selector:
+    """A checked selector (`--before` parsed as an ISO-8601 time)."""
+    if kind not in SELECTOR_KINDS:
+        raise InvalidInputError(
+            f"unknown selector {kind!r}; use one of {', '.join(SELECTOR_KINDS)}"
+        )
+    if not value.strip():
+        raise InvalidInputError(f"--{kind} needs a value")
+    if kind == "before":
+        from domain.clock import parse_fixed_time
+
+        try:
+            at = parse_fixed_time(value)
+        except MindError as e:
+            raise InvalidInputError(f"--before: {e}") from None
+        return Selector("before", value.strip(), at)
+    return Selector(kind, value.strip())  # type: ignore[arg-type]  # checked above
+
+
+def _stop_background_server(home: Home) -> int | None:
+    """A running server keeps the mind's words in memory: a background one is stopped (the next
+    call starts a fresh one); a foreground `mind serve` must take the forget itself."""
+    from service.process import pid_alive, server_record
+
+    data, _ = server_record(home.path)
+    if data is None:
+        return None
+    pid = int(data["pid"])
+    if not data.get("idle_exit_s"):
+        raise MindError(
+            f"`mind serve` (pid {pid}) serves this mind and holds its words in memory: forget "
+            "through it (POST /v1/minds/NAME/forget) or stop it first (`mind server stop`)"
+        )
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, signal.SIGTERM)
+    import time
+
+    deadline = time.monotonic() + 30
+    while pid_alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return pid
+
+
+def forget_data(
+    home: Home, selector: Selector, *, dry_run: bool, role: str = "owner", via: str = "cli"
+) -> dict[str, Any]:
+    """The forget use case as the CLI and the server run it; returns the `--json` object."""
+    from adapters.forget_plan import plan_forget
+    from domain.forgetting import check_forget_role
+
+    check_forget_role(role)
+    home.require()
+    with _forget_lock(home):
+        _finish(home)
+        reader = open_reader(home)
+        try:
+            keys = open_keys(home, read_only=dry_run)
+            try:
+                plan = plan_forget(reader, selector, keys)
+                existing = len(keys.get(plan.keys)) if plan.keys else 0
+            finally:
+                keys.close()
+        finally:
+            reader.close()
+        summary = plan.summary(existing)
+        if dry_run:
+            return {"dry_run": True, **summary, "forgotten": False}
+        if existing == 0:
+            return {"dry_run": False, **summary, "forgotten": False, "already_forgotten": True}
+        if via == "cli":
+            _stop_background_server(home)
+        note = json.dumps({**summary, "role": role, "via": via}, sort_keys=True)
+        marker = home.path / MARKER
+        marker.write_text(plan.forget_id + "\n")
+        keys = open_keys(home, read_only=False)
+        try:
+            keys.destroy(plan.keys, plan.forget_id, note)
+        finally:
+            keys.close()
+        _crash_point("after-keys")
+        _scrub_chat_history(home, plan.messages)
+        _finish(home)
+        return {"dry_run": False, **summary, "forgotten": True}
+
+
+def _finish(home: Home) -> int:
+    """Finish every forget whose keys are gone: record its fact once, rebuild the read models,
+    drop the embeddings cache; returns how many were finished."""
+    marker = home.path / MARKER
+    if not marker.exists():
+        return 0
+    keys = open_keys(home, read_only=False)
+    try:
+        pending = keys.pending_forgets()
+        for forget_id, note in pending:
+            plan = json.loads(note)
+            mind = open_mind(home)
+            try:
+                mind.record_forgotten(plan, plan.get("role", "owner"), plan.get("via", "cli"))
+            finally:
+                mind.close()
+            _crash_point("after-event")
+            _purge(home)
+            _crash_point("after-purge")
+            keys.finish_forget(forget_id)
+    finally:
+        keys.close()
+    marker.unlink(missing_ok=True)
+    return len(pending)
+
+
+def _purge(home: Home) -> None:
+    from projections.engine.purge import rebuild_in_place
+
+    # A cache of vectors by text: dropped whole (it is rebuilt on demand) rather than pruned.
+    for name in ("embeddings.sqlite", "embeddings.sqlite-wal", "embeddings.sqlite-shm"):
+        (home.path / name).unlink(missing_ok=True)
+    reader = open_reader(home)
+    try:
+        rebuild_in_place(read_model_paths(home), reader)
+    finally:
+        reader.close()
+
+
+def _scrub_chat_history(home: Home, messages: list[str]) -> None:
+    """Drop the lines of `mind chat`'s history file that were forgotten messages."""
+    path = home.path / "chat_history"
+    gone = {m.strip() for m in messages if m.strip()}
+    if not gone or not path.exists():
+        return
+    lines = path.read_text(errors="replace").splitlines(keepends=True)
+    kept = [line for line in lines if line.strip() not in gone]
+    if len(kept) != len(lines):
+        tmp = path.with_name(path.name + ".tmp")
+        tmp.write_text("".join(kept))
+        os.replace(tmp, path)
+
+
+def finish_pending(home: Home) -> None:
+    """Called as a command opens the mind: finish a forget a crash interrupted (a stat when
+    there is none)."""
+    if _finishing.get() or not (home.path / MARKER).exists():
+        return
+    with _forget_lock(home):
+        _finish(home)
+
+
+@click.command()
+@click.option("--turn", "turn", metavar="ID", help="A turn: its message, reply and prompt.")
+@click.option("--conversation", metavar="ID", help="An imported conversation, every message.")
+@click.option("--speaker", metavar="NAME", help="Everything this speaker said (any case).")
+@click.option("--commitment", metavar="CID", help="A commitment, every episode.")
+@click.option("--concept", metavar="TOKEN", help="A concept's definitions and aliases.")
+@click.option("--thread", metavar="ID", help="A thread's label, content and resolution.")
+@click.option("--knowledge", metavar="ID", help="A knowledge item and the questions routed to it.")
+@click.option("--before", metavar="TIME", help="Everything recorded before this ISO-8601 time.")
+@click.option("--dry-run", is_flag=True, help="Count what would go (no content); change nothing.")
+@click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_obj
+def forget(home: Home, /, dry_run: bool, yes: bool, as_json: bool, **given: str | None) -> None:
+    """Forget for good what one selector names: its words' keys are destroyed, so the ledger's
+    ciphertext can never be read again, and every derived copy is rebuilt without them. The
+    hash chain still verifies; a `Forgotten` event records the selector, counts, time and who
+    (never the content). Turns that quoted what goes lose their sent prompt too.
+
+    Example:
+
+        mind forget --speaker Caroline --dry-run
+        mind forget --commitment c3f1a9e2b7d --yes
+    """
+    chosen = [(k, v) for k, v in given.items() if v is not None]
+    if len(chosen) != 1:
+        raise InvalidInputError(
+            "give exactly one of --turn, --conversation, --speaker, --commitment, --concept, "
+            "--thread, --knowledge, --before (`mind forget --help`)"
+        )
+    selector = selector_of(*chosen[0])
+    if not dry_run and not yes:
+        preview = forget_data(home, selector, dry_run=True)
+        if preview.get("keys", 0) == 0:
+            _print(preview, as_json)
+            return
+        _print(preview, as_json=False, to_err=True)
+        if not sys.stdin.isatty():
+            raise InvalidInputError("forgetting cannot be undone: add --yes to confirm it")
+        click.confirm("Forget this for good?", abort=True, err=True)
+    _print(forget_data(home, selector, dry_run=dry_run), as_json)
+
+
+def _print(data: dict[str, Any], as_json: bool, to_err: bool = False) -> None:
+    if as_json:
+        emit_json(data)
+        return
+    what = f"--{data['selector']} {data['value']}"
+    if data.get("dry_run"):
+        head = f"would forget {what}: {data['events']} events, {data['keys']} keys"
+    elif data.get("already_forgotten") or not data.get("forgotten"):
+        head = f"nothing left to forget for {what}: already forgotten"
+    else:
+        head = f"forgot {what}: {data['events']} events, {data['keys']} keys destroyed"
+    echo(head, err=to_err)
+    for kind, n in data["counts"].items():
+        echo(f"  {kind:<14} {n}", err=to_err)
+    if data.get("context_turns"):
+        echo(f"and the sent prompts of {data['context_turns']} turns that quoted it", err=to_err)
+
+
+def register(group: click.Group) -> None:
+    """Add these commands to the `mind` group."""
+    group.add_command(forget)

@@ -1,0 +1,193 @@
+"""Forgetting: what a forget names (`Selector`), which events it reaches (`reaches`), and the
+`Forgotten` fact that records it — the selector, counts, time and who, never the content.
+
+The words themselves are destroyed by deleting their data keys (adapters/forget_keys.py); the
+ledger keeps its ciphertext, so the hash chain verifies before and after. Only the owner may
+forget: a model's control line never can (`check_forget_role`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Literal
+from uuid import UUID
+
+from domain.errors import InvalidInputError, MindError
+from domain.events import AggregateRoot, DomainEvent, stream_id
+
+SelectorKind = Literal[
+    "turn", "conversation", "speaker", "commitment", "concept", "thread", "knowledge", "before"
+]
+SELECTOR_KINDS: tuple[str, ...] = (
+    "turn",
+    "conversation",
+    "speaker",
+    "commitment",
+    "concept",
+    "thread",
+    "knowledge",
+    "before",
+)
+# A stream named by an id prefix needs this many hex digits (a thread's `t` + 8, a turn's 8).
+MIN_PREFIX = 8
+
+
+class ForgetRoleError(MindError):
+    """Raised when anyone but the owner asks to forget (a model's control line)."""
+
+
+class NothingToForgetError(MindError):
+    """Raised when a selector names nothing this mind holds."""
+
+
+def check_forget_role(role: str) -> None:
+    """Refuse every role but the owner's."""
+    if role != "owner":
+        raise ForgetRoleError(
+            "only the mind's owner can forget (`mind forget`, or the server with the mind's "
+            "token); a model's FORGET line is refused"
+        )
+
+
+@dataclass(frozen=True)
+class Selector:
+    """One forget's target: `kind` and its value as given (an id, a name, a CID, a time)."""
+
+    kind: SelectorKind
+    value: str
+    before: datetime | None = None  # the parsed time of a `before` selector
+
+    def describe(self) -> str:
+        """The selector in words, as `mind forget` was given it."""
+        return f"--{self.kind} {self.value}"
+
+
+def hex_prefix(value: str, kind: str) -> str:
+    """An id or id prefix as lower-case hex (a thread's leading `t`, an item's `k` dropped)."""
+    text = value.strip().lower()
+    if (kind, text[:1]) in (("thread", "t"), ("knowledge", "k")):
+        text = text[1:]
+    text = text.replace("-", "")
+    if len(text) < MIN_PREFIX or any(c not in "0123456789abcdef" for c in text):
+        raise InvalidInputError(
+            f"--{kind} takes an id or at least {MIN_PREFIX} of its first hex digits "
+            f"(got {value!r}); `mind log` and the listings show them"
+        )
+    return text
+
+
+class Reach:
+    """Decides, one stored event at a time (its clear fields only), whether a selector reaches
+    it. Streams a selector names by an id prefix must be unambiguous."""
+
+    def __init__(self, selector: Selector) -> None:
+        self.selector = selector
+        kind = selector.kind
+        self.prefix = (
+            hex_prefix(selector.value, kind)
+            if kind in ("turn", "conversation", "thread", "knowledge")
+            else ""
+        )
+        self.concept_stream = (
+            stream_id("concept", selector.value.strip()).hex if kind == "concept" else ""
+        )
+        self.streams: set[str] = set()  # streams the selector reached as a whole
+        self.candidates: set[str] = set()  # streams an id prefix matched (for ambiguity)
+
+    def event(self, topic: str, stream: str, state: dict[str, Any], at: datetime) -> bool:
+        """Whether the selector reaches this event (`stream`: the aggregate id in hex)."""
+        kind, aggregate = self.selector.kind, topic.split(".")[1]
+        if kind == "before":
+            assert self.selector.before is not None
+            return at < self.selector.before
+        if stream in self.streams:
+            return True
+        if kind == "speaker":
+            said = topic in ("mind.turn.started", "mind.conversation.message_observed")
+            speaker = str(state.get("speaker", "")).casefold()
+            return said and speaker == self.selector.value.strip().casefold()
+        first = {
+            "turn": "mind.turn.started",
+            "conversation": "mind.conversation.started",
+            "thread": "mind.thread.opened",
+        }
+        if kind in first and topic == first[kind] and stream.startswith(self.prefix):
+            return self._take(stream)
+        cid = self.selector.value.strip().lower() if kind == "commitment" else None
+        if topic == "mind.commitment.opened" and str(state.get("cid", "")).lower() == cid:
+            return self._take(stream, ambiguous=False)
+        if kind == "concept" and aggregate == "concept" and stream == self.concept_stream:
+            return self._take(stream, ambiguous=False)
+        if kind == "knowledge":
+            item = str(state.get("item_id") or "")
+            if topic == "mind.knowledge.captured" and (
+                item.lower()[1:].startswith(self.prefix) or stream.startswith(self.prefix)
+            ):
+                return self._take(stream)
+            if topic == "mind.ask.routed" and item and item.lower()[1:].startswith(self.prefix):
+                return True
+        return False
+
+    def _take(self, stream: str, ambiguous: bool = True) -> bool:
+        if ambiguous:
+            self.candidates.add(stream)
+        self.streams.add(stream)
+        return True
+
+    def check_unambiguous(self) -> None:
+        """Refuse an id prefix that named more than one stream (nothing is destroyed)."""
+        if len(self.candidates) > 1:
+            shown = ", ".join(sorted(c[:12] for c in self.candidates)[:5])
+            raise InvalidInputError(
+                f"{self.selector.describe()} names {len(self.candidates)} streams ({shown}); "
+                "give more of the id"
+            )
+
+
+class Forgetting(AggregateRoot):
+    """One forget: a stream of its own, named by its id, so a forget finished after a crash
+    records its fact once."""
+
+    class Forgotten(DomainEvent):
+        TOPIC = "mind.forget.forgotten"
+        forget_id: str
+        selector: str  # the kind, e.g. "speaker"
+        value: str  # what the selector named: an id, a name, a CID, a time (never content)
+        counts: dict[str, int]  # events reached, by aggregate kind
+        events: int
+        keys: int  # data keys destroyed
+        context_turns: int  # turns whose sent prompt quoted what was forgotten
+        role: str
+        via: str  # "cli" or "server"
+
+    def __init__(self, id: UUID) -> None:
+        super().__init__(id)
+        self.recorded = False
+
+    @staticmethod
+    def stream(forget_id: str) -> UUID:
+        """The stream of forget `forget_id`."""
+        return stream_id("forget", forget_id)
+
+    def record(self, plan: dict[str, Any], role: str, via: str, at: datetime) -> None:
+        """Record the forget once (again: nothing)."""
+        check_forget_role(role)
+        if self.recorded:
+            return
+        self.trigger(
+            self.Forgotten,
+            at,
+            forget_id=plan["forget_id"],
+            selector=plan["selector"],
+            value=plan["value"],
+            counts=plan["counts"],
+            events=plan["events"],
+            keys=plan["keys"],
+            context_turns=plan["context_turns"],
+            role=role,
+            via=via,
+        )
+
+    def when_Forgotten(self, e: Forgotten) -> None:
+        self.recorded = True

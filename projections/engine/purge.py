@@ -1,0 +1,48 @@
+"""After a forget: the read model built anew from position 0, so no row, index term, payload or
+freed page of the old files keeps a forgotten word (events whose keys are gone project as
+"[forgotten]" and are not indexed)."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from domain.errors import MindError
+from projections.engine.ports import LedgerReader
+from projections.engine.projector import Projector
+from projections.engine.readmodel import ReadModelPaths, projector_lock
+
+LOCK_WAIT_S = 15.0
+
+
+class ReadModelHeldError(MindError):
+    """Raised when another projector holds the read model a forget must rebuild."""
+
+
+def _remove(path: Path) -> None:
+    for leftover in (path, Path(f"{path}.wal"), *path.parent.glob(f"{path.name}.*.tmp*")):
+        leftover.unlink(missing_ok=True)
+
+
+def rebuild_in_place(paths: ReadModelPaths, reader: LedgerReader) -> int:
+    """Delete the working and published read models and project the ledger into new ones, under
+    the projector lock; returns the events applied."""
+    deadline = time.monotonic() + LOCK_WAIT_S
+    while True:
+        with projector_lock(paths.lock, wait=False) as held:
+            if held:
+                _remove(paths.working)
+                _remove(paths.published)
+                projector = Projector(paths.working)
+                try:
+                    applied = projector.catch_up(reader, maintain=True)
+                    projector.publish(paths.published)
+                finally:
+                    projector.close()
+                return applied
+        if time.monotonic() > deadline:
+            raise ReadModelHeldError(
+                "another projector (`mind project --follow`?) holds the read model, which still "
+                "holds the forgotten words: stop it and run `mind forget --finish`"
+            )
+        time.sleep(0.1)
