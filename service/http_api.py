@@ -208,6 +208,7 @@ MIND = "/v1/minds/{name}"
 def endpoints() -> list[Endpoint]:
     """The /v1 routes (the events stream lives in service/events_stream.py)."""
     from service.events_stream import events_endpoint
+    from service.forget_api import forget_endpoints
     from service.knowledge_api import knowledge_endpoints
 
     read = ("reads",)
@@ -289,4 +290,5 @@ def endpoints() -> list[Endpoint]:
         ),
         events_endpoint(),
         *knowledge_endpoints(),
+        *forget_endpoints(),
     ]

@@ -144,6 +144,18 @@ class ServedMind:
                 raise
         return ask_json(outcome)
 
+    def forget(self, kind: str, value: str, dry_run: bool) -> Any:
+        """`mind forget --json`: this server's warm turn pipeline and model clients (which may
+        hold the words in memory) are dropped first, under the turn lock."""
+        from cli.forget_cmds import forget_data, selector_of
+
+        selector = selector_of(kind, value)
+        with self.turn_lock:
+            if not dry_run:
+                self._drop_turns()
+                self._models.clear()
+            return forget_data(self.home, selector, dry_run=dry_run, via="server")
+
     def owner_write(self, act: Callable[[Home], Any]) -> Any:
         """Run one owner action on the knowledge (the token is the owner), serialized with
         this mind's turns in this server, and return what it returns."""
