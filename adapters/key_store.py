@@ -21,7 +21,7 @@ from typing import Any
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 from adapters.ledger_location import read_only_uri
-from domain.errors import LedgerCorruptError, MindError
+from domain.errors import LedgerBusyError, LedgerCorruptError, LedgerReadOnlyError, MindError
 
 KEY_STORE_ENV = "LEDGER_KEY_STORE"  # the persistence setting naming keys.sqlite (or "postgres")
 MASTER_KEY_ENV = "LEDGER_MASTER_KEY"  # the persistence setting carrying MIND_MASTER_KEY
@@ -257,13 +257,25 @@ class SQLiteKeyStore(KeyStore):
         return con
 
     def _store(self, keys: Mapping[bytes, bytes]) -> None:
-        with self._connection(write=True) as con:
-            assert con is not None
-            with con:
-                con.executemany(
-                    "INSERT OR IGNORE INTO keys VALUES (?, ?)",
-                    [(i, self.wrapping.wrap(i, k)) for i, k in keys.items()],
-                )
+        if self.read_only:
+            raise _read_only()
+        try:
+            with self._connection(write=True) as con:
+                assert con is not None
+                with con:
+                    con.executemany(
+                        "INSERT OR IGNORE INTO keys VALUES (?, ?)",
+                        [(i, self.wrapping.wrap(i, k)) for i, k in keys.items()],
+                    )
+        except sqlite3.OperationalError as e:
+            if "readonly" in str(e) or "read-only" in str(e):
+                raise _read_only() from e
+            if "locked" in str(e) or "busy" in str(e):
+                raise LedgerBusyError(
+                    "another mind process held the key store's write lock too long; nothing "
+                    "was written, run the command again"
+                ) from e
+            raise
 
     def _fetch(self, ids: list[bytes]) -> dict[bytes, bytes]:
         found: dict[bytes, bytes] = {}
@@ -341,6 +353,13 @@ class SQLiteKeyStore(KeyStore):
             if self._con is not None:
                 self._con.close()
                 self._con = None
+
+
+def _read_only() -> LedgerReadOnlyError:
+    return LedgerReadOnlyError(
+        "this process cannot write the ledger (the home is read-only); nothing was written: "
+        "reading commands still work, recording needs a writable home"
+    )
 
 
 def key_store_from_env(env: Any) -> KeyStore | None:

@@ -200,7 +200,11 @@ def persistence_env(home: Home, *, create: bool = False) -> dict[str, str]:
     env = _backend_env(home)
     env["CREATE_TABLE"] = "y" if create else "n"
     env[HEAD_ANCHOR_ENV] = str(home.head_anchor)  # every writer records the head it made
-    env[KEY_STORE_ENV] = "postgres" if home.backend() == "postgres" else str(home.key_store)
+    if home.backend() == "postgres":
+        env[KEY_STORE_ENV] = "postgres"
+    else:  # a ledger opened read-only (a read-only home) reads its keys read-only too
+        read_only = env["SQLITE_DBNAME"].startswith("file:")
+        env[KEY_STORE_ENV] = ("ro:" if read_only else "") + str(home.key_store)
     master = home.settings.master_key
     if master is not None:
         env[MASTER_KEY_ENV] = master.get_secret_value()
