@@ -10,6 +10,7 @@ cannot be moved into another event. A field whose key is gone reads as its place
 from __future__ import annotations
 
 import base64
+import binascii
 import json
 import os
 from collections.abc import Iterable, Mapping, Sequence
@@ -32,7 +33,12 @@ def _aad(stream: str, version: int, topic: str, field: str) -> bytes:
 
 
 def _stream_hex(originator_id: UUID | str) -> str:
-    return originator_id.hex if isinstance(originator_id, UUID) else UUID(str(originator_id)).hex
+    if isinstance(originator_id, UUID):
+        return originator_id.hex
+    text = str(originator_id)
+    # SQLite rows hold the id as its 32 hex digits: skip UUID's parse (a quarter of opening
+    # an event). A malformed one then fails to open, as corrupt, like any other changed byte.
+    return text.lower() if len(text) == 32 else UUID(text).hex
 
 
 def seal_state(
@@ -58,19 +64,35 @@ def seal_state(
         state[field] = {ENVELOPE: key_id.hex(), "c": base64.b64encode(nonce + data).decode()}
 
 
+def _key_id(envelope: Mapping[str, Any]) -> bytes | None:
+    try:
+        return bytes.fromhex(str(envelope[ENVELOPE]))
+    except ValueError:
+        return None
+
+
 def key_ids(topic: str, state: Mapping[str, Any]) -> dict[str, bytes]:
     """The key ids a stored state's envelopes name: field -> key id."""
     cls = EVENT_TYPES.get(topic)
     found: dict[str, bytes] = {}
     if cls is None:
         return found
-    for field in cls.SEALED:
+    for field, _, _, key_id in _envelopes(cls, state):
+        if key_id is not None:
+            found[field] = key_id
+    return found
+
+
+# (field, scope, envelope, key id or None when the envelope names none that parses)
+_Sealed = tuple[str, str, Mapping[str, Any], bytes | None]
+
+
+def _envelopes(cls: type[DomainEvent], state: Mapping[str, Any]) -> list[_Sealed]:
+    found: list[_Sealed] = []
+    for field, scope in cls.SEALED.items():
         value = state.get(field)
         if isinstance(value, dict) and ENVELOPE in value:
-            try:
-                found[field] = bytes.fromhex(str(value[ENVELOPE]))
-            except ValueError:
-                continue
+            found.append((field, scope, value, _key_id(value)))
     return found
 
 
@@ -87,15 +109,22 @@ def open_state(
     cls = EVENT_TYPES.get(topic)
     if cls is None or not cls.SEALED:
         return state
+    _open(cls, topic, originator_id, version, state, _envelopes(cls, state), keys)
+    return state
+
+
+def _open(
+    cls: type[DomainEvent],
+    topic: str,
+    originator_id: UUID | str,
+    version: int,
+    state: dict[str, Any],
+    sealed: list[_Sealed],
+    keys: Mapping[bytes, bytes],
+) -> None:
     stream: str | None = None
-    for field, scope in cls.SEALED.items():
-        value = state.get(field)
-        if not (isinstance(value, dict) and ENVELOPE in value):
-            continue
-        try:
-            key = keys.get(bytes.fromhex(str(value[ENVELOPE])))
-        except ValueError:
-            key = None
+    for field, scope, envelope, key_id in sealed:
+        key = None if key_id is None else keys.get(key_id)
         if key is None:
             state[field] = cls.forgotten_value(field)
             if scope == "own":
@@ -103,7 +132,8 @@ def open_state(
             continue
         stream = stream or _stream_hex(originator_id)
         try:
-            raw = base64.b64decode(str(value.get("c", "")))
+            # a2b_base64 is what b64decode calls, without its wrapper (a fifth of its time)
+            raw = binascii.a2b_base64(str(envelope.get("c", "")))
             plain = AESGCM(key).decrypt(raw[:12], raw[12:], _aad(stream, version, topic, field))
         except (InvalidTag, ValueError) as e:
             raise LedgerCorruptError(
@@ -111,7 +141,6 @@ def open_state(
                 f"with its key ({type(e).__name__}); run `mind verify`"
             ) from None
         state[field] = orjson.loads(plain)
-    return state
 
 
 def open_rows(rows: Sequence[Any], keys: KeyStore | None) -> list[dict[str, Any]]:
@@ -119,14 +148,20 @@ def open_rows(rows: Sequence[Any], keys: KeyStore | None) -> list[dict[str, Any]
     states: list[dict[str, Any]] = [orjson.loads(r.state) if r.state else {} for r in rows]
     if keys is None:
         return states
+    # One pass finds the envelopes (and parses their key ids once), one read fetches the keys.
+    found: list[tuple[Any, dict[str, Any], type[DomainEvent], list[_Sealed]]] = []
     wanted: list[bytes] = []
     for row, state in zip(rows, states, strict=True):
-        if row.topic:
-            wanted.extend(key_ids(row.topic, state).values())
-    found = keys.get(wanted) if wanted else {}
-    for row, state in zip(rows, states, strict=True):
-        if row.topic and row.originator_id:
-            open_state(row.topic, row.originator_id, row.version or 0, state, found)
+        cls = EVENT_TYPES.get(row.topic) if row.topic else None
+        if cls is None or not cls.SEALED:
+            continue
+        sealed = _envelopes(cls, state)
+        wanted.extend(key_id for _, _, _, key_id in sealed if key_id is not None)
+        if sealed and row.originator_id:
+            found.append((row, state, cls, sealed))
+    keyring = keys.get(wanted) if wanted else {}
+    for row, state, cls, sealed in found:
+        _open(cls, row.topic, row.originator_id, row.version or 0, state, sealed, keyring)
     return states
 
 

@@ -21,7 +21,7 @@ import pyarrow as pa
 
 from adapters.sqlite_ledger import SQLiteLedgerReader
 from bench.common import fill, new_mind, percentiles, report, timed
-from cli.compose import Home
+from cli.compose import Home, open_reader
 from projections.engine.duckdb_files import sandboxed
 from projections.engine.projector import Projector
 from projections.engine.readmodel import published_position
@@ -58,7 +58,7 @@ def raw_duckdb_rate(reader: SQLiteLedgerReader, folder: Path) -> float:
 def catch_up(folder: Path, size: int) -> dict[str, float]:
     app = new_mind(folder)
     fill_s, written = timed(lambda: fill(app, size))
-    reader = SQLiteLedgerReader(folder / "ledger.sqlite")
+    reader = open_reader(Home(folder))  # with the key store: sealed fields are opened
     projector = Projector(folder / "rm.duckdb")
 
     def run() -> int:
@@ -84,10 +84,10 @@ def catch_up(folder: Path, size: int) -> dict[str, float]:
 REPLAY = """
 import resource, sys, time
 from pathlib import Path
-from adapters.sqlite_ledger import SQLiteLedgerReader
+from cli.compose import Home, open_reader
 from projections.engine.replay import rebuild
 start = time.perf_counter()
-n = rebuild(Path(sys.argv[2]), SQLiteLedgerReader(Path(sys.argv[1])))
+n = rebuild(Path(sys.argv[2]), open_reader(Home(Path(sys.argv[1]))))
 print(n, time.perf_counter() - start, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
 """
 
@@ -98,7 +98,7 @@ def replay(folder: Path) -> dict[str, float]:
             sys.executable,
             "-c",
             REPLAY,
-            str(folder / "ledger.sqlite"),
+            str(folder),
             str(folder / "replayed.duckdb"),
         ],
         cwd=REPO,

@@ -21,9 +21,8 @@ import time
 from pathlib import Path
 
 from adapters.litellm_model import LiteLLMModel, ModelSettings, import_litellm
-from adapters.sqlite_ledger import SQLiteLedgerReader
 from bench.common import fill, new_mind, percentiles, report
-from cli.compose import Home, read_model_paths, turn_service
+from cli.compose import Home, open_reader, read_model_paths, turn_service
 from projections.engine.projector import Projector
 
 REPO = Path(__file__).resolve().parent.parent
@@ -36,7 +35,7 @@ def prepare(folder: Path, size: int) -> Home:
     home = Home(folder)
     projector = Projector(read_model_paths(home).working)
     # As a follower would have done, maintenance included (tension column, sorted term index).
-    projector.catch_up(SQLiteLedgerReader(home.ledger), maintain=True)
+    projector.catch_up(open_reader(home), maintain=True)  # opens sealed fields
     projector.close()
     return home
 
