@@ -183,9 +183,12 @@ class PostgresLedgerReader:
         if self.keys is not None:
             self.keys.close()
 
-    def open_states(self, rows: Sequence[Any]) -> list[dict[str, Any]]:
-        """The rows' states, decoded, their sealed fields opened (placeholders where forgotten)."""
-        return open_rows(rows, self.keys)
+    def open_states(
+        self, rows: Sequence[Any], skip: frozenset[str] = frozenset()
+    ) -> list[dict[str, Any]]:
+        """The rows' states, decoded, their sealed fields opened (placeholders where forgotten)
+        but those named in `skip`, which stay sealed."""
+        return open_rows(rows, self.keys, skip)
 
     def wait(self, timeout: float) -> None:
         """Block until the recorder NOTIFYs an insert (LISTEN), or `timeout` seconds pass."""

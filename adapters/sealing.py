@@ -143,8 +143,11 @@ def _open(
         state[field] = orjson.loads(plain)
 
 
-def open_rows(rows: Sequence[Any], keys: KeyStore | None) -> list[dict[str, Any]]:
-    """Each row's state decoded and opened, with one key-store read for the whole batch."""
+def open_rows(
+    rows: Sequence[Any], keys: KeyStore | None, skip: frozenset[str] = frozenset()
+) -> list[dict[str, Any]]:
+    """Each row's state decoded and opened, with one key-store read for the whole batch; the
+    fields named in `skip` stay sealed (a reader that never looks at them)."""
     states: list[dict[str, Any]] = [orjson.loads(r.state) if r.state else {} for r in rows]
     if keys is None:
         return states
@@ -156,6 +159,8 @@ def open_rows(rows: Sequence[Any], keys: KeyStore | None) -> list[dict[str, Any]
         if cls is None or not cls.SEALED:
             continue
         sealed = _envelopes(cls, state)
+        if skip:
+            sealed = [s for s in sealed if s[0] not in skip]
         wanted.extend(key_id for _, _, _, key_id in sealed if key_id is not None)
         if sealed and row.originator_id:
             found.append((row, state, cls, sealed))

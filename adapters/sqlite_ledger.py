@@ -176,9 +176,12 @@ class SQLiteLedgerReader:
         if self.keys is not None:
             self.keys.close()
 
-    def open_states(self, rows: Sequence[Any]) -> list[dict[str, Any]]:
-        """The rows' states, decoded, their sealed fields opened (placeholders where forgotten)."""
-        return open_rows(rows, self.keys)
+    def open_states(
+        self, rows: Sequence[Any], skip: frozenset[str] = frozenset()
+    ) -> list[dict[str, Any]]:
+        """The rows' states, decoded, their sealed fields opened (placeholders where forgotten)
+        but those named in `skip`, which stay sealed."""
+        return open_rows(rows, self.keys, skip)
 
     def wait(self, timeout: float) -> None:
         """SQLite has no notifications: waiting is sleeping until the next poll."""

@@ -34,6 +34,8 @@ BATCH = 25_000
 FEW_ROWS = 50
 # Up to this many existing rows of a table are rewritten by UPDATE, more by DELETE and INSERT.
 FEW_UPDATES = 2
+# Sealed fields no handler reads, left sealed (a turn's sent prompt: 3-10 KB per turn).
+UNREAD_FIELDS = frozenset({"prompt"})
 # The tension law's liveness rule: a longer stretch without any event is an outage.
 GAP = timedelta(hours=24)
 
@@ -445,7 +447,9 @@ class Projector:
         """`apply` rows `reader` read, their sealed fields opened by it (a reader without
         `open_states` is one of tests' fakes, whose rows are stored unsealed)."""
         opener = getattr(reader, "open_states", None)
-        return self.apply(rows, opener(rows) if opener is not None and rows else None)
+        if opener is None or not rows:
+            return self.apply(rows)
+        return self.apply(rows, opener(rows, UNREAD_FIELDS))
 
     def catch_up(
         self,
