@@ -245,14 +245,14 @@ class SQLiteKeyStore(KeyStore):
         except sqlite3.DatabaseError as e:
             raise LedgerCorruptError(f"{self.path} is not a readable key store ({e})") from e
         check = row[0] if row else None
-        if check is None and not self.read_only and self.wrapping.master is not None:
-            if con.execute("SELECT 1 FROM keys LIMIT 1").fetchone() is None:
-                with con:  # an empty store takes the master key it is first used with
-                    con.execute(
-                        "INSERT OR IGNORE INTO meta VALUES ('check', ?)",
-                        (self.wrapping.check_value(),),
-                    )
-                check = con.execute("SELECT value FROM meta WHERE name = 'check'").fetchone()[0]
+        first_use = check is None and not self.read_only and self.wrapping.master is not None
+        if first_use and con.execute("SELECT 1 FROM keys LIMIT 1").fetchone() is None:
+            with con:  # an empty store takes the master key it is first used with
+                con.execute(
+                    "INSERT OR IGNORE INTO meta VALUES ('check', ?)",
+                    (self.wrapping.check_value(),),
+                )
+            check = con.execute("SELECT value FROM meta WHERE name = 'check'").fetchone()[0]
         self.wrapping.verify(check)
         return con
 
