@@ -12,7 +12,7 @@ from typing import Any
 
 import click
 
-from cli.compose import Home, open_mind, open_reader
+from cli.compose import Home, open_keys, open_mind, open_reader
 from cli.output import echo, emit_json
 from domain.errors import MindError
 
@@ -46,6 +46,7 @@ def export_ledger(home: Home, folder: Path, fmt: str, show_progress: bool = True
     refuse_home_file(home, folder, "FOLDER")
     refuse_home_file(home, target, "FOLDER")
     reader = open_reader(home)
+    keys = open_keys(home)  # the data keys each jsonl line carries for its envelopes
     try:
         genesis = Genesis(*reader.meta())
         events, head = reader.head()  # a snapshot: events written meanwhile are not exported
@@ -64,12 +65,13 @@ def export_ledger(home: Home, folder: Path, fmt: str, show_progress: bool = True
         ):
             rows = _counted(reader.rows(stop=events), bar)
             if fmt == "jsonl":
-                for line in export_lines(genesis, rows, events, head):
+                for line in export_lines(genesis, rows, events, head, keys):
                     written += out.write(line)
             else:
                 for chunk in transcript(genesis, rows, events, head):
                     written += out.write(chunk.encode())
     finally:
+        keys.close()
         reader.close()
     return {
         "file": str(target),
