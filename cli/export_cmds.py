@@ -180,18 +180,21 @@ def import_ledger(home: Home, path: Path, as_json: bool) -> None:
         header = reader.header
         created = NewHome.prepare(home)
         adopted = None  # the recorder, once its ledger is known to have been empty
+        added: set[bytes] = set()  # the ids of the keys the import stored
         app = None
         try:
             app = open_mind(home, create=True)
             adopt_genesis(app.recorder, header.genesis)  # refuses a ledger holding events
             adopted = app.recorder
             with progress(header.events, "importing", not as_json) as bar:
-                written = append_exported(adopted, reader.events(), on_batch=bar.update)
+                written = append_exported(
+                    adopted, reader.events(), on_batch=bar.update, added_keys=added
+                )
             app.close()
         except BaseException:
             if adopted is not None:  # never another mind's events: only what this import wrote
                 with contextlib.suppress(Exception):
-                    discard_imported(adopted)
+                    discard_imported(adopted, added)
             if app is not None:
                 with contextlib.suppress(Exception):
                     app.close()  # its connections go before its files do
