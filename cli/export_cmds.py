@@ -68,7 +68,7 @@ def export_ledger(home: Home, folder: Path, fmt: str, show_progress: bool = True
                 for line in export_lines(genesis, rows, events, head, keys):
                     written += out.write(line)
             else:
-                for chunk in transcript(genesis, rows, events, head):
+                for chunk in transcript(genesis, rows, events, head, reader.open_states):
                     written += out.write(chunk.encode())
     finally:
         keys.close()
