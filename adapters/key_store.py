@@ -21,7 +21,7 @@ from typing import Any
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 from adapters.ledger_location import read_only_uri
-from domain.errors import LedgerCorruptError, MindError
+from domain.errors import LedgerCorruptError, LedgerReadOnlyError, MindError
 
 KEY_STORE_ENV = "LEDGER_KEY_STORE"  # the persistence setting naming keys.sqlite (or "postgres")
 MASTER_KEY_ENV = "LEDGER_MASTER_KEY"  # the persistence setting carrying MIND_MASTER_KEY
@@ -29,6 +29,10 @@ KEY_BYTES = 32  # AES-256
 ID_BYTES = 16
 _CHECK = b"mindledger key store"
 CHUNK = 900  # ids per IN (...) list, under every SQLite's variable limit
+_READ_ONLY = (
+    "this process cannot write the ledger's key store (the home is read-only); nothing was "
+    "written: reading commands still work, recording needs a writable home"
+)
 
 
 class KeyStoreError(MindError):
@@ -227,7 +231,10 @@ class SQLiteKeyStore(KeyStore):
         if not self.path.exists():
             if not write or self.read_only:
                 return None
-            self.path.touch(mode=0o600)
+            try:
+                self.path.touch(mode=0o600)
+            except PermissionError as e:
+                raise LedgerReadOnlyError(_READ_ONLY) from e
         try:
             if self.read_only:
                 uri = read_only_uri(self.path)
@@ -243,6 +250,9 @@ class SQLiteKeyStore(KeyStore):
                         con.execute(statement)
             row = con.execute("SELECT value FROM meta WHERE name = 'check'").fetchone()
         except sqlite3.DatabaseError as e:
+            # The first write (WAL mode) of a store in a home this process cannot write.
+            if isinstance(e, sqlite3.OperationalError) and "readonly" in str(e):
+                raise LedgerReadOnlyError(_READ_ONLY) from e
             raise LedgerCorruptError(f"{self.path} is not a readable key store ({e})") from e
         check = row[0] if row else None
         first_use = check is None and not self.read_only and self.wrapping.master is not None
