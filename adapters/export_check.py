@@ -3,8 +3,10 @@
 A line must be the canonical JSON of an object with exactly the expected fields, its position
 the next one, its `prev` the hash of the line before and its `hash` the chain hash recomputed
 from its topic, aggregate, version and state bytes; the header's genesis must recompute from its
-ledger id and time, and its event count and head must be where the file ends. The first line
-that fails raises ExportInvalidError naming it.
+ledger id and time, and its event count and head must be where the file ends. The `keys` a
+line carries are not in the chain, so each is checked against the envelopes it opens (AES-GCM's
+tag): a changed key fails like a changed payload. The first line that fails raises
+ExportInvalidError naming it.
 """
 
 from __future__ import annotations
@@ -15,22 +17,24 @@ import json
 import os
 import stat
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
 from adapters.hash_chain import content_hash, genesis_hash, link_hash
+from adapters.key_store import KEY_BYTES
 from adapters.ledger_export import (
-    EVENT_KEYS,
     FORMAT,
-    FORMAT_VERSION,
     HASH_RULE,
     HEADER_KEYS,
-    RAW_EVENT_KEYS,
+    KEYS_FIELD,
+    READ_VERSIONS,
     Genesis,
+    event_shapes,
     state_bytes,
 )
 from adapters.pydantic_mapping import canonical_json
+from adapters.sealing import envelope_key, opens
 from domain.errors import MindError
 
 HEX = frozenset("0123456789abcdef")
@@ -54,6 +58,7 @@ class ExportHeader:
     genesis: Genesis
     events: int
     head: str
+    version: int
 
 
 @dataclass(frozen=True)
@@ -66,6 +71,7 @@ class ExportedEvent:
     version: int
     state: bytes
     hash: str
+    keys: dict[bytes, bytes] = field(default_factory=dict)  # key id -> data key
 
 
 def open_export(path: Path) -> IO[bytes]:
@@ -114,7 +120,7 @@ class ExportReader:
                 raise ExportInvalidError(
                     number, f"the header says {header.events} events, but the file goes on"
                 )
-            event = _event(line, number, prev)
+            event = _event(line, number, prev, header.version)
             prev = event.hash
             yield event
         count = number - 2
@@ -162,10 +168,12 @@ def _field_problem(found: frozenset[str], keys: tuple[frozenset[str], ...], numb
 
 def _header(line: bytes | None, number: int) -> ExportHeader:
     obj = _parse(line, number, (HEADER_KEYS,))
-    if obj["format"] != FORMAT or obj["version"] != FORMAT_VERSION:
-        raise ExportInvalidError(
-            number, f"not a mindledger export of version {FORMAT_VERSION} (format field)"
-        )
+    # `type` is int: neither true nor 1.0 is a version.
+    if obj["format"] != FORMAT or type(obj["version"]) is not int:
+        raise ExportInvalidError(number, "not a mindledger export (format field)")
+    if obj["version"] not in READ_VERSIONS:
+        known = " or ".join(map(str, READ_VERSIONS))
+        raise ExportInvalidError(number, f"not a mindledger export of version {known}")
     if obj["hash_rule"] != HASH_RULE:
         raise ExportInvalidError(number, "an unknown hash rule")
     ledger_id, created_at = _text(obj, "ledger_id", number), _text(obj, "created_at", number)
@@ -175,11 +183,11 @@ def _header(line: bytes | None, number: int) -> ExportHeader:
         raise ExportInvalidError(number, "the event count is not a whole number")
     if genesis_hash(ledger_id, created_at) != genesis:
         raise ExportInvalidError(number, "the genesis hash does not recompute")
-    return ExportHeader(Genesis(ledger_id, created_at, genesis), events, head)
+    return ExportHeader(Genesis(ledger_id, created_at, genesis), events, head, obj["version"])
 
 
-def _event(line: bytes, number: int, prev: str) -> ExportedEvent:
-    obj = _parse(line, number, (EVENT_KEYS, RAW_EVENT_KEYS))
+def _event(line: bytes, number: int, prev: str, file_version: int) -> ExportedEvent:
+    obj = _parse(line, number, event_shapes(file_version))
     position = _whole(obj, "position", number)
     if position != number - 1:
         raise ExportInvalidError(number, f"position {position} where {number - 1} belongs")
@@ -204,7 +212,54 @@ def _event(line: bytes, number: int, prev: str) -> ExportedEvent:
     expected = link_hash(prev, content_hash(topic, aggregate, version, state))
     if obj["hash"] != expected:
         raise ExportInvalidError(number, "the hash does not recompute (the event was changed)")
-    return ExportedEvent(position, topic, aggregate, version, state, expected)
+    keys = _keys(obj, number, state) if KEYS_FIELD in obj else {}
+    return ExportedEvent(position, topic, aggregate, version, state, expected, keys)
+
+
+def _keys(obj: dict[str, Any], number: int, state: bytes) -> dict[bytes, bytes]:
+    """The line's keys, each a 32-byte key under a 32-hex id that opens every envelope of the
+    event naming it (and at least one): a key the chain does not cover is still checked."""
+    carried = obj[KEYS_FIELD]
+    if not isinstance(carried, dict) or not carried:
+        raise ExportInvalidError(number, "keys is not an object of key ids")
+    try:
+        decoded = json.loads(state)
+    except ValueError:
+        decoded = None
+    fields = decoded if isinstance(decoded, dict) else {}
+    named: dict[bytes, list[str]] = {}
+    for name, value in fields.items():
+        key_id = envelope_key(value)
+        if key_id is not None:
+            named.setdefault(key_id, []).append(name)
+    keys: dict[bytes, bytes] = {}
+    for id_hex, text in carried.items():
+        if len(id_hex) != 32 or not HEX.issuperset(id_hex):
+            raise ExportInvalidError(number, f"key id {id_hex[:40]!r} is not 32 hex digits")
+        key = _key(text, id_hex, number)
+        key_id = bytes.fromhex(id_hex)
+        sealed = named.get(key_id, [])
+        if not sealed:
+            raise ExportInvalidError(number, f"key {id_hex} opens no sealed field of the event")
+        for name in sealed:
+            if not opens(obj["topic"], obj["aggregate"], obj["version"], name, fields[name], key):
+                raise ExportInvalidError(
+                    number, f"key {id_hex} does not open the sealed field {name!r} (changed?)"
+                )
+        keys[key_id] = key
+    return keys
+
+
+def _key(text: object, id_hex: str, number: int) -> bytes:
+    key = None
+    if isinstance(text, str):
+        try:
+            key = base64.b64decode(text, validate=True)
+        except (binascii.Error, ValueError):
+            key = None
+    if key is None or len(key) != KEY_BYTES or base64.b64encode(key).decode() != text:
+        raise ExportInvalidError(number, f"key {id_hex} is not {KEY_BYTES} bytes in base64")
+    return key
 
 
 def _text(obj: dict[str, Any], key: str, number: int) -> str:

@@ -30,6 +30,10 @@ ID_BYTES = 16
 _CHECK = b"mindledger key store"
 CHUNK = 900  # ids per IN (...) list, under every SQLite's variable limit
 BULK = 5000  # a batch wanting this many keys reads the whole store once instead
+_READ_ONLY = (
+    "this process cannot write the ledger's key store (the home is read-only); nothing was "
+    "written: reading commands still work, recording needs a writable home"
+)
 
 
 class KeyStoreError(MindError):
@@ -229,7 +233,10 @@ class SQLiteKeyStore(KeyStore):
         if not self.path.exists():
             if not write or self.read_only:
                 return None
-            self.path.touch(mode=0o600)
+            try:
+                self.path.touch(mode=0o600)
+            except PermissionError as e:
+                raise LedgerReadOnlyError(_READ_ONLY) from e
         try:
             if self.read_only:
                 uri = read_only_uri(self.path)
@@ -245,14 +252,13 @@ class SQLiteKeyStore(KeyStore):
                         con.execute(statement)
             row = con.execute("SELECT value FROM meta WHERE name = 'check'").fetchone()
         except sqlite3.DatabaseError as e:
+            # The first write (WAL mode) of a store in a home this process cannot write.
+            if isinstance(e, sqlite3.OperationalError) and "readonly" in str(e):
+                raise LedgerReadOnlyError(_READ_ONLY) from e
             raise LedgerCorruptError(f"{self.path} is not a readable key store ({e})") from e
         check = row[0] if row else None
-        if (
-            check is None
-            and not self.read_only
-            and self.wrapping.master is not None
-            and con.execute("SELECT 1 FROM keys LIMIT 1").fetchone() is None
-        ):
+        first_use = check is None and not self.read_only and self.wrapping.master is not None
+        if first_use and con.execute("SELECT 1 FROM keys LIMIT 1").fetchone() is None:
             with con:  # an empty store takes the master key it is first used with
                 con.execute(
                     "INSERT OR IGNORE INTO meta VALUES ('check', ?)",
@@ -394,10 +400,7 @@ class SQLiteKeyStore(KeyStore):
 
 
 def _read_only() -> LedgerReadOnlyError:
-    return LedgerReadOnlyError(
-        "this process cannot write the ledger (the home is read-only); nothing was written: "
-        "reading commands still work, recording needs a writable home"
-    )
+    return LedgerReadOnlyError(_READ_ONLY)
 
 
 def key_store_from_env(env: Any) -> KeyStore | None:

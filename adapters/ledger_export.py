@@ -7,21 +7,30 @@ bytes. The state is canonical JSON of {payload..., "timestamp": time, "_schema":
 only)}, so the line shows it decoded (`time`, `schema`, `payload`) and the checker rebuilds the
 exact bytes; a state that does not rebuild byte for byte (none written by this code) is carried
 as `state_b64` instead.
+
+Sealed fields stay the envelopes the ledger stores (adapters/sealing.py): the chain hashed them.
+Version 2 adds `keys` to an event line, {key id hex: base64 key}, the data keys that still
+exist for its envelopes; a forgotten event's line has none, so it reads as forgotten wherever it
+is imported. Version 1 files (plaintext payloads, no keys) are still read.
 """
 
 from __future__ import annotations
 
 import base64
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
+from itertools import islice
 from typing import Any
 
 from adapters.hash_chain import ChainRow
+from adapters.key_store import KeyStore
 from adapters.pydantic_mapping import SCHEMA_KEY, canonical_json
+from adapters.sealing import envelope_key
 
 FORMAT = "mindledger-export"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+READ_VERSIONS = (1, 2)  # version 1: no `keys` (written before sealing)
 # The hash rule's name (adapters/hash_chain.py); a checker refuses a rule it does not know.
 HASH_RULE = "mindledger/chain/v1: sha256(prev || sha256(len8 topic, aggregate, version, state))"
 TIME_KEY = "timestamp"
@@ -35,6 +44,16 @@ EVENT_KEYS = frozenset(
 RAW_EVENT_KEYS = frozenset(
     {"position", "topic", "aggregate", "version", "state_b64", "hash", "prev"}
 )
+KEYS_FIELD = "keys"
+KEY_BATCH = 1000  # event lines per key-store read
+
+
+def event_shapes(version: int) -> tuple[frozenset[str], ...]:
+    """The field sets an event line of this file version may have (`keys` from version 2)."""
+    shapes = (EVENT_KEYS, RAW_EVENT_KEYS)
+    if version < 2:
+        return shapes
+    return shapes + tuple(shape | {KEYS_FIELD} for shape in shapes)
 
 
 @dataclass(frozen=True)
@@ -73,8 +92,8 @@ def state_bytes(payload: dict[str, Any], time: str, schema: int) -> bytes:
 def render_state(state: bytes) -> dict[str, Any]:
     """An event's stored state as export fields: decoded when that rebuilds the same bytes.
 
-    The one place an event's payload is rendered for export (the seam where forgetting, issue
-    16, will show a destroyed text as "[forgotten]")."""
+    The one place an event's payload is rendered for export. Sealed fields stay envelopes (the
+    chain hashed them); the line's `keys` open them, and a forgotten field has no key left."""
     try:
         decoded = json.loads(state)
     except ValueError:
@@ -88,31 +107,60 @@ def render_state(state: bytes) -> dict[str, Any]:
     return {"state_b64": base64.b64encode(bytes(state)).decode()}
 
 
-def event_line(row: ChainRow, prev: str) -> bytes:
-    """One event's line; `prev` is the hash of the line before (the genesis for the first)."""
+def event_line(row: ChainRow, prev: str, keys: Mapping[bytes, bytes] | None = None) -> bytes:
+    """One event's line; `prev` is the hash of the line before (the genesis for the first);
+    `keys`: the data keys that open its envelopes (none: no `keys` field)."""
     state = row.state if isinstance(row.state, bytes | bytearray | memoryview) else b""
-    return _line(
-        {
-            "position": row.position,
-            "topic": row.topic,
-            "aggregate": row.originator_id,
-            "version": row.version,
-            **render_state(bytes(state)),
-            "hash": row.hash,
-            "prev": prev,
-        }
-    )
+    line = {
+        "position": row.position,
+        "topic": row.topic,
+        "aggregate": row.originator_id,
+        "version": row.version,
+        **render_state(bytes(state)),
+        "hash": row.hash,
+        "prev": prev,
+    }
+    if keys:
+        line[KEYS_FIELD] = {i.hex(): base64.b64encode(k).decode() for i, k in keys.items()}
+    return _line(line)
 
 
 def export_lines(
-    genesis: Genesis, rows: Iterable[ChainRow], events: int, head: str | None
+    genesis: Genesis,
+    rows: Iterable[ChainRow],
+    events: int,
+    head: str | None,
+    keys: KeyStore | None = None,
 ) -> Iterator[bytes]:
-    """The whole file, line by line: the header, then each of the `events` rows."""
+    """The whole file, line by line: the header, then each of the `events` rows, each with the
+    keys `keys` still holds for its envelopes."""
     yield header_line(genesis, events, head)
     prev = genesis.genesis
-    for row in rows:
-        yield event_line(row, prev)
-        prev = row.hash
+    rows = iter(rows)
+    while chunk := list(islice(rows, KEY_BATCH)):
+        for row, carried in zip(chunk, _carried(chunk, keys), strict=True):
+            yield event_line(row, prev, carried)
+            prev = row.hash
+
+
+def _carried(rows: list[ChainRow], keys: KeyStore | None) -> list[dict[bytes, bytes]]:
+    """Each row's keys that still exist (one key-store read for the chunk)."""
+    named = [_named_keys(row) for row in rows]
+    wanted = {i for ids in named for i in ids}
+    found = keys.get(wanted) if keys is not None and wanted else {}
+    return [{i: found[i] for i in sorted(ids) if i in found} for ids in named]
+
+
+def _named_keys(row: ChainRow) -> set[bytes]:
+    """The key ids the row's envelopes name, read from their shape as the checker reads them
+    (not from the event classes' SEALED, which only the modules imported so far have filled)."""
+    try:
+        state = json.loads(row.state or b"")
+    except ValueError:
+        return set()  # a raw state (state_b64): no envelopes the mapper wrote
+    if not isinstance(state, dict):
+        return set()
+    return {i for i in map(envelope_key, state.values()) if i is not None}
 
 
 def _line(obj: dict[str, Any]) -> bytes:

@@ -3,6 +3,8 @@ so the recorder's own chain (adapters/hash_chain.py) recomputes the same hashes.
 
 The events go through the recorder's ordinary batch insert, which writes the chain entries in
 the same transaction; each batch's new head is compared with the export's hash at that line.
+The keys a batch's lines carry go into the recorder's key store first (its insert flushes them
+before it appends), so every imported envelope opens as it did in the exported mind.
 """
 
 from __future__ import annotations
@@ -63,9 +65,13 @@ def append_exported(
     events: Iterable[ExportedEvent],
     batch: int = BATCH,
     on_batch: Callable[[int], None] | None = None,
+    added_keys: set[bytes] | None = None,
 ) -> int:
-    """Insert every event in order, `batch` per transaction; returns how many were written."""
+    """Insert every event in order, `batch` per transaction, the keys its lines carry stored
+    before it; returns how many were written. `added_keys` collects the ids of the keys given
+    to the key store (for `discard_imported`)."""
     pending: list[StoredEvent] = []
+    keys: dict[bytes, bytes] = {}
     last: ExportedEvent | None = None
     written = 0
 
@@ -73,6 +79,14 @@ def append_exported(
         nonlocal written, pending
         if not pending:
             return
+        if keys:
+            store = getattr(recorder, "keys", None)
+            if store is None:
+                raise MindError("this ledger has no key store for the export's sealed fields")
+            if added_keys is not None:
+                added_keys.update(keys)
+            store.add(keys)  # the recorder flushes them before it appends the events
+            keys.clear()
         recorder.insert_events(pending)
         written += len(pending)
         _require_same_head(recorder, last)
@@ -82,6 +96,7 @@ def append_exported(
 
     for event in events:
         pending.append(_stored(event))
+        keys.update(event.keys)
         last = event
         if len(pending) >= batch:
             flush()
@@ -127,14 +142,16 @@ def _require_same_head(recorder: Any, last: ExportedEvent | None) -> None:
         )
 
 
-def discard_imported(recorder: Any) -> None:
-    """Empty a PostgreSQL ledger an import failed to finish (it was empty before the import;
-    a SQLite ledger is removed as files instead)."""
+def discard_imported(recorder: Any, added_keys: Iterable[bytes] = ()) -> None:
+    """Empty a PostgreSQL ledger an import failed to finish, and drop the keys the import
+    stored (it was empty before the import; a SQLite home is removed as files instead)."""
     from adapters.sqlite_ledger import ChainedSQLiteRecorder
 
     if isinstance(recorder, ChainedSQLiteRecorder):
         return
     from psycopg.sql import SQL, Identifier
+
+    from adapters.postgres_keys import PostgresKeyStore
 
     events = SQL("{}.{}").format(
         Identifier(recorder.datastore.schema), Identifier(recorder.events_table_name)
@@ -142,3 +159,10 @@ def discard_imported(recorder: Any) -> None:
     with recorder.datastore.transaction(commit=True) as curs:
         curs.execute(SQL("DELETE FROM {}").format(recorder.chain))
         curs.execute(SQL("DELETE FROM {}").format(events))
+    ids = list(added_keys)
+    if ids and isinstance(recorder.keys, PostgresKeyStore):
+        # Not `destroy`: nothing was forgotten, so no forget is noted; the keys seal nothing now.
+        with recorder.datastore.transaction(commit=True) as curs:
+            curs.execute(
+                SQL("DELETE FROM {} WHERE id = ANY(%s)").format(recorder.keys.keys_table), (ids,)
+            )

@@ -2,17 +2,24 @@
 and identity changes in ledger order, each with its position and chain hash.
 
 A turn is written when it finishes (its completed, interrupted or failed event), with the hash
-of that event: the hash that covers everything the turn recorded.
+of that event: the hash that covers everything the turn recorded. Events come opened by the
+ledger reader (`open_states`): sealed text in the clear, "[forgotten]" where its key is gone;
+never an envelope.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from itertools import islice
 from typing import Any
 
 from adapters.hash_chain import ChainRow
 from adapters.ledger_export import Genesis, render_state
+
+OPEN_BATCH = 1000  # rows opened per key-store read
+# The ledger reader's `open_states`: rows -> their states decoded, sealed fields opened.
+Opener = Callable[[list[ChainRow]], list[dict[str, Any]]]
 
 TURN_ENDS = {
     "mind.turn.completed": "completed",
@@ -33,9 +40,13 @@ class _Turn:
 
 
 def transcript(
-    genesis: Genesis, rows: Iterable[ChainRow], events: int, head: str | None
+    genesis: Genesis,
+    rows: Iterable[ChainRow],
+    events: int,
+    head: str | None,
+    open_states: Opener,
 ) -> Iterator[str]:
-    """The transcript, a chunk of Markdown at a time."""
+    """The transcript, a chunk of Markdown at a time; `open_states` opens the rows' states."""
     yield "# Mind transcript\n\n"
     yield f"- ledger: `{genesis.ledger_id}` (created {genesis.created_at})\n"
     yield f"- genesis: `{genesis.genesis}`\n"
@@ -44,8 +55,7 @@ def transcript(
     turns: dict[str, _Turn] = {}
     commitments: dict[str, str] = {}  # aggregate -> cid
     threads: dict[str, str] = {}  # aggregate -> label
-    for row in rows:
-        state = _state(row)
+    for row, state in _opened(rows, open_states):
         time, topic, aggregate = str(state.get("timestamp", "")), row.topic or "", row.originator_id
         at = f"*#{row.position} · {time} · `{row.hash[:16]}`*"
         if topic.startswith("mind.turn.") and aggregate is not None:
@@ -144,12 +154,17 @@ def _identity_event(topic: str, state: dict[str, Any], at: str) -> str | None:
     return None
 
 
-def _state(row: ChainRow) -> dict[str, Any]:
-    """The event's fields as export renders them (`render_state`: the one rendering seam)."""
-    rendered = render_state(bytes(row.state or b""))
-    if "payload" not in rendered:
-        return {}
-    return {**rendered["payload"], "timestamp": rendered["time"]}
+def _opened(
+    rows: Iterable[ChainRow], open_states: Opener
+) -> Iterator[tuple[ChainRow, dict[str, Any]]]:
+    """Each row with its opened state, a batch at a time. A state the export carries as raw
+    bytes (`render_state`: not canonical JSON, none written by this code) shows as no fields."""
+    rows = iter(rows)
+    while chunk := list(islice(rows, OPEN_BATCH)):
+        readable = [r for r in chunk if "payload" in render_state(bytes(r.state or b""))]
+        states = dict(zip((r.position for r in readable), open_states(readable), strict=True))
+        for row in chunk:
+            yield row, states.get(row.position, {})
 
 
 def _inline(value: object) -> str:

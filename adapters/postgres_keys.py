@@ -23,7 +23,9 @@ class PostgresKeyStore(KeyStore):
         super().__init__()
         self.env = dict(env)
         self.wrapping = Wrapping(master)
-        schema = Identifier(self.env.get("POSTGRES_SCHEMA") or "public")
+        schema_name = self.env.get("POSTGRES_SCHEMA") or "public"
+        self.lock_name = f"mindledger key store {schema_name}"
+        schema = Identifier(schema_name)
         self.keys_table = SQL("{}.ledger_keys").format(schema)
         self.meta_table = SQL("{}.ledger_key_meta").format(schema)
         self.forgets_table = SQL("{}.ledger_forgets").format(schema)
@@ -45,6 +47,10 @@ class PostgresKeyStore(KeyStore):
             except psycopg.Error as err:
                 raise MindError(f"cannot connect to PostgreSQL: {err}".strip()) from None
             with con.transaction():
+                # Two processes creating the tables at once both pass IF NOT EXISTS and one
+                # fails on the catalog's unique index: the first takes this lock, the second
+                # waits for its commit and finds them.
+                con.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (self.lock_name,))
                 con.execute(
                     SQL(
                         "CREATE TABLE IF NOT EXISTS {} (id bytea PRIMARY KEY, key bytea NOT NULL)"

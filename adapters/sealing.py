@@ -21,7 +21,7 @@ import orjson
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
-from adapters.key_store import KeyStore
+from adapters.key_store import ID_BYTES, KeyStore
 from domain.errors import LedgerCorruptError
 from domain.events import EVENT_TYPES, FORGOTTEN_MARK, DomainEvent
 
@@ -177,3 +177,32 @@ def sealed_keys(rows: Iterable[Any], keys: KeyStore) -> dict[bytes, bytes]:
         if row.topic and row.state:
             wanted.extend(key_ids(row.topic, orjson.loads(row.state)).values())
     return keys.get(wanted) if wanted else {}
+
+
+def envelope_key(value: Any) -> bytes | None:
+    """The key id `value` names when it is an envelope (exactly its two fields), else None.
+
+    Reads the shape alone, without the event classes: an export is checked by code that may
+    not know every topic in it (adapters/export_check.py)."""
+    if not (isinstance(value, dict) and value.keys() == {ENVELOPE, "c"}):
+        return None
+    named = value[ENVELOPE]
+    if not isinstance(named, str) or len(named) != 2 * ID_BYTES:
+        return None
+    try:
+        return bytes.fromhex(named)
+    except ValueError:
+        return None
+
+
+def opens(
+    topic: str, originator_id: UUID | str, version: int, field: str, value: Any, key: bytes
+) -> bool:
+    """Whether `key` opens this field's envelope (its AES-GCM tag checks under the field's AAD)."""
+    try:
+        raw = base64.b64decode(str(value["c"]), validate=True)
+        aad = _aad(_stream_hex(originator_id), version, topic, field)
+        AESGCM(key).decrypt(raw[:12], raw[12:], aad)
+    except (InvalidTag, ValueError, KeyError, TypeError):
+        return False
+    return True

@@ -12,7 +12,7 @@ from typing import Any
 
 import click
 
-from cli.compose import Home, open_mind, open_reader
+from cli.compose import Home, open_keys, open_mind, open_reader
 from cli.output import echo, emit_json
 from domain.errors import MindError
 
@@ -46,6 +46,7 @@ def export_ledger(home: Home, folder: Path, fmt: str, show_progress: bool = True
     refuse_home_file(home, folder, "FOLDER")
     refuse_home_file(home, target, "FOLDER")
     reader = open_reader(home)
+    keys = open_keys(home)  # the data keys each jsonl line carries for its envelopes
     try:
         genesis = Genesis(*reader.meta())
         events, head = reader.head()  # a snapshot: events written meanwhile are not exported
@@ -64,12 +65,13 @@ def export_ledger(home: Home, folder: Path, fmt: str, show_progress: bool = True
         ):
             rows = _counted(reader.rows(stop=events), bar)
             if fmt == "jsonl":
-                for line in export_lines(genesis, rows, events, head):
+                for line in export_lines(genesis, rows, events, head, keys):
                     written += out.write(line)
             else:
-                for chunk in transcript(genesis, rows, events, head):
+                for chunk in transcript(genesis, rows, events, head, reader.open_states):
                     written += out.write(chunk.encode())
     finally:
+        keys.close()
         reader.close()
     return {
         "file": str(target),
@@ -178,18 +180,21 @@ def import_ledger(home: Home, path: Path, as_json: bool) -> None:
         header = reader.header
         created = NewHome.prepare(home)
         adopted = None  # the recorder, once its ledger is known to have been empty
+        added: set[bytes] = set()  # the ids of the keys the import stored
         app = None
         try:
             app = open_mind(home, create=True)
             adopt_genesis(app.recorder, header.genesis)  # refuses a ledger holding events
             adopted = app.recorder
             with progress(header.events, "importing", not as_json) as bar:
-                written = append_exported(adopted, reader.events(), on_batch=bar.update)
+                written = append_exported(
+                    adopted, reader.events(), on_batch=bar.update, added_keys=added
+                )
             app.close()
         except BaseException:
             if adopted is not None:  # never another mind's events: only what this import wrote
                 with contextlib.suppress(Exception):
-                    discard_imported(adopted)
+                    discard_imported(adopted, added)
             if app is not None:
                 with contextlib.suppress(Exception):
                     app.close()  # its connections go before its files do

@@ -27,6 +27,7 @@ class NewHome:
                 f"{click_name(home.path)} is a file, not a folder; give --home a new folder"
             )
         files = [Path(f"{home.ledger}{s}") for s in LEDGER_SUFFIXES]
+        files += [Path(f"{home.key_store}{s}") for s in LEDGER_SUFFIXES]  # the carried keys
         files += [home.head_anchor, home.readmodel, home.published]
         files += [Path(f"{p}.wal") for p in (home.readmodel, home.published)]
         present = [p for p in files if p.exists()]

@@ -14,6 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 from adapters.memory_ledger import MEMORY_ENV
+from adapters.pydantic_mapping import canonical_json
 from cli.main import mind as mind_command
 from domain.application import Mind
 from domain.clock import fixed_clock
@@ -25,6 +26,15 @@ LOCOMO = REPO.parent / "shared" / "data" / "locomo" / "locomo10.json"
 # The suite runs every command in-process and never starts a background server (README, "The
 # background server"); the tests about the fast path unset it for their own processes.
 os.environ["MIND_NO_SERVER"] = "1"
+
+
+def sealed_text_changed(state: bytes, field: str = "text") -> bytes:
+    """A stored state with one character of its sealed `field`'s ciphertext changed: the
+    tampering an edited word was before fields were sealed."""
+    decoded = json.loads(state)
+    sealed = decoded[field]["c"]
+    decoded[field]["c"] = ("B" if sealed[0] == "A" else "A") + sealed[1:]
+    return canonical_json(decoded)
 
 
 @pytest.fixture

@@ -25,6 +25,7 @@ from service.auth import bearer as parse_bearer
 from service.errors import error_response, mind_error_response
 from service.web import views
 from service.web.login import LoginNonces
+from service.web.opening import Opener, home_opener
 
 # No inline script or style anywhere: a stored `<script>` that slipped into the page could not
 # run, and nothing is fetched from another origin (the page works offline).
@@ -60,7 +61,8 @@ def bearer(request: Request) -> str | None:
     return parse_bearer(request.headers.get("authorization"))
 
 
-Reader = Callable[[Any, Request], Any]
+# (read-model connection, request, the opener of sealed payloads) -> the answer's data.
+Reader = Callable[[Any, Request, Opener], Any]
 
 
 def web_app(tokens: MindTokens, nonces: LoginNonces | None = None) -> Starlette:
@@ -85,8 +87,8 @@ def web_routes(tokens: MindTokens, nonces: LoginNonces | None = None) -> list[Ba
                 return error(401, "unauthorized", f"this token does not open mind {name!r}")
 
             def run() -> Any:
-                with read_model(home) as con:
-                    return read(con, request)
+                with read_model(home) as con, home_opener(home) as opened:
+                    return read(con, request, opened)
 
             try:
                 data = await run_in_threadpool(run)
@@ -160,19 +162,20 @@ def _time(request: Request, key: str) -> datetime | None:
         raise InvalidInputError(f"{key} must be an ISO time, not {value!r}") from None
 
 
-def _turns(con: Any, request: Request) -> Any:
+def _turns(con: Any, request: Request, opened: Opener) -> Any:
     limit = min(_int(request, "limit", 20) or 20, 200)
     return views.turns(con, limit, _int(request, "before", None))
 
 
-def _turn(con: Any, request: Request) -> Any:
-    return views.turn_detail(con, request.path_params["turn"])
+def _turn(con: Any, request: Request, opened: Opener) -> Any:
+    return views.turn_detail(con, request.path_params["turn"], opened)
 
 
-def _events(con: Any, request: Request) -> Any:
+def _events(con: Any, request: Request, opened: Opener) -> Any:
     q = request.query_params
     return views.events(
         con,
+        opened,
         kind=q.get("kind") or None,
         aggregate=q.get("aggregate") or None,
         since=_time(request, "since"),
@@ -183,34 +186,34 @@ def _events(con: Any, request: Request) -> Any:
     )
 
 
-def _commitments(con: Any, request: Request) -> Any:
+def _commitments(con: Any, request: Request, opened: Opener) -> Any:
     limit = min(_int(request, "limit", 200) or 200, 1000)
     return views.commitments(con, request.query_params.get("status", "open"), limit)
 
 
-def _threads(con: Any, request: Request) -> Any:
+def _threads(con: Any, request: Request, opened: Opener) -> Any:
     limit = min(_int(request, "limit", 100) or 100, 1000)
     include = request.query_params.get("all") in ("1", "true")
     return views.threads(con, clock_from_env()(), include, limit)
 
 
-def _concepts(con: Any, request: Request) -> Any:
+def _concepts(con: Any, request: Request, opened: Opener) -> Any:
     limit = min(_int(request, "limit", 200) or 200, 2000)
     return views.concepts(con, limit, min(_int(request, "edges", 300) or 300, 2000))
 
 
-def _tension(con: Any, request: Request) -> Any:
+def _tension(con: Any, request: Request, opened: Opener) -> Any:
     streams = [s for s in request.query_params.getlist("thread") if s][:100]
     return views.tension_curves(con, streams, clock_from_env()())
 
 
-def _versions(con: Any, request: Request) -> Any:
-    return views.concept_versions(con, request.path_params["token"])
+def _versions(con: Any, request: Request, opened: Opener) -> Any:
+    return views.concept_versions(con, request.path_params["token"], opened)
 
 
-def _features(con: Any, request: Request) -> Any:
+def _features(con: Any, request: Request, opened: Opener) -> Any:
     return {"knowledge": bool(views.knowledge_tables(con))}
 
 
-def _knowledge(con: Any, request: Request) -> Any:
+def _knowledge(con: Any, request: Request, opened: Opener) -> Any:
     return views.knowledge(con)

@@ -3,7 +3,8 @@ what its control lines did, the event timeline with filters, the commitments wit
 closed them, each thread's tension over time, a concept's versions and the knowledge tables.
 
 Reads only the read models (one DuckDB connection given by the caller); listings and the tension
-law come from projections/queries and domain/tension, never rewritten here.
+law come from projections/queries and domain/tension, never rewritten here. Event payloads come
+sealed from the read model: `opened` (service/web/opening.py) opens those a view shows.
 """
 
 from __future__ import annotations
@@ -18,11 +19,13 @@ from typing import Any
 
 import duckdb
 
+from adapters.pydantic_mapping import canonical_json
 from domain.errors import InvalidInputError
 from domain.settings import thread_params
 from domain.tension import TensionParams, tension_at
 from projections.queries import thread_queries
 from projections.queries.thread_queries import credit_times, liveness_gaps
+from service.web.opening import Opener
 
 # The payload field that holds an event's words, by preference (what a context item quotes).
 TEXT_FIELDS = ("text", "definition", "content", "reply", "label", "name", "alias", "line")
@@ -30,6 +33,7 @@ EVENT_LIMIT = 500
 MEMORY_ITEM = re.compile(r"#(\d+) (.*)")
 CURVE_POINTS = 48
 ANY_POSITION = 2**62
+SEARCH_BATCH = 1000  # events opened per step of a word search (sealed text is searched opened)
 
 
 def _rows(cur: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
@@ -48,6 +52,16 @@ def _json(value: Any) -> Any:
     return json.loads(value) if isinstance(value, str) else value
 
 
+def _open_payloads(rows: list[dict[str, Any]], opened: Opener, keep: tuple[str, ...]) -> None:
+    """Each row's `payload` opened in place; the columns only the opening needed dropped
+    (all but `keep` of type, aggregate and version)."""
+    for row, payload in zip(rows, opened(rows) if rows else [], strict=True):
+        row["payload"] = payload
+        for column in ("type", "aggregate", "version"):
+            if column not in keep:
+                row.pop(column)
+
+
 def turns(con: duckdb.DuckDBPyConnection, limit: int, before: int | None) -> list[dict[str, Any]]:
     """The latest turns (newest last) with the message, reply and outcome, for the chat view."""
     where, args = ("WHERE started_position < ?", [before]) if before else ("", [])
@@ -64,7 +78,7 @@ def turns(con: duckdb.DuckDBPyConnection, limit: int, before: int | None) -> lis
     return rows[::-1]
 
 
-def turn_detail(con: duckdb.DuckDBPyConnection, turn: str) -> dict[str, Any]:
+def turn_detail(con: duckdb.DuckDBPyConnection, turn: str, opened: Opener) -> dict[str, Any]:
     """One turn: its context items in rank order with their text (from the ledger event each
     came from), the events its reply caused, its claims and every rejected line with why."""
     key = turn.replace("-", "").lower()
@@ -82,8 +96,8 @@ def turn_detail(con: duckdb.DuckDBPyConnection, turn: str) -> dict[str, Any]:
     row = found[0]
     stream = row.pop("stream_id")
     items = _json(row.pop("context")) or []
-    texts = _texts(con, [i["id"] for i in items if i.get("id")])
-    shown = _memory_lines(con, row["started_position"], row["finished_position"])
+    texts = _texts(con, [i["id"] for i in items if i.get("id")], opened)
+    shown = _memory_lines(con, row["started_position"], row["finished_position"], opened)
     notices = iter(shown.get(0, []))
     row["context"] = [
         {"rank": n, **item, "text": _item_text(item.get("id"), shown, notices, texts)}
@@ -103,14 +117,13 @@ def turn_detail(con: duckdb.DuckDBPyConnection, turn: str) -> dict[str, Any]:
     last = row["finished_position"] or row["started_position"]
     row["effects"] = _rows(
         con.execute(
-            "SELECT position, type, aggregate_id AS aggregate, payload FROM events "
+            "SELECT position, type, aggregate_id AS aggregate, version, payload FROM events "
             "WHERE position > ? AND position <= ? AND aggregate_kind NOT IN ('turn', "
             "'turn_numbers') ORDER BY position",
             [row["started_position"], last],
         )
     )
-    for effect in row["effects"]:
-        effect["payload"] = _json(effect["payload"])
+    _open_payloads(row["effects"], opened, ("type", "aggregate"))
     return row
 
 
@@ -125,16 +138,20 @@ def _item_text(
 
 
 def _memory_lines(
-    con: duckdb.DuckDBPyConnection, first: int, last: int | None
+    con: duckdb.DuckDBPyConnection, first: int, last: int | None, opened: Opener
 ) -> dict[int, list[str]]:
     """The memory block of the prompt the turn recorded as sent: item number -> its line
     (0: the lines without a number, the rules, in order)."""
-    found = con.execute(
-        "SELECT payload FROM events WHERE position > ? AND position <= ? "
-        "AND type IN ('mind.turn.replied', 'mind.turn.generation_failed') LIMIT 1",
-        [first, last or first],
-    ).fetchall()
-    prompt = (_json(found[0][0]) or {}).get("prompt") or [] if found else []
+    found = _rows(
+        con.execute(
+            "SELECT type, aggregate_id AS aggregate, version, payload FROM events "
+            "WHERE position > ? AND position <= ? "
+            "AND type IN ('mind.turn.replied', 'mind.turn.generation_failed') LIMIT 1",
+            [first, last or first],
+        )
+    )
+    _open_payloads(found, opened, ())
+    prompt = found[0]["payload"].get("prompt") or [] if found else []
     system = next((m.get("content", "") for m in prompt if m.get("role") == "system"), "")
     block = system.partition("<memory>")[2].partition("</memory>")[0]
     out: dict[int, list[str]] = {}
@@ -147,21 +164,29 @@ def _memory_lines(
     return out
 
 
-def _texts(con: duckdb.DuckDBPyConnection, positions: list[int]) -> dict[int, str | None]:
+def _texts(
+    con: duckdb.DuckDBPyConnection, positions: list[int], opened: Opener
+) -> dict[int, str | None]:
     if not positions:
         return {}
-    rows = con.execute(
-        "SELECT position, payload FROM events WHERE position IN (SELECT unnest(?))", [positions]
-    ).fetchall()
+    rows = _rows(
+        con.execute(
+            "SELECT position, type, aggregate_id AS aggregate, version, payload FROM events "
+            "WHERE position IN (SELECT unnest(?))",
+            [positions],
+        )
+    )
+    _open_payloads(rows, opened, ())
     out: dict[int, str | None] = {}
-    for position, payload in rows:
-        data = _json(payload) or {}
-        out[position] = next((str(data[f]) for f in TEXT_FIELDS if data.get(f)), None)
+    for row in rows:
+        data = row["payload"]
+        out[row["position"]] = next((str(data[f]) for f in TEXT_FIELDS if data.get(f)), None)
     return out
 
 
 def events(
     con: duckdb.DuckDBPyConnection,
+    opened: Opener,
     *,
     kind: str | None = None,
     aggregate: str | None = None,
@@ -172,7 +197,7 @@ def events(
     limit: int = 100,
 ) -> dict[str, Any]:
     """Events newest first, filtered by aggregate kind, aggregate id (a prefix), time and a
-    case-insensitive search of the type and payload; `before`: the next page's end."""
+    case-insensitive search of the type and the opened payload; `before`: the next page's end."""
     if not 1 <= limit <= EVENT_LIMIT:
         raise InvalidInputError(f"limit must be 1 to {EVENT_LIMIT}")
     clauses, args = ["TRUE"], []
@@ -181,29 +206,62 @@ def events(
         ("replace(aggregate_id, '-', '') LIKE ?", aggregate and aggregate.replace("-", "") + "%"),
         ("time >= ?", since),
         ("time <= ?", until),
-        ("(type ILIKE ? OR CAST(payload AS VARCHAR) ILIKE ?)", search and f"%{search}%"),
-        ("position < ?", before),
     ]
     for clause, value in filters:
         if value:
             clauses.append(clause)
-            args.extend([value] * clause.count("?"))
-    rows = _rows(
-        con.execute(
-            "SELECT position, time, type, aggregate_id AS aggregate, aggregate_kind AS kind, "
-            f"version, hash, payload FROM events WHERE {' AND '.join(clauses)} "
-            "ORDER BY position DESC LIMIT ?",
-            [*args, limit],
-        )
-    )
-    for row in rows:
-        row["payload"] = _json(row["payload"])
+            args.append(value)
+    end = ANY_POSITION if before is None else before
+    if search:
+        rows = _searched(con, " AND ".join(clauses), args, end, search, limit, opened)
+    else:
+        rows = _events_before(con, " AND ".join(clauses), args, end, limit)
+        _open_payloads(rows, opened, ("type", "aggregate", "version"))
     kinds = [
         str(k)
         for (k,) in con.execute("SELECT DISTINCT aggregate_kind FROM events ORDER BY 1").fetchall()
     ]
     more = len(rows) == limit and rows[-1]["position"] > 1
     return {"events": rows, "kinds": kinds, "next_before": rows[-1]["position"] if more else None}
+
+
+def _events_before(
+    con: duckdb.DuckDBPyConnection, where: str, args: list[Any], end: int, limit: int
+) -> list[dict[str, Any]]:
+    return _rows(
+        con.execute(
+            "SELECT position, time, type, aggregate_id AS aggregate, aggregate_kind AS kind, "
+            f"version, hash, payload FROM events WHERE {where} AND position < ? "
+            "ORDER BY position DESC LIMIT ?",
+            [*args, end, limit],
+        )
+    )
+
+
+def _searched(
+    con: duckdb.DuckDBPyConnection,
+    where: str,
+    args: list[Any],
+    end: int,
+    search: str,
+    limit: int,
+    opened: Opener,
+) -> list[dict[str, Any]]:
+    """The newest `limit` events before `end` whose type or opened payload (its canonical JSON)
+    holds `search`, any case. SQL cannot search sealed text: the events are opened a batch at
+    a time, newest first, until `limit` match or none are left."""
+    needle, found = search.casefold(), list[dict[str, Any]]()
+    while len(found) < limit:
+        batch = _events_before(con, where, args, end, SEARCH_BATCH)
+        _open_payloads(batch, opened, ("type", "aggregate", "version"))
+        for row in batch:
+            text = f"{row['type']}\n{canonical_json(row['payload']).decode()}"
+            if needle in text.casefold() and len(found) < limit:
+                found.append(row)
+        if len(batch) < SEARCH_BATCH:
+            break
+        end = batch[-1]["position"]
+    return found
 
 
 def commitments(con: duckdb.DuckDBPyConnection, status: str, limit: int) -> dict[str, Any]:
@@ -319,7 +377,9 @@ def concepts(con: duckdb.DuckDBPyConnection, limit: int, edges: int) -> dict[str
     return {"concepts": rows, "total": int(total), "relations": relations}
 
 
-def concept_versions(con: duckdb.DuckDBPyConnection, token: str) -> list[dict[str, Any]]:
+def concept_versions(
+    con: duckdb.DuckDBPyConnection, token: str, opened: Opener
+) -> list[dict[str, Any]]:
     """Every recorded change to one concept (definitions, aliases, relations, bindings)."""
     found = con.execute(
         "SELECT stream_id FROM concept_names WHERE name_key = lower(?) LIMIT 1", [token]
@@ -328,13 +388,12 @@ def concept_versions(con: duckdb.DuckDBPyConnection, token: str) -> list[dict[st
         raise InvalidInputError(f"there is no concept {token!r}")
     rows = _rows(
         con.execute(
-            "SELECT position, time, type, payload FROM events WHERE aggregate_id = ? "
-            "ORDER BY position",
+            "SELECT position, time, type, aggregate_id AS aggregate, version, payload "
+            "FROM events WHERE aggregate_id = ? ORDER BY position",
             [str(found[0][0])],
         )
     )
-    for row in rows:
-        row["payload"] = _json(row["payload"])
+    _open_payloads(rows, opened, ("type",))
     return rows
 
 

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import base64
 import json
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
 
+from adapters.sealing import open_state
 from cli.main import mind
 from projections.engine.replay import differences
 from tests.conftest import Result
@@ -45,6 +48,13 @@ def same_read_models(source: Path, imported: Path) -> bool:
     )
     assert found == [], found
     return True
+
+
+def opened_payload(line: dict[str, Any]) -> dict[str, Any]:
+    """An export line's payload with its envelopes opened by the keys the line carries."""
+    keys = {bytes.fromhex(i): base64.b64decode(k) for i, k in line.get("keys", {}).items()}
+    state = json.loads(json.dumps(line["payload"]))
+    return open_state(line["topic"], line["aggregate"], line["version"], state, keys)
 
 
 def _run(home: Path, *args: str) -> Result:
@@ -87,8 +97,9 @@ def test_the_export_file_has_a_header_and_one_readable_line_per_event(
     assert events[0]["prev"] == header["genesis"]
     assert [e["position"] for e in events] == list(range(1, len(events) + 1))
     opened = next(e for e in events if e["topic"] == "mind.commitment.opened")
-    assert opened["payload"]["text"] == "Send the report on Friday"
-    assert {"time", "schema", "hash", "prev", "aggregate", "version"} <= set(opened)
+    assert set(opened["payload"]["text"]) == {"$sealed", "c"}  # as the ledger stores it
+    assert opened_payload(opened)["text"] == "Send the report on Friday"  # by its line's key
+    assert {"time", "schema", "hash", "prev", "aggregate", "version", "keys"} <= set(opened)
     assert done["bytes"] == Path(str(done["file"])).stat().st_size
 
 
@@ -138,8 +149,12 @@ def test_a_changed_payload_is_refused_by_verify_and_import_with_its_line(
     _fill(cli)
     path = Path(str(_export(cli, tmp_path / "out")["file"]))
     lines = path.read_text().splitlines(keepends=True)
-    number = next(i for i, line in enumerate(lines, 1) if "Send the report on Friday" in line)
-    lines[number - 1] = lines[number - 1].replace("Friday", "Monday")
+    number = next(i for i, line in enumerate(lines, 1) if '"mind.commitment.opened"' in line)
+    event = json.loads(lines[number - 1])
+    assert opened_payload(event)["text"] == "Send the report on Friday"
+    sealed = event["payload"]["text"]["c"]
+    changed = sealed[:10] + ("B" if sealed[10] == "A" else "A") + sealed[11:]
+    lines[number - 1] = lines[number - 1].replace(sealed, changed)  # the sealed text edited
     path.write_text("".join(lines))
     new = tmp_path / "restored"
 

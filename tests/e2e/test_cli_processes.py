@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.conftest import REPO, subprocess_env
+from tests.conftest import REPO, sealed_text_changed, subprocess_env
 
 MIND = [sys.executable, "-c", "from cli.main import main; main()"]
 
@@ -66,7 +66,9 @@ def test_verify_exits_1_naming_the_first_bad_position(tmp_path: Path) -> None:
     for text in ("one", "two", "three"):
         run(tmp_path, "commit", text)
     con = sqlite3.connect(tmp_path / "ledger.sqlite")
-    con.execute("UPDATE stored_events SET state = replace(state, 'two', 'TWO') WHERE rowid = 3")
+    (state,) = con.execute("SELECT state FROM stored_events WHERE rowid = 3").fetchone()
+    changed = sealed_text_changed(state)  # "two", sealed, edited
+    con.execute("UPDATE stored_events SET state = ? WHERE rowid = 3", (changed,))
     con.commit()
     con.close()
 

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from starlette.testclient import TestClient
@@ -132,6 +134,46 @@ def test_events_filter_by_kind_aggregate_time_and_words_and_carry_payload_and_ha
     assert too_late["events"] == []
     assert paged["next_before"] == 3
     assert every["kinds"] == ["commitment", "identity"]
+
+
+def test_a_forgotten_event_shows_forgotten_and_its_words_are_not_found(
+    cli: Cli, client: TestClient, mind_home: Path
+) -> None:
+    cli("commit", "Water the plants")
+    cli("commit", "Call the plumber")
+    every = client.get("/ui/api/minds/Echo/events", headers=AUTH).json()["events"]
+    envelope = stored_payload(mind_home, every[0]["position"])["text"]
+    con = sqlite3.connect(mind_home / "keys.sqlite")  # forgetting, as the key store sees it
+    with con:
+        con.execute("DELETE FROM keys WHERE id = ?", (bytes.fromhex(envelope["$sealed"]),))
+    con.close()
+
+    after = client.get("/ui/api/minds/Echo/events", headers=AUTH).json()["events"]
+    by_words = client.get("/ui/api/minds/Echo/events?q=plumber", headers=AUTH).json()
+    kept = client.get("/ui/api/minds/Echo/events?q=PLANTS", headers=AUTH).json()
+
+    assert every[0]["payload"]["text"] == "Call the plumber"
+    assert after[0]["payload"]["text"] == "[forgotten]"
+    assert {k: v for k, v in after[0].items() if k != "payload"} == {
+        k: v for k, v in every[0].items() if k != "payload"
+    }
+    assert by_words["events"] == []
+    assert [e["payload"]["text"] for e in kept["events"]] == ["Water the plants"]
+
+
+def stored_payload(home: Path, position: int) -> dict[str, Any]:
+    """An event's state as the ledger stores it (sealed fields as envelopes)."""
+    con = sqlite3.connect(home / "ledger.sqlite")
+    try:
+        (state,) = con.execute(
+            "SELECT e.state FROM ledger_chain c JOIN stored_events e "
+            "ON e.rowid = c.notification_id WHERE c.position = ?",
+            (position,),
+        ).fetchone()
+    finally:
+        con.close()
+    found: dict[str, Any] = json.loads(state)
+    return found
 
 
 def test_a_bad_filter_is_a_400_naming_it(client: TestClient) -> None:

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from adapters.importers import import_chat
-from cli.compose import Home, read_model
+from cli.compose import Home, open_reader, read_model
 from projections.retrieval import bm25
 from projections.retrieval.text_index import terms
 from tests.integration.ledger_factory import sqlite_mind
@@ -119,7 +119,6 @@ def test_a_small_mind_is_scored_in_python_as_the_query_would(corpus: Home, query
 def test_tracked_document_frequencies_stay_exact_and_give_the_same_answer(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, few_rows: int
 ) -> None:
-    from adapters.sqlite_ledger import SQLiteLedgerReader
     from projections.engine import maintenance
     from projections.engine import projector as projector_module
     from projections.engine.projector import Projector
@@ -141,7 +140,7 @@ def test_tracked_document_frequencies_stay_exact_and_give_the_same_answer(
         app, chat("a.jsonl", [f"item {i % 7} tea" * (i % 3 == 0) + f" item{i}" for i in range(600)])
     )
     import_chat(app, chat("b.jsonl", [f"item zebra {i}" for i in range(10)]))
-    reader = SQLiteLedgerReader(Home(tmp_path).ledger)
+    reader = open_reader(Home(tmp_path))
     projector = Projector(tmp_path / "rm.duckdb")
     projector.catch_up(reader, maintain=True)  # sorts the index and counts its common terms
     sorted_at = projector.position()

@@ -11,7 +11,7 @@ import sys
 import time
 from pathlib import Path
 
-from adapters.sqlite_ledger import SQLiteLedgerReader
+from cli.compose import Home, open_reader
 from projections.engine.readmodel import published_position
 from projections.engine.replay import differences, rebuild
 from tests.conftest import REPO, subprocess_env
@@ -68,7 +68,7 @@ def test_sigkilled_followers_neither_lose_nor_duplicate_events(tmp_path: Path) -
     )
 
     assert done.returncode == 0, done.stderr
-    reader = SQLiteLedgerReader(tmp_path / "ledger.sqlite")
+    reader = open_reader(Home(tmp_path))
     head = reader.head()[0]
     assert json.loads(done.stdout)["position"] == head
     rebuild(tmp_path / "replayed.duckdb", reader)

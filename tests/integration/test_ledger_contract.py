@@ -15,7 +15,7 @@ from cli.compose import Home, open_mind, open_reader, read_model
 from domain.application import Mind
 from domain.errors import CommitmentAlreadyClosedError
 from projections.queries import listings as queries
-from tests.conftest import REPO, subprocess_env
+from tests.conftest import REPO, sealed_text_changed, subprocess_env
 from tests.integration.backends import BACKENDS, backend_home
 
 
@@ -78,23 +78,27 @@ def test_listings_read_the_projection_of_this_backend(home: Home) -> None:
 def test_tampering_with_a_payload_is_found(home: Home) -> None:
     open_mind(home).open_commitment("one")
     open_mind(home).open_commitment("two")
+    # "one", sealed, edited in the stored event at position 2.
     if home.backend() == "sqlite":
         import sqlite3
 
         con = sqlite3.connect(home.ledger)
+        (state,) = con.execute("SELECT state FROM stored_events WHERE rowid = 2").fetchone()
         con.execute(
-            "UPDATE stored_events SET state = CAST(replace(CAST(state AS TEXT), 'one', "
-            "'ONE') AS BLOB) WHERE rowid = 2"
+            "UPDATE stored_events SET state = ? WHERE rowid = 2", (sealed_text_changed(state),)
         )
         con.commit()
         con.close()
     else:
         reader = open_reader(home)
+        at_two = (
+            f'WHERE notification_id = (SELECT notification_id FROM "{reader.schema}".'
+            "ledger_chain WHERE position = 2)"
+        )
+        events = f'"{reader.schema}".mind_events'
+        (state,) = reader.conn.execute(f"SELECT state FROM {events} {at_two}").fetchone()
         reader.conn.execute(
-            f'UPDATE "{reader.schema}".mind_events SET state = '
-            "convert_to(replace(convert_from(state, 'UTF8'), 'one', 'ONE'), "
-            "'UTF8') WHERE notification_id = (SELECT notification_id FROM "
-            f'"{reader.schema}".ledger_chain WHERE position = 2)'
+            f"UPDATE {events} SET state = %s {at_two}", (sealed_text_changed(bytes(state)),)
         )
 
     result = verify(home)

@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from adapters.pmm_import import import_pmm
-from adapters.sqlite_ledger import SQLiteLedgerReader
+from cli.compose import Home, open_reader
 from domain.application import Mind
 from domain.errors import MindError
 from domain.knowledge import intent_hash
@@ -112,7 +112,7 @@ def test_incremental_projection_equals_a_full_replay(
 ) -> None:
     folder = tmp_path_factory.mktemp("parity")
     app = sqlite_mind(folder, commands=0)
-    reader = SQLiteLedgerReader(folder / "ledger.sqlite")
+    reader = open_reader(Home(folder))
     live = Projector(folder / "live.duckdb")
     for i, (name, n) in enumerate(commands):
         run_command(app, name, n)
@@ -131,7 +131,7 @@ def test_incremental_projection_equals_a_full_replay(
 
 def test_two_replays_give_identical_tables(tmp_path: Path) -> None:
     sqlite_mind(tmp_path, commands=6)
-    reader = SQLiteLedgerReader(tmp_path / "ledger.sqlite")
+    reader = open_reader(Home(tmp_path))
 
     rebuild(tmp_path / "a.duckdb", reader)
     rebuild(tmp_path / "b.duckdb", reader)
@@ -143,7 +143,7 @@ def test_a_failing_handler_stops_at_that_event_with_the_position_before_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     sqlite_mind(tmp_path, commands=3)
-    reader = SQLiteLedgerReader(tmp_path / "ledger.sqlite")
+    reader = open_reader(Home(tmp_path))
     closing = next(r.position for r in reader.rows() if r.topic == "mind.commitment.closed")
 
     def broken(rows: handlers.Rows, e: handlers.Ev) -> None:
@@ -165,12 +165,12 @@ def test_replay_refuses_to_overwrite_an_existing_file(tmp_path: Path) -> None:
     (tmp_path / "exists.duckdb").write_bytes(b"")
 
     with pytest.raises(MindError, match="exists"):
-        rebuild(tmp_path / "exists.duckdb", SQLiteLedgerReader(tmp_path / "ledger.sqlite"))
+        rebuild(tmp_path / "exists.duckdb", open_reader(Home(tmp_path)))
 
 
 def test_a_read_model_built_for_other_tables_is_rebuilt_from_zero(tmp_path: Path) -> None:
     sqlite_mind(tmp_path, commands=2)
-    reader = SQLiteLedgerReader(tmp_path / "ledger.sqlite")
+    reader = open_reader(Home(tmp_path))
     projector = Projector(tmp_path / "rm.duckdb")
     projector.catch_up(reader)
     projector.con.execute("UPDATE schema_version SET version = 'an older schema'")
@@ -185,7 +185,7 @@ def test_a_read_model_built_for_other_tables_is_rebuilt_from_zero(tmp_path: Path
 
 def test_a_missing_tracking_row_never_makes_the_projector_apply_twice(tmp_path: Path) -> None:
     sqlite_mind(tmp_path, commands=2)
-    reader = SQLiteLedgerReader(tmp_path / "ledger.sqlite")
+    reader = open_reader(Home(tmp_path))
     projector = Projector(tmp_path / "rm.duckdb")
     projector.con.execute("DELETE FROM tracking")  # as if killed between DDL and the first row
 
@@ -203,7 +203,7 @@ def test_a_read_model_whose_creator_died_before_its_header_is_created_again(
     # DuckDB creates its file before writing the header: a projector SIGKILLed in between
     # (as the follower test once caught) left a zero-byte file that no later open accepted.
     sqlite_mind(tmp_path, commands=2)
-    reader = SQLiteLedgerReader(tmp_path / "ledger.sqlite")
+    reader = open_reader(Home(tmp_path))
     (tmp_path / "rm.duckdb").touch()
     dead = tmp_path / "rm.duckdb.999999999.tmp"  # a temporary file of a process long gone
     dead.write_bytes(b"half a database")
@@ -228,7 +228,7 @@ def test_an_entity_row_changed_in_place_by_a_handler_is_still_written(
     app = sqlite_mind(tmp_path, commands=0)
     app.define_concept("topic.x", "a meaning")
     app.alias_concept("topic.x", "first")
-    reader = SQLiteLedgerReader(tmp_path / "ledger.sqlite")
+    reader = open_reader(Home(tmp_path))
     projector = Projector(tmp_path / "rm.duckdb")
     projector.catch_up(reader)
     monkeypatch.setitem(registry.HANDLERS, "mind.concept.aliased", aliased_in_place)
@@ -243,7 +243,7 @@ def test_an_imported_pmm_ledger_projects_the_same_incrementally_and_replayed(
     tmp_path: Path,
 ) -> None:
     app = sqlite_mind(tmp_path, commands=0)
-    reader = SQLiteLedgerReader(tmp_path / "ledger.sqlite")
+    reader = open_reader(Home(tmp_path))
     live = Projector(tmp_path / "live.duckdb")
     for n in range(1, 5):
         _import_pmm(app, n)
@@ -272,7 +272,7 @@ def test_imported_conversations_and_commitments_show_the_sources_times_and_title
     import_pmm(app, write_json(tmp_path / "pmm.json", pmm_ledger(SMALL_PMM)))
     import_chatgpt(app, write_json(tmp_path / "c.json", [branching_conversation()]))
     projector = Projector(tmp_path / "rm.duckdb")
-    projector.catch_up(SQLiteLedgerReader(tmp_path / "ledger.sqlite"))
+    projector.catch_up(open_reader(Home(tmp_path)))
 
     rows = projector.con.execute(
         "SELECT source, strftime(started_at AT TIME ZONE 'UTC', '%Y-%m-%d %H:%M:%S'), title "

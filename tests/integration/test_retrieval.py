@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from adapters.importers import import_chat, import_locomo
-from cli.compose import Home, open_mind, read_model
+from cli.compose import Home, open_mind, open_reader, read_model
 from domain.errors import InvalidInputError
 from projections.retrieval.context import DROPPED_KEPT
 from projections.retrieval.recall import gather, rank, recall
@@ -249,12 +249,11 @@ def test_open_commitments_and_live_threads_are_found_by_their_words(tmp_path: Pa
 def test_sorting_the_term_index_changes_no_result(
     locomo_home: Home, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    from adapters.sqlite_ledger import SQLiteLedgerReader
     from projections.engine import maintenance
     from projections.engine.projector import Projector
 
     questions = ["When did Caroline go to the LGBTQ support group?", "What does Melanie paint?"]
-    reader = SQLiteLedgerReader(locomo_home.ledger)
+    reader = open_reader(locomo_home)
     unsorted = Projector(tmp_path / "unsorted.duckdb")
     unsorted.catch_up(reader)
     monkeypatch.setattr(maintenance, "SORT_MIN_ROWS", 0)

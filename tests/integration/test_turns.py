@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import gc
-import json
 import socket
 import subprocess
 from collections.abc import Callable
@@ -156,13 +155,15 @@ def test_context_is_bounded_recorded_and_cites_what_was_seen(home: Home, say: Sa
     assert 0 < outcome.context_tokens <= 400
     with read_model(home) as con:
         recorded = con.execute("SELECT context FROM turns").fetchone()
-        completed = con.execute(
-            "SELECT payload FROM events WHERE type = 'mind.turn.completed'"
-        ).fetchone()
+    reader = open_reader(home)  # the event as recorded, its sealed context opened
+    try:
+        (record,) = reader.open_states(
+            [r for r in reader.rows() if r.topic == "mind.turn.completed"]
+        )
+    finally:
+        reader.close()
     assert recorded is not None and '"over the token budget"' not in recorded[0]
     assert "over the token budget" in recorded[0]
-    assert completed is not None
-    record = json.loads(completed[0])
     missed = [c for c in record["context"] if "over the token budget" in c["reason"]]
     assert record["context_dropped"] >= len(missed) == min(record["context_dropped"], DROPPED_KEPT)
     assert sum(i["tokens"] for i in outcome.context) <= 400

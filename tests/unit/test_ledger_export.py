@@ -1,9 +1,14 @@
-"""The export line format: decoded state rebuilt byte for byte, raw bytes when it cannot be."""
+"""The export line format: decoded state rebuilt byte for byte, raw bytes when it cannot be;
+the keys a line carries for its envelopes, each checked against them."""
 
 from __future__ import annotations
 
+import base64
 import io
+import json
 from pathlib import Path
+from typing import Any
+from uuid import UUID
 
 import pytest
 from hypothesis import given
@@ -11,7 +16,11 @@ from hypothesis import strategies as st
 
 from adapters.export_check import ExportInvalidError, ExportReader
 from adapters.hash_chain import ChainRow, content_hash, genesis_hash, link_hash
+from adapters.key_store import MemoryKeyStore
 from adapters.ledger_export import Genesis, export_lines, render_state, state_bytes
+from adapters.pydantic_mapping import canonical_json
+from adapters.sealing import seal_state
+from domain.commitment import Commitment
 
 GENESIS = Genesis(
     "ledger-1", "2026-05-01T09:00:00+00:00", genesis_hash("ledger-1", "2026-05-01T09:00:00+00:00")
@@ -19,12 +28,12 @@ GENESIS = Genesis(
 AGGREGATE = "0b0bea2c290a51dc9fc6cd5dff6bbc84"
 
 
-def _rows(states: list[bytes]) -> list[ChainRow]:
+def _rows(states: list[bytes], topic: str = "mind.x") -> list[ChainRow]:
     rows, prev = [], GENESIS.genesis
     for i, state in enumerate(states, 1):
-        content = content_hash("mind.x", AGGREGATE, i, state)
+        content = content_hash(topic, AGGREGATE, i, state)
         prev = link_hash(prev, content)
-        rows.append(ChainRow(i, content, prev, "mind.x", AGGREGATE, i, state))
+        rows.append(ChainRow(i, content, prev, topic, AGGREGATE, i, state))
     return rows
 
 
@@ -70,3 +79,98 @@ def test_an_empty_file_is_refused_at_line_one(tmp_path: Path) -> None:
         ExportReader(io.BytesIO(b""))
 
     assert refused.value.line == 1
+
+
+def _sealed_rows(keys: MemoryKeyStore) -> list[ChainRow]:
+    """Two commitment events; the first one's `text` sealed under a key in `keys`."""
+    state: dict[str, Any] = {"text": "Water the ficus", "timestamp": "2026-05-01T09:00:00Z"}
+    seal_state(Commitment.Opened, UUID(hex=AGGREGATE), 1, state, keys)
+    keys.flush()
+    plain = state_bytes({"n": 2}, "2026-05-01T09:00:01Z", 1)
+    return _rows([canonical_json(state), plain], Commitment.Opened.TOPIC)
+
+
+def _export(rows: list[ChainRow], keys: MemoryKeyStore) -> list[bytes]:
+    return list(export_lines(GENESIS, rows, len(rows), rows[-1].hash, keys))
+
+
+def test_an_event_line_carries_the_keys_of_its_envelopes_and_reads_back_with_them() -> None:
+    keys = MemoryKeyStore()
+    rows = _sealed_rows(keys)
+    ((key_id, key),) = keys.keys.items()
+
+    lines = _export(rows, keys)
+
+    first, second = (json.loads(line) for line in lines[1:])
+    assert first["keys"] == {key_id.hex(): base64.b64encode(key).decode()}
+    assert set(first["payload"]["text"]) == {"$sealed", "c"}
+    assert "keys" not in second
+    events = list(ExportReader(io.BytesIO(b"".join(lines))).events())
+    assert [e.keys for e in events] == [{key_id: key}, {}]
+    assert [e.state for e in events] == [r.state for r in rows]
+
+
+def test_an_envelope_whose_key_is_gone_is_exported_without_keys() -> None:
+    keys = MemoryKeyStore()
+    rows = _sealed_rows(keys)
+    carried = json.loads(_export(rows, keys)[1])
+    keys.keys.clear()
+
+    lines = _export(rows, keys)
+
+    del carried["keys"]
+    assert lines[1] == canonical_json(carried) + b"\n"
+    assert [e.keys for e in ExportReader(io.BytesIO(b"".join(lines))).events()] == [{}, {}]
+
+
+KEY_ID = "00112233445566778899aabbccddeeff"
+
+
+@pytest.mark.parametrize(
+    ("carried", "reason"),
+    [
+        ({}, "keys is not an object of key ids"),
+        ([], "keys is not an object of key ids"),
+        ({KEY_ID.upper(): "x"}, f"key id '{KEY_ID.upper()}' is not 32 hex digits"),
+        ({KEY_ID[:30]: "x"}, f"key id '{KEY_ID[:30]}' is not 32 hex digits"),
+        ({KEY_ID: base64.b64encode(b"k" * 16).decode()}, f"key {KEY_ID} is not 32 bytes"),
+        ({KEY_ID: base64.b64encode(b"k" * 32).decode()[:-1]}, f"key {KEY_ID} is not 32 bytes"),
+        ({KEY_ID: 7}, f"key {KEY_ID} is not 32 bytes in base64"),
+        ({KEY_ID: base64.b64encode(b"k" * 32).decode()}, f"key {KEY_ID} opens no sealed field"),
+        ("the key", "does not open the sealed field 'text' (changed?)"),
+    ],
+)
+def test_a_carried_key_that_is_malformed_or_does_not_open_is_refused_at_its_line(
+    carried: Any, reason: str
+) -> None:
+    keys = MemoryKeyStore()
+    lines = _export(_sealed_rows(keys), keys)
+    line = json.loads(lines[1])
+    if carried == "the key":  # the right id, another key
+        (id_hex,) = line["keys"]
+        carried = {id_hex: base64.b64encode(bytes(32)).decode()}
+    lines[1] = canonical_json({**line, "keys": carried}) + b"\n"
+
+    with pytest.raises(ExportInvalidError) as refused:
+        list(ExportReader(io.BytesIO(b"".join(lines))).events())
+
+    assert refused.value.line == 2
+    assert reason in refused.value.reason
+
+
+@pytest.mark.parametrize(
+    ("version", "reason"),
+    [
+        (3, "not a mindledger export of version 1 or 2"),
+        (True, "not a mindledger export (format field)"),
+        (1.0, "not a mindledger export (format field)"),
+    ],
+)
+def test_a_header_of_an_unknown_version_is_refused(version: object, reason: str) -> None:
+    header = json.loads(_export(_rows([state_bytes({}, "t", 1)]), MemoryKeyStore())[0])
+    line = canonical_json({**header, "version": version}) + b"\n"
+
+    with pytest.raises(ExportInvalidError) as refused:
+        ExportReader(io.BytesIO(line))
+
+    assert (refused.value.line, refused.value.reason) == (1, reason)
