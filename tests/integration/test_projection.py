@@ -53,7 +53,7 @@ def run_command(app: Mind, name: str, n: int) -> None:
         if name == "commit":
             app.open_commitment(f"promise {n}")
         elif name == "close":
-            app.close_commitment(_cid(n), "done")
+            app.close_commitment(_cid(app, n), "done")
         elif name == "define":
             app.define_concept(f"topic.t{n}", f"meaning {n}")
         elif name == "alias":
@@ -88,10 +88,10 @@ def _import_pmm(app: Mind, n: int) -> None:
         import_pmm(app, path)
 
 
-def _cid(n: int) -> str:
+def _cid(app: Mind, n: int) -> str:
     from domain.commitment import commitment_cid
 
-    return commitment_cid(f"promise {n}")
+    return commitment_cid(f"promise {n}", app.text_keys)
 
 
 def _any_thread(app: Mind) -> object:
