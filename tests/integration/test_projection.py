@@ -14,7 +14,6 @@ from adapters.pmm_import import import_pmm
 from adapters.sqlite_ledger import SQLiteLedgerReader
 from domain.application import Mind
 from domain.errors import MindError
-from domain.knowledge import intent_hash
 from projections.engine import handlers, registry
 from projections.engine.projector import ProjectionError, Projector
 from projections.engine.replay import differences, rebuild
@@ -69,11 +68,11 @@ def run_command(app: Mind, name: str, n: int) -> None:
         elif name == "remember":
             app.remember(f"answer {n}", question=f"question {n}")
         elif name in ("verify", "dispute"):
-            app.judge_knowledge(intent_hash(f"question {n}"), name)  # type: ignore[arg-type]
+            app.judge_knowledge(app.intent_hash_of(f"question {n}"), name)  # type: ignore[arg-type]
         elif name == "edit":
-            app.edit_knowledge(intent_hash(f"question {n}"), f"edited answer {n}")
+            app.edit_knowledge(app.intent_hash_of(f"question {n}"), f"edited answer {n}")
         elif name == "forget":
-            app.delete_knowledge(intent_hash(f"question {n}"))
+            app.delete_knowledge(app.intent_hash_of(f"question {n}"))
         else:
             app.adopt_name(f"Name {n}")
     except (MindError, LookupError):
