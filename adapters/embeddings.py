@@ -5,16 +5,22 @@ offline in this process (adapters/minilm.py), registered with LiteLLM as the cus
 provider `local` (`litellm.custom_provider_map`), so that a hosted model replaces it by
 configuration alone: `mind config set embedding.model openai/text-embedding-3-small` (and
 `embedding.api_base URL` for a local OpenAI-compatible server). Vectors are cached in
-MIND_HOME/embeddings.sqlite by model and text hash, so a text is embedded once, not at every
-query. The cache is derived data: deleting it costs only new embedding calls.
+MIND_HOME/embeddings.sqlite by model and keyed text hash (HMAC under the mind's "embeddings"
+secret: a plain sha256 of a short sentence would confirm a guess of it), so a text is embedded
+once, not at every query. The cache is derived data: deleting it costs only new embedding calls;
+`forget` deletes the rows of given texts and rewrites the file without them.
+
+Residual risk: whoever holds the mind's key store (and its master key, if set) holds the secret
+and can still test a guessed text against the keys of rows that remain; a forgotten text's row
+is gone after `forget`.
 """
 
 from __future__ import annotations
 
-import hashlib
 import os
 import sqlite3
 import threading
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -22,12 +28,14 @@ import numpy as np
 import numpy.typing as npt
 
 from domain.errors import MindError
+from domain.text_keys import EMBEDDINGS, TextKeys
 
 BATCH = 128
 LOCAL_PROVIDER = "local"
 
 LOCAL_MODELS = ("all-minilm-l6-v2",)
 MEMO = 200_000  # vectors kept in memory per embedder (~300 MB at 384 dimensions)
+KEYED_VERSION = 1  # the cache's user_version once its row keys are keyed hashes
 
 Matrix = npt.NDArray[np.float32]
 
@@ -36,30 +44,21 @@ class EmbeddingError(MindError):
     """Raised when the embedding model could not be reached or answered nonsense."""
 
 
-def text_key(text: str) -> str:
-    # NOTE (forgetting issue): an unkeyed hash of the text. A forgotten text's vector stays in
-    # embeddings.sqlite, and its hash can confirm a guess of the text; a keyed hash (a secret
-    # per home) and pruning on forget are for that issue, not done here.
-    return hashlib.sha256(text.encode()).hexdigest()
-
-
 class LiteLLMEmbedder:
     """A callable: texts -> vectors (one per text, in order); `matrix` gives them as one
     float32 array for numpy's cosine (projections/retrieval/vectors.py)."""
 
     def __init__(
-        self, model: str, cache: Path, api_base: str | None = None, timeout: float = 30.0
+        self,
+        model: str,
+        cache: Path,
+        keys: TextKeys,
+        api_base: str | None = None,
+        timeout: float = 30.0,
     ) -> None:
-        self.model, self.api_base, self.timeout = model, api_base, timeout
-        # check_same_thread off: recall may call from a read thread; the lock serialises use.
-        self.cache = sqlite3.connect(cache, check_same_thread=False)
-        # Derived data: a write lost in a crash costs one embedding call again, so no fsync
-        # per new query vector (a commit with it measured ~26 ms on a busy disk).
-        self.cache.execute("PRAGMA synchronous = OFF")
-        self.cache.execute(
-            "CREATE TABLE IF NOT EXISTS vectors (model TEXT, key TEXT, vector BLOB, "
-            "PRIMARY KEY (model, key))"
-        )
+        """`keys`: the mind's keyed hashes, whose "embeddings" secret keys the cache's rows."""
+        self.model, self.keys, self.api_base, self.timeout = model, keys, api_base, timeout
+        self.cache = open_cache(cache)
         self.lock = threading.Lock()
         self.memo: dict[str, Matrix] = {}  # this process's vectors by text key
         self.calls = 0  # requests made to the model (the cache answers the rest)
@@ -70,7 +69,7 @@ class LiteLLMEmbedder:
 
     def matrix(self, texts: list[str]) -> Matrix:
         """One row per text (float32); each distinct text is embedded once, ever."""
-        keys = [text_key(t) for t in texts]
+        keys = [self.text_key(t) for t in texts]
         with self.lock:
             found = {k: self.memo[k] for k in set(keys) if k in self.memo}
             found.update(self._cached({k for k in keys if k not in found}))
@@ -95,6 +94,19 @@ class LiteLLMEmbedder:
         if not keys:
             return np.zeros((0, 0), dtype=np.float32)
         return np.stack([found[k] for k in keys])
+
+    def text_key(self, text: str) -> str:
+        """A text's row key in the cache: keyed, so the file cannot confirm a guessed text."""
+        return self.keys.keyed(EMBEDDINGS, text)
+
+    def forget(self, texts: Iterable[str]) -> int:
+        """Delete these texts' vectors (of every model) from the cache and this process's memory,
+        then rewrite the file without them; how many rows were deleted."""
+        keys = {self.text_key(t) for t in texts}
+        with self.lock:
+            for key in keys:
+                self.memo.pop(key, None)
+            return forget_rows(self.cache, keys)
 
     def _cached(self, keys: set[str]) -> dict[str, Matrix]:
         out: dict[str, Matrix] = {}
@@ -132,6 +144,57 @@ class LiteLLMEmbedder:
                 f"embedding model {self.model} returned {len(data)} vectors for {len(texts)} texts"
             )
         return [list(map(float, d["embedding"])) for d in data]
+
+
+def open_cache(path: Path) -> sqlite3.Connection:
+    """The vector cache at `path` (created when missing)."""
+    # check_same_thread off: recall may call from a read thread; the embedder's lock
+    # serialises use.
+    con = sqlite3.connect(path, check_same_thread=False)
+    # Derived data: a write lost in a crash costs one embedding call again, so no fsync per
+    # new query vector (a commit with it measured ~26 ms on a busy disk).
+    con.execute("PRAGMA synchronous = OFF")
+    # A deleted row's bytes are zeroed, not left in a free page (forgetting).
+    con.execute("PRAGMA secure_delete = ON")
+    con.execute(
+        "CREATE TABLE IF NOT EXISTS vectors (model TEXT, key TEXT, vector BLOB, "
+        "PRIMARY KEY (model, key))"
+    )
+    if con.execute("PRAGMA user_version").fetchone()[0] < KEYED_VERSION:
+        # A cache written before keyed row keys holds sha256 hashes of texts, and rows that
+        # `forget` could never find: emptied once (re-embedding is all it costs).
+        with con:
+            con.execute("DELETE FROM vectors")
+            con.execute(f"PRAGMA user_version = {KEYED_VERSION}")
+        con.execute("VACUUM")
+    return con
+
+
+def forget_rows(con: sqlite3.Connection, keys: Iterable[str]) -> int:
+    """Delete the rows of these text keys (every model), then VACUUM: the file is rewritten
+    without them (and with no free page that could still hold their bytes); the rollback
+    journal that held the old pages is deleted at commit. How many rows were deleted."""
+    wanted = sorted(set(keys))
+    gone = 0
+    with con:
+        for start in range(0, len(wanted), 500):
+            part = wanted[start : start + 500]
+            marks = ",".join("?" * len(part))
+            gone += con.execute(f"DELETE FROM vectors WHERE key IN ({marks})", part).rowcount
+    con.execute("VACUUM")
+    return gone
+
+
+def forget_cached(path: Path, keys: TextKeys, texts: Iterable[str]) -> int:
+    """`LiteLLMEmbedder.forget` on the cache file at `path` without an embedder (nothing to do
+    when there is no cache); how many rows were deleted."""
+    if not path.exists():
+        return 0
+    con = open_cache(path)
+    try:
+        return forget_rows(con, {keys.keyed(EMBEDDINGS, t) for t in texts})
+    finally:
+        con.close()
 
 
 def register_local_provider(litellm: Any) -> None:

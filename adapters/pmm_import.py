@@ -22,6 +22,7 @@ from adapters.pmm_meaning import SPEAKERS, meaning_of
 from domain.application import Mind
 from domain.errors import InvalidInputError
 from domain.foreign_import import ForeignFile, ForeignRecord
+from domain.text_keys import IMPORT
 
 FORMAT = "pmm"
 FIELDS = ("id", "ts", "kind", "content", "meta", "prev_hash", "hash")
@@ -152,18 +153,23 @@ def import_pmm(
         raise InvalidInputError(f"{path}: {_refusal(chain)}")
     sha = hashlib.sha256(data).hexdigest()
     # A longer export of the same PMM mind, or the same one saved again, continues the same
-    # import (`source_key`). A file that does not start the chain is its own source.
+    # import (`source_key`). A file that does not start the chain is its own source. Both are
+    # hashes of what was written (a PMM hash of a short first message is guessed back), so the
+    # ledger keeps them keyed; the ones imports before that were named by are looked up.
     source = source_key(events, tuple(SPEAKERS)) or sha
+    named = mind.text_keys.keyed(IMPORT, source)
     file = ForeignFile(
         format=FORMAT,
         name=path.name,
-        sha256=sha,
+        sha256=mind.text_keys.keyed(IMPORT, sha),
         records=len(events),
-        conversation=f"{FORMAT}/{source[:16]}",
+        conversation=f"{FORMAT}/{named[:16]}",
         breaks=chain.breaks,
         forks=chain.forks,
-        source_key=source,
+        source_key=named,
         link_breaks=chain.link_breaks,
+        legacy_keys=tuple(dict.fromkeys((source, sha))),
+        legacy_conversation=f"{FORMAT}/{source[:16]}",
     )
     records = pmm_records(events, chain.broken_ids)
     if on_total:
@@ -173,8 +179,9 @@ def import_pmm(
         "source": str(path),
         "format": FORMAT,
         "sha256": sha,
-        # What names the PMM mind this file is an export of (`adapters.pmm_chain.source_key`).
-        "source_key": source,
+        # What names, in this mind, the PMM mind this file is an export of: the keyed hash of
+        # `adapters.pmm_chain.source_key` (the import's stream is `import_id("pmm", it)`).
+        "source_key": named,
         "events": len(events),
         "added": tally.added,
         "skipped": tally.skipped,

@@ -51,8 +51,12 @@ def rate(n: int, seconds: float) -> float:
 
 def run(data: Path, items: int, queries: int) -> None:
     from adapters.embeddings import LiteLLMEmbedder
+    from adapters.key_store import MemoryKeyStore
     from adapters.minilm import shared_model
+    from domain.text_keys import TextKeys
     from projections.retrieval.vectors import closest, nearest
+
+    keys = TextKeys(MemoryKeyStore())  # one mind's cache keys, in memory
 
     pool, questions = texts(data, items)
     start = time.perf_counter()
@@ -67,7 +71,7 @@ def run(data: Path, items: int, queries: int) -> None:
     single_raw = rate(50, time.perf_counter() - start)
     with tempfile.TemporaryDirectory() as tmp:
         cache = Path(tmp) / "embeddings.sqlite"
-        warm = LiteLLMEmbedder(DEFAULT_EMBEDDING_MODEL, cache)
+        warm = LiteLLMEmbedder(DEFAULT_EMBEDDING_MODEL, cache, keys)
         warm(["import litellm and register the provider"])
         start = time.perf_counter()
         vectors = warm.matrix(pool)
@@ -83,7 +87,7 @@ def run(data: Path, items: int, queries: int) -> None:
             nearest(warm, next(asked), pool, k=10)
             in_memory.append(time.perf_counter() - start)
         for _ in range(max(queries // 4, 1)):  # a new embedder: its memory is empty
-            cold = LiteLLMEmbedder(DEFAULT_EMBEDDING_MODEL, cache)
+            cold = LiteLLMEmbedder(DEFAULT_EMBEDDING_MODEL, cache, keys)
             start = time.perf_counter()
             nearest(cold, next(asked), pool, k=10)
             from_file.append(time.perf_counter() - start)

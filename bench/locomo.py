@@ -117,7 +117,9 @@ def run(data: Path, limit: int | None, vectors: str = "off") -> None:
             import_locomo(app, data, sample["sample_id"])
             bm25, turns, full = baseline(sample)
             full_context.append(full)
-            embedder = LiteLLMEmbedder(DEFAULT_EMBEDDING_MODEL, folder / "embeddings.sqlite")
+            embedder = LiteLLMEmbedder(
+                DEFAULT_EMBEDDING_MODEL, folder / "embeddings.sqlite", app.text_keys
+            )
             with read_model(Home(folder)) as con:
                 if "on" in arms:
                     warm.append(warm_vectors(con, embedder))

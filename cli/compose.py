@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from domain.knowledge_ask import Asker
     from domain.knowledge_port import Similar
     from domain.model_port import CompletionModel
+    from domain.text_keys import TextKeys
     from domain.turns import TurnService
     from projections.engine.readmodel import ReadModelPaths
 
@@ -410,7 +411,42 @@ def embedding_model(home: Home, config: dict[str, str]) -> LiteLLMEmbedder | Non
     from adapters.embeddings import LiteLLMEmbedder
 
     base = config.get(EMBEDDING_API_BASE, "off")
-    return LiteLLMEmbedder(model, home.path / "embeddings.sqlite", None if base == "off" else base)
+    return LiteLLMEmbedder(
+        model,
+        home.path / "embeddings.sqlite",
+        home_text_keys(home),
+        None if base == "off" else base,
+    )
+
+
+def home_text_keys(home: Home) -> TextKeys:
+    """Keyed hashes under this home's secrets, for what keys text outside the ledger (the
+    embeddings cache): each secret read from the key store once, made there on first use."""
+    from domain.text_keys import TextKeys
+
+    return TextKeys(HomeSecrets(home))
+
+
+class HomeSecrets:
+    """A home's named secrets (`KeyStore.secret`): read read-only first, so a read-only home
+    whose secret exists works; the store is opened for writing only to make a new one."""
+
+    def __init__(self, home: Home) -> None:
+        self.home = home
+
+    def secret(self, name: str) -> bytes:
+        from adapters.key_store import KeyStoreError
+
+        for read_only in (True, False):
+            keys = open_keys(self.home, read_only=read_only)
+            try:
+                return keys.secret(name)
+            except KeyStoreError:
+                if not read_only:
+                    raise
+            finally:
+                keys.close()
+        raise AssertionError("unreachable")
 
 
 class ReadModelKnowledge:

@@ -49,8 +49,9 @@ def resolve_item(home: Home, target: str) -> str:
     from domain.knowledge_commands import AmbiguousKnowledgeError, UnknownKnowledgeError
     from projections.queries.knowledge_queries import matching_items
 
+    asked = _on_mind(home, lambda app: app.knowledge_for(target)) if target.strip() else None
     with read_model(home) as con:
-        found = matching_items(con, target)
+        found = matching_items(con, target, [asked.intent_hash] if asked is not None else [])
     if not found:
         raise UnknownKnowledgeError(
             f"no knowledge item is {target!r}; `mind knowledge list` shows them"

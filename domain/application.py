@@ -24,6 +24,7 @@ from domain.forgetting import Forgetting, check_forget_role
 from domain.identity import IDENTITY_ID, Identity
 from domain.knowledge_uses import KnowledgeUseCases
 from domain.text import clean_token
+from domain.text_keys import Secrets, TextKeys
 from domain.thread import Thread, ThreadOrigin
 
 T = TypeVar("T")
@@ -42,9 +43,18 @@ class Mind(KnowledgeUseCases, Application[UUID]):
 
     name = "mind"
 
-    def __init__(self, env: dict[str, str] | None = None, clock: Clock = system_clock) -> None:
+    def __init__(
+        self,
+        env: dict[str, str] | None = None,
+        clock: Clock = system_clock,
+        secrets: Secrets | None = None,
+    ) -> None:
+        """`secrets`: where the keyed hashes' secrets come from; by default the key store
+        that seals this mind's events (the persistence's mapper holds it as `keys`)."""
         super().__init__(env)
         self.clock = clock
+        found = secrets if secrets is not None else getattr(self.mapper, "keys", None)
+        self.text_keys = TextKeys(found)
 
     # -- plumbing: the unit of work every use case (here and beside it) goes through ------
 

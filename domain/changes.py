@@ -16,6 +16,7 @@ from eventsourcing.application import AggregateNotFoundError, Application
 
 from domain.commitment import Commitment, episode_id
 from domain.events import AggregateRoot, DomainEvent
+from domain.text_keys import TextKeys
 
 A = TypeVar("A", bound=AggregateRoot)
 
@@ -34,6 +35,15 @@ class Changes:
         # The aggregate whose first event opens the saved batch and whose later events close it
         # (a turn: its reply first, its record last, what the reply changed in between).
         self.around: AggregateRoot | None = None
+
+    @property
+    def keys(self) -> TextKeys:
+        """The mind's keyed hashes of text (`Mind.text_keys`): what names a promise, an
+        intent or an import."""
+        keys = getattr(self.app, "text_keys", None)
+        if not isinstance(keys, TextKeys):
+            raise TypeError(f"{type(self.app).__name__} has no text_keys (a Mind has)")
+        return keys
 
     def exists(self, stream: UUID) -> bool:
         """Whether the stream has an event (or was created in this decision)."""

@@ -13,7 +13,14 @@ from typing import Any
 from uuid import UUID
 
 from domain.changes import Changes
-from domain.commitment import Commitment, Origin, normalise
+from domain.commitment import (
+    TEXT_LIMIT,
+    Commitment,
+    Origin,
+    commitment_cid,
+    legacy_cid,
+    normalise,
+)
 from domain.concept import Concept, concept_id
 from domain.errors import (
     InvalidInputError,
@@ -23,7 +30,7 @@ from domain.errors import (
     UnknownThreadError,
 )
 from domain.identity import IDENTITY_ID, Identity
-from domain.text import clean_token
+from domain.text import clean_text, clean_token
 from domain.thread import Thread
 
 
@@ -55,16 +62,24 @@ def open_commitment(
 ) -> OpenOutcome:
     """Open a commitment; the same text while it is open is a no-op that says so (`since`: the
     time an imported ledger gives)."""
-    probe = Commitment.open(text, origin, 1, at, thread_id, concepts)
-    latest = changes.latest_episode(probe.cid)
+    text = clean_text(text, "commitment text", TEXT_LIMIT, visible=True)
+    cid = commitment_cid(text, changes.keys)
+    latest = changes.latest_episode(cid)
+    if latest is None:
+        # A promise first opened in a ledger written before CIDs were keyed keeps its old CID,
+        # so it is still "already open" and its next episode continues it. A legacy CID whose
+        # text is another promise (a sha256 clash there) is not this one's.
+        old = changes.latest_episode(legacy_cid(text))
+        if old is not None and normalise(old.text) == normalise(text):
+            cid, latest = old.cid, old
     if latest is not None and not latest.closed:
-        if normalise(latest.text) != normalise(probe.text):
+        if normalise(latest.text) != normalise(text):
             raise InvalidInputError(
-                f"CID {probe.cid} already names a different open commitment; reword it"
+                f"CID {cid} already names a different open commitment; reword it"
             )
         return OpenOutcome(latest.cid, latest.episode, opened=False)
     episode = 1 if latest is None else latest.episode + 1
-    commitment = Commitment.open(text, origin, episode, at, thread_id, concepts, since)
+    commitment = Commitment.open(cid, text, origin, episode, at, thread_id, concepts, since)
     changes.add(commitment)
     return OpenOutcome(commitment.cid, episode, opened=True)
 

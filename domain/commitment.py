@@ -10,9 +10,11 @@ from uuid import UUID
 from domain.errors import CommitmentAlreadyClosedError
 from domain.events import AggregateRoot, DomainEvent, stream_id
 from domain.text import clean_text
+from domain.text_keys import COMMITMENT, TextKeys
 
 Origin = Literal["user", "assistant", "owner", "autonomy"]
 ORIGINS: tuple[str, ...] = ("user", "assistant", "owner", "autonomy")
+TEXT_LIMIT = 4000
 
 
 def normalise(text: str) -> str:
@@ -20,12 +22,20 @@ def normalise(text: str) -> str:
     return " ".join(text.casefold().split()).rstrip(".!;:,")
 
 
-def commitment_cid(text: str) -> str:
-    """A short stable id derived from the normalised text, e.g. `c1a2b3c4d5e`.
+def commitment_cid(text: str, keys: TextKeys) -> str:
+    """A short id stable within this mind, from the normalised text, e.g. `c1a2b3c4d5e`: an
+    HMAC under the mind's commitment secret (domain/text_keys.py), so the id, which is in the
+    clear everywhere, cannot confirm a guessed promise to someone without the key store.
 
     40 bits: two different promises share a CID with probability about n^2 / 2^41, 0.5% at
     100,000 commitments; a clash is refused with a clear error rather than merged.
     """
+    return "c" + keys.keyed(COMMITMENT, normalise(text))[:10]
+
+
+def legacy_cid(text: str) -> str:
+    """The CID ledgers written before keyed hashes gave the text (sha256): only looked up, so
+    a promise opened then is still found when the same text is opened again."""
     return "c" + hashlib.sha256(normalise(text).encode("utf-8")).hexdigest()[:10]
 
 
@@ -73,6 +83,7 @@ class Commitment(AggregateRoot):
     @classmethod
     def open(
         cls,
+        cid: str,
         text: str,
         origin: Origin,
         episode: int,
@@ -81,9 +92,9 @@ class Commitment(AggregateRoot):
         concepts: tuple[str, ...] = (),
         since: datetime | None = None,
     ) -> Commitment:
-        """Open episode `episode` of the promise `text` (`since`: an imported ledger's time)."""
-        text = clean_text(text, "commitment text", 4000, visible=True)
-        cid = commitment_cid(text)
+        """Open episode `episode` of the promise `text` under `cid` (`commitment_cid` of the
+        text, or the CID an older ledger gave it; `since`: an imported ledger's time)."""
+        text = clean_text(text, "commitment text", TEXT_LIMIT, visible=True)
         commitment = cls(episode_id(cid, episode))
         commitment.trigger(
             cls.Opened,

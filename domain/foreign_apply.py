@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from uuid import UUID
 
@@ -137,9 +137,13 @@ def _apply(
     changes: Changes, file: ForeignFile, chunk: Sequence[ForeignRecord], at: datetime
 ) -> Done:
     imported = changes.find(ForeignImport, import_id(file.format, file.stream_key))
-    if imported is None and file.source_key:
-        # The same file imported before imports were keyed by their source (by its sha256).
-        imported = changes.find(ForeignImport, import_id(file.format, file.sha256))
+    for key in file.legacy_keys if imported is None else ():
+        # The same source imported before its keys were keyed (by its PMM hash, or before that
+        # by the file's sha256): continued, and its messages stay in the conversation it had.
+        imported = changes.find(ForeignImport, import_id(file.format, key))
+        if imported is not None:
+            file = replace(file, conversation=file.legacy_conversation or file.conversation)
+            break
     if imported is None:
         imported = ForeignImport.start(file, at)
         changes.add(imported)

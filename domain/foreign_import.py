@@ -1,11 +1,11 @@
 """A foreign ledger brought in (a Persistent Mind Model export, a chat export): what each of its
 records meant here, with its provenance, so nothing it held is dropped and a re-import adds nothing.
 
-One stream per foreign source: its format and `source_key` (for PMM the hash of its first
-message, which names the PMM mind: `adapters.pmm_chain.source_key`; else the file's sha256),
+One stream per foreign source: its format and `source_key` (for PMM the keyed hash of its first
+message's hash, which names the PMM mind: `adapters.pmm_chain.source_key`; else of the file),
 so a later, longer export of the same ledger, or the same one saved again, continues that
 stream (`Resumed`) and adds only the records not yet kept (by foreign id and hash). Each
-foreign record becomes one `RecordKept` event carrying the file's sha256, the record's foreign
+foreign record becomes one `RecordKept` event carrying the file's keyed digest, the record's foreign
 id and hash and the record itself; when the record has a meaning here (a message, a
 commitment, a concept, a name) the matching event is saved in the same transaction and
 `became`/`target` name it.
@@ -22,7 +22,7 @@ from domain.events import AggregateRoot, DomainEvent, stream_id
 
 
 def import_id(format: str, source_key: str) -> UUID:
-    """The stream id of one imported source (a file's sha256, or what names a PMM mind)."""
+    """The stream id of one imported source (a file's keyed digest, or what names a PMM mind)."""
     return stream_id("import", format, source_key)
 
 
@@ -120,9 +120,15 @@ class ForeignRecord:
 
 @dataclass(frozen=True)
 class ForeignFile:
-    """The file being imported: its format, name, sha256, the source it continues (`source_key`,
-    the file's sha256 when empty) and the chain faults it was accepted with (PMM ids whose hash
-    does not recompute; links that do not hold; parents named by two records)."""
+    """The file being imported: its format, name, digest, the source it continues
+    (`source_key`, the file's digest when empty) and the chain faults it was accepted with (PMM
+    ids whose hash does not recompute; links that do not hold; parents named by two records).
+
+    `sha256` and `source_key` are what the ledger keeps, in the clear: keyed digests
+    (`Mind.text_keys`, purpose "import"), never a file's sha256 or a PMM hash, which a guess of
+    a short file or first message would confirm. `legacy_keys` are the stream keys imports of
+    this source were given before that (looked up in order when `stream_key` names nothing),
+    and `legacy_conversation` the conversation they recorded messages in."""
 
     format: str
     name: str
@@ -134,6 +140,8 @@ class ForeignFile:
     participants: tuple[str, ...] = field(default=("user", "assistant"))
     source_key: str = ""
     link_breaks: tuple[str, ...] = ()
+    legacy_keys: tuple[str, ...] = ()
+    legacy_conversation: str = ""
 
     @property
     def stream_key(self) -> str:

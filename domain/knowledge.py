@@ -1,8 +1,10 @@
 """Knowledge: one stream per question the mind can answer, keyed by the question's intent.
 
-The intent is the question trimmed, its whitespace collapsed and lower-cased; its hash names the
-stream, so capturing the same intent again always lands on the same item (a revision, never a
-duplicate). Every change is an event: the item's history is its stream.
+The intent is the question trimmed, its whitespace collapsed and lower-cased; its keyed hash
+(HMAC under the mind's knowledge secret, domain/text_keys.py) names the stream, so capturing the
+same intent again always lands on the same item (a revision, never a duplicate), and the stream
+id, which is in the clear, cannot confirm a guessed question. Every change is an event: the
+item's history is its stream.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from pydantic import BaseModel, ConfigDict
 
 from domain.events import AggregateRoot, DomainEvent, stream_id
 from domain.text import clean_text
+from domain.text_keys import CONTENT, KNOWLEDGE, TextKeys
 
 ValidationState = Literal[
     "unverified", "plausible", "supported", "verified", "disputed", "retracted"
@@ -56,8 +59,14 @@ def normalise_intent(question: str) -> str:
     return " ".join(question.split()).lower()
 
 
-def intent_hash(question: str) -> str:
-    """The hash of a question's intent (sha256, hex)."""
+def intent_hash(question: str, keys: TextKeys) -> str:
+    """The keyed hash of a question's intent (HMAC-SHA256, hex)."""
+    return keys.keyed(KNOWLEDGE, normalise_intent(question))
+
+
+def legacy_intent_hash(question: str) -> str:
+    """The intent hash ledgers written before keyed hashes gave a question (sha256): only
+    looked up, so an item captured then is still the answer to its question."""
     return hashlib.sha256(normalise_intent(question).encode("utf-8")).hexdigest()
 
 
@@ -71,10 +80,11 @@ def knowledge_stream(hash_: str) -> UUID:
     return stream_id("knowledge", hash_)
 
 
-def content_hash(**content: object) -> str:
-    """The hash of one revision's content (canonical JSON)."""
+def content_hash(keys: TextKeys, **content: object) -> str:
+    """The keyed hash of one revision's content (canonical JSON): a provenance's hash is in
+    the clear, and none of them may confirm a guessed answer."""
     data = json.dumps(content, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return hashlib.sha256(data.encode("utf-8")).hexdigest()
+    return keys.keyed(CONTENT, data)
 
 
 class Provenance(BaseModel):
@@ -168,10 +178,10 @@ class Knowledge(AggregateRoot):
         self.turn_id: str | None = None
 
     @classmethod
-    def new(cls, question: str) -> Knowledge:
+    def new(cls, question: str, keys: TextKeys) -> Knowledge:
         """An empty item for a question (nothing recorded until it is captured)."""
         question = clean_text(question, "question", QUESTION_LIMIT)
-        hash_ = intent_hash(question)
+        hash_ = intent_hash(question, keys)
         item = cls(knowledge_stream(hash_))
         item.intent_hash, item.item_id = hash_, item_id(hash_)
         return item
@@ -189,6 +199,7 @@ class Knowledge(AggregateRoot):
         reuse: ReusePolicy,
         provenance: list[Provenance],
         concepts: list[str],
+        keys: TextKeys,
         turn_id: str | None = None,
     ) -> None:
         """Record a revision of the answer (the first one creates the item)."""
@@ -210,12 +221,14 @@ class Knowledge(AggregateRoot):
             provenance=provenance,
             role=role,
             revision=self.revision + 1,
-            content_hash=content_hash(question=question, answer=answer, concepts=concepts),
+            content_hash=content_hash(keys, question=question, answer=answer, concepts=concepts),
             previous_hash=self.content_hash or None,
             turn_id=turn_id,
         )
 
-    def edit(self, answer: str, role: Role, at: datetime, note: str | None = None) -> None:
+    def edit(
+        self, answer: str, role: Role, at: datetime, keys: TextKeys, note: str | None = None
+    ) -> None:
         """A new revision with another answer; the previous one and its hash stay."""
         answer = clean_text(answer, "answer", ANSWER_LIMIT)
         self.trigger(
@@ -224,7 +237,7 @@ class Knowledge(AggregateRoot):
             answer=answer,
             revision=self.revision + 1,
             content_hash=content_hash(
-                question=self.question, answer=answer, concepts=self.concepts
+                keys, question=self.question, answer=answer, concepts=self.concepts
             ),
             previous_hash=self.content_hash,
             role=role,
@@ -253,13 +266,13 @@ class Knowledge(AggregateRoot):
             turn_id=turn_id,
         )
 
-    def delete(self, role: Role, at: datetime, reason: str | None = None) -> None:
+    def delete(self, role: Role, at: datetime, keys: TextKeys, reason: str | None = None) -> None:
         """A tombstone revision: the content leaves the read models; the ledger keeps it."""
         self.trigger(
             self.Deleted,
             at,
             revision=self.revision + 1,
-            content_hash=content_hash(deleted=True, previous=self.content_hash),
+            content_hash=content_hash(keys, deleted=True, previous=self.content_hash),
             previous_hash=self.content_hash,
             role=role,
             reason=reason,

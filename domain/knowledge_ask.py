@@ -14,7 +14,7 @@ from uuid import uuid4
 
 from domain.control_lines import split_reply
 from domain.events import AggregateRoot, DomainEvent
-from domain.knowledge import Knowledge, intent_hash
+from domain.knowledge import Knowledge
 from domain.knowledge_assessment import assess
 from domain.knowledge_port import KnowledgeReads
 from domain.model_port import Completion, CompletionModel
@@ -190,7 +190,11 @@ class Asker:
             Ask.Routed,
             self.mind.clock(),
             question=question,
-            intent_hash=intent_hash(question),
+            # The item's own hash when one answered (an item from before keyed hashes keeps
+            # its sha256 one), else the question's in this mind.
+            intent_hash=item.intent_hash
+            if item is not None and item.version
+            else self.mind.intent_hash_of(question),
             route=outcome.route,
             decision=outcome.decision,
             reasons=outcome.reasons,

@@ -29,6 +29,7 @@ from domain.knowledge import (
     content_hash,
     intent_hash,
     knowledge_stream,
+    legacy_intent_hash,
 )
 from domain.text import clean_token
 from domain.turn import Turn
@@ -98,6 +99,14 @@ def find(changes: Changes, hash_: str) -> Knowledge | None:
     return changes.find(Knowledge, knowledge_stream(hash_))
 
 
+def find_question(changes: Changes, question: str) -> Knowledge | None:
+    """The item whose intent is the question's, or None. An item captured in a ledger written
+    before intents were keyed is found by its old (sha256) hash when the keyed one names
+    nothing: it stays the answer to its question, and a capture revises it."""
+    found = find(changes, intent_hash(question, changes.keys))
+    return found if found is not None else find(changes, legacy_intent_hash(question))
+
+
 def require(changes: Changes, hash_: str) -> Knowledge:
     """The live item of an intent hash; UnknownKnowledgeError when absent or deleted."""
     item = find(changes, hash_)
@@ -128,8 +137,8 @@ def capture(
     intent. What is not given keeps the item's value (the defaults for a new item). The ai
     role's capture is always unverified at the default confidence, and may revise only an
     unverified item (never one the owner deleted)."""
-    probe = Knowledge.new(question)
-    item = find(changes, probe.intent_hash)
+    probe = Knowledge.new(question, changes.keys)
+    item = find_question(changes, question)
     created = item is None
     if role != "owner":
         if item is not None and (item.deleted or item.state != "unverified"):
@@ -155,6 +164,7 @@ def capture(
         reuse=reuse or (item.reuse if item.version else DEFAULT_POLICY),
         provenance=list(provenance),
         concepts=tokens,
+        keys=changes.keys,
         turn_id=turn_id,
     )
     return change_of(item, created)
@@ -188,7 +198,7 @@ def edit(changes: Changes, hash_: str, answer: str, role: Role, at: datetime) ->
     """A new revision with another answer, keeping the previous one and its hash."""
     check_role(role, "edit")
     item = require(changes, hash_)
-    item.edit(answer, role, at)
+    item.edit(answer, role, at, changes.keys)
     return change_of(item)
 
 
@@ -198,7 +208,7 @@ def delete(
     """A tombstone revision: the content leaves the read models and retrieval."""
     check_role(role, "delete")
     item = require(changes, hash_)
-    item.delete(role, at, reason)
+    item.delete(role, at, changes.keys, reason)
     return change_of(item)
 
 
@@ -216,14 +226,19 @@ def turn_exchange(changes: Changes, turn_id: UUID) -> tuple[str, str, str]:
 
 
 def model_provenance(
-    model: str, turn_id: str, answer: str, at: datetime, sources: Sequence[int] = ()
+    changes: Changes,
+    model: str,
+    turn_id: str,
+    answer: str,
+    at: datetime,
+    sources: Sequence[int] = (),
 ) -> list[Provenance]:
     """A model's answer: the model and turn, then the memory items it had in its context."""
     made = Provenance(
         source="model",
         reference=f"{model} turn {turn_id}",
         time=at,
-        content_hash=content_hash(answer=answer),
+        content_hash=content_hash(changes.keys, answer=answer),
     )
     return [made] + [
         Provenance(source="memory", reference=f"#{n}", time=at) for n in sources[:SOURCES_KEPT]
@@ -237,7 +252,7 @@ def decide_turn(
     `discard` (retracted, 0 ppm) a turn's answer."""
     check_role(role, judgement)
     question, answer, model = turn_exchange(changes, turn_id)
-    item = find(changes, intent_hash(question))
+    item = find_question(changes, question)
     if item is None or item.deleted or item.answer != answer:
         if judgement == "discard" and item is not None and not item.deleted:
             raise MindError(
@@ -251,12 +266,12 @@ def decide_turn(
             at,
             role,
             [
-                *model_provenance(model, turn_id.hex, answer, at),
+                *model_provenance(changes, model, turn_id.hex, answer, at),
                 Provenance(source="owner", reference=f"{judgement} turn {turn_id.hex}", time=at),
             ],
             turn_id=turn_id.hex,
         )
-        item = find(changes, intent_hash(question))
+        item = find_question(changes, question)
         assert item is not None
     state: ValidationState = "verified" if judgement == "approve" else "retracted"
     ppm = APPROVED_CONFIDENCE if judgement == "approve" else 0

@@ -57,7 +57,7 @@ class KnowledgeLines:
         question, answer = parse_remember(body)
         sources = [item.id for item in self.context.items]
         provenance = kc.model_provenance(
-            self.turn.model, self.turn.id.hex, answer, self.at, sources
+            self.changes, self.turn.model, self.turn.id.hex, answer, self.at, sources
         )
         kc.capture(
             self.changes, question, answer, self.at, "ai", provenance, turn_id=self.turn.id.hex
@@ -92,7 +92,7 @@ class KnowledgeLines:
             source="owner",
             reference=f"turn {self.turn.id.hex}",
             time=self.at,
-            content_hash=content_hash(answer=text),
+            content_hash=content_hash(self.changes.keys, answer=text),
         )
         try:
             kc.capture(

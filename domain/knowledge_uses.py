@@ -25,6 +25,7 @@ from domain.knowledge import (
     knowledge_stream,
 )
 from domain.knowledge_commands import KnowledgeChange
+from domain.text_keys import TextKeys
 
 T = TypeVar("T")
 
@@ -34,6 +35,7 @@ class KnowledgeUseCases:
 
     if TYPE_CHECKING:
         clock: Clock
+        text_keys: TextKeys
 
         def decide(self, command: Callable[[Changes], T]) -> T: ...
         def identity(self) -> object: ...
@@ -59,7 +61,7 @@ class KnowledgeUseCases:
             source="owner" if role == "owner" else "model",
             reference=reference,
             time=at,
-            content_hash=content_hash(answer=text.strip()),
+            content_hash=content_hash(self.text_keys, answer=text.strip()),
         )
         return self.decide(
             lambda changes: kc.capture(
@@ -85,9 +87,9 @@ class KnowledgeUseCases:
         at = self.clock()
 
         def command(changes: Changes) -> KnowledgeChange | None:
-            if changes.exists(knowledge_stream(intent_hash(question))):
+            if kc.find_question(changes, question) is not None:
                 return None
-            provenance = kc.model_provenance(model, turn_id, answer, at, sources)
+            provenance = kc.model_provenance(changes, model, turn_id, answer, at, sources)
             return kc.capture(changes, question, answer, at, "ai", provenance, turn_id=turn_id)
 
         return self.decide(command)
@@ -97,8 +99,12 @@ class KnowledgeUseCases:
         return kc.find(Changes(self), hash_)  # type: ignore[arg-type]
 
     def knowledge_for(self, question: str) -> Knowledge | None:
-        """The item whose intent is the question's, or None."""
-        return self.knowledge_item(intent_hash(question))
+        """The item whose intent is the question's (deleted ones included), or None."""
+        return kc.find_question(Changes(self), question)  # type: ignore[arg-type]
+
+    def intent_hash_of(self, question: str) -> str:
+        """The hash a question's intent has in this mind (keyed: domain/text_keys.py)."""
+        return intent_hash(question, self.text_keys)
 
     def judge_knowledge(
         self,

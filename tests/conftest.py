@@ -94,6 +94,14 @@ def subprocess_env(home: Path, **extra: str) -> dict[str, str]:
     return env
 
 
+def item_id_at(home: Path, question: str) -> str:
+    """The id the mind at `home` gives the item of `question` (keyed with its own secret)."""
+    from cli.compose import Home, home_text_keys
+    from domain.knowledge import intent_hash, item_id
+
+    return item_id(intent_hash(question, home_text_keys(Home(home))))
+
+
 def pytest_configure(config: pytest.Config) -> None:
     """In CI the PostgreSQL contract cases must run, never silently skip."""
     if os.environ.get("CI") == "true" and not os.environ.get("MIND_TEST_POSTGRES_DSN"):

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from domain.knowledge import normalise_intent
 from projections.engine.handlers import Ev, Handler, Rows, index, registrar
 
 HANDLERS: dict[str, Handler] = {}
@@ -62,6 +63,7 @@ def knowledge_captured(rows: Rows, e: Ev) -> None:
         item_id=s["item_id"],
         intent_hash=s["intent_hash"],
         question=s["question"],
+        intent=normalise_intent(s["question"]),
         answer=s["answer"],
         concepts=s.get("concepts", []),
         state=s["state"],
@@ -121,6 +123,7 @@ def knowledge_deleted(rows: Rows, e: Ev) -> None:
     _unindex(rows, row)
     row.update(
         question=None,
+        intent=None,
         answer=None,
         concepts=[],
         provenance=None,

@@ -114,13 +114,15 @@ TABLES: dict[str, str] = {
         "meta VARCHAR, became VARCHAR, target VARCHAR, broken BOOLEAN, time TIMESTAMPTZ"
     ),
     # Each knowledge item as it stands; a deleted one keeps no content (domain/knowledge.py).
+    # `intent`: the question's normalised form, which recall matches a query against (the
+    # ledger's intent hash is keyed, and readers hold no secret).
     "knowledge": (
         "stream_id VARCHAR PRIMARY KEY, item_id VARCHAR, intent_hash VARCHAR, question VARCHAR, "
         "answer VARCHAR, concepts VARCHAR[], state VARCHAR, confidence_ppm BIGINT, "
         "freshness VARCHAR, max_age_days INTEGER, reuse VARCHAR, provenance JSON, "
         "captured_by VARCHAR, revision INTEGER, content_hash VARCHAR, previous_hash VARCHAR, "
         "deleted BOOLEAN, created_at TIMESTAMPTZ, updated_at TIMESTAMPTZ, "
-        "validated_at TIMESTAMPTZ, doc_position BIGINT, turn_id VARCHAR"
+        "validated_at TIMESTAMPTZ, doc_position BIGINT, turn_id VARCHAR, intent VARCHAR"
     ),
     # Every change of an item (captured, edited, verify, dispute, ..., deleted), without content.
     "knowledge_revisions": (
@@ -443,6 +445,7 @@ ARROW: dict[str, pa.Schema] = {
             ("validated_at", TS),
             ("doc_position", pa.int64()),
             ("turn_id", pa.string()),
+            ("intent", pa.string()),
         ]
     ),
     "knowledge_revisions": pa.schema(

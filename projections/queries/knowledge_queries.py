@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
 
 import duckdb
-
-from domain.knowledge import intent_hash
 
 LISTED = (
     "item_id, state, confidence_ppm, freshness, reuse, revision, captured_by, question, answer, "
@@ -43,9 +42,12 @@ def knowledge_row(con: duckdb.DuckDBPyConnection, hash_: str) -> dict[str, Any] 
     return found[0] if found else None
 
 
-def matching_items(con: duckdb.DuckDBPyConnection, target: str) -> list[dict[str, Any]]:
+def matching_items(
+    con: duckdb.DuckDBPyConnection, target: str, asked: Sequence[str] = ()
+) -> list[dict[str, Any]]:
     """The items a target names: by id (or a prefix of it, 3 characters at least), or by
-    asking the same question."""
+    asking the same question: `asked` holds the intent hash of the item the mind finds for the
+    target as a question (keyed with the mind's secret, which a reader does not hold)."""
     given = target.strip().lower()
     by_id = (
         _dicts(
@@ -58,11 +60,16 @@ def matching_items(con: duckdb.DuckDBPyConnection, target: str) -> list[dict[str
         if len(given) >= 3
         else []
     )
-    by_question = _dicts(
-        con.execute(
-            "SELECT item_id, intent_hash, question, deleted FROM knowledge WHERE intent_hash = ?",
-            [intent_hash(target)],
+    by_question = (
+        _dicts(
+            con.execute(
+                "SELECT item_id, intent_hash, question, deleted FROM knowledge "
+                "WHERE intent_hash IN (SELECT unnest(?)) ORDER BY item_id",
+                [list(asked)],
+            )
         )
+        if asked
+        else []
     )
     seen = {r["item_id"] for r in by_id}
     return by_id + [r for r in by_question if r["item_id"] not in seen]

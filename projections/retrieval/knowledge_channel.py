@@ -11,7 +11,7 @@ from typing import Any
 
 import duckdb
 
-from domain.knowledge import PPM, intent_hash
+from domain.knowledge import PPM, normalise_intent
 from domain.knowledge_port import KnownQuestion, Similar
 from domain.prompt_text import in_label, one_line
 from projections.retrieval.item_text import Found
@@ -52,8 +52,8 @@ def knowledge_channel(
     """The item with the query's intent first, then the nearest questions (with `embed`)."""
     where = f"{REACHABLE} AND doc_position <= ?"
     exact = con.execute(
-        f"SELECT {COLUMNS} FROM knowledge WHERE intent_hash = ? AND {where}",
-        [intent_hash(query), limit],
+        f"SELECT {COLUMNS} FROM knowledge WHERE intent = ? AND {where}",
+        [normalise_intent(query), limit],
     ).fetchall()
     found: list[Found] = [
         (r[0], "knowledge", knowledge_text(*r[1:]), r[1], "asks the same question") for r in exact

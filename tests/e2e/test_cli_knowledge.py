@@ -7,8 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from domain.knowledge import intent_hash, item_id
-from tests.conftest import Result
+from tests.conftest import Result, item_id_at
 from tests.integration.fake_provider import recording_provider
 
 Cli = Callable[..., Result]
@@ -47,7 +46,7 @@ def test_a_spanish_question_is_answered_from_memory_with_no_model_call(
         [],
         None,
     )
-    assert data["item"]["id"] == kept["id"] == item_id(intent_hash("¿qué es mcma?"))
+    assert data["item"]["id"] == kept["id"] == item_id_at(mind_home, "¿qué es mcma?")
     assert (data["item"]["state"], data["item"]["confidence_ppm"]) == ("supported", 920_000)
     assert [(p["source"], p["reference"]) for p in data["provenance"]] == [
         ("owner", "mind remember")
@@ -168,7 +167,7 @@ def test_an_ambiguous_target_changes_nothing_and_lists_the_candidates(
     n = 0
     while not any(len(v) == 2 for v in by_prefix.values()):
         question = f"question number {n}"
-        by_prefix.setdefault(item_id(intent_hash(question))[:3], []).append(question)
+        by_prefix.setdefault(item_id_at(mind_home, question)[:3], []).append(question)
         n += 1
     prefix, questions = next((p, q) for p, q in by_prefix.items() if len(q) == 2)
     for question in questions:
@@ -180,7 +179,7 @@ def test_an_ambiguous_target_changes_nothing_and_lists_the_candidates(
     assert result.exit_code == 1
     assert "names 2 knowledge items" in result.stderr and "nothing changed" in result.stderr
     for question in questions:
-        assert item_id(intent_hash(question)) in result.stderr
+        assert item_id_at(mind_home, question) in result.stderr
     assert head(cli) == before
 
 

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import socket
+import sqlite3
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -12,12 +14,20 @@ from typing import Any
 import numpy as np
 import pytest
 
-from adapters.embeddings import EmbeddingError, LiteLLMEmbedder, register_local_provider
+from adapters.embeddings import (
+    EmbeddingError,
+    LiteLLMEmbedder,
+    forget_cached,
+    register_local_provider,
+)
 from adapters.importers import import_chat
+from adapters.key_store import MemoryKeyStore
 from adapters.litellm_model import import_litellm
 from adapters.minilm import shared_model
 from cli.compose import Home, embedder, embedding_model, read_model
+from domain.errors import MindError
 from domain.settings import DEFAULT_EMBEDDING_MODEL
+from domain.text_keys import TextKeys
 from projections.retrieval.bm25 import lexical
 from projections.retrieval.recall import NO_LIMIT, gather
 from projections.retrieval.vectors import nearest
@@ -25,6 +35,8 @@ from tests.conftest import Result
 from tests.integration.ledger_factory import sqlite_mind
 
 NOW = datetime(2026, 5, 2, tzinfo=UTC)
+# One mind's keyed hashes: the cache's row keys (shared by the embedders of a test).
+KEYS = TextKeys(MemoryKeyStore())
 LINES = [
     "My sister adopted a golden retriever puppy",
     "We painted the kitchen blue last weekend",
@@ -44,18 +56,18 @@ def test_litellm_embeds_with_the_local_model_through_our_provider() -> None:
 
 
 def test_an_unknown_local_embedding_model_is_one_clear_error(tmp_path: Path) -> None:
-    embed = LiteLLMEmbedder("local/no-such-model", tmp_path / "e.sqlite")
+    embed = LiteLLMEmbedder("local/no-such-model", tmp_path / "e.sqlite", KEYS)
 
     with pytest.raises(EmbeddingError, match="local/all-minilm-l6-v2"):
         embed(["hello"])
 
 
 def test_each_text_is_embedded_once_and_the_cache_outlives_the_process(tmp_path: Path) -> None:
-    first = LiteLLMEmbedder(DEFAULT_EMBEDDING_MODEL, tmp_path / "e.sqlite")
+    first = LiteLLMEmbedder(DEFAULT_EMBEDDING_MODEL, tmp_path / "e.sqlite", KEYS)
 
     a = first.matrix([LINES[0], LINES[1], LINES[0]])
     b = first.matrix([LINES[1], LINES[2]])
-    again = LiteLLMEmbedder(DEFAULT_EMBEDDING_MODEL, tmp_path / "e.sqlite")
+    again = LiteLLMEmbedder(DEFAULT_EMBEDDING_MODEL, tmp_path / "e.sqlite", KEYS)
     c = again([LINES[2], LINES[0]])
 
     assert first.embedded == 3 and first.calls == 2
@@ -64,13 +76,77 @@ def test_each_text_is_embedded_once_and_the_cache_outlives_the_process(tmp_path:
     assert np.allclose(c, [b[1], a[0]])
 
 
+def test_forgetting_texts_deletes_their_vectors_and_every_byte_of_their_rows(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "e.sqlite"
+    embed = LiteLLMEmbedder(DEFAULT_EMBEDDING_MODEL, path, KEYS)
+    vectors = embed.matrix(LINES)
+    forgotten = {
+        embed.text_key(t): v.tobytes() for t, v in zip(LINES[:2], vectors[:2], strict=True)
+    }
+    before = path.read_bytes()
+    assert all(k.encode() in before and v in before for k, v in forgotten.items())
+
+    gone = embed.forget(LINES[:2])
+
+    after = path.read_bytes()
+    assert gone == 2
+    assert not any(k.encode() in after or v in after for k, v in forgotten.items())
+    assert embed.text_key(LINES[2]).encode() in after and vectors[2].tobytes() in after
+    embed.matrix(LINES)  # asked again, they are embedded again: nothing was left to answer
+    assert embed.embedded == len(LINES) + 2
+
+
+def test_the_cache_keys_rows_by_a_keyed_hash_and_forgets_without_an_embedder(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "e.sqlite"
+    embed = LiteLLMEmbedder(DEFAULT_EMBEDDING_MODEL, path, KEYS)
+    other = LiteLLMEmbedder(DEFAULT_EMBEDDING_MODEL, tmp_path / "other.sqlite", TextKeys(None))
+    embed([LINES[0]])
+    embed.cache.close()
+
+    gone = forget_cached(path, KEYS, [LINES[0], "never embedded"])
+
+    plain = hashlib.sha256(LINES[0].encode()).hexdigest()
+    assert gone == 1
+    assert embed.text_key(LINES[0]) != plain
+    assert plain.encode() not in path.read_bytes()
+    assert forget_cached(tmp_path / "none.sqlite", KEYS, LINES) == 0
+    with pytest.raises(MindError, match="no key store"):
+        other([LINES[0]])
+
+
+def test_a_cache_of_unkeyed_hashes_is_emptied_once(tmp_path: Path) -> None:
+    path = tmp_path / "e.sqlite"
+    with sqlite3.connect(path) as old:
+        old.execute(
+            "CREATE TABLE vectors (model TEXT, key TEXT, vector BLOB, PRIMARY KEY (model, key))"
+        )
+        plain = hashlib.sha256(LINES[0].encode()).hexdigest()
+        old.execute(
+            "INSERT INTO vectors VALUES (?, ?, ?)", (DEFAULT_EMBEDDING_MODEL, plain, b"x" * 64)
+        )
+    old.close()
+
+    embed = LiteLLMEmbedder(DEFAULT_EMBEDDING_MODEL, path, KEYS)
+    embed([LINES[1]])
+    again = LiteLLMEmbedder(DEFAULT_EMBEDDING_MODEL, path, KEYS)
+
+    assert again.cache.execute("SELECT key FROM vectors").fetchall() == [
+        (embed.text_key(LINES[1]),)
+    ]
+    assert plain.encode() not in path.read_bytes()
+
+
 def test_embedding_needs_no_network(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     def refuse(*args: Any) -> None:
         raise OSError("network use in an offline test")
 
     monkeypatch.setattr(socket.socket, "connect", refuse)
     monkeypatch.setattr(socket, "create_connection", refuse)
-    embed = LiteLLMEmbedder(DEFAULT_EMBEDDING_MODEL, tmp_path / "e.sqlite")
+    embed = LiteLLMEmbedder(DEFAULT_EMBEDDING_MODEL, tmp_path / "e.sqlite", KEYS)
 
     vectors = embed(["offline, from site-packages"])
 
@@ -78,7 +154,7 @@ def test_embedding_needs_no_network(tmp_path: Path, monkeypatch: pytest.MonkeyPa
 
 
 def test_nearest_finds_the_question_asked_in_other_words(tmp_path: Path) -> None:
-    embed = LiteLLMEmbedder(DEFAULT_EMBEDDING_MODEL, tmp_path / "e.sqlite")
+    embed = LiteLLMEmbedder(DEFAULT_EMBEDDING_MODEL, tmp_path / "e.sqlite", KEYS)
     questions = ["What is the capital of France?", "How do I reset my password?", "Who won?"]
 
     found = nearest(embed, "Which city is France's capital?", questions, k=2)
@@ -101,7 +177,7 @@ def mind_with(tmp_path: Path, lines: list[str]) -> Path:
 
 def test_the_vector_channel_finds_a_paraphrase_that_bm25_misses(tmp_path: Path) -> None:
     home = mind_with(tmp_path, LINES)
-    embed = LiteLLMEmbedder(DEFAULT_EMBEDDING_MODEL, tmp_path / "embeddings.sqlite")
+    embed = LiteLLMEmbedder(DEFAULT_EMBEDDING_MODEL, tmp_path / "embeddings.sqlite", KEYS)
     query = "Which dog did her sibling get?"
 
     with read_model(Home(home)) as con:

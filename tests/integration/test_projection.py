@@ -14,7 +14,6 @@ from adapters.pmm_import import import_pmm
 from cli.compose import Home, open_reader
 from domain.application import Mind
 from domain.errors import MindError
-from domain.knowledge import intent_hash
 from projections.engine import handlers, registry
 from projections.engine.projector import ProjectionError, Projector
 from projections.engine.replay import differences, rebuild
@@ -53,7 +52,7 @@ def run_command(app: Mind, name: str, n: int) -> None:
         if name == "commit":
             app.open_commitment(f"promise {n}")
         elif name == "close":
-            app.close_commitment(_cid(n), "done")
+            app.close_commitment(_cid(app, n), "done")
         elif name == "define":
             app.define_concept(f"topic.t{n}", f"meaning {n}")
         elif name == "alias":
@@ -69,11 +68,11 @@ def run_command(app: Mind, name: str, n: int) -> None:
         elif name == "remember":
             app.remember(f"answer {n}", question=f"question {n}")
         elif name in ("verify", "dispute"):
-            app.judge_knowledge(intent_hash(f"question {n}"), name)  # type: ignore[arg-type]
+            app.judge_knowledge(app.intent_hash_of(f"question {n}"), name)  # type: ignore[arg-type]
         elif name == "edit":
-            app.edit_knowledge(intent_hash(f"question {n}"), f"edited answer {n}")
+            app.edit_knowledge(app.intent_hash_of(f"question {n}"), f"edited answer {n}")
         elif name == "forget":
-            app.delete_knowledge(intent_hash(f"question {n}"))
+            app.delete_knowledge(app.intent_hash_of(f"question {n}"))
         else:
             app.adopt_name(f"Name {n}")
     except (MindError, LookupError):
@@ -88,10 +87,10 @@ def _import_pmm(app: Mind, n: int) -> None:
         import_pmm(app, path)
 
 
-def _cid(n: int) -> str:
+def _cid(app: Mind, n: int) -> str:
     from domain.commitment import commitment_cid
 
-    return commitment_cid(f"promise {n}")
+    return commitment_cid(f"promise {n}", app.text_keys)
 
 
 def _any_thread(app: Mind) -> object:

@@ -11,7 +11,7 @@ from urllib.parse import quote
 
 import pytest
 
-from domain.knowledge import intent_hash, item_id
+from tests.conftest import item_id_at
 from tests.service.serving import Server, init_home, start_server
 from tests.service.test_serve_api import cli_json
 
@@ -118,12 +118,12 @@ def test_a_deleted_item_vanishes_from_the_list(served: tuple[Server, Path]) -> N
 def test_an_ambiguous_reference_is_a_409_listing_the_candidates(
     served: tuple[Server, Path],
 ) -> None:
-    server, _ = served
+    server, home = served
     by_prefix: dict[str, list[str]] = {}
     n = 0
     while not any(len(v) == 2 for v in by_prefix.values()):
         question = f"ambiguous question {n}"
-        by_prefix.setdefault(item_id(intent_hash(question))[:3], []).append(question)
+        by_prefix.setdefault(item_id_at(home, question)[:3], []).append(question)
         n += 1
     prefix, questions = next((p, q) for p, q in by_prefix.items() if len(q) == 2)
     for question in questions:
@@ -136,7 +136,7 @@ def test_an_ambiguous_reference_is_a_409_listing_the_candidates(
     assert (answer.status, shown.status) == (409, 409)
     error = answer.json()["error"]
     assert error["code"] == "ambiguous" and "nothing changed" in error["message"]
-    assert sorted(error["candidates"]) == sorted(item_id(intent_hash(q)) for q in questions)
+    assert sorted(error["candidates"]) == sorted(item_id_at(home, q) for q in questions)
     assert count_events(server) == before
 
 

@@ -6,9 +6,16 @@ from typing import Any
 
 import pytest
 
+from adapters.memory_ledger import MEMORY_ENV
 from domain.application import Mind
 from domain.errors import MindError
-from domain.knowledge import intent_hash
+from domain.knowledge import (
+    Knowledge,
+    Provenance,
+    item_id,
+    knowledge_stream,
+    legacy_intent_hash,
+)
 from domain.knowledge_ask import Asker, MemoryAnswer
 from domain.knowledge_commands import KnowledgeRoleError
 from domain.model_port import CompletionModel
@@ -180,6 +187,53 @@ def test_remembering_twice_edit_and_delete_are_revisions_of_one_item(app: Mind) 
     assert history[0].answer == "The office wifi is 'quokka'."  # type: ignore[attr-defined]
 
 
+def test_an_item_is_named_by_a_keyed_hash_of_its_intent_that_differs_between_minds(
+    app: Mind,
+) -> None:
+    other = Mind(env=dict(MEMORY_ENV))
+    other.init("Other", "another-ledger")
+
+    here = app.remember("Under the blue flowerpot", question="Where is the spare key?")
+    there = other.remember("Under the blue flowerpot", question="Where is the spare key?")
+
+    assert here.intent_hash == app.intent_hash_of("  where IS the spare key? ")
+    assert here.intent_hash != there.intent_hash
+    assert legacy_intent_hash("Where is the spare key?") not in (
+        here.intent_hash,
+        there.intent_hash,
+    )
+
+
+def test_an_item_captured_before_intents_were_keyed_still_answers_its_question(
+    app: Mind,
+) -> None:
+    # As a ledger written before keyed hashes holds it: its stream named by the sha256.
+    old = legacy_intent_hash("Where is the spare key?")
+    item = Knowledge(knowledge_stream(old))
+    item.intent_hash, item.item_id = old, item_id(old)
+    source = Provenance(source="owner", reference="mind remember", time=app.clock())
+    item.capture(
+        "Where is the spare key?",
+        "Under the mat",
+        app.clock(),
+        role="owner",
+        state="verified",
+        confidence_ppm=950_000,
+        freshness="stable",
+        reuse="reuse-unless-stale",
+        provenance=[source],
+        concepts=[],
+        keys=app.text_keys,
+    )
+    app.record(item)
+
+    found = app.knowledge_for("where is the spare key?")
+    revised = app.remember("Under the blue flowerpot", question="Where is the spare key?")
+
+    assert found is not None and found.intent_hash == old
+    assert (revised.intent_hash, revised.revision, revised.created) == (old, 2, False)
+
+
 OWNER_ONLY = [
     ("verify", lambda app, h, t: app.judge_knowledge(h, "verify", role="ai")),
     ("dispute", lambda app, h, t: app.judge_knowledge(h, "dispute", role="ai")),
@@ -195,7 +249,7 @@ OWNER_ONLY = [
 def test_the_ai_role_may_not_decide_on_knowledge(app: Mind, action: str, act: Any) -> None:
     answered = asker(app).ask("Where is the spare key?", CountingModel("Under the mat."))
     assert answered.turn is not None
-    hash_ = intent_hash("Where is the spare key?")
+    hash_ = app.intent_hash_of("Where is the spare key?")
     head = app.recorder.max_notification_id()
 
     with pytest.raises(KnowledgeRoleError, match=f"cannot {action}"):
@@ -316,6 +370,6 @@ def test_an_unknown_target_is_refused_and_changes_nothing(app: Mind) -> None:
     head = app.recorder.max_notification_id()
 
     with pytest.raises(MindError, match="no such knowledge item"):
-        app.judge_knowledge(intent_hash("never asked"), "verify")
+        app.judge_knowledge(app.intent_hash_of("never asked"), "verify")
 
     assert app.recorder.max_notification_id() == head

@@ -9,9 +9,12 @@ from pathlib import Path
 
 import pytest
 
+from adapters.pmm_chain import source_key
 from adapters.pmm_import import import_pmm, parse_pmm, pmm_records, verify_chain
+from adapters.pmm_meaning import SPEAKERS
 from domain.application import Mind
 from domain.changes import Changes
+from domain.conversation import conversation_id
 from domain.errors import InvalidInputError
 from domain.foreign_apply import Done, import_records
 from domain.foreign_import import ForeignFile, ForeignImport, import_id
@@ -279,6 +282,51 @@ def test_a_longer_or_resaved_export_of_the_same_ledger_adds_only_new_events(
     # One conversation, one import stream; the close (event 6) found what event 5 opened.
     assert first["source_key"] == longer["source_key"] == again["source_key"]
     assert app.commitment(kept(app, longer["source_key"]).cids["bb22"]).closed
+
+
+def test_a_source_imported_before_its_keys_were_keyed_is_continued_in_its_conversation(
+    app: Mind, tmp_path: Path
+) -> None:
+    ledger = pmm_ledger(SMALL_PMM)
+    prefix = json.dumps(ledger[:2]).encode()  # the config and the first message
+    events = parse_pmm(prefix, "prefix.json")
+    source = str(source_key(events, tuple(SPEAKERS)))
+    # What an import before keyed digests wrote: the stream named by the PMM hash itself.
+    old = ForeignFile(
+        "pmm",
+        "prefix.json",
+        hashlib.sha256(prefix).hexdigest(),
+        2,
+        f"pmm/{source[:16]}",
+        source_key=source,
+    )
+    app.import_foreign(old, pmm_records(events, set()))
+    before = positions(app)
+
+    longer = import_pmm(app, write_json(tmp_path / "whole.json", ledger))
+
+    assert (longer["added"], longer["skipped"]) == (len(SMALL_PMM) - 2, 2)
+    assert kept_ids(app, source) == {str(n) for n in range(1, len(SMALL_PMM) + 1)}
+    assert not app.recorder.select_events(import_id("pmm", longer["source_key"]))
+    # The assistant's answer joined the conversation the first message is in.
+    streams = {n.originator_id for n in app.recorder.select_notifications(before + 1, 1000)}
+    assert conversation_id(f"pmm/{source[:16]}") in streams
+    assert conversation_id(f"pmm/{longer['source_key'][:16]}") not in streams
+
+
+def test_the_import_is_named_by_keyed_digests_only(app: Mind, tmp_path: Path) -> None:
+    data = json.dumps(pmm_ledger(SMALL_PMM)).encode()
+    source = source_key(parse_pmm(data, "small.json"), tuple(SPEAKERS))
+    path = tmp_path / "small.json"
+    path.write_bytes(data)
+
+    done = import_pmm(app, path)
+
+    started = app.load(ForeignImport, import_id("pmm", done["source_key"]))
+    assert done["sha256"] == hashlib.sha256(data).hexdigest()  # told, never stored
+    assert done["source_key"] == app.text_keys.keyed("import", str(source))
+    assert started.file_sha256 == app.text_keys.keyed("import", done["sha256"])
+    assert not app.recorder.select_events(import_id("pmm", str(source)))
 
 
 def test_commitments_keep_the_times_pmm_gave_them(app: Mind, tmp_path: Path) -> None:
