@@ -92,21 +92,22 @@ class Reach:
         self.concept_stream = (
             stream_id("concept", selector.value.strip()).hex if kind == "concept" else ""
         )
+        self.speaker = selector.value.strip().casefold() if kind == "speaker" else ""
         self.streams: set[str] = set()  # streams the selector reached as a whole
         self.candidates: set[str] = set()  # streams an id prefix matched (for ambiguity)
 
     def event(self, topic: str, stream: str, state: dict[str, Any], at: datetime) -> bool:
         """Whether the selector reaches this event (`stream`: the aggregate id in hex)."""
-        kind, aggregate = self.selector.kind, topic.split(".")[1]
+        kind = self.selector.kind
         if kind == "before":
             assert self.selector.before is not None
             return at < self.selector.before
         if stream in self.streams:
             return True
-        if kind == "speaker":
+        if kind == "speaker":  # called once per event of the ledger: the least work first
             said = topic in ("mind.turn.started", "mind.conversation.message_observed")
-            speaker = str(state.get("speaker", "")).casefold()
-            return said and speaker == self.selector.value.strip().casefold()
+            return said and str(state.get("speaker", "")).casefold() == self.speaker
+        aggregate = topic.split(".")[1]
         first = {
             "turn": "mind.turn.started",
             "conversation": "mind.conversation.started",
