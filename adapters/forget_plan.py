@@ -70,6 +70,11 @@ def plan_forget(reader: Any, selector: Selector, keys: KeyStore | None) -> Forge
     contexts: list[Any] = []  # turn.completed rows, opened later
     messages: list[Any] = []  # reached turn messages (the chat history is scrubbed of them)
     hexes: dict[Any, str] = {}  # a stream's events share its id: parsed once (a third of a scan)
+    # A knowledge item's words are also in the turn that captured or asked it (its raw reply
+    # holds the REMEMBER line): such turns go with the item, found once the scan is done.
+    linking = selector.kind == "knowledge"
+    linked: set[str] = set()
+    turn_rows: dict[str, list[tuple[Any, dict[str, bytes]]]] = {}
     for row in reader.rows(batch=5000):
         if row.topic is None or row.state is None or row.originator_id is None:
             raise LedgerCorruptError(f"position {row.position} has no event; run `mind verify`")
@@ -88,16 +93,17 @@ def plan_forget(reader: Any, selector: Selector, keys: KeyStore | None) -> Forge
             scoped = {ids[f] for f, scope in cls.SEALED.items() if scope == "context" and f in ids}
             if scoped:
                 context_keys.setdefault(stream, set()).update(scoped)
+        if linking and turn:
+            turn_rows.setdefault(stream, []).append((row, ids))
         if hit:
-            reached.add(row.position)
-            reached_streams.add(stream)
-            plan.counts[row.topic.split(".")[1]] += 1
-            plan.keys.update(ids.values())
-            if row.topic == "mind.turn.started":
-                messages.append(row)
-                plan.context_turns.add(stream)  # its own prompt repeats the message
+            if linking and state.get("turn_id"):
+                linked.add(str(state["turn_id"]).lower())
+            _take(plan, row, stream, ids, reached, reached_streams, messages)
         elif row.topic in CONTEXT_TOPICS:
             contexts.append(row)
+    for stream in sorted(linked - reached_streams):
+        for row, ids in turn_rows.get(stream, []):
+            _take(plan, row, stream, ids, reached, reached_streams, messages)
     reach.check_unambiguous()
     plan.events = sum(plan.counts.values())
     if not plan.events:
@@ -116,6 +122,25 @@ def plan_forget(reader: Any, selector: Selector, keys: KeyStore | None) -> Forge
     for turn in plan.context_turns:
         plan.keys.update(context_keys.get(turn, ()))
     return plan
+
+
+def _take(
+    plan: ForgetPlan,
+    row: Any,
+    stream: str,
+    ids: dict[str, bytes],
+    reached: set[int],
+    reached_streams: set[str],
+    messages: list[Any],
+) -> None:
+    """Count a reached event and take its keys."""
+    reached.add(row.position)
+    reached_streams.add(stream)
+    plan.counts[row.topic.split(".")[1]] += 1
+    plan.keys.update(ids.values())
+    if row.topic == "mind.turn.started":
+        messages.append(row)
+        plan.context_turns.add(stream)  # its own prompt repeats the message
 
 
 def _quotes(context: list[Any], positions: set[int], streams: set[str]) -> bool:
