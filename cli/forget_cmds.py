@@ -232,12 +232,15 @@ def forget(home: Home, /, dry_run: bool, yes: bool, as_json: bool, **given: str 
     selector = selector_of(*chosen[0])
     if not dry_run and not yes:
         preview = forget_data(home, selector, dry_run=True)
-        if preview.get("keys", 0) == 0:
-            _print(preview, as_json)
+        if preview.get("keys", 0) == 0:  # what `--yes` would answer: nothing is left
+            _print({**preview, "dry_run": False, "already_forgotten": True}, as_json)
             return
+        if not sys.stdin.isatty():  # refused in one line: no preview to read, nothing to ask
+            raise InvalidInputError(
+                f"forgetting cannot be undone: add --yes to confirm it ({preview['events']} "
+                f"events, {preview['keys']} keys; --dry-run lists them)"
+            )
         _print(preview, as_json=False, to_err=True)
-        if not sys.stdin.isatty():
-            raise InvalidInputError("forgetting cannot be undone: add --yes to confirm it")
         click.confirm("Forget this for good?", abort=True, err=True)
     _print(forget_data(home, selector, dry_run=dry_run), as_json)
 

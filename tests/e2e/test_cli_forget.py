@@ -204,6 +204,38 @@ def test_a_dry_run_counts_what_would_go_and_changes_nothing(cli: Cli, memories: 
     assert (ledger_head(memories.home), stored_keys(memories.home)) == (head, keys)
 
 
+def test_without_yes_an_already_forgotten_selector_says_so_and_needs_no_confirmation(
+    cli: Cli, memories: Memories
+) -> None:
+    option, value = memories.selectors["concept"]
+    forget(cli, option, value)
+    head = ledger_head(memories.home)
+
+    result = cli("forget", option, value)
+
+    assert result.exit_code == 0, result.stderr
+    assert result.output.splitlines()[0] == (
+        f"nothing left to forget for {option} {value}: already forgotten"
+    )
+    assert ledger_head(memories.home) == head
+
+
+def test_without_a_terminal_a_forget_without_yes_is_refused_in_one_line(
+    cli: Cli, memories: Memories
+) -> None:
+    head, keys = ledger_head(memories.home), stored_keys(memories.home)
+
+    result = cli("forget", *memories.selectors["thread"])
+
+    assert result.exit_code == 1
+    assert (result.output, result.stderr) == (
+        "",
+        "Error: forgetting cannot be undone: add --yes to confirm it (1 events, 3 keys; "
+        "--dry-run lists them)\n",
+    )
+    assert (ledger_head(memories.home), stored_keys(memories.home)) == (head, keys)
+
+
 # -- a forget killed on the way -----------------------------------------------------------------
 
 
