@@ -123,6 +123,9 @@ def forget_data(
             return {"dry_run": False, **summary, "forgotten": False, "already_forgotten": True}
         if via == "cli":
             _stop_background_server(home)
+        # Before the keys go: afterwards nothing can tell which history lines were the
+        # forgotten messages, so a crash right after the destruction would leave them for good.
+        _scrub_chat_history(home, plan.messages)
         note = json.dumps({**summary, "role": role, "via": via}, sort_keys=True)
         marker = home.path / MARKER
         marker.write_text(plan.forget_id + "\n")
@@ -132,7 +135,6 @@ def forget_data(
         finally:
             keys.close()
         _crash_point("after-keys")
-        _scrub_chat_history(home, plan.messages)
         _finish(home)
         return {"dry_run": False, **summary, "forgotten": True}
 

@@ -239,7 +239,7 @@ def test_without_a_terminal_a_forget_without_yes_is_refused_in_one_line(
 # -- a forget killed on the way -----------------------------------------------------------------
 
 
-@pytest.mark.parametrize("point", ["after-event", "after-purge"])
+@pytest.mark.parametrize("point", ["after-keys", "after-event", "after-purge"])
 def test_a_forget_killed_at_any_point_is_finished_once_by_the_next_command(
     cli: Cli, mind_home: Path, point: str
 ) -> None:
