@@ -123,6 +123,9 @@ def forget_data(
             return {"dry_run": False, **summary, "forgotten": False, "already_forgotten": True}
         if via == "cli":
             _stop_background_server(home)
+        # Before the keys go: afterwards nothing can tell which history lines were the
+        # forgotten messages, so a crash right after the destruction would leave them for good.
+        _scrub_chat_history(home, plan.messages)
         note = json.dumps({**summary, "role": role, "via": via}, sort_keys=True)
         marker = home.path / MARKER
         marker.write_text(plan.forget_id + "\n")
@@ -132,7 +135,6 @@ def forget_data(
         finally:
             keys.close()
         _crash_point("after-keys")
-        _scrub_chat_history(home, plan.messages)
         _finish(home)
         return {"dry_run": False, **summary, "forgotten": True}
 
@@ -232,12 +234,15 @@ def forget(home: Home, /, dry_run: bool, yes: bool, as_json: bool, **given: str 
     selector = selector_of(*chosen[0])
     if not dry_run and not yes:
         preview = forget_data(home, selector, dry_run=True)
-        if preview.get("keys", 0) == 0:
-            _print(preview, as_json)
+        if preview.get("keys", 0) == 0:  # what `--yes` would answer: nothing is left
+            _print({**preview, "dry_run": False, "already_forgotten": True}, as_json)
             return
+        if not sys.stdin.isatty():  # refused in one line: no preview to read, nothing to ask
+            raise InvalidInputError(
+                f"forgetting cannot be undone: add --yes to confirm it ({preview['events']} "
+                f"events, {preview['keys']} keys; --dry-run lists them)"
+            )
         _print(preview, as_json=False, to_err=True)
-        if not sys.stdin.isatty():
-            raise InvalidInputError("forgetting cannot be undone: add --yes to confirm it")
         click.confirm("Forget this for good?", abort=True, err=True)
     _print(forget_data(home, selector, dry_run=dry_run), as_json)
 
