@@ -7,6 +7,7 @@ import contextlib
 import http.client
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -181,3 +182,9 @@ def ledger_turns(home: Path) -> tuple[list[tuple[int, str]], int]:
 def verified(home: Path) -> bool:
     done = run_mind(["verify", "--json"], client_env(home, MIND_NO_SERVER="1"))
     return done.code == 0 and done.json()["ok"] is True
+
+
+def cids_named(text: str) -> str:
+    """`text` with every CID written `c<cid>`: each mind keys its CIDs with its own secret, so
+    twin homes name the same promise by different CIDs."""
+    return re.sub(r"\bc[0-9a-f]{10}\b", "c<cid>", text)

@@ -15,6 +15,7 @@ import pytest
 
 from tests.e2e.server_processes import (
     Served,
+    cids_named,
     client_env,
     init_mind,
     ledger_turns,
@@ -54,7 +55,7 @@ def served(twin_homes: tuple[Path, Path]) -> Iterator[Served]:
 
 
 def steady(text: str) -> Any:
-    data = json.loads(text)
+    data = json.loads(cids_named(text))
     return {k: v for k, v in data.items() if k not in VOLATILE}
 
 
@@ -78,7 +79,11 @@ def test_a_turn_through_the_server_prints_what_the_in_process_turn_prints(
     assert logged_requests(home, "POST /v1/minds/Echo/turns 200") == before + 3
     assert (fast[2].code, fast[2].out, fast[2].err) == (slow[2].code, slow[2].out, slow[2].err)
     assert ledger_turns(home)[0][-1] == ledger_turns(plain)[0][-1]
-    assert (fast[0].code, fast[0].out, fast[0].err) == (slow[0].code, slow[0].out, slow[0].err)
+    assert (fast[0].code, fast[0].out, cids_named(fast[0].err)) == (
+        slow[0].code,
+        slow[0].out,
+        cids_named(slow[0].err),
+    )
     assert "[opened c" in fast[0].err and "[defined concept topic.mum]" in fast[0].err
     assert fast[0].out == "Noted.\n"
     assert (fast[1].code, fast[1].err) == (slow[1].code, slow[1].err) == (0, "")
