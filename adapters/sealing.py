@@ -21,6 +21,10 @@ import orjson
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
+# Every event class registers its topic and SEALED fields when its module is imported: a
+# command that imported none of, say, the ask events would leave their envelopes unopened.
+import domain.application
+import domain.knowledge_ask  # noqa: F401
 from adapters.key_store import ID_BYTES, KeyStore
 from domain.errors import LedgerCorruptError
 from domain.events import EVENT_TYPES, FORGOTTEN_MARK, DomainEvent
