@@ -15,6 +15,7 @@ from uuid import UUID
 
 from domain.errors import InvalidInputError, MindError
 from domain.events import AggregateRoot, DomainEvent, stream_id
+from domain.text import clean_token
 
 SelectorKind = Literal[
     "turn", "conversation", "speaker", "commitment", "concept", "thread", "knowledge", "before"
@@ -89,8 +90,11 @@ class Reach:
             if kind in ("turn", "conversation", "thread", "knowledge")
             else ""
         )
+        # Tokens are stored normalised (lower-case), as `mind concept define` takes them.
         self.concept_stream = (
-            stream_id("concept", selector.value.strip()).hex if kind == "concept" else ""
+            stream_id("concept", clean_token(selector.value, "--concept")).hex
+            if kind == "concept"
+            else ""
         )
         self.streams: set[str] = set()  # streams the selector reached as a whole
         self.candidates: set[str] = set()  # streams an id prefix matched (for ambiguity)

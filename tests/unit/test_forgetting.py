@@ -84,6 +84,13 @@ def test_a_selector_reaches_the_events_of_what_it_names_and_nothing_else(
     assert reached(kind, value) == positions
 
 
+def test_a_concept_is_named_by_its_token_in_any_case() -> None:
+    assert reached("concept", " Garden.Secret ") == [6]
+
+    with pytest.raises(InvalidInputError, match="--concept 'garden secret' is not valid"):
+        reached("concept", "garden secret")
+
+
 def test_a_prefix_two_streams_share_is_refused_naming_both() -> None:
     twin = "6c7c1271" + "d" * 24
     ledger = [*LEDGER, ("mind.turn.started", twin, {"speaker": "user"}, T0)]
