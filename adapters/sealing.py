@@ -21,6 +21,7 @@ from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 from adapters.key_store import KeyStore
+from domain import sealed_events  # noqa: F401  (every sealed event type, registered)
 from domain.errors import LedgerCorruptError
 from domain.events import EVENT_TYPES, FORGOTTEN_MARK, DomainEvent
 

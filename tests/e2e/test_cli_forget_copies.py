@@ -1,0 +1,72 @@
+"""Words a forget must take wherever they were copied: into a later turn's prompt (by a refusal
+notice, a triage demand, a failed generation), into a question routed to knowledge, into an
+accepted claim; and what retrieval must stop offering once they are gone."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+
+from tests.conftest import Result, subprocess_env
+from tests.e2e.forget_memories import (
+    events_of,
+    files_holding,
+    forget,
+    read_side,
+    turn,
+)
+from tests.e2e.test_cli_forget import MIND
+
+Cli = Callable[..., Result]
+CANARY = "Zqxcopied"
+
+
+def shows(cli: Cli, folder: Path, word: str) -> bool:
+    return word.lower() in read_side(cli, folder).lower()
+
+
+def test_a_later_prompt_that_quoted_a_refused_line_loses_it_with_the_turn(
+    cli: Cli, mind_home: Path, tmp_path: Path
+) -> None:
+    refused = turn(cli, "Close the old one", f"Done.\nCLOSE: c0000000000 {CANARY} is settled")
+    turn(cli, "And now?", "Nothing else.")  # its prompt quotes the refused line
+    assert shows(cli, tmp_path / "before", CANARY)
+
+    result = forget(cli, "--turn", str(refused["turn"]))
+
+    assert result.json()["context_turns"] == 2
+    assert not shows(cli, tmp_path / "after", CANARY)
+    assert files_holding(mind_home, CANARY) == []
+
+
+def test_a_question_routed_to_knowledge_goes_with_the_item(
+    cli: Cli, mind_home: Path, tmp_path: Path
+) -> None:
+    item = cli(
+        "remember",
+        "under the mat",
+        "--question",
+        "where is the spare key",
+        "--state",
+        "verified",
+        "--confidence",
+        "0.99",
+        "--json",
+    ).json()
+    assert cli("ask", f"Where is the spare key {CANARY}?", "--json").exit_code == 0
+    assert cli("ask", "WHERE is the spare key", "--json").json()["route"] == "memory-exact"
+    env = subprocess_env(mind_home)  # a process that imported no more than `mind forget` needs
+
+    done = subprocess.run(
+        [*MIND, "forget", "--knowledge", item["id"], "--yes", "--json"],
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["counts"] == {"ask": 1, "knowledge": 1}
+    questions = [e["payload"]["question"] for e in events_of(cli, "mind.ask.routed")]
+    assert questions == [f"Where is the spare key {CANARY}?", "[forgotten]"]
