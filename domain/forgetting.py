@@ -98,6 +98,7 @@ class Reach:
         )
         self.streams: set[str] = set()  # streams the selector reached as a whole
         self.candidates: set[str] = set()  # streams an id prefix matched (for ambiguity)
+        self.messages: set[str] = set()  # turns whose message the selector reached
 
     def event(self, topic: str, stream: str, state: dict[str, Any], at: datetime) -> bool:
         """Whether the selector reaches this event (`stream`: the aggregate id in hex)."""
@@ -107,16 +108,24 @@ class Reach:
             return at < self.selector.before
         if stream in self.streams:
             return True
+        if topic == "mind.ask.routed" and str(state.get("turn_id") or "") in self.messages:
+            return True  # a turn answered from knowledge: its question is the turn's message
         if kind == "speaker":
             said = topic in ("mind.turn.started", "mind.conversation.message_observed")
             speaker = str(state.get("speaker", "")).casefold()
-            return said and speaker == self.selector.value.strip().casefold()
+            if said and speaker == self.selector.value.strip().casefold():
+                if topic == "mind.turn.started":
+                    self.messages.add(stream)
+                return True
+            return False
         first = {
             "turn": "mind.turn.started",
             "conversation": "mind.conversation.started",
             "thread": "mind.thread.opened",
         }
         if kind in first and topic == first[kind] and stream.startswith(self.prefix):
+            if kind == "turn":
+                self.messages.add(stream)
             return self._take(stream)
         cid = self.selector.value.strip().lower() if kind == "commitment" else None
         if topic == "mind.commitment.opened" and str(state.get("cid", "")).lower() == cid:

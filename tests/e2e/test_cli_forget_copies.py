@@ -70,3 +70,28 @@ def test_a_question_routed_to_knowledge_goes_with_the_item(
     assert json.loads(done.stdout)["counts"] == {"ask": 1, "knowledge": 1}
     questions = [e["payload"]["question"] for e in events_of(cli, "mind.ask.routed")]
     assert questions == [f"Where is the spare key {CANARY}?", "[forgotten]"]
+
+
+def test_a_turn_answered_from_knowledge_takes_its_routed_question_with_it(
+    cli: Cli, mind_home: Path, tmp_path: Path
+) -> None:
+    cli(
+        "remember",
+        "under the mat",
+        "--question",
+        "where is the spare key",
+        "--state",
+        "verified",
+        "--confidence",
+        "0.99",
+    )
+    said = "Where IS   the spare key"  # the same intent, in words of its own
+    asked = turn(cli, said, "unused")
+    assert asked["reply"] == "under the mat" and said in read_side(cli, tmp_path / "before")
+
+    result = forget(cli, "--turn", str(asked["turn"]))
+
+    assert result.json()["counts"] == {"ask": 1, "turn": 3}
+    questions = [e["payload"]["question"] for e in events_of(cli, "mind.ask.routed")]
+    assert questions == ["[forgotten]"]
+    assert said not in read_side(cli, tmp_path / "after")

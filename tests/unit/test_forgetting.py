@@ -93,6 +93,14 @@ def test_a_concept_is_named_by_its_token_in_any_case() -> None:
         reached("concept", "garden secret")
 
 
+def test_a_turn_reaches_the_question_routed_when_knowledge_answered_it() -> None:
+    routed = ("mind.ask.routed", "7" * 32, {"item_id": "kfe8af811d3", "turn_id": TURN}, T0)
+    other = ("mind.ask.routed", "8" * 32, {"item_id": None, "turn_id": OTHER_TURN}, T0)
+
+    assert reached("turn", TURN, [*LEDGER, routed, other]) == [2, 3, 4, 17]
+    assert reached("speaker", "user", [*LEDGER, routed, other]) == [2, 15, 17, 18]
+
+
 def test_a_prefix_two_streams_share_is_refused_naming_both() -> None:
     twin = "6c7c1271" + "d" * 24
     ledger = [*LEDGER, ("mind.turn.started", twin, {"speaker": "user"}, T0)]
