@@ -9,6 +9,8 @@ import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import Result, subprocess_env
 from tests.e2e.forget_memories import (
     events_of,
@@ -95,3 +97,30 @@ def test_a_turn_answered_from_knowledge_takes_its_routed_question_with_it(
     questions = [e["payload"]["question"] for e in events_of(cli, "mind.ask.routed")]
     assert questions == ["[forgotten]"]
     assert said not in read_side(cli, tmp_path / "after")
+
+
+def test_a_forgotten_thread_is_no_longer_live_nor_offered(cli: Cli, mind_home: Path) -> None:
+    thread = cli("thread", "open", f"Ask about {CANARY}", "--content", "the plan").output.strip()
+
+    forget(cli, "--thread", thread)
+
+    assert cli("threads", "--json").json() == []
+    offered = cli("recall", "plan", "--no-server", "--json").json()["items"]
+    assert [i for i in offered if i["kind"] == "thread"] == []
+    assert cli("threads", "--all", "--json").json()[0]["status"] == "forgotten"
+
+
+def test_a_thread_worked_on_before_it_was_forgotten_stays_forgotten(
+    cli: Cli, mind_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    thread = cli("thread", "open", f"Ask about {CANARY}", "--content", "the plan").output.strip()
+    (mind_home / "workspace").mkdir(exist_ok=True)
+    (mind_home / "workspace" / "notes.md").write_text("found it")
+    monkeypatch.setenv("MIND_NOW", "2026-05-02T09:00:00Z")
+    worked = turn(cli, "Any news?", f'Found it.\nTHREAD-WORK: {thread} {{"file": "notes.md"}}')
+    assert worked["rejections"] == []
+
+    forget(cli, "--thread", thread)
+
+    assert cli("threads", "--json").json() == []
+    assert cli("threads", "--all", "--json").json()[0]["status"] == "forgotten"
