@@ -124,3 +124,21 @@ def test_a_thread_worked_on_before_it_was_forgotten_stays_forgotten(
 
     assert cli("threads", "--json").json() == []
     assert cli("threads", "--all", "--json").json()[0]["status"] == "forgotten"
+
+
+def test_a_forgotten_concept_is_not_offered_even_by_its_token(cli: Cli, mind_home: Path) -> None:
+    cli("concept", "define", "garden.secret", f"The {CANARY} hedge")
+    cli("concept", "alias", "garden.secret", "the hedge thing")
+    cli("concept", "define", "garden.path", "The gravel path")
+    cli("concept", "relate", "garden.path", "garden.secret", "--as", "leads.to")
+
+    forget(cli, "--concept", "Garden.Secret")
+
+    asked = "garden.secret garden.path the hedge thing forgotten"
+    offered = cli("recall", asked, "--no-server", "--json").json()["items"]
+    assert [i["text"] for i in offered if i["kind"] == "concept"] == [
+        "#4 [concept garden.path] The gravel path"
+    ]
+
+    names = cli("query", "SELECT name FROM concept_names ORDER BY position").json()
+    assert names == [{"name": "garden.secret"}, {"name": "garden.path"}]
