@@ -5,6 +5,7 @@ accepted claim; and what retrieval must stop offering once they are gone."""
 from __future__ import annotations
 
 import json
+import socket
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
@@ -142,3 +143,27 @@ def test_a_forgotten_concept_is_not_offered_even_by_its_token(cli: Cli, mind_hom
 
     names = cli("query", "SELECT name FROM concept_names ORDER BY position").json()
     assert names == [{"name": "garden.secret"}, {"name": "garden.path"}]
+
+
+def test_a_failed_generation_s_prompt_that_quoted_a_turn_loses_it_with_the_turn(
+    cli: Cli, mind_home: Path, tmp_path: Path
+) -> None:
+    told = turn(cli, f"My locker code is {CANARY} 4417", "Noted.")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    failed = cli(
+        "turn",
+        "Are you there?",
+        "--model",
+        "openai/nothing",
+        "--no-server",
+        "--api-base",
+        f"http://127.0.0.1:{port}/v1",
+    )
+    assert failed.exit_code == 1 and shows(cli, tmp_path / "before", CANARY)
+
+    result = forget(cli, "--turn", str(told["turn"]))
+
+    assert result.json()["context_turns"] == 2
+    assert not shows(cli, tmp_path / "after", CANARY)
