@@ -22,8 +22,8 @@ from domain.errors import LedgerCorruptError
 from domain.events import EVENT_TYPES
 from domain.forgetting import NothingToForgetError, Reach, Selector
 
-CONTEXT_TOPICS = ("mind.turn.completed",)  # whose opened `context` lists what a turn was sent
-# (turn topics only: the scan passes over the other rows a selector does not reach)
+# Whose opened `context` lists the memory items a turn's prompt quoted.
+CONTEXT_TOPICS = ("mind.turn.completed", "mind.turn.generation_failed")
 OPEN_BATCH = 2000
 
 
@@ -116,7 +116,7 @@ def plan_forget(reader: Any, selector: Selector, keys: KeyStore | None) -> Forge
         for start in range(0, len(contexts), OPEN_BATCH):
             chunk = contexts[start : start + OPEN_BATCH]
             for row, state in zip(chunk, opener(chunk), strict=True):
-                if _quotes(state.get("context") or [], reached, reached_streams):
+                if _quotes(state, reached, reached_streams):
                     plan.context_turns.add(_hex(row.originator_id))
         plan.messages = [str(s.get("text") or "") for s in opener(messages)] if messages else []
     for turn in plan.context_turns:
@@ -143,8 +143,13 @@ def _take(
         plan.context_turns.add(stream)  # its own prompt repeats the message
 
 
-def _quotes(context: list[Any], positions: set[int], streams: set[str]) -> bool:
-    """Whether a turn's context items include a reached event or stream."""
+def _quotes(state: dict[str, Any], positions: set[int], streams: set[str]) -> bool:
+    """Whether a turn's opened outcome lists a reached event or stream among its context items;
+    a failure recorded before failures listed them (no `context`) may have quoted anything its
+    prompt, if it still reads, holds."""
+    context = state.get("context")
+    if context is None:
+        return bool(state.get("prompt"))
     for item in context:
         if not isinstance(item, dict):
             continue

@@ -21,11 +21,8 @@ import orjson
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
-# Every event class registers its topic and SEALED fields when its module is imported: a
-# command that imported none of, say, the ask events would leave their envelopes unopened.
-import domain.application
-import domain.knowledge_ask  # noqa: F401
 from adapters.key_store import ID_BYTES, KeyStore
+from domain import sealed_events  # noqa: F401  (every sealed event type, registered)
 from domain.errors import LedgerCorruptError
 from domain.events import EVENT_TYPES, FORGOTTEN_MARK, DomainEvent
 

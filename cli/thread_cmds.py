@@ -126,7 +126,7 @@ def thread_listing(
         when = _when(con, as_of)
         params = thread_queries.settings_as_of(con, when)
         rows = thread_queries.threads_by_tension(con, when, include_resolved, params)
-    live = [r for r in rows if r["status"] != "resolved"]
+    live = [r for r in rows if r["status"] not in ("resolved", "forgotten")]
     return rows, thread_queries.triage(live, params)
 
 

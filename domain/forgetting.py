@@ -15,6 +15,7 @@ from uuid import UUID
 
 from domain.errors import InvalidInputError, MindError
 from domain.events import AggregateRoot, DomainEvent, stream_id
+from domain.text import clean_token
 
 SelectorKind = Literal[
     "turn", "conversation", "speaker", "commitment", "concept", "thread", "knowledge", "before"
@@ -89,12 +90,16 @@ class Reach:
             if kind in ("turn", "conversation", "thread", "knowledge")
             else ""
         )
+        # Tokens are stored normalised (lower-case), as `mind concept define` takes them.
         self.concept_stream = (
-            stream_id("concept", selector.value.strip()).hex if kind == "concept" else ""
+            stream_id("concept", clean_token(selector.value, "--concept")).hex
+            if kind == "concept"
+            else ""
         )
         self.speaker = selector.value.strip().casefold() if kind == "speaker" else ""
         self.streams: set[str] = set()  # streams the selector reached as a whole
         self.candidates: set[str] = set()  # streams an id prefix matched (for ambiguity)
+        self.messages: set[str] = set()  # turns whose message the selector reached
 
     def event(self, topic: str, stream: str, state: dict[str, Any], at: datetime) -> bool:
         """Whether the selector reaches this event (`stream`: the aggregate id in hex)."""
@@ -104,21 +109,29 @@ class Reach:
             return at < self.selector.before
         if stream in self.streams:
             return True
-        if kind == "speaker":  # called once per event of the ledger: the least work first
+        if topic == "mind.ask.routed" and str(state.get("turn_id") or "") in self.messages:
+            return True  # a turn answered from knowledge: its question is the turn's message
+        if kind == "speaker":
             said = topic in ("mind.turn.started", "mind.conversation.message_observed")
-            return said and str(state.get("speaker", "")).casefold() == self.speaker
-        aggregate = topic.split(".")[1]
+            speaker = str(state.get("speaker", "")).casefold()
+            if said and speaker == self.speaker:
+                if topic == "mind.turn.started":
+                    self.messages.add(stream)
+                return True
+            return False
         first = {
             "turn": "mind.turn.started",
             "conversation": "mind.conversation.started",
             "thread": "mind.thread.opened",
         }
         if kind in first and topic == first[kind] and stream.startswith(self.prefix):
+            if kind == "turn":
+                self.messages.add(stream)
             return self._take(stream)
         cid = self.selector.value.strip().lower() if kind == "commitment" else None
         if topic == "mind.commitment.opened" and str(state.get("cid", "")).lower() == cid:
             return self._take(stream, ambiguous=False)
-        if kind == "concept" and aggregate == "concept" and stream == self.concept_stream:
+        if kind == "concept" and topic.split(".")[1] == "concept" and stream == self.concept_stream:
             return self._take(stream, ambiguous=False)
         if kind == "knowledge":
             item = str(state.get("item_id") or "")

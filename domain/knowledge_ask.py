@@ -9,45 +9,20 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any
 from uuid import uuid4
 
+from domain.ask import Ask, Route, Via
 from domain.control_lines import split_reply
-from domain.events import AggregateRoot, DomainEvent
 from domain.knowledge import Knowledge
 from domain.knowledge_assessment import assess
 from domain.knowledge_port import KnowledgeReads
 from domain.model_port import Completion, CompletionModel
 from domain.turns import DEFAULT_BUDGET, TurnOutcome, TurnService
 
-Route = Literal["memory-exact", "memory-semantic", "model"]
-Via = Literal["ask", "turn"]
 SEMANTIC_MIN = 0.78  # cosine between the question and an item's question
 CANDIDATES_KEPT = 5
 MEMORY_MODEL = "memory/knowledge"
-
-
-class Ask(AggregateRoot):
-    """One question asked, and the route its answer took."""
-
-    class Routed(DomainEvent):
-        TOPIC = "mind.ask.routed"
-        SEALED = {"question": "own", "intent_hash": "own", "candidates": "own"}
-        question: str
-        intent_hash: str
-        route: Route
-        decision: str
-        reasons: list[str]
-        score: float | None = None
-        item_id: str | None = None
-        turn_id: str | None = None
-        current: bool = False
-        via: Via = "ask"
-        semantic: str  # "on", or "off: <reason>"
-        candidates: list[dict[str, Any]] = []
-
-    def when_Routed(self, e: Routed) -> None:
-        pass
 
 
 @dataclass

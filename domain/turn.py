@@ -52,11 +52,14 @@ class Turn(AggregateRoot):
 
     class GenerationFailed(DomainEvent):
         TOPIC = "mind.turn.generation_failed"
-        SEALED = {"message": "own", "prompt": "context"}
+        SEALED = {"message": "own", "prompt": "context", "context": "context"}
         kind: str
         message: str
         model: str
         prompt: list[dict[str, str]] = []  # what the model was sent, as on Replied
+        # The memory items the prompt quoted, as on Completed (a failed turn has no Completed):
+        # a forget finds here whether this prompt must go too.
+        context: list[dict[str, Any]] = []
 
     class LineRejected(DomainEvent):
         TOPIC = "mind.turn.line_rejected"
@@ -142,8 +145,10 @@ class Turn(AggregateRoot):
         model: str,
         at: datetime,
         prompt: list[dict[str, str]] | None = None,
+        context: list[dict[str, Any]] | None = None,
     ) -> None:
-        """Record that the model produced no usable reply (and what it was sent)."""
+        """Record that the model produced no usable reply (and what it was sent, from which
+        memory items)."""
         self._check_open()
         self.trigger(
             self.GenerationFailed,
@@ -152,6 +157,7 @@ class Turn(AggregateRoot):
             message=message[:2000],
             model=model,
             prompt=prompt or [],
+            context=context or [],
         )
 
     def reject(self, line: str, reason: str, at: datetime) -> None:

@@ -223,7 +223,9 @@ class TurnService:
             completion = model.complete([dict(m) for m in messages], _listeners(on_token, stream))
         except ModelFailure as failure:
             message = redact(failure.message, self.secrets)
-            turn.fail(failure.kind, message, model.name, self.mind.clock(), messages)
+            turn.fail(
+                failure.kind, message, model.name, self.mind.clock(), messages, outcome.context
+            )
             recordings = self.mind.record(turn)
             outcome.status, outcome.failure = "failed", {"kind": failure.kind, "message": message}
             outcome.notification_ids += [r.notification.id for r in recordings if r.notification]

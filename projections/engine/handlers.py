@@ -254,9 +254,11 @@ def concept_defined(rows: Rows, e: Ev) -> None:
     if row.get("defined_at") is None:
         row["defined_at"], row["defined_position"] = e.time, e.position
         _name(rows, e, e.state["token"], is_alias=False)
-    else:
+    elif row.get("definition_position") is not None:
         rows.superseded.append(row["definition_position"])
-    row["definition_position"] = e.position  # older definitions are superseded for retrieval
+    # Older definitions are superseded for retrieval; a forgotten one leaves the concept with
+    # none to offer (retrieval reads only concepts with a definition position).
+    row["definition_position"] = None if forgotten(e) else e.position
     index(rows, e, "concept", f"{e.state['token'].replace('.', ' ')} {definition}")
 
 
@@ -265,7 +267,8 @@ def concept_aliased(rows: Rows, e: Ev) -> None:
     row = rows.entity("concepts", e.stream)
     row["aliases"] = [*(row.get("aliases") or []), e.state["alias"]]
     row["updated_at"] = e.time
-    _name(rows, e, e.state["alias"], is_alias=True)
+    if not forgotten(e):  # "[forgotten]" is no name: the word "forgotten" must not match it
+        _name(rows, e, e.state["alias"], is_alias=True)
 
 
 def _name(rows: Rows, e: Ev, name: str, is_alias: bool) -> None:

@@ -50,7 +50,8 @@ def thread_mentioned(rows: Rows, e: Ev) -> None:
 def thread_worked(rows: Rows, e: Ev) -> None:
     row = rows.entity("threads", e.stream)
     row.update(
-        status="worked",
+        # Work recorded after a forgotten opening (its own words are none) keeps it forgotten.
+        status="forgotten" if row.get("status") == "forgotten" else "worked",
         work_count=(row.get("work_count") or 0) + 1,
         last_work_at=e.time,
         updated_at=e.time,

@@ -27,6 +27,9 @@ PENDING_BELOW_CYCLES = 100
 RHO_PASS_BELOW = 0.7
 # Up to this many credited threads, the threads block over-fetches instead of filtering them out.
 OVERFETCH_CREDITED = 50
+# A live thread: neither resolved nor forgotten (a forgotten one stays a row, with its words
+# "[forgotten]", but never counts, ranks or reaches a context again).
+LIVE = "status NOT IN ('resolved', 'forgotten')"
 
 
 def settings_as_of(con: duckdb.DuckDBPyConnection, as_of: datetime) -> TensionParams:
@@ -66,7 +69,7 @@ def ranked(
     and no text per row; `details` adds the rest for the rows that are shown."""
     p = params or settings_as_of(con, as_of)
     gaps, credits = known or (liveness_gaps(con, as_of), credit_times(con, as_of))
-    where = "" if include_resolved else "AND status <> 'resolved'"
+    where = "" if include_resolved else f"AND {LIVE}"
     rows = con.execute(
         "SELECT stream_id, epoch(opened_at), epoch(resolved_at), epoch(updated_at), "
         f"opened_position FROM threads WHERE opened_at <= ? {where} {extra}",
@@ -117,8 +120,7 @@ def extremes(
     # Separate statements: one statement with these reads as subqueries measured slower (3.5
     # against 2.4 ms at 1k events, 4.1 against 2.4 at 1M, fresh attach).
     ((live,),) = con.execute(
-        "SELECT count(*) FROM threads WHERE status <> 'resolved' AND opened_at <= ? "
-        "AND opened_position <= ?",
+        f"SELECT count(*) FROM threads WHERE {LIVE} AND opened_at <= ? AND opened_position <= ?",
         [as_of, limit],
     ).fetchall()
     if not live:  # most turns of most minds: nothing more to ask

@@ -139,7 +139,7 @@ def concept_channel(
         "SELECT k.definition_position, k.token, k.definition, r.source, "
         "r.relation FROM concept_relations r JOIN concepts k "
         "ON k.token = r.target WHERE r.source IN (SELECT unnest(?)) "
-        "AND r.position <= ? ORDER BY r.position LIMIT 10",
+        "AND r.position <= ? AND k.definition_position IS NOT NULL ORDER BY r.position LIMIT 10",
         [[n[1] for n in named], limit],
     )
     found: list[Found] = [

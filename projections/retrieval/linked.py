@@ -7,6 +7,7 @@ from typing import Any
 
 import duckdb
 
+from projections.queries.thread_queries import LIVE
 from projections.retrieval.item_text import Found, commitment_text, said, thread_text
 
 
@@ -25,7 +26,7 @@ def commitment_threads(con: duckdb.DuckDBPyConnection, limit: int) -> list[Found
         return []
     rows = con.execute(
         "WITH c AS (SELECT unnest($c) AS cid, unnest($th) AS thread, unnest($p) AS opened), "
-        "t AS (SELECT * FROM threads WHERE status <> 'resolved' AND opened_position <= $lim) "
+        f"t AS (SELECT * FROM threads WHERE {LIVE} AND opened_position <= $lim) "
         "SELECT t.opened_position, t.id, t.status, t.label, t.content, c.cid, c.opened "
         "FROM c JOIN t ON t.id = c.thread UNION ALL "
         "SELECT t.opened_position, t.id, t.status, t.label, t.content, c.cid, c.opened "
@@ -78,7 +79,7 @@ def _target(
         return [(p, "commitment", commitment_text(cid, tx), cid, why) for p, cid, tx in found]
     found = con.execute(
         "SELECT opened_position, id, status, label, content FROM threads "
-        "WHERE $t IN (id, stream_id) AND status <> 'resolved' AND opened_position <= $lim",
+        f"WHERE $t IN (id, stream_id) AND {LIVE} AND opened_position <= $lim",
         {"t": target, "lim": limit},
     ).fetchall()
     return [(p, "thread", thread_text(i, st, lb, ct), i, why) for p, i, st, lb, ct in found]

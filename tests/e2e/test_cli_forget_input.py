@@ -49,6 +49,7 @@ def refused(result: Result, *fragments: str) -> str:
         (["--turn", "deadbeefdeadbeef"], ["--turn deadbeefdeadbeef names nothing this mind holds"]),
         (["--commitment", "c0000000000"], ["--commitment c0000000000 names nothing"]),
         (["--concept", "garden.nothing"], ["--concept garden.nothing names nothing"]),
+        (["--concept", "Garden Secret"], ["--concept 'Garden Secret' is not valid"]),
         (["--speaker", "Nobody"], ["--speaker Nobody names nothing"]),
         (["--thread", "t00000000"], ["--thread t00000000 names nothing"]),
         (["--knowledge", "k0000000000"], ["--knowledge k0000000000 names nothing"]),
@@ -123,3 +124,11 @@ def test_any_text_as_a_selector_s_value_in_a_dry_run_is_answered_and_changes_not
             )["dry_run"]
             is True
         )
+
+
+def test_a_concept_is_forgotten_by_its_token_in_any_case(cli: Cli, talked: Path) -> None:
+    result = cli("forget", "--concept", "Garden.Secret", "--yes", "--json")
+
+    assert result.exit_code == 0, result.stderr
+    assert json.loads(result.output)["counts"] == {"concept": 1}
+    assert cli("concepts", "--json").json()[0]["definition"] == "[forgotten]"

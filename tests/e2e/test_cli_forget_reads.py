@@ -99,6 +99,12 @@ def test_the_turns_table_keeps_a_forgotten_turn_with_its_words_forgotten(
     ]
 
 
+def test_nothing_forgotten_is_offered_by_recall(cli: Cli, forgotten: Memories) -> None:
+    texts = [i["text"] for i in json.loads(clean(cli("recall", "flowerpot", "--json")))["items"]]
+
+    assert [t for t in texts if MARK in t] == []
+
+
 def test_the_sent_prompt_of_a_forgotten_turn_and_of_one_that_quoted_it_are_gone(
     cli: Cli, forgotten: Memories
 ) -> None:

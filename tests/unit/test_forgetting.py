@@ -3,6 +3,7 @@ how id prefixes are read, who may forget, and that a forget is recorded once."""
 
 from __future__ import annotations
 
+import ast
 from datetime import UTC, datetime, timedelta
 from typing import Any
 from uuid import uuid4
@@ -20,6 +21,7 @@ from domain.forgetting import (
     check_forget_role,
     hex_prefix,
 )
+from tests.conftest import REPO
 
 T0 = datetime(2026, 5, 1, 9, 0, tzinfo=UTC)
 TURN = "6c7c1271" + "a" * 24
@@ -84,6 +86,21 @@ def test_a_selector_reaches_the_events_of_what_it_names_and_nothing_else(
     assert reached(kind, value) == positions
 
 
+def test_a_concept_is_named_by_its_token_in_any_case() -> None:
+    assert reached("concept", " Garden.Secret ") == [6]
+
+    with pytest.raises(InvalidInputError, match="--concept 'garden secret' is not valid"):
+        reached("concept", "garden secret")
+
+
+def test_a_turn_reaches_the_question_routed_when_knowledge_answered_it() -> None:
+    routed = ("mind.ask.routed", "7" * 32, {"item_id": "kfe8af811d3", "turn_id": TURN}, T0)
+    other = ("mind.ask.routed", "8" * 32, {"item_id": None, "turn_id": OTHER_TURN}, T0)
+
+    assert reached("turn", TURN, [*LEDGER, routed, other]) == [2, 3, 4, 17]
+    assert reached("speaker", "user", [*LEDGER, routed, other]) == [2, 15, 17, 18]
+
+
 def test_a_prefix_two_streams_share_is_refused_naming_both() -> None:
     twin = "6c7c1271" + "d" * 24
     ledger = [*LEDGER, ("mind.turn.started", twin, {"speaker": "user"}, T0)]
@@ -128,3 +145,29 @@ def test_a_forget_is_recorded_once_however_often_it_is_finished(app: Mind) -> No
     assert [type(e) for e in events] == [Forgetting.Forgotten]
     with pytest.raises(ForgetRoleError):
         app.record_forgotten({**plan, "forget_id": uuid4().hex}, "ai", "cli")
+
+
+def _sealing_modules() -> set[str]:
+    """The domain modules that define an event class with a SEALED assignment."""
+    found = set()
+    for path in (REPO / "domain").glob("*.py"):
+        tree = ast.parse(path.read_text())
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ClassDef):
+                assigned = {
+                    t.id
+                    for stmt in node.body
+                    if isinstance(stmt, ast.Assign)
+                    for t in stmt.targets
+                    if isinstance(t, ast.Name)
+                }
+                if {"TOPIC", "SEALED"} <= assigned:
+                    found.add(path.stem)
+    return found
+
+
+def test_every_module_whose_events_seal_a_field_is_registered_for_every_reader() -> None:
+    tree = ast.parse((REPO / "domain" / "sealed_events.py").read_text())
+    imported = {a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) for a in n.names}
+
+    assert _sealing_modules() - imported == set()
