@@ -56,6 +56,8 @@ def served(twin_homes: tuple[Path, Path]) -> Iterator[Served]:
 
 def steady(text: str) -> Any:
     data = json.loads(cids_named(text))
+    for item in data.get("context") or []:
+        item.pop("stream", None)  # a commitment's stream follows its (keyed) CID
     return {k: v for k, v in data.items() if k not in VOLATILE}
 
 
