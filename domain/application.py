@@ -110,6 +110,7 @@ class Mind(KnowledgeUseCases, Application[UUID]):
             raise AlreadyInitialisedError(
                 "another process initialised this mind just now"
             ) from None
+        self.text_keys.make_all()
         return identity.id
 
     def identity(self) -> Identity:
