@@ -111,6 +111,7 @@ class Mind(KnowledgeUseCases, Application[UUID]):
             raise AlreadyInitialisedError(
                 "another process initialised this mind just now"
             ) from None
+        self.text_keys.make_all()
         return identity.id
 
     def record_forgotten(self, plan: dict[str, Any], role: str, via: str) -> bool:

@@ -23,6 +23,7 @@ KNOWLEDGE = "knowledge"
 CONTENT = "content"
 IMPORT = "import"
 EMBEDDINGS = "embeddings"
+PURPOSES = (COMMITMENT, KNOWLEDGE, CONTENT, IMPORT, EMBEDDINGS)
 
 
 class KeyedHashError(MindError):
@@ -47,6 +48,13 @@ class TextKeys:
     def keyed(self, purpose: str, text: str) -> str:
         """The hex HMAC-SHA256 of `text` under the secret of `purpose`."""
         return hmac.digest(self._secret(purpose), text.encode("utf-8"), "sha256").hex()
+
+    def make_all(self) -> None:
+        """Make every purpose's secret now (`init`): a copy of the home made after it, a
+        backup or a twin, then names every text as the original does, and a read-only home
+        finds its secrets."""
+        for purpose in PURPOSES:
+            self._secret(purpose)
 
     def _secret(self, purpose: str) -> bytes:
         with self._lock:

@@ -6,14 +6,16 @@ from __future__ import annotations
 
 import hashlib
 import json
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 
-from cli.compose import Home, embedding_model, home_text_keys
+from cli.compose import Home, embedding_model, home_text_keys, open_mind
 from domain.commitment import commitment_cid, legacy_cid, normalise
 from domain.knowledge import legacy_intent_hash, normalise_intent
 from tests.conftest import Result
 from tests.foreign_files import SMALL_PMM, pmm_ledger, write_json
+from tests.integration.ledger_factory import sqlite_mind
 
 Cli = Callable[..., Result]
 PROMISE = "Bring the spare key to Ines on Sunday"
@@ -83,3 +85,19 @@ def test_no_plain_hash_of_what_was_written_is_in_the_ledger_keys_or_embeddings(
         plain += digests(text)
     leaks = [(name, p) for name, data in files.items() for p in plain if p in data]
     assert leaks == []
+
+
+def test_a_copy_of_a_home_names_a_promise_as_the_original_and_another_mind_does_not(
+    tmp_path: Path,
+) -> None:
+    original, other = tmp_path / "original", tmp_path / "other"
+    for home in (original, other):
+        sqlite_mind(home, commands=0).close()
+    shutil.copytree(original, tmp_path / "copy")  # its secrets were made by init
+
+    cids = [
+        open_mind(Home(home)).open_commitment(PROMISE).cid
+        for home in (original, tmp_path / "copy", other)
+    ]
+
+    assert cids[0] == cids[1] != cids[2]

@@ -4,6 +4,7 @@ visible reply heard while it streams is the recorded visible reply, with no cont
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -25,11 +26,11 @@ VOLATILE = {"latency_ms", "timestamp", "originator_id", "originator_version", "t
 
 
 def homes(tmp_path: Path) -> tuple[Home, Home]:
-    pair = []
-    for name in ("streamed", "whole"):
-        sqlite_mind(tmp_path / name, commands=2)
-        pair.append(Home(tmp_path / name))
-    return pair[0], pair[1]
+    """Two copies of one mind: the same history and the same secrets, so the same CIDs (keyed
+    per mind) in both prompts."""
+    sqlite_mind(tmp_path / "streamed", commands=2).close()
+    shutil.copytree(tmp_path / "streamed", tmp_path / "whole")
+    return Home(tmp_path / "streamed"), Home(tmp_path / "whole")
 
 
 def recorded(home: Home, outcome: TurnOutcome) -> list[tuple[str, dict[str, Any]]]:
