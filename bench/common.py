@@ -12,7 +12,7 @@ from typing import Any
 
 from cli.compose import Home, open_mind, open_reader
 from domain.application import Mind
-from domain.commitment import Commitment
+from domain.commitment import Commitment, commitment_cid
 from domain.concept import Concept
 from domain.thread import Thread
 
@@ -36,7 +36,8 @@ def fill(app: Mind, events: int, per_save: int = 200) -> int:
         at = T0 + timedelta(seconds=i * 37)
         kind = i % 10
         if kind < 5:
-            c = Commitment.open(f"Promise {i}: follow up on item {i * 7 % 1000}", "user", 1, at)
+            text = f"Promise {i}: follow up on item {i * 7 % 1000}"
+            c = Commitment.open(commitment_cid(text, app.text_keys), text, "user", 1, at)
             if c.cid in cids:  # a 40-bit CID clash: the application would refuse it too
                 i += 1
                 continue
