@@ -7,7 +7,9 @@ prepares them), kept under --root so later invocations reuse them; then the runs
 previous, this, previous, this, ... Each run takes its turns at every size in turn (3 warm-up
 rounds excluded), measures bench/turns.py's raw floor, then catches a fresh DuckDB file up to
 the largest ledger's built position, with a raw reference (SQLite row read and an Arrow
-insert into DuckDB of its first 100k rows) and the load average beside every run.
+insert into DuckDB of its first 100k rows) and the load average beside every run. That catch-up
+runs where the turns ran (litellm loaded, as in a server); the same catch-up is then measured
+again in a process of its own without litellm, as `mind project` and `mind replay` run it.
 
 Run: .venv/bin/python -m bench.encryption --base ../wt-base [--sizes 1000 100000]
      [--catch-up 100000] [--pairs 3] [--turns 30] [--root /tmp/mind-bench-encryption]
@@ -132,6 +134,8 @@ def catch_up(folder):
 if job["do"] == "build":
     build(Path(job["folder"]), job["size"])
     print(json.dumps({"built": job["folder"]}))
+elif job["do"] == "catch_up":  # in a process of its own, without litellm (as `mind project`)
+    print(json.dumps(catch_up(job["catch_up"])))
 else:
     result = {"turns": turns(job["folders"], job["turns"])}
     if job.get("catch_up"):
@@ -175,6 +179,7 @@ def table(runs: list[dict[str, Any]], sizes: list[int]) -> str:
     for size in sizes:
         head += [f"{size:,} p50 ms", f"{size:,} floor p50 ms"]
     head += ["catch-up events/s", "raw SQLite read rows/s", "raw DuckDB insert rows/s"]
+    head += ["fresh process catch-up events/s"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in runs:
         cells = [str(r["pair"]), r["side"], f"{r['load_before']} / {r['load_after']}"]
@@ -185,6 +190,8 @@ def table(runs: list[dict[str, Any]], sizes: list[int]) -> str:
         for key in ("catch_up_events_per_s", "raw_sqlite_read_rows_per_s"):
             cells.append(f"{c[key]:,}" if key in c else "")
         cells.append(f"{c['raw_duckdb_insert_rows_per_s']:,}" if c else "")
+        f = r.get("fresh_catch_up") or {}
+        cells.append(f"{f['catch_up_events_per_s']:,}" if f else "")
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
@@ -215,6 +222,12 @@ def ratios(runs: list[dict[str, Any]], sizes: list[int]) -> dict[str, Any]:
         if this.get("catch_up") and previous.get("catch_up"):
             tc, pc = this["catch_up"], previous["catch_up"]
             add("catch_up", tc["catch_up_events_per_s"], pc["catch_up_events_per_s"])
+            if this.get("fresh_catch_up") and previous.get("fresh_catch_up"):
+                add(
+                    "fresh_catch_up",
+                    this["fresh_catch_up"]["catch_up_events_per_s"],
+                    previous["fresh_catch_up"]["catch_up_events_per_s"],
+                )
             add(
                 "raw_duckdb_insert",
                 tc["raw_duckdb_insert_rows_per_s"],
@@ -251,6 +264,8 @@ def main() -> None:
                 "catch_up": str(folder / f"n{args.catch_up}") if args.catch_up else None,
             }
             result = worker(trees[side], job)
+            if args.catch_up:
+                result["fresh_catch_up"] = worker(trees[side], job | {"do": "catch_up"})
             run = {"pair": pair, "side": side, "load_before": before, "load_after": load()}
             runs.append(run | result)
             report("encryption", runs[-1])

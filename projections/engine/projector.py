@@ -19,6 +19,7 @@ import pyarrow as pa
 from domain.errors import MindError
 from domain.events import FORGOTTEN_MARK
 from projections.engine.duckdb_files import close, connect
+from projections.engine.gc_pause import paused_gc
 from projections.engine.handlers import TABLE_OF_KIND, Ev, Rows
 from projections.engine.maintenance import refresh_tension, sort_term_index
 from projections.engine.ports import LedgerReader, LedgerRow
@@ -465,10 +466,11 @@ class Projector:
         readers and turns skip both (they cost time in proportion to the mind's size)."""
         total = 0
         rows = reader.rows(after=self.position(), batch=batch, stop=stop)
-        while chunk := list(islice(rows, batch)):
-            total += self.apply_read(reader, chunk)
-            if on_batch:
-                on_batch(len(chunk))
+        with paused_gc():
+            while chunk := list(islice(rows, batch)):
+                total += self.apply_read(reader, chunk)
+                if on_batch:
+                    on_batch(len(chunk))
         if total and maintain:
             self.refresh_tension()
             self.sort_index()
