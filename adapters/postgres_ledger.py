@@ -3,20 +3,19 @@
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from pathlib import Path
 from typing import Any
 from uuid import UUID
 
 import psycopg
-from eventsourcing.persistence import ApplicationRecorder, StoredEvent
+from eventsourcing.persistence import StoredEvent
 from eventsourcing.postgres import PostgresApplicationRecorder, PostgresFactory
 from psycopg.conninfo import conninfo_to_dict
 from psycopg.sql import SQL, Identifier
 
 from adapters.hash_chain import ChainRow, chain_entries
-from adapters.head_anchor import HEAD_ANCHOR_ENV, AnchoredRecorder, HeadAnchorFile
-from adapters.key_store import KeyStore, key_store_from_env
-from adapters.pydantic_mapping import CanonicalJSONTranscoder, PydanticMapper
+from adapters.head_anchor import AnchoredRecorder
+from adapters.key_store import KeyStore
+from adapters.sealed_factory import SealedFactory
 from adapters.sealing import open_rows
 from adapters.sqlite_ledger import new_genesis
 from domain.errors import LedgerCorruptError, MindError
@@ -128,30 +127,10 @@ class ChainedPostgresRecorder(AnchoredRecorder, PostgresApplicationRecorder):
         return ids
 
 
-class LedgerPostgresFactory(PostgresFactory):
+class LedgerPostgresFactory(SealedFactory, PostgresFactory):
     """The library's PostgreSQL factory with our mapper and chained recorder."""
 
     application_recorder_class = ChainedPostgresRecorder
-    _keys: KeyStore | None = None
-    _keys_read = False
-
-    def key_store(self) -> KeyStore | None:
-        """The one key store of this factory's mapper and recorder."""
-        if not self._keys_read:
-            self._keys, self._keys_read = key_store_from_env(self.env), True
-        return self._keys
-
-    def mapper(self, transcoder: Any = None, mapper_class: Any = None) -> Any:
-        return PydanticMapper(CanonicalJSONTranscoder(), keys=self.key_store())
-
-    def application_recorder(self) -> ApplicationRecorder:
-        recorder = super().application_recorder()
-        if isinstance(recorder, ChainedPostgresRecorder):
-            recorder.keys = self.key_store()
-        anchor = self.env.get(HEAD_ANCHOR_ENV)
-        if anchor and isinstance(recorder, AnchoredRecorder):
-            recorder.head_anchor = HeadAnchorFile(Path(anchor))
-        return recorder
 
 
 class PostgresLedgerReader:

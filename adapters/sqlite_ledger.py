@@ -11,14 +11,14 @@ from pathlib import Path
 from typing import Any
 from uuid import UUID
 
-from eventsourcing.persistence import ApplicationRecorder, OperationalError, StoredEvent
+from eventsourcing.persistence import OperationalError, StoredEvent
 from eventsourcing.sqlite import SQLiteApplicationRecorder, SQLiteCursor, SQLiteFactory
 
 from adapters.hash_chain import ChainRow, chain_entries, genesis_hash
-from adapters.head_anchor import HEAD_ANCHOR_ENV, AnchoredRecorder, HeadAnchorFile
-from adapters.key_store import KeyStore, key_store_from_env
+from adapters.head_anchor import AnchoredRecorder
+from adapters.key_store import KeyStore
 from adapters.ledger_location import read_only_uri
-from adapters.pydantic_mapping import CanonicalJSONTranscoder, PydanticMapper
+from adapters.sealed_factory import SealedFactory
 from adapters.sealing import open_rows
 from domain.errors import LedgerBusyError, LedgerCorruptError, LedgerReadOnlyError
 
@@ -122,30 +122,10 @@ def _hex(originator_id: UUID | str) -> str:
     return originator_id.hex if isinstance(originator_id, UUID) else UUID(originator_id).hex
 
 
-class LedgerSQLiteFactory(SQLiteFactory):
+class LedgerSQLiteFactory(SealedFactory, SQLiteFactory):
     """The library's SQLite factory with our mapper and chained recorder."""
 
     application_recorder_class = ChainedSQLiteRecorder
-    _keys: KeyStore | None = None
-    _keys_read = False
-
-    def key_store(self) -> KeyStore | None:
-        """The one key store of this factory's mapper and recorder."""
-        if not self._keys_read:
-            self._keys, self._keys_read = key_store_from_env(self.env), True
-        return self._keys
-
-    def mapper(self, transcoder: Any = None, mapper_class: Any = None) -> Any:
-        return PydanticMapper(CanonicalJSONTranscoder(), keys=self.key_store())
-
-    def application_recorder(self) -> ApplicationRecorder:
-        recorder = super().application_recorder()
-        if isinstance(recorder, ChainedSQLiteRecorder):
-            recorder.keys = self.key_store()
-        anchor = self.env.get(HEAD_ANCHOR_ENV)
-        if anchor and isinstance(recorder, AnchoredRecorder):
-            recorder.head_anchor = HeadAnchorFile(Path(anchor))
-        return recorder
 
 
 _ROWS = (

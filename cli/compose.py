@@ -17,6 +17,8 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import click
+
 from domain.application import Mind
 from domain.clock import Clock, fixed_clock, no_earlier_than_head, parse_fixed_time, system_clock
 from domain.errors import LedgerCorruptError, NotInitialisedError
@@ -260,7 +262,13 @@ def open_mind(home: Home, *, create: bool = False) -> Mind:
         home.require()
         _finish_forgets(home)
     home.path.mkdir(parents=True, exist_ok=True)
-    return Mind(env=persistence_env(home, create=create), clock=home.clock())
+    app = Mind(env=persistence_env(home, create=create), clock=home.clock())
+    # A command's mind is closed when the command ends (its ledger and key-store connections
+    # released then, not whenever the collector reaches them); a server's outlive any command.
+    command = click.get_current_context(silent=True)
+    if command is not None:
+        command.call_on_close(app.close)
+    return app
 
 
 def open_reader(home: Home) -> LedgerReader:
