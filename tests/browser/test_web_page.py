@@ -130,8 +130,8 @@ def test_verify_names_the_first_bad_position_of_a_tampered_copy(
     con = sqlite3.connect(copy / "ledger.sqlite")
     # A clear field: the promise's words are sealed, so 'two' is not in the stored bytes.
     con.execute(
-        "UPDATE stored_events SET state = replace(state, '\"origin\":\"owner\"', "
-        "'\"origin\":\"model\"') WHERE rowid = 3"
+        'UPDATE stored_events SET state = replace(state, \'"origin":"owner"\', '
+        '\'"origin":"model"\') WHERE rowid = 3'
     )
     state = con.execute("SELECT state FROM stored_events WHERE rowid = 3").fetchone()[0]
     assert '"origin":"model"' in state
