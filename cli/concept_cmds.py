@@ -112,9 +112,13 @@ def bind(
     elif thread_id is not None:
         kind, target = "thread", short_id(resolve_thread_id(home, thread_id))
     else:
+        import contextlib
+
         from cli.compose import open_reader
 
-        if position is None or position > open_reader(home).head()[0]:
+        with contextlib.closing(open_reader(home)) as reader:
+            head = reader.head()[0]
+        if position is None or position > head:
             raise InvalidInputError(f"there is no event at position {position}")
         kind, target = "event", str(position)
     app.bind_concept(token, kind, target)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 from pathlib import Path
@@ -69,7 +70,8 @@ def init(home: Home, name: str, dsn: str | None, schema: str, as_json: bool) -> 
                 postgres_schema=("--schema", schema),
             )
         app = open_mind(home, create=True)
-        ledger_id = open_reader(home).meta()[0]
+        with contextlib.closing(open_reader(home)) as reader:
+            ledger_id = reader.meta()[0]
         app.init(name, ledger_id)
     except AlreadyInitialisedError:
         raise  # the mind that is there is someone's: leave it
