@@ -171,10 +171,13 @@ def browser() -> Iterator[Any]:
 
 
 def wait_for(driver: Any, condition: Callable[[Any], Any], what: str) -> Any:
-    """Poll the page until `condition` holds (selenium's explicit wait; no sleeps)."""
+    """Poll the page until `condition` holds (selenium's explicit wait; no sleeps). An element
+    the page replaced while the condition read it (a list re-rendered) is polled again."""
+    from selenium.common.exceptions import StaleElementReferenceException
     from selenium.webdriver.support.ui import WebDriverWait
 
-    return WebDriverWait(driver, WAIT_S).until(condition, message=f"waiting for {what}")
+    wait = WebDriverWait(driver, WAIT_S, ignored_exceptions=(StaleElementReferenceException,))
+    return wait.until(condition, message=f"waiting for {what}")
 
 
 def log_in(driver: Any, served: Served) -> None:
