@@ -6,6 +6,7 @@ part of the mind's history and replays like everything else.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import fields, replace
 
@@ -49,6 +50,8 @@ TEXT_SETTINGS = {
     EMBEDDING_RECALL: "on or off: recall's vector channel (cosine over the latest messages)",
 }
 KEYS = (*SETTINGS, *TEXT_SETTINGS)
+# The embedding server's base URL: a request goes there with the provider's key.
+_HTTP_URL = re.compile(r"^https?://[^\s/]+\S*$")
 
 
 def meaning(key: str) -> str:
@@ -65,6 +68,8 @@ def check_setting(key: str, value: str) -> str:
             raise InvalidInputError(f"{key} must be {what}")
         if key == EMBEDDING_RECALL and value not in ("on", "off"):
             raise InvalidInputError(f"{key} must be on or off")
+        if key == EMBEDDING_API_BASE and value != "off" and not _HTTP_URL.match(value):
+            raise InvalidInputError(f"{key} must be an http:// or https:// URL, or off")
         return value
     if key not in SETTINGS:
         raise InvalidInputError(f"unknown setting {key!r}; settings: {', '.join(KEYS)}")

@@ -358,6 +358,25 @@ def test_a_bad_per_mind_setting_is_one_line_naming_it_and_changes_nothing(
     assert head(cli) == before
 
 
+@pytest.mark.parametrize(
+    "url", ["javascript:alert(1)", "file:///etc/passwd", "ftp://models.example", "localhost:8080"]
+)
+def test_an_embedding_server_that_is_not_an_http_url_is_refused(
+    cli: Cli, mind_home: Path, url: str
+) -> None:
+    before = head(cli)
+
+    line = one_error_line(cli("config", "set", "embedding.api_base", url))
+
+    assert "http://" in line and "embedding.api_base" in line
+    assert head(cli) == before
+
+
+def test_an_embedding_server_url_or_off_is_recorded(cli: Cli, mind_home: Path) -> None:
+    for value in ("http://127.0.0.1:8080/v1", "off"):
+        assert cli("config", "set", "embedding.api_base", value).exit_code == 0
+
+
 def test_the_home_flag_is_reported_as_the_source_of_the_home(
     cli: Cli, mind_home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
