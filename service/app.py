@@ -150,7 +150,7 @@ def _route(ep: Endpoint, minds: Minds, max_body: int, secrets: list[str]) -> Rou
             body = {}
             if ep.body is not None:
                 body = check_body(await read_json(request, max_body), ep.body)
-            result = await ep.handler(Call(request, params, body, mind, opened, minds))
+            result = await ep.handler(Call(request, params, body, mind, opened, minds, max_body))
         except ApiError as e:
             headers = _CHALLENGE if e.status == 401 else None
             return error_response(e.status, e.code, redact(e.message, secrets), headers)

@@ -69,6 +69,7 @@ class Call:
     mind: ServedMind | None
     opened: list[ServedMind]
     minds: Minds
+    max_body: int = DEFAULT_MAX_BODY  # `mind serve --max-body`, for handlers that read the body
 
     @property
     def the_mind(self) -> ServedMind:

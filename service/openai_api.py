@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from starlette.responses import JSONResponse, Response, StreamingResponse
 
 from domain.errors import MindError
-from service.endpoints import DEFAULT_MAX_BODY, Call, Endpoint, read_json
+from service.endpoints import Call, Endpoint, read_json
 from service.errors import ApiError
 
 if TYPE_CHECKING:
@@ -66,6 +66,24 @@ def _the_mind(call: Call, model: Any) -> ServedMind:
     return mind
 
 
+def refuse_unsupported(body: dict[str, Any]) -> None:
+    """What a turn cannot honour is refused, never silently ignored: several choices, tools
+    (the mind acts through its own control lines), a structured response format."""
+    n = body.get("n", 1)
+    if n is not None and (n != 1 or isinstance(n, bool)):
+        raise ApiError(400, "unsupported_parameter", "n must be 1: a turn gives one reply")
+    for name in ("tools", "functions", "tool_choice", "function_call"):
+        if body.get(name) not in (None, [], "none"):
+            raise ApiError(
+                400, "unsupported_parameter", f"{name} is not supported: a mind has no tools here"
+            )
+    kind = body.get("response_format")
+    if kind is not None and kind != {"type": "text"}:
+        raise ApiError(
+            400, "unsupported_parameter", 'response_format must be {"type": "text"} (or absent)'
+        )
+
+
 def last_user_text(messages: Any) -> str:
     """The text of the last user message (a string, or the text parts of a list)."""
     if not isinstance(messages, list) or not messages:
@@ -76,13 +94,16 @@ def last_user_text(messages: Any) -> str:
             if isinstance(content, str):
                 return content
             if isinstance(content, list):
-                return "".join(
-                    p.get("text", "")
-                    for p in content
-                    if isinstance(p, dict)
+                if not all(
+                    isinstance(p, dict)
                     and p.get("type") == "text"
                     and isinstance(p.get("text"), str)
-                )
+                    for p in content
+                ):
+                    raise ApiError(
+                        400, "unsupported_content", "a user message's parts must all be text"
+                    )
+                return "".join(p["text"] for p in content)
             raise ApiError(400, "invalid_messages", "a user message's content must be text")
     raise ApiError(400, "invalid_messages", "messages hold no user message")
 
@@ -108,10 +129,11 @@ async def chat_completions(call: Call) -> Response:
     from service.http_api import in_turn_thread
 
     try:
-        body = await read_json(call.request, DEFAULT_MAX_BODY)
+        body = await read_json(call.request, call.max_body)
         if not isinstance(body, dict):
             raise ApiError(400, "bad_request", "the body must be a JSON object")
         mind = _the_mind(call, body.get("model"))
+        refuse_unsupported(body)
         text = last_user_text(body.get("messages"))
         options = turn_options(body)
         if body.get("stream") is True:

@@ -124,3 +124,60 @@ def test_a_failed_model_answers_502_with_the_recorded_turn(server: Server) -> No
     assert failed.value.status_code == 502 and isinstance(body, dict)
     assert body["code"] == "model_failed"
     assert started_texts(server)[-1] == "Anyone there?"
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [
+        {"n": 2},
+        {"tools": [{"type": "function", "function": {"name": "f", "parameters": {}}}]},
+        {"tool_choice": "required"},
+        {"response_format": {"type": "json_object"}},
+    ],
+    ids=["n", "tools", "tool_choice", "response_format"],
+)
+def test_what_a_turn_cannot_honour_is_refused_not_ignored(
+    server: Server, extra: dict[str, Any]
+) -> None:
+    before = started_texts(server)
+
+    with pytest.raises(openai.BadRequestError) as refused:
+        client(server).chat.completions.create(
+            model="mind/Echo",
+            messages=[{"role": "user", "content": "hi"}],
+            extra_body={**MOCK, **extra},
+        )
+
+    assert refused.value.code == "unsupported_parameter"
+    assert started_texts(server) == before
+
+
+def test_an_image_part_is_refused_not_dropped(server: Server) -> None:
+    before = started_texts(server)
+    parts = [
+        {"type": "text", "text": "what is this?"},
+        {"type": "image_url", "image_url": {"url": "data:image/png;base64,AAAA"}},
+    ]
+
+    with pytest.raises(openai.BadRequestError) as refused:
+        client(server).chat.completions.create(
+            model="mind/Echo", messages=[{"role": "user", "content": parts}], extra_body=MOCK
+        )
+
+    assert refused.value.code == "unsupported_content"
+    assert started_texts(server) == before
+
+
+def test_text_parts_and_a_text_response_format_are_a_turn(server: Server) -> None:
+    parts = [{"type": "text", "text": "water "}, {"type": "text", "text": "the ferns"}]
+
+    done = client(server).chat.completions.create(
+        model="mind/Echo",
+        messages=[{"role": "user", "content": parts}],
+        n=1,
+        response_format={"type": "text"},
+        extra_body=MOCK,
+    )
+
+    assert done.choices[0].message.content == VISIBLE
+    assert started_texts(server)[-1] == "water the ferns"

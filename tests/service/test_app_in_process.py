@@ -224,3 +224,19 @@ def test_a_mock_turn_without_its_reply_is_refused_in_the_requests_words(
     assert answer.json()["error"]["message"] == (
         'model "mock" needs "mock_reply" (the reply text to script)'
     )
+
+
+@pytest.mark.parametrize("path", ["/v1/minds/Echo/query", "/v1/chat/completions"])
+def test_every_body_reader_keeps_the_server_s_body_limit(mind_home: Path, path: str) -> None:
+    from service.openai_api import extension
+
+    minds = Minds.open([Home(mind_home)])
+    app = build_app(minds, extensions=[extension(minds)], max_body=200)
+    body = {"model": "mind/Echo", "sql": "SELECT 1", "messages": [{"role": "user", "content": ""}]}
+    body["messages"][0]["content"] = "x" * 300  # type: ignore[index]
+    with TestClient(app, raise_server_exceptions=False) as client:
+        answer = client.post(path, json=body, headers=auth(minds))
+    minds.close(10)
+
+    assert answer.status_code == 413
+    assert "200 bytes" in json.dumps(answer.json())
