@@ -42,6 +42,7 @@ class Concept(AggregateRoot):
 
     class Related(DomainEvent):
         TOPIC = "mind.concept.related"
+        SEALED = {"relation": "own"}  # a word the owner or the model chose
         target: str
         relation: str
 

@@ -42,12 +42,13 @@ class Thread(AggregateRoot):
 
     class Worked(DomainEvent):
         TOPIC = "mind.thread.worked"
+        SEALED = {"artifact": "own"}  # a workspace path, a CID or a tool's name
         artifact: str
         credit: float
 
     class Resolved(DomainEvent):
         TOPIC = "mind.thread.resolved"
-        SEALED = {"reason": "own"}
+        SEALED = {"reason": "own", "artifact": "own"}
         verdict: Verdict
         reason: str | None
         artifact: str | None

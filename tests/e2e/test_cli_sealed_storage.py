@@ -71,3 +71,28 @@ def test_a_bad_master_key_is_one_line_that_does_not_echo_it(
 
     assert result.exit_code == 1
     assert "MIND_MASTER_KEY" in result.stderr and "hunter2" not in result.stderr
+
+
+def test_a_relation_s_name_and_a_resolved_thread_s_artifact_are_sealed_and_forgettable(
+    cli: Cli, mind_home: Path
+) -> None:
+    cli("concept", "define", "garden.plan", "What to plant where")
+    cli("concept", "define", "garden.shed", "Where the tools live")
+    assert (
+        cli("concept", "relate", "garden.plan", "garden.shed", "--as", "zqxrelated").exit_code == 0
+    )
+    thread = cli("thread", "open", "Which seeds?", "--content", "Ask at the market", "--json")
+    tid = thread.json()["id"]
+    done = cli("thread", "resolve", tid, "--as", "answered", "--artifact", "notes/zqxartifact.md")
+    assert done.exit_code == 0, done.stderr
+    assert "zqxrelated" in cli("query", "SELECT relation FROM concept_relations").output
+    assert "zqxartifact" in cli("query", "SELECT artifact FROM threads").output
+    for word in (b"zqxrelated", b"zqxartifact"):
+        assert files_holding(mind_home, word, ("ledger.sqlite", "keys.sqlite")) == []
+
+    cli("forget", "--concept", "garden.plan", "--yes")
+    cli("forget", "--thread", tid, "--yes")
+
+    for word in (b"zqxrelated", b"zqxartifact"):
+        assert files_holding(mind_home, word, ("",)) == []
+    assert cli("verify").exit_code == 0
