@@ -307,12 +307,12 @@ def chat(
             break
         if not line:
             continue
+        history()
         try:
             if not _one_line(session, name, line):
                 break
         except MindError as e:  # this line is refused; the session goes on
             echo(f"Error: {e}", err=True)
-    history()
 
 
 def _start_background_server(home: Home) -> None:
@@ -355,8 +355,12 @@ def _tolerate_undecodable_input() -> None:
             stdin.reconfigure(errors="surrogateescape")
 
 
+HISTORY_LINES = 1000
+
+
 def _history(home: Home) -> Any:
-    """Line editing with a history file in the home folder; returns the function that saves it."""
+    """Line editing with a history file in the home folder; returns the function that saves
+    the line just entered."""
     try:
         import readline
     except ImportError:
@@ -364,10 +368,17 @@ def _history(home: Home) -> Any:
     path = home.path / "chat_history"
     with contextlib.suppress(OSError):
         readline.read_history_file(path)
-    readline.set_history_length(1000)
+        if readline.get_current_history_length() > HISTORY_LINES:  # trimmed before any new line
+            readline.set_history_length(HISTORY_LINES)
+            readline.write_history_file(path)
 
     def save() -> None:
-        with contextlib.suppress(OSError):
-            readline.write_history_file(path)
+        # Each line is appended as it is entered, never the whole history at the end: a
+        # `mind forget` run while this chat is open scrubs the file, and must stay scrubbed.
+        # Only a terminal's lines: input() adds to readline's history only on a terminal.
+        if sys.stdin.isatty():
+            with contextlib.suppress(OSError):
+                path.touch(mode=0o600)  # readline appends only to a file that exists
+                readline.append_history_file(1, path)
 
     return save
