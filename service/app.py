@@ -204,11 +204,22 @@ class RequestLog:
 def logged_path(scope: Scope) -> str:
     """The path as the client sent it, still percent-encoded (a `%0A` stays those three
     characters, so no client can write a line of its own into the log), with every byte that
-    is not printable ASCII percent-encoded too."""
+    is not printable ASCII percent-encoded too; a matched route's parameters other than the
+    mind's name are logged as their names (`{ref}`: a knowledge item's question is text the
+    owner may forget, and a log is never scrubbed)."""
     raw = scope.get("raw_path")
     if not isinstance(raw, bytes):
         raw = str(scope.get("path", "")).encode("utf-8", "surrogateescape")
-    return "".join(chr(b) if 0x21 <= b <= 0x7E else f"%{b:02X}" for b in raw)
+    shown = "".join(chr(b) if 0x21 <= b <= 0x7E else f"%{b:02X}" for b in raw)
+    template = getattr(scope.get("route"), "path_format", None)
+    if not isinstance(template, str) or "{" not in template:
+        return shown
+    parts, names = shown.split("/"), template.split("/")
+    if len(parts) != len(names):
+        return shown
+    return "/".join(
+        n if n.startswith("{") and n != "{name}" else p for p, n in zip(parts, names, strict=True)
+    )
 
 
 def _mind_in(path: str) -> str | None:

@@ -299,3 +299,15 @@ def test_an_event_stream_from_beyond_the_head_is_refused(server: Server, how: st
     assert answer.status == 400
     assert answer.json()["error"]["code"] == "bad_request"
     assert "beyond this ledger's head" in answer.json()["error"]["message"]
+
+
+def test_a_knowledge_question_in_a_path_is_logged_by_its_parameter_name(server: Server) -> None:
+    asked = server.request("GET", f"/v1/minds/Echo/knowledge/{quote('What is Zqxlogged?')}")
+
+    log_file, deadline = server.homes[0] / "logs" / "server.log", time.monotonic() + 60
+    wanted = f"GET /v1/minds/Echo/knowledge/{{ref}} {asked.status}"
+    while wanted not in (log := log_file.read_text()):
+        assert time.monotonic() < deadline, log  # written just after the answer is sent
+        time.sleep(0.05)
+
+    assert "Zqxlogged" not in log
