@@ -124,8 +124,8 @@ def chatgpt(home: Home, path: Path, as_json: bool) -> None:
 
     Run `mind init` first. Each conversation's current branch (from its current node up to the
     root) becomes an observed conversation with speakers, times and title; re-importing adds
-    only new messages. A message that cannot be stored as it is (a control character, over
-    100,000 characters) is kept as an imported record with the reason, and counted in notes.
+    only new messages. A message with control characters is stored with them escaped (`\\x1b`),
+    one over 100,000 characters as several parts; both are counted in notes.
 
     Example:
 
