@@ -1,7 +1,9 @@
 """What a forget destroys: one pass over the ledger's clear fields finds the events a selector
-reaches and the data keys their envelopes name; a second step finds the turns whose sent prompt
-quoted any of them (their "context" keys go too). Nothing here decrypts a reached event's words
-except a turn's message (to scrub the chat history file) and the contexts it must check.
+reaches and the data keys their envelopes name (with the events it passed that a link found
+later reaches, kept until it ends: the turn whose reply made what goes, the import a
+conversation was read from); a second step finds the turns whose sent prompt quoted any of them
+(their "context" keys go too). Nothing here decrypts a reached event's words except a turn's
+message (to scrub the chat history file) and the contexts it must check.
 """
 
 from __future__ import annotations
@@ -70,11 +72,9 @@ def plan_forget(reader: Any, selector: Selector, keys: KeyStore | None) -> Forge
     contexts: list[Any] = []  # turn.completed rows, opened later
     messages: list[Any] = []  # reached turn messages (the chat history is scrubbed of them)
     hexes: dict[Any, str] = {}  # a stream's events share its id: parsed once (a third of a scan)
-    # A knowledge item's words are also in the turn that captured or asked it (its raw reply
-    # holds the REMEMBER line): such turns go with the item, found once the scan is done.
-    linking = selector.kind == "knowledge"
-    linked: set[str] = set()
-    turn_rows: dict[str, list[tuple[Any, dict[str, bytes]]]] = {}
+    # Events the scan passed that a later link may still reach (a turn whose reply made what
+    # is forgotten, the import a forgotten conversation was read from): kept until it ends.
+    held: dict[str, list[tuple[Any, dict[str, bytes]]]] = {}
     for row in reader.rows(batch=5000):
         if row.topic is None or row.state is None or row.originator_id is None:
             raise LedgerCorruptError(f"position {row.position} has no event; run `mind verify`")
@@ -85,7 +85,8 @@ def plan_forget(reader: Any, selector: Selector, keys: KeyStore | None) -> Forge
         at = datetime.fromisoformat(state["timestamp"])
         hit = reach.event(row.topic, stream, state, at)
         turn = row.topic.startswith("mind.turn.")
-        if not (hit or turn):
+        hold = not hit and reach.holds(row.topic)
+        if not (hit or turn or hold):
             continue  # its key ids matter only when it goes, or may be quoted (a turn's)
         ids = key_ids(row.topic, state)
         cls = EVENT_TYPES.get(row.topic)
@@ -93,16 +94,14 @@ def plan_forget(reader: Any, selector: Selector, keys: KeyStore | None) -> Forge
             scoped = {ids[f] for f, scope in cls.SEALED.items() if scope == "context" and f in ids}
             if scoped:
                 context_keys.setdefault(stream, set()).update(scoped)
-        if linking and turn:
-            turn_rows.setdefault(stream, []).append((row, ids))
+        if hold:
+            held.setdefault(stream, []).append((row, ids))
         if hit:
-            if linking and state.get("turn_id"):
-                linked.add(str(state["turn_id"]).lower())
             _take(plan, row, stream, ids, reached, reached_streams, messages)
         elif row.topic in CONTEXT_TOPICS:
             contexts.append(row)
-    for stream in sorted(linked - reached_streams):
-        for row, ids in turn_rows.get(stream, []):
+    for stream in sorted(reach.late_streams()):
+        for row, ids in held.get(stream, []):
             _take(plan, row, stream, ids, reached, reached_streams, messages)
     reach.check_unambiguous()
     plan.events = sum(plan.counts.values())

@@ -100,18 +100,35 @@ class Reach:
         self.streams: set[str] = set()  # streams the selector reached as a whole
         self.candidates: set[str] = set()  # streams an id prefix matched (for ambiguity)
         self.messages: set[str] = set()  # turns whose message the selector reached
+        # Streams linked once the scan passed some of their events (a reached item's turns, the
+        # turn whose reply changed a reached stream): `late_streams`, whose events go too.
+        self.linked: set[str] = set()
+        self.sources: set[str] = set()  # reached conversations' sources ("pmm/<16 hex>")
+        self.imports: dict[str, str] = {}  # import stream -> the conversation source it fed
 
     def event(self, topic: str, stream: str, state: dict[str, Any], at: datetime) -> bool:
         """Whether the selector reaches this event (`stream`: the aggregate id in hex)."""
+        hit = self._reaches(topic, stream, state, at)
+        if hit and self.selector.kind == "knowledge" and state.get("turn_id"):
+            self.linked.add(str(state["turn_id"]).lower())  # its raw reply holds the item
+        return hit
+
+    def _reaches(self, topic: str, stream: str, state: dict[str, Any], at: datetime) -> bool:
         kind = self.selector.kind
         if kind == "before":
             assert self.selector.before is not None
             return at < self.selector.before
         if stream in self.streams:
             return True
-        if topic == "mind.ask.routed" and str(state.get("turn_id") or "") in self.messages:
+        turn_id = str(state.get("turn_id") or "")
+        if topic == "mind.ask.routed" and turn_id in self.messages:
             return True  # a turn answered from knowledge: its question is the turn's message
+        captured = topic == "mind.knowledge.captured" and kind in ("turn", "speaker")
+        if captured and turn_id in self.messages:  # "remember that ...": the turn's words
+            return self._take(stream, ambiguous=False)
         if kind == "speaker":
+            if topic == "mind.ask.routed" and self.speaker == "user":
+                return bool(state.get("via", "ask") == "ask")  # `mind ask`: the owner's
             said = topic in ("mind.turn.started", "mind.conversation.message_observed")
             speaker = str(state.get("speaker", "")).casefold()
             if said and speaker == self.speaker:
@@ -127,7 +144,24 @@ class Reach:
         if kind in first and topic == first[kind] and stream.startswith(self.prefix):
             if kind == "turn":
                 self.messages.add(stream)
+            if kind == "conversation":
+                self.sources.add(str(state.get("source") or ""))
             return self._take(stream)
+        if kind == "conversation" and topic == "mind.import.started":
+            # A PMM import keeps every record (its messages' words too) in a stream of its own,
+            # written before the conversation: `late_streams` matches the two by source.
+            key = str(state.get("source_key") or state.get("file_sha256") or "")
+            self.imports[stream] = f"{state.get('format')}/{key[:16]}"
+            return False
+        if (
+            kind in ("commitment", "concept", "thread")
+            and topic == "mind.turn.completed"
+            and not self.streams.isdisjoint(state.get("changed_streams") or ())
+        ):
+            # The turn whose reply made or changed it: its raw reply holds the control line.
+            self.messages.add(stream)
+            self.linked.add(stream)
+            return self._take(stream, ambiguous=False)
         cid = self.selector.value.strip().lower() if kind == "commitment" else None
         if topic == "mind.commitment.opened" and str(state.get("cid", "")).lower() == cid:
             return self._take(stream, ambiguous=False)
@@ -142,6 +176,17 @@ class Reach:
             if topic == "mind.ask.routed" and item and item.lower()[1:].startswith(self.prefix):
                 return True
         return False
+
+    def holds(self, topic: str) -> bool:
+        """Whether an unreached event of `topic` may be reached by a link found later."""
+        if self.selector.kind in ("knowledge", "commitment", "concept", "thread"):
+            return topic.startswith("mind.turn.")
+        return self.selector.kind == "conversation" and topic.startswith("mind.import.")
+
+    def late_streams(self) -> set[str]:
+        """Streams whose every event goes, found only once the scan passed some of them."""
+        fed = {s for s, source in self.imports.items() if source in self.sources}
+        return self.linked | fed
 
     def _take(self, stream: str, ambiguous: bool = True) -> bool:
         if ambiguous:

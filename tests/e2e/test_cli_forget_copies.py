@@ -9,21 +9,27 @@ import socket
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any, cast
 
 import pytest
 
 from tests.conftest import Result, subprocess_env
 from tests.e2e.forget_memories import (
+    SURVIVOR,
     events_of,
     files_holding,
     forget,
     read_side,
+    recalls,
     turn,
+    verified,
 )
 from tests.e2e.test_cli_forget import MIND
+from tests.foreign_files import SMALL_PMM, pmm_ledger
 
 Cli = Callable[..., Result]
 CANARY = "Zqxcopied"
+ASKED = "mind.ask.routed"
 
 
 def shows(cli: Cli, folder: Path, word: str) -> bool:
@@ -167,3 +173,95 @@ def test_a_failed_generation_s_prompt_that_quoted_a_turn_loses_it_with_the_turn(
 
     assert result.json()["context_turns"] == 2
     assert not shows(cli, tmp_path / "after", CANARY)
+
+
+MADE = {
+    "commitment": "Zqxpromised",
+    "concept": "Zqxdefined",
+    "thread": "Zqxthreaded",
+}
+
+
+@pytest.mark.parametrize("kind", sorted(MADE))
+def test_what_a_reply_made_goes_with_the_turn_whose_raw_reply_holds_its_line(
+    cli: Cli, mind_home: Path, kind: str
+) -> None:
+    reply = (
+        "Sure.\n"
+        f"COMMIT: Buy {MADE['commitment']} flowers\n"
+        f"CONCEPT: garden.kept = The {MADE['concept']} hedge\n"
+        f'THREAD: {{"label": "Ask about {MADE["thread"]}", "content": "the plan"}}'
+    )
+    made = turn(cli, "Plan the garden", reply)
+    turn(cli, f"Where do the {SURVIVOR} birds nest?", "On the beach.")
+    named = {
+        "commitment": str(made["opened"][0]),  # type: ignore[index]
+        "concept": "garden.kept",
+        "thread": str(made["threads"][0]).split()[-1],  # type: ignore[index]
+    }
+    planned = cli("forget", f"--{kind}", named[kind], "--dry-run", "--json").json()
+
+    result = forget(cli, f"--{kind}", named[kind])
+
+    counts = result.json()["counts"]
+    assert counts == planned["counts"] and counts[kind] == 1 and counts["turn"] == 3
+    assert files_holding(mind_home, MADE[kind]) == []
+    raw = cli("query", "SELECT reply_raw FROM turns").output
+    assert MADE[kind] not in raw and "On the beach." in raw
+    assert verified(cli) and recalls(cli, f"{SURVIVOR} birds", SURVIVOR)
+
+
+def test_a_turn_takes_the_knowledge_its_message_asked_to_remember(
+    cli: Cli, mind_home: Path
+) -> None:
+    told = turn(cli, f"remember that my bank PIN is {CANARY}4417", "ok")
+    assert CANARY in cli("knowledge", "list").output
+    kept = cli("remember", "under the mat", "--question", "where is the spare key", "--json")
+
+    result = forget(cli, "--turn", str(told["turn"]))
+
+    assert result.json()["counts"] == {"knowledge": 1, "turn": 3}
+    assert CANARY not in cli("knowledge", "list").output
+    assert files_holding(mind_home, CANARY) == []
+    assert kept.json()["id"] in cli("knowledge", "list").output and verified(cli)
+
+
+def test_an_imported_conversation_takes_the_records_its_import_kept(
+    cli: Cli, mind_home: Path, tmp_path: Path
+) -> None:
+    said = [
+        (k, f"{c} {CANARY} substrate" if k == "user_message" else c, cast(dict[str, Any], m))
+        for k, c, m in SMALL_PMM
+    ]
+    path = tmp_path / "pmm.json"
+    path.write_text(json.dumps(pmm_ledger(said)))
+    assert cli("import", "pmm", str(path)).exit_code == 0
+    conversation = cli("query", "SELECT stream_id FROM conversations").json()[0]["stream_id"]
+    assert recalls(cli, f"{CANARY} substrate", CANARY)
+
+    result = forget(cli, "--conversation", conversation)
+
+    assert result.json()["counts"] == {"conversation": 3, "import": 1 + len(SMALL_PMM)}
+    assert not recalls(cli, f"{CANARY} substrate", CANARY)
+    kept = cli("query", "SELECT content FROM imported_records WHERE content LIKE '%substrate%'")
+    assert kept.json() == []
+    assert files_holding(mind_home, CANARY) == []
+    assert "keep a lighthouse log" in cli("commitments", "--json").output and verified(cli)
+
+
+def test_a_speaker_takes_the_questions_it_asked_that_memory_answered(
+    cli: Cli, mind_home: Path
+) -> None:
+    question = ("--question", "where is the spare key", "--state", "verified")
+    cli("remember", "under the mat", *question, "--confidence", "0.99")
+    said = "WHERE is the SPARE key"  # the item's question in a case only the asker's words have
+    assert cli("ask", said, "--json").json()["route"] == "memory-exact"
+
+    result = forget(cli, "--speaker", "user")
+
+    assert result.json()["counts"] == {"ask": 1}
+    payloads = [cast(dict[str, str], e["payload"]) for e in events_of(cli, ASKED)]
+    assert [p["question"] for p in payloads] == ["[forgotten]"]
+    stored = [p for p in mind_home.rglob("*") if p.is_file() and said.encode() in p.read_bytes()]
+    assert stored == []
+    assert "where is the spare key" in cli("knowledge", "list").output and verified(cli)

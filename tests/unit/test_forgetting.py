@@ -74,7 +74,7 @@ def reached(kind: str, value: str, ledger: list[Event] = LEDGER) -> list[int]:
         ("commitment", "C1A2B3C4D5E", [7, 8, 9]),
         ("conversation", "4" * 8, [10, 11, 12]),
         ("speaker", "  caroline ", [11]),
-        ("speaker", "USER", [2, 15]),
+        ("speaker", "USER", [2, 14, 15]),  # 14: a question `mind ask` routed
         ("knowledge", "kfe8af811", [13, 14]),
         ("knowledge", "5" * 32, [13]),
         ("before", (T0 + timedelta(hours=1)).isoformat(), [1, 2, 3, 4, 11, 12]),
@@ -94,11 +94,13 @@ def test_a_concept_is_named_by_its_token_in_any_case() -> None:
 
 
 def test_a_turn_reaches_the_question_routed_when_knowledge_answered_it() -> None:
-    routed = ("mind.ask.routed", "7" * 32, {"item_id": "kfe8af811d3", "turn_id": TURN}, T0)
+    asked = {"item_id": "kfe8af811d3", "turn_id": TURN, "via": "turn"}
+    routed = ("mind.ask.routed", "7" * 32, asked, T0)
     other = ("mind.ask.routed", "8" * 32, {"item_id": None, "turn_id": OTHER_TURN}, T0)
 
     assert reached("turn", TURN, [*LEDGER, routed, other]) == [2, 3, 4, 17]
-    assert reached("speaker", "user", [*LEDGER, routed, other]) == [2, 15, 17, 18]
+    assert reached("speaker", "user", [*LEDGER, routed, other]) == [2, 14, 15, 17, 18]
+    assert reached("speaker", "autonomy", [*LEDGER, routed, other]) == []
 
 
 def test_a_prefix_two_streams_share_is_refused_naming_both() -> None:
