@@ -18,6 +18,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 from adapters.ledger_location import read_only_uri
@@ -30,6 +31,14 @@ ID_BYTES = 16
 _CHECK = b"mindledger key store"
 CHUNK = 900  # ids per IN (...) list, under every SQLite's variable limit
 BULK = 5000  # a batch wanting this many keys reads the whole store once instead
+_WRAPPING_LATER = (
+    "this mind's key store was made without MIND_MASTER_KEY; unset it (wrapping an existing "
+    "store is not supported)"
+)
+_UNWRAP = (
+    "a key in this mind's key store cannot be opened with MIND_MASTER_KEY (stored under "
+    "another master key, or damaged)"
+)
 _READ_ONLY = (
     "this process cannot write the ledger's key store (the home is read-only); nothing was "
     "written: reading commands still work, recording needs a writable home"
@@ -70,7 +79,10 @@ class Wrapping:
     def unwrap(self, key_id: bytes, stored: bytes) -> bytes:
         if self.master is None:
             return stored
-        return self.master.decrypt(stored[:12], stored[12:], key_id)
+        try:
+            return self.master.decrypt(stored[:12], stored[12:], key_id)
+        except InvalidTag:
+            raise KeyStoreError(_UNWRAP) from None
 
     def check_value(self) -> bytes | None:
         if self.master is None:
@@ -81,9 +93,7 @@ class Wrapping:
     def verify(self, check: bytes | None) -> None:
         """Refuse a master key that is not the one the store was made with (or its absence)."""
         if check is None and self.master is not None:
-            raise KeyStoreError(
-                "this mind's key store was made without a master key; unset MIND_MASTER_KEY"
-            )
+            raise KeyStoreError(_WRAPPING_LATER)
         if check is not None and self.master is None:
             raise KeyStoreError(
                 "this mind's key store is locked with a master key; set MIND_MASTER_KEY"
@@ -91,7 +101,7 @@ class Wrapping:
         if check is not None and self.master is not None:
             try:
                 self.master.decrypt(check[:12], check[12:], b"check")
-            except Exception:
+            except InvalidTag:
                 raise KeyStoreError(
                     "MIND_MASTER_KEY is not the key this mind's key store was made with"
                 ) from None
@@ -257,16 +267,39 @@ class SQLiteKeyStore(KeyStore):
                 raise LedgerReadOnlyError(_READ_ONLY) from e
             raise LedgerCorruptError(f"{self.path} is not a readable key store ({e})") from e
         check = row[0] if row else None
-        first_use = check is None and not self.read_only and self.wrapping.master is not None
-        if first_use and con.execute("SELECT 1 FROM keys LIMIT 1").fetchone() is None:
-            with con:  # an empty store takes the master key it is first used with
-                con.execute(
-                    "INSERT OR IGNORE INTO meta VALUES ('check', ?)",
-                    (self.wrapping.check_value(),),
-                )
-            check = con.execute("SELECT value FROM meta WHERE name = 'check'").fetchone()[0]
-        self.wrapping.verify(check)
+        try:
+            if check is None and not self.read_only and self.wrapping.master is not None:
+                check = self._first_use(con)
+            self.wrapping.verify(check)
+        except BaseException:
+            con.close()
+            raise
         return con
+
+    def _first_use(self, con: sqlite3.Connection) -> bytes | None:
+        """An empty store takes the master key it is first used with; one that already holds
+        keys or secrets stored unwrapped keeps none (`verify` refuses the key)."""
+        try:
+            con.execute("BEGIN IMMEDIATE")  # no other process stores between look and write
+        except sqlite3.OperationalError as e:
+            if "locked" in str(e) or "busy" in str(e):
+                raise LedgerBusyError(
+                    "another mind process held the key store's write lock too long; nothing "
+                    "was written, run the command again"
+                ) from e
+            raise
+        with con:
+            row = con.execute("SELECT value FROM meta WHERE name = 'check'").fetchone()
+            if row is not None:
+                return bytes(row[0])
+            used = con.execute(
+                "SELECT 1 FROM keys UNION ALL SELECT 1 FROM meta WHERE name LIKE 'secret:%' LIMIT 1"
+            ).fetchone()
+            if used is not None:
+                return None
+            check = self.wrapping.check_value()
+            con.execute("INSERT INTO meta VALUES ('check', ?)", (check,))
+            return check
 
     def _store(self, keys: Mapping[bytes, bytes]) -> None:
         if self.read_only:

@@ -1,6 +1,7 @@
 """The key store on PostgreSQL: tables beside the ledger's in its schema (`ledger_keys`,
 `ledger_key_meta`, `ledger_forgets`), on a connection of its own, committed before the events
-that need a key are appended. A deleted row is gone from any later dump of the schema."""
+that need a key are appended. A deleted row is gone from any later dump of the schema, not at
+once from the table's files and WAL (MVCC: ARCHITECTURE.md, "Forgetting")."""
 
 from __future__ import annotations
 
@@ -66,7 +67,11 @@ class PostgresKeyStore(KeyStore):
                         "CREATE TABLE IF NOT EXISTS {} (id text PRIMARY KEY, plan text NOT NULL)"
                     ).format(self.forgets_table)
                 )
-            self._check(con)
+            try:
+                self._check(con)
+            except BaseException:
+                con.close()
+                raise
             self._con = con
         return self._con
 
@@ -74,8 +79,14 @@ class PostgresKeyStore(KeyStore):
         select = SQL("SELECT value FROM {} WHERE name = 'check'").format(self.meta_table)
         row = con.execute(select).fetchone()
         if row is None and self.wrapping.master is not None:
-            empty = con.execute(SQL("SELECT 1 FROM {} LIMIT 1").format(self.keys_table)).fetchone()
-            if empty is None:
+            # An empty store takes the master key it is first used with; one that already
+            # holds keys or secrets stored unwrapped keeps none (`verify` refuses the key).
+            used = con.execute(
+                SQL(
+                    "SELECT 1 FROM {} UNION ALL SELECT 1 FROM {} WHERE name LIKE 'secret:%' LIMIT 1"
+                ).format(self.keys_table, self.meta_table)
+            ).fetchone()
+            if used is None:
                 con.execute(
                     SQL("INSERT INTO {} VALUES ('check', %s) ON CONFLICT DO NOTHING").format(
                         self.meta_table

@@ -248,7 +248,7 @@ def _backend_env(home: Home) -> dict[str, str]:
     }
 
 
-def _finish_forgets(home: Home) -> None:
+def finish_forgets(home: Home) -> None:
     """A forget a crash interrupted is finished before anything reads or writes (one stat)."""
     if (home.path / "forget.pending").exists():
         from cli.forget_cmds import finish_pending
@@ -260,7 +260,7 @@ def open_mind(home: Home, *, create: bool = False) -> Mind:
     """The application over this home's ledger."""
     if not create:
         home.require()
-        _finish_forgets(home)
+        finish_forgets(home)
     home.path.mkdir(parents=True, exist_ok=True)
     app = Mind(env=persistence_env(home, create=create), clock=home.clock())
     # A command's mind is closed when the command ends (its ledger and key-store connections
@@ -312,7 +312,7 @@ def sandboxed_read_model(home: Home) -> Connection:
 @contextmanager
 def _reading(home: Home, opener: Opener) -> Iterator[duckdb.DuckDBPyConnection]:
     """`opener`'s connection, with a ledger reader of its own that is closed afterwards."""
-    _finish_forgets(home)
+    finish_forgets(home)
     reader = open_reader(home)
     try:
         with opener(read_model_paths(home), reader) as con:

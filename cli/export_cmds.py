@@ -12,7 +12,7 @@ from typing import Any
 
 import click
 
-from cli.compose import Home, open_keys, open_mind, open_reader
+from cli.compose import Home, finish_forgets, open_keys, open_mind, open_reader
 from cli.output import echo, emit_json
 from domain.errors import MindError
 
@@ -45,6 +45,7 @@ def export_ledger(home: Home, folder: Path, fmt: str, show_progress: bool = True
     target = folder / FILE_NAMES[fmt]
     refuse_home_file(home, folder, "FOLDER")
     refuse_home_file(home, target, "FOLDER")
+    finish_forgets(home)  # a forget a crash interrupted is finished before anything goes out
     reader = open_reader(home)
     keys = open_keys(home)  # the data keys each jsonl line carries for its envelopes
     try:

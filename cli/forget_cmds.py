@@ -10,6 +10,7 @@ finished by the next command that opens the mind (`finish_pending`), never run t
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import json
 import os
@@ -17,13 +18,14 @@ import signal
 import sys
 from collections.abc import Iterator
 from contextvars import ContextVar
+from pathlib import Path
 from typing import Any
 
 import click
 
 from cli.compose import Home, open_keys, open_mind, open_reader, read_model_paths
 from cli.output import echo, emit_json
-from domain.errors import InvalidInputError, MindError
+from domain.errors import InvalidInputError, LedgerReadOnlyError, MindError
 from domain.forgetting import SELECTOR_KINDS, Selector
 
 MARKER = "forget.pending"  # exists while a forget's purge may be unfinished
@@ -31,6 +33,8 @@ LOCK = "forget.lock"
 # Test-only: the point at which a forget kills its own process (SIGKILL), to prove recovery.
 CRASH_ENV = "MIND_TEST_FORGET_CRASH"
 _finishing: ContextVar[bool] = ContextVar("finishing_forget", default=False)
+_READ_ONLY_ERRNOS = (errno.EACCES, errno.EPERM, errno.EROFS)
+_warned: set[Path] = set()  # homes whose unfinished forget this process has warned about
 
 
 def _crash_point(name: str) -> None:
@@ -39,16 +43,39 @@ def _crash_point(name: str) -> None:
 
 
 @contextlib.contextmanager
-def _forget_lock(home: Home) -> Iterator[None]:
-    """One forget at a time per home (a second waits); also guards against re-entry."""
+def _forget_lock(home: Home, *, write: bool = True) -> Iterator[bool]:
+    """One forget at a time per home (a second waits); also guards against re-entry. Yields
+    whether this process can write the home: where it cannot, a writer is refused in one line
+    and a reader takes the lock through a read-only handle (flock needs none other), or none
+    when there is no lock file (then no forget has run here)."""
     token = _finishing.set(True)
-    fd = os.open(home.path / LOCK, os.O_RDWR | os.O_CREAT, 0o600)
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        yield
+        writable = True
+        try:
+            fd: int | None = os.open(home.path / LOCK, os.O_RDWR | os.O_CREAT, 0o600)
+        except OSError as e:
+            if e.errno not in _READ_ONLY_ERRNOS:
+                raise
+            if write:
+                raise LedgerReadOnlyError(
+                    "this process cannot write the mind's home (it is read-only): nothing was "
+                    "forgotten; forget where the home is writable"
+                ) from None
+            writable = False
+            try:
+                fd = os.open(home.path / LOCK, os.O_RDONLY)
+            except FileNotFoundError:
+                fd = None
+        if fd is None:
+            yield writable
+            return
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            yield writable
+        finally:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+            os.close(fd)
     finally:
-        fcntl.flock(fd, fcntl.LOCK_UN)
-        os.close(fd)
         _finishing.reset(token)
 
 
@@ -104,8 +131,11 @@ def forget_data(
 
     check_forget_role(role)
     home.require()
-    with _forget_lock(home):
-        _finish(home)
+    with _forget_lock(home, write=not dry_run) as writable:
+        if dry_run:  # it writes nothing: a home it cannot write only leaves a warning
+            _finish_or_warn(home, writable)
+        else:
+            _finish(home)
         reader = open_reader(home)
         try:
             keys = open_keys(home, read_only=dry_run)
@@ -123,6 +153,7 @@ def forget_data(
             return {"dry_run": False, **summary, "forgotten": False, "already_forgotten": True}
         if via == "cli":
             _stop_background_server(home)
+        _require_read_model_free(home)
         # Before the keys go: afterwards nothing can tell which history lines were the
         # forgotten messages, so a crash right after the destruction would leave them for good.
         _scrub_chat_history(home, plan.messages)
@@ -165,8 +196,29 @@ def _finish(home: Home) -> int:
     return len(pending)
 
 
+def _require_read_model_free(home: Home) -> None:
+    """Refuse, before any key goes, a forget whose purge could not rebuild the read model
+    because another projector holds it (a follower holds it for good; a command, a moment)."""
+    import time
+
+    from projections.engine import purge
+    from projections.engine.readmodel import projector_lock
+
+    deadline = time.monotonic() + purge.LOCK_WAIT_S
+    while True:
+        with projector_lock(home.projector_lock, wait=False) as free:
+            if free:
+                return
+        if time.monotonic() > deadline:
+            raise purge.ReadModelHeldError(
+                "another projector (`mind project --follow`?) holds the read model a forget "
+                "must rebuild: nothing was forgotten; stop it, then forget again"
+            )
+        time.sleep(0.1)
+
+
 def _purge(home: Home) -> None:
-    from projections.engine.purge import rebuild_in_place
+    from projections.engine.purge import ReadModelHeldError, rebuild_in_place
 
     # A cache of vectors by text: dropped whole (it is rebuilt on demand) rather than pruned.
     for name in ("embeddings.sqlite", "embeddings.sqlite-wal", "embeddings.sqlite-shm"):
@@ -174,6 +226,12 @@ def _purge(home: Home) -> None:
     reader = open_reader(home)
     try:
         rebuild_in_place(read_model_paths(home), reader)
+    except ReadModelHeldError:
+        raise ReadModelHeldError(
+            "a forget's keys are destroyed but another projector holds the read model, which "
+            "still holds the forgotten words: stop `mind project --follow`, then run any `mind` "
+            "command to finish the forget"
+        ) from None
     finally:
         reader.close()
 
@@ -197,8 +255,27 @@ def finish_pending(home: Home) -> None:
     there is none)."""
     if _finishing.get() or not (home.path / MARKER).exists():
         return
-    with _forget_lock(home):
-        _finish(home)
+    with _forget_lock(home, write=False) as writable:
+        _finish_or_warn(home, writable)
+
+
+def _finish_or_warn(home: Home, writable: bool) -> None:
+    """`_finish`, or where this process cannot write the home, one warning line: reading goes
+    on, but the read model may still hold what the unfinished forget forgot."""
+    if writable:
+        try:
+            _finish(home)
+            return
+        except LedgerReadOnlyError:
+            pass  # the lock file was writable, the ledger or key store is not
+    if (home.path / MARKER).exists() and home.path not in _warned:
+        _warned.add(home.path)
+        echo(
+            "Warning: a forget is unfinished and this process cannot write the home: what it "
+            "forgot may still show here; run any `mind` command where the home is writable to "
+            "finish it",
+            err=True,
+        )
 
 
 @click.command()

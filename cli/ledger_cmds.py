@@ -10,7 +10,7 @@ from typing import Any
 
 import click
 
-from cli.compose import Home, open_mind, open_reader, read_model_paths
+from cli.compose import Home, finish_forgets, open_mind, open_reader, read_model_paths
 from cli.init_cleanup import Creation
 from cli.output import echo, emit_json, table
 from domain.errors import AlreadyInitialisedError, InvalidInputError, MindError
@@ -207,6 +207,7 @@ def log(home: Home, limit: int, kind: str | None, turn_ref: str | None, as_json:
 
         mind log --turn last
     """
+    finish_forgets(home)  # a forget a crash interrupted, before its words are shown
     if turn_ref is not None:
         from cli.turn_prompt import echo_prompt, resolve_turn, turn_prompt
 
@@ -267,6 +268,7 @@ def verify(home: Home, as_json: bool, head: str | None, export_file: Path | None
     from adapters.hash_chain import VerifyResult
 
     try:
+        finish_forgets(home)  # a forget a crash interrupted, like every command that opens it
         result = verify_home(home, head)
     except MindError as e:
         if not as_json:
