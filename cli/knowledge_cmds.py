@@ -43,19 +43,27 @@ def item_json(item: Knowledge | None) -> dict[str, Any] | None:
     }
 
 
+def unknown_item(target: str) -> Exception:
+    """The one answer for a target that names no item: never captured, or forgotten."""
+    from domain.knowledge_commands import UnknownKnowledgeError
+
+    return UnknownKnowledgeError(
+        f"no knowledge item is {target!r}; `mind knowledge list` shows them"
+    )
+
+
 def resolve_item(home: Home, target: str) -> str:
     """The intent hash of the one item `target` names (id, id prefix or its question); an
-    unknown or ambiguous target changes nothing and says which items it could mean."""
-    from domain.knowledge_commands import AmbiguousKnowledgeError, UnknownKnowledgeError
+    unknown or ambiguous target changes nothing and says which items it could mean. A
+    forgotten item is unknown (the mind finds none; the read model never names one)."""
+    from domain.knowledge_commands import AmbiguousKnowledgeError
     from projections.queries.knowledge_queries import matching_items
 
     asked = _on_mind(home, lambda app: app.knowledge_for(target)) if target.strip() else None
     with read_model(home) as con:
         found = matching_items(con, target, [asked.intent_hash] if asked is not None else [])
     if not found:
-        raise UnknownKnowledgeError(
-            f"no knowledge item is {target!r}; `mind knowledge list` shows them"
-        )
+        raise unknown_item(target)
     if len(found) > 1:
         listed = ", ".join(f"{r['item_id']} ({r['question'] or 'deleted'})" for r in found[:10])
         raise AmbiguousKnowledgeError(
@@ -178,11 +186,11 @@ def knowledge_shown(home: Home, target: str, history: bool = False) -> dict[str,
     app = open_mind(home)
     try:
         item = app.knowledge_item(hash_)
+        if item is None:  # forgotten since the read model was published
+            raise unknown_item(target)
         data: dict[str, Any] = {"item": item_json(item)}
         data["provenance"] = (
-            [p.model_dump(mode="json") for p in item.provenance]
-            if item and not item.deleted
-            else []
+            [p.model_dump(mode="json") for p in item.provenance] if not item.deleted else []
         )
         if history:
             data["history"] = [
@@ -316,7 +324,8 @@ def knowledge() -> None:
 @JSON
 @click.pass_obj
 def list_(home: Home, include_deleted: bool, as_json: bool) -> None:
-    """List knowledge items with their state, confidence and freshness.
+    """List knowledge items with their state, confidence and freshness (--all: deleted ones
+    too, without content; one whose words were forgotten has state `forgotten`).
 
     Example:
 
@@ -328,11 +337,8 @@ def list_(home: Home, include_deleted: bool, as_json: bool) -> None:
         return
     for row in found:
         row["confidence"] = row["confidence_ppm"] / 1_000_000
-    table(
-        found,
-        ["item_id", "state", "confidence", "freshness", "revision", "question"],
-        "No knowledge yet.",
-    )
+    shown = ["item_id", "state", "confidence", "freshness", "revision", "question"]
+    table(found, shown + (["deleted"] if include_deleted else []), "No knowledge yet.")
 
 
 @knowledge.command()

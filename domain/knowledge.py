@@ -4,7 +4,9 @@ The intent is the question trimmed, its whitespace collapsed and lower-cased; it
 (HMAC under the mind's knowledge secret, domain/text_keys.py) names the stream, so capturing the
 same intent again always lands on the same item (a revision, never a duplicate), and the stream
 id, which is in the clear, cannot confirm a guessed question. Every change is an event: the
-item's history is its stream.
+item's history is its stream. An item whose words were forgotten (their keys destroyed) is
+`forgotten`: every lookup treats it as never captured, and capturing its question again starts
+it anew on the same stream.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from uuid import UUID
 
 from pydantic import BaseModel, ConfigDict
 
-from domain.events import AggregateRoot, DomainEvent, stream_id
+from domain.events import FORGOTTEN, AggregateRoot, DomainEvent, stream_id
 from domain.text import clean_text
 from domain.text_keys import CONTENT, KNOWLEDGE, TextKeys
 
@@ -174,8 +176,15 @@ class Knowledge(AggregateRoot):
         self.revision = 0
         self.content_hash = ""
         self.deleted = False
+        self.forgotten = False
         self.validated_at: datetime | None = None
         self.turn_id: str | None = None
+
+    @property
+    def known(self) -> bool:
+        """Whether the item exists for a lookup: captured, and its words not forgotten (a
+        deleted item is known: its tombstone shows)."""
+        return self.version > 0 and not self.forgotten
 
     @classmethod
     def new(cls, question: str, keys: TextKeys) -> Knowledge:
@@ -205,11 +214,14 @@ class Knowledge(AggregateRoot):
         """Record a revision of the answer (the first one creates the item)."""
         question = clean_text(question, "question", QUESTION_LIMIT)
         answer = clean_text(answer, "answer", ANSWER_LIMIT)
+        # A forgotten item's hash went with its words; its question names this stream again,
+        # for a new item (revision 1, no previous hash), as if none had been captured.
+        hash_ = intent_hash(question, keys) if self.forgotten else self.intent_hash
         self.trigger(
             self.Captured,
             at,
             item_id=self.item_id,
-            intent_hash=self.intent_hash,
+            intent_hash=hash_,
             question=question,
             answer=answer,
             concepts=concepts,
@@ -220,9 +232,9 @@ class Knowledge(AggregateRoot):
             reuse=reuse,
             provenance=provenance,
             role=role,
-            revision=self.revision + 1,
+            revision=1 if self.forgotten else self.revision + 1,
             content_hash=content_hash(keys, question=question, answer=answer, concepts=concepts),
-            previous_hash=self.content_hash or None,
+            previous_hash=None if self.forgotten else self.content_hash or None,
             turn_id=turn_id,
         )
 
@@ -286,9 +298,14 @@ class Knowledge(AggregateRoot):
         self.provenance, self.captured_by = list(e.provenance), e.role
         self.revision, self.content_hash = e.revision, e.content_hash
         self.deleted, self.validated_at, self.turn_id = False, e.timestamp, e.turn_id
+        self.forgotten = False
+        if e.intent_hash == FORGOTTEN:
+            self._forget()
 
     def when_Edited(self, e: Edited) -> None:
         self.answer, self.revision, self.content_hash = e.answer, e.revision, e.content_hash
+        if e.content_hash == FORGOTTEN:
+            self._forget()
 
     def when_Judged(self, e: Judged) -> None:
         self.state, self.confidence_ppm, self.validated_at = e.state, e.confidence_ppm, e.timestamp
@@ -296,3 +313,13 @@ class Knowledge(AggregateRoot):
     def when_Deleted(self, e: Deleted) -> None:
         self.deleted, self.revision, self.content_hash = True, e.revision, e.content_hash
         self.answer = ""
+        if e.content_hash == FORGOTTEN:
+            self._forget()
+
+    def _forget(self) -> None:
+        # The mapper drops the event's FORGOTTEN_MARK (events forbid extra fields), but a
+        # sealed hash field reads FORGOTTEN exactly when the event's own key is gone: a real
+        # hash never does. Nothing of the item's words stays to be offered.
+        self.forgotten = True
+        self.question = self.answer = self.intent_hash = self.content_hash = ""
+        self.concepts, self.provenance = [], []

@@ -95,8 +95,10 @@ def confidence_ppm(fraction: str) -> int:
 
 
 def find(changes: Changes, hash_: str) -> Knowledge | None:
-    """The item of an intent hash, or None when nothing was captured for it."""
-    return changes.find(Knowledge, knowledge_stream(hash_))
+    """The item of an intent hash, or None when nothing was captured for it or its words were
+    forgotten: the one decision of whether an item exists, for every lookup."""
+    item = changes.find(Knowledge, knowledge_stream(hash_))
+    return item if item is not None and item.known else None
 
 
 def find_question(changes: Changes, question: str) -> Knowledge | None:
@@ -134,7 +136,8 @@ def capture(
     turn_id: str | None = None,
 ) -> KnowledgeChange:
     """Capture an answer to a question: a new item, or a revision of the item with the same
-    intent. What is not given keeps the item's value (the defaults for a new item). The ai
+    intent. What is not given keeps the item's value (the defaults for a new item, or one
+    whose words were forgotten). The ai
     role's capture is always unverified at the default confidence, and may revise only an
     unverified item (never one the owner deleted)."""
     probe = Knowledge.new(question, changes.keys)
@@ -148,20 +151,22 @@ def capture(
             )
         state, confidence = "unverified", DEFAULT_CONFIDENCE
     if item is None:
-        item = probe
-        changes.add(item)
-    tokens = [clean_token(c) for c in concepts] or (list(item.concepts) if item.version else [])
+        # A forgotten item's stream goes on (its events stay), holding a new item.
+        item = changes.find(Knowledge, probe.id) or probe
+        if item is probe:
+            changes.add(item)
+    tokens = [clean_token(c) for c in concepts] or ([] if created else list(item.concepts))
     item.capture(
         question,
         answer,
         at,
         role=role,
-        state=state or (item.state if item.version else DEFAULT_STATE),
+        state=state or (DEFAULT_STATE if created else item.state),
         confidence_ppm=confidence
         if confidence is not None
-        else (item.confidence_ppm if item.version else DEFAULT_CONFIDENCE),
-        freshness=freshness or (item.freshness if item.version else DEFAULT_FRESHNESS),
-        reuse=reuse or (item.reuse if item.version else DEFAULT_POLICY),
+        else (DEFAULT_CONFIDENCE if created else item.confidence_ppm),
+        freshness=freshness or (DEFAULT_FRESHNESS if created else item.freshness),
+        reuse=reuse or (DEFAULT_POLICY if created else item.reuse),
         provenance=list(provenance),
         concepts=tokens,
         keys=changes.keys,

@@ -95,11 +95,13 @@ class KnowledgeUseCases:
         return self.decide(command)
 
     def knowledge_item(self, hash_: str) -> Knowledge | None:
-        """The item of an intent hash as it stands (deleted ones included), or None."""
+        """The item of an intent hash as it stands (deleted ones included), or None (never
+        captured, or forgotten)."""
         return kc.find(Changes(self), hash_)  # type: ignore[arg-type]
 
     def knowledge_for(self, question: str) -> Knowledge | None:
-        """The item whose intent is the question's (deleted ones included), or None."""
+        """The item whose intent is the question's (deleted ones included), or None (never
+        captured, or forgotten)."""
         return kc.find_question(Changes(self), question)  # type: ignore[arg-type]
 
     def intent_hash_of(self, question: str) -> str:
@@ -148,6 +150,14 @@ class KnowledgeUseCases:
         )
 
     def knowledge_history(self, hash_: str, role: Role = "owner") -> list[DomainEvent]:
-        """Every event of an item, older revisions of a deleted one included (the owner only)."""
+        """Every event of an item, older revisions of a deleted one included (the owner only);
+        none for a forgotten item, as for one never captured, and for an item captured again
+        after its words were forgotten, only its events since."""
         kc.check_role(role, "history")
-        return self.history_events(knowledge_stream(hash_))
+        stream = knowledge_stream(hash_)
+        events, item, start = self.history_events(stream), Knowledge(stream), 0
+        for n, event in enumerate(events):
+            if isinstance(event, Knowledge.Captured) and item.forgotten:
+                start = n
+            item.apply(event)
+        return events[start:] if item.known else []

@@ -3,7 +3,9 @@
 `knowledge` holds each item as it stands (a deleted one keeps only its id, hashes and revision:
 its content leaves the read models), `knowledge_revisions` every change without content (the
 ledger keeps that, for `mind knowledge show ID --history`), `knowledge_routes` every ask. An item
-is in the lexical index while it may reach a context: not disputed, retracted or deleted.
+is in the lexical index while it may reach a context: not disputed, retracted or deleted. An item
+whose words were forgotten is deleted with state `forgotten` and no content, its hash included
+(it went with its key), until its question is captured again.
 """
 
 from __future__ import annotations
@@ -12,12 +14,35 @@ import json
 from typing import Any
 
 from domain.knowledge import normalise_intent
-from projections.engine.handlers import Ev, Handler, Rows, index, registrar
+from projections.engine.handlers import Ev, Handler, Rows, forgotten, index, registrar
 
 HANDLERS: dict[str, Handler] = {}
 handles = registrar(HANDLERS)
 
 UNREACHABLE = ("disputed", "retracted")
+FORGOTTEN_STATE = "forgotten"
+
+
+def _is_forgotten(e: Ev, row: dict[str, Any]) -> bool:
+    """Whether this event's words, or the item's before it, were forgotten."""
+    return forgotten(e) or row.get("state") == FORGOTTEN_STATE
+
+
+def _forget(rows: Rows, row: dict[str, Any]) -> None:
+    """The item as if never captured: listed (with --all) as forgotten, with no content."""
+    _unindex(rows, row)
+    row.update(
+        intent_hash=None,
+        question=None,
+        intent=None,
+        answer=None,
+        concepts=[],
+        provenance=None,
+        content_hash=None,
+        previous_hash=None,
+        state=FORGOTTEN_STATE,
+        deleted=True,
+    )
 
 
 def _unindex(rows: Rows, row: dict[str, Any]) -> None:
@@ -81,7 +106,10 @@ def knowledge_captured(rows: Rows, e: Ev) -> None:
         validated_at=e.time,
         turn_id=s.get("turn_id"),
     )
-    _reindex(rows, e, row)
+    if forgotten(e):
+        _forget(rows, row)
+    else:
+        _reindex(rows, e, row)
     _revision(rows, e, row, "captured", s["role"])
 
 
@@ -96,7 +124,10 @@ def knowledge_edited(rows: Rows, e: Ev) -> None:
         previous_hash=s["previous_hash"],
         updated_at=e.time,
     )
-    _reindex(rows, e, row)
+    if _is_forgotten(e, row):
+        _forget(rows, row)
+    else:
+        _reindex(rows, e, row)
     _revision(rows, e, row, "edited", s["role"])
 
 
@@ -104,6 +135,9 @@ def knowledge_edited(rows: Rows, e: Ev) -> None:
 def knowledge_judged(rows: Rows, e: Ev) -> None:
     s = e.state
     row = rows.entity("knowledge", e.stream)
+    if row.get("state") == FORGOTTEN_STATE:
+        _revision(rows, e, row, s["judgement"], s["role"])
+        return
     reachable = row.get("state") not in UNREACHABLE
     row.update(
         state=s["state"],
@@ -133,19 +167,22 @@ def knowledge_deleted(rows: Rows, e: Ev) -> None:
         deleted=True,
         updated_at=e.time,
     )
+    if _is_forgotten(e, row):
+        _forget(rows, row)
     _revision(rows, e, row, "deleted", s["role"])
 
 
 @handles("mind.ask.routed")
 def ask_routed(rows: Rows, e: Ev) -> None:
     s = e.state
+    gone = forgotten(e)  # its question went with the item it was routed to, or its turn
     rows.append(
         "knowledge_routes",
         {
             "position": e.position,
             "time": e.time,
-            "question": s["question"],
-            "intent_hash": s["intent_hash"],
+            "question": None if gone else s["question"],
+            "intent_hash": None if gone else s["intent_hash"],
             "route": s["route"],
             "decision": s["decision"],
             "reasons": s["reasons"],
@@ -155,6 +192,6 @@ def ask_routed(rows: Rows, e: Ev) -> None:
             "current": s.get("current", False),
             "via": s.get("via", "ask"),
             "semantic": s["semantic"],
-            "candidates": json.dumps(s.get("candidates", [])),
+            "candidates": json.dumps([] if gone else s.get("candidates", [])),
         },
     )

@@ -8,6 +8,9 @@ from typing import Any
 
 import duckdb
 
+# An item whose words were forgotten is listed (with --all) but names nothing: it is as if it
+# had never been captured (projections/engine/knowledge_handlers.py).
+NAMEABLE = "state IS DISTINCT FROM 'forgotten'"
 LISTED = (
     "item_id, state, confidence_ppm, freshness, reuse, revision, captured_by, question, answer, "
     "concepts, deleted, updated_at, intent_hash"
@@ -47,13 +50,14 @@ def matching_items(
 ) -> list[dict[str, Any]]:
     """The items a target names: by id (or a prefix of it, 3 characters at least), or by
     asking the same question: `asked` holds the intent hash of the item the mind finds for the
-    target as a question (keyed with the mind's secret, which a reader does not hold)."""
+    target as a question (keyed with the mind's secret, which a reader does not hold). A
+    forgotten item is never named."""
     given = target.strip().lower()
     by_id = (
         _dicts(
             con.execute(
                 "SELECT item_id, intent_hash, question, deleted FROM knowledge "
-                "WHERE starts_with(item_id, ?) ORDER BY item_id",
+                f"WHERE starts_with(item_id, ?) AND {NAMEABLE} ORDER BY item_id",
                 [given],
             )
         )
@@ -64,7 +68,7 @@ def matching_items(
         _dicts(
             con.execute(
                 "SELECT item_id, intent_hash, question, deleted FROM knowledge "
-                "WHERE intent_hash IN (SELECT unnest(?)) ORDER BY item_id",
+                f"WHERE intent_hash IN (SELECT unnest(?)) AND {NAMEABLE} ORDER BY item_id",
                 [list(asked)],
             )
         )
