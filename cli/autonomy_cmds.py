@@ -86,8 +86,11 @@ def tick(
         mind.clock = service.mind.clock = home.with_flags(now=("--now", now)).clock()
 
     def run_turn() -> Any:
+        from cli.forget_cmds import forget_excluded
+
         model = build_model(home, spec, mock_reply)
-        return service.run("", model, budget=budget, speaker="autonomy")
+        with forget_excluded(home):  # as `turn_session`: a forget and a turn exclude each other
+            return service.run("", model, budget=budget, speaker="autonomy")
 
     outcome = service.tick(service.mind.clock(), run_turn, unavailable)
     turn: Any = outcome.turn

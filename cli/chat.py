@@ -162,9 +162,9 @@ class Session:
         """The turn in this process, routed as `mind turn` routes it: a message that
         exact-matches reusable knowledge is answered from it without the model; `on_reply`
         hears the visible reply as it comes (it adds up to the recorded reply)."""
-        from cli.compose import asker, turn_service
+        from cli.compose import asker, turn_session
 
-        with turn_service(self.home) as service:
+        with turn_session(self.home) as service:
             return asker(self.home, service, semantic=False).turn(
                 text, self.completion_model, on_reply=on_reply
             )

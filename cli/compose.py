@@ -397,6 +397,17 @@ def turn_service(home: Home) -> TurnService:
     )
 
 
+@contextmanager
+def turn_session(home: Home) -> Iterator[TurnService]:
+    """`turn_service` for one turn in this process, which a forget waits for and which waits
+    for a forget (`forget_cmds.forget_excluded`; taken once the service is open, since opening
+    may finish a forget a crash interrupted)."""
+    from cli.forget_cmds import forget_excluded
+
+    with turn_service(home) as service, forget_excluded(home):
+        yield service
+
+
 def embedder(home: Home, config: dict[str, str]) -> LiteLLMEmbedder | None:
     """The embedding function for recall's vector channel, or None (`embedding.recall` off,
     or `embedding.model` off)."""

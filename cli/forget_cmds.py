@@ -79,6 +79,25 @@ def _forget_lock(home: Home, *, write: bool = True) -> Iterator[bool]:
         _finishing.reset(token)
 
 
+@contextlib.contextmanager
+def forget_excluded(home: Home) -> Iterator[None]:
+    """A turn in this process and a forget exclude each other (a shared lock on the file a
+    forget locks exclusively): a forget waits for the turns under way, whose prompt may quote
+    what it names and is written only as the turn ends, and a turn waits for a forget. A home
+    this process cannot write takes no turn anyway: no lock then."""
+    try:
+        fd = os.open(home.path / LOCK, os.O_RDWR | os.O_CREAT, 0o600)
+    except OSError:
+        yield
+        return
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH)
+        yield
+    finally:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        os.close(fd)
+
+
 def selector_of(kind: str, value: str) -> Selector:
     """A checked selector (`--before` parsed as an ISO-8601 time)."""
     if kind not in SELECTOR_KINDS:

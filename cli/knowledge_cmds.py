@@ -8,7 +8,7 @@ from uuid import UUID
 
 import click
 
-from cli.compose import Home, asker, open_mind, read_model, turn_service
+from cli.compose import Home, asker, open_mind, read_model, turn_session
 from cli.output import echo, emit_json, table
 from cli.turn_cmds import _model, model_options
 from domain.knowledge import FRESHNESS, POLICIES, STATES, Judgement, Knowledge
@@ -291,7 +291,7 @@ def ask(
 
         mind ask "¿Qué es MCMA?" --json
     """
-    with turn_service(home) as service:
+    with turn_session(home) as service:
         outcome = asker(home, service).ask(
             question, lambda: _model(home, spec, mock_reply, api_base), current, budget
         )

@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from cli.compose import Home, asker, build_model, open_mind, open_reader, turn_service
+from cli.compose import Home, asker, build_model, open_mind, open_reader, turn_session
 from cli.output import echo
 from cli.render import echo_turn
 from cli.server_client import NO_SERVER_HELP
@@ -168,7 +168,7 @@ def turn(
     if text == "-":
         text = sys.stdin.read()
     model = _model(home, spec, mock_reply, api_base)
-    with turn_service(home) as service:
+    with turn_session(home) as service:
         # A message asking what reusable knowledge answers is answered from it (recorded).
         outcome = asker(home, service, semantic=False).turn(text, lambda: model, budget=budget)
     code = echo_turn(outcome_json(home, outcome), as_json)
