@@ -40,6 +40,9 @@ class ForgetPlan:
     keys: set[bytes] = field(default_factory=set)
     context_turns: set[str] = field(default_factory=set)
     messages: list[str] = field(default_factory=list)  # reached messages' words, in memory only
+    # Reached events whose words were stored before sealing (an older ledger): in the clear,
+    # so no key destruction reaches them.
+    unsealed: int = 0
 
     def summary(self, existing: int | None = None) -> dict[str, Any]:
         """The plan as the Forgotten event and `--dry-run` state it."""
@@ -137,6 +140,11 @@ def _take(
     reached_streams.add(stream)
     plan.counts[row.topic.split(".")[1]] += 1
     plan.keys.update(ids.values())
+    cls = EVENT_TYPES.get(row.topic)
+    if cls is not None and cls.SEALED.keys() - ids.keys():  # a sealable field not sealed
+        state = orjson.loads(row.state)
+        if any(state.get(f) is not None for f in cls.SEALED.keys() - ids.keys()):
+            plan.unsealed += 1
     if row.topic == "mind.turn.started":
         messages.append(row)
         plan.context_turns.add(stream)  # its own prompt repeats the message

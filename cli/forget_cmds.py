@@ -166,6 +166,15 @@ def forget_data(
         finally:
             reader.close()
         summary = plan.summary(existing)
+        if plan.unsealed and not existing:
+            raise MindError(
+                f"{plan.unsealed} of the {plan.events} events {selector.describe()} names were "
+                "written before sealing: their words are stored in the clear and no key "
+                "destruction can reach them (nothing was forgotten); see ARCHITECTURE.md, "
+                "Forgetting"
+            )
+        if plan.unsealed:
+            summary["unsealed"] = plan.unsealed  # left as they are: said, never hidden
         if dry_run:
             return {"dry_run": True, **summary, "forgotten": False}
         if existing == 0:
@@ -359,6 +368,12 @@ def _print(data: dict[str, Any], as_json: bool, to_err: bool = False) -> None:
         echo(f"  {kind:<14} {n}", err=to_err)
     if data.get("context_turns"):
         echo(f"and the sent prompts of {data['context_turns']} turns that quoted it", err=to_err)
+    if data.get("unsealed"):
+        echo(
+            f"Warning: {data['unsealed']} of these events were written before sealing: their "
+            "words stay in the clear",
+            err=True,
+        )
 
 
 def register(group: click.Group) -> None:

@@ -234,3 +234,24 @@ def test_keys_in_a_version_1_export_are_a_stray_field(
 
     assert checked.exit_code == 1
     assert checked.stderr.strip() == f"BROKEN at line {number}: unexpected fields ['keys']"
+
+
+def test_forgetting_what_was_written_before_sealing_says_it_cannot_and_records_nothing(
+    cli: Cli, mind_home: Path, tmp_path: Path
+) -> None:
+    _fill(cli)
+    old = _as_version_1(_export(mind_home, tmp_path / "out"))
+    new = tmp_path / "restored"
+    assert _run(new, "import", "ledger", str(old)).exit_code == 0
+    cid = next(c["cid"] for c in _run(new, "commitments", "--json").json())
+    before = len(_log(new))
+
+    dry = _run(new, "forget", "--commitment", cid, "--dry-run")
+    done = _run(new, "forget", "--commitment", cid, "--yes")
+
+    for refused in (dry, done):
+        assert refused.exit_code == 1
+        lines = [line for line in refused.stderr.splitlines() if line.strip()]
+        assert len(lines) == 1 and "written before sealing" in lines[0], refused.stderr
+    assert len(_log(new)) == before
+    assert _run(new, "verify").exit_code == 0
