@@ -18,6 +18,7 @@ import signal
 import sys
 from collections.abc import Iterator
 from contextvars import ContextVar
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -113,6 +114,13 @@ def selector_of(kind: str, value: str) -> Selector:
             at = parse_fixed_time(value)
         except MindError as e:
             raise InvalidInputError(f"--before: {e}") from None
+        from cli.compose import clock_from_env
+
+        if at > max(datetime.now(UTC), clock_from_env()()):
+            raise InvalidInputError(
+                f"--before {value.strip()} is in the future: it would name the whole mind; "
+                "give a past time"
+            )
         return Selector("before", value.strip(), at)
     return Selector(kind, value.strip())  # type: ignore[arg-type]  # checked above
 
@@ -307,14 +315,43 @@ def _finish_or_warn(home: Home, writable: bool) -> None:
 
 
 @click.command()
-@click.option("--turn", "turn", metavar="ID", help="A turn: its message, reply and prompt.")
-@click.option("--conversation", metavar="ID", help="An imported conversation, every message.")
+@click.option(
+    "--turn",
+    "turn",
+    metavar="ID",
+    help="A turn (its id or a prefix, as `mind turn --json` prints it): its message, reply, "
+    "prompt and what its message asked to remember.",
+)
+@click.option(
+    "--conversation",
+    metavar="ID",
+    help='An imported conversation (`mind query "SELECT * FROM conversations"`): every '
+    "message, and the records its import kept.",
+)
 @click.option("--speaker", metavar="NAME", help="Everything this speaker said (any case).")
-@click.option("--commitment", metavar="CID", help="A commitment, every episode.")
-@click.option("--concept", metavar="TOKEN", help="A concept's definitions and aliases.")
-@click.option("--thread", metavar="ID", help="A thread's label, content and resolution.")
+@click.option(
+    "--commitment",
+    metavar="CID",
+    help="A commitment (its whole CID), every episode, and the turns whose reply made or "
+    "changed it.",
+)
+@click.option(
+    "--concept",
+    metavar="TOKEN",
+    help="A concept's definitions, aliases and relations, and the turns whose reply changed it.",
+)
+@click.option(
+    "--thread",
+    metavar="ID",
+    help="A thread's label, content, work and resolution, and the turns whose reply changed it.",
+)
 @click.option("--knowledge", metavar="ID", help="A knowledge item and the questions routed to it.")
-@click.option("--before", metavar="TIME", help="Everything recorded before this ISO-8601 time.")
+@click.option(
+    "--before",
+    metavar="TIME",
+    help="Everything recorded before this ISO-8601 time (when it was recorded here: an import "
+    "of older messages is recorded when it ran).",
+)
 @click.option("--dry-run", is_flag=True, help="Count what would go (no content); change nothing.")
 @click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")

@@ -60,8 +60,9 @@ class Selector:
     before: datetime | None = None  # the parsed time of a `before` selector
 
     def describe(self) -> str:
-        """The selector in words, as `mind forget` was given it."""
-        return f"--{self.kind} {self.value}"
+        """The selector in words, as `mind forget` was given it (a long value cut: one line)."""
+        value = self.value if len(self.value) <= 80 else self.value[:77] + "..."
+        return f"--{self.kind} {value}"
 
 
 def hex_prefix(value: str, kind: str) -> str:

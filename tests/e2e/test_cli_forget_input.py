@@ -59,8 +59,10 @@ def refused(result: Result, *fragments: str) -> str:
         (["--before", "yesterday"], ["--before: time 'yesterday' is not ISO-8601"]),
         (["--before", "0001-01-01T00:00:00Z"], ["outside the years 1970 to 2999"]),
         (["--before", "2000-01-01T00:00:00Z"], ["--before 2000-01-01T00:00:00Z names nothing"]),
+        (["--before", "2999-01-01T00:00:00Z"], ["in the future", "give a past time"]),
+        (["--speaker", "x" * 100_000], ["--speaker " + "x" * 77 + "... names nothing"]),
     ],
-    ids=lambda v: " ".join(v) if isinstance(v, list) and v and v[0].startswith("-") else None,
+    ids=lambda v: " ".join(v)[:60] if isinstance(v, list) and v and v[0].startswith("-") else None,
 )
 def test_a_forget_it_cannot_act_on_is_refused_in_one_line_and_changes_nothing(
     cli: Cli, talked: Path, args: list[str], fragments: list[str]
