@@ -283,10 +283,7 @@ class SQLiteKeyStore(KeyStore):
             con.execute("BEGIN IMMEDIATE")  # no other process stores between look and write
         except sqlite3.OperationalError as e:
             if "locked" in str(e) or "busy" in str(e):
-                raise LedgerBusyError(
-                    "another mind process held the key store's write lock too long; nothing "
-                    "was written, run the command again"
-                ) from e
+                raise _busy() from e
             raise
         with con:
             row = con.execute("SELECT value FROM meta WHERE name = 'check'").fetchone()
@@ -316,10 +313,7 @@ class SQLiteKeyStore(KeyStore):
             if "readonly" in str(e) or "read-only" in str(e):
                 raise _read_only() from e
             if "locked" in str(e) or "busy" in str(e):
-                raise LedgerBusyError(
-                    "another mind process held the key store's write lock too long; nothing "
-                    "was written, run the command again"
-                ) from e
+                raise _busy() from e
             raise
 
     def _fetch(self, ids: list[bytes]) -> dict[bytes, bytes]:
@@ -430,6 +424,13 @@ class SQLiteKeyStore(KeyStore):
             if self._con is not None:
                 self._con.close()
                 self._con = None
+
+
+def _busy() -> LedgerBusyError:
+    return LedgerBusyError(
+        "another mind process held the key store's write lock too long; nothing was written, "
+        "run the command again"
+    )
 
 
 def _read_only() -> LedgerReadOnlyError:
