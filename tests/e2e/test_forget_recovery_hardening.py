@@ -4,9 +4,10 @@ before any key is destroyed, and a forget it stops later names a remedy that exi
 
 from __future__ import annotations
 
+import contextlib
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -25,6 +26,24 @@ Cli = Callable[..., Result]
 MIND = [sys.executable, "-c", "from cli.main import main; main()"]
 FORGOTTEN = "mind.forget.forgotten"
 CANARY = CANARIES["turn"]
+
+
+@contextlib.contextmanager
+def a_follower(home: Path) -> Iterator[None]:
+    """`mind project --follow` running on the home (it holds the read model)."""
+    process = subprocess.Popen(
+        [*MIND, "project", "--follow"],
+        env=subprocess_env(home),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        assert process.stdout is not None
+        assert b"following" in process.stdout.readline()
+        yield
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
 
 
 def crashed_forget(cli: Cli, home: Path) -> None:
@@ -75,20 +94,8 @@ def test_a_forget_while_a_follower_holds_the_read_model_is_refused_before_any_ke
     monkeypatch.setattr(purge, "LOCK_WAIT_S", 0.5)
     told = turn(cli, f"My bank PIN is {CANARY} 0451", "I will not repeat it.")
     keys, head = stored_keys(mind_home), ledger_head(mind_home)
-    process = subprocess.Popen(
-        [*MIND, "project", "--follow"],
-        env=subprocess_env(mind_home),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-    )
-    try:
-        assert process.stdout is not None
-        assert b"following" in process.stdout.readline()
-
+    with a_follower(mind_home):
         result = cli("forget", "--turn", str(told["turn"]), "--yes")
-    finally:
-        process.terminate()
-        process.wait(timeout=30)
 
     assert result.exit_code == 1
     lines = result.stderr.strip().splitlines()
@@ -106,20 +113,8 @@ def test_a_forget_stopped_by_a_follower_after_its_keys_went_names_a_real_remedy(
 
     monkeypatch.setattr(purge, "LOCK_WAIT_S", 0.5)
     crashed_forget(cli, mind_home)
-    process = subprocess.Popen(
-        [*MIND, "project", "--follow"],
-        env=subprocess_env(mind_home),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-    )
-    try:
-        assert process.stdout is not None
-        assert b"following" in process.stdout.readline()
-
+    with a_follower(mind_home):
         held = cli("commitments")
-    finally:
-        process.terminate()
-        process.wait(timeout=30)
     finished = cli("commitments")
 
     assert held.exit_code == 1
