@@ -30,6 +30,8 @@ class MindGroup(click.Group):
             raise click.ClickException(error_text(str(e), home)) from None
         except PersistenceError as e:
             raise click.ClickException(error_text(f"ledger error: {e}", home)) from None
+        except click.exceptions.NoArgsIsHelpError:
+            raise  # a group named alone: its help, printed as the help is (not one line)
         except click.ClickException as e:  # usage errors quote what was typed
             setattr(e, "message", error_text(e.message, home))  # noqa: B010 (typed Final)
             raise

@@ -305,3 +305,19 @@ def test_architecture_maps_every_command_to_its_use_case() -> None:
 
     assert len(first_cells) > 30
     assert unmapped == []
+
+
+@pytest.mark.parametrize(
+    "name",
+    sorted(
+        n
+        for n, c in mind.commands.items()
+        if isinstance(c, click.Group) and not c.invoke_without_command
+    ),
+)
+def test_a_group_named_alone_prints_its_help_as_help(cli: Cli, name: str) -> None:
+    result = cli(name)
+
+    assert result.exit_code == 2
+    assert result.stderr.startswith(f"Usage: mind {name} ")
+    assert "\\n" not in result.stderr and "\nCommands:\n" in result.stderr
