@@ -70,12 +70,8 @@ def _forget_lock(home: Home, *, write: bool = True) -> Iterator[bool]:
         if fd is None:
             yield writable
             return
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
+        with _flocked(fd, fcntl.LOCK_EX):
             yield writable
-        finally:
-            fcntl.flock(fd, fcntl.LOCK_UN)
-            os.close(fd)
     finally:
         _finishing.reset(token)
 
@@ -91,8 +87,15 @@ def forget_excluded(home: Home) -> Iterator[None]:
     except OSError:
         yield
         return
+    with _flocked(fd, fcntl.LOCK_SH):
+        yield
+
+
+@contextlib.contextmanager
+def _flocked(fd: int, operation: int) -> Iterator[None]:
+    """`fd` locked (`fcntl.LOCK_EX` or `LOCK_SH`) for the block, then unlocked and closed."""
     try:
-        fcntl.flock(fd, fcntl.LOCK_SH)
+        fcntl.flock(fd, operation)
         yield
     finally:
         fcntl.flock(fd, fcntl.LOCK_UN)
@@ -234,27 +237,19 @@ def _finish(home: Home) -> int:
 
 def _require_read_model_free(home: Home) -> None:
     """Refuse, before any key goes, a forget whose purge could not rebuild the read model
-    because another projector holds it (a follower holds it for good; a command, a moment)."""
-    import time
+    because another projector holds it."""
+    from projections.engine.purge import read_model_held
 
-    from projections.engine import purge
-    from projections.engine.readmodel import projector_lock
-
-    deadline = time.monotonic() + purge.LOCK_WAIT_S
-    while True:
-        with projector_lock(home.projector_lock, wait=False) as free:
-            if free:
-                return
-        if time.monotonic() > deadline:
-            raise purge.ReadModelHeldError(
-                "another projector (`mind project --follow`?) holds the read model a forget "
-                "must rebuild: nothing was forgotten; stop it, then forget again"
-            )
-        time.sleep(0.1)
+    busy = (
+        "another projector (`mind project --follow`?) holds the read model a forget must "
+        "rebuild: nothing was forgotten; stop it, then forget again"
+    )
+    with read_model_held(home.projector_lock, busy):
+        pass
 
 
 def _purge(home: Home) -> None:
-    from projections.engine.purge import ReadModelHeldError, rebuild_in_place
+    from projections.engine.purge import rebuild_in_place
 
     # A cache of vectors by text: dropped whole (it is rebuilt on demand) rather than pruned.
     for name in ("embeddings.sqlite", "embeddings.sqlite-wal", "embeddings.sqlite-shm"):
@@ -262,12 +257,6 @@ def _purge(home: Home) -> None:
     reader = open_reader(home)
     try:
         rebuild_in_place(read_model_paths(home), reader)
-    except ReadModelHeldError:
-        raise ReadModelHeldError(
-            "a forget's keys are destroyed but another projector holds the read model, which "
-            "still holds the forgotten words: stop `mind project --follow`, then run any `mind` "
-            "command to finish the forget"
-        ) from None
     finally:
         reader.close()
 
