@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import subprocess
 import sys
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -39,11 +40,22 @@ def a_follower(home: Path) -> Iterator[None]:
     )
     try:
         assert process.stdout is not None
-        assert b"following" in process.stdout.readline()
+        assert b"following" in process.stdout.readline()  # said before it takes the lock:
+        deadline = time.monotonic() + 120
+        while _read_model_free(home):  # wait until it holds the read model
+            assert process.poll() is None and time.monotonic() < deadline
+            time.sleep(0.02)
         yield
     finally:
         process.terminate()
         process.wait(timeout=30)
+
+
+def _read_model_free(home: Path) -> bool:
+    from projections.engine.readmodel import projector_lock
+
+    with projector_lock(home / "projector.lock", wait=False) as free:
+        return bool(free)
 
 
 def crashed_forget(cli: Cli, home: Path) -> None:
