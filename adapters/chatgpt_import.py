@@ -37,18 +37,18 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from adapters.chatgpt_content import message_content
-from adapters.chatgpt_zip import export_json
-from adapters.import_rules import (
+from mindledger.adapters.chatgpt_content import message_content
+from mindledger.adapters.chatgpt_zip import export_json
+from mindledger.adapters.import_rules import (
     load_json,
     message_time,
     skipped_reasons,
     storable_parts,
 )
-from domain.application import Mind
-from domain.conversation import Observed
-from domain.errors import InvalidInputError, MindError
-from domain.redaction import REDACTED, redact
+from mindledger.domain.application import Mind
+from mindledger.domain.conversation import Observed
+from mindledger.domain.errors import InvalidInputError, MindError
+from mindledger.domain.redaction import REDACTED, redact
 
 SPEAKERS = ("user", "assistant")
 # A role shown in a note: at most this long and only word characters, dots, dashes, spaces.

@@ -7,8 +7,8 @@ import io
 import zipfile
 from pathlib import Path
 
-from adapters.import_rules import MAX_IMPORT_BYTES, import_bytes
-from domain.errors import InvalidInputError
+from mindledger.adapters.import_rules import MAX_IMPORT_BYTES, import_bytes
+from mindledger.domain.errors import InvalidInputError
 
 MEMBER = "conversations.json"
 # A member that inflates more than this many times over is refused as a zip bomb (real

@@ -27,8 +27,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from domain.errors import MindError
-from domain.text_keys import EMBEDDINGS, TextKeys
+from mindledger.domain.errors import MindError
+from mindledger.domain.text_keys import EMBEDDINGS, TextKeys
 
 BATCH = 128
 LOCAL_PROVIDER = "local"
@@ -122,7 +122,9 @@ class LiteLLMEmbedder:
         return out
 
     def _embed(self, texts: list[str]) -> list[list[float]]:
-        from adapters.litellm_model import import_litellm  # litellm costs seconds to import
+        from mindledger.adapters.litellm_model import (
+            import_litellm,
+        )  # litellm costs seconds to import
 
         litellm = import_litellm()
         register_local_provider(litellm)
@@ -226,7 +228,7 @@ def _local_handler(litellm: Any) -> Any:
             timeout: Any = None,
             litellm_params: Any = None,
         ) -> Any:
-            from adapters.minilm import shared_model
+            from mindledger.adapters.minilm import shared_model
 
             name = model.removeprefix(LOCAL_PROVIDER + "/")
             if name not in LOCAL_MODELS:

@@ -21,9 +21,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from adapters.hash_chain import content_hash, genesis_hash, link_hash
-from adapters.key_store import KEY_BYTES
-from adapters.ledger_export import (
+from mindledger.adapters.hash_chain import content_hash, genesis_hash, link_hash
+from mindledger.adapters.key_store import KEY_BYTES
+from mindledger.adapters.ledger_export import (
     FORMAT,
     HASH_RULE,
     HEADER_KEYS,
@@ -33,9 +33,9 @@ from adapters.ledger_export import (
     event_shapes,
     state_bytes,
 )
-from adapters.pydantic_mapping import canonical_json
-from adapters.sealing import envelope_key, opens
-from domain.errors import MindError
+from mindledger.adapters.pydantic_mapping import canonical_json
+from mindledger.adapters.sealing import envelope_key, opens
+from mindledger.domain.errors import MindError
 
 HEX = frozenset("0123456789abcdef")
 # The longest line read (with its newline): a line is parsed whole, so an endless one would

@@ -18,11 +18,11 @@ from uuid import UUID
 
 import orjson
 
-from adapters.key_store import KeyStore
-from adapters.sealing import key_ids
-from domain.errors import LedgerCorruptError
-from domain.events import EVENT_TYPES
-from domain.forgetting import NothingToForgetError, Reach, Selector
+from mindledger.adapters.key_store import KeyStore
+from mindledger.adapters.sealing import key_ids
+from mindledger.domain.errors import LedgerCorruptError
+from mindledger.domain.events import EVENT_TYPES
+from mindledger.domain.forgetting import NothingToForgetError, Reach, Selector
 
 # Whose opened `context` lists the memory items a turn's prompt quoted.
 CONTEXT_TOPICS = ("mind.turn.completed", "mind.turn.generation_failed")

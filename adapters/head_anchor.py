@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from domain.errors import MindError
+from mindledger.domain.errors import MindError
 
 
 @dataclass(frozen=True)

@@ -14,9 +14,9 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from domain.clock import EARLIEST_YEAR, LATEST_YEAR, parse_time
-from domain.errors import InvalidInputError
-from domain.text import clean_text
+from mindledger.domain.clock import EARLIEST_YEAR, LATEST_YEAR, parse_time
+from mindledger.domain.errors import InvalidInputError
+from mindledger.domain.text import clean_text
 
 # The roles of a chat transcript (OpenAI's message roles); anything else is refused, not guessed.
 CHAT_ROLES = ("user", "assistant", "system", "tool")

@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from adapters.import_rules import (
+from mindledger.adapters.import_rules import (
     chat_line_id,
     chat_role,
     check_locomo_shape,
@@ -19,9 +19,9 @@ from adapters.import_rules import (
     message_time,
     skipped_reasons,
 )
-from domain.application import Mind
-from domain.conversation import Observed
-from domain.errors import InvalidInputError
+from mindledger.domain.application import Mind
+from mindledger.domain.conversation import Observed
+from mindledger.domain.errors import InvalidInputError
 
 BATCH = 500
 

@@ -21,8 +21,13 @@ from typing import Any
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
-from adapters.ledger_location import read_only_uri
-from domain.errors import LedgerBusyError, LedgerCorruptError, LedgerReadOnlyError, MindError
+from mindledger.adapters.ledger_location import read_only_uri
+from mindledger.domain.errors import (
+    LedgerBusyError,
+    LedgerCorruptError,
+    LedgerReadOnlyError,
+    MindError,
+)
 
 KEY_STORE_ENV = "LEDGER_KEY_STORE"  # the persistence setting naming keys.sqlite (or "postgres")
 MASTER_KEY_ENV = "LEDGER_MASTER_KEY"  # the persistence setting carrying MIND_MASTER_KEY
@@ -448,7 +453,7 @@ def key_store_from_env(env: Any) -> KeyStore | None:
     if where == "memory":
         return MemoryKeyStore()
     if where == "postgres":
-        from adapters.postgres_keys import PostgresKeyStore
+        from mindledger.adapters.postgres_keys import PostgresKeyStore
 
         return PostgresKeyStore(env, master)
     path = Path(where.removeprefix("ro:"))

@@ -23,10 +23,10 @@ from dataclasses import dataclass
 from itertools import islice
 from typing import Any
 
-from adapters.hash_chain import ChainRow
-from adapters.key_store import KeyStore
-from adapters.pydantic_mapping import SCHEMA_KEY, canonical_json
-from adapters.sealing import envelope_key
+from mindledger.adapters.hash_chain import ChainRow
+from mindledger.adapters.key_store import KeyStore
+from mindledger.adapters.pydantic_mapping import SCHEMA_KEY, canonical_json
+from mindledger.adapters.sealing import envelope_key
 
 FORMAT = "mindledger-export"
 FORMAT_VERSION = 2

@@ -15,16 +15,16 @@ from uuid import UUID
 
 from eventsourcing.persistence import StoredEvent
 
-from adapters.export_check import ExportedEvent, ExportInvalidError
-from adapters.ledger_export import Genesis
-from domain.errors import MindError
+from mindledger.adapters.export_check import ExportedEvent, ExportInvalidError
+from mindledger.adapters.ledger_export import Genesis
+from mindledger.domain.errors import MindError
 
 BATCH = 2000
 
 
 def adopt_genesis(recorder: Any, genesis: Genesis) -> None:
     """Give a freshly created, empty ledger the exported mind's genesis (its random one goes)."""
-    from adapters.sqlite_ledger import ChainedSQLiteRecorder
+    from mindledger.adapters.sqlite_ledger import ChainedSQLiteRecorder
 
     values = (genesis.ledger_id, genesis.created_at, genesis.genesis)
     if isinstance(recorder, ChainedSQLiteRecorder):
@@ -37,7 +37,7 @@ def adopt_genesis(recorder: Any, genesis: Genesis) -> None:
         return
     from psycopg.sql import SQL
 
-    from adapters.postgres_ledger import ChainedPostgresRecorder
+    from mindledger.adapters.postgres_ledger import ChainedPostgresRecorder
 
     if not isinstance(recorder, ChainedPostgresRecorder):
         raise MindError("this ledger backend cannot take an imported genesis")
@@ -118,7 +118,7 @@ def _require_same_head(recorder: Any, last: ExportedEvent | None) -> None:
     """The chain the recorder wrote must end where the export's did (it hashes the same bytes)."""
     if last is None:
         return
-    from adapters.sqlite_ledger import ChainedSQLiteRecorder
+    from mindledger.adapters.sqlite_ledger import ChainedSQLiteRecorder
 
     if isinstance(recorder, ChainedSQLiteRecorder):
         with recorder.datastore.transaction(commit=False) as c:
@@ -145,13 +145,13 @@ def _require_same_head(recorder: Any, last: ExportedEvent | None) -> None:
 def discard_imported(recorder: Any, added_keys: Iterable[bytes] = ()) -> None:
     """Empty a PostgreSQL ledger an import failed to finish, and drop the keys the import
     stored (it was empty before the import; a SQLite home is removed as files instead)."""
-    from adapters.sqlite_ledger import ChainedSQLiteRecorder
+    from mindledger.adapters.sqlite_ledger import ChainedSQLiteRecorder
 
     if isinstance(recorder, ChainedSQLiteRecorder):
         return
     from psycopg.sql import SQL, Identifier
 
-    from adapters.postgres_keys import PostgresKeyStore
+    from mindledger.adapters.postgres_keys import PostgresKeyStore
 
     events = SQL("{}.{}").format(
         Identifier(recorder.datastore.schema), Identifier(recorder.events_table_name)

@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from itertools import islice
 from typing import Any
 
-from adapters.hash_chain import ChainRow
-from adapters.ledger_export import Genesis, render_state
+from mindledger.adapters.hash_chain import ChainRow
+from mindledger.adapters.ledger_export import Genesis, render_state
 
 OPEN_BATCH = 1000  # rows opened per key-store read
 # The ledger reader's `open_states`: rows -> their states decoded, sealed fields opened.

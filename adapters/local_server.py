@@ -2,7 +2,8 @@
 127.0.0.1 only. It exits after `--idle-timeout` seconds without a request (the client touches
 the idle file on every call) or on SIGTERM.
 
-Run by adapters/local_model.py as `python -m adapters.local_server MODEL PORT IDLE_FILE TIMEOUT`.
+Run by adapters/local_model.py as
+`python -m mindledger.adapters.local_server MODEL PORT IDLE_FILE TIMEOUT`.
 """
 
 from __future__ import annotations

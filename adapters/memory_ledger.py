@@ -9,10 +9,10 @@ from typing import Any
 
 from eventsourcing.popo import POPOFactory
 
-from adapters.key_store import MemoryKeyStore
-from adapters.pydantic_mapping import CanonicalJSONTranscoder, PydanticMapper
+from mindledger.adapters.key_store import MemoryKeyStore
+from mindledger.adapters.pydantic_mapping import CanonicalJSONTranscoder, PydanticMapper
 
-MEMORY_ENV = {"PERSISTENCE_MODULE": "adapters.memory_ledger:MemoryFactory"}
+MEMORY_ENV = {"PERSISTENCE_MODULE": "mindledger.adapters.memory_ledger:MemoryFactory"}
 
 
 class MemoryFactory(POPOFactory):

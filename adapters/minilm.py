@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from domain.errors import MindError
+from mindledger.domain.errors import MindError
 
 Matrix = npt.NDArray[np.float32]
 DIMENSIONS = 384

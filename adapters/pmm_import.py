@@ -16,13 +16,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from adapters.import_rules import import_bytes, load_json, message_time
-from adapters.pmm_chain import ChainReport, pmm_hash, source_key, verify_chain
-from adapters.pmm_meaning import SPEAKERS, meaning_of
-from domain.application import Mind
-from domain.errors import InvalidInputError
-from domain.foreign_import import ForeignFile, ForeignRecord
-from domain.text_keys import IMPORT
+from mindledger.adapters.import_rules import import_bytes, load_json, message_time
+from mindledger.adapters.pmm_chain import ChainReport, pmm_hash, source_key, verify_chain
+from mindledger.adapters.pmm_meaning import SPEAKERS, meaning_of
+from mindledger.domain.application import Mind
+from mindledger.domain.errors import InvalidInputError
+from mindledger.domain.foreign_import import ForeignFile, ForeignRecord
+from mindledger.domain.text_keys import IMPORT
 
 FORMAT = "pmm"
 FIELDS = ("id", "ts", "kind", "content", "meta", "prev_hash", "hash")

@@ -19,7 +19,7 @@ import json
 from datetime import datetime
 from typing import Any
 
-from domain.foreign_import import (
+from mindledger.domain.foreign_import import (
     AdoptName,
     AliasConcept,
     BindConcepts,

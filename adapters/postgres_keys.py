@@ -13,8 +13,8 @@ from typing import Any
 import psycopg
 from psycopg.sql import SQL, Identifier
 
-from adapters.key_store import KEY_BYTES, KeyStore, KeyStoreError, Wrapping
-from domain.errors import MindError
+from mindledger.adapters.key_store import KEY_BYTES, KeyStore, KeyStoreError, Wrapping
+from mindledger.domain.errors import MindError
 
 
 class PostgresKeyStore(KeyStore):

@@ -12,13 +12,13 @@ from eventsourcing.postgres import PostgresApplicationRecorder, PostgresFactory
 from psycopg.conninfo import conninfo_to_dict
 from psycopg.sql import SQL, Identifier
 
-from adapters.hash_chain import ChainRow, chain_entries
-from adapters.head_anchor import AnchoredRecorder
-from adapters.key_store import KeyStore
-from adapters.sealed_factory import SealedFactory
-from adapters.sealing import open_rows
-from adapters.sqlite_ledger import new_genesis
-from domain.errors import LedgerCorruptError, MindError
+from mindledger.adapters.hash_chain import ChainRow, chain_entries
+from mindledger.adapters.head_anchor import AnchoredRecorder
+from mindledger.adapters.key_store import KeyStore
+from mindledger.adapters.sealed_factory import SealedFactory
+from mindledger.adapters.sealing import open_rows
+from mindledger.adapters.sqlite_ledger import new_genesis
+from mindledger.domain.errors import LedgerCorruptError, MindError
 
 EVENTS_TABLE = "mind_events"
 
@@ -32,7 +32,7 @@ def postgres_env(dsn: str, schema: str = "") -> dict[str, str]:
     except psycopg.ProgrammingError as e:
         raise MindError(f"MIND_POSTGRES_DSN is not a valid PostgreSQL DSN ({e})") from None
     return {
-        "PERSISTENCE_MODULE": "adapters.postgres_ledger:LedgerPostgresFactory",
+        "PERSISTENCE_MODULE": "mindledger.adapters.postgres_ledger:LedgerPostgresFactory",
         "POSTGRES_DBNAME": str(parts.get("dbname", "")),
         "POSTGRES_HOST": str(parts.get("host", "127.0.0.1")),
         "POSTGRES_PORT": str(parts.get("port", "5432")),

@@ -13,9 +13,9 @@ from eventsourcing.persistence import (
     Transcoder,
 )
 
-from adapters.key_store import KeyStore
-from adapters.sealing import key_ids, open_state, seal_state
-from domain.events import EVENT_TYPES, FORGOTTEN_MARK, DomainEvent
+from mindledger.adapters.key_store import KeyStore
+from mindledger.adapters.sealing import key_ids, open_state, seal_state
+from mindledger.domain.events import EVENT_TYPES, FORGOTTEN_MARK, DomainEvent
 
 # Written into a payload only when a class is past schema 1, like the library's `class_version`.
 SCHEMA_KEY = "_schema"

@@ -9,9 +9,9 @@ from typing import Any
 
 from eventsourcing.persistence import ApplicationRecorder
 
-from adapters.head_anchor import HEAD_ANCHOR_ENV, AnchoredRecorder, HeadAnchorFile
-from adapters.key_store import KeyStore, key_store_from_env
-from adapters.pydantic_mapping import CanonicalJSONTranscoder, PydanticMapper
+from mindledger.adapters.head_anchor import HEAD_ANCHOR_ENV, AnchoredRecorder, HeadAnchorFile
+from mindledger.adapters.key_store import KeyStore, key_store_from_env
+from mindledger.adapters.pydantic_mapping import CanonicalJSONTranscoder, PydanticMapper
 
 
 class SealedFactory:

@@ -21,10 +21,10 @@ import orjson
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
-from adapters.key_store import ID_BYTES, KeyStore
-from domain import sealed_events  # noqa: F401  (every sealed event type, registered)
-from domain.errors import LedgerCorruptError
-from domain.events import EVENT_TYPES, FORGOTTEN_MARK, DomainEvent
+from mindledger.adapters.key_store import ID_BYTES, KeyStore
+from mindledger.domain import sealed_events  # noqa: F401  (every sealed event type, registered)
+from mindledger.domain.errors import LedgerCorruptError
+from mindledger.domain.events import EVENT_TYPES, FORGOTTEN_MARK, DomainEvent
 
 ENVELOPE = "$sealed"
 

@@ -14,13 +14,13 @@ from uuid import UUID
 from eventsourcing.persistence import OperationalError, StoredEvent
 from eventsourcing.sqlite import SQLiteApplicationRecorder, SQLiteCursor, SQLiteFactory
 
-from adapters.hash_chain import ChainRow, chain_entries, genesis_hash
-from adapters.head_anchor import AnchoredRecorder
-from adapters.key_store import KeyStore
-from adapters.ledger_location import read_only_uri
-from adapters.sealed_factory import SealedFactory
-from adapters.sealing import open_rows
-from domain.errors import LedgerBusyError, LedgerCorruptError, LedgerReadOnlyError
+from mindledger.adapters.hash_chain import ChainRow, chain_entries, genesis_hash
+from mindledger.adapters.head_anchor import AnchoredRecorder
+from mindledger.adapters.key_store import KeyStore
+from mindledger.adapters.ledger_location import read_only_uri
+from mindledger.adapters.sealed_factory import SealedFactory
+from mindledger.adapters.sealing import open_rows
+from mindledger.domain.errors import LedgerBusyError, LedgerCorruptError, LedgerReadOnlyError
 
 META_DDL = (
     "CREATE TABLE IF NOT EXISTS ledger_meta ("

@@ -10,8 +10,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from typing import Protocol
 
-from adapters.hash_chain import AnchorCheck, ChainRow, VerifyResult, verify_chain
-from adapters.head_anchor import Anchor
+from mindledger.adapters.hash_chain import AnchorCheck, ChainRow, VerifyResult, verify_chain
+from mindledger.adapters.head_anchor import Anchor
 
 
 class ChainSource(Protocol):

@@ -10,7 +10,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath, PureWindowsPath
 
-from domain.errors import MindError
+from mindledger.domain.errors import MindError
 
 # The mind's own state and the journals of the stores it uses: never evidence of work.
 PROTECTED_SUFFIXES = (

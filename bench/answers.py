@@ -28,16 +28,21 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from adapters.importers import import_locomo, locomo_samples
 from bench.answer_scoring import contains_answer, normalise, repeats_itself, token_f1
 from bench.common import new_mind
 from bench.locomo import DATA, baseline
-from cli.compose import Home, build_model, read_model, turn_service
-from domain.context_port import AssembledContext, ContextRequest, PendingContext, Retrieval
-from domain.identity import DEFAULT_MODEL
-from domain.model_port import CompletionModel
-from domain.turns import TurnOutcome
-from projections.retrieval.context import fit
+from mindledger.adapters.importers import import_locomo, locomo_samples
+from mindledger.compose import Home, build_model, read_model, turn_service
+from mindledger.domain.context_port import (
+    AssembledContext,
+    ContextRequest,
+    PendingContext,
+    Retrieval,
+)
+from mindledger.domain.identity import DEFAULT_MODEL
+from mindledger.domain.model_port import CompletionModel
+from mindledger.domain.turns import TurnOutcome
+from mindledger.projections.retrieval.context import fit
 
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
 CONDITIONS = ("recall", "bm25", "none")
@@ -278,7 +283,7 @@ def markdown(rows: list[dict[str, Any]]) -> str:
 def open_model(spec: str, run_home: Path) -> Iterator[CompletionModel]:
     """The model named by `spec`, built the way `mind turn` builds it (config.json and
     MIND_MODEL_* of `run_home`); the embedded server it starts is stopped afterwards."""
-    from adapters.local_model import LocalModelServer
+    from mindledger.adapters.local_model import LocalModelServer
 
     try:
         yield build_model(Home(run_home), spec)

@@ -10,11 +10,11 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from cli.compose import Home, open_mind, open_reader
-from domain.application import Mind
-from domain.commitment import Commitment, commitment_cid
-from domain.concept import Concept
-from domain.thread import Thread
+from mindledger.compose import Home, open_mind, open_reader
+from mindledger.domain.application import Mind
+from mindledger.domain.commitment import Commitment, commitment_cid
+from mindledger.domain.concept import Concept
+from mindledger.domain.thread import Thread
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 

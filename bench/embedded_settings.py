@@ -21,12 +21,17 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from adapters.litellm_model import ModelSettings
-from adapters.local_model import EMBEDDED, EmbeddedModel, EmbeddedTuning, LocalModelServer
 from bench.answer_scoring import repeats_itself
 from bench.answers import ask
 from bench.common import new_mind
-from domain.identity import DEFAULT_MODEL
+from mindledger.adapters.litellm_model import ModelSettings
+from mindledger.adapters.local_model import (
+    EMBEDDED,
+    EmbeddedModel,
+    EmbeddedTuning,
+    LocalModelServer,
+)
+from mindledger.domain.identity import DEFAULT_MODEL
 
 QUESTIONS = [
     "What did I promise to send on Friday?",

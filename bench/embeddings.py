@@ -26,7 +26,7 @@ import numpy as np
 
 from bench.common import percentiles, report
 from bench.locomo import DATA
-from domain.settings import DEFAULT_EMBEDDING_MODEL
+from mindledger.domain.settings import DEFAULT_EMBEDDING_MODEL
 
 
 def texts(data: Path, items: int) -> tuple[list[str], list[str]]:
@@ -50,11 +50,11 @@ def rate(n: int, seconds: float) -> float:
 
 
 def run(data: Path, items: int, queries: int) -> None:
-    from adapters.embeddings import LiteLLMEmbedder
-    from adapters.key_store import MemoryKeyStore
-    from adapters.minilm import shared_model
-    from domain.text_keys import TextKeys
-    from projections.retrieval.vectors import closest, nearest
+    from mindledger.adapters.embeddings import LiteLLMEmbedder
+    from mindledger.adapters.key_store import MemoryKeyStore
+    from mindledger.adapters.minilm import shared_model
+    from mindledger.domain.text_keys import TextKeys
+    from mindledger.projections.retrieval.vectors import closest, nearest
 
     keys = TextKeys(MemoryKeyStore())  # one mind's cache keys, in memory
 

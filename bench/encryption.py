@@ -40,9 +40,9 @@ from pathlib import Path
 import duckdb, pyarrow as pa
 
 from bench.common import fill, new_mind, percentiles
-from cli.compose import Home, open_reader, read_model_paths
-from projections.engine.projector import Projector
-from projections.engine.schema import ARROW, TABLES
+from mindledger.compose import Home, open_reader, read_model_paths
+from mindledger.projections.engine.projector import Projector
+from mindledger.projections.engine.schema import ARROW, TABLES
 
 job = json.loads(sys.argv[1])
 
@@ -67,7 +67,7 @@ def build(folder, size):
 
 
 def turns(folders, rounds):
-    from adapters.litellm_model import import_litellm
+    from mindledger.adapters.litellm_model import import_litellm
     from bench.turns import one_turn, raw_floor
 
     import_litellm()

@@ -17,7 +17,7 @@ from typing import Any
 from click.testing import CliRunner
 
 from bench.common import fill, new_mind, report, timed
-from cli.main import mind
+from mindledger.cli.main import mind
 
 
 def run_mind(home: Path, *args: str) -> dict[str, Any]:

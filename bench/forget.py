@@ -36,8 +36,8 @@ import duckdb
 import orjson
 
 from bench.common import T0, fill, new_mind, report, timed
-from domain.application import Mind
-from domain.conversation import Observed
+from mindledger.domain.application import Mind
+from mindledger.domain.conversation import Observed
 
 REPO = Path(__file__).resolve().parent.parent
 SPEAKERS = ("Caroline", "Melanie", "Gina", "Jon", "Nova")
@@ -63,19 +63,20 @@ def timed(name, fn):
             marks.append((name, start, time.perf_counter()))
     return run
 t0 = time.perf_counter()
-import adapters.forget_plan, adapters.key_store, cli.forget_cmds, domain.application
-import projections.engine.purge
+from mindledger import adapters, domain, forget, projections
+import mindledger.adapters.forget_plan, mindledger.adapters.key_store
+import mindledger.domain.application, mindledger.projections.engine.purge
 adapters.forget_plan.plan_forget = timed("plan", adapters.forget_plan.plan_forget)
 store = adapters.key_store.SQLiteKeyStore
 store.destroy = timed("destroy", store.destroy)
-cli.forget_cmds.open_mind = timed("open_mind", cli.forget_cmds.open_mind)
+forget.open_mind = timed("open_mind", forget.open_mind)
 app = domain.application.Mind
 app.record_forgotten = timed("record", app.record_forgotten)
 purge = projections.engine.purge
 purge.rebuild_in_place = timed("rebuild", purge.rebuild_in_place)
-cli.forget_cmds.forget_data = timed("forget_data", cli.forget_cmds.forget_data)
+forget.forget_data = timed("forget_data", forget.forget_data)
 atexit.register(lambda: print("PHASES " + json.dumps({"t0": t0, "marks": marks}), file=sys.stderr))
-from cli.main import main
+from mindledger.cli.main import main
 main()
 """
 
@@ -112,7 +113,9 @@ def build(app: Mind, size: int, canary: str) -> int:
     return written + 1  # the identity
 
 
-def run_mind(home: Path, *args: str, script: str = "from cli.main import main; main()") -> Any:
+def run_mind(
+    home: Path, *args: str, script: str = "from mindledger.cli.main import main; main()"
+) -> Any:
     """`mind ARGS --json` as a process: (wall seconds, JSON, stderr)."""
     env = dict(os.environ, MIND_HOME=str(home), PYTHONPATH=str(REPO))
     start = time.perf_counter()
@@ -192,9 +195,9 @@ def phases(stderr: str, wall: float) -> dict[str, float]:
 
 def profile_plan(home: Path) -> str:
     """cProfile of the plan scan in this process (read-only: nothing is destroyed)."""
-    from adapters.forget_plan import plan_forget
-    from cli.compose import Home, open_keys, open_reader
-    from domain.forgetting import Selector
+    from mindledger.adapters.forget_plan import plan_forget
+    from mindledger.compose import Home, open_keys, open_reader
+    from mindledger.domain.forgetting import Selector
 
     reader = open_reader(Home(home))
     keys = open_keys(Home(home))

@@ -15,10 +15,10 @@ import statistics
 import tempfile
 from pathlib import Path
 
-from adapters.pmm_import import import_pmm, parse_pmm, pmm_hash
 from bench.common import new_mind, report, timed
-from cli.compose import Home, open_reader
-from projections.engine.projector import Projector
+from mindledger.adapters.pmm_import import import_pmm, parse_pmm, pmm_hash
+from mindledger.compose import Home, open_reader
+from mindledger.projections.engine.projector import Projector
 
 REPO = Path(__file__).resolve().parent.parent
 DATA = REPO.parent / "shared" / "data" / "pmm"

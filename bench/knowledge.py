@@ -14,8 +14,8 @@ import tempfile
 from pathlib import Path
 
 from bench.common import new_mind, percentiles, report, timed
-from cli.compose import Home, asker, turn_service
-from domain.model_port import CompletionModel
+from mindledger.compose import Home, asker, turn_service
+from mindledger.domain.model_port import CompletionModel
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -49,7 +49,7 @@ def as_process(folder: Path, runs: int, baseline: bool = False) -> dict[str, flo
     """p50/p95 of `mind ask ... --json` as a process of its own, start-up included
     (`baseline`: of `mind status` instead, the start-up every command pays)."""
     env = dict(os.environ, MIND_HOME=str(folder), PYTHONPATH=str(REPO), LITELLM_OFFLINE_MODE="true")
-    command = [sys.executable, "-c", "from cli.main import main; main()"]
+    command = [sys.executable, "-c", "from mindledger.cli.main import main; main()"]
     samples = []
     for i in range(runs):
         args = [*command, "status"] if baseline else [*command, "ask", question(i), "--json"]

@@ -14,9 +14,9 @@ import tempfile
 import uuid
 from pathlib import Path
 
-from adapters.sqlite_ledger import SQLiteLedgerReader
-from adapters.verification import verify_ledger
 from bench.common import fill, new_mind, percentiles, report, timed
+from mindledger.adapters.sqlite_ledger import SQLiteLedgerReader
+from mindledger.adapters.verification import verify_ledger
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -71,7 +71,7 @@ def status_cold_start(home: Path, runs: int = 7) -> dict[str, float]:
     for _ in range(runs):
         seconds, proc = timed(
             lambda: subprocess.run(
-                [sys.executable, "-c", "from cli.main import main; main()", "status"],
+                [sys.executable, "-c", "from mindledger.cli.main import main; main()", "status"],
                 env=env,
                 cwd=REPO,
                 capture_output=True,

@@ -29,15 +29,15 @@ from typing import Any
 
 from rank_bm25 import BM25Okapi
 
-from adapters.embeddings import LiteLLMEmbedder
-from adapters.importers import import_locomo, locomo_messages, locomo_samples
 from bench.common import new_mind, percentiles, report
-from cli.compose import Home, read_model
-from domain.context_port import ContextItem
-from domain.settings import DEFAULT_EMBEDDING_MODEL
-from projections.retrieval.context import fit
-from projections.retrieval.item_text import day_of, message_text
-from projections.retrieval.recall import FIXED_CHANNELS, gather, rank
+from mindledger.adapters.embeddings import LiteLLMEmbedder
+from mindledger.adapters.importers import import_locomo, locomo_messages, locomo_samples
+from mindledger.compose import Home, read_model
+from mindledger.domain.context_port import ContextItem
+from mindledger.domain.settings import DEFAULT_EMBEDDING_MODEL
+from mindledger.projections.retrieval.context import fit
+from mindledger.projections.retrieval.item_text import day_of, message_text
+from mindledger.projections.retrieval.recall import FIXED_CHANNELS, gather, rank
 
 BUDGETS = (500, 1000, 2000)
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo" / "locomo10.json"

@@ -19,14 +19,14 @@ from pathlib import Path
 import duckdb
 import pyarrow as pa
 
-from adapters.sqlite_ledger import SQLiteLedgerReader
 from bench.common import fill, new_mind, percentiles, report, timed
-from cli.compose import Home, open_reader
-from projections.engine.duckdb_files import sandboxed
-from projections.engine.projector import Projector
-from projections.engine.readmodel import published_position
-from projections.engine.schema import ARROW, TABLES
-from projections.queries.analytics import run_query
+from mindledger.adapters.sqlite_ledger import SQLiteLedgerReader
+from mindledger.compose import Home, open_reader
+from mindledger.projections.engine.duckdb_files import sandboxed
+from mindledger.projections.engine.projector import Projector
+from mindledger.projections.engine.readmodel import published_position
+from mindledger.projections.engine.schema import ARROW, TABLES
+from mindledger.projections.queries.analytics import run_query
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -84,8 +84,8 @@ def catch_up(folder: Path, size: int) -> dict[str, float]:
 REPLAY = """
 import resource, sys, time
 from pathlib import Path
-from cli.compose import Home, open_reader
-from projections.engine.replay import rebuild
+from mindledger.compose import Home, open_reader
+from mindledger.projections.engine.replay import rebuild
 start = time.perf_counter()
 n = rebuild(Path(sys.argv[2]), open_reader(Home(Path(sys.argv[1]))))
 print(n, time.perf_counter() - start, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
@@ -127,7 +127,13 @@ def follow_lag(folder: Path, rate: float = 50.0, seconds: float = 8.0) -> dict[s
     home = Home(folder)
     env = dict(os.environ, MIND_HOME=str(folder))
     follower = subprocess.Popen(
-        [sys.executable, "-c", "from cli.main import main; main()", "project", "--follow"],
+        [
+            sys.executable,
+            "-c",
+            "from mindledger.cli.main import main; main()",
+            "project",
+            "--follow",
+        ],
         env=env,
         cwd=REPO,
         stdout=subprocess.DEVNULL,

@@ -12,13 +12,13 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
-from adapters.importers import locomo_messages, locomo_samples, record
-from adapters.sqlite_ledger import SQLiteLedgerReader
 from bench.common import new_mind, percentiles, report, timed
 from bench.locomo import DATA
-from cli.compose import Home, read_model, read_model_paths
-from projections.engine.projector import Projector
-from projections.retrieval.recall import recall
+from mindledger.adapters.importers import locomo_messages, locomo_samples, record
+from mindledger.adapters.sqlite_ledger import SQLiteLedgerReader
+from mindledger.compose import Home, read_model, read_model_paths
+from mindledger.projections.engine.projector import Projector
+from mindledger.projections.retrieval.recall import recall
 
 NOW = datetime(2024, 1, 1, tzinfo=UTC)
 

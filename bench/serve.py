@@ -25,7 +25,7 @@ from typing import Any
 from bench.common import percentiles
 
 OUT = Path(__file__).resolve().parent / "out"
-MIND = [sys.executable, "-c", "from cli.main import main; main()"]
+MIND = [sys.executable, "-c", "from mindledger.cli.main import main; main()"]
 REPLY = "Noted.\nCOMMIT: follow up on bench item"
 
 
@@ -120,9 +120,9 @@ def in_process_use_cases(home: Path, runs: int) -> dict[str, list[float]]:
     """The turn and the recall as use cases in this (warm) process, with their JSON made as
     the commands make it: what a process costs beyond them is start-up and printing."""
     os.environ["MIND_NO_SERVER"] = "1"
-    from cli.compose import Home, build_model, turn_service
-    from cli.recall_cmds import recall_data
-    from cli.turn_cmds import outcome_json
+    from mindledger.cli.recall_cmds import recall_data
+    from mindledger.cli.turn_cmds import outcome_json
+    from mindledger.compose import Home, build_model, turn_service
 
     h = Home(home)
     model = build_model(h, "mock", REPLY, None)

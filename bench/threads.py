@@ -21,16 +21,16 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from adapters.sqlite_ledger import SQLiteLedgerReader
 from bench.common import T0, new_mind, percentiles, report
-from cli.compose import Home, read_model_paths
-from cli.main import mind as mind_command
-from domain.events import DomainEvent
-from domain.thread import Thread
-from projections.engine.projector import Projector
-from projections.engine.readmodel import ReadSession
-from projections.queries.thread_queries import last_refusals
-from projections.retrieval.thread_context import live_threads, notices
+from mindledger.adapters.sqlite_ledger import SQLiteLedgerReader
+from mindledger.cli.main import mind as mind_command
+from mindledger.compose import Home, read_model_paths
+from mindledger.domain.events import DomainEvent
+from mindledger.domain.thread import Thread
+from mindledger.projections.engine.projector import Projector
+from mindledger.projections.engine.readmodel import ReadSession
+from mindledger.projections.queries.thread_queries import last_refusals
+from mindledger.projections.retrieval.thread_context import live_threads, notices
 
 
 def build(folder: Path, count: int) -> Home:

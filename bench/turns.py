@@ -20,10 +20,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from adapters.litellm_model import LiteLLMModel, ModelSettings, import_litellm
 from bench.common import fill, new_mind, percentiles, report
-from cli.compose import Home, open_reader, read_model_paths, turn_service
-from projections.engine.projector import Projector
+from mindledger.adapters.litellm_model import LiteLLMModel, ModelSettings, import_litellm
+from mindledger.compose import Home, open_reader, read_model_paths, turn_service
+from mindledger.projections.engine.projector import Projector
 
 REPO = Path(__file__).resolve().parent.parent
 REPLY = "Noted, I will keep that in mind.\nCOMMIT: follow up on bench item {i}"
@@ -70,7 +70,7 @@ def raw_floor(home: Home, rounds: int) -> dict[str, float]:
     detached. These machines drift by a third between runs; the turn's ratio to this far less."""
     import sqlite3
 
-    from projections.engine.duckdb_files import close, connect
+    from mindledger.projections.engine.duckdb_files import close, connect
 
     scratch = home.path / "floor.sqlite"
     db = sqlite3.connect(scratch, isolation_level=None)
@@ -102,7 +102,7 @@ def process_wall(home: Home, turns: int) -> dict[str, float]:
             [
                 sys.executable,
                 "-c",
-                "from cli.main import main; main()",
+                "from mindledger.cli.main import main; main()",
                 "turn",
                 f"process turn {i}",
                 "--model",

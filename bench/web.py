@@ -25,13 +25,13 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-from adapters.sqlite_ledger import SQLiteLedgerReader
 from bench.common import fill, new_mind, percentiles, report, timed
-from cli.compose import Home, read_model_paths
-from projections.engine.projector import Projector
+from mindledger.adapters.sqlite_ledger import SQLiteLedgerReader
+from mindledger.compose import Home, read_model_paths
+from mindledger.projections.engine.projector import Projector
 
 VIEWS = ("chat", "ledger", "commitments", "threads", "concepts", "identity", "recall")
-MIND = (sys.executable, "-c", "from cli.main import main; main()")
+MIND = (sys.executable, "-c", "from mindledger.cli.main import main; main()")
 TURNS = 20
 
 

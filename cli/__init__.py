@@ -1,1 +1,1 @@
-"""The `mind` command: click commands and the one composition root (`cli/compose.py`)."""
+"""The `mind` command: click commands that parse, call the floor (`mindledger`) and print."""

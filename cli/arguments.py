@@ -13,7 +13,7 @@ from typing import Any
 
 import click
 
-from domain.errors import InvalidInputError
+from mindledger.domain.errors import InvalidInputError
 
 
 def undecodable_part(value: str) -> str | None:

@@ -6,22 +6,22 @@ from typing import Any
 
 import click
 
-from cli.compose import Home, build_model, open_mind, turn_service
-from cli.output import echo, emit_json
+from mindledger.cli.output import echo, emit_json
+from mindledger.compose import Home, build_model, open_mind, turn_service
 
 
 def model_unavailable(home: Home, spec: str) -> str | None:
     """Why no model can run a turn now, or None when one can (checked without calling it)."""
     if spec.startswith("local/"):
-        from adapters.local_model import model_path
+        from mindledger.adapters.local_model import model_path
 
         if model_path() is None:
             return "the local model is not installed (`mind model install-local`)"
         return None
     if spec == "mock":
         return None
-    from adapters.litellm_model import import_litellm, provider_reason
-    from cli.compose import load_dotenv
+    from mindledger.adapters.litellm_model import import_litellm, provider_reason
+    from mindledger.compose import load_dotenv
 
     litellm = import_litellm()  # quiet: it prints a banner on stdout for an unknown provider
     load_dotenv(home)
@@ -68,8 +68,8 @@ def tick(
 
     A time before the ledger's latest event is refused unless MIND_ALLOW_PAST_NOW=1.
     """
-    from cli.turn_cmds import reply_text
-    from domain.errors import InvalidInputError
+    from mindledger.cli.turn_cmds import reply_text
+    from mindledger.domain.errors import InvalidInputError
 
     # Refused before anything is recorded, as `mind turn` does: a fired cycle would otherwise
     # record a turn that could only fail.
@@ -86,7 +86,7 @@ def tick(
         mind.clock = service.mind.clock = home.with_flags(now=("--now", now)).clock()
 
     def run_turn() -> Any:
-        from cli.forget_cmds import forget_excluded
+        from mindledger.forget import forget_excluded
 
         model = build_model(home, spec, mock_reply)
         with forget_excluded(home):  # as `turn_session`: a forget and a turn exclude each other
@@ -122,7 +122,7 @@ def tick(
     if outcome.note:
         echo(f"stopped: {outcome.note}")
     if turn is not None:
-        from cli.turn_cmds import echo_effects
+        from mindledger.cli.turn_cmds import echo_effects
 
         echo(turn.reply or f"(turn {turn.status})")
         echo_effects(turn)

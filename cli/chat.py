@@ -10,10 +10,10 @@ from typing import Any
 
 import click
 
-from cli.compose import Home, build_model, open_mind, read_model
-from cli.output import echo, json_text, table
-from cli.server_client import NO_SERVER_HELP
-from domain.errors import InvalidInputError, MindError
+from mindledger.cli.output import echo, json_text, table
+from mindledger.cli.server_client import NO_SERVER_HELP
+from mindledger.compose import Home, build_model, open_mind, read_model
+from mindledger.domain.errors import InvalidInputError, MindError
 
 HELP = """/help                this list
 /commitments         open commitments
@@ -46,9 +46,9 @@ class Session:
 
     def slash(self, line: str) -> bool:
         """Run a slash command; returns False when the session should end."""
-        from cli.compose import clock_from_env
-        from projections.queries import listings as queries
-        from projections.queries import thread_queries
+        from mindledger.compose import clock_from_env
+        from mindledger.projections.queries import listings as queries
+        from mindledger.projections.queries import thread_queries
 
         command, _, arg = line[1:].partition(" ")
         if command in ("exit", "quit"):
@@ -74,7 +74,7 @@ class Session:
             if not arg.strip():
                 echo(f"model: {self.spec}")
             else:
-                from adapters.litellm_model import check_model_spec
+                from mindledger.adapters.litellm_model import check_model_spec
 
                 spec = check_model_spec(arg.strip())
                 mind = open_mind(self.home)
@@ -98,14 +98,14 @@ class Session:
         elif command == "raw":
             echo(self.last.reply_raw if self.last else "no turn yet")
         elif command == "prompt":
-            from cli.turn_prompt import echo_prompt, turn_prompt
+            from mindledger.cli.turn_prompt import echo_prompt, turn_prompt
 
             if self.last is None:
                 echo("no turn yet")
             else:  # read back from the ledger: what was recorded, not what is in memory
                 echo_prompt(turn_prompt(self.home, self.last.turn_id))
         elif command == "verify":
-            from cli.ledger_cmds import verify_home
+            from mindledger.cli.ledger_cmds import verify_home
 
             echo(json.dumps(verify_home(self.home).as_json()))
         elif command == "export":
@@ -118,7 +118,7 @@ class Session:
         """`/export FOLDER [jsonl|md]`: what `mind export FOLDER --format ...` does."""
         from pathlib import Path
 
-        from cli.export_cmds import echo_export, export_ledger
+        from mindledger.cli.export_cmds import echo_export, export_ledger
 
         folder, _, fmt = arg.strip().rpartition(" ")
         if fmt not in ("jsonl", "md"):
@@ -132,7 +132,7 @@ class Session:
         """One turn: through the home's server when it may take it, else in this process."""
         server = self.server()
         if server is not None:
-            from cli.server_client import ServerUnavailable
+            from mindledger.cli.server_client import ServerUnavailable
 
             try:
                 self.say_via_server(server, text)
@@ -142,7 +142,7 @@ class Session:
         if self.as_json:
             self.say_json(text)
             return
-        from cli.turn_cmds import echo_effects
+        from mindledger.cli.turn_cmds import echo_effects
 
         def show(piece: str) -> None:
             echo(piece, nl=False)
@@ -162,7 +162,7 @@ class Session:
         """The turn in this process, routed as `mind turn` routes it: a message that
         exact-matches reusable knowledge is answered from it without the model; `on_reply`
         hears the visible reply as it comes (it adds up to the recorded reply)."""
-        from cli.compose import asker, turn_session
+        from mindledger.compose import asker, turn_session
 
         with turn_session(self.home) as service:
             return asker(self.home, service, semantic=False).turn(
@@ -177,7 +177,7 @@ class Session:
     def server(self) -> Any:
         """The home's server when it may take this session's turns (the fast path's rules,
         `cli.server_client.find_server`), else None."""
-        from cli import server_client
+        from mindledger.cli import server_client
 
         env = server_client.startup_environment()
         if self.no_server or server_client.no_server(env):
@@ -190,7 +190,7 @@ class Session:
         """One turn on the server: the visible reply printed as its `delta` events come, then
         the change lines of the final `turn` event (as `mind turn` prints them). A server that
         fails after it took the turn is reported; the turn is not run again."""
-        from cli.server_client import ServerLost, stream_mind
+        from mindledger.cli.server_client import ServerLost, stream_mind
 
         body: dict[str, Any] = {"text": text, "model": self.spec, "stream": True}
         if self.mock_reply is not None:
@@ -216,7 +216,7 @@ class Session:
 
     def served(self, kind: str, data: Any) -> None:
         """Print the end of a served turn: its JSON line, or the line end and change lines."""
-        from cli.turn_lines import effect_lines
+        from mindledger.cli.turn_lines import effect_lines
 
         turn = data if kind == "turn" else data.get("turn")
         if turn is None:  # refused or broken after acceptance, with nothing to show
@@ -237,7 +237,7 @@ class Session:
 
     def say_json(self, text: str) -> None:
         """One turn, printed as one line of JSON (the fields of `mind turn --json`)."""
-        from cli.turn_cmds import outcome_json
+        from mindledger.cli.turn_cmds import outcome_json
 
         outcome = self.run_here(text)
         self.last = outcome
@@ -285,7 +285,7 @@ def chat(
 
         mind chat --model ollama/llama3.2
     """
-    from cli.turn_cmds import reply_text
+    from mindledger.cli.turn_cmds import reply_text
 
     if mock_reply is not None and spec != "mock":
         raise InvalidInputError("use --model mock together with --mock-reply TEXT")
@@ -321,7 +321,7 @@ def _start_background_server(home: Home) -> None:
     process started with (not the .env lines settings put into os.environ since)."""
     import os
 
-    from cli import server_client
+    from mindledger.cli import server_client
 
     if not server_client.no_server(os.environ):
         server_client.start_server(home.path.absolute(), server_client.startup_environment())
@@ -329,15 +329,15 @@ def _start_background_server(home: Home) -> None:
 
 def _one_line(session: Session, name: str, line: str) -> bool:
     """Handle one input line; returns False when the session should end."""
-    from cli.arguments import undecodable_part
+    from mindledger.cli.arguments import undecodable_part
 
     bad = undecodable_part(line)
     if bad is not None:
         raise InvalidInputError(f"that line is not valid UTF-8 ({bad}); nothing was recorded")
     if line.startswith("/"):
         return session.slash(line)
-    from domain.text import clean_text
-    from domain.turn import MESSAGE_LIMIT
+    from mindledger.domain.text import clean_text
+    from mindledger.domain.turn import MESSAGE_LIMIT
 
     clean_text(line, "message", MESSAGE_LIMIT)  # refused before the reply's prompt is shown
     if not session.as_json:

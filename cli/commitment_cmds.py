@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import click
 
-from cli.compose import Home, open_mind, read_model
-from cli.output import echo, emit_json, table
-from domain.commitment import ORIGINS
+from mindledger.cli.output import echo, emit_json, table
+from mindledger.compose import Home, open_mind, read_model
+from mindledger.domain.commitment import ORIGINS
 
 
 @click.command()
@@ -36,8 +36,8 @@ def commit(
 
         mind commit "Send the weekly report on Friday" --concept project.alpha
     """
-    from cli.thread_cmds import resolve_thread_id
-    from domain.thread import short_id
+    from mindledger.cli.thread_cmds import resolve_thread_id
+    from mindledger.domain.thread import short_id
 
     thread = short_id(resolve_thread_id(home, thread_id)) if thread_id else None
     app = open_mind(home)
@@ -95,7 +95,7 @@ def commitments(home: Home, include_closed: bool, as_json: bool) -> None:
 
         mind commitments --all --json
     """
-    from projections.queries import listings as queries
+    from mindledger.projections.queries import listings as queries
 
     with read_model(home) as con:
         rows = queries.commitments(con, include_closed)

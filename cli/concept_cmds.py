@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import click
 
-from cli.compose import Home, open_mind, read_model
-from cli.output import echo, emit_json, table
+from mindledger.cli.output import echo, emit_json, table
+from mindledger.compose import Home, open_mind, read_model
 
 
 @click.group()
@@ -97,10 +97,10 @@ def bind(
 
         mind concept bind project.alpha --commitment c1a2b3c4d5e
     """
-    from cli.thread_cmds import resolve_thread_id
-    from domain.concept import BindingKind
-    from domain.errors import InvalidInputError
-    from domain.thread import short_id
+    from mindledger.cli.thread_cmds import resolve_thread_id
+    from mindledger.domain.concept import BindingKind
+    from mindledger.domain.errors import InvalidInputError
+    from mindledger.domain.thread import short_id
 
     kind: BindingKind
     given = [x for x in (cid, thread_id, position) if x is not None]
@@ -114,7 +114,7 @@ def bind(
     else:
         import contextlib
 
-        from cli.compose import open_reader
+        from mindledger.compose import open_reader
 
         with contextlib.closing(open_reader(home)) as reader:
             head = reader.head()[0]
@@ -138,7 +138,7 @@ def concepts(home: Home, as_json: bool) -> None:
 
         mind concepts --json
     """
-    from projections.queries import listings as queries
+    from mindledger.projections.queries import listings as queries
 
     with read_model(home) as con:
         rows = queries.concepts(con)

@@ -7,9 +7,9 @@ from typing import Any
 
 import click
 
-from cli.compose import Home, open_mind
-from cli.output import echo, emit_json
-from domain.settings import KEYS, WORKSPACE, check_setting, defaults, meaning
+from mindledger.cli.output import echo, emit_json
+from mindledger.compose import Home, open_mind
+from mindledger.domain.settings import KEYS, WORKSPACE, check_setting, defaults, meaning
 
 
 @click.group()
@@ -49,8 +49,8 @@ def show(home: Home, as_json: bool) -> None:
 
 
 def process_rows(home: Home) -> list[dict[str, Any]]:
-    """The process settings (cli/settings.py), named by their environment variable."""
-    from cli.settings import FIELDS, accepts, env_name, shown_value
+    """The process settings (mindledger/settings.py), named by their environment variable."""
+    from mindledger.settings import FIELDS, accepts, env_name, shown_value
 
     loaded = home.loaded
     rows = []
@@ -114,7 +114,7 @@ def set_(home: Home, key: str, value: str, as_json: bool) -> None:
 
 def _workspace_folder(value: str) -> Path:
     """`value` as an absolute folder, or InvalidInputError saying why it cannot be one."""
-    from domain.errors import InvalidInputError
+    from mindledger.domain.errors import InvalidInputError
 
     try:
         folder = Path(value).expanduser().resolve()

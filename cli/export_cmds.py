@@ -12,9 +12,9 @@ from typing import Any
 
 import click
 
-from cli.compose import Home, finish_forgets, open_keys, open_mind, open_reader
-from cli.output import echo, emit_json
-from domain.errors import MindError
+from mindledger.cli.output import echo, emit_json
+from mindledger.compose import Home, finish_forgets, open_keys, open_mind, open_reader
+from mindledger.domain.errors import MindError
 
 LEDGER_FORMATS = ("jsonl", "md")
 FILE_NAMES = {"jsonl": "ledger.jsonl", "md": "transcript.md"}
@@ -38,9 +38,9 @@ class _NoBar:
 
 def export_ledger(home: Home, folder: Path, fmt: str, show_progress: bool = True) -> dict[str, Any]:
     """Write the ledger up to its current head into FOLDER as ledger.jsonl or transcript.md."""
-    from adapters.ledger_export import Genesis, export_lines
-    from adapters.ledger_transcript import transcript
-    from cli.output_paths import click_name, refuse_home_file, replaced_on_success
+    from mindledger.adapters.ledger_export import Genesis, export_lines
+    from mindledger.adapters.ledger_transcript import transcript
+    from mindledger.cli.output_paths import click_name, refuse_home_file, replaced_on_success
 
     target = folder / FILE_NAMES[fmt]
     refuse_home_file(home, folder, "FOLDER")
@@ -108,7 +108,7 @@ def echo_export(data: dict[str, Any]) -> None:
 def verify_export(path: Path, as_json: bool, head: str | None = None) -> None:
     """`mind verify --export FILE [--head HASH]`: check an export without a mind; exit 1 at the
     first bad line, or when `head` (a hash kept elsewhere) is no event's hash in the file."""
-    from adapters.export_check import ExportInvalidError, ExportReader, open_export
+    from mindledger.adapters.export_check import ExportInvalidError, ExportReader, open_export
 
     started = time.perf_counter()
     data: dict[str, Any] = {"ok": True, "file": str(path), "line": None, "reason": None}
@@ -171,9 +171,9 @@ def import_ledger(home: Home, path: Path, as_json: bool) -> None:
 
         mind --home ./restored import ledger ./backup/ledger.jsonl
     """
-    from adapters.export_check import ExportReader, open_export
-    from adapters.ledger_import import adopt_genesis, append_exported, discard_imported
-    from cli.new_home import NewHome
+    from mindledger.adapters.export_check import ExportReader, open_export
+    from mindledger.adapters.ledger_import import adopt_genesis, append_exported, discard_imported
+    from mindledger.cli.new_home import NewHome
 
     started = time.perf_counter()
     with open_export(path) as handle:

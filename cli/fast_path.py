@@ -175,7 +175,7 @@ def _read_stdin() -> str | None:
 def run_via_server(argv: list[str], environ: Mapping[str, str] | None = None) -> int | None:
     """Run the call on the home's server and return its exit status; None to run it here."""
     env = os.environ if environ is None else environ
-    from cli import server_client as sc
+    from mindledger.cli import server_client as sc
 
     call = parse(argv)
     if call is None or "--no-server" in call.flags or sc.no_server(env):
@@ -192,7 +192,7 @@ def run_via_server(argv: list[str], environ: Mapping[str, str] | None = None) ->
     except sc.ServerUnavailable:
         return None
     except sc.ServerLost as e:
-        from cli.output import error_text
+        from mindledger.cli.output import error_text
 
         detail = "whether it was recorded is unknown, so it was not run again; see `mind log`"
         message = f"{e}; {detail}" if call.command == "turn" else str(e)
@@ -201,12 +201,12 @@ def run_via_server(argv: list[str], environ: Mapping[str, str] | None = None) ->
 
 
 def _recall(server: Any, call: Call) -> int | None:
-    from cli.render import echo_recall
+    from mindledger.cli.render import echo_recall
 
     budget = _budget(call)
     if budget is None:
         return None
-    from cli.server_client import ServerLost, ServerUnavailable
+    from mindledger.cli.server_client import ServerLost, ServerUnavailable
 
     query = urlencode({"q": call.argument, "budget": budget})
     try:
@@ -220,7 +220,7 @@ def _recall(server: Any, call: Call) -> int | None:
 
 
 def _turn(server: Any, call: Call) -> int | None:
-    from cli.render import echo_turn
+    from mindledger.cli.render import echo_turn
 
     if call.argument == "-":
         text = _read_stdin()
@@ -232,7 +232,7 @@ def _turn(server: Any, call: Call) -> int | None:
         return None
     data = server.call_mind("POST", "turns", body)
     if not (isinstance(data, dict) and {"status", "reply", "failure", "events"} <= data.keys()):
-        from cli.server_client import ServerLost
+        from mindledger.cli.server_client import ServerLost
 
         raise ServerLost("the server's answer is not a turn")  # it took the turn: not re-run
     return echo_turn(data, "--json" in call.flags)

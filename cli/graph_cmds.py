@@ -9,13 +9,13 @@ from typing import Any
 import click
 from click.core import ParameterSource
 
-from cli.compose import Home, read_model
-from cli.output import echo, emit_json, table
-from domain.errors import InvalidInputError
+from mindledger.cli.output import echo, emit_json, table
+from mindledger.compose import Home, read_model
+from mindledger.domain.errors import InvalidInputError
 
 
 def _graph(home: Home) -> Any:
-    from projections.queries.graph import build_graph
+    from mindledger.projections.queries.graph import build_graph
 
     with read_model(home) as con:
         return build_graph(con)
@@ -41,7 +41,7 @@ def stats_(home: Home, as_json: bool) -> None:
 
         mind graph stats --json
     """
-    from projections.queries.graph import stats
+    from mindledger.projections.queries.graph import stats
 
     data = stats(_graph(home))
     if as_json:
@@ -66,7 +66,7 @@ def neighbors_(home: Home, node_id: str, depth: int, as_json: bool) -> None:
 
         mind graph neighbors c1a2b3c4d5e --depth 2
     """
-    from projections.queries.graph import neighbors, resolve_node
+    from mindledger.projections.queries.graph import neighbors, resolve_node
 
     g = _graph(home)
     rows = neighbors(g, resolve_node(g, node_id), depth)
@@ -100,8 +100,8 @@ def export_(home: Home, fmt: str, out: Path, as_json: bool) -> None:
 
         mind graph export --format graphml --out mind.graphml
     """
-    from cli.output_paths import refuse_home_file, replaced_on_success
-    from projections.queries.graph import export
+    from mindledger.cli.output_paths import refuse_home_file, replaced_on_success
+    from mindledger.projections.queries.graph import export
 
     to_file = str(out) != "-"
     chosen = click.get_current_context().get_parameter_source("fmt")

@@ -5,17 +5,18 @@ it loads the whole command tree."""
 
 from __future__ import annotations
 
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
 import click
 from eventsourcing.persistence import PersistenceError
 
-from cli.arguments import refuse_undecodable_arguments
-from cli.compose import Home
-from cli.options import HOME_HELP, share_options
-from cli.output import error_text
-from domain.errors import MindError
+from mindledger.cli.arguments import refuse_undecodable_arguments
+from mindledger.cli.options import HOME_HELP, share_options
+from mindledger.cli.output import error_text
+from mindledger.compose import Home, command_scope
+from mindledger.domain.errors import MindError
 
 
 class MindGroup(click.Group):
@@ -60,11 +61,15 @@ def mind(ctx: click.Context, home: Path | None) -> None:
         mind verify
     """
     ctx.obj = Home.from_option(home)
+    opened = ExitStack()  # what the command opens is closed when it ends
+    opened.callback(command_scope.set, None)
+    command_scope.set(opened)
+    ctx.call_on_close(opened.close)
     _ = ctx.obj.loaded  # every setting is checked here: a bad value stops any command at once
 
 
 def _register() -> None:
-    from cli import (
+    from mindledger.cli import (
         commitment_cmds,
         concept_cmds,
         config_cmds,

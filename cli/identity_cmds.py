@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import click
 
-from cli.compose import Home, open_mind, read_model
-from cli.output import echo, emit_json
+from mindledger.cli.output import echo, emit_json
+from mindledger.compose import Home, open_mind, read_model
 
 
 @click.group(invoke_without_command=True)
@@ -20,7 +20,7 @@ def identity(ctx: click.Context, as_json: bool) -> None:
     """
     if ctx.invoked_subcommand is not None:
         return
-    from projections.queries import listings as queries
+    from mindledger.projections.queries import listings as queries
 
     home: Home = ctx.obj
     with read_model(home) as con:

@@ -7,8 +7,8 @@ from typing import Any
 
 import click
 
-from cli.compose import Home, open_mind
-from cli.output import echo, emit_json, table
+from mindledger.cli.output import echo, emit_json, table
+from mindledger.compose import Home, open_mind
 
 PATH = click.Path(exists=True, dir_okay=False, path_type=Path)
 
@@ -40,7 +40,7 @@ def locomo(home: Home, path: Path, sample: str | None, as_json: bool) -> None:
 
         mind import locomo locomo10.json --sample conv-26
     """
-    from adapters.importers import import_locomo
+    from mindledger.adapters.importers import import_locomo
 
     done = import_locomo(open_mind(home), path, sample)
     if as_json:
@@ -61,7 +61,7 @@ def chat(home: Home, path: Path, as_json: bool) -> None:
 
         mind import chat history.jsonl
     """
-    from adapters.importers import import_chat
+    from mindledger.adapters.importers import import_chat
 
     done = import_chat(open_mind(home), path)
     if as_json:
@@ -95,7 +95,7 @@ def pmm(home: Home, path: Path, accept_broken: bool, as_json: bool) -> None:
         mind init --name Echo
         mind import pmm chat_session_ledger.json
     """
-    from adapters.pmm_import import import_pmm
+    from mindledger.adapters.pmm_import import import_pmm
 
     with ImportProgress(not as_json) as bar:
         done = import_pmm(open_mind(home), path, accept_broken, bar.update, bar.start)
@@ -132,7 +132,7 @@ def chatgpt(home: Home, path: Path, as_json: bool) -> None:
         mind init --name Echo
         mind import chatgpt chatgpt-export.zip
     """
-    from adapters.chatgpt_import import import_chatgpt
+    from mindledger.adapters.chatgpt_import import import_chatgpt
 
     with ImportProgress(not as_json) as bar:
         done = import_chatgpt(open_mind(home), path, bar.update, bar.start)
@@ -190,7 +190,7 @@ def import_summary(done: dict[str, Any]) -> str:
 
 def register(group: click.Group) -> None:
     """Add these commands to the `mind` group."""
-    from cli.export_cmds import import_ledger
+    from mindledger.cli.export_cmds import import_ledger
 
     import_.add_command(import_ledger)
     group.add_command(import_)

@@ -11,7 +11,7 @@ import sqlite3
 from pathlib import Path
 from urllib.parse import quote
 
-from cli.compose import Home
+from mindledger.compose import Home
 
 # The files an init creates in the home (the SQLite ledger and its journals).
 LEDGER_SUFFIXES = ("", "-wal", "-shm", "-journal")

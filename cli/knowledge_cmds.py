@@ -8,10 +8,10 @@ from uuid import UUID
 
 import click
 
-from cli.compose import Home, asker, open_mind, read_model, turn_session
-from cli.output import echo, emit_json, table
-from cli.turn_cmds import _model, model_options
-from domain.knowledge import FRESHNESS, POLICIES, STATES, Judgement, Knowledge
+from mindledger.cli.output import echo, emit_json, table
+from mindledger.cli.turn_cmds import _model, model_options
+from mindledger.compose import Home, asker, open_mind, read_model, turn_session
+from mindledger.domain.knowledge import FRESHNESS, POLICIES, STATES, Judgement, Knowledge
 
 T = TypeVar("T")
 JSON = click.option("--json", "as_json", is_flag=True, help="Print JSON.")
@@ -45,7 +45,7 @@ def item_json(item: Knowledge | None) -> dict[str, Any] | None:
 
 def unknown_item(target: str) -> Exception:
     """The one answer for a target that names no item: never captured, or forgotten."""
-    from domain.knowledge_commands import UnknownKnowledgeError
+    from mindledger.domain.knowledge_commands import UnknownKnowledgeError
 
     return UnknownKnowledgeError(
         f"no knowledge item is {target!r}; `mind knowledge list` shows them"
@@ -56,8 +56,8 @@ def resolve_item(home: Home, target: str) -> str:
     """The intent hash of the one item `target` names (id, id prefix or its question); an
     unknown or ambiguous target changes nothing and says which items it could mean. A
     forgotten item is unknown (the mind finds none; the read model never names one)."""
-    from domain.knowledge_commands import AmbiguousKnowledgeError
-    from projections.queries.knowledge_queries import matching_items
+    from mindledger.domain.knowledge_commands import AmbiguousKnowledgeError
+    from mindledger.projections.queries.knowledge_queries import matching_items
 
     asked = _on_mind(home, lambda app: app.knowledge_for(target)) if target.strip() else None
     with read_model(home) as con:
@@ -76,8 +76,8 @@ def resolve_item(home: Home, target: str) -> str:
 
 def resolve_turn(home: Home, target: str) -> UUID:
     """The turn a number or an id prefix names (exactly one)."""
-    from domain.errors import MindError
-    from projections.queries.knowledge_queries import matching_turns
+    from mindledger.domain.errors import MindError
+    from mindledger.projections.queries.knowledge_queries import matching_turns
 
     with read_model(home) as con:
         found = matching_turns(con, target)
@@ -131,7 +131,7 @@ def remember_item(
     reuse: str | None = None,
 ) -> Any:
     """`mind remember`: the owner's capture (a fraction as `confidence`), as its change."""
-    from domain.knowledge_commands import confidence_ppm
+    from mindledger.domain.knowledge_commands import confidence_ppm
 
     ppm = confidence_ppm(confidence) if confidence is not None else None
     return _on_mind(
@@ -174,7 +174,7 @@ def decide_turn(home: Home, target: str, judgement: Judgement) -> Any:
 
 def knowledge_listing(home: Home, include_deleted: bool = False) -> list[dict[str, Any]]:
     """`mind knowledge list --json`."""
-    from projections.queries.knowledge_queries import knowledge_items
+    from mindledger.projections.queries.knowledge_queries import knowledge_items
 
     with read_model(home) as con:
         return knowledge_items(con, include_deleted)

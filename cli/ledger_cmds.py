@@ -10,11 +10,11 @@ from typing import Any
 
 import click
 
-from cli.compose import Home, finish_forgets, open_mind, open_reader, read_model_paths
-from cli.init_cleanup import Creation
-from cli.output import echo, emit_json, table
-from domain.errors import AlreadyInitialisedError, InvalidInputError, MindError
-from domain.events import FORGOTTEN_MARK
+from mindledger.cli.init_cleanup import Creation
+from mindledger.cli.output import echo, emit_json, table
+from mindledger.compose import Home, finish_forgets, open_mind, open_reader, read_model_paths
+from mindledger.domain.errors import AlreadyInitialisedError, InvalidInputError, MindError
+from mindledger.domain.events import FORGOTTEN_MARK
 
 KINDS = ("identity", "commitment", "concept", "thread", "import")
 
@@ -40,7 +40,7 @@ def init(home: Home, name: str, dsn: str | None, schema: str, as_json: bool) -> 
 
         mind --home ./echo init --name Echo
     """
-    from domain.identity import clean_name
+    from mindledger.domain.identity import clean_name
 
     name = clean_name(name)  # a refused name creates nothing
     if home.path.exists() and not home.path.is_dir():
@@ -95,7 +95,7 @@ def init(home: Home, name: str, dsn: str | None, schema: str, as_json: bool) -> 
 
 def status_data(home: Home) -> dict[str, Any]:
     """What `mind status --json` prints (the HTTP API's status too)."""
-    from projections.engine.status import projection_status
+    from mindledger.projections.engine.status import projection_status
 
     reader = open_reader(home)
     try:
@@ -154,7 +154,7 @@ def log_events(home: Home, limit: int, kind: str | None = None) -> list[dict[str
 def verify_json(home: Home, head: str | None = None) -> dict[str, Any]:
     """What `mind verify --json` prints: a ledger that cannot be read at all is a failed
     verification, not an error."""
-    from adapters.hash_chain import VerifyResult
+    from mindledger.adapters.hash_chain import VerifyResult
 
     try:
         result = verify_home(home, head)
@@ -209,7 +209,7 @@ def log(home: Home, limit: int, kind: str | None, turn_ref: str | None, as_json:
     """
     finish_forgets(home)  # a forget a crash interrupted, before its words are shown
     if turn_ref is not None:
-        from cli.turn_prompt import echo_prompt, resolve_turn, turn_prompt
+        from mindledger.cli.turn_prompt import echo_prompt, resolve_turn, turn_prompt
 
         data = turn_prompt(home, resolve_turn(home, turn_ref))
         emit_json(data) if as_json else echo_prompt(data)
@@ -261,11 +261,11 @@ def verify(home: Home, as_json: bool, head: str | None, export_file: Path | None
         mind verify --export ./backup/ledger.jsonl
     """
     if export_file is not None:
-        from cli.export_cmds import verify_export
+        from mindledger.cli.export_cmds import verify_export
 
         verify_export(export_file, as_json, head)
         return
-    from adapters.hash_chain import VerifyResult
+    from mindledger.adapters.hash_chain import VerifyResult
 
     try:
         finish_forgets(home)  # a forget a crash interrupted, like every command that opens it
@@ -296,10 +296,10 @@ def verify(home: Home, as_json: bool, head: str | None, export_file: Path | None
 def verify_home(home: Home, head: str | None = None) -> Any:
     """The verify use case over this home's ledger, with every head kept outside it: the
     anchor file, the published read model and `head` (a hash the user kept)."""
-    from adapters.hash_chain import AnchorCheck
-    from adapters.head_anchor import Anchor, HeadAnchorFile
-    from adapters.verification import verify_ledger
-    from projections.engine.status import read_model_head
+    from mindledger.adapters.hash_chain import AnchorCheck
+    from mindledger.adapters.head_anchor import Anchor, HeadAnchorFile
+    from mindledger.adapters.verification import verify_ledger
+    from mindledger.projections.engine.status import read_model_head
 
     anchors: list[Anchor] = []
     notes: list[AnchorCheck] = []

@@ -12,20 +12,20 @@ from typing import Any
 
 def main() -> None:
     """Console-script entry point."""
-    from cli.fast_path import run_via_server
+    from mindledger.cli.fast_path import run_via_server
 
     code = run_via_server(sys.argv[1:])
     if code is not None:
         raise SystemExit(code)
-    from cli.group import mind
+    from mindledger.cli.group import mind
 
     mind(prog_name="mind")
 
 
 def __getattr__(name: str) -> Any:
-    """`from cli.main import mind` (tests, scripts) loads the command tree on first use."""
+    """`from mindledger.cli.main import mind` (tests, scripts) loads the command tree on use."""
     if name in ("mind", "MindGroup"):
-        from cli import group
+        from mindledger.cli import group
 
         return getattr(group, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

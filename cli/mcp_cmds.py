@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from cli.compose import Home
+from mindledger.compose import Home
 
 
 @click.command("mcp")
@@ -27,7 +27,7 @@ def mcp(home: Home, as_json: bool) -> None:
         mind mcp --home /home/me/.mind
     """
     home.require()
-    from service.mcp_server import serve_stdio
+    from mindledger.service.mcp_server import serve_stdio
 
     serve_stdio(home)
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import click
 
-from cli.compose import Home, open_mind
-from cli.output import echo, emit_json
+from mindledger.cli.output import echo, emit_json
+from mindledger.compose import Home, open_mind
 
 
 @click.group()
@@ -38,9 +38,9 @@ def show(home: Home, as_json: bool) -> None:
 
         mind model show --json
     """
-    from adapters.local_model import model_path
-    from cli.provider_env import provider_variables, redirect_warnings
-    from cli.settings import env_name, shown_value
+    from mindledger.adapters.local_model import model_path
+    from mindledger.provider_env import provider_variables, redirect_warnings
+    from mindledger.settings import env_name, shown_value
 
     path = model_path()
     loaded = home.loaded
@@ -94,7 +94,7 @@ def set_(home: Home, spec: str, as_json: bool) -> None:
 
         mind model set openai/gpt-4o-mini
     """
-    from adapters.litellm_model import check_model_spec
+    from mindledger.adapters.litellm_model import check_model_spec
 
     spec = check_model_spec(spec)
     open_mind(home).set_model(spec)
@@ -115,16 +115,16 @@ def install_local(as_json: bool) -> None:
 
         mind model install-local
     """
-    from adapters.local_model import install
-    from domain.errors import MindError
-    from domain.model_port import ModelFailure
+    from mindledger.adapters.local_model import install
+    from mindledger.domain.errors import MindError
+    from mindledger.domain.model_port import ModelFailure
 
     try:
         changed, message = install()
     except ModelFailure as e:
         raise MindError(e.message) from None
     if as_json:
-        from adapters.local_model import model_path
+        from mindledger.adapters.local_model import model_path
 
         path = model_path()
         emit_json({"installed": changed, "path": str(path) if path else None, "message": message})
@@ -142,7 +142,7 @@ def stop_local(home: Home, as_json: bool) -> None:
 
         mind model stop-local
     """
-    from adapters.local_model import LocalModelServer
+    from mindledger.adapters.local_model import LocalModelServer
 
     stopped = LocalModelServer(home.path / "run").stop()
     if as_json:

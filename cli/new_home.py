@@ -7,10 +7,10 @@ from __future__ import annotations
 import contextlib
 from pathlib import Path
 
-from cli.compose import Home
-from cli.init_cleanup import LEDGER_SUFFIXES, _missing_folders
-from cli.output_paths import click_name
-from domain.errors import AlreadyInitialisedError, InvalidInputError
+from mindledger.cli.init_cleanup import LEDGER_SUFFIXES, _missing_folders
+from mindledger.cli.output_paths import click_name
+from mindledger.compose import Home
+from mindledger.domain.errors import AlreadyInitialisedError, InvalidInputError
 
 
 class NewHome:

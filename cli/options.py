@@ -4,16 +4,13 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable
-from dataclasses import dataclass
-from datetime import datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
 import click
 
-from cli.compose import Home
-from domain.clock import parse_time
-from domain.errors import InvalidInputError
+from mindledger.compose import Home
+from mindledger.rules import AsOf, UnreadableAsOfError, parse_as_of
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -67,18 +64,6 @@ def walk(command: click.Command) -> list[click.Command]:
     return found
 
 
-# Positions are stored as 64-bit signed integers (SQLite, DuckDB, PostgreSQL BIGINT).
-MAX_POSITION = 2**63 - 1
-
-
-@dataclass(frozen=True)
-class AsOf:
-    """`--as-of`: a ledger position or a time, as written."""
-
-    position: int | None = None
-    time: datetime | None = None
-
-
 class AsOfType(click.ParamType[AsOf, Any]):
     """A ledger position (a whole number from 1) or an ISO-8601 time."""
 
@@ -87,28 +72,10 @@ class AsOfType(click.ParamType[AsOf, Any]):
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> AsOf:
         if isinstance(value, AsOf):
             return value
-        text = str(value).strip()
-        if text.isascii() and text.isdigit():  # not "²": int() refuses other digits
-            # Checked by length first: int() refuses over 4,300 digits with a ValueError.
-            digits = text.lstrip("0")
-            if len(digits) > len(str(MAX_POSITION)) or int(digits or "0") > MAX_POSITION:
-                shown = text if len(text) <= 30 else f"{text[:20]}... ({len(text):,} digits)"
-                raise InvalidInputError(
-                    f"--as-of {shown} is past any ledger position (at most 2**63-1); give a "
-                    "position within the ledger (`mind status` shows its head) or a time"
-                )
-            if int(text) < 1:
-                self.fail("a ledger position starts at 1", param, ctx)
-            return AsOf(position=int(text))
         try:
-            return AsOf(time=parse_time(text))
-        except InvalidInputError:
-            self.fail(
-                f"{text!r} is neither a ledger position (1, 2, ...) nor an ISO-8601 time "
-                "(2026-05-01T09:30:00Z)",
-                param,
-                ctx,
-            )
+            return parse_as_of(str(value), "--as-of")
+        except UnreadableAsOfError as e:
+            self.fail(str(e), param, ctx)
 
 
 AS_OF_HELP = (

@@ -13,8 +13,8 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
-from cli.compose import Home
-from domain.errors import InvalidInputError, MindError
+from mindledger.compose import Home
+from mindledger.domain.errors import InvalidInputError, MindError
 
 # The home's own entries; a name starting with a prefix is a companion (SQLite's -wal/-shm/
 # -journal, DuckDB's .wal, the anchor's and replay's temporary files).

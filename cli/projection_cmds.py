@@ -11,8 +11,8 @@ from typing import Any
 
 import click
 
-from cli.compose import Home, open_reader, read_model_paths
-from cli.output import echo, emit_json
+from mindledger.cli.output import echo, emit_json
+from mindledger.compose import Home, open_reader, read_model_paths
 
 
 def _progress(total: int, enabled: bool) -> Any:
@@ -48,10 +48,10 @@ def project(home: Home, follow: bool, as_json: bool) -> None:
 
         mind project --follow &
     """
-    from projections.engine.follower import follow as follow_ledger
-    from projections.engine.projector import Projector
-    from projections.engine.read_only_home import require_writable
-    from projections.engine.readmodel import projector_lock
+    from mindledger.projections.engine.follower import follow as follow_ledger
+    from mindledger.projections.engine.projector import Projector
+    from mindledger.projections.engine.read_only_home import require_writable
+    from mindledger.projections.engine.readmodel import projector_lock
 
     paths, reader = read_model_paths(home), open_reader(home)
     require_writable(home.path, paths.working, doing="build the read model")
@@ -107,18 +107,18 @@ def replay(home: Home, target: Path | None, check: bool, swap: bool, as_json: bo
 
         mind replay --into /tmp/rebuilt.duckdb --check
     """
-    from projections.engine.readmodel import ensure_fresh
-    from projections.engine.replay import differences, live_position, rebuild, swap_in
+    from mindledger.projections.engine.readmodel import ensure_fresh
+    from mindledger.projections.engine.replay import differences, live_position, rebuild, swap_in
 
     if target is not None:
-        from cli.output_paths import refuse_home_file
+        from mindledger.cli.output_paths import refuse_home_file
 
         refuse_home_file(home, target, "--into")
     if swap:
         _require_verified(home)
     paths, reader = read_model_paths(home), open_reader(home)
     if target is None or swap or check:
-        from projections.engine.read_only_home import require_writable
+        from mindledger.projections.engine.read_only_home import require_writable
 
         require_writable(home.path, paths.working, doing="replay in this home")
     scratch = None
@@ -168,8 +168,8 @@ def replay(home: Home, target: Path | None, check: bool, swap: bool, as_json: bo
 def _require_verified(home: Home) -> None:
     """A swap replaces the read model, which may be the only evidence left of a truncated
     ledger: refuse it unless the ledger verifies against every anchor."""
-    from cli.ledger_cmds import verify_home
-    from domain.errors import LedgerUnverifiedError
+    from mindledger.cli.ledger_cmds import verify_home
+    from mindledger.domain.errors import LedgerUnverifiedError
 
     result = verify_home(home)
     if not result.ok:

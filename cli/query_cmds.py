@@ -10,8 +10,8 @@ from typing import Any
 
 import click
 
-from cli.compose import Home, read_model, sandboxed_read_model
-from cli.output import echo, emit_json, json_text, table
+from mindledger.cli.output import echo, emit_json, json_text, table
+from mindledger.compose import Home, read_model, sandboxed_read_model
 
 
 def records(columns: list[str], rows: list[tuple[Any, ...]]) -> list[dict[str, Any]]:
@@ -70,7 +70,7 @@ class FiniteSeconds(click.FloatRange):
     metavar="NAME VALUE",
     help="A named parameter, used in SQL as $NAME.",
 )
-# The limits are settings (cli/settings.py: MIND_QUERY_*, .env, config.json); a flag wins.
+# The limits are settings (mindledger/settings.py: MIND_QUERY_*, .env, config.json); a flag wins.
 @click.option(
     "--timeout",
     "seconds",
@@ -124,7 +124,7 @@ def run_user_query(
 ) -> tuple[list[str], list[tuple[Any, ...]]]:
     """User SQL on the sandboxed read model within the home's query limits (a limit given
     here wins over the settings): `mind query` and the HTTP API's query."""
-    from projections.queries.analytics import QueryLimits, run_query
+    from mindledger.projections.queries.analytics import QueryLimits, run_query
 
     chosen = home.with_flags(
         query_timeout=("--timeout", seconds),
@@ -165,16 +165,16 @@ def report(home: Home, name: str, fmt: str, out: Path | None, as_json: bool) -> 
 
         mind report activity --format png --out activity.png
     """
-    from cli.output_paths import refuse_home_file
-    from projections.queries.analytics import report as run_report
+    from mindledger.cli.output_paths import refuse_home_file
+    from mindledger.projections.queries.analytics import report as run_report
 
     if fmt == "png":
         refuse_home_file(home, out or Path(f"report-{name}.png"), "--out")
     with read_model(home) as con:
         columns, rows = run_report(con, name)
     if fmt == "png":
-        from cli.output_paths import replaced_on_success
-        from projections.queries.plots import plot_report
+        from mindledger.cli.output_paths import replaced_on_success
+        from mindledger.projections.queries.plots import plot_report
 
         path = out or Path(f"report-{name}.png")
         with replaced_on_success(path) as temp:
@@ -213,13 +213,13 @@ def export(home: Home, folder: Path, fmt: str, as_json: bool) -> None:
         mind export --format jsonl ./backup
     """
     if fmt in ("jsonl", "md"):
-        from cli.export_cmds import echo_export, export_ledger
+        from mindledger.cli.export_cmds import echo_export, export_ledger
 
         done = export_ledger(home, folder, fmt, show_progress=not as_json)
         emit_json(done) if as_json else echo_export(done)
         return
-    from cli.output_paths import refuse_home_file
-    from projections.queries.analytics import export_tables
+    from mindledger.cli.output_paths import refuse_home_file
+    from mindledger.projections.queries.analytics import export_tables
 
     refuse_home_file(home, folder, "FOLDER")
     with read_model(home) as con:

@@ -6,17 +6,18 @@ from typing import Any
 
 import click
 
-from cli.compose import Home, clock_from_env, read_model
-from cli.options import AsOf, as_of_option
-from cli.render import echo_recall
-from cli.server_client import NO_SERVER_HELP
+from mindledger.cli.options import as_of_option
+from mindledger.cli.render import echo_recall
+from mindledger.cli.server_client import NO_SERVER_HELP
+from mindledger.compose import Home, clock_from_env, read_model
+from mindledger.rules import AsOf
 
 
 def recall_data(home: Home, query: str, budget: int, as_of: AsOf | None = None) -> dict[str, Any]:
     """What `mind recall --json` prints (the HTTP API's recall too)."""
-    from cli.compose import embedder, open_mind
-    from projections.queries.listings import ledger_point
-    from projections.retrieval.recall import recall as run_recall
+    from mindledger.compose import embedder, open_mind
+    from mindledger.projections.queries.listings import ledger_point
+    from mindledger.projections.retrieval.recall import recall as run_recall
 
     mind = open_mind(home)
     try:

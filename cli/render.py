@@ -8,8 +8,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from cli.output import echo, emit_json, table
-from cli.turn_lines import effect_lines
+from mindledger.cli.output import echo, emit_json, table
+from mindledger.cli.turn_lines import effect_lines
 
 RECALL_COLUMNS = ["id", "channel", "score", "tokens", "day", "text"]
 

@@ -11,8 +11,8 @@ from typing import Any
 
 import click
 
-from cli.compose import Home
-from cli.output import echo, emit_json, json_text
+from mindledger.cli.output import echo, emit_json, json_text
+from mindledger.compose import Home
 
 _STALE_NOTE = " (server.json is stale: its process is not this home's server)"
 
@@ -94,7 +94,7 @@ def serve(
 
         curl -H "Authorization: Bearer $(mind serve --print-token)" http://127.0.0.1:8421/v1/minds
     """
-    from service.auth import ensure_token
+    from mindledger.service.auth import ensure_token
 
     targets = _homes(home, homes)
     for target in targets:
@@ -109,8 +109,8 @@ def serve(
             for path, token in tokens.items():
                 echo(f"{path}\t{token}")
         return
-    from service.minds import Minds
-    from service.process import ServeOptions, check_bind, serve
+    from mindledger.service.minds import Minds
+    from mindledger.service.process import ServeOptions, check_bind, serve
 
     options = ServeOptions(host, port, idle_minutes * 60, allow_remote, max_body)
     check_bind(options)
@@ -159,7 +159,7 @@ def status(home: Home, as_json: bool) -> None:
     """
     from datetime import UTC, datetime
 
-    from service.process import server_record
+    from mindledger.server_files import server_record
 
     data, stale = server_record(home.path)
     if data is None:
@@ -198,8 +198,9 @@ def stop(home: Home, timeout: float, as_json: bool) -> None:
 
         mind server stop
     """
-    from domain.errors import MindError
-    from service.process import pid_alive, remove_stale_record, server_record
+    from mindledger.domain.errors import MindError
+    from mindledger.server_files import any_pid_alive as pid_alive
+    from mindledger.server_files import remove_stale_record, server_record
 
     data, stale = server_record(home.path)
     if data is None:

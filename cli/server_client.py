@@ -22,15 +22,21 @@ import socket
 import stat
 import sys
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-SOCKET_FILE = "server.sock"
-TOKEN_FILE = "server-token"
-INFO_FILE = "server.json"
-STARTING_FILE = "server.starting"  # a client started a server lately: do not start another
+from mindledger.server_files import (
+    INFO_FILE,
+    SOCKET_FILE,
+    STARTING_FILE,
+    TOKEN_FILE,
+    UNIX_PATH_MAX,
+    own_private,
+    read_info,
+)
+
 START_GRACE_S = 60.0
 IDLE_EXIT_MINUTES = 10
 CONNECT_TIMEOUT_S = 2.0
@@ -127,7 +133,7 @@ def retire_outdated_server(home: Path) -> bool:
     info = read_info(home)
     if (
         info is None
-        or not _own(home / INFO_FILE, stat.S_IFREG)
+        or not own_private(home / INFO_FILE, stat.S_IFREG)
         or not isinstance(info.get("idle_exit_s"), int | float)
         or info["idle_exit_s"] <= 0
         or "home_files" not in info
@@ -149,94 +155,6 @@ def package_version() -> str:
         return version("mindledger")
     except PackageNotFoundError:
         return "unknown"
-
-
-def pid_alive(pid: int, others: bool = False) -> bool:
-    """Whether `pid` is a live process of this user (one that has exited but is not yet
-    reaped, a zombie, is not live). Another user's process is not ours to use, so it counts
-    only with `others` (the server's own checks: not ours, but not gone either)."""
-    try:
-        os.kill(pid, 0)
-    except PermissionError:
-        return others
-    except OSError:  # ProcessLookupError
-        return False
-    try:
-        stat_line = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return True  # no /proc: the signal check is all there is
-    return stat_line.rpartition(")")[2].split()[:1] != ["Z"]
-
-
-# `started` in server.json is written in whole seconds (truncated) after the process began; a
-# process that began later than this after it cannot have written it (its pid was reused). The
-# margin absorbs the rounding and a step of the wall clock (an NTP correction) since the start.
-START_SLACK_S = 60.0
-
-
-def process_start_time(pid: int) -> float | None:
-    """When process `pid` began (Unix time, from /proc), or None when that cannot be read."""
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
-        ticks = int(fields[19])  # field 22, starttime, in clock ticks since boot
-        boot = next(
-            int(line.split()[1])
-            for line in Path("/proc/stat").read_text().splitlines()
-            if line.startswith("btime ")
-        )
-        return boot + ticks / os.sysconf("SC_CLK_TCK")
-    except (OSError, ValueError, IndexError, StopIteration):
-        return None
-
-
-def is_server_process(info: Mapping[str, Any], alive: Callable[[int], bool] | None = None) -> bool:
-    """Whether server.json's `pid` is the live process that wrote it: alive, of this user, and
-    begun no later than the file's `started` (a pid reused by a later process is not; a file
-    without a usable pid or `started` is stale)."""
-    from datetime import datetime
-
-    pid, started = info.get("pid"), info.get("started")
-    if (
-        not isinstance(pid, int)
-        or isinstance(pid, bool)
-        or pid <= 0
-        or not isinstance(started, str)
-    ):
-        return False
-    try:
-        wrote = datetime.fromisoformat(started).timestamp()
-    except (ValueError, OverflowError):
-        return False
-    if not (alive or pid_alive)(pid):
-        return False
-    began = process_start_time(pid)
-    return began is None or began <= wrote + START_SLACK_S
-
-
-def _own(path: Path, kind: int) -> bool:
-    """Whether `path` is of this `kind` (stat.S_IFSOCK, S_IFREG), ours, and private."""
-    try:
-        st = os.lstat(path)
-    except OSError:
-        return False
-    return (
-        stat.S_IFMT(st.st_mode) == kind
-        and st.st_uid == os.getuid()
-        and not st.st_mode & (stat.S_IRWXG | stat.S_IRWXO)
-    )
-
-
-def read_info(home: Path) -> dict[str, Any] | None:
-    """The home's server.json when a live server of this user wrote it, else None."""
-    try:
-        info = json.loads((home / INFO_FILE).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    if not isinstance(info, dict):
-        return None
-    if not is_server_process(info):
-        return None
-    return dict(info)
 
 
 def exchange(socket_path: str, request: bytes) -> tuple[int, bytes]:
@@ -372,7 +290,7 @@ def find_server(home: Path, environ: Mapping[str, str]) -> Server | None:
         return None
     socket_path = home / SOCKET_FILE
     token_path = home / TOKEN_FILE
-    if not (_own(socket_path, stat.S_IFSOCK) and _own(token_path, stat.S_IFREG)):
+    if not (own_private(socket_path, stat.S_IFSOCK) and own_private(token_path, stat.S_IFREG)):
         return None
     if info.get("version") != package_version():
         return None
@@ -405,10 +323,6 @@ def _same_path(value: Any, home: Path) -> bool:
         return os.path.samefile(value, home)
     except OSError:
         return False
-
-
-# The longest Unix socket path (sun_path holds 108 bytes with the terminating NUL).
-UNIX_PATH_MAX = 107
 
 
 def may_start_server(home: Path) -> bool:
@@ -452,7 +366,7 @@ def start_server(home: Path, environ: Mapping[str, str]) -> bool:
         return False
     import subprocess
 
-    command = [sys.executable, "-c", "from cli.main import main; main()"]
+    command = [sys.executable, "-c", "from mindledger.cli.main import main; main()"]
     command += ["serve", "--home", str(home), "--port", "0", "--idle-exit", str(IDLE_EXIT_MINUTES)]
     env = {k: v for k, v in environ.items() if k != "MIND_NO_SERVER"}
     try:

@@ -7,12 +7,13 @@ from uuid import UUID
 
 import click
 
-from cli.autonomy_cmds import tick
-from cli.compose import Home, open_mind, read_model
-from cli.options import AsOf, as_of_option
-from cli.output import echo, emit_json, table
-from domain.errors import UnknownThreadError
-from domain.thread import VERDICTS, short_id
+from mindledger.cli.autonomy_cmds import tick
+from mindledger.cli.options import as_of_option
+from mindledger.cli.output import echo, emit_json, table
+from mindledger.compose import Home, open_mind, read_model
+from mindledger.domain.errors import UnknownThreadError
+from mindledger.domain.thread import VERDICTS, short_id
+from mindledger.rules import AsOf
 
 
 @click.group()
@@ -37,8 +38,8 @@ def open_(home: Home, label: str, content: str, as_json: bool) -> None:
 
         mind thread open "Ask about the launch date" --content "The user hinted at May"
     """
-    from cli.compose import clock_from_env
-    from projections.queries import thread_queries
+    from mindledger.compose import clock_from_env
+    from mindledger.projections.queries import thread_queries
 
     thread_id = open_mind(home).open_thread(label, content)
     now = clock_from_env()()
@@ -62,7 +63,7 @@ def open_(home: Home, label: str, content: str, as_json: bool) -> None:
 
 def resolve_thread_id(home: Home, given: str) -> UUID:
     """Turn a short id (`t1a2b3c4d`), a prefix or a full id into the thread's stream id."""
-    from projections.queries import thread_queries
+    from mindledger.projections.queries import thread_queries
 
     with read_model(home) as con:
         matches = thread_queries.find_threads(con, given)
@@ -107,8 +108,8 @@ def resolve(
 
 
 def _when(con: Any, as_of: AsOf | None) -> Any:
-    from cli.compose import clock_from_env
-    from projections.queries.listings import ledger_point
+    from mindledger.compose import clock_from_env
+    from mindledger.projections.queries.listings import ledger_point
 
     when = clock_from_env()()
     if as_of is not None:
@@ -120,7 +121,7 @@ def thread_listing(
     home: Home, include_resolved: bool = False, as_of: AsOf | None = None
 ) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
     """The threads by tension (what `mind threads --json` prints) and the triage demand."""
-    from projections.queries import thread_queries
+    from mindledger.projections.queries import thread_queries
 
     with read_model(home) as con:
         when = _when(con, as_of)
@@ -132,7 +133,7 @@ def thread_listing(
 
 def thread_metrics(home: Home, as_of: AsOf | None = None) -> dict[str, Any]:
     """What `mind threads --metrics --json` prints."""
-    from projections.queries import thread_queries
+    from mindledger.projections.queries import thread_queries
 
     with read_model(home) as con:
         figures: dict[str, Any] = thread_queries.metrics(con, _when(con, as_of))

@@ -8,15 +8,15 @@ from typing import Any
 
 import click
 
-from cli.compose import Home, asker, build_model, open_mind, open_reader, turn_session
-from cli.output import echo
-from cli.render import echo_turn
-from cli.server_client import NO_SERVER_HELP
+from mindledger.cli.output import echo
+from mindledger.cli.render import echo_turn
+from mindledger.cli.server_client import NO_SERVER_HELP
+from mindledger.compose import Home, asker, build_model, open_mind, open_reader, turn_session
 
 
 def reply_text(value: str | None) -> str | None:
     """`--mock-reply TEXT` or `@FILE` (a UTF-8 text file)."""
-    from domain.errors import InvalidInputError
+    from mindledger.domain.errors import InvalidInputError
 
     if value is None or not value.startswith("@"):
         return value
@@ -76,7 +76,7 @@ def outcome_json(home: Home, outcome: Any) -> dict[str, Any]:
 def echo_effects(outcome: Any) -> None:
     """One line per change the reply's control lines made (and per refused line), on stderr so
     the reply itself stays clean; a reply cut off at the token limit says so first."""
-    from cli.turn_lines import effect_lines, effects_of
+    from mindledger.cli.turn_lines import effect_lines, effects_of
 
     for line in effect_lines(effects_of(outcome)):
         echo(line, err=True)
@@ -121,7 +121,7 @@ def _model(home: Home, spec: str | None, mock_reply: str | None, api_base: str |
 def turn_model(home: Home, spec: str | None, mock_reply: str | None, api_base: str | None) -> Any:
     """The model a turn runs on: `spec`, else the mind's; `mock` needs a scripted reply (the
     text itself: reading `@FILE` is the command line's business)."""
-    from domain.errors import InvalidInputError
+    from mindledger.domain.errors import InvalidInputError
 
     if spec == "mock" and mock_reply is None:
         raise InvalidInputError("--model mock needs --mock-reply TEXT (or @FILE)")
@@ -178,7 +178,7 @@ def turn(
 
 def register(group: click.Group) -> None:
     """Add these commands to the `mind` group."""
-    from cli.chat import chat
+    from mindledger.cli.chat import chat
 
     group.add_command(turn)
     group.add_command(chat)

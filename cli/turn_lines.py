@@ -10,8 +10,8 @@ from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
-from domain.control_lines import parse_concept, parse_relate, split_reply
-from domain.text import clean_token
+from mindledger.domain.control_lines import parse_concept, parse_relate, split_reply
+from mindledger.domain.text import clean_token
 
 IDENTITY_CLAIMS = ("identity_proposal", "identity_ratify")
 

@@ -12,9 +12,9 @@ from uuid import UUID
 
 import click
 
-from cli.compose import Home, open_mind, read_model
-from domain.errors import InvalidInputError
-from domain.turn import Turn
+from mindledger.compose import Home, open_mind, read_model
+from mindledger.domain.errors import InvalidInputError
+from mindledger.domain.turn import Turn
 
 
 def resolve_turn(home: Home, ref: str) -> UUID:

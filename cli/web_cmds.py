@@ -11,9 +11,9 @@ from typing import Any
 
 import click
 
-from cli.compose import Home
-from cli.output import echo, emit_json
-from domain.errors import MindError
+from mindledger.cli.output import echo, emit_json
+from mindledger.compose import Home
+from mindledger.domain.errors import MindError
 
 
 class NoServerError(MindError):
@@ -40,7 +40,7 @@ def running_server(home: Home) -> dict[str, Any]:
         ) from None
     except PermissionError:
         pass  # alive, under another user
-    from cli.server_client import is_server_process
+    from mindledger.server_files import is_server_process
 
     if not is_server_process(info, alive=lambda _: True):  # a reused pid: the token stays here
         raise NoServerError(
@@ -69,7 +69,7 @@ def _call(url: str, token: str, method: str = "GET") -> Any:
 
 def login_url(home: Home) -> str:
     """A one-time login link to the page of this home's mind (valid once, for two minutes)."""
-    from service.auth import read_token
+    from mindledger.service.auth import read_token
 
     server = running_server(home)
     token = read_token(home.path)

@@ -9,23 +9,23 @@ from uuid import UUID
 from eventsourcing.application import Application
 from eventsourcing.persistence import IntegrityError, Recording
 
-from domain import commands
-from domain.changes import CONFLICT_RETRIES, Changes
-from domain.clock import Clock, system_clock
-from domain.commands import OpenOutcome
-from domain.commitment import Commitment, Origin
-from domain.concept import BindingKind, Concept
-from domain.conversation import Conversation, Observed, conversation_id
-from domain.errors import AlreadyInitialisedError
-from domain.events import AggregateRoot, DomainEvent
-from domain.foreign_apply import ImportTally, import_records
-from domain.foreign_import import ForeignFile, ForeignRecord
-from domain.forgetting import Forgetting, check_forget_role
-from domain.identity import IDENTITY_ID, Identity
-from domain.knowledge_uses import KnowledgeUseCases
-from domain.text import clean_token
-from domain.text_keys import Secrets, TextKeys
-from domain.thread import Thread, ThreadOrigin
+from mindledger.domain import commands
+from mindledger.domain.changes import CONFLICT_RETRIES, Changes
+from mindledger.domain.clock import Clock, system_clock
+from mindledger.domain.commands import OpenOutcome
+from mindledger.domain.commitment import Commitment, Origin
+from mindledger.domain.concept import BindingKind, Concept
+from mindledger.domain.conversation import Conversation, Observed, conversation_id
+from mindledger.domain.errors import AlreadyInitialisedError
+from mindledger.domain.events import AggregateRoot, DomainEvent
+from mindledger.domain.foreign_apply import ImportTally, import_records
+from mindledger.domain.foreign_import import ForeignFile, ForeignRecord
+from mindledger.domain.forgetting import Forgetting, check_forget_role
+from mindledger.domain.identity import IDENTITY_ID, Identity
+from mindledger.domain.knowledge_uses import KnowledgeUseCases
+from mindledger.domain.text import clean_token
+from mindledger.domain.text_keys import Secrets, TextKeys
+from mindledger.domain.thread import Thread, ThreadOrigin
 
 T = TypeVar("T")
 A = TypeVar("A", bound=AggregateRoot)

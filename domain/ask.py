@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from domain.events import AggregateRoot, DomainEvent
+from mindledger.domain.events import AggregateRoot, DomainEvent
 
 Route = Literal["memory-exact", "memory-semantic", "model"]
 Via = Literal["ask", "turn"]

@@ -11,11 +11,11 @@ from dataclasses import dataclass
 from datetime import datetime
 from uuid import UUID, uuid4
 
-from domain.application import Mind
-from domain.context_port import AutonomyState, ThreadReads
-from domain.events import AggregateRoot, DomainEvent
-from domain.settings import thread_params
-from domain.tension import TensionParams
+from mindledger.domain.application import Mind
+from mindledger.domain.context_port import AutonomyState, ThreadReads
+from mindledger.domain.events import AggregateRoot, DomainEvent
+from mindledger.domain.settings import thread_params
+from mindledger.domain.tension import TensionParams
 
 
 def gate(state: AutonomyState, now: datetime, p: TensionParams) -> tuple[bool, str]:

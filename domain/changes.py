@@ -14,9 +14,9 @@ from uuid import UUID
 
 from eventsourcing.application import AggregateNotFoundError, Application
 
-from domain.commitment import Commitment, episode_id
-from domain.events import AggregateRoot, DomainEvent
-from domain.text_keys import TextKeys
+from mindledger.domain.commitment import Commitment, episode_id
+from mindledger.domain.events import AggregateRoot, DomainEvent
+from mindledger.domain.text_keys import TextKeys
 
 A = TypeVar("A", bound=AggregateRoot)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import UTC, datetime
 
-from domain.errors import InvalidInputError
+from mindledger.domain.errors import InvalidInputError
 
 Clock = Callable[[], datetime]
 

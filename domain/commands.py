@@ -12,8 +12,8 @@ from datetime import datetime
 from typing import Any
 from uuid import UUID
 
-from domain.changes import Changes
-from domain.commitment import (
+from mindledger.domain.changes import Changes
+from mindledger.domain.commitment import (
     TEXT_LIMIT,
     Commitment,
     Origin,
@@ -21,17 +21,17 @@ from domain.commitment import (
     legacy_cid,
     normalise,
 )
-from domain.concept import Concept, concept_id
-from domain.errors import (
+from mindledger.domain.concept import Concept, concept_id
+from mindledger.domain.errors import (
     InvalidInputError,
     NotInitialisedError,
     UnknownCommitmentError,
     UnknownConceptError,
     UnknownThreadError,
 )
-from domain.identity import IDENTITY_ID, Identity
-from domain.text import clean_text, clean_token
-from domain.thread import Thread
+from mindledger.domain.identity import IDENTITY_ID, Identity
+from mindledger.domain.text import clean_text, clean_token
+from mindledger.domain.thread import Thread
 
 
 @dataclass(frozen=True)

@@ -7,10 +7,10 @@ from datetime import datetime
 from typing import Literal
 from uuid import UUID
 
-from domain.errors import CommitmentAlreadyClosedError
-from domain.events import AggregateRoot, DomainEvent, stream_id
-from domain.text import clean_text
-from domain.text_keys import COMMITMENT, TextKeys
+from mindledger.domain.errors import CommitmentAlreadyClosedError
+from mindledger.domain.events import AggregateRoot, DomainEvent, stream_id
+from mindledger.domain.text import clean_text
+from mindledger.domain.text_keys import COMMITMENT, TextKeys
 
 Origin = Literal["user", "assistant", "owner", "autonomy"]
 ORIGINS: tuple[str, ...] = ("user", "assistant", "owner", "autonomy")

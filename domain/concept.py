@@ -6,9 +6,9 @@ from datetime import datetime
 from typing import Any, Literal
 from uuid import UUID
 
-from domain.errors import InvalidInputError
-from domain.events import AggregateRoot, DomainEvent, stream_id
-from domain.text import clean_text, clean_token
+from mindledger.domain.errors import InvalidInputError
+from mindledger.domain.events import AggregateRoot, DomainEvent, stream_id
+from mindledger.domain.text import clean_text, clean_token
 
 BindingKind = Literal["event", "commitment", "thread"]
 

@@ -7,8 +7,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from uuid import UUID
 
-from domain.events import AggregateRoot, DomainEvent, stream_id
-from domain.text import clean_text
+from mindledger.domain.events import AggregateRoot, DomainEvent, stream_id
+from mindledger.domain.text import clean_text
 
 # A title is one line; ChatGPT's are short, a longer one is cut here.
 MAX_TITLE = 500

@@ -14,13 +14,13 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from uuid import UUID
 
-from domain import commands
-from domain.changes import Changes
-from domain.concept import Concept
-from domain.conversation import Conversation, conversation_id
-from domain.errors import MindError
-from domain.events import AggregateRoot
-from domain.foreign_import import (
+from mindledger.domain import commands
+from mindledger.domain.changes import Changes
+from mindledger.domain.concept import Concept
+from mindledger.domain.conversation import Conversation, conversation_id
+from mindledger.domain.errors import MindError
+from mindledger.domain.events import AggregateRoot
+from mindledger.domain.foreign_import import (
     COMMITMENT_CLOSED,
     COMMITMENT_OPENED,
     CONCEPT_ALIAS,

@@ -18,7 +18,7 @@ from datetime import datetime
 from typing import Any, Literal
 from uuid import UUID
 
-from domain.events import AggregateRoot, DomainEvent, stream_id
+from mindledger.domain.events import AggregateRoot, DomainEvent, stream_id
 
 
 def import_id(format: str, source_key: str) -> UUID:

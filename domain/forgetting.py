@@ -13,9 +13,9 @@ from datetime import datetime
 from typing import Any, Literal
 from uuid import UUID
 
-from domain.errors import InvalidInputError, MindError
-from domain.events import AggregateRoot, DomainEvent, stream_id
-from domain.text import clean_token
+from mindledger.domain.errors import InvalidInputError, MindError
+from mindledger.domain.events import AggregateRoot, DomainEvent, stream_id
+from mindledger.domain.text import clean_token
 
 SelectorKind = Literal[
     "turn", "conversation", "speaker", "commitment", "concept", "thread", "knowledge", "before"

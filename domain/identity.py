@@ -6,10 +6,10 @@ from datetime import datetime
 from typing import Literal
 from uuid import UUID
 
-from domain.errors import IdentityError
-from domain.events import AggregateRoot, DomainEvent, stream_id
-from domain.settings import check_setting
-from domain.text import clean_text
+from mindledger.domain.errors import IdentityError
+from mindledger.domain.events import AggregateRoot, DomainEvent, stream_id
+from mindledger.domain.settings import check_setting
+from mindledger.domain.text import clean_text
 
 IDENTITY_ID = stream_id("identity")
 DEFAULT_MODEL = "local/smollm2-135m-instruct"

@@ -19,9 +19,9 @@ from uuid import UUID
 
 from pydantic import BaseModel, ConfigDict
 
-from domain.events import FORGOTTEN, AggregateRoot, DomainEvent, stream_id
-from domain.text import clean_text
-from domain.text_keys import CONTENT, KNOWLEDGE, TextKeys
+from mindledger.domain.events import FORGOTTEN, AggregateRoot, DomainEvent, stream_id
+from mindledger.domain.text import clean_text
+from mindledger.domain.text_keys import CONTENT, KNOWLEDGE, TextKeys
 
 ValidationState = Literal[
     "unverified", "plausible", "supported", "verified", "disputed", "retracted"

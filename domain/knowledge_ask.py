@@ -12,13 +12,13 @@ from datetime import datetime
 from typing import Any
 from uuid import uuid4
 
-from domain.ask import Ask, Route, Via
-from domain.control_lines import split_reply
-from domain.knowledge import Knowledge
-from domain.knowledge_assessment import assess
-from domain.knowledge_port import KnowledgeReads
-from domain.model_port import Completion, CompletionModel
-from domain.turns import DEFAULT_BUDGET, TurnOutcome, TurnService
+from mindledger.domain.ask import Ask, Route, Via
+from mindledger.domain.control_lines import split_reply
+from mindledger.domain.knowledge import Knowledge
+from mindledger.domain.knowledge_assessment import assess
+from mindledger.domain.knowledge_port import KnowledgeReads
+from mindledger.domain.model_port import Completion, CompletionModel
+from mindledger.domain.turns import DEFAULT_BUDGET, TurnOutcome, TurnService
 
 SEMANTIC_MIN = 0.78  # cosine between the question and an item's question
 CANDIDATES_KEPT = 5

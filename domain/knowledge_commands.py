@@ -10,9 +10,9 @@ from dataclasses import dataclass
 from datetime import datetime
 from uuid import UUID
 
-from domain.changes import Changes
-from domain.errors import InvalidInputError, MindError
-from domain.knowledge import (
+from mindledger.domain.changes import Changes
+from mindledger.domain.errors import InvalidInputError, MindError
+from mindledger.domain.knowledge import (
     APPROVED_CONFIDENCE,
     DEFAULT_CONFIDENCE,
     DEFAULT_FRESHNESS,
@@ -31,8 +31,8 @@ from domain.knowledge import (
     knowledge_stream,
     legacy_intent_hash,
 )
-from domain.text import clean_token
-from domain.turn import Turn
+from mindledger.domain.text import clean_token
+from mindledger.domain.turn import Turn
 
 OWNER_ONLY = ("verify", "approve", "discard", "dispute", "retract", "edit", "delete", "history")
 SOURCES_KEPT = 50  # context items cited as a model answer's sources, at most

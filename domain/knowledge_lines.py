@@ -8,17 +8,17 @@ import re
 from typing import TYPE_CHECKING, cast
 from uuid import UUID
 
-from domain import knowledge_commands as kc
-from domain.control_lines import parse_knowledge, parse_remember
-from domain.errors import MindError
-from domain.knowledge import Judgement, Provenance, content_hash
+from mindledger.domain import knowledge_commands as kc
+from mindledger.domain.control_lines import parse_knowledge, parse_remember
+from mindledger.domain.errors import MindError
+from mindledger.domain.knowledge import Judgement, Provenance, content_hash
 
 if TYPE_CHECKING:
     from datetime import datetime
 
-    from domain.changes import Changes
-    from domain.context_port import AssembledContext
-    from domain.turn import Turn
+    from mindledger.domain.changes import Changes
+    from mindledger.domain.context_port import AssembledContext
+    from mindledger.domain.turn import Turn
 
 # "remember that ...", "please remember this: ...", "save this: ..." at the start of a message.
 _REQUEST = re.compile(

@@ -8,11 +8,11 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, TypeVar
 from uuid import UUID
 
-from domain import knowledge_commands as kc
-from domain.changes import Changes
-from domain.clock import Clock
-from domain.events import DomainEvent
-from domain.knowledge import (
+from mindledger.domain import knowledge_commands as kc
+from mindledger.domain.changes import Changes
+from mindledger.domain.clock import Clock
+from mindledger.domain.events import DomainEvent
+from mindledger.domain.knowledge import (
     Freshness,
     Judgement,
     Knowledge,
@@ -24,8 +24,8 @@ from domain.knowledge import (
     intent_hash,
     knowledge_stream,
 )
-from domain.knowledge_commands import KnowledgeChange
-from domain.text_keys import TextKeys
+from mindledger.domain.knowledge_commands import KnowledgeChange
+from mindledger.domain.text_keys import TextKeys
 
 T = TypeVar("T")
 

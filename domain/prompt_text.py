@@ -18,7 +18,7 @@ import re
 import unicodedata
 from functools import lru_cache
 
-from domain.text import HIDDEN, show_hidden
+from mindledger.domain.text import HIDDEN, show_hidden
 
 # `<` and what a reader (or a model) could take for it: NFKC folds the fullwidth and small forms
 # to `<`; the others are look-alikes NFKC leaves alone.

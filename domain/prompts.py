@@ -3,9 +3,9 @@ delimited memory) and the messages of a turn, full for a hosted model, compact f
 
 from __future__ import annotations
 
-from domain.context_port import AssembledContext
-from domain.identity import Identity
-from domain.prompt_text import one_line
+from mindledger.domain.context_port import AssembledContext
+from mindledger.domain.identity import Identity
+from mindledger.domain.prompt_text import one_line
 
 PROTOCOL = "\n".join(
     [

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from domain.control_lines import KEYWORDS, split_reply
+from mindledger.domain.control_lines import KEYWORDS, split_reply
 
 
 def could_be_control(line: str) -> bool:

@@ -6,7 +6,7 @@ type is missing would be shown as its envelopes and, worse, its keys left out of
 
 from __future__ import annotations
 
-from domain import (  # noqa: F401  (imported to register their events)
+from mindledger.domain import (  # noqa: F401  (imported to register their events)
     ask,
     commitment,
     concept,

@@ -10,8 +10,8 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import fields, replace
 
-from domain.errors import InvalidInputError
-from domain.tension import TensionParams
+from mindledger.domain.errors import InvalidInputError
+from mindledger.domain.tension import TensionParams
 
 # key -> (parser, check, what it means)
 _NUMBER: Callable[[str], float] = float

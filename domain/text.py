@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
-from domain.errors import InvalidInputError
+from mindledger.domain.errors import InvalidInputError
 
 # Newline and tab are content; every other control character is almost always a paste accident
 # or an injection attempt, and would make listings and logs lie about what is stored.

@@ -15,7 +15,7 @@ import hmac
 import threading
 from typing import Protocol
 
-from domain.errors import MindError
+from mindledger.domain.errors import MindError
 
 # One secret per purpose: an id of one kind never confirms a text of another.
 COMMITMENT = "commitment"

@@ -6,9 +6,9 @@ from datetime import datetime
 from typing import Literal
 from uuid import UUID, uuid4
 
-from domain.errors import ResolutionError, ThreadResolvedError
-from domain.events import AggregateRoot, DomainEvent
-from domain.text import clean_text
+from mindledger.domain.errors import ResolutionError, ThreadResolvedError
+from mindledger.domain.events import AggregateRoot, DomainEvent
+from mindledger.domain.text import clean_text
 
 Verdict = Literal["answered", "superseded", "dissolved", "abandoned"]
 VERDICTS: tuple[str, ...] = ("answered", "superseded", "dissolved", "abandoned")

@@ -12,13 +12,13 @@ from collections.abc import Callable
 from datetime import datetime
 from uuid import UUID
 
-from domain import commands
-from domain.changes import Changes
-from domain.context_port import AssembledContext, ThreadMatch, ToolRun, Workspace
-from domain.control_lines import parse_object, parse_thread_ref
-from domain.errors import MindError
-from domain.tension import TensionParams
-from domain.thread import Thread, ThreadOrigin, clean_label, short_id
+from mindledger.domain import commands
+from mindledger.domain.changes import Changes
+from mindledger.domain.context_port import AssembledContext, ThreadMatch, ToolRun, Workspace
+from mindledger.domain.control_lines import parse_object, parse_thread_ref
+from mindledger.domain.errors import MindError
+from mindledger.domain.tension import TensionParams
+from mindledger.domain.thread import Thread, ThreadOrigin, clean_label, short_id
 
 WORK_KINDS = ("file", "commitment", "tool")
 _CID = re.compile(r"^c[0-9a-f]{10}$")

@@ -6,9 +6,9 @@ from datetime import datetime
 from typing import Any, Literal
 from uuid import UUID, uuid4
 
-from domain.errors import MindError
-from domain.events import AggregateRoot, DomainEvent
-from domain.text import clean_text
+from mindledger.domain.errors import MindError
+from mindledger.domain.events import AggregateRoot, DomainEvent
+from mindledger.domain.text import clean_text
 
 Speaker = Literal["user", "autonomy"]
 MESSAGE_LIMIT = 100_000

@@ -10,16 +10,16 @@ from datetime import datetime
 from typing import Any
 from uuid import UUID
 
-from domain import commands
-from domain.changes import Changes
-from domain.concept import Concept, concept_id
-from domain.context_port import (
+from mindledger.domain import commands
+from mindledger.domain.changes import Changes
+from mindledger.domain.concept import Concept, concept_id
+from mindledger.domain.context_port import (
     AssembledContext,
     ThreadMatch,
     ToolRun,
     Workspace,
 )
-from domain.control_lines import (
+from mindledger.domain.control_lines import (
     ControlLine,
     parse_claim,
     parse_close,
@@ -27,14 +27,14 @@ from domain.control_lines import (
     parse_relate,
     reply_lines,
 )
-from domain.errors import MindError
-from domain.forgetting import check_forget_role
-from domain.knowledge_lines import KnowledgeLines
-from domain.tension import TensionParams
-from domain.text import clean_token
-from domain.thread import Thread
-from domain.thread_lines import ThreadLines
-from domain.turn import Turn
+from mindledger.domain.errors import MindError
+from mindledger.domain.forgetting import check_forget_role
+from mindledger.domain.knowledge_lines import KnowledgeLines
+from mindledger.domain.tension import TensionParams
+from mindledger.domain.text import clean_token
+from mindledger.domain.thread import Thread
+from mindledger.domain.thread_lines import ThreadLines
+from mindledger.domain.turn import Turn
 
 CLAIM_TYPES = ("event_exists", "commitment_status", "identity_proposal", "identity_ratify")
 CUT_OFF_REASON = "the reply was cut off at the token limit before this line ended"

@@ -16,9 +16,9 @@ from __future__ import annotations
 from datetime import datetime
 from uuid import UUID
 
-from domain.changes import Changes
-from domain.events import AggregateRoot, DomainEvent, stream_id
-from domain.turn import Turn
+from mindledger.domain.changes import Changes
+from mindledger.domain.events import AggregateRoot, DomainEvent, stream_id
+from mindledger.domain.turn import Turn
 
 TURN_NUMBERS_ID = stream_id("turn-numbers")
 _OUTCOMES = (

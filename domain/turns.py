@@ -10,10 +10,10 @@ from uuid import UUID, uuid4
 
 from eventsourcing.persistence import Recording
 
-from domain.application import Mind
-from domain.autonomy import TickOutcome, run_tick
-from domain.changes import Changes
-from domain.context_port import (
+from mindledger.domain.application import Mind
+from mindledger.domain.autonomy import TickOutcome, run_tick
+from mindledger.domain.changes import Changes
+from mindledger.domain.context_port import (
     AssembledContext,
     ContextRequest,
     Embed,
@@ -22,17 +22,17 @@ from domain.context_port import (
     ToolRun,
     Workspace,
 )
-from domain.control_lines import (
+from mindledger.domain.control_lines import (
     split_reply,
 )
-from domain.model_port import CompletionModel, ModelFailure, prompt_fit
-from domain.prompts import AUTONOMY_PROMPT, prompt_messages
-from domain.redaction import redact
-from domain.reply_stream import ReplyStream
-from domain.settings import thread_params
-from domain.turn import REPLY_LIMIT, Speaker, Turn, TurnFinishedError
-from domain.turn_effects import CUT_OFF_REASON, TurnEffects, TurnSetting, unfinished_line
-from domain.turn_numbers import turn_numbers, unfinished_turns
+from mindledger.domain.model_port import CompletionModel, ModelFailure, prompt_fit
+from mindledger.domain.prompts import AUTONOMY_PROMPT, prompt_messages
+from mindledger.domain.redaction import redact
+from mindledger.domain.reply_stream import ReplyStream
+from mindledger.domain.settings import thread_params
+from mindledger.domain.turn import REPLY_LIMIT, Speaker, Turn, TurnFinishedError
+from mindledger.domain.turn_effects import CUT_OFF_REASON, TurnEffects, TurnSetting, unfinished_line
+from mindledger.domain.turn_numbers import turn_numbers, unfinished_turns
 
 DEFAULT_BUDGET = 2000
 

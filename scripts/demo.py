@@ -16,7 +16,7 @@ import tempfile
 
 from click.testing import CliRunner
 
-from cli.main import mind
+from mindledger.cli.main import mind
 
 SESSION = [
     "init --name Echo",

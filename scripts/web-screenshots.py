@@ -24,7 +24,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-MIND = (sys.executable, "-c", "from cli.main import main; main()")
+MIND = (sys.executable, "-c", "from mindledger.cli.main import main; main()")
 DESKTOP, PHONE = (1200, 860), (390, 844)
 TURNS = [
     (

@@ -26,10 +26,10 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from domain.errors import MindError
-from domain.redaction import redact
-from service.auth import bearer
-from service.endpoints import (
+from mindledger.domain.errors import MindError
+from mindledger.domain.redaction import redact
+from mindledger.service.auth import bearer
+from mindledger.service.endpoints import (
     DEFAULT_MAX_BODY,
     Call,
     Endpoint,
@@ -38,17 +38,21 @@ from service.endpoints import (
     check_params,
     read_json,
 )
-from service.errors import (
+from mindledger.service.errors import (
     ApiError,
     error_response,
     internal_error_response,
     log,
     mind_error_response,
 )
-from service.minds import Minds, ServedMind
+from mindledger.service.minds import Minds, ServedMind
 
 CLIENT_GONE = 499  # the status the request log shows for a client that left (nginx's)
-OPTIONAL_EXTENSIONS = ("service.openai_api", "service.mcp_server", "service.web")
+OPTIONAL_EXTENSIONS = (
+    "mindledger.service.openai_api",
+    "mindledger.service.mcp_server",
+    "mindledger.service.web",
+)
 
 RequestHook = Callable[[str, str, int, float, "str | None"], None]
 
@@ -237,8 +241,8 @@ def build_app(
     """The server's application over `minds`. `extensions`: default, the optional modules."""
     from importlib.metadata import version
 
-    from service.http_api import endpoints
-    from service.openapi import openapi_document
+    from mindledger.service.http_api import endpoints
+    from mindledger.service.openapi import openapi_document
 
     state = state or ServerState()
     extensions = optional_extensions(minds) if extensions is None else list(extensions)

@@ -8,9 +8,9 @@ import os
 import secrets
 from pathlib import Path
 
-from domain.errors import MindError
+from mindledger.domain.errors import MindError
+from mindledger.server_files import TOKEN_FILE
 
-TOKEN_FILE = "server-token"
 TOKEN_BYTES = 32
 
 

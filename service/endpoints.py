@@ -13,10 +13,10 @@ from typing import TYPE_CHECKING, Any
 from starlette.requests import Request
 from starlette.responses import Response
 
-from service.errors import ApiError
+from mindledger.service.errors import ApiError
 
 if TYPE_CHECKING:
-    from service.minds import Minds, ServedMind
+    from mindledger.service.minds import Minds, ServedMind
 
 DEFAULT_MAX_BODY = 1024 * 1024  # 1 MiB: a turn's text is at most a few hundred KiB
 
@@ -28,7 +28,7 @@ class JsonResponse(Response):
     media_type = "application/json"
 
     def render(self, content: Any) -> bytes:
-        from cli.output import json_text
+        from mindledger.safe_text import json_text
 
         return json_text(content, indent=None).encode("utf-8")
 

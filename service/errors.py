@@ -8,9 +8,9 @@ from collections.abc import Sequence
 
 from starlette.responses import JSONResponse
 
-from domain import errors as domain
-from domain.redaction import redact
-from projections.queries.analytics import QueryError, QueryStoppedError
+from mindledger.domain import errors as domain
+from mindledger.domain.redaction import redact
+from mindledger.projections.queries.analytics import QueryError, QueryStoppedError
 
 log = logging.getLogger("mindledger.server")
 

@@ -14,15 +14,15 @@ from typing import Any
 
 from starlette.responses import StreamingResponse
 
-from service.endpoints import Call, Endpoint, Param
-from service.errors import ApiError
+from mindledger.service.endpoints import Call, Endpoint, Param
+from mindledger.service.errors import ApiError
 
 POLL_S = 0.2  # how soon a new event reaches the client
 KEEPALIVE_S = 15.0  # a comment line, so proxies and clients see the stream is alive
 
 
 async def events(call: Call) -> Any:
-    from service.http_api import in_thread, sse
+    from mindledger.service.http_api import in_thread, sse
 
     mind = call.the_mind
     after = call.params.get("after")

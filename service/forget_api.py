@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from service.endpoints import Call, Endpoint, Field
-from service.errors import ApiError
-from service.http_api import MIND, in_turn_thread
+from mindledger.service.endpoints import Call, Endpoint, Field
+from mindledger.service.errors import ApiError
+from mindledger.service.http_api import MIND, in_turn_thread
 
 SELECTORS = ("turn", "conversation", "speaker", "commitment", "concept", "thread", "knowledge")
 

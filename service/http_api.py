@@ -10,9 +10,9 @@ from typing import Any, TypeVar
 import anyio.to_thread
 from starlette.responses import StreamingResponse
 
-from cli.ledger_cmds import KINDS
-from service.endpoints import Call, Endpoint, Field, JsonResponse, Param
-from service.errors import ApiError
+from mindledger.cli.ledger_cmds import KINDS
+from mindledger.service.endpoints import Call, Endpoint, Field, JsonResponse, Param
+from mindledger.service.errors import ApiError
 
 T = TypeVar("T")
 
@@ -31,7 +31,7 @@ async def in_turn_thread(call: Call, fn: Callable[[], T]) -> T:
 
 def sse(event: str, data: Any, event_id: int | None = None) -> bytes:
     """One server-sent event (the data as one line of JSON, escaped as the CLI escapes)."""
-    from cli.output import json_text
+    from mindledger.safe_text import json_text
 
     head = f"id: {event_id}\n" if event_id is not None else ""
     return f"{head}event: {event}\ndata: {json_text(data, indent=None)}\n\n".encode()
@@ -94,15 +94,15 @@ def _streamed_turn(call: Call, text: str, kwargs: dict[str, Any]) -> StreamingRe
         loop.call_soon_threadsafe(queue.put_nowait, ("delta", {"text": piece}))
 
     def run() -> None:
-        from domain.errors import MindError
-        from domain.redaction import redact
+        from mindledger.domain.errors import MindError
+        from mindledger.domain.redaction import redact
 
         try:
             done = mind.turn(text, on_delta=on_delta, **kwargs)
         except MindError as e:
             loop.call_soon_threadsafe(queue.put_nowait, ("error", redact(str(e), mind.secrets)))
         except Exception as e:  # a thread boundary: reported as an event, logged, never lost
-            from service.errors import internal_error_response
+            from mindledger.service.errors import internal_error_response
 
             internal_error_response(e, mind.secrets)
             loop.call_soon_threadsafe(queue.put_nowait, ("error", "the turn failed on the server"))
@@ -139,14 +139,12 @@ _NO_CACHE = {"Cache-Control": "no-store", "X-Accel-Buffering": "no"}
 def _as_of(raw: str | None) -> Any:
     if raw is None:
         return None
-    import click
-
-    from cli.options import AsOfType
+    from mindledger.rules import UnreadableAsOfError, parse_as_of
 
     try:
-        return AsOfType().convert(raw, None, None)
-    except click.BadParameter as e:
-        raise ApiError(400, "bad_request", f"as_of: {e.message}") from None
+        return parse_as_of(raw, "as_of")
+    except UnreadableAsOfError as e:
+        raise ApiError(400, "bad_request", f"as_of: {e}") from None
 
 
 async def recall(call: Call) -> Any:
@@ -207,9 +205,9 @@ MIND = "/v1/minds/{name}"
 
 def endpoints() -> list[Endpoint]:
     """The /v1 routes (the events stream lives in service/events_stream.py)."""
-    from service.events_stream import events_endpoint
-    from service.forget_api import forget_endpoints
-    from service.knowledge_api import knowledge_endpoints
+    from mindledger.service.events_stream import events_endpoint
+    from mindledger.service.forget_api import forget_endpoints
+    from mindledger.service.knowledge_api import knowledge_endpoints
 
     read = ("reads",)
     return [

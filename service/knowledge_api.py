@@ -8,11 +8,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from cli.compose import Home
-from domain.knowledge import FRESHNESS, POLICIES, STATES
-from service.endpoints import Call, Endpoint, Field, JsonResponse, Param
-from service.errors import ApiError
-from service.http_api import MIND, TURN_FIELDS, in_thread, in_turn_thread
+from mindledger.compose import Home
+from mindledger.domain.knowledge import FRESHNESS, POLICIES, STATES
+from mindledger.service.endpoints import Call, Endpoint, Field, JsonResponse, Param
+from mindledger.service.errors import ApiError
+from mindledger.service.http_api import MIND, TURN_FIELDS, in_thread, in_turn_thread
 
 KNOWLEDGE = f"{MIND}/knowledge"
 ITEM = f"{KNOWLEDGE}/{{ref}}"
@@ -21,7 +21,7 @@ AMBIGUOUS = {"409": "The reference names more than one item: nothing changed; se
 
 async def _guarded(fn: Callable[[], Any]) -> Any:
     """Answer an ambiguous or unknown reference as JSON (409 with the candidates, 404)."""
-    from domain.knowledge_commands import AmbiguousKnowledgeError, UnknownKnowledgeError
+    from mindledger.domain.knowledge_commands import AmbiguousKnowledgeError, UnknownKnowledgeError
 
     try:
         return await fn()
@@ -34,7 +34,7 @@ async def _guarded(fn: Callable[[], Any]) -> Any:
 
 def _write(call: Call, act: Callable[[Home], Any]) -> Callable[[], Any]:
     """An owner action as a JSON change, run in the turn workers under the turn lock."""
-    from cli.knowledge_cmds import change_json
+    from mindledger.cli.knowledge_cmds import change_json
 
     mind = call.the_mind
     return lambda: in_turn_thread(call, lambda: change_json(mind.owner_write(act)))
@@ -45,21 +45,21 @@ def _ref(call: Call) -> str:
 
 
 async def list_knowledge(call: Call) -> Any:
-    from cli.knowledge_cmds import knowledge_listing
+    from mindledger.cli.knowledge_cmds import knowledge_listing
 
     home, deleted = call.the_mind.home, call.params.get("all", False)
     return await in_thread(lambda: knowledge_listing(home, deleted))
 
 
 async def show_knowledge(call: Call) -> Any:
-    from cli.knowledge_cmds import knowledge_shown
+    from mindledger.cli.knowledge_cmds import knowledge_shown
 
     home, ref, history = call.the_mind.home, _ref(call), call.params.get("history", False)
     return await _guarded(lambda: in_thread(lambda: knowledge_shown(home, ref, history)))
 
 
 async def remember(call: Call) -> Any:
-    from cli.knowledge_cmds import remember_item
+    from mindledger.cli.knowledge_cmds import remember_item
 
     b = call.body
     for name, allowed in (("state", STATES), ("freshness", FRESHNESS), ("reuse", POLICIES)):
@@ -86,7 +86,7 @@ async def remember(call: Call) -> Any:
 
 def _judge(judgement: Any) -> Callable[[Call], Any]:
     async def judge(call: Call) -> Any:
-        from cli.knowledge_cmds import judge_item
+        from mindledger.cli.knowledge_cmds import judge_item
 
         ref, note = _ref(call), call.body.get("note")
         return await _guarded(_write(call, lambda home: judge_item(home, ref, judgement, note)))
@@ -95,14 +95,14 @@ def _judge(judgement: Any) -> Callable[[Call], Any]:
 
 
 async def edit(call: Call) -> Any:
-    from cli.knowledge_cmds import edit_item
+    from mindledger.cli.knowledge_cmds import edit_item
 
     ref, answer = _ref(call), call.body["answer"]
     return await _guarded(_write(call, lambda home: edit_item(home, ref, answer)))
 
 
 async def delete(call: Call) -> Any:
-    from cli.knowledge_cmds import delete_item
+    from mindledger.cli.knowledge_cmds import delete_item
 
     ref, note = _ref(call), call.body.get("note")
     return await _guarded(_write(call, lambda home: delete_item(home, ref, note)))
@@ -110,7 +110,7 @@ async def delete(call: Call) -> Any:
 
 def _decide(judgement: Any) -> Callable[[Call], Any]:
     async def decide(call: Call) -> Any:
-        from cli.knowledge_cmds import decide_turn
+        from mindledger.cli.knowledge_cmds import decide_turn
 
         turn = str(call.request.path_params["turn"])
         return await _write(call, lambda home: decide_turn(home, turn, judgement))()

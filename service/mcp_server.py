@@ -17,15 +17,15 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import unquote
 
-from domain.errors import MindError
+from mindledger.domain.errors import MindError
 
 if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
     from starlette.types import Receive, Scope, Send
 
-    from cli.compose import Home
-    from service.app import Extension
-    from service.minds import Minds, ServedMind
+    from mindledger.compose import Home
+    from mindledger.service.app import Extension
+    from mindledger.service.minds import Minds, ServedMind
 
 T = TypeVar("T")
 INSTRUCTIONS = (
@@ -53,7 +53,7 @@ def mind_mcp(mind: ServedMind, turn_pool: ThreadPoolExecutor) -> MCPServer:
     async def blocking(fn: Callable[[], T], pool: ThreadPoolExecutor | None = None) -> T:
         from mcp.server.mcpserver.exceptions import ToolError
 
-        from domain.redaction import redact
+        from mindledger.domain.redaction import redact
 
         try:
             if pool is not None:
@@ -77,7 +77,7 @@ def mind_mcp(mind: ServedMind, turn_pool: ThreadPoolExecutor) -> MCPServer:
         `validation_failures` (refused control lines), `identity_updates`, and with
         `include_events` the turn's ledger events. `model`: a model spec for this turn (default:
         the mind's; `mock` with `mock_reply` for a scripted reply); `budget`: memory tokens."""
-        from service.turn_result import turn_result
+        from mindledger.service.turn_result import turn_result
 
         def run() -> dict[str, Any]:
             done = mind.turn(
@@ -137,7 +137,7 @@ def serve_stdio(home: Home) -> None:
     """Serve one mind over stdio until the client closes it (stdout is the protocol)."""
     import secrets
 
-    from service.minds import Minds, ServedMind
+    from mindledger.service.minds import Minds, ServedMind
 
     # No HTTP here, so no token is made in the home; the mind needs one to exist.
     minds = Minds([ServedMind(home, secrets.token_urlsafe(32))], turn_workers=4)
@@ -176,7 +176,7 @@ class _MindRoutes:
             yield
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        from service.errors import error_response
+        from mindledger.service.errors import error_response
 
         opened: list[ServedMind] = scope.get("mind.opened", [])
         name = scope.get("path_params", {}).get("name")
@@ -221,7 +221,7 @@ def extension(minds: Minds) -> Extension:
     """`/mcp/{name}` and `/mcp` on the server, behind the bearer check (service.app)."""
     from starlette.routing import Route
 
-    from service.app import Extension, require_token
+    from mindledger.service.app import Extension, require_token
 
     routes = _MindRoutes(minds)
     guarded = _Asgi(require_token(routes, minds))

@@ -14,13 +14,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from cli.compose import Home
-from domain.errors import MindError
+from mindledger.compose import Home
+from mindledger.domain.errors import MindError
 
 if TYPE_CHECKING:
-    from cli.options import AsOf
-    from domain.model_port import CompletionModel
-    from domain.turns import TurnOutcome, TurnService
+    from mindledger.domain.model_port import CompletionModel
+    from mindledger.domain.turns import TurnOutcome, TurnService
+    from mindledger.rules import AsOf
 
 DEFAULT_BUDGET = 2000
 
@@ -33,7 +33,7 @@ CLIENT_BASE_KEY = "none"
 
 def withhold_keys(model: Any) -> None:
     """Make a LiteLLM model send a placeholder key instead of any stored one."""
-    from adapters.litellm_model import LiteLLMModel
+    from mindledger.adapters.litellm_model import LiteLLMModel
 
     if isinstance(model, LiteLLMModel):
         model.settings.api_key = CLIENT_BASE_KEY
@@ -57,7 +57,7 @@ class ServedMind:
     application's conflict retries)."""
 
     def __init__(self, home: Home, token: str) -> None:
-        from cli.output import configured_secrets
+        from mindledger.safe_text import configured_secrets
 
         home.require()
         self.home, self.token = home, token
@@ -68,7 +68,7 @@ class ServedMind:
         self._models: dict[tuple[str, str | None], CompletionModel] = {}
 
     def _identity_name(self) -> str:
-        from cli.compose import open_mind
+        from mindledger.compose import open_mind
 
         mind = open_mind(self.home)
         try:
@@ -92,9 +92,9 @@ class ServedMind:
         it. `on_delta` receives the visible reply as it comes (the model streams; control lines
         are never in it; the pieces add up to the recorded reply, all heard before it is
         recorded; a callback that raises stops hearing, the turn goes on)."""
-        from cli.compose import asker
-        from cli.turn_cmds import outcome_json
-        from domain.errors import InvalidInputError
+        from mindledger.cli.turn_cmds import outcome_json
+        from mindledger.compose import asker
+        from mindledger.domain.errors import InvalidInputError
 
         if budget < 200:
             raise InvalidInputError(f"budget {budget} is too small; give at least 200 tokens")
@@ -127,9 +127,9 @@ class ServedMind:
     ) -> Any:
         """`mind ask --json`: reusable knowledge answers without the model, else a turn whose
         answer is kept as unverified knowledge (serialized with this mind's turns)."""
-        from cli.compose import asker
-        from cli.knowledge_cmds import ask_json
-        from domain.errors import InvalidInputError
+        from mindledger.cli.knowledge_cmds import ask_json
+        from mindledger.compose import asker
+        from mindledger.domain.errors import InvalidInputError
 
         if budget < 200:
             raise InvalidInputError(f"budget {budget} is too small; give at least 200 tokens")
@@ -147,7 +147,7 @@ class ServedMind:
     def forget(self, kind: str, value: str, dry_run: bool) -> Any:
         """`mind forget --json`: this server's warm turn pipeline and model clients (which may
         hold the words in memory) are dropped first, under the turn lock."""
-        from cli.forget_cmds import forget_data, selector_of
+        from mindledger.forget import forget_data, selector_of
 
         selector = selector_of(kind, value)
         with self.turn_lock:
@@ -163,7 +163,7 @@ class ServedMind:
             return act(self.home)
 
     def _model(self, spec: str | None, mock_reply: str | None, api_base: str | None) -> Any:
-        from cli.turn_cmds import turn_model
+        from mindledger.cli.turn_cmds import turn_model
 
         if mock_reply is not None:  # scripted: cheap, and never shared between requests
             return turn_model(self.home, spec, mock_reply, api_base)
@@ -180,7 +180,7 @@ class ServedMind:
         return configured is not None and configured.rstrip("/") == api_base.rstrip("/")
 
     def _turns(self) -> TurnService:
-        from cli.compose import turn_service
+        from mindledger.compose import turn_service
 
         if self._service is None:
             self._service = turn_service(self.home)
@@ -195,75 +195,75 @@ class ServedMind:
 
     def recall(self, query: str, budget: int = DEFAULT_BUDGET, as_of: AsOf | None = None) -> Any:
         """`mind recall --json`."""
-        from cli.recall_cmds import recall_data
+        from mindledger.cli.recall_cmds import recall_data
 
         return recall_data(self.home, query, budget, as_of)
 
     def commitments(self, include_closed: bool = False) -> Any:
         """`mind commitments [--all] --json`."""
-        from cli.compose import read_model
-        from projections.queries import listings
+        from mindledger.compose import read_model
+        from mindledger.projections.queries import listings
 
         with read_model(self.home) as con:
             return listings.commitments(con, include_closed)
 
     def threads(self, include_resolved: bool = False, as_of: AsOf | None = None) -> Any:
         """`mind threads [--all] --json`."""
-        from cli.thread_cmds import thread_listing
+        from mindledger.cli.thread_cmds import thread_listing
 
         return thread_listing(self.home, include_resolved, as_of)[0]
 
     def concepts(self) -> Any:
         """`mind concepts --json`."""
-        from cli.compose import read_model
-        from projections.queries import listings
+        from mindledger.compose import read_model
+        from mindledger.projections.queries import listings
 
         with read_model(self.home) as con:
             return listings.concepts(con)
 
     def identity(self) -> Any:
         """`mind identity --json`."""
-        from cli.compose import read_model
-        from projections.queries import listings
+        from mindledger.compose import read_model
+        from mindledger.projections.queries import listings
 
         with read_model(self.home) as con:
             return listings.identity(con)
 
     def status(self) -> Any:
         """`mind status --json`."""
-        from cli.ledger_cmds import status_data
+        from mindledger.cli.ledger_cmds import status_data
 
         return status_data(self.home)
 
     def log(self, limit: int = 20, kind: str | None = None) -> Any:
         """`mind log [--limit N] [--kind K] --json`."""
-        from cli.ledger_cmds import log_events
+        from mindledger.cli.ledger_cmds import log_events
 
         return log_events(self.home, limit, kind)
 
     def turn_prompt(self, ref: str) -> Any:
         """`mind log --turn REF --json`: what the model was sent in that turn."""
-        from cli.turn_prompt import resolve_turn, turn_prompt
+        from mindledger.cli.turn_prompt import resolve_turn, turn_prompt
 
         return turn_prompt(self.home, resolve_turn(self.home, ref))
 
     def verify(self) -> Any:
         """`mind verify --json`."""
-        from cli.ledger_cmds import verify_json
+        from mindledger.cli.ledger_cmds import verify_json
 
         return verify_json(self.home)
 
     def query(self, sql: str, params: dict[str, str] | None = None) -> Any:
         """`mind query SQL --json`: the same sandbox and limits."""
-        from cli.query_cmds import query_records
+        from mindledger.cli.query_cmds import query_records
 
         return query_records(self.home, sql, params or {})
 
     def events_after(self, position: int, limit: int = 500) -> list[dict[str, Any]]:
         """The ledger's events after `position` (at most `limit`), each as `mind log --json`
         shows one."""
-        from cli.compose import open_reader
-        from cli.ledger_cmds import opened_events
+        from mindledger.cli.ledger_cmds import opened_events
+        from mindledger.compose import open_reader
 
         reader = open_reader(self.home)
         try:
@@ -329,7 +329,7 @@ class Minds:
     @classmethod
     def open(cls, homes: list[Home]) -> Minds:
         """Serve these homes (each must hold a mind); their tokens are made on first use."""
-        from service.auth import ensure_token
+        from mindledger.service.auth import ensure_token
 
         refuse_diverging_dotenv(homes)
         return cls([ServedMind(h, ensure_token(h.path)) for h in homes])
@@ -350,7 +350,7 @@ class Minds:
 
     def for_token(self, token: str) -> list[ServedMind]:
         """The minds this token opens (each compared in constant time)."""
-        from service.auth import same_token
+        from mindledger.service.auth import same_token
 
         return [m for m in self._minds if same_token(token, m.token)]
 

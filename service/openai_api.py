@@ -18,13 +18,13 @@ from typing import TYPE_CHECKING, Any
 
 from starlette.responses import JSONResponse, Response, StreamingResponse
 
-from domain.errors import MindError
-from service.endpoints import Call, Endpoint, read_json
-from service.errors import ApiError
+from mindledger.domain.errors import MindError
+from mindledger.service.endpoints import Call, Endpoint, read_json
+from mindledger.service.errors import ApiError
 
 if TYPE_CHECKING:
-    from service.app import Extension
-    from service.minds import Minds, ServedMind, TurnDone
+    from mindledger.service.app import Extension
+    from mindledger.service.minds import Minds, ServedMind, TurnDone
 
 PREFIX = "mind/"
 OPTIONS = {"model": str, "mock_reply": str, "api_base": str, "budget": int}
@@ -126,7 +126,7 @@ def turn_options(body: dict[str, Any]) -> dict[str, Any]:
 
 
 async def chat_completions(call: Call) -> Response:
-    from service.http_api import in_turn_thread
+    from mindledger.service.http_api import in_turn_thread
 
     try:
         body = await read_json(call.request, call.max_body)
@@ -142,7 +142,7 @@ async def chat_completions(call: Call) -> Response:
     except ApiError as e:
         return openai_error(e.status, e.code, e.message)
     except MindError as e:
-        from domain.redaction import redact
+        from mindledger.domain.redaction import redact
 
         return openai_error(400, "invalid_request", redact(str(e), mind_secrets(call)))
     if done.outcome.status == "failed":
@@ -220,14 +220,14 @@ def _streamed(
         loop.call_soon_threadsafe(queue.put_nowait, (kind, data))
 
     def run() -> None:
-        from domain.redaction import redact
+        from mindledger.domain.redaction import redact
 
         try:
             done = mind.turn(text, on_delta=lambda piece: put("delta", piece), **options)
         except MindError as e:
             put("error", {"message": redact(str(e), secrets), "code": "invalid_request"})
         except Exception as e:  # a thread boundary: logged, reported as one line, never lost
-            from service.errors import internal_error_response
+            from mindledger.service.errors import internal_error_response
 
             internal_error_response(e, secrets)
             put("error", {"message": "the turn failed on the server", "code": "internal"})
@@ -265,7 +265,7 @@ def _streamed(
 
 def extension(minds: Minds) -> Extension:
     """`GET /v1/models` and `POST /v1/chat/completions` on the server."""
-    from service.app import Extension
+    from mindledger.service.app import Extension
 
     return Extension(
         endpoints=[

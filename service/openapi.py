@@ -6,7 +6,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from service.endpoints import Endpoint, Field, Param
+from mindledger.service.endpoints import Endpoint, Field, Param
 
 ERROR_SCHEMA = {
     "type": "object",

@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import ipaddress
-import json
 import logging
 import logging.handlers
 import os
@@ -25,15 +24,19 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from cli.server_client import UNIX_PATH_MAX
-from cli.server_client import pid_alive as client_pid_alive
-from domain.errors import MindError
-from domain.redaction import redact
-from service.endpoints import DEFAULT_MAX_BODY
-from service.minds import Minds
+from mindledger.domain.errors import MindError
+from mindledger.domain.redaction import redact
+from mindledger.server_files import (
+    SOCKET_FILE,
+    UNIX_PATH_MAX,
+    remove_if_ours,
+    running_server,
+    server_file,
+    write_atomically,
+)
+from mindledger.service.endpoints import DEFAULT_MAX_BODY
+from mindledger.service.minds import Minds
 
-SERVER_FILE = "server.json"
-SOCKET_FILE = "server.sock"
 LOG_FILE = Path("logs") / "server.log"
 LOG_BYTES, LOG_BACKUPS = 1024 * 1024, 3
 GRACE_S = 30.0  # how long a stop waits for running requests, then for running turns
@@ -76,61 +79,6 @@ def check_bind(options: ServeOptions) -> None:
             f"--host {options.host} is reachable from other machines; add --allow-remote to "
             "serve there (every request still needs a mind's token; put TLS in front)"
         )
-
-
-def server_file(home: Path) -> Path:
-    """Where a home's running server describes itself."""
-    return home / SERVER_FILE
-
-
-def pid_alive(pid: int) -> bool:
-    """Whether a process with this pid runs, whoever's it is (a zombie does not)."""
-    return client_pid_alive(pid, others=True)
-
-
-def server_record(home: Path) -> tuple[dict[str, Any] | None, bool]:
-    """The home's server.json when the process that wrote it still runs, and whether a stale
-    one lies there instead (unreadable, keys missing, pid gone or reused by a later process)."""
-    from cli.server_client import is_server_process
-
-    path = server_file(home)
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        return None, False
-    except (OSError, ValueError):
-        return None, path.is_file()
-    if not isinstance(data, dict) or not is_server_process(data, alive=pid_alive):
-        return None, True
-    return data, False
-
-
-def running_server(home: Path) -> dict[str, Any] | None:
-    """The home's server.json when its process is alive (a stale file means no server)."""
-    return server_record(home)[0]
-
-
-def remove_stale_record(home: Path) -> None:
-    """Remove a server.json no running server wrote (checked again just before)."""
-    data, stale = server_record(home)
-    if data is None and stale:
-        with contextlib.suppress(OSError):
-            server_file(home).unlink()
-
-
-def _write_atomically(path: Path, data: dict[str, Any]) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as f:
-        json.dump(data, f, indent=2)
-        f.write("\n")
-    os.replace(tmp, path)
-
-
-def _remove_if_ours(path: Path) -> None:
-    with contextlib.suppress(OSError, ValueError):
-        if json.loads(path.read_text(encoding="utf-8")).get("pid") == os.getpid():
-            path.unlink()
 
 
 def one_line(text: str) -> str:
@@ -223,7 +171,7 @@ def serve(
     Returns whether every running turn finished before exit."""
     import uvicorn
 
-    from service.app import ServerState, build_app
+    from mindledger.service.app import ServerState, build_app
 
     check_bind(options)
     for mind in minds:
@@ -282,7 +230,11 @@ def serve(
             await asyncio.sleep(0.02)
         for mind in minds:
             path = mind.home.path / SOCKET_FILE
-            from cli.server_client import env_fingerprint, home_files, startup_environment
+            from mindledger.cli.server_client import (
+                env_fingerprint,
+                home_files,
+                startup_environment,
+            )
 
             fp = env_fingerprint(startup_environment(), mind.home.path, mind.token)
             # Each home's file names that home and its mind only: a home's owner learns
@@ -294,7 +246,7 @@ def serve(
                 env_fingerprint=fp,
                 home_files=home_files(mind.home.path),
             )
-            _write_atomically(server_file(mind.home.path), described)
+            write_atomically(server_file(mind.home.path), described)
             written.append(server_file(mind.home.path))
         logs.server.info("serving %s at %s (pid %d)", ", ".join(minds.names()), url, os.getpid())
         threading.Thread(target=_import_litellm, name="import-litellm", daemon=True).start()
@@ -338,7 +290,7 @@ def serve(
                 with contextlib.suppress(OSError):
                     (mind.home.path / SOCKET_FILE).unlink()
         for path in written:
-            _remove_if_ours(path)
+            remove_if_ours(path)
         logs.server.info("stopped (pid %d)", os.getpid())
         logs.close()
     return finished
@@ -350,7 +302,7 @@ def _noted(sig: int, frame: Any) -> None:
 
 def _import_litellm() -> None:
     """Import LiteLLM once, in the background, so the first turn does not pay for it."""
-    from adapters.litellm_model import import_litellm
+    from mindledger.adapters.litellm_model import import_litellm
 
     with contextlib.suppress(Exception):
         import_litellm()

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from cli.compose import Home
+from mindledger.compose import Home
 
 
 def turn_result(
@@ -64,8 +64,8 @@ def turn_result(
 def turn_events(home: Home, notification_ids: list[int]) -> list[dict[str, Any]]:
     """The turn's own events in ledger order, each as `mind log --json` shows one (another
     writer's events between them are left out)."""
-    from cli.compose import open_reader
-    from cli.ledger_cmds import opened_events
+    from mindledger.cli.ledger_cmds import opened_events
+    from mindledger.compose import open_reader
 
     reader = open_reader(home)
     try:

@@ -13,11 +13,11 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from adapters.memory_ledger import MEMORY_ENV
-from adapters.pydantic_mapping import canonical_json
-from cli.main import mind as mind_command
-from domain.application import Mind
-from domain.clock import fixed_clock
+from mindledger.adapters.memory_ledger import MEMORY_ENV
+from mindledger.adapters.pydantic_mapping import canonical_json
+from mindledger.cli.main import mind as mind_command
+from mindledger.domain.application import Mind
+from mindledger.domain.clock import fixed_clock
 
 T0 = datetime(2026, 5, 1, 9, 0, tzinfo=UTC)
 REPO = Path(__file__).resolve().parent.parent
@@ -96,8 +96,8 @@ def subprocess_env(home: Path, **extra: str) -> dict[str, str]:
 
 def item_id_at(home: Path, question: str) -> str:
     """The id the mind at `home` gives the item of `question` (keyed with its own secret)."""
-    from cli.compose import Home, home_text_keys
-    from domain.knowledge import intent_hash, item_id
+    from mindledger.compose import Home, home_text_keys
+    from mindledger.domain.knowledge import intent_hash, item_id
 
     return item_id(intent_hash(question, home_text_keys(Home(home))))
 

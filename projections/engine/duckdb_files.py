@@ -18,7 +18,7 @@ from pathlib import Path
 
 import duckdb
 
-from domain.errors import ReadModelCorruptError
+from mindledger.domain.errors import ReadModelCorruptError
 
 _guard = threading.Lock()
 _instance: duckdb.DuckDBPyConnection | None = None

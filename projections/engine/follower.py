@@ -8,10 +8,10 @@ from collections.abc import Callable
 from types import FrameType
 from typing import Protocol
 
-from domain.errors import MindError
-from projections.engine.ports import LedgerReader
-from projections.engine.projector import Projector
-from projections.engine.readmodel import ReadModelPaths, projector_lock
+from mindledger.domain.errors import MindError
+from mindledger.projections.engine.ports import LedgerReader
+from mindledger.projections.engine.projector import Projector
+from mindledger.projections.engine.readmodel import ReadModelPaths, projector_lock
 
 
 class FollowableReader(LedgerReader, Protocol):

@@ -7,9 +7,9 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any, NamedTuple
 
-from domain.events import FORGOTTEN_MARK
-from projections.retrieval.names import name_key
-from projections.retrieval.text_index import term_counts
+from mindledger.domain.events import FORGOTTEN_MARK
+from mindledger.projections.retrieval.names import name_key
+from mindledger.projections.retrieval.text_index import term_counts
 
 TABLE_OF_KIND = {
     "identity": "identity",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from projections.engine.handlers import Ev, Handler, Rows, index, registrar
+from mindledger.projections.engine.handlers import Ev, Handler, Rows, index, registrar
 
 HANDLERS: dict[str, Handler] = {}
 handles = registrar(HANDLERS)

@@ -13,8 +13,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from domain.knowledge import normalise_intent
-from projections.engine.handlers import Ev, Handler, Rows, forgotten, index, registrar
+from mindledger.domain.knowledge import normalise_intent
+from mindledger.projections.engine.handlers import Ev, Handler, Rows, forgotten, index, registrar
 
 HANDLERS: dict[str, Handler] = {}
 handles = registrar(HANDLERS)

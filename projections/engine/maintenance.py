@@ -6,7 +6,7 @@ from __future__ import annotations
 import duckdb
 import pyarrow as pa
 
-from projections.retrieval import bm25
+from mindledger.projections.retrieval import bm25
 
 # The term index is re-sorted once this many of its rows, and this fraction, are unsorted.
 SORT_MIN_ROWS = 200_000
@@ -46,7 +46,7 @@ def sort_term_index(con: duckdb.DuckDBPyConnection) -> None:
 def refresh_tension(con: duckdb.DuckDBPyConnection) -> None:
     """Write each thread's tension as of the last projected event's time, so the table
     shows tension as of the projection (the same after replay)."""
-    from projections.queries.thread_queries import ranked
+    from mindledger.projections.queries.thread_queries import ranked
 
     last = con.execute(
         "SELECT time FROM events WHERE position = (SELECT max(position) FROM events)"

@@ -16,16 +16,16 @@ import duckdb
 import orjson
 import pyarrow as pa
 
-from domain.errors import MindError
-from domain.events import FORGOTTEN_MARK
-from projections.engine.duckdb_files import close, connect
-from projections.engine.gc_pause import paused_gc
-from projections.engine.handlers import TABLE_OF_KIND, Ev, Rows
-from projections.engine.maintenance import refresh_tension, sort_term_index
-from projections.engine.ports import LedgerReader, LedgerRow
-from projections.engine.registry import HANDLERS
-from projections.engine.schema import ARROW, TABLES, create_all
-from projections.engine.schema import schema_version as current_schema
+from mindledger.domain.errors import MindError
+from mindledger.domain.events import FORGOTTEN_MARK
+from mindledger.projections.engine.duckdb_files import close, connect
+from mindledger.projections.engine.gc_pause import paused_gc
+from mindledger.projections.engine.handlers import TABLE_OF_KIND, Ev, Rows
+from mindledger.projections.engine.maintenance import refresh_tension, sort_term_index
+from mindledger.projections.engine.ports import LedgerReader, LedgerRow
+from mindledger.projections.engine.registry import HANDLERS
+from mindledger.projections.engine.schema import ARROW, TABLES, create_all
+from mindledger.projections.engine.schema import schema_version as current_schema
 
 NAME = "main"
 # Large batches amortise DuckDB's per-statement and index-commit cost (1M events: 31k/s at

@@ -9,10 +9,10 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from domain.errors import MindError
-from projections.engine.ports import LedgerReader
-from projections.engine.projector import Projector
-from projections.engine.readmodel import ReadModelPaths, projector_lock
+from mindledger.domain.errors import MindError
+from mindledger.projections.engine.ports import LedgerReader
+from mindledger.projections.engine.projector import Projector
+from mindledger.projections.engine.readmodel import ReadModelPaths, projector_lock
 
 LOCK_WAIT_S = 15.0
 

@@ -16,11 +16,11 @@ from pathlib import Path
 
 import duckdb
 
-from domain.errors import MindError
-from projections.engine.duckdb_files import close, connect
-from projections.engine.ports import LedgerReader
-from projections.engine.projector import Projector
-from projections.engine.schema import schema_version
+from mindledger.domain.errors import MindError
+from mindledger.projections.engine.duckdb_files import close, connect
+from mindledger.projections.engine.ports import LedgerReader
+from mindledger.projections.engine.projector import Projector
+from mindledger.projections.engine.schema import schema_version
 
 
 class HomeNotWritableError(MindError):

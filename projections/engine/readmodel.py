@@ -14,11 +14,11 @@ from typing import Any
 
 import duckdb
 
-from domain.errors import MindError
-from projections.engine.duckdb_files import close, connect, sandboxed
-from projections.engine.ports import LedgerReader
-from projections.engine.projector import Projector
-from projections.engine.read_only_home import current_copy, writable
+from mindledger.domain.errors import MindError
+from mindledger.projections.engine.duckdb_files import close, connect, sandboxed
+from mindledger.projections.engine.ports import LedgerReader
+from mindledger.projections.engine.projector import Projector
+from mindledger.projections.engine.read_only_home import current_copy, writable
 
 WAIT_FOR_FOLLOWER_S = 15.0
 

@@ -6,8 +6,13 @@ that says which modules the projector applies, so nothing depends on an import's
 
 from __future__ import annotations
 
-from projections.engine import handlers, import_handlers, knowledge_handlers, thread_handlers
-from projections.engine.handlers import Handler
+from mindledger.projections.engine import (
+    handlers,
+    import_handlers,
+    knowledge_handlers,
+    thread_handlers,
+)
+from mindledger.projections.engine.handlers import Handler
 
 MODULES = (handlers, thread_handlers, import_handlers, knowledge_handlers)
 

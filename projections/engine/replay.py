@@ -9,12 +9,16 @@ from typing import Any
 
 import duckdb
 
-from domain.errors import MindError
-from projections.engine.duckdb_files import close, connect
-from projections.engine.ports import LedgerReader
-from projections.engine.projector import Projector
-from projections.engine.readmodel import ReadModelPaths, projector_lock, published_position
-from projections.engine.schema import TABLES
+from mindledger.domain.errors import MindError
+from mindledger.projections.engine.duckdb_files import close, connect
+from mindledger.projections.engine.ports import LedgerReader
+from mindledger.projections.engine.projector import Projector
+from mindledger.projections.engine.readmodel import (
+    ReadModelPaths,
+    projector_lock,
+    published_position,
+)
+from mindledger.projections.engine.schema import TABLES
 
 
 class ReplayTargetExistsError(MindError):

@@ -7,9 +7,9 @@ from typing import Any
 
 import duckdb
 
-from domain.errors import MindError
-from projections.engine.duckdb_files import close, connect
-from projections.engine.readmodel import ReadModelPaths, projector_lock, read_position
+from mindledger.domain.errors import MindError
+from mindledger.projections.engine.duckdb_files import close, connect
+from mindledger.projections.engine.readmodel import ReadModelPaths, projector_lock, read_position
 
 
 class ReadModelUnreadableError(MindError):

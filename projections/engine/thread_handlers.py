@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from projections.engine.handlers import Ev, Handler, Rows, index, registrar
+from mindledger.projections.engine.handlers import Ev, Handler, Rows, index, registrar
 
 HANDLERS: dict[str, Handler] = {}
 handles = registrar(HANDLERS)

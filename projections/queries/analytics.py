@@ -11,8 +11,8 @@ from typing import Any
 
 import duckdb
 
-from domain.errors import MindError
-from projections.engine.schema import TABLES
+from mindledger.domain.errors import MindError
+from mindledger.projections.engine.schema import TABLES
 
 
 class QueryError(MindError):

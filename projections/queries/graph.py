@@ -7,7 +7,7 @@ from typing import Any
 import duckdb
 import networkx as nx
 
-from domain.errors import MindError
+from mindledger.domain.errors import MindError
 
 
 class UnknownNodeError(MindError):

@@ -7,7 +7,7 @@ from typing import Any
 
 import duckdb
 
-from domain.errors import InvalidInputError
+from mindledger.domain.errors import InvalidInputError
 
 
 def _dicts(cur: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from domain.errors import MindError
+from mindledger.domain.errors import MindError
 
 MAX_DAY_LABELS = 12
 

@@ -8,10 +8,10 @@ from typing import Any
 
 import duckdb
 
-from domain.autonomy import reach, spearman
-from domain.context_port import AutonomyState, ThreadMatch
-from domain.settings import thread_params
-from domain.tension import TensionParams, tension_at
+from mindledger.domain.autonomy import reach, spearman
+from mindledger.domain.context_port import AutonomyState, ThreadMatch
+from mindledger.domain.settings import thread_params
+from mindledger.domain.tension import TensionParams, tension_at
 
 TIMES = ("opened_at", "updated_at", "resolved_at", "last_work_at")
 # Times leave DuckDB as microseconds: converting TIMESTAMPTZ values to Python datetimes costs

@@ -28,7 +28,7 @@ from typing import Any
 
 import duckdb
 
-from projections.retrieval.text_index import terms
+from mindledger.projections.retrieval.text_index import terms
 
 LEXICAL_K = 100
 # Long LoCoMo turns repeat their words less than k1 1.2 assumed: k1 2.0, b 0.9 measured +0.35

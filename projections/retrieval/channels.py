@@ -9,8 +9,8 @@ from typing import Any
 
 import duckdb
 
-from projections.retrieval.bm25 import lexical
-from projections.retrieval.item_text import (
+from mindledger.projections.retrieval.bm25 import lexical
+from mindledger.projections.retrieval.item_text import (
     Found,
     commitment_text,
     concept_text,
@@ -20,9 +20,9 @@ from projections.retrieval.item_text import (
     said,
     thread_text,
 )
-from projections.retrieval.knowledge_channel import TEXT_QUERY, knowledge_texts
-from projections.retrieval.linked import bound_items, commitment_threads
-from projections.retrieval.vectors import nearest
+from mindledger.projections.retrieval.knowledge_channel import TEXT_QUERY, knowledge_texts
+from mindledger.projections.retrieval.linked import bound_items, commitment_threads
+from mindledger.projections.retrieval.vectors import nearest
 
 NEIGHBOURS_OF = 60
 NEIGHBOUR_SPAN = 1

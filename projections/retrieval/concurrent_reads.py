@@ -18,7 +18,7 @@ from typing import Any
 
 import duckdb
 
-from projections.engine.duckdb_files import sibling
+from mindledger.projections.engine.duckdb_files import sibling
 
 Read = Callable[[duckdb.DuckDBPyConnection], Any]
 

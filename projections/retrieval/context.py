@@ -17,9 +17,9 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from domain.context_port import AssembledContext, ContextItem
-from domain.prompt_text import one_line
-from projections.retrieval.tokens import CHARS_PER_TOKEN, clip_to_tokens, count_tokens
+from mindledger.domain.context_port import AssembledContext, ContextItem
+from mindledger.domain.prompt_text import one_line
+from mindledger.projections.retrieval.tokens import CHARS_PER_TOKEN, clip_to_tokens, count_tokens
 
 MEMORY_PREAMBLE = (
     "<memory>\n"

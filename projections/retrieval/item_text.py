@@ -10,7 +10,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from domain.prompt_text import in_label, observed_speaker, one_line
+from mindledger.domain.prompt_text import in_label, observed_speaker, one_line
 
 # A channel's result: (position, kind, text, source id, reason[, day]); a message carries the
 # day it was said, which heads its group in the rendered memory

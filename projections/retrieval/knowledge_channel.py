@@ -11,11 +11,11 @@ from typing import Any
 
 import duckdb
 
-from domain.knowledge import PPM, normalise_intent
-from domain.knowledge_port import KnownQuestion, Similar
-from domain.prompt_text import in_label, one_line
-from projections.retrieval.item_text import Found
-from projections.retrieval.vectors import nearest
+from mindledger.domain.knowledge import PPM, normalise_intent
+from mindledger.domain.knowledge_port import KnownQuestion, Similar
+from mindledger.domain.prompt_text import in_label, one_line
+from mindledger.projections.retrieval.item_text import Found
+from mindledger.projections.retrieval.vectors import nearest
 
 # A question this near an item's question brings the item into context (it answers directly
 # only at domain.knowledge_ask.SEMANTIC_MIN, after its assessment).

@@ -7,8 +7,8 @@ from typing import Any
 
 import duckdb
 
-from projections.queries.thread_queries import LIVE
-from projections.retrieval.item_text import Found, commitment_text, said, thread_text
+from mindledger.projections.queries.thread_queries import LIVE
+from mindledger.projections.retrieval.item_text import Found, commitment_text, said, thread_text
 
 
 def commitment_threads(con: duckdb.DuckDBPyConnection, limit: int) -> list[Found]:

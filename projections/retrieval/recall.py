@@ -17,9 +17,9 @@ from typing import Any
 
 import duckdb
 
-from domain.context_port import AssembledContext, ContextItem
-from projections.queries.thread_queries import last_refusals
-from projections.retrieval.channels import (
+from mindledger.domain.context_port import AssembledContext, ContextItem
+from mindledger.projections.queries.thread_queries import last_refusals
+from mindledger.projections.retrieval.channels import (
     concept_channel,
     lexical_channel,
     messages,
@@ -27,13 +27,18 @@ from projections.retrieval.channels import (
     rows,
     vector_channel,
 )
-from projections.retrieval.concurrent_reads import run_reads
-from projections.retrieval.item_text import Found, commitment_text, identity_text, said
-from projections.retrieval.knowledge_channel import knowledge_channel
-from projections.retrieval.names import keys_in
-from projections.retrieval.speakers import said_by
-from projections.retrieval.thread_context import ThreadView, candidates, live_threads, notices
-from projections.retrieval.time_expressions import windows
+from mindledger.projections.retrieval.concurrent_reads import run_reads
+from mindledger.projections.retrieval.item_text import Found, commitment_text, identity_text, said
+from mindledger.projections.retrieval.knowledge_channel import knowledge_channel
+from mindledger.projections.retrieval.names import keys_in
+from mindledger.projections.retrieval.speakers import said_by
+from mindledger.projections.retrieval.thread_context import (
+    ThreadView,
+    candidates,
+    live_threads,
+    notices,
+)
+from mindledger.projections.retrieval.time_expressions import windows
 
 RRF_K = 60
 # A candidate's best channel counts fully, its other channels at 0.15: plain reciprocal rank
@@ -267,7 +272,7 @@ def recall(
 ) -> AssembledContext:
     """Retrieve, fuse and pack into `budget` tokens. A turn's context (`for_turn`) also carries
     the threads block's notices: the rule, the triage demand and the last turn's refusals."""
-    from projections.retrieval.context import fit
+    from mindledger.projections.retrieval.context import fit
 
     pool = gather(con, query, now, as_of, exclude_turn, embed, refusals=for_turn)
     items = rank(pool, lead_with_threads)

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import duckdb
 
-from projections.retrieval.bm25 import best_scored
-from projections.retrieval.item_text import Found, said
-from projections.retrieval.names import name_key
-from projections.retrieval.text_index import terms
+from mindledger.projections.retrieval.bm25 import best_scored
+from mindledger.projections.retrieval.item_text import Found, said
+from mindledger.projections.retrieval.names import name_key
+from mindledger.projections.retrieval.text_index import terms
 
 SPEAKER_K = 300
 

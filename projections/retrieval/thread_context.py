@@ -9,10 +9,10 @@ from typing import Any
 
 import duckdb
 
-from domain.context_port import ContextItem
-from domain.prompt_text import in_label, one_line
-from domain.tension import TensionParams
-from projections.queries.thread_queries import (
+from mindledger.domain.context_port import ContextItem
+from mindledger.domain.prompt_text import in_label, one_line
+from mindledger.domain.tension import TensionParams
+from mindledger.projections.queries.thread_queries import (
     details,
     extremes,
     settings_as_of,

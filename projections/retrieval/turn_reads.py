@@ -10,13 +10,18 @@ from datetime import datetime
 from itertools import islice
 from typing import Any
 
-from domain.context_port import AssembledContext, AutonomyState, ContextRequest, ThreadMatch
-from domain.errors import MindError
-from projections.engine.ports import LedgerReader
-from projections.engine.readmodel import ReadModelPaths, ReadSession, open_read_model
-from projections.queries import thread_queries
-from projections.retrieval.concurrent_reads import in_background
-from projections.retrieval.recall import recall
+from mindledger.domain.context_port import (
+    AssembledContext,
+    AutonomyState,
+    ContextRequest,
+    ThreadMatch,
+)
+from mindledger.domain.errors import MindError
+from mindledger.projections.engine.ports import LedgerReader
+from mindledger.projections.engine.readmodel import ReadModelPaths, ReadSession, open_read_model
+from mindledger.projections.queries import thread_queries
+from mindledger.projections.retrieval.concurrent_reads import in_background
+from mindledger.projections.retrieval.recall import recall
 
 # Up to this many events behind, a turn applies them while it saves its message; more are
 # caught up first, in batches, as any reader would.

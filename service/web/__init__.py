@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from cli.compose import Home
-    from service.app import Extension
-    from service.minds import Minds
+    from mindledger.compose import Home
+    from mindledger.service.app import Extension
+    from mindledger.service.minds import Minds
 
 
 class ServedTokens:
@@ -23,7 +23,7 @@ class ServedTokens:
 
 def extension(minds: Minds) -> Extension:
     """What `build_app` adds for the page: its routes (they check tokens themselves)."""
-    from service.app import Extension
-    from service.web.app import web_routes
+    from mindledger.service.app import Extension
+    from mindledger.service.web.app import web_routes
 
     return Extension(mounts=web_routes(ServedTokens(minds)))

@@ -19,13 +19,13 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from cli.compose import Home, clock_from_env, read_model
-from domain.errors import InvalidInputError, MindError
-from service.auth import bearer as parse_bearer
-from service.errors import error_response, mind_error_response
-from service.web import views
-from service.web.login import LoginNonces
-from service.web.opening import Opener, home_opener
+from mindledger.compose import Home, clock_from_env, read_model
+from mindledger.domain.errors import InvalidInputError, MindError
+from mindledger.service.auth import bearer as parse_bearer
+from mindledger.service.errors import error_response, mind_error_response
+from mindledger.service.web import views
+from mindledger.service.web.login import LoginNonces
+from mindledger.service.web.opening import Opener, home_opener
 
 # No inline script or style anywhere: a stored `<script>` that slipped into the page could not
 # run, and nothing is fetched from another origin (the page works offline).
@@ -40,7 +40,7 @@ SECURITY_HEADERS = {
     "X-Frame-Options": "DENY",
     "Cache-Control": "no-store",
 }
-STATIC = resources.files("service.web") / "static"
+STATIC = resources.files("mindledger.service.web") / "static"
 
 
 class MindTokens(Protocol):

@@ -12,10 +12,10 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from adapters.key_store import KeyStore
-from adapters.sealing import open_rows
-from cli.compose import Home, open_keys
-from domain.events import FORGOTTEN_MARK
+from mindledger.adapters.key_store import KeyStore
+from mindledger.adapters.sealing import open_rows
+from mindledger.compose import Home, open_keys
+from mindledger.domain.events import FORGOTTEN_MARK
 
 # Rows with `type`, `aggregate`, `version` and `payload` (as the read model holds it) -> each
 # row's payload decoded and opened: sealed text in the clear, "[forgotten]" where its key is gone.

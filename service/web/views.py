@@ -19,13 +19,13 @@ from typing import Any
 
 import duckdb
 
-from adapters.pydantic_mapping import canonical_json
-from domain.errors import InvalidInputError
-from domain.settings import thread_params
-from domain.tension import TensionParams, tension_at
-from projections.queries import thread_queries
-from projections.queries.thread_queries import credit_times, liveness_gaps
-from service.web.opening import Opener
+from mindledger.adapters.pydantic_mapping import canonical_json
+from mindledger.domain.errors import InvalidInputError
+from mindledger.domain.settings import thread_params
+from mindledger.domain.tension import TensionParams, tension_at
+from mindledger.projections.queries import thread_queries
+from mindledger.projections.queries.thread_queries import credit_times, liveness_gaps
+from mindledger.service.web.opening import Opener
 
 # The payload field that holds an event's words, by preference (what a context item quotes).
 TEXT_FIELDS = ("text", "definition", "content", "reply", "label", "name", "alias", "line")

@@ -37,7 +37,7 @@ FLAGS = (
     "--disable-sync",
 )
 WAIT_S = 20.0
-MIND = (sys.executable, "-c", "from cli.main import main; main()")
+MIND = (sys.executable, "-c", "from mindledger.cli.main import main; main()")
 
 
 def _require_browser() -> None:

@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from adapters.sqlite_ledger import SQLiteLedgerReader
+from mindledger.adapters.sqlite_ledger import SQLiteLedgerReader
 from tests.conftest import Result
 
 Cli = Callable[..., Result]

@@ -19,7 +19,7 @@ from typing import Any
 from urllib.parse import quote, urlsplit
 
 REPO = Path(__file__).resolve().parents[2]
-MIND = [sys.executable, "-c", "from cli.main import main; main()"]
+MIND = [sys.executable, "-c", "from mindledger.cli.main import main; main()"]
 NOW = "2026-05-01T09:00:00Z"
 READY_S = 180.0  # a busy 2-core machine has taken a minute to import the server
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from adapters.sqlite_ledger import SQLiteLedgerReader
+from mindledger.adapters.sqlite_ledger import SQLiteLedgerReader
 from tests.conftest import Result
 
 Cli = Callable[..., Result]
@@ -117,7 +117,7 @@ def test_a_failed_init_leaves_nothing_and_the_next_init_starts_a_new_ledger(
 def test_an_init_that_fails_midway_removes_what_it_created(
     cli: Cli, home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from domain.application import Mind
+    from mindledger.domain.application import Mind
 
     def disk_full(*_: object) -> None:
         raise OSError(28, "No space left on device")
@@ -313,7 +313,7 @@ def test_commands_on_a_home_that_is_a_file_say_so(cli: Cli, home: Path, command:
 def test_a_failed_init_leaves_a_ledger_that_already_holds_events_alone(
     cli: Cli, home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from domain.application import Mind
+    from mindledger.domain.application import Mind
 
     real_init = Mind.init
 

@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from adapters.sealing import open_state
-from cli.main import mind
-from projections.engine.replay import differences
+from mindledger.adapters.sealing import open_state
+from mindledger.cli.main import mind
+from mindledger.projections.engine.replay import differences
 from tests.conftest import Result
 
 Cli = Callable[..., Result]
@@ -275,13 +275,13 @@ def test_chat_export_writes_the_ledger_and_the_transcript(
 def test_an_overlong_line_is_refused_with_its_number_before_it_is_read_whole(
     cli: Cli, mind_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import adapters.export_check
+    from mindledger.adapters import export_check
 
     _fill(cli)
     path = Path(str(_export(cli, tmp_path / "out")["file"]))
     lines = path.read_bytes().splitlines(keepends=True)
     longest = max(len(line) for line in lines)
-    monkeypatch.setattr(adapters.export_check, "MAX_LINE_BYTES", longest)
+    monkeypatch.setattr(export_check, "MAX_LINE_BYTES", longest)
     path.write_bytes(b"".join(lines[:2]) + b"x" * (longest + 10) + b"\n")
     new = tmp_path / "restored"
 

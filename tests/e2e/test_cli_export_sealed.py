@@ -13,11 +13,11 @@ from typing import Any
 
 from click.testing import CliRunner
 
-from adapters.hash_chain import content_hash, link_hash
-from adapters.ledger_export import state_bytes
-from adapters.pydantic_mapping import canonical_json
-from adapters.sealing import open_state
-from cli.main import mind
+from mindledger.adapters.hash_chain import content_hash, link_hash
+from mindledger.adapters.ledger_export import state_bytes
+from mindledger.adapters.pydantic_mapping import canonical_json
+from mindledger.adapters.sealing import open_state
+from mindledger.cli.main import mind
 from tests.conftest import Result
 
 Cli = Callable[..., Result]

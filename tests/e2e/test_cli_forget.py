@@ -32,7 +32,7 @@ from tests.e2e.forget_memories import (
 )
 
 Cli = Callable[..., Result]
-MIND = [sys.executable, "-c", "from cli.main import main; main()"]
+MIND = [sys.executable, "-c", "from mindledger.cli.main import main; main()"]
 FORGOTTEN = "mind.forget.forgotten"
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from domain.conversation import conversation_id
+from mindledger.domain.conversation import conversation_id
 from tests.conftest import Result
 from tests.e2e.forget_memories import jsonl, ledger_head, stored_keys, turn
 from tests.fuzz.harness import argv_texts, fuzz_step

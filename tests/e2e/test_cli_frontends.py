@@ -10,8 +10,8 @@ import click
 import pytest
 from click.testing import CliRunner
 
-from cli.main import mind
-from cli.options import verbatim_examples, walk
+from mindledger.cli.main import mind
+from mindledger.cli.options import verbatim_examples, walk
 from tests.conftest import REPO, Result
 
 Cli = Callable[..., Result]

@@ -12,7 +12,7 @@ from pathlib import Path
 import click
 from click.testing import CliRunner
 
-from cli.output import echo
+from mindledger.cli.output import echo
 from tests.conftest import Result
 
 Cli = Callable[..., Result]

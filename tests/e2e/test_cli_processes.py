@@ -10,7 +10,7 @@ from pathlib import Path
 
 from tests.conftest import REPO, sealed_text_changed, subprocess_env
 
-MIND = [sys.executable, "-c", "from cli.main import main; main()"]
+MIND = [sys.executable, "-c", "from mindledger.cli.main import main; main()"]
 
 
 def run(home: Path, *args: str | bytes) -> subprocess.CompletedProcess[str]:
@@ -41,7 +41,7 @@ def test_non_utf8_arguments_get_a_clear_error_not_a_traceback(tmp_path: Path) ->
 def test_status_and_listings_do_not_import_litellm(tmp_path: Path) -> None:
     run(tmp_path, "init")
     probe = (
-        "import sys; from cli.main import mind\n"
+        "import sys; from mindledger.cli.main import mind\n"
         "for args in (['status'], ['commitments'], ['log'], ['--help'],\n"
         "             ['query', 'SELECT 1'], ['graph', 'stats'], ['threads']):\n"
         "    try: mind(args)\n"

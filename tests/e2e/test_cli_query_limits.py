@@ -10,10 +10,10 @@ from typing import Any
 import duckdb
 import pytest
 
-from projections.engine.duckdb_files import sandboxed
-from projections.queries import analytics
-from projections.queries.analytics import QueryLimits, QueryStoppedError, run_query
-from projections.queries.plots import plot_report
+from mindledger.projections.engine.duckdb_files import sandboxed
+from mindledger.projections.queries import analytics
+from mindledger.projections.queries.analytics import QueryLimits, QueryStoppedError, run_query
+from mindledger.projections.queries.plots import plot_report
 from tests.conftest import Result
 
 Cli = Callable[..., Result]

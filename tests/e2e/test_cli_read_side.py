@@ -8,7 +8,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from projections.engine.schema import TABLES
+from mindledger.projections.engine.schema import TABLES
 from tests.conftest import Result
 
 Cli = Callable[..., Result]

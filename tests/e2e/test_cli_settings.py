@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 
-from cli.compose import Home, build_model, persistence_env
-from cli.settings import FIELDS, env_name
-from cli.settings_sources import ENV_ONLY
+from mindledger.compose import Home, build_model, persistence_env
+from mindledger.settings import FIELDS, env_name
+from mindledger.settings_sources import ENV_ONLY
 from tests.conftest import Result, subprocess_env
 
 Cli = Callable[..., Result]
@@ -130,7 +130,7 @@ def test_a_dotenv_that_is_not_utf8_is_one_line_in_a_real_process(mind_home: Path
     (mind_home / ".env").write_bytes(b"OPENAI_API_KEY=sk-\xff\xfe\n")
 
     done = subprocess.run(
-        [sys.executable, "-c", "from cli.main import main; main()", "status"],
+        [sys.executable, "-c", "from mindledger.cli.main import main; main()", "status"],
         env=subprocess_env(mind_home),
         capture_output=True,
         text=True,
@@ -341,7 +341,7 @@ BAD_MIND = {
 
 
 def test_every_per_mind_setting_has_a_bad_value_under_test() -> None:
-    from domain.settings import KEYS
+    from mindledger.domain.settings import KEYS
 
     assert set(BAD_MIND) == set(KEYS)
 
@@ -390,7 +390,7 @@ def test_the_home_flag_is_reported_as_the_source_of_the_home(
 def test_settings_and_model_show_do_not_import_litellm(mind_home: Path) -> None:
     (mind_home / ".env").write_text("MIND_MODEL_TIMEOUT=30\nOPENAI_API_KEY=sk-local\n")
     probe = (
-        "import sys; from cli.main import mind\n"
+        "import sys; from mindledger.cli.main import mind\n"
         "for args in (['config', 'show'], ['model', 'show'], ['status']):\n"
         "    try: mind(args)\n"
         "    except SystemExit: pass\n"

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from domain.tension import accrued
+from mindledger.domain.tension import accrued
 from tests.conftest import Result
 
 Cli = Callable[..., Result]
@@ -373,11 +373,18 @@ def test_replay_gives_every_thread_the_same_tension(
 def test_the_context_shortcut_picks_the_same_threads_as_evaluating_all(
     cli: Cli, workspace: Path, monkeypatch: pytest.MonkeyPatch, overfetch: int
 ) -> None:
-    from cli.compose import Home, read_model
-    from domain.clock import parse_time
-    from projections.queries.thread_queries import extremes, lowest, ranked, settings_as_of
+    from mindledger.compose import Home, read_model
+    from mindledger.domain.clock import parse_time
+    from mindledger.projections.queries.thread_queries import (
+        extremes,
+        lowest,
+        ranked,
+        settings_as_of,
+    )
 
-    monkeypatch.setattr("projections.queries.thread_queries.OVERFETCH_CREDITED", overfetch)
+    monkeypatch.setattr(
+        "mindledger.projections.queries.thread_queries.OVERFETCH_CREDITED", overfetch
+    )
 
     ids = []
     for day in (1, 1, 2, 5, 9, 9, 12):
@@ -424,10 +431,10 @@ def test_metrics_fail_when_tension_is_only_recency_and_pass_when_it_is_not(
 
 
 def test_the_next_turn_reads_what_was_refused_and_why(cli: Cli, mind_home: Path) -> None:
-    from cli.compose import Home, read_model
-    from domain.clock import parse_time
-    from projections.queries.thread_queries import last_refusals
-    from projections.retrieval.thread_context import live_threads, notices
+    from mindledger.compose import Home, read_model
+    from mindledger.domain.clock import parse_time
+    from mindledger.projections.queries.thread_queries import last_refusals
+    from mindledger.projections.retrieval.thread_context import live_threads, notices
 
     tid = open_thread(cli, "Open question")
     say(cli, f'THREAD-WORK: {tid} {{"tool": "make"}}')

@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from adapters.local_model import model_path
+from mindledger.adapters.local_model import model_path
 from tests.conftest import REPO, Result, subprocess_env
 
 Cli = Callable[..., Result]
-MIND = [sys.executable, "-c", "from cli.main import main; main()"]
+MIND = [sys.executable, "-c", "from mindledger.cli.main import main; main()"]
 TURN_KEYS = {
     "turn",
     "seq",
@@ -205,9 +205,9 @@ def test_chat_runs_turns_and_slash_commands(cli: Cli, mind_home: Path) -> None:
 def test_a_missing_local_model_names_the_one_command_to_run(
     cli: Cli, mind_home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import adapters.local_model
+    from mindledger.adapters import local_model
 
-    monkeypatch.setattr(adapters.local_model, "model_path", lambda: None)
+    monkeypatch.setattr(local_model, "model_path", lambda: None)
 
     result = cli("turn", "hello")
 

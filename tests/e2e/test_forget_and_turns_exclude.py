@@ -7,8 +7,8 @@ import subprocess
 import time
 from pathlib import Path
 
-from cli.compose import Home
-from cli.forget_cmds import LOCK, _forget_lock, forget_excluded
+from mindledger.compose import Home
+from mindledger.forget import LOCK, _forget_lock, forget_excluded
 from tests.e2e.forget_memories import stored_keys
 from tests.e2e.server_processes import MIND, client_env, init_mind, run_mind
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from adapters.key_store import KeyStoreError, SQLiteKeyStore
+from mindledger.adapters.key_store import KeyStoreError, SQLiteKeyStore
 from tests.conftest import Result
 from tests.integration.backends import POSTGRES_DSN, needs_postgres, postgres_schema
 

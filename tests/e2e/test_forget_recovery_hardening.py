@@ -24,7 +24,7 @@ from tests.e2e.forget_memories import (
 )
 
 Cli = Callable[..., Result]
-MIND = [sys.executable, "-c", "from cli.main import main; main()"]
+MIND = [sys.executable, "-c", "from mindledger.cli.main import main; main()"]
 FORGOTTEN = "mind.forget.forgotten"
 CANARY = CANARIES["turn"]
 
@@ -52,7 +52,7 @@ def a_follower(home: Path) -> Iterator[None]:
 
 
 def _read_model_free(home: Path) -> bool:
-    from projections.engine.readmodel import projector_lock
+    from mindledger.projections.engine.readmodel import projector_lock
 
     with projector_lock(home / "projector.lock", wait=False) as free:
         return bool(free)
@@ -101,7 +101,7 @@ def test_log_verify_and_export_finish_a_forget_a_crash_interrupted(
 def test_a_forget_while_a_follower_holds_the_read_model_is_refused_before_any_key_goes(
     cli: Cli, mind_home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from projections.engine import purge
+    from mindledger.projections.engine import purge
 
     monkeypatch.setattr(purge, "LOCK_WAIT_S", 0.5)
     told = turn(cli, f"My bank PIN is {CANARY} 0451", "I will not repeat it.")
@@ -121,7 +121,7 @@ def test_a_forget_while_a_follower_holds_the_read_model_is_refused_before_any_ke
 def test_a_forget_stopped_by_a_follower_after_its_keys_went_names_a_real_remedy(
     cli: Cli, mind_home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from projections.engine import purge
+    from mindledger.projections.engine import purge
 
     monkeypatch.setattr(purge, "LOCK_WAIT_S", 0.5)
     crashed_forget(cli, mind_home)

@@ -10,9 +10,9 @@ import shutil
 from collections.abc import Callable
 from pathlib import Path
 
-from cli.compose import Home, embedding_model, home_text_keys, open_mind
-from domain.commitment import commitment_cid, legacy_cid, normalise
-from domain.knowledge import legacy_intent_hash, normalise_intent
+from mindledger.compose import Home, embedding_model, home_text_keys, open_mind
+from mindledger.domain.commitment import commitment_cid, legacy_cid, normalise
+from mindledger.domain.knowledge import legacy_intent_hash, normalise_intent
 from tests.conftest import Result
 from tests.foreign_files import SMALL_PMM, pmm_ledger, write_json
 from tests.integration.ledger_factory import sqlite_mind

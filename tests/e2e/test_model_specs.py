@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from cli.compose import Home, open_mind
+from mindledger.compose import Home, open_mind
 from tests.conftest import subprocess_env
 from tests.e2e.test_cli_boundaries import Cli, assert_one_error_line, ledger_head
 
-MIND = [sys.executable, "-c", "from cli.main import main; main()"]
+MIND = [sys.executable, "-c", "from mindledger.cli.main import main; main()"]
 BACK = "mind model set local/smollm2-135m-instruct"
 
 

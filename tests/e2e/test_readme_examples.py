@@ -30,7 +30,7 @@ mind() {
   case "$sub" in
     turn|chat|tick) args+=(--model mock); (( scripted )) || args+=(--mock-reply "Noted.") ;;
   esac
-  "$MIND_PYTHON" -c 'from cli.main import main; main()' "${args[@]}"
+  "$MIND_PYTHON" -c 'from mindledger.cli.main import main; main()' "${args[@]}"
 }
 """
 
@@ -90,7 +90,7 @@ def test_the_time_examples_run_on_a_mind_made_today(tmp_path: Path) -> None:
     env.pop("MIND_NOW", None)
     env.pop("MIND_ALLOW_PAST_NOW", None)
     help_text = subprocess.run(
-        [sys.executable, "-c", "from cli.main import main; main()", "tick", "--help"],
+        [sys.executable, "-c", "from mindledger.cli.main import main; main()", "tick", "--help"],
         env=env,
         capture_output=True,
         text=True,

@@ -12,7 +12,7 @@ import pytest
 from tests.conftest import subprocess_env
 from tests.integration.fake_provider import recording_provider
 
-MIND = [sys.executable, "-c", "from cli.main import main; main()"]
+MIND = [sys.executable, "-c", "from mindledger.cli.main import main; main()"]
 CANARY = "canary-7d1f0c9e5b3a4f2e"
 
 

@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 from starlette.testclient import TestClient
 
-from cli.compose import Home
-from service.web.app import web_app
-from service.web.login import LoginNonces
+from mindledger.compose import Home
+from mindledger.service.web.app import web_app
+from mindledger.service.web.login import LoginNonces
 from tests.conftest import Result
 
 Cli = Callable[..., Result]

@@ -17,7 +17,7 @@ from click.testing import CliRunner
 from hypothesis import settings
 from hypothesis import strategies as st
 
-from cli.main import mind
+from mindledger.cli.main import mind
 
 # The suite runs a few examples per property (fixed seed, so it is the same run every time);
 # bench/fuzz.py sets MIND_FUZZ_EXAMPLES to run many more with fresh randomness.

@@ -9,7 +9,7 @@ import re
 from hypothesis import given
 from hypothesis import strategies as st
 
-from domain.control_lines import (
+from mindledger.domain.control_lines import (
     KEYWORDS,
     VisibleStream,
     parse_claim,
@@ -20,7 +20,7 @@ from domain.control_lines import (
     parse_thread_ref,
     split_reply,
 )
-from domain.errors import MindError
+from mindledger.domain.errors import MindError
 from tests.fuzz.harness import texts
 
 # Replies built from control-line shapes, so the parsers see near-misses, not only noise.

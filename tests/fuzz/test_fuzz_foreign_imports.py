@@ -112,7 +112,7 @@ def test_any_foreign_file_ends_in_success_or_one_line(
 def test_any_deleted_swapped_or_cut_event_is_found_by_the_chain_check(
     plan: tuple[int, list[int]], how: str
 ) -> None:
-    from adapters.pmm_import import parse_pmm, verify_chain
+    from mindledger.adapters.pmm_import import parse_pmm, verify_chain
 
     n, places = plan
     ledger = pmm_ledger([("user_message", f"message {i}", {}) for i in range(n)])

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from cli.compose import Home
+from mindledger.compose import Home
 
 POSTGRES_DSN = os.environ.get("MIND_TEST_POSTGRES_DSN", "")
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from cli.compose import Home, open_mind, open_reader
-from domain.application import Mind
+from mindledger.compose import Home, open_mind, open_reader
+from mindledger.domain.application import Mind
 
 
 def sqlite_mind(path: Path, commands: int = 8) -> Mind:

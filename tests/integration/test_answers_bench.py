@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from bench.answers import CONDITIONS, locomo_answers, markdown, smoke_answers, summary
-from domain.model_port import Completion
+from mindledger.domain.model_port import Completion
 from tests.conftest import LOCOMO
 
 

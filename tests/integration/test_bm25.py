@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
-from adapters.importers import import_chat
-from cli.compose import Home, open_reader, read_model
-from projections.retrieval import bm25
-from projections.retrieval.text_index import terms
+from mindledger.adapters.importers import import_chat
+from mindledger.compose import Home, open_reader, read_model
+from mindledger.projections.retrieval import bm25
+from mindledger.projections.retrieval.text_index import terms
 from tests.integration.ledger_factory import sqlite_mind
 
 EVERYWHERE = 2**62
@@ -119,9 +119,9 @@ def test_a_small_mind_is_scored_in_python_as_the_query_would(corpus: Home, query
 def test_tracked_document_frequencies_stay_exact_and_give_the_same_answer(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, few_rows: int
 ) -> None:
-    from projections.engine import maintenance
-    from projections.engine import projector as projector_module
-    from projections.engine.projector import Projector
+    from mindledger.projections.engine import maintenance
+    from mindledger.projections.engine import projector as projector_module
+    from mindledger.projections.engine.projector import Projector
 
     monkeypatch.setattr(bm25, "COMMON_POSTINGS", 200)
     monkeypatch.setattr(bm25, "TRACKED_POSTINGS", 100)

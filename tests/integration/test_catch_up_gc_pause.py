@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from cli.compose import Home, open_reader
-from projections.engine.gc_pause import paused_gc
-from projections.engine.projector import Projector
+from mindledger.compose import Home, open_reader
+from mindledger.projections.engine.gc_pause import paused_gc
+from mindledger.projections.engine.projector import Projector
 from tests.integration.ledger_factory import sqlite_mind
 
 

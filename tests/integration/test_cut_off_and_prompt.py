@@ -10,12 +10,19 @@ from uuid import uuid4
 
 import pytest
 
-from cli.compose import Home, build_model, open_mind, open_reader, read_model, turn_service
-from cli.turn_prompt import turn_prompt
-from domain.model_port import Completion
-from domain.turn import REPLY_LIMIT, Turn
-from domain.turn_effects import CUT_OFF_REASON
-from domain.turns import TurnOutcome
+from mindledger.cli.turn_prompt import turn_prompt
+from mindledger.compose import (
+    Home,
+    build_model,
+    open_mind,
+    open_reader,
+    read_model,
+    turn_service,
+)
+from mindledger.domain.model_port import Completion
+from mindledger.domain.turn import REPLY_LIMIT, Turn
+from mindledger.domain.turn_effects import CUT_OFF_REASON
+from mindledger.domain.turns import TurnOutcome
 from tests.conftest import T0
 from tests.integration.fake_provider import failing_provider, scripted_provider
 from tests.integration.ledger_factory import sqlite_mind

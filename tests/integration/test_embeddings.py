@@ -14,23 +14,23 @@ from typing import Any
 import numpy as np
 import pytest
 
-from adapters.embeddings import (
+from mindledger.adapters.embeddings import (
     EmbeddingError,
     LiteLLMEmbedder,
     forget_cached,
     register_local_provider,
 )
-from adapters.importers import import_chat
-from adapters.key_store import MemoryKeyStore
-from adapters.litellm_model import import_litellm
-from adapters.minilm import shared_model
-from cli.compose import Home, embedder, embedding_model, read_model
-from domain.errors import MindError
-from domain.settings import DEFAULT_EMBEDDING_MODEL
-from domain.text_keys import TextKeys
-from projections.retrieval.bm25 import lexical
-from projections.retrieval.recall import NO_LIMIT, gather
-from projections.retrieval.vectors import nearest
+from mindledger.adapters.importers import import_chat
+from mindledger.adapters.key_store import MemoryKeyStore
+from mindledger.adapters.litellm_model import import_litellm
+from mindledger.adapters.minilm import shared_model
+from mindledger.compose import Home, embedder, embedding_model, read_model
+from mindledger.domain.errors import MindError
+from mindledger.domain.settings import DEFAULT_EMBEDDING_MODEL
+from mindledger.domain.text_keys import TextKeys
+from mindledger.projections.retrieval.bm25 import lexical
+from mindledger.projections.retrieval.recall import NO_LIMIT, gather
+from mindledger.projections.retrieval.vectors import nearest
 from tests.conftest import Result
 from tests.integration.ledger_factory import sqlite_mind
 

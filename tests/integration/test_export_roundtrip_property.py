@@ -14,8 +14,8 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from cli.main import mind
-from projections.engine.replay import differences
+from mindledger.cli.main import mind
+from mindledger.projections.engine.replay import differences
 
 WORDS = st.text("abcdefgh xyz", min_size=1, max_size=12).map(str.strip).filter(bool)
 TOKENS = st.sampled_from(["user.report", "project.alpha", "team.billing"])

@@ -11,13 +11,13 @@ import sys
 import time
 from pathlib import Path
 
-from cli.compose import Home, open_reader
-from projections.engine.readmodel import published_position
-from projections.engine.replay import differences, rebuild
+from mindledger.compose import Home, open_reader
+from mindledger.projections.engine.readmodel import published_position
+from mindledger.projections.engine.replay import differences, rebuild
 from tests.conftest import REPO, subprocess_env
 from tests.integration.ledger_factory import sqlite_mind
 
-MIND = [sys.executable, "-c", "from cli.main import main; main()"]
+MIND = [sys.executable, "-c", "from mindledger.cli.main import main; main()"]
 WRITER = [sys.executable, "-m", "tests.integration.writer"]
 
 

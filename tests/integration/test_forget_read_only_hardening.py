@@ -16,7 +16,7 @@ from tests.conftest import subprocess_env
 from tests.e2e.forget_memories import CANARIES, files_holding
 from tests.integration.test_read_only_home import Run, _mind, _snapshot, _unprivileged_prefix
 
-MIND = [sys.executable, "-c", "from cli.main import main; main()"]
+MIND = [sys.executable, "-c", "from mindledger.cli.main import main; main()"]
 CANARY = CANARIES["turn"]
 
 

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from cli.compose import open_reader
-from cli.main import mind
+from mindledger.cli.main import mind
+from mindledger.compose import open_reader
 from tests.integration.backends import BACKENDS, backend_home
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
-from adapters.postgres_keys import PostgresKeyStore
-from cli.compose import persistence_env
+from mindledger.adapters.postgres_keys import PostgresKeyStore
+from mindledger.compose import persistence_env
 from tests.integration.backends import backend_home, needs_postgres
 
 

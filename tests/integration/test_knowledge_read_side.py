@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from cli.compose import Home, read_model
-from domain.application import Mind
-from domain.prompts import system_prompt
-from projections.retrieval.context import MEMORY_END, MEMORY_PREAMBLE
-from projections.retrieval.recall import recall
+from mindledger.compose import Home, read_model
+from mindledger.domain.application import Mind
+from mindledger.domain.prompts import system_prompt
+from mindledger.projections.retrieval.context import MEMORY_END, MEMORY_PREAMBLE
+from mindledger.projections.retrieval.recall import recall
 from tests.integration.ledger_factory import sqlite_mind
 from tests.unit.knowledge_fakes import FakeEmbedder
 

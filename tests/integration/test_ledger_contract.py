@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from adapters.hash_chain import VerifyResult
-from adapters.verification import verify_ledger
-from cli.compose import Home, open_mind, open_reader, read_model
-from domain.application import Mind
-from domain.errors import CommitmentAlreadyClosedError
-from projections.queries import listings as queries
+from mindledger.adapters.hash_chain import VerifyResult
+from mindledger.adapters.verification import verify_ledger
+from mindledger.compose import Home, open_mind, open_reader, read_model
+from mindledger.domain.application import Mind
+from mindledger.domain.errors import CommitmentAlreadyClosedError
+from mindledger.projections.queries import listings as queries
 from tests.conftest import REPO, sealed_text_changed, subprocess_env
 from tests.integration.backends import BACKENDS, backend_home
 
@@ -129,10 +129,16 @@ def test_a_follower_process_publishes_new_events(home: Home) -> None:
     import signal
     import time
 
-    from projections.engine.readmodel import published_position
+    from mindledger.projections.engine.readmodel import published_position
 
     follower = subprocess.Popen(
-        [sys.executable, "-c", "from cli.main import main; main()", "project", "--follow"],
+        [
+            sys.executable,
+            "-c",
+            "from mindledger.cli.main import main; main()",
+            "project",
+            "--follow",
+        ],
         env=subprocess_env(home.path),
         cwd=REPO,
         stdout=subprocess.PIPE,

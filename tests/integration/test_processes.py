@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from adapters.sqlite_ledger import SQLiteLedgerReader
-from adapters.verification import verify_ledger
-from cli.compose import Home, open_mind
-from cli.ledger_cmds import verify_home
-from projections.engine.readmodel import published_position
+from mindledger.adapters.sqlite_ledger import SQLiteLedgerReader
+from mindledger.adapters.verification import verify_ledger
+from mindledger.cli.ledger_cmds import verify_home
+from mindledger.compose import Home, open_mind
+from mindledger.projections.engine.readmodel import published_position
 from tests.conftest import subprocess_env
 from tests.integration.ledger_factory import sqlite_mind
 from tests.integration.test_follower import start, wait_until

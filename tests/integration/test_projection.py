@@ -10,13 +10,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from adapters.pmm_import import import_pmm
-from cli.compose import Home, open_reader
-from domain.application import Mind
-from domain.errors import MindError
-from projections.engine import handlers, registry
-from projections.engine.projector import ProjectionError, Projector
-from projections.engine.replay import differences, rebuild
+from mindledger.adapters.pmm_import import import_pmm
+from mindledger.compose import Home, open_reader
+from mindledger.domain.application import Mind
+from mindledger.domain.errors import MindError
+from mindledger.projections.engine import handlers, registry
+from mindledger.projections.engine.projector import ProjectionError, Projector
+from mindledger.projections.engine.replay import differences, rebuild
 from tests.foreign_files import SMALL_PMM, pmm_ledger, write_json
 from tests.integration.ledger_factory import sqlite_mind
 
@@ -88,7 +88,7 @@ def _import_pmm(app: Mind, n: int) -> None:
 
 
 def _cid(app: Mind, n: int) -> str:
-    from domain.commitment import commitment_cid
+    from mindledger.domain.commitment import commitment_cid
 
     return commitment_cid(f"promise {n}", app.text_keys)
 
@@ -122,7 +122,7 @@ def test_incremental_projection_equals_a_full_replay(
 
     with pytest.MonkeyPatch.context() as patch:
         # The live file was written as VALUES rows; the replay writes Arrow batches.
-        patch.setattr("projections.engine.projector.FEW_ROWS", 0)
+        patch.setattr("mindledger.projections.engine.projector.FEW_ROWS", 0)
         rebuild(folder / "replayed.duckdb", reader)
 
     assert differences(folder / "live.duckdb", folder / "replayed.duckdb") == []
@@ -264,7 +264,7 @@ def test_an_imported_pmm_ledger_projects_the_same_incrementally_and_replayed(
 def test_imported_conversations_and_commitments_show_the_sources_times_and_title(
     tmp_path: Path,
 ) -> None:
-    from adapters.chatgpt_import import import_chatgpt
+    from mindledger.adapters.chatgpt_import import import_chatgpt
     from tests.foreign_files import branching_conversation
 
     app = sqlite_mind(tmp_path, commands=0)

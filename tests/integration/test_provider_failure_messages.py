@@ -8,8 +8,8 @@ import warnings
 
 import pytest
 
-from adapters.litellm_model import MAX_REASON, LiteLLMModel, ModelSettings
-from domain.model_port import FAILURE_KINDS, ModelFailure
+from mindledger.adapters.litellm_model import MAX_REASON, LiteLLMModel, ModelSettings
+from mindledger.domain.model_port import FAILURE_KINDS, ModelFailure
 from tests.integration.fake_provider import failing_provider, recording_provider
 
 HELLO = [{"role": "user", "content": "hello"}]

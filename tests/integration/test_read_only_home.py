@@ -20,7 +20,7 @@ import pytest
 
 from tests.conftest import subprocess_env
 
-MIND = [sys.executable, "-c", "from cli.main import main; main()"]
+MIND = [sys.executable, "-c", "from mindledger.cli.main import main; main()"]
 WITHOUT_OVERRIDE = ["--bounding-set=-dac_override,-dac_read_search"]
 Run = Callable[..., subprocess.CompletedProcess[str]]
 
@@ -128,7 +128,7 @@ def test_writes_to_a_read_only_home_are_one_error_line_and_change_nothing(
 def test_the_projector_lock_is_taken_through_a_read_only_handle_when_writing_is_refused(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from projections.engine import readmodel
+    from mindledger.projections.engine import readmodel
 
     lock = tmp_path / "projector.lock"
     lock.touch()

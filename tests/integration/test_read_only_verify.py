@@ -12,7 +12,7 @@ import pytest
 
 from tests.conftest import REPO, subprocess_env
 
-MIND = [sys.executable, "-c", "from cli.main import main; main()"]
+MIND = [sys.executable, "-c", "from mindledger.cli.main import main; main()"]
 
 
 def read_only(home: Path, *args: str) -> subprocess.CompletedProcess[str]:

@@ -10,8 +10,8 @@ import pytest
 from eventsourcing.sqlite import SQLiteDatastore
 from eventsourcing.tests.persistence import ApplicationRecorderTestCase
 
-from adapters.sqlite_ledger import ChainedSQLiteRecorder, SQLiteLedgerReader
-from adapters.verification import verify_ledger
+from mindledger.adapters.sqlite_ledger import ChainedSQLiteRecorder, SQLiteLedgerReader
+from mindledger.adapters.verification import verify_ledger
 from tests.integration.backends import POSTGRES_DSN, needs_postgres, postgres_schema
 
 
@@ -69,14 +69,14 @@ class TestChainedPostgresRecorder(ChainIntactAfterEachCase, ApplicationRecorderT
             self.schema_cm.__exit__(None, None, None)
 
     def env(self) -> dict[str, str]:
-        from adapters.postgres_ledger import postgres_env
+        from mindledger.adapters.postgres_ledger import postgres_env
 
         return postgres_env(POSTGRES_DSN, self.schema)
 
     def create_recorder(self) -> Any:
         from eventsourcing.postgres import PostgresDatastore
 
-        from adapters.postgres_ledger import ChainedPostgresRecorder
+        from mindledger.adapters.postgres_ledger import ChainedPostgresRecorder
 
         env = self.env()
         datastore = PostgresDatastore(
@@ -95,7 +95,7 @@ class TestChainedPostgresRecorder(ChainIntactAfterEachCase, ApplicationRecorderT
         return recorder
 
     def make_reader(self) -> Any:
-        from adapters.postgres_ledger import PostgresLedgerReader
+        from mindledger.adapters.postgres_ledger import PostgresLedgerReader
 
         return PostgresLedgerReader(self.env())
 

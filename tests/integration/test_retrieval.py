@@ -9,12 +9,12 @@ from typing import Any
 
 import pytest
 
-from adapters.importers import import_chat, import_locomo
-from cli.compose import Home, open_mind, open_reader, read_model
-from domain.errors import InvalidInputError
-from projections.retrieval.context import DROPPED_KEPT
-from projections.retrieval.recall import gather, rank, recall
-from projections.retrieval.time_expressions import windows
+from mindledger.adapters.importers import import_chat, import_locomo
+from mindledger.compose import Home, open_mind, open_reader, read_model
+from mindledger.domain.errors import InvalidInputError
+from mindledger.projections.retrieval.context import DROPPED_KEPT
+from mindledger.projections.retrieval.recall import gather, rank, recall
+from mindledger.projections.retrieval.time_expressions import windows
 from tests.conftest import LOCOMO
 from tests.integration.ledger_factory import sqlite_mind
 
@@ -104,7 +104,7 @@ def test_closed_commitments_resolved_threads_and_old_definitions_are_not_recalle
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, scored_in: str
 ) -> None:
     if scored_in == "sql":
-        monkeypatch.setattr("projections.retrieval.bm25.SMALL_DOCS", 0)
+        monkeypatch.setattr("mindledger.projections.retrieval.bm25.SMALL_DOCS", 0)
     app = sqlite_mind(tmp_path, commands=0)
     cid = app.open_commitment("water the orchid every sunday").cid
     thread = app.open_thread("orchid care question", "how often to water an orchid")
@@ -213,7 +213,7 @@ def test_an_impossible_date_is_no_window() -> None:
 def test_recall_cli_json_shape(tmp_path: Path) -> None:
     from click.testing import CliRunner
 
-    from cli.main import mind
+    from mindledger.cli.main import mind
 
     app = sqlite_mind(tmp_path, commands=0)
     app.open_commitment("send the quarterly report")
@@ -249,8 +249,8 @@ def test_open_commitments_and_live_threads_are_found_by_their_words(tmp_path: Pa
 def test_sorting_the_term_index_changes_no_result(
     locomo_home: Home, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    from projections.engine import maintenance
-    from projections.engine.projector import Projector
+    from mindledger.projections.engine import maintenance
+    from mindledger.projections.engine.projector import Projector
 
     questions = ["When did Caroline go to the LGBTQ support group?", "What does Melanie paint?"]
     reader = open_reader(locomo_home)
@@ -274,7 +274,7 @@ def test_sorting_the_term_index_changes_no_result(
 def test_concept_bindings_and_the_threads_of_open_commitments_are_recalled(
     tmp_path: Path,
 ) -> None:
-    from domain.thread import short_id
+    from mindledger.domain.thread import short_id
 
     app = sqlite_mind(tmp_path, commands=0)
     thread = app.open_thread("Billing migration", "Move invoices to the new system")
@@ -295,7 +295,7 @@ def test_concept_bindings_and_the_threads_of_open_commitments_are_recalled(
 def test_a_configured_embedding_model_adds_a_cached_vector_channel(tmp_path: Path) -> None:
     from click.testing import CliRunner
 
-    from cli.main import mind as mind_command
+    from mindledger.cli.main import mind as mind_command
     from tests.integration.fake_provider import embedding_provider
 
     app = sqlite_mind(tmp_path, commands=0)
@@ -332,10 +332,10 @@ def test_a_configured_embedding_model_adds_a_cached_vector_channel(tmp_path: Pat
 def test_a_speaker_named_in_the_query_has_their_own_messages_as_a_channel(
     tmp_path: Path,
 ) -> None:
-    from adapters.importers import import_locomo
-    from projections.retrieval.names import keys_in
-    from projections.retrieval.recall import NO_LIMIT
-    from projections.retrieval.speakers import said_by
+    from mindledger.adapters.importers import import_locomo
+    from mindledger.projections.retrieval.names import keys_in
+    from mindledger.projections.retrieval.recall import NO_LIMIT
+    from mindledger.projections.retrieval.speakers import said_by
 
     turns = [
         {"speaker": "Ben", "dia_id": f"D1:{i}", "text": f"pottery pottery class number {i}"}

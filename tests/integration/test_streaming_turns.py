@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from cli.compose import Home, build_model, open_reader, turn_service
-from domain.turns import TurnOutcome
+from mindledger.compose import Home, build_model, open_reader, turn_service
+from mindledger.domain.turns import TurnOutcome
 from tests.integration.fake_provider import recording_provider
 from tests.integration.ledger_factory import sqlite_mind
 from tests.integration.streaming_provider import streaming_provider

@@ -11,9 +11,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from adapters.hash_chain import VerifyResult
-from adapters.sqlite_ledger import SQLiteLedgerReader
-from adapters.verification import verify_ledger
+from mindledger.adapters.hash_chain import VerifyResult
+from mindledger.adapters.sqlite_ledger import SQLiteLedgerReader
+from mindledger.adapters.verification import verify_ledger
 from tests.integration.ledger_factory import sqlite_mind
 
 
@@ -136,7 +136,7 @@ def test_tampering_is_reported_at_the_first_bad_position(
 
 
 def test_a_file_that_is_not_a_ledger_is_a_clear_error(tmp_path: Path) -> None:
-    from domain.errors import LedgerCorruptError
+    from mindledger.domain.errors import LedgerCorruptError
 
     junk = tmp_path / "ledger.sqlite"
     junk.write_bytes(b"this is not sqlite" * 100)

@@ -11,13 +11,20 @@ from typing import Any
 
 import pytest
 
-from adapters.litellm_model import LiteLLMModel, ModelSettings
-from cli.compose import Home, build_model, open_mind, open_reader, read_model, turn_service
-from domain.turn import Turn
-from domain.turns import TurnOutcome
-from projections.engine.projector import ProjectionError
-from projections.engine.registry import HANDLERS
-from projections.retrieval.context import DROPPED_KEPT
+from mindledger.adapters.litellm_model import LiteLLMModel, ModelSettings
+from mindledger.compose import (
+    Home,
+    build_model,
+    open_mind,
+    open_reader,
+    read_model,
+    turn_service,
+)
+from mindledger.domain.turn import Turn
+from mindledger.domain.turns import TurnOutcome
+from mindledger.projections.engine.projector import ProjectionError
+from mindledger.projections.engine.registry import HANDLERS
+from mindledger.projections.retrieval.context import DROPPED_KEPT
 from tests.integration.fake_provider import failing_provider
 from tests.integration.ledger_factory import sqlite_mind
 
@@ -248,17 +255,19 @@ def test_a_turn_left_unfinished_by_a_dead_process_is_marked_interrupted_once(
 def test_replay_needs_no_model_and_matches_the_live_read_model(
     home: Home, say: Say, tmp_path: Path
 ) -> None:
-    from projections.engine.readmodel import ensure_fresh
-    from projections.engine.replay import differences, rebuild
+    from mindledger.projections.engine.readmodel import ensure_fresh
+    from mindledger.projections.engine.replay import differences, rebuild
 
     say("Remind me to buy milk", "Will do.\nCOMMIT: buy milk")
     say("thanks", "REFLECT: polite user")
-    paths: Any = __import__("cli.compose", fromlist=["read_model_paths"]).read_model_paths(home)
+    paths: Any = __import__("mindledger.compose", fromlist=["read_model_paths"]).read_model_paths(
+        home
+    )
     ensure_fresh(paths, open_reader(home))
 
     with pytest.MonkeyPatch.context() as patch:
         # Turns wrote VALUES rows (JSON, lists, times); the replay writes Arrow batches.
-        patch.setattr("projections.engine.projector.FEW_ROWS", 0)
+        patch.setattr("mindledger.projections.engine.projector.FEW_ROWS", 0)
         rebuild(tmp_path / "replayed.duckdb", open_reader(home))
 
     assert differences(paths.published, tmp_path / "replayed.duckdb") == []
@@ -278,7 +287,7 @@ def test_a_concept_named_by_its_alias_is_put_in_context(home: Home, say: Say) ->
 
 
 def test_a_reply_naming_a_thread_counts_a_mention_and_nothing_else(home: Home, say: Say) -> None:
-    from domain.thread import short_id
+    from mindledger.domain.thread import short_id
 
     app = open_mind(home)
     thread = app.open_thread("Why did the import fail?", "It failed on 3 May")
@@ -291,8 +300,8 @@ def test_a_reply_naming_a_thread_counts_a_mention_and_nothing_else(home: Home, s
 
 
 def test_a_tool_the_runtime_ran_credits_work_and_text_alone_cannot(home: Home) -> None:
-    from domain.context_port import ToolRun
-    from domain.thread import short_id
+    from mindledger.domain.context_port import ToolRun
+    from mindledger.domain.thread import short_id
 
     app = open_mind(home)
     thread = app.open_thread("Flaky test", "test_sync fails one run in ten")
@@ -351,7 +360,7 @@ def test_turns_are_numbered_from_the_ledger_and_the_tracking_row_keeps_position(
 def test_a_turn_sees_what_came_before_its_message_and_not_the_message(
     home: Home, say: Say, monkeypatch: pytest.MonkeyPatch, beside: int
 ) -> None:
-    monkeypatch.setattr("projections.retrieval.turn_reads.BACKGROUND_EVENTS", beside)
+    monkeypatch.setattr("mindledger.projections.retrieval.turn_reads.BACKGROUND_EVENTS", beside)
     say("The zanzibar quokka expedition starts in May", "Noted.")
     outcome = say("Tell me about the zanzibar quokka expedition", "ok")
 

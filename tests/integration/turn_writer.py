@@ -8,8 +8,8 @@ import json
 import sys
 from pathlib import Path
 
-from adapters.litellm_model import LiteLLMModel, ModelSettings
-from cli.compose import Home, turn_service
+from mindledger.adapters.litellm_model import LiteLLMModel, ModelSettings
+from mindledger.compose import Home, turn_service
 
 
 def reply(i: int, tag: str, other: str) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from cli.compose import Home, open_mind
+from mindledger.compose import Home, open_mind
 
 
 def main() -> None:

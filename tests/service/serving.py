@@ -18,7 +18,7 @@ from urllib.parse import urlsplit
 
 from tests.conftest import REPO, subprocess_env
 
-MIND = [sys.executable, "-c", "from cli.main import main; main()"]
+MIND = [sys.executable, "-c", "from mindledger.cli.main import main; main()"]
 START_TIMEOUT_S = 180  # a busy machine: the server imports the HTTP stack and opens each home
 
 

@@ -17,11 +17,11 @@ from starlette.responses import PlainTextResponse
 from starlette.routing import Mount, Route, Router
 from starlette.testclient import TestClient
 
-from cli.compose import Home
-from service.app import Extension, build_app, require_token, served_routes
-from service.endpoints import Call, Endpoint, Field, Param, check_body
-from service.errors import ApiError
-from service.minds import Minds
+from mindledger.compose import Home
+from mindledger.service.app import Extension, build_app, require_token, served_routes
+from mindledger.service.endpoints import Call, Endpoint, Field, Param, check_body
+from mindledger.service.errors import ApiError
+from mindledger.service.minds import Minds
 
 
 async def explode(call: Call) -> Any:
@@ -162,7 +162,7 @@ def test_a_chunked_body_over_the_limit_is_refused_without_a_length_header(
 def test_query_parameters_are_checked_by_type_and_range() -> None:
     from starlette.requests import Request
 
-    from service.endpoints import check_params
+    from mindledger.service.endpoints import check_params
 
     params = (Param("limit", "integer", minimum=1, maximum=10), Param("all", "boolean"))
 
@@ -190,8 +190,8 @@ def test_a_body_that_stalls_part_way_is_refused_408_instead_of_held_for_ever(
 
     from starlette.requests import Request
 
-    import service.endpoints
-    from service.endpoints import read_json
+    from mindledger.service import endpoints
+    from mindledger.service.endpoints import read_json
 
     sent = [{"type": "http.request", "body": b'{"text": "hal', "more_body": True}]
 
@@ -202,7 +202,7 @@ def test_a_body_that_stalls_part_way_is_refused_408_instead_of_held_for_ever(
         raise AssertionError("unreachable")
 
     scope = {"type": "http", "method": "POST", "path": "/", "headers": [], "query_string": b""}
-    monkeypatch.setattr(service.endpoints, "BODY_TIMEOUT_S", 0.01)
+    monkeypatch.setattr(endpoints, "BODY_TIMEOUT_S", 0.01)
 
     with pytest.raises(ApiError) as refused:
         asyncio.run(read_json(Request(scope, receive), 1024))
@@ -228,7 +228,7 @@ def test_a_mock_turn_without_its_reply_is_refused_in_the_requests_words(
 
 @pytest.mark.parametrize("path", ["/v1/minds/Echo/query", "/v1/chat/completions"])
 def test_every_body_reader_keeps_the_server_s_body_limit(mind_home: Path, path: str) -> None:
-    from service.openai_api import extension
+    from mindledger.service.openai_api import extension
 
     minds = Minds.open([Home(mind_home)])
     app = build_app(minds, extensions=[extension(minds)], max_body=200)

@@ -14,7 +14,7 @@ from urllib.parse import quote
 import pytest
 from click.testing import CliRunner
 
-from cli.main import mind as mind_command
+from mindledger.cli.main import mind as mind_command
 from tests.service.serving import (
     Server,
     UnixConnection,

@@ -9,18 +9,18 @@ from datetime import datetime
 from typing import Any
 from uuid import UUID
 
-from domain.application import Mind
-from domain.context_port import (
+from mindledger.domain.application import Mind
+from mindledger.domain.context_port import (
     AssembledContext,
     AutonomyState,
     ContextItem,
     ContextRequest,
     ThreadMatch,
 )
-from domain.errors import MindError, UnknownThreadError
-from domain.model_port import Completion, ModelFailure
-from domain.thread import short_id
-from domain.turns import TurnService
+from mindledger.domain.errors import MindError, UnknownThreadError
+from mindledger.domain.model_port import Completion, ModelFailure
+from mindledger.domain.thread import short_id
+from mindledger.domain.turns import TurnService
 
 
 @dataclass

@@ -6,10 +6,10 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, field
 
-from domain.application import Mind
-from domain.changes import Changes
-from domain.knowledge import normalise_intent
-from domain.knowledge_port import KnownQuestion, Similar, cosine
+from mindledger.domain.application import Mind
+from mindledger.domain.changes import Changes
+from mindledger.domain.knowledge import normalise_intent
+from mindledger.domain.knowledge_port import KnownQuestion, Similar, cosine
 
 DIMENSIONS = 64
 

@@ -7,8 +7,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from cli.arguments import check_arguments, undecodable_part
-from domain.errors import InvalidInputError
+from mindledger.cli.arguments import check_arguments, undecodable_part
+from mindledger.domain.errors import InvalidInputError
 
 valid_text = st.text(st.characters(blacklist_categories=["Cs"]))
 

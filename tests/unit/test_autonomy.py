@@ -7,11 +7,11 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from domain.autonomy import gate, reach, spearman
-from domain.context_port import AutonomyState
-from domain.errors import InvalidInputError
-from domain.settings import check_setting, thread_params
-from domain.tension import TensionParams
+from mindledger.domain.autonomy import gate, reach, spearman
+from mindledger.domain.context_port import AutonomyState
+from mindledger.domain.errors import InvalidInputError
+from mindledger.domain.settings import check_setting, thread_params
+from mindledger.domain.tension import TensionParams
 
 NOW = datetime(2026, 5, 1, 12, tzinfo=UTC)
 P = TensionParams()

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from adapters.chatgpt_import import import_chatgpt
-from domain.application import Mind
-from domain.conversation import Conversation, conversation_id
-from domain.errors import InvalidInputError
+from mindledger.adapters.chatgpt_import import import_chatgpt
+from mindledger.domain.application import Mind
+from mindledger.domain.conversation import Conversation, conversation_id
+from mindledger.domain.errors import InvalidInputError
 from tests.foreign_files import (
     branching_conversation,
     chatgpt_conversation,

@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from adapters.memory_ledger import MEMORY_ENV
-from domain.application import Mind
-from domain.commitment import Commitment, commitment_cid, legacy_cid
-from domain.errors import CommitmentAlreadyClosedError, InvalidInputError, UnknownCommitmentError
-from domain.text_keys import TextKeys
+from mindledger.adapters.memory_ledger import MEMORY_ENV
+from mindledger.domain.application import Mind
+from mindledger.domain.commitment import Commitment, commitment_cid, legacy_cid
+from mindledger.domain.errors import (
+    CommitmentAlreadyClosedError,
+    InvalidInputError,
+    UnknownCommitmentError,
+)
+from mindledger.domain.text_keys import TextKeys
 from tests.conftest import T0
 
 

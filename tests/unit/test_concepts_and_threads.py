@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from domain.application import Mind
-from domain.errors import (
+from mindledger.domain.application import Mind
+from mindledger.domain.errors import (
     InvalidInputError,
     ResolutionError,
     ThreadResolvedError,

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from domain.context_port import ContextItem
-from projections.retrieval.context import (
+from mindledger.domain.context_port import ContextItem
+from mindledger.projections.retrieval.context import (
     DROPPED_KEPT,
     MEMORY_END,
     MEMORY_PREAMBLE,
     day_heading,
     fit,
 )
-from projections.retrieval.tokens import count_tokens
+from mindledger.projections.retrieval.tokens import count_tokens
 
 
 def message(id_: int, day: str, text: str = "a message") -> ContextItem:

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from domain.control_lines import (
+from mindledger.domain.control_lines import (
     VisibleStream,
     parse_claim,
     parse_close,

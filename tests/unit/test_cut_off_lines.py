@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from domain.control_lines import split_reply
-from domain.turn_effects import unfinished_line
+from mindledger.domain.control_lines import split_reply
+from mindledger.domain.turn_effects import unfinished_line
 
 
 @pytest.mark.parametrize(

@@ -17,8 +17,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from cli import server_client as sc
-from cli.fast_path import Call, home_path, parse, run_via_server, turn_body
+from mindledger.cli import server_client as sc
+from mindledger.cli.fast_path import Call, home_path, parse, run_via_server, turn_body
 
 
 def test_a_plain_turn_is_parsed_with_its_options_and_the_last_home() -> None:

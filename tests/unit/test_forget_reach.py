@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from domain.forgetting import Reach, Selector
+from mindledger.domain.forgetting import Reach, Selector
 
 AT = datetime(2026, 3, 14, 9, 30, tzinfo=UTC)
 SAID = "mind.conversation.message_observed"

@@ -10,10 +10,10 @@ from uuid import uuid4
 
 import pytest
 
-from domain.application import Mind
-from domain.errors import InvalidInputError
-from domain.events import stream_id
-from domain.forgetting import (
+from mindledger.domain.application import Mind
+from mindledger.domain.errors import InvalidInputError
+from mindledger.domain.events import stream_id
+from mindledger.domain.forgetting import (
     ForgetRoleError,
     Forgetting,
     Reach,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from adapters.head_anchor import HeadAnchorFile
+from mindledger.adapters.head_anchor import HeadAnchorFile
 
 
 def test_the_anchor_never_moves_back_for_the_same_ledger(tmp_path: Path) -> None:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from domain.application import Mind
-from domain.errors import IdentityError, NotInitialisedError
-from domain.identity import DEFAULT_MODEL
+from mindledger.domain.application import Mind
+from mindledger.domain.errors import IdentityError, NotInitialisedError
+from mindledger.domain.identity import DEFAULT_MODEL
 
 
 def test_the_owner_adopts_a_name_directly(app: Mind) -> None:
@@ -58,14 +58,14 @@ def test_switching_the_model_is_recorded_and_changes_nothing_else(app: Mind) -> 
 
 
 def test_a_second_init_is_rejected(app: Mind) -> None:
-    from domain.errors import AlreadyInitialisedError
+    from mindledger.domain.errors import AlreadyInitialisedError
 
     with pytest.raises(AlreadyInitialisedError, match="Echo"):
         app.init("Other", "another-ledger")
 
 
 def test_commands_before_init_say_to_run_init() -> None:
-    from adapters.memory_ledger import MEMORY_ENV
+    from mindledger.adapters.memory_ledger import MEMORY_ENV
 
     fresh = Mind(env=dict(MEMORY_ENV))
 

@@ -6,7 +6,7 @@ import io
 
 import pytest
 
-from cli.import_cmds import ImportProgress
+from mindledger.cli.import_cmds import ImportProgress
 
 
 class Terminal(io.StringIO):

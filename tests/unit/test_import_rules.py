@@ -9,10 +9,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from adapters.import_rules import chat_line_id, chat_role, message_text
-from adapters.importers import Observed, import_chat, record
-from domain.application import Mind
-from domain.errors import InvalidInputError
+from mindledger.adapters.import_rules import chat_line_id, chat_role, message_text
+from mindledger.adapters.importers import Observed, import_chat, record
+from mindledger.domain.application import Mind
+from mindledger.domain.errors import InvalidInputError
 from tests.conftest import T0
 
 
@@ -89,7 +89,7 @@ def locomo_file(path: Path, turns: list[dict[str, str]]) -> Path:
 
 
 def test_a_locomo_turn_with_no_text_is_skipped_and_reported(app: Mind, tmp_path: Path) -> None:
-    from adapters.importers import import_locomo
+    from mindledger.adapters.importers import import_locomo
 
     path = locomo_file(
         tmp_path / "l.json",
@@ -112,7 +112,7 @@ def test_a_locomo_turn_with_no_text_is_skipped_and_reported(app: Mind, tmp_path:
 def test_a_locomo_turn_by_someone_outside_the_sample_is_refused_before_anything_is_written(
     app: Mind, tmp_path: Path
 ) -> None:
-    from adapters.importers import import_locomo
+    from mindledger.adapters.importers import import_locomo
 
     path = locomo_file(
         tmp_path / "l.json",

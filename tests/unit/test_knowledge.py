@@ -6,19 +6,19 @@ from typing import Any
 
 import pytest
 
-from adapters.memory_ledger import MEMORY_ENV
-from domain.application import Mind
-from domain.errors import MindError
-from domain.knowledge import (
+from mindledger.adapters.memory_ledger import MEMORY_ENV
+from mindledger.domain.application import Mind
+from mindledger.domain.errors import MindError
+from mindledger.domain.knowledge import (
     Knowledge,
     Provenance,
     item_id,
     knowledge_stream,
     legacy_intent_hash,
 )
-from domain.knowledge_ask import Asker, MemoryAnswer
-from domain.knowledge_commands import KnowledgeRoleError
-from domain.model_port import CompletionModel
+from mindledger.domain.knowledge_ask import Asker, MemoryAnswer
+from mindledger.domain.knowledge_commands import KnowledgeRoleError
+from mindledger.domain.model_port import CompletionModel
 from tests.unit.fakes import FakeModel, FakeRetrieval, memory_item, turn_service
 from tests.unit.knowledge_fakes import FakeEmbedder, LedgerKnowledgeReads
 

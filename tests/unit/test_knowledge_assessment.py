@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from domain.knowledge_assessment import assess
+from mindledger.domain.knowledge_assessment import assess
 
 NOW = datetime(2026, 5, 1, 9, 0, tzinfo=UTC)
 

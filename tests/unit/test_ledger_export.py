@@ -14,13 +14,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from adapters.export_check import ExportInvalidError, ExportReader
-from adapters.hash_chain import ChainRow, content_hash, genesis_hash, link_hash
-from adapters.key_store import MemoryKeyStore
-from adapters.ledger_export import Genesis, export_lines, render_state, state_bytes
-from adapters.pydantic_mapping import canonical_json
-from adapters.sealing import seal_state
-from domain.commitment import Commitment
+from mindledger.adapters.export_check import ExportInvalidError, ExportReader
+from mindledger.adapters.hash_chain import ChainRow, content_hash, genesis_hash, link_hash
+from mindledger.adapters.key_store import MemoryKeyStore
+from mindledger.adapters.ledger_export import Genesis, export_lines, render_state, state_bytes
+from mindledger.adapters.pydantic_mapping import canonical_json
+from mindledger.adapters.sealing import seal_state
+from mindledger.domain.commitment import Commitment
 
 GENESIS = Genesis(
     "ledger-1", "2026-05-01T09:00:00+00:00", genesis_hash("ledger-1", "2026-05-01T09:00:00+00:00")

@@ -8,9 +8,9 @@ from uuid import uuid4
 import pytest
 from eventsourcing.persistence import MapperDeserialisationError, StoredEvent
 
-from adapters.pydantic_mapping import PydanticMapper
-from domain.concept import Concept
-from domain.thread import Thread
+from mindledger.adapters.pydantic_mapping import PydanticMapper
+from mindledger.domain.concept import Concept
+from mindledger.domain.thread import Thread
 from tests.conftest import T0
 
 

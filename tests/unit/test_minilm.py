@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from adapters.minilm import MiniLM, erf, model_dir, shared_model
+from mindledger.adapters.minilm import MiniLM, erf, model_dir, shared_model
 
 REFERENCE = json.loads(
     (Path(__file__).resolve().parents[1] / "data" / "minilm_reference.json").read_text()

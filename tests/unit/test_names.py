@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from projections.retrieval.names import keys_in, name_key
+from mindledger.projections.retrieval.names import keys_in, name_key
 
 
 @pytest.mark.parametrize(

@@ -9,15 +9,15 @@ from pathlib import Path
 
 import pytest
 
-from adapters.pmm_chain import source_key
-from adapters.pmm_import import import_pmm, parse_pmm, pmm_records, verify_chain
-from adapters.pmm_meaning import SPEAKERS
-from domain.application import Mind
-from domain.changes import Changes
-from domain.conversation import conversation_id
-from domain.errors import InvalidInputError
-from domain.foreign_apply import Done, import_records
-from domain.foreign_import import ForeignFile, ForeignImport, import_id
+from mindledger.adapters.pmm_chain import source_key
+from mindledger.adapters.pmm_import import import_pmm, parse_pmm, pmm_records, verify_chain
+from mindledger.adapters.pmm_meaning import SPEAKERS
+from mindledger.domain.application import Mind
+from mindledger.domain.changes import Changes
+from mindledger.domain.conversation import conversation_id
+from mindledger.domain.errors import InvalidInputError
+from mindledger.domain.foreign_apply import Done, import_records
+from mindledger.domain.foreign_import import ForeignFile, ForeignImport, import_id
 from tests.foreign_files import PMM_DATA, PMM_FILES, SMALL_PMM, pmm_ledger, write_json
 
 needs_pmm = pytest.mark.skipif(not PMM_DATA.exists(), reason="needs ../shared/data/pmm")

@@ -9,13 +9,18 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from domain.context_port import ContextItem
-from domain.prompt_text import in_label, observed_speaker, one_line
-from domain.text import HIDDEN
-from projections.retrieval.context import MEMORY_END, MEMORY_PREAMBLE, fit
-from projections.retrieval.item_text import commitment_text, concept_text, message_text, thread_text
-from projections.retrieval.thread_context import ThreadView, notices
-from projections.retrieval.thread_context import thread_text as tense_thread_text
+from mindledger.domain.context_port import ContextItem
+from mindledger.domain.prompt_text import in_label, observed_speaker, one_line
+from mindledger.domain.text import HIDDEN
+from mindledger.projections.retrieval.context import MEMORY_END, MEMORY_PREAMBLE, fit
+from mindledger.projections.retrieval.item_text import (
+    commitment_text,
+    concept_text,
+    message_text,
+    thread_text,
+)
+from mindledger.projections.retrieval.thread_context import ThreadView, notices
+from mindledger.projections.retrieval.thread_context import thread_text as tense_thread_text
 
 LINE_BREAKS = "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
 ALPHABET = st.sampled_from(

@@ -8,10 +8,10 @@ import pkgutil
 import duckdb
 import pytest
 
-import domain
-from domain.events import EVENT_TYPES
-from projections.engine.registry import HANDLERS
-from projections.engine.schema import ARROW, TABLES
+from mindledger import domain
+from mindledger.domain.events import EVENT_TYPES
+from mindledger.projections.engine.registry import HANDLERS
+from mindledger.projections.engine.schema import ARROW, TABLES
 
 # Tables written only by SQL statements of the projector (one row of totals, kept counts),
 # never from Arrow batches: they have no Arrow schema on purpose.
@@ -21,7 +21,7 @@ SQL_ONLY = {"tracking", "term_counts"}
 def every_event_type() -> set[str]:
     """Import every domain module, so that every event class has registered its topic."""
     for module in pkgutil.iter_modules(domain.__path__):
-        importlib.import_module(f"domain.{module.name}")
+        importlib.import_module(f"mindledger.domain.{module.name}")
     return set(EVENT_TYPES)
 
 

@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from cli.output import configured_secrets, error_text
-from domain.redaction import REDACTED, is_secret_name, redact, secret_values
+from mindledger.cli.output import configured_secrets, error_text
+from mindledger.domain.redaction import REDACTED, is_secret_name, redact, secret_values
 
 SECRET = st.text("abcdefghijklmnopqrstuvwxyz0123456789-_", min_size=8, max_size=40)
 

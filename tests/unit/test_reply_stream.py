@@ -6,8 +6,8 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from domain.control_lines import KEYWORDS, split_reply
-from domain.reply_stream import ReplyStream, could_be_control
+from mindledger.domain.control_lines import KEYWORDS, split_reply
+from mindledger.domain.reply_stream import ReplyStream, could_be_control
 
 pieces = st.sampled_from(
     [*KEYWORDS, ":", " ", "\n", "\r", "\r\n", "- ", "* ", "\t", "hello", "x", "é", "\u2028", "-"]

@@ -13,10 +13,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cli.settings import FIELDS, SettingError, env_name
-from cli.settings_sources import Origin, load_settings
-from domain.clock import no_earlier_than_head, parse_fixed_time
-from domain.errors import InvalidInputError
+from mindledger.domain.clock import no_earlier_than_head, parse_fixed_time
+from mindledger.domain.errors import InvalidInputError
+from mindledger.settings import FIELDS, SettingError, env_name
+from mindledger.settings_sources import Origin, load_settings
 
 HOME_ORIGIN = Origin("flag", "--home")
 ENV_TEXT = st.text(

@@ -8,7 +8,7 @@ from itertools import pairwise
 
 import pytest
 
-from domain.tension import TensionParams, accrued, effective_hours, tension
+from mindledger.domain.tension import TensionParams, accrued, effective_hours, tension
 
 T0 = datetime(2026, 5, 1, tzinfo=UTC)
 P = TensionParams()

@@ -10,9 +10,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from cli.output import for_terminal, json_text
-from domain.errors import InvalidInputError
-from domain.text import HIDDEN, clean_text, show_hidden
+from mindledger.cli.output import for_terminal, json_text
+from mindledger.domain.errors import InvalidInputError
+from mindledger.domain.text import HIDDEN, clean_text, show_hidden
 
 JOINERS = {"\u200c", "\u200d"}
 

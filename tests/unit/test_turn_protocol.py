@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import pytest
 
-from domain.application import Mind
-from domain.context_port import ToolRun
-from domain.model_port import ModelFailure
-from domain.turn import Turn
-from domain.turns import TurnOutcome
+from mindledger.domain.application import Mind
+from mindledger.domain.context_port import ToolRun
+from mindledger.domain.model_port import ModelFailure
+from mindledger.domain.turn import Turn
+from mindledger.domain.turns import TurnOutcome
 from tests.unit.fakes import (
     FakeModel,
     FakeRetrieval,

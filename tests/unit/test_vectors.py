@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from projections.retrieval.vectors import Neighbour, closest, nearest
+from mindledger.projections.retrieval.vectors import Neighbour, closest, nearest
 
 
 def test_closest_ranks_by_cosine_not_by_length_and_keeps_the_earlier_of_a_tie() -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import duckdb
 
-from service.web import views
+from mindledger.service.web import views
 
 
 def test_without_knowledge_tables_there_is_no_knowledge_view() -> None:

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from adapters.workspace import FileWorkspace
-from domain.errors import MindError
+from mindledger.adapters.workspace import FileWorkspace
+from mindledger.domain.errors import MindError
 
 BEFORE = datetime(2020, 1, 1, tzinfo=UTC)
 

@@ -1,7 +1,7 @@
 """The composition root: builds the application, readers and projector from one home folder.
 
-Every factory takes a `Home`, whose typed settings (cli/settings.py) are read once, and returns
-a typed object; nothing here connects or reads a file at import time.
+Every factory takes a `Home`, whose typed settings (mindledger/settings.py) are read once, and
+returns a typed object; nothing here connects or reads a file at import time.
 """
 
 from __future__ import annotations
@@ -10,35 +10,40 @@ import contextlib
 import math
 import os
 from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import AbstractContextManager, ExitStack, contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import click
-
-from domain.application import Mind
-from domain.clock import Clock, fixed_clock, no_earlier_than_head, parse_fixed_time, system_clock
-from domain.errors import LedgerCorruptError, NotInitialisedError
+from mindledger.domain.application import Mind
+from mindledger.domain.clock import (
+    Clock,
+    fixed_clock,
+    no_earlier_than_head,
+    parse_fixed_time,
+    system_clock,
+)
+from mindledger.domain.errors import LedgerCorruptError, NotInitialisedError
 
 if TYPE_CHECKING:
     import duckdb
 
-    from adapters.embeddings import LiteLLMEmbedder
-    from adapters.key_store import KeyStore
-    from adapters.postgres_ledger import PostgresLedgerReader
-    from adapters.sqlite_ledger import SQLiteLedgerReader
-    from adapters.workspace import FileWorkspace
-    from cli.settings import Settings
-    from cli.settings_sources import LoadedSettings, Origin
-    from domain.knowledge_ask import Asker
-    from domain.knowledge_port import Similar
-    from domain.model_port import CompletionModel
-    from domain.text_keys import TextKeys
-    from domain.turns import TurnService
-    from projections.engine.readmodel import ReadModelPaths
+    from mindledger.adapters.embeddings import LiteLLMEmbedder
+    from mindledger.adapters.key_store import KeyStore
+    from mindledger.adapters.postgres_ledger import PostgresLedgerReader
+    from mindledger.adapters.sqlite_ledger import SQLiteLedgerReader
+    from mindledger.adapters.workspace import FileWorkspace
+    from mindledger.domain.knowledge_ask import Asker
+    from mindledger.domain.knowledge_port import Similar
+    from mindledger.domain.model_port import CompletionModel
+    from mindledger.domain.text_keys import TextKeys
+    from mindledger.domain.turns import TurnService
+    from mindledger.projections.engine.readmodel import ReadModelPaths
+    from mindledger.settings import Settings
+    from mindledger.settings_sources import LoadedSettings, Origin
 
     LedgerReader = SQLiteLedgerReader | PostgresLedgerReader
 
@@ -85,7 +90,7 @@ class Home:
     @cached_property
     def loaded(self) -> LoadedSettings:
         """The settings with where each came from; raises SettingError on a bad value."""
-        from cli.settings_sources import Origin, load_settings
+        from mindledger.settings_sources import Origin, load_settings
 
         origin = self._home_origin(Origin)
         return load_settings(self.path, origin, self.flags)
@@ -132,7 +137,7 @@ class Home:
 
     def config(self) -> dict[str, Any]:
         """The home's config.json as written (empty when absent; an object, else SettingError)."""
-        from cli.settings_sources import read_config_file
+        from mindledger.settings_sources import read_config_file
 
         return read_config_file(self.config_file)
 
@@ -197,8 +202,8 @@ def persistence_env(home: Home, *, create: bool = False) -> dict[str, str]:
     Tables are created only by `init`: a CREATE in every process would take SQLite's write
     lock after a read and fail at once (SQLITE_BUSY_SNAPSHOT) when another process is writing.
     """
-    from adapters.head_anchor import HEAD_ANCHOR_ENV
-    from adapters.key_store import KEY_STORE_ENV, MASTER_KEY_ENV
+    from mindledger.adapters.head_anchor import HEAD_ANCHOR_ENV
+    from mindledger.adapters.key_store import KEY_STORE_ENV, MASTER_KEY_ENV
 
     env = _backend_env(home)
     env["CREATE_TABLE"] = "y" if create else "n"
@@ -216,12 +221,12 @@ def persistence_env(home: Home, *, create: bool = False) -> dict[str, str]:
 
 def open_keys(home: Home, *, read_only: bool = True) -> KeyStore:
     """This home's key store (read-only by default: readers only open sealed fields)."""
-    from adapters.key_store import SQLiteKeyStore, parse_master_key
+    from mindledger.adapters.key_store import SQLiteKeyStore, parse_master_key
 
     master_key = home.settings.master_key
     master = parse_master_key(master_key.get_secret_value()) if master_key else None
     if home.backend() == "postgres":
-        from adapters.postgres_keys import PostgresKeyStore
+        from mindledger.adapters.postgres_keys import PostgresKeyStore
 
         return PostgresKeyStore(_backend_env(home), master)
     return SQLiteKeyStore(home.key_store, master, read_only=read_only)
@@ -233,16 +238,16 @@ def _backend_env(home: Home) -> dict[str, str]:
     # so a short wait (0.1) stays a wait, never 0 (which it would take as "the default").
     lock_timeout = str(math.ceil(settings.lock_timeout))
     if settings.backend == "postgres":
-        from adapters.postgres_ledger import postgres_env
+        from mindledger.adapters.postgres_ledger import postgres_env
 
         dsn = settings.postgres_dsn.get_secret_value() if settings.postgres_dsn else ""
         env = dict(postgres_env(dsn, settings.postgres_schema))
         env["POSTGRES_LOCK_TIMEOUT"] = lock_timeout
         return env
-    from adapters.ledger_location import sqlite_location
+    from mindledger.adapters.ledger_location import sqlite_location
 
     return {
-        "PERSISTENCE_MODULE": "adapters.sqlite_ledger:LedgerSQLiteFactory",
+        "PERSISTENCE_MODULE": "mindledger.adapters.sqlite_ledger:LedgerSQLiteFactory",
         "SQLITE_DBNAME": sqlite_location(home.ledger),  # read-only in a read-only home
         "SQLITE_LOCK_TIMEOUT": lock_timeout,
     }
@@ -251,9 +256,13 @@ def _backend_env(home: Home) -> dict[str, str]:
 def finish_forgets(home: Home) -> None:
     """A forget a crash interrupted is finished before anything reads or writes (one stat)."""
     if (home.path / "forget.pending").exists():
-        from cli.forget_cmds import finish_pending
+        from mindledger.forget import finish_pending
 
         finish_pending(home)
+
+
+# What a front-end's command opened, closed when the command ends (the CLI sets one per command).
+command_scope: ContextVar[ExitStack | None] = ContextVar("command_scope", default=None)
 
 
 def open_mind(home: Home, *, create: bool = False) -> Mind:
@@ -265,9 +274,9 @@ def open_mind(home: Home, *, create: bool = False) -> Mind:
     app = Mind(env=persistence_env(home, create=create), clock=home.clock())
     # A command's mind is closed when the command ends (its ledger and key-store connections
     # released then, not whenever the collector reaches them); a server's outlive any command.
-    command = click.get_current_context(silent=True)
-    if command is not None:
-        command.call_on_close(app.close)
+    scope = command_scope.get()
+    if scope is not None:
+        scope.callback(app.close)
     return app
 
 
@@ -275,17 +284,17 @@ def open_reader(home: Home) -> LedgerReader:
     """A read-only view of the chain and events, for verify, log and projectors."""
     home.require()
     if home.backend() == "postgres":
-        from adapters.postgres_ledger import PostgresLedgerReader
+        from mindledger.adapters.postgres_ledger import PostgresLedgerReader
 
         return PostgresLedgerReader(persistence_env(home), open_keys(home))
-    from adapters.sqlite_ledger import SQLiteLedgerReader
+    from mindledger.adapters.sqlite_ledger import SQLiteLedgerReader
 
     return SQLiteLedgerReader(home.ledger, open_keys(home))
 
 
 def read_model_paths(home: Home) -> ReadModelPaths:
     """Where this home's projector works and publishes."""
-    from projections.engine.readmodel import ReadModelPaths
+    from mindledger.projections.engine.readmodel import ReadModelPaths
 
     return ReadModelPaths(home.readmodel, home.published, home.projector_lock)
 
@@ -296,7 +305,7 @@ Opener = Callable[["ReadModelPaths", "LedgerReader"], Connection]
 
 def read_model(home: Home) -> Connection:
     """A read-only DuckDB connection that includes every event written before this call."""
-    from projections.engine.readmodel import open_read_model
+    from mindledger.projections.engine.readmodel import open_read_model
 
     return _reading(home, open_read_model)
 
@@ -304,7 +313,7 @@ def read_model(home: Home) -> Connection:
 def sandboxed_read_model(home: Home) -> Connection:
     """A read-only connection for user SQL: includes every event written before this call and
     can reach no other file."""
-    from projections.engine.readmodel import open_sandboxed
+    from mindledger.projections.engine.readmodel import open_sandboxed
 
     return _reading(home, open_sandboxed)
 
@@ -324,7 +333,7 @@ def _reading(home: Home, opener: Opener) -> Iterator[duckdb.DuckDBPyConnection]:
 def load_dotenv(home: Home) -> None:
     """Put the provider lines of MIND_HOME/.env (OPENAI_API_KEY=...) into the environment for
     LiteLLM; values already in the environment win. MIND_* lines are settings, read as such."""
-    from cli.provider_env import export_dotenv
+    from mindledger.provider_env import export_dotenv
 
     export_dotenv(home.loaded)
 
@@ -334,10 +343,10 @@ def build_model(
 ) -> CompletionModel:
     """A CompletionModel for a spec: `local/...` (the embedded model), `mock`, or any LiteLLM
     model string. `api_base`: the --api-base flag; the rest comes from the settings."""
-    from adapters.litellm_model import LiteLLMModel, ModelSettings
-    from adapters.local_model import EMBEDDED, EmbeddedModel
-    from cli.output import echo
-    from cli.provider_env import redirect_warnings
+    from mindledger.adapters.litellm_model import LiteLLMModel, ModelSettings
+    from mindledger.adapters.local_model import EMBEDDED, EmbeddedModel
+    from mindledger.notices import warn
+    from mindledger.provider_env import redirect_warnings
 
     home = home.with_flags(api_base=("--api-base", api_base))
     settings = home.settings
@@ -358,7 +367,7 @@ def build_model(
         return EmbeddedModel(home.path / "run", model_settings)
     if mock_reply is None:  # a real call: say so if a home file could redirect the user's key
         for warning in redirect_warnings(home.loaded):
-            echo(f"Warning: {warning}", err=True)
+            warn(warning)
     return LiteLLMModel(model_settings)
 
 
@@ -366,9 +375,9 @@ def turn_service(home: Home) -> TurnService:
     """The turn pipeline over this home's ledger and read models."""
     import socket
 
-    from cli.output import configured_secrets
-    from domain.turns import TurnService
-    from projections.retrieval.turn_reads import ReadModelRetrieval, ReadModelThreads
+    from mindledger.domain.turns import TurnService
+    from mindledger.projections.retrieval.turn_reads import ReadModelRetrieval, ReadModelThreads
+    from mindledger.safe_text import configured_secrets
 
     host = socket.gethostname()
 
@@ -400,9 +409,9 @@ def turn_service(home: Home) -> TurnService:
 @contextmanager
 def turn_session(home: Home) -> Iterator[TurnService]:
     """`turn_service` for one turn in this process, which a forget waits for and which waits
-    for a forget (`forget_cmds.forget_excluded`; taken once the service is open, since opening
+    for a forget (`mindledger.forget.forget_excluded`; taken once the service is open, since opening
     may finish a forget a crash interrupted)."""
-    from cli.forget_cmds import forget_excluded
+    from mindledger.forget import forget_excluded
 
     with turn_service(home) as service, forget_excluded(home):
         yield service
@@ -411,7 +420,7 @@ def turn_session(home: Home) -> Iterator[TurnService]:
 def embedder(home: Home, config: dict[str, str]) -> LiteLLMEmbedder | None:
     """The embedding function for recall's vector channel, or None (`embedding.recall` off,
     or `embedding.model` off)."""
-    from domain.settings import DEFAULT_EMBEDDING_RECALL, EMBEDDING_RECALL
+    from mindledger.domain.settings import DEFAULT_EMBEDDING_RECALL, EMBEDDING_RECALL
 
     if config.get(EMBEDDING_RECALL, DEFAULT_EMBEDDING_RECALL) != "on":
         return None
@@ -422,12 +431,16 @@ def embedding_model(home: Home, config: dict[str, str]) -> LiteLLMEmbedder | Non
     """The configured embedding model (`embedding.model`; the offline MiniLM by default), as
     a callable texts -> vectors cached in MIND_HOME/embeddings.sqlite; None when it is off.
     For semantic matching (projections.retrieval.vectors.nearest), whatever recall does."""
-    from domain.settings import DEFAULT_EMBEDDING_MODEL, EMBEDDING_API_BASE, EMBEDDING_MODEL
+    from mindledger.domain.settings import (
+        DEFAULT_EMBEDDING_MODEL,
+        EMBEDDING_API_BASE,
+        EMBEDDING_MODEL,
+    )
 
     model = config.get(EMBEDDING_MODEL, DEFAULT_EMBEDDING_MODEL)
     if model == "off":
         return None
-    from adapters.embeddings import LiteLLMEmbedder
+    from mindledger.adapters.embeddings import LiteLLMEmbedder
 
     base = config.get(EMBEDDING_API_BASE, "off")
     return LiteLLMEmbedder(
@@ -441,7 +454,7 @@ def embedding_model(home: Home, config: dict[str, str]) -> LiteLLMEmbedder | Non
 def home_text_keys(home: Home) -> TextKeys:
     """Keyed hashes under this home's secrets, for what keys text outside the ledger (the
     embeddings cache): each secret read from the key store once, made there on first use."""
-    from domain.text_keys import TextKeys
+    from mindledger.domain.text_keys import TextKeys
 
     return TextKeys(HomeSecrets(home))
 
@@ -454,7 +467,7 @@ class HomeSecrets:
         self.home = home
 
     def secret(self, name: str) -> bytes:
-        from adapters.key_store import KeyStoreError
+        from mindledger.adapters.key_store import KeyStoreError
 
         for read_only in (True, False):
             keys = open_keys(self.home, read_only=read_only)
@@ -477,7 +490,7 @@ class ReadModelKnowledge:
 
     def similar(self, question: str, k: int) -> list[Similar]:
         """The `k` items whose questions are nearest `question`, best first."""
-        from projections.retrieval.knowledge_channel import similar_questions
+        from mindledger.projections.retrieval.knowledge_channel import similar_questions
 
         with read_model(self.home) as con:
             return similar_questions(con, self.embed, question, k)
@@ -487,7 +500,7 @@ def asker(home: Home, service: TurnService, semantic: bool = True) -> Asker:
     """The ask use case over a turn service: semantic matching through the mind's embedding
     model (`embedding.model`), off when none is configured (or not wanted: a turn's routing
     is exact only)."""
-    from domain.knowledge_ask import Asker
+    from mindledger.domain.knowledge_ask import Asker
 
     if not semantic:
         return Asker(service, None, off="exact-only")
@@ -498,8 +511,8 @@ def asker(home: Home, service: TurnService, semantic: bool = True) -> Asker:
 def workspace(home: Home, config: dict[str, str]) -> FileWorkspace:
     """The mind's workspace (`mind config set workspace DIR`; default HOME/workspace), with the
     home's own files protected. `config`: the identity's settings."""
-    from adapters.workspace import FileWorkspace
-    from domain.settings import WORKSPACE
+    from mindledger.adapters.workspace import FileWorkspace
+    from mindledger.domain.settings import WORKSPACE
 
     configured = config.get(WORKSPACE)
     root = Path(configured) if configured else home.path / "workspace"

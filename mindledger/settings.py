@@ -1,8 +1,8 @@
 """The process's settings, each declared once with its type, default and help (pydantic-settings).
 
 Sources, highest first: a command-line flag, the environment (MIND_*), MIND_HOME/.env,
-MIND_HOME/config.json, the default (read by cli/settings_sources.py, which keeps where each value
-came from). Per-mind settings (threads.*, workspace, embedding.*) are events instead:
+MIND_HOME/config.json, the default (read by mindledger/settings_sources.py, which keeps where
+each value came from). Per-mind settings (threads.*, workspace, embedding.*) are events instead:
 domain/settings.py.
 
 To add a setting: one `setting(default, help, accepts, **constraints)` field on `Settings`. It is
@@ -26,8 +26,8 @@ from pydantic_settings import (
     SettingsConfigDict,
 )
 
-from domain.clock import parse_fixed_time
-from domain.errors import MindError
+from mindledger.domain.clock import parse_fixed_time
+from mindledger.domain.errors import MindError
 
 
 class SettingError(MindError):
@@ -163,7 +163,7 @@ class Settings(BaseSettings):
     @field_validator("master_key", mode="before")
     @classmethod
     def _master(cls, value: Any) -> Any:
-        from adapters.key_store import KeyStoreError, parse_master_key
+        from mindledger.adapters.key_store import KeyStoreError, parse_master_key
 
         text = value.get_secret_value() if isinstance(value, SecretStr) else value
         if isinstance(text, str):

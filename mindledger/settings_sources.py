@@ -17,8 +17,8 @@ from typing import Any
 from pydantic import ValidationError
 from pydantic_settings import DotEnvSettingsSource, EnvSettingsSource
 
-from cli.settings import FIELDS, SettingError, Settings, accepts, env_name
-from domain.settings import KEYS as MIND_KEYS
+from mindledger.domain.settings import KEYS as MIND_KEYS
+from mindledger.settings import FIELDS, SettingError, Settings, accepts, env_name
 
 # Settings a home file may not set: the home itself, and the clock (a time fixed in a file
 # would silently date every later event).

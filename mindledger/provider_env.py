@@ -9,8 +9,8 @@ import os
 import re
 from dataclasses import dataclass
 
-from cli.settings import mask_url
-from cli.settings_sources import LoadedSettings
+from mindledger.settings import mask_url
+from mindledger.settings_sources import LoadedSettings
 
 # The names LiteLLM's providers read keys and endpoints from (OPENAI_API_KEY, AZURE_API_BASE,
 # OLLAMA_API_BASE, AWS_SECRET_ACCESS_KEY, HF_TOKEN, ...).

@@ -1,0 +1,299 @@
+"""Forgetting: destroy the data keys of what a selector names, record the fact, and rebuild
+every derived copy (read models, embeddings cache, chat history) without it.
+
+The order survives a crash anywhere: the keys and a note of the forget go in one key-store
+transaction (with a marker file beside, so every later command knows to look); then the
+`Forgotten` event; then the purge; then the note is dropped. A forget found unfinished is
+finished by the next command that opens the mind (`finish_pending`), never run twice.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import fcntl
+import json
+import os
+import signal
+from collections.abc import Iterator
+from contextvars import ContextVar
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from mindledger.compose import Home, open_keys, open_mind, open_reader, read_model_paths
+from mindledger.domain.errors import InvalidInputError, LedgerReadOnlyError, MindError
+from mindledger.domain.forgetting import SELECTOR_KINDS, Selector
+from mindledger.notices import warn
+
+MARKER = "forget.pending"  # exists while a forget's purge may be unfinished
+LOCK = "forget.lock"
+# Test-only: the point at which a forget kills its own process (SIGKILL), to prove recovery.
+CRASH_ENV = "MIND_TEST_FORGET_CRASH"
+_finishing: ContextVar[bool] = ContextVar("finishing_forget", default=False)
+_READ_ONLY_ERRNOS = (errno.EACCES, errno.EPERM, errno.EROFS)
+_warned: set[Path] = set()  # homes whose unfinished forget this process has warned about
+
+
+def _crash_point(name: str) -> None:
+    if os.environ.get(CRASH_ENV) == name:
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
+@contextlib.contextmanager
+def _forget_lock(home: Home, *, write: bool = True) -> Iterator[bool]:
+    """One forget at a time per home (a second waits); also guards against re-entry. Yields
+    whether this process can write the home: where it cannot, a writer is refused in one line
+    and a reader takes the lock through a read-only handle (flock needs none other), or none
+    when there is no lock file (then no forget has run here)."""
+    token = _finishing.set(True)
+    try:
+        writable = True
+        try:
+            fd: int | None = os.open(home.path / LOCK, os.O_RDWR | os.O_CREAT, 0o600)
+        except OSError as e:
+            if e.errno not in _READ_ONLY_ERRNOS:
+                raise
+            if write:
+                raise LedgerReadOnlyError(
+                    "this process cannot write the mind's home (it is read-only): nothing was "
+                    "forgotten; forget where the home is writable"
+                ) from None
+            writable = False
+            try:
+                fd = os.open(home.path / LOCK, os.O_RDONLY)
+            except FileNotFoundError:
+                fd = None
+        if fd is None:
+            yield writable
+            return
+        with _flocked(fd, fcntl.LOCK_EX):
+            yield writable
+    finally:
+        _finishing.reset(token)
+
+
+@contextlib.contextmanager
+def forget_excluded(home: Home) -> Iterator[None]:
+    """A turn in this process and a forget exclude each other (a shared lock on the file a
+    forget locks exclusively): a forget waits for the turns under way, whose prompt may quote
+    what it names and is written only as the turn ends, and a turn waits for a forget. A home
+    this process cannot write takes no turn anyway: no lock then."""
+    try:
+        fd = os.open(home.path / LOCK, os.O_RDWR | os.O_CREAT, 0o600)
+    except OSError:
+        yield
+        return
+    with _flocked(fd, fcntl.LOCK_SH):
+        yield
+
+
+@contextlib.contextmanager
+def _flocked(fd: int, operation: int) -> Iterator[None]:
+    """`fd` locked (`fcntl.LOCK_EX` or `LOCK_SH`) for the block, then unlocked and closed."""
+    try:
+        fcntl.flock(fd, operation)
+        yield
+    finally:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        os.close(fd)
+
+
+def selector_of(kind: str, value: str) -> Selector:
+    """A checked selector (`--before` parsed as an ISO-8601 time)."""
+    if kind not in SELECTOR_KINDS:
+        raise InvalidInputError(
+            f"unknown selector {kind!r}; use one of {', '.join(SELECTOR_KINDS)}"
+        )
+    if not value.strip():
+        raise InvalidInputError(f"--{kind} needs a value")
+    if kind == "before":
+        from mindledger.domain.clock import parse_fixed_time
+
+        try:
+            at = parse_fixed_time(value)
+        except MindError as e:
+            raise InvalidInputError(f"--before: {e}") from None
+        from mindledger.compose import clock_from_env
+
+        if at > max(datetime.now(UTC), clock_from_env()()):
+            raise InvalidInputError(
+                f"--before {value.strip()} is in the future: it would name the whole mind; "
+                "give a past time"
+            )
+        return Selector("before", value.strip(), at)
+    return Selector(kind, value.strip())  # type: ignore[arg-type]  # checked above
+
+
+def _stop_background_server(home: Home) -> int | None:
+    """A running server keeps the mind's words in memory: a background one is stopped (the next
+    call starts a fresh one); a foreground `mind serve` must take the forget itself."""
+    from mindledger.server_files import any_pid_alive, server_record
+
+    data, _ = server_record(home.path)
+    if data is None:
+        return None
+    pid = int(data["pid"])
+    if not data.get("idle_exit_s"):
+        raise MindError(
+            f"`mind serve` (pid {pid}) serves this mind and holds its words in memory: forget "
+            "through it (POST /v1/minds/NAME/forget) or stop it first (`mind server stop`)"
+        )
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, signal.SIGTERM)
+    import time
+
+    deadline = time.monotonic() + 30
+    while any_pid_alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return pid
+
+
+def forget_data(
+    home: Home, selector: Selector, *, dry_run: bool, role: str = "owner", via: str = "cli"
+) -> dict[str, Any]:
+    """The forget use case as the CLI and the server run it; returns the `--json` object."""
+    from mindledger.adapters.forget_plan import plan_forget
+    from mindledger.domain.forgetting import check_forget_role
+
+    check_forget_role(role)
+    home.require()
+    with _forget_lock(home, write=not dry_run) as writable:
+        if dry_run:  # it writes nothing: a home it cannot write only leaves a warning
+            _finish_or_warn(home, writable)
+        else:
+            _finish(home)
+        reader = open_reader(home)
+        try:
+            keys = open_keys(home, read_only=dry_run)
+            try:
+                plan = plan_forget(reader, selector, keys)
+                existing = len(keys.get(plan.keys)) if plan.keys else 0
+            finally:
+                keys.close()
+        finally:
+            reader.close()
+        summary = plan.summary(existing)
+        if plan.unsealed and not existing:
+            raise MindError(
+                f"{plan.unsealed} of the {plan.events} events {selector.describe()} names were "
+                "written before sealing: their words are stored in the clear and no key "
+                "destruction can reach them (nothing was forgotten); see ARCHITECTURE.md, "
+                "Forgetting"
+            )
+        if plan.unsealed:
+            summary["unsealed"] = plan.unsealed  # left as they are: said, never hidden
+        if dry_run:
+            return {"dry_run": True, **summary, "forgotten": False}
+        if existing == 0:
+            return {"dry_run": False, **summary, "forgotten": False, "already_forgotten": True}
+        if via == "cli":
+            _stop_background_server(home)
+        _require_read_model_free(home)
+        # Before the keys go: afterwards nothing can tell which history lines were the
+        # forgotten messages, so a crash right after the destruction would leave them for good.
+        _scrub_chat_history(home, plan.messages)
+        note = json.dumps({**summary, "role": role, "via": via}, sort_keys=True)
+        marker = home.path / MARKER
+        marker.write_text(plan.forget_id + "\n")
+        keys = open_keys(home, read_only=False)
+        try:
+            keys.destroy(plan.keys, plan.forget_id, note)
+        finally:
+            keys.close()
+        _crash_point("after-keys")
+        _finish(home)
+        return {"dry_run": False, **summary, "forgotten": True}
+
+
+def _finish(home: Home) -> int:
+    """Finish every forget whose keys are gone: record its fact once, rebuild the read models,
+    drop the embeddings cache; returns how many were finished."""
+    marker = home.path / MARKER
+    if not marker.exists():
+        return 0
+    keys = open_keys(home, read_only=False)
+    try:
+        pending = keys.pending_forgets()
+        for forget_id, note in pending:
+            plan = json.loads(note)
+            mind = open_mind(home)
+            try:
+                mind.record_forgotten(plan, plan.get("role", "owner"), plan.get("via", "cli"))
+            finally:
+                mind.close()
+            _crash_point("after-event")
+            _purge(home)
+            _crash_point("after-purge")
+            keys.finish_forget(forget_id)
+    finally:
+        keys.close()
+    marker.unlink(missing_ok=True)
+    return len(pending)
+
+
+def _require_read_model_free(home: Home) -> None:
+    """Refuse, before any key goes, a forget whose purge could not rebuild the read model
+    because another projector holds it."""
+    from mindledger.projections.engine.purge import read_model_held
+
+    busy = (
+        "another projector (`mind project --follow`?) holds the read model a forget must "
+        "rebuild: nothing was forgotten; stop it, then forget again"
+    )
+    with read_model_held(home.projector_lock, busy):
+        pass
+
+
+def _purge(home: Home) -> None:
+    from mindledger.projections.engine.purge import rebuild_in_place
+
+    # A cache of vectors by text: dropped whole (it is rebuilt on demand) rather than pruned.
+    for name in ("embeddings.sqlite", "embeddings.sqlite-wal", "embeddings.sqlite-shm"):
+        (home.path / name).unlink(missing_ok=True)
+    reader = open_reader(home)
+    try:
+        rebuild_in_place(read_model_paths(home), reader)
+    finally:
+        reader.close()
+
+
+def _scrub_chat_history(home: Home, messages: list[str]) -> None:
+    """Drop the lines of `mind chat`'s history file that were forgotten messages."""
+    path = home.path / "chat_history"
+    gone = {m.strip() for m in messages if m.strip()}
+    if not gone or not path.exists():
+        return
+    lines = path.read_text(errors="replace").splitlines(keepends=True)
+    kept = [line for line in lines if line.strip() not in gone]
+    if len(kept) != len(lines):
+        tmp = path.with_name(path.name + ".tmp")
+        tmp.write_text("".join(kept))
+        os.replace(tmp, path)
+
+
+def finish_pending(home: Home) -> None:
+    """Called as a command opens the mind: finish a forget a crash interrupted (a stat when
+    there is none)."""
+    if _finishing.get() or not (home.path / MARKER).exists():
+        return
+    with _forget_lock(home, write=False) as writable:
+        _finish_or_warn(home, writable)
+
+
+def _finish_or_warn(home: Home, writable: bool) -> None:
+    """`_finish`, or where this process cannot write the home, one warning line: reading goes
+    on, but the read model may still hold what the unfinished forget forgot."""
+    if writable:
+        try:
+            _finish(home)
+            return
+        except LedgerReadOnlyError:
+            pass  # the lock file was writable, the ledger or key store is not
+    if (home.path / MARKER).exists() and home.path not in _warned:
+        _warned.add(home.path)
+        warn(
+            "a forget is unfinished and this process cannot write the home: what it "
+            "forgot may still show here; run any `mind` command where the home is writable to "
+            "finish it"
+        )
