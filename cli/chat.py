@@ -6,14 +6,18 @@ import contextlib
 import io
 import json
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
+from mindledger.cli.floor import opened
 from mindledger.cli.output import echo, json_text, table
 from mindledger.cli.server_client import NO_SERVER_HELP
-from mindledger.compose import Home, build_model, open_mind, read_model
+from mindledger.compose import Home, build_model
 from mindledger.domain.errors import InvalidInputError, MindError
+
+if TYPE_CHECKING:
+    from mindledger.application import MindLedger
 
 HELP = """/help                this list
 /commitments         open commitments
@@ -35,53 +39,48 @@ class Session:
     def __init__(
         self, home: Home, spec: str | None, api_base: str | None, mock_reply: str | None = None
     ) -> None:
+        from mindledger.chat_session import current_identity
+
         self.home, self.api_base = home, api_base
-        self.spec = spec or open_mind(home).identity().model
+        self.spec = spec or current_identity(home)["model"]
         self.mock_reply, self.no_server = mock_reply, False
         # `--model mock` with no script: only what knowledge answers (without a model) works.
         scripted = self.spec != "mock" or mock_reply is not None
         self.model = build_model(home, self.spec, mock_reply, api_base) if scripted else None
         self.last: Any = None
         self.as_json = False  # each turn printed as `mind turn --json` prints it, one per line
+        self._floor: MindLedger | None = None
+
+    @property
+    def floor(self) -> MindLedger:
+        """The mind's use cases, opened on the first slash command that reads it."""
+        if self._floor is None:
+            self._floor = opened(self.home)
+        return self._floor
 
     def slash(self, line: str) -> bool:
         """Run a slash command; returns False when the session should end."""
-        from mindledger.compose import clock_from_env
-        from mindledger.projections.queries import listings as queries
-        from mindledger.projections.queries import thread_queries
-
         command, _, arg = line[1:].partition(" ")
         if command in ("exit", "quit"):
             return False
         if command == "help":
             echo(HELP)
-        elif command in ("commitments", "threads", "concepts", "identity"):
-            with read_model(self.home) as con:
-                if command == "commitments":
-                    table(queries.commitments(con, False), ["cid", "text"], "No commitments.")
-                elif command == "threads":
-                    table(
-                        thread_queries.threads_by_tension(con, clock_from_env()()),
-                        ["id", "tension", "status", "label"],
-                        "No threads.",
-                    )
-                elif command == "concepts":
-                    table(queries.concepts(con), ["token", "definition"], "No concepts.")
-                else:
-                    ident = queries.identity(con)
-                    echo(f"{ident.get('name')} on {ident.get('model')}")
+        elif command == "commitments":
+            table(self.floor.commitments(), ["cid", "text"], "No commitments.")
+        elif command == "threads":
+            table(self.floor.threads(), ["id", "tension", "status", "label"], "No threads.")
+        elif command == "concepts":
+            table(self.floor.concepts(), ["token", "definition"], "No concepts.")
+        elif command == "identity":
+            ident = self.floor.identity()
+            echo(f"{ident.get('name')} on {ident.get('model')}")
         elif command == "model":
             if not arg.strip():
                 echo(f"model: {self.spec}")
             else:
-                from mindledger.adapters.litellm_model import check_model_spec
+                from mindledger.models import set_model
 
-                spec = check_model_spec(arg.strip())
-                mind = open_mind(self.home)
-                try:
-                    mind.set_model(spec)
-                finally:
-                    mind.close()
+                spec = set_model(self.home, arg.strip())["model"]
                 self.spec, self.mock_reply = spec, None
                 scripted = spec != "mock"
                 self.model = build_model(self.home, spec, None, self.api_base) if scripted else None
@@ -98,16 +97,17 @@ class Session:
         elif command == "raw":
             echo(self.last.reply_raw if self.last else "no turn yet")
         elif command == "prompt":
-            from mindledger.cli.turn_prompt import echo_prompt, turn_prompt
+            from mindledger.cli.turn_prompt import echo_prompt
+            from mindledger.turn_prompt import turn_prompt
 
             if self.last is None:
                 echo("no turn yet")
             else:  # read back from the ledger: what was recorded, not what is in memory
                 echo_prompt(turn_prompt(self.home, self.last.turn_id))
         elif command == "verify":
-            from mindledger.cli.ledger_cmds import verify_home
+            from mindledger.ledger_io import verify_ledger
 
-            echo(json.dumps(verify_home(self.home).as_json()))
+            echo(json.dumps(verify_ledger(self.home, error_as_failure=True)))
         elif command == "export":
             self.export(arg)
         else:
@@ -118,7 +118,8 @@ class Session:
         """`/export FOLDER [jsonl|md]`: what `mind export FOLDER --format ...` does."""
         from pathlib import Path
 
-        from mindledger.cli.export_cmds import echo_export, export_ledger
+        from mindledger.cli.export_cmds import echo_export
+        from mindledger.export import export_ledger
 
         folder, _, fmt = arg.strip().rpartition(" ")
         if fmt not in ("jsonl", "md"):
@@ -162,12 +163,9 @@ class Session:
         """The turn in this process, routed as `mind turn` routes it: a message that
         exact-matches reusable knowledge is answered from it without the model; `on_reply`
         hears the visible reply as it comes (it adds up to the recorded reply)."""
-        from mindledger.compose import asker, turn_session
+        from mindledger.chat_session import chat_turn
 
-        with turn_session(self.home) as service:
-            return asker(self.home, service, semantic=False).turn(
-                text, self.completion_model, on_reply=on_reply
-            )
+        return chat_turn(self.home, text, self.completion_model, on_reply)
 
     def completion_model(self) -> Any:
         if self.model is None:
@@ -177,9 +175,10 @@ class Session:
     def server(self) -> Any:
         """The home's server when it may take this session's turns (the fast path's rules,
         `cli.server_client.find_server`), else None."""
+        from mindledger import server_files
         from mindledger.cli import server_client
 
-        env = server_client.startup_environment()
+        env = server_files.startup_environment()
         if self.no_server or server_client.no_server(env):
             return None
         if self.spec == "mock" and self.mock_reply is None:
@@ -237,7 +236,7 @@ class Session:
 
     def say_json(self, text: str) -> None:
         """One turn, printed as one line of JSON (the fields of `mind turn --json`)."""
-        from mindledger.cli.turn_cmds import outcome_json
+        from mindledger.turns import outcome_json
 
         outcome = self.run_here(text)
         self.last = outcome
@@ -285,6 +284,7 @@ def chat(
 
         mind chat --model ollama/llama3.2
     """
+    from mindledger.chat_session import current_identity
     from mindledger.cli.turn_cmds import reply_text
 
     if mock_reply is not None and spec != "mock":
@@ -295,7 +295,7 @@ def chat(
     if not no_server:
         _start_background_server(home)
     session.as_json = as_json
-    name = open_mind(home).identity().name
+    name = current_identity(home)["name"]
     if not as_json:
         echo(f"Talking with {name} on {session.spec}. /help for commands, /exit to leave.")
     _tolerate_undecodable_input()
@@ -321,10 +321,11 @@ def _start_background_server(home: Home) -> None:
     process started with (not the .env lines settings put into os.environ since)."""
     import os
 
+    from mindledger import server_files
     from mindledger.cli import server_client
 
     if not server_client.no_server(os.environ):
-        server_client.start_server(home.path.absolute(), server_client.startup_environment())
+        server_client.start_server(home.path.absolute(), server_files.startup_environment())
 
 
 def _one_line(session: Session, name: str, line: str) -> bool:

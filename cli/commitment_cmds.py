@@ -5,7 +5,10 @@ from __future__ import annotations
 import click
 
 from mindledger.cli.output import echo, emit_json, table
-from mindledger.compose import Home, open_mind, read_model
+from mindledger.commitments import close as close_commitment
+from mindledger.commitments import commit as open_commitment
+from mindledger.commitments import commitment_listing
+from mindledger.compose import Home
 from mindledger.domain.commitment import ORIGINS
 
 
@@ -36,25 +39,13 @@ def commit(
 
         mind commit "Send the weekly report on Friday" --concept project.alpha
     """
-    from mindledger.cli.thread_cmds import resolve_thread_id
-    from mindledger.domain.thread import short_id
-
-    thread = short_id(resolve_thread_id(home, thread_id)) if thread_id else None
-    app = open_mind(home)
-    for token in concepts:
-        app.concept(token)  # unknown concepts are rejected before anything is written
-    outcome = app.open_commitment(
-        text,
-        origin=origin,  # type: ignore[arg-type]  # click.Choice guarantees an Origin
-        thread_id=thread,
-        concepts=concepts,
-    )
+    done = open_commitment(home, text, origin, thread_id, concepts)
     if as_json:
-        emit_json({"cid": outcome.cid, "episode": outcome.episode, "opened": outcome.opened})
-    elif outcome.opened:
-        echo(outcome.cid)
+        emit_json(done)
+    elif done["opened"]:
+        echo(done["cid"])
     else:
-        echo(f"{outcome.cid} (already open; nothing changed)")
+        echo(f"{done['cid']} (already open; nothing changed)")
 
 
 @click.command()
@@ -69,19 +60,11 @@ def close(home: Home, cid: str, reason: str | None, as_json: bool) -> None:
 
         mind close c1a2b3c4d5e --reason "sent on Friday"
     """
-    commitment = open_mind(home).close_commitment(cid, reason)
+    done = close_commitment(home, cid, reason)
     if as_json:
-        emit_json(
-            {
-                "cid": commitment.cid,
-                "episode": commitment.episode,
-                "text": commitment.text,
-                "closed": True,
-                "reason": reason,
-            }
-        )
+        emit_json(done)
         return
-    echo(f"closed {commitment.cid}: {commitment.text}")
+    echo(f"closed {done['cid']}: {done['text']}")
 
 
 @click.command()
@@ -95,10 +78,7 @@ def commitments(home: Home, include_closed: bool, as_json: bool) -> None:
 
         mind commitments --all --json
     """
-    from mindledger.projections.queries import listings as queries
-
-    with read_model(home) as con:
-        rows = queries.commitments(con, include_closed)
+    rows = commitment_listing(home, include_closed)
     if as_json:
         emit_json(rows)
     else:

@@ -5,7 +5,14 @@ from __future__ import annotations
 import click
 
 from mindledger.cli.output import echo, emit_json, table
-from mindledger.compose import Home, open_mind, read_model
+from mindledger.compose import Home
+from mindledger.listings import (
+    alias_concept,
+    bind_concept,
+    concept_listing,
+    define_concept,
+    relate_concepts,
+)
 
 
 @click.group()
@@ -30,11 +37,11 @@ def define(home: Home, token: str, definition: str, as_json: bool) -> None:
 
         mind concept define user.identity "Who the user says they are"
     """
-    version = open_mind(home).define_concept(token, definition)
+    done = define_concept(home, token, definition)
     if as_json:
-        emit_json({"token": token.strip().lower(), "version": version})
+        emit_json(done)
         return
-    echo(f"{token.strip().lower()} v{version}")
+    echo(f"{done['token']} v{done['version']}")
 
 
 @concept.command()
@@ -49,11 +56,11 @@ def alias(home: Home, token: str, alias: str, as_json: bool) -> None:
 
         mind concept alias project.alpha "billing rewrite"
     """
-    added = open_mind(home).alias_concept(token, alias)
+    done = alias_concept(home, token, alias)
     if as_json:
-        emit_json({"token": token.strip().lower(), "alias": alias, "added": added})
+        emit_json(done)
         return
-    echo(f"alias {alias!r} " + ("added" if added else "already present; nothing changed"))
+    echo(f"alias {alias!r} " + ("added" if done["added"] else "already present; nothing changed"))
 
 
 @concept.command()
@@ -69,11 +76,11 @@ def relate(home: Home, source: str, target: str, relation: str, as_json: bool) -
 
         mind concept relate project.alpha team.billing --as owned-by
     """
-    added = open_mind(home).relate_concepts(source, target, relation)
+    done = relate_concepts(home, source, target, relation)
     if as_json:
-        emit_json({"source": source, "target": target, "relation": relation, "added": added})
+        emit_json(done)
         return
-    echo(f"{source} -{relation}-> {target} " + ("" if added else "(already present)"))
+    echo(f"{source} -{relation}-> {target} " + ("" if done["added"] else "(already present)"))
 
 
 @concept.command()
@@ -97,35 +104,11 @@ def bind(
 
         mind concept bind project.alpha --commitment c1a2b3c4d5e
     """
-    from mindledger.cli.thread_cmds import resolve_thread_id
-    from mindledger.domain.concept import BindingKind
-    from mindledger.domain.errors import InvalidInputError
-    from mindledger.domain.thread import short_id
-
-    kind: BindingKind
-    given = [x for x in (cid, thread_id, position) if x is not None]
-    if len(given) != 1:
-        raise InvalidInputError("give exactly one of --commitment, --thread or --event")
-    app = open_mind(home)
-    if cid is not None:
-        kind, target = "commitment", app.commitment(cid).cid
-    elif thread_id is not None:
-        kind, target = "thread", short_id(resolve_thread_id(home, thread_id))
-    else:
-        import contextlib
-
-        from mindledger.compose import open_reader
-
-        with contextlib.closing(open_reader(home)) as reader:
-            head = reader.head()[0]
-        if position is None or position > head:
-            raise InvalidInputError(f"there is no event at position {position}")
-        kind, target = "event", str(position)
-    app.bind_concept(token, kind, target)
+    done = bind_concept(home, token, cid, thread_id, position)
     if as_json:
-        emit_json({"token": token, "kind": kind, "target": target})
+        emit_json(done)
         return
-    echo(f"{token} bound to {kind} {target}")
+    echo(f"{token} bound to {done['kind']} {done['target']}")
 
 
 @click.command()
@@ -138,10 +121,7 @@ def concepts(home: Home, as_json: bool) -> None:
 
         mind concepts --json
     """
-    from mindledger.projections.queries import listings as queries
-
-    with read_model(home) as con:
-        rows = queries.concepts(con)
+    rows = concept_listing(home)
     if as_json:
         emit_json(rows)
     else:

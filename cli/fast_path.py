@@ -20,12 +20,13 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
 
+from mindledger.domain.budgets import DEFAULT_BUDGET, RECALL_BUDGET_FLOOR, TURN_BUDGET_FLOOR
+
 # option -> takes a value; options of `turn` and `recall` the fast path understands.
 TURN_OPTIONS = {"--model": True, "--mock-reply": True, "--api-base": True, "--budget": True}
 RECALL_OPTIONS = {"--budget": True}
 COMMON_OPTIONS = {"--json": False, "--no-server": False, "--home": True}
-MIN_BUDGET = {"turn": 200, "recall": 50}  # the commands' click.IntRange
-DEFAULT_BUDGET = 2000
+MIN_BUDGET = {"turn": TURN_BUDGET_FLOOR, "recall": RECALL_BUDGET_FLOOR}  # the one rule
 
 
 class Call:

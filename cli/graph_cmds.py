@@ -4,21 +4,14 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any
 
 import click
 from click.core import ParameterSource
 
 from mindledger.cli.output import echo, emit_json, table
-from mindledger.compose import Home, read_model
+from mindledger.compose import Home
 from mindledger.domain.errors import InvalidInputError
-
-
-def _graph(home: Home) -> Any:
-    from mindledger.projections.queries.graph import build_graph
-
-    with read_model(home) as con:
-        return build_graph(con)
+from mindledger.graph import GRAPH_FORMATS, export_graph, graph_neighbors, graph_stats, graph_text
 
 
 @click.group()
@@ -41,9 +34,7 @@ def stats_(home: Home, as_json: bool) -> None:
 
         mind graph stats --json
     """
-    from mindledger.projections.queries.graph import stats
-
-    data = stats(_graph(home))
+    data = graph_stats(home)
     if as_json:
         emit_json(data)
         return
@@ -66,10 +57,7 @@ def neighbors_(home: Home, node_id: str, depth: int, as_json: bool) -> None:
 
         mind graph neighbors c1a2b3c4d5e --depth 2
     """
-    from mindledger.projections.queries.graph import neighbors, resolve_node
-
-    g = _graph(home)
-    rows = neighbors(g, resolve_node(g, node_id), depth)
+    rows = graph_neighbors(home, node_id, depth)
     if as_json:
         emit_json(rows)
     else:
@@ -78,7 +66,7 @@ def neighbors_(home: Home, node_id: str, depth: int, as_json: bool) -> None:
 
 @graph.command(name="export")
 @click.option(
-    "--format", "fmt", type=click.Choice(["graphml", "json"]), default="graphml", show_default=True
+    "--format", "fmt", type=click.Choice(GRAPH_FORMATS), default="graphml", show_default=True
 )
 @click.option(
     "--out",
@@ -100,28 +88,18 @@ def export_(home: Home, fmt: str, out: Path, as_json: bool) -> None:
 
         mind graph export --format graphml --out mind.graphml
     """
-    from mindledger.cli.output_paths import refuse_home_file, replaced_on_success
-    from mindledger.projections.queries.graph import export
-
     to_file = str(out) != "-"
     chosen = click.get_current_context().get_parameter_source("fmt")
     if as_json and not to_file and fmt != "json" and chosen != ParameterSource.DEFAULT:
         raise InvalidInputError(f"--json prints JSON, not {fmt}: give --out FILE, or drop one")
-    if to_file:
-        refuse_home_file(home, out, "--out")
-    g = _graph(home)
     if not to_file:  # data for a pipe, faithfully; made harmless only for a terminal
-        text = export(g, "json" if as_json else fmt) + "\n"
+        text = graph_text(home, "json" if as_json else fmt) + "\n"
         (echo if sys.stdout.isatty() else click.echo)(text, nl=False)
         return
-    # --json describes the result; the file always holds the --format asked for. The text is
-    # made before anything is written, and the file replaced only once it is whole.
-    text = export(g, fmt) + "\n"
-    with replaced_on_success(out) as temp:
-        temp.write_text(text, encoding="utf-8")
+    # --json describes the result; the file always holds the --format asked for.
+    done = export_graph(home, out, fmt)
     if as_json:
-        summary = {"nodes": g.number_of_nodes(), "edges": g.number_of_edges()}
-        emit_json({"out": str(out), "format": fmt, **summary})
+        emit_json(done)
     else:
         echo(f"wrote {click.format_filename(str(out))}")
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import click
 
 from mindledger.cli.output import echo, emit_json
-from mindledger.compose import Home, open_mind, read_model
+from mindledger.compose import Home
+from mindledger.listings import adopt_name, identity_data
 
 
 @click.group(invoke_without_command=True)
@@ -20,11 +21,8 @@ def identity(ctx: click.Context, as_json: bool) -> None:
     """
     if ctx.invoked_subcommand is not None:
         return
-    from mindledger.projections.queries import listings as queries
-
     home: Home = ctx.obj
-    with read_model(home) as con:
-        data = queries.identity(con)
+    data = identity_data(home)
     if as_json:
         emit_json(data)
         return
@@ -46,11 +44,11 @@ def adopt(home: Home, name: str, reason: str | None, as_json: bool) -> None:
 
         mind identity adopt Echo --reason "chosen together"
     """
-    open_mind(home).adopt_name(name, reason)
+    done = adopt_name(home, name, reason)
     if as_json:
-        emit_json({"name": name.strip(), "reason": reason})
+        emit_json(done)
         return
-    echo(f"the mind is now called {name.strip()!r}")
+    echo(f"the mind is now called {done['name']!r}")
 
 
 def register(group: click.Group) -> None:

@@ -8,7 +8,7 @@ from typing import Any
 import click
 
 from mindledger.cli.output import echo, emit_json, table
-from mindledger.compose import Home, open_mind
+from mindledger.compose import Home
 
 PATH = click.Path(exists=True, dir_okay=False, path_type=Path)
 
@@ -40,9 +40,9 @@ def locomo(home: Home, path: Path, sample: str | None, as_json: bool) -> None:
 
         mind import locomo locomo10.json --sample conv-26
     """
-    from mindledger.adapters.importers import import_locomo
+    from mindledger.imports import import_locomo
 
-    done = import_locomo(open_mind(home), path, sample)
+    done = import_locomo(home, path, sample)
     if as_json:
         emit_json(done)
         return
@@ -61,9 +61,9 @@ def chat(home: Home, path: Path, as_json: bool) -> None:
 
         mind import chat history.jsonl
     """
-    from mindledger.adapters.importers import import_chat
+    from mindledger.imports import import_chat
 
-    done = import_chat(open_mind(home), path)
+    done = import_chat(home, path)
     if as_json:
         emit_json(done)
     else:
@@ -95,10 +95,10 @@ def pmm(home: Home, path: Path, accept_broken: bool, as_json: bool) -> None:
         mind init --name Echo
         mind import pmm chat_session_ledger.json
     """
-    from mindledger.adapters.pmm_import import import_pmm
+    from mindledger.imports import import_pmm
 
     with ImportProgress(not as_json) as bar:
-        done = import_pmm(open_mind(home), path, accept_broken, bar.update, bar.start)
+        done = import_pmm(home, path, accept_broken, bar.update, bar.start)
     if as_json:
         emit_json(done)
         return
@@ -132,10 +132,10 @@ def chatgpt(home: Home, path: Path, as_json: bool) -> None:
         mind init --name Echo
         mind import chatgpt chatgpt-export.zip
     """
-    from mindledger.adapters.chatgpt_import import import_chatgpt
+    from mindledger.imports import import_chatgpt
 
     with ImportProgress(not as_json) as bar:
-        done = import_chatgpt(open_mind(home), path, bar.update, bar.start)
+        done = import_chatgpt(home, path, bar.update, bar.start)
     if as_json:
         emit_json(done)
         return

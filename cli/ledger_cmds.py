@@ -2,21 +2,14 @@
 
 from __future__ import annotations
 
-import contextlib
-import json
 import re
 from pathlib import Path
-from typing import Any
 
 import click
 
-from mindledger.cli.init_cleanup import Creation
 from mindledger.cli.output import echo, emit_json, table
-from mindledger.compose import Home, finish_forgets, open_mind, open_reader, read_model_paths
-from mindledger.domain.errors import AlreadyInitialisedError, InvalidInputError, MindError
-from mindledger.domain.events import FORGOTTEN_MARK
-
-KINDS = ("identity", "commitment", "concept", "thread", "import")
+from mindledger.compose import Home, finish_forgets
+from mindledger.ledger_reads import KINDS, log_events, status_data
 
 
 @click.command()
@@ -40,128 +33,13 @@ def init(home: Home, name: str, dsn: str | None, schema: str, as_json: bool) -> 
 
         mind --home ./echo init --name Echo
     """
-    from mindledger.domain.identity import clean_name
+    from mindledger.init import init_mind
 
-    name = clean_name(name)  # a refused name creates nothing
-    if home.path.exists() and not home.path.is_dir():
-        raise InvalidInputError(
-            f"{home.path} is a file, not a folder; give --home (or MIND_HOME) a folder path"
-        )
-    created = Creation(home)
-    try:
-        if dsn:
-            home.path.mkdir(parents=True, exist_ok=True)
-            home.config_file.write_text(
-                json.dumps(
-                    {
-                        **home.config(),
-                        "backend": "postgres",
-                        "postgres_dsn": dsn,
-                        "postgres_schema": schema,
-                    },
-                    indent=2,
-                )
-            )
-            # The settings this process read before config.json said postgres: the new mind is
-            # made where the flags say, as every later command will look for it.
-            home = home.with_flags(
-                backend=("--postgres", "postgres"),
-                postgres_dsn=("--postgres", dsn),
-                postgres_schema=("--schema", schema),
-            )
-        app = open_mind(home, create=True)
-        with contextlib.closing(open_reader(home)) as reader:
-            ledger_id = reader.meta()[0]
-        app.init(name, ledger_id)
-    except AlreadyInitialisedError:
-        raise  # the mind that is there is someone's: leave it
-    except BaseException as e:
-        created.undo()
-        if isinstance(e, OSError):
-            raise MindError(f"cannot create a mind at {home.path} ({e.strerror or e})") from None
-        raise
+    data = init_mind(home, name, dsn, schema)
     if as_json:
-        emit_json(
-            {
-                "name": name,
-                "home": str(home.path),
-                "backend": home.backend(),
-                "ledger_id": ledger_id,
-            }
-        )
+        emit_json(data)
         return
-    echo(f"Initialised mind {name!r} at {home.path} (ledger {ledger_id[:12]})")
-
-
-def status_data(home: Home) -> dict[str, Any]:
-    """What `mind status --json` prints (the HTTP API's status too)."""
-    from mindledger.projections.engine.status import projection_status
-
-    reader = open_reader(home)
-    try:
-        ledger_id, created_at, _ = reader.meta()
-        position, head_hash = reader.head()
-    finally:
-        reader.close()
-    mind = open_mind(home)
-    try:
-        identity = mind.identity()
-    finally:
-        mind.close()
-    return {
-        "home": str(home.path),
-        "backend": home.backend(),
-        "name": identity.name,
-        "model": identity.model,
-        "ledger_id": ledger_id,
-        "created_at": created_at,
-        "head": {"position": position, "hash": head_hash},
-        "projections": projection_status(read_model_paths(home), position),
-    }
-
-
-def event_json(row: Any, state: dict[str, Any] | None = None) -> dict[str, Any]:
-    """One ledger event as `mind log --json` prints it (the HTTP events stream too); `state`:
-    the row's state as the reader opened it (sealed fields in the clear, or "[forgotten]")."""
-    if state is None:
-        state = json.loads(row.state or b"{}")  # rows join events: a row always has its state
-    state = {k: v for k, v in state.items() if k != FORGOTTEN_MARK}
-    return {
-        "position": row.position,
-        "time": state.get("timestamp"),
-        "type": row.topic,
-        "aggregate": row.originator_id,
-        "version": row.version,
-        "hash": row.hash,
-        "payload": {k: v for k, v in state.items() if k != "timestamp"},
-    }
-
-
-def opened_events(reader: Any, rows: list[Any]) -> list[dict[str, Any]]:
-    """`event_json` of each row, its sealed fields opened by the reader."""
-    return [event_json(r, s) for r, s in zip(rows, reader.open_states(rows), strict=True)]
-
-
-def log_events(home: Home, limit: int, kind: str | None = None) -> list[dict[str, Any]]:
-    """The latest `limit` events (of one aggregate kind), oldest first: `mind log --json`."""
-    reader = open_reader(home)
-    try:
-        return opened_events(reader, reader.tail(limit, f"mind.{kind}." if kind else ""))
-    finally:
-        reader.close()
-
-
-def verify_json(home: Home, head: str | None = None) -> dict[str, Any]:
-    """What `mind verify --json` prints: a ledger that cannot be read at all is a failed
-    verification, not an error."""
-    from mindledger.adapters.hash_chain import VerifyResult
-
-    try:
-        result = verify_home(home, head)
-    except MindError as e:
-        result = VerifyResult(False, 0, None, str(e), None)
-    data: dict[str, Any] = result.as_json()
-    return data
+    echo(f"Initialised mind {data['name']!r} at {data['home']} (ledger {data['ledger_id'][:12]})")
 
 
 @click.command()
@@ -209,7 +87,8 @@ def log(home: Home, limit: int, kind: str | None, turn_ref: str | None, as_json:
     """
     finish_forgets(home)  # a forget a crash interrupted, before its words are shown
     if turn_ref is not None:
-        from mindledger.cli.turn_prompt import echo_prompt, resolve_turn, turn_prompt
+        from mindledger.cli.turn_prompt import echo_prompt
+        from mindledger.turn_prompt import resolve_turn, turn_prompt
 
         data = turn_prompt(home, resolve_turn(home, turn_ref))
         emit_json(data) if as_json else echo_prompt(data)
@@ -265,70 +144,26 @@ def verify(home: Home, as_json: bool, head: str | None, export_file: Path | None
 
         verify_export(export_file, as_json, head)
         return
-    from mindledger.adapters.hash_chain import VerifyResult
+    from mindledger.ledger_io import verify_ledger
 
-    try:
-        finish_forgets(home)  # a forget a crash interrupted, like every command that opens it
-        result = verify_home(home, head)
-    except MindError as e:
-        if not as_json:
-            raise
-        result = VerifyResult(False, 0, None, str(e), None)
+    data = verify_ledger(home, head, error_as_failure=as_json)
     if as_json:
-        emit_json(result.as_json())
-    elif result.ok:
-        echo(f"OK: {result.events} events, head {result.head_hash}")
-    elif result.first_bad is not None:
+        emit_json(data)
+    elif data["ok"]:
+        echo(f"OK: {data['events']} events, head {data['head']}")
+    elif data["first_bad"] is not None:
         echo(
-            f"BROKEN at position {result.first_bad}: {result.reason} "
-            f"({result.events} events verified before it)"
+            f"BROKEN at position {data['first_bad']}: {data['reason']} "
+            f"({data['events']} events verified before it)"
         )
     else:
-        echo(f"BROKEN: {result.reason} ({result.events} events verified)")
+        echo(f"BROKEN: {data['reason']} ({data['events']} events verified)")
     if not as_json:
-        for anchor in result.anchors:
-            at = f" (position {anchor.position})" if anchor.position is not None else ""
-            echo(f"  anchor {anchor.source}{at}: {anchor.status}")
-    if not result.ok:
+        for anchor in data["anchors"]:
+            at = f" (position {anchor['position']})" if anchor["position"] is not None else ""
+            echo(f"  anchor {anchor['source']}{at}: {anchor['status']}")
+    if not data["ok"]:
         raise SystemExit(1)
-
-
-def verify_home(home: Home, head: str | None = None) -> Any:
-    """The verify use case over this home's ledger, with every head kept outside it: the
-    anchor file, the published read model and `head` (a hash the user kept)."""
-    from mindledger.adapters.hash_chain import AnchorCheck
-    from mindledger.adapters.head_anchor import Anchor, HeadAnchorFile
-    from mindledger.adapters.verification import verify_ledger
-    from mindledger.projections.engine.status import read_model_head
-
-    anchors: list[Anchor] = []
-    notes: list[AnchorCheck] = []
-    unreadable: list[AnchorCheck] = []
-    try:
-        kept = HeadAnchorFile(home.head_anchor).read()
-        if kept is None:  # a note: homes made before anchors existed have none
-            missing = (
-                "missing (not a failure: homes made before anchors have none; "
-                "the next write starts one)"
-            )
-            notes.append(AnchorCheck(str(home.head_anchor), None, None, missing))
-        else:
-            anchors.append(kept)
-    except MindError as e:
-        unreadable.append(AnchorCheck(str(home.head_anchor), None, None, f"unreadable: {e}"))
-    reader = open_reader(home)
-    try:
-        try:
-            projected = read_model_head(read_model_paths(home))
-            if projected is not None:
-                anchors.append(Anchor("read model", projected[1], projected[0]))
-        except MindError as e:
-            notes.append(AnchorCheck("read model", None, None, f"unreadable: {e}"))
-        if head is not None:
-            anchors.append(Anchor("--head", head))
-        return verify_ledger(reader, anchors, notes, unreadable=unreadable)
-    finally:
-        reader.close()
 
 
 def register(group: click.Group) -> None:

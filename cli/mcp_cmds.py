@@ -27,9 +27,9 @@ def mcp(home: Home, as_json: bool) -> None:
         mind mcp --home /home/me/.mind
     """
     home.require()
-    from mindledger.service.mcp_server import serve_stdio
+    from mindledger.cli.serve_cmds import hand_over
 
-    serve_stdio(home)
+    hand_over("mcp", {"home": str(home.path)})
 
 
 def register(group: click.Group) -> None:

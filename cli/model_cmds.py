@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from mindledger.cli.output import echo, emit_json
-from mindledger.compose import Home, open_mind
+from mindledger.compose import Home
 
 
 @click.group()
@@ -19,9 +19,6 @@ def model() -> None:
 
         mind model set ollama/llama3.2
     """
-
-
-MODEL_SETTINGS = ("api_base", "model_timeout", "model_retries", "max_tokens", "model_fallbacks")
 
 
 @model.command()
@@ -38,45 +35,22 @@ def show(home: Home, as_json: bool) -> None:
 
         mind model show --json
     """
-    from mindledger.adapters.local_model import model_path
-    from mindledger.provider_env import provider_variables, redirect_warnings
-    from mindledger.settings import env_name, shown_value
+    from mindledger.models import model_details
 
-    path = model_path()
-    loaded = home.loaded
-    settings = [
-        {
-            "key": env_name(name),
-            "value": shown_value(name, getattr(loaded.values, name)),
-            "source": loaded.origins[name].source,
-        }
-        for name in MODEL_SETTINGS
-    ]
-    variables = [
-        {"name": v.name, "kind": v.kind, "value": v.value, "source": v.source, "where": v.where}
-        for v in provider_variables(loaded)
-    ]
-    warnings = redirect_warnings(loaded)
-    data = {
-        "model": open_mind(home).identity().model,
-        "local_model_installed": path is not None,
-        "local_model_path": str(path) if path else None,
-        "settings": settings,
-        "provider_variables": variables,
-        "warnings": warnings,
-    }
+    data = model_details(home)
     if as_json:
         emit_json(data)
         return
     echo(data["model"])
+    path = data["local_model_path"]
     echo(f"local model: {path or 'not installed (mind model install-local)'}")
-    for row in settings:
+    for row in data["settings"]:
         value = "(unset)" if row["value"] is None else row["value"]
         echo(f"  {row['key']:<22} {value}  ({row['source']})")
-    for v in variables:
+    for v in data["provider_variables"]:
         where = v["source"] if v["source"] == "environment" else v["where"]
         echo(f"  {v['name']:<22} {v['value']}  ({where})")
-    for warning in warnings:
+    for warning in data["warnings"]:
         echo(f"Warning: {warning}", err=True)
 
 
@@ -94,14 +68,13 @@ def set_(home: Home, spec: str, as_json: bool) -> None:
 
         mind model set openai/gpt-4o-mini
     """
-    from mindledger.adapters.litellm_model import check_model_spec
+    from mindledger.models import set_model
 
-    spec = check_model_spec(spec)
-    open_mind(home).set_model(spec)
+    data = set_model(home, spec)
     if as_json:
-        emit_json({"model": spec})
+        emit_json(data)
         return
-    echo(f"turns now run on {spec}")
+    echo(f"turns now run on {data['model']}")
 
 
 @model.command(name="install-local")
@@ -115,21 +88,13 @@ def install_local(as_json: bool) -> None:
 
         mind model install-local
     """
-    from mindledger.adapters.local_model import install
-    from mindledger.domain.errors import MindError
-    from mindledger.domain.model_port import ModelFailure
+    from mindledger.models import install_local_model
 
-    try:
-        changed, message = install()
-    except ModelFailure as e:
-        raise MindError(e.message) from None
+    data = install_local_model()
     if as_json:
-        from mindledger.adapters.local_model import model_path
-
-        path = model_path()
-        emit_json({"installed": changed, "path": str(path) if path else None, "message": message})
+        emit_json(data)
         return
-    echo(message)
+    echo(data["message"])
 
 
 @model.command(name="stop-local")
@@ -142,13 +107,13 @@ def stop_local(home: Home, as_json: bool) -> None:
 
         mind model stop-local
     """
-    from mindledger.adapters.local_model import LocalModelServer
+    from mindledger.models import stop_local_model
 
-    stopped = LocalModelServer(home.path / "run").stop()
+    data = stop_local_model(home)
     if as_json:
-        emit_json({"stopped": stopped})
+        emit_json(data)
         return
-    echo("stopped the local model server" if stopped else "no local model server running")
+    echo("stopped the local model server" if data["stopped"] else "no local model server running")
 
 
 def register(group: click.Group) -> None:

@@ -2,35 +2,16 @@
 
 from __future__ import annotations
 
-import shutil
-import sys
-import tempfile
-import time
 from pathlib import Path
-from typing import Any
 
 import click
 
+from mindledger.cli.export_cmds import PROGRESS_FROM, shown_progress
 from mindledger.cli.output import echo, emit_json
-from mindledger.compose import Home, open_reader, read_model_paths
+from mindledger.compose import Home
 
-
-def _progress(total: int, enabled: bool) -> Any:
-    """A progress bar on a terminal for long catch-ups; a no-op elsewhere."""
-    if enabled and total > 5000 and sys.stderr.isatty():
-        return click.progressbar(length=total, label="projecting", file=sys.stderr)
-    return _NoBar()
-
-
-class _NoBar:
-    def __enter__(self) -> _NoBar:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        return None
-
-    def update(self, n: int) -> None:
-        return None
+# `mind project` and `mind replay` have always drawn a bar only for more than 5000 events.
+PROJECT_PROGRESS_FROM = PROGRESS_FROM + 1
 
 
 @click.command()
@@ -48,40 +29,28 @@ def project(home: Home, follow: bool, as_json: bool) -> None:
 
         mind project --follow &
     """
-    from mindledger.projections.engine.follower import follow as follow_ledger
-    from mindledger.projections.engine.projector import Projector
-    from mindledger.projections.engine.read_only_home import require_writable
-    from mindledger.projections.engine.readmodel import projector_lock
+    from mindledger import projection
 
-    paths, reader = read_model_paths(home), open_reader(home)
-    require_writable(home.path, paths.working, doing="build the read model")
-    started = time.perf_counter()
     if follow:
+
+        def following() -> None:
+            if not as_json:
+                echo("following the ledger; Ctrl-C stops")
 
         def report(applied: int, position: int) -> None:
             if not as_json:
                 echo(f"applied {applied} events, now at position {position}")
 
-        if not as_json:
-            echo("following the ledger; Ctrl-C stops")
-        total = follow_ledger(paths, reader, report)
-        position = reader.head()[0]
+        data = projection.follow(home, following, report)
     else:
-        with projector_lock(paths.lock, wait=True):
-            projector = Projector(paths.working)
-            try:
-                lag = reader.head()[0] - projector.position()
-                with _progress(lag, not as_json) as bar:
-                    total = projector.catch_up(reader, on_batch=bar.update, maintain=True)
-                projector.publish(paths.published)
-                position = projector.position()
-            finally:
-                projector.close()
-    seconds = time.perf_counter() - started
+        data = projection.catch_up(home, shown_progress(not as_json, PROJECT_PROGRESS_FROM))
     if as_json:
-        emit_json({"applied": total, "position": position, "seconds": round(seconds, 3)})
+        emit_json(data)
     else:
-        echo(f"applied {total} events in {seconds:.2f}s; read model at position {position}")
+        echo(
+            f"applied {data['applied']} events in {data['seconds']:.2f}s; "
+            f"read model at position {data['position']}"
+        )
 
 
 @click.command()
@@ -107,50 +76,18 @@ def replay(home: Home, target: Path | None, check: bool, swap: bool, as_json: bo
 
         mind replay --into /tmp/rebuilt.duckdb --check
     """
-    from mindledger.projections.engine.readmodel import ensure_fresh
-    from mindledger.projections.engine.replay import differences, live_position, rebuild, swap_in
+    from mindledger import projection
 
-    if target is not None:
-        from mindledger.cli.output_paths import refuse_home_file
-
-        refuse_home_file(home, target, "--into")
-    if swap:
-        _require_verified(home)
-    paths, reader = read_model_paths(home), open_reader(home)
-    if target is None or swap or check:
-        from mindledger.projections.engine.read_only_home import require_writable
-
-        require_writable(home.path, paths.working, doing="replay in this home")
-    scratch = None
-    if target is None:
-        scratch = Path(tempfile.mkdtemp(prefix="replay-", dir=home.path))
-        target = scratch / "readmodel.duckdb"
-    stop = None
-    if check:
-        ensure_fresh(paths, reader)
-        stop = live_position(paths)
-    started = time.perf_counter()
-    with _progress(reader.head()[0], not as_json) as bar:
-        applied = rebuild(target, reader, stop=stop, on_batch=bar.update)
-    seconds = time.perf_counter() - started
-    diffs = differences(paths.published, target) if check else []
-    if swap and not diffs:
-        swap_in(paths, target)
-    if scratch is not None:
-        shutil.rmtree(scratch)  # nothing named it, so nothing should keep it
-    data = {
-        "into": str(target) if scratch is None else None,
-        "applied": applied,
-        "seconds": round(seconds, 3),
-        "checked": check,
-        "identical": not diffs if check else None,
-        "differences": diffs,
-        "swapped": swap and not diffs,
-    }
+    progress = shown_progress(not as_json, PROJECT_PROGRESS_FROM)
+    data = projection.replay(home, target, check, swap, progress)
+    diffs = data["differences"]
     if as_json:
         emit_json(data)
     else:
-        echo(f"replayed {applied} events into {data['into'] or 'a scratch file'} in {seconds:.2f}s")
+        echo(
+            f"replayed {data['applied']} events into {data['into'] or 'a scratch file'} "
+            f"in {data['seconds']:.2f}s"
+        )
         if check:
             echo(
                 "identical to the live read model"
@@ -163,20 +100,6 @@ def replay(home: Home, target: Path | None, check: bool, swap: bool, as_json: bo
             echo("swapped in as the live read model")
     if diffs:
         raise SystemExit(1)
-
-
-def _require_verified(home: Home) -> None:
-    """A swap replaces the read model, which may be the only evidence left of a truncated
-    ledger: refuse it unless the ledger verifies against every anchor."""
-    from mindledger.cli.ledger_cmds import verify_home
-    from mindledger.domain.errors import LedgerUnverifiedError
-
-    result = verify_home(home)
-    if not result.ok:
-        raise LedgerUnverifiedError(
-            f"the ledger does not verify ({result.reason}); nothing was swapped: run "
-            "`mind verify` to see why before replacing the read model"
-        )
 
 
 def register(group: click.Group) -> None:

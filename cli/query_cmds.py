@@ -11,11 +11,9 @@ from typing import Any
 import click
 
 from mindledger.cli.output import echo, emit_json, json_text, table
-from mindledger.compose import Home, read_model, sandboxed_read_model
-
-
-def records(columns: list[str], rows: list[tuple[Any, ...]]) -> list[dict[str, Any]]:
-    return [dict(zip(columns, r, strict=True)) for r in rows]
+from mindledger.compose import Home
+from mindledger.queries import records, run_user_query
+from mindledger.reports import REPORT_NAMES, export_tables, report_png, report_table
 
 
 def _print(columns: list[str], rows: list[tuple[Any, ...]], fmt: str) -> None:
@@ -114,35 +112,8 @@ def query(
     _print(columns, rows, fmt)
 
 
-def run_user_query(
-    home: Home,
-    sql: str,
-    params: dict[str, str],
-    seconds: float | None = None,
-    max_rows: int | None = None,
-    max_bytes: int | None = None,
-) -> tuple[list[str], list[tuple[Any, ...]]]:
-    """User SQL on the sandboxed read model within the home's query limits (a limit given
-    here wins over the settings): `mind query` and the HTTP API's query."""
-    from mindledger.projections.queries.analytics import QueryLimits, run_query
-
-    chosen = home.with_flags(
-        query_timeout=("--timeout", seconds),
-        query_max_rows=("--max-rows", max_rows),
-        query_max_bytes=("--max-bytes", max_bytes),
-    ).settings
-    limits = QueryLimits(chosen.query_timeout, chosen.query_max_rows, chosen.query_max_bytes)
-    with sandboxed_read_model(home) as con:
-        return run_query(con, sql, params, limits)
-
-
-def query_records(home: Home, sql: str, params: dict[str, str]) -> list[dict[str, Any]]:
-    """What `mind query --json` prints."""
-    return records(*run_user_query(home, sql, params))
-
-
 @click.command()
-@click.argument("name", type=click.Choice(["commitments", "activity"]))
+@click.argument("name", type=click.Choice(REPORT_NAMES))
 @click.option(
     "--format",
     "fmt",
@@ -165,26 +136,15 @@ def report(home: Home, name: str, fmt: str, out: Path | None, as_json: bool) -> 
 
         mind report activity --format png --out activity.png
     """
-    from mindledger.cli.output_paths import refuse_home_file
-    from mindledger.projections.queries.analytics import report as run_report
-
     if fmt == "png":
-        refuse_home_file(home, out or Path(f"report-{name}.png"), "--out")
-    with read_model(home) as con:
-        columns, rows = run_report(con, name)
-    if fmt == "png":
-        from mindledger.cli.output_paths import replaced_on_success
-        from mindledger.projections.queries.plots import plot_report
-
-        path = out or Path(f"report-{name}.png")
-        with replaced_on_success(path) as temp:
-            plot_report(name, columns, rows, temp)
+        done = report_png(home, name, out)
         if as_json:
-            emit_json({"report": name, "format": "png", "path": str(path)})
+            emit_json(done)
         else:
-            echo(f"wrote {click.format_filename(path)}")
-    else:
-        _print(columns, rows, "json" if as_json else fmt)
+            echo(f"wrote {click.format_filename(done['path'])}")
+        return
+    columns, rows = report_table(home, name)
+    _print(columns, rows, "json" if as_json else fmt)
 
 
 @click.command(name="export")
@@ -213,21 +173,17 @@ def export(home: Home, folder: Path, fmt: str, as_json: bool) -> None:
         mind export --format jsonl ./backup
     """
     if fmt in ("jsonl", "md"):
-        from mindledger.cli.export_cmds import echo_export, export_ledger
+        from mindledger.cli.export_cmds import echo_export, terminal_progress
+        from mindledger.export import export_ledger, no_progress
 
-        done = export_ledger(home, folder, fmt, show_progress=not as_json)
+        done = export_ledger(home, folder, fmt, no_progress if as_json else terminal_progress)
         emit_json(done) if as_json else echo_export(done)
         return
-    from mindledger.cli.output_paths import refuse_home_file
-    from mindledger.projections.queries.analytics import export_tables
-
-    refuse_home_file(home, folder, "FOLDER")
-    with read_model(home) as con:
-        written = export_tables(con, folder, fmt)
+    done = export_tables(home, folder, fmt)
     if as_json:
-        emit_json({"folder": str(folder), "format": fmt, "files": [str(p) for p in written]})
+        emit_json(done)
         return
-    echo(f"wrote {len(written)} files to {click.format_filename(folder)}")
+    echo(f"wrote {len(done['files'])} files to {click.format_filename(folder)}")
 
 
 def register(group: click.Group) -> None:

@@ -2,59 +2,24 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import click
 
 from mindledger.cli.options import as_of_option
 from mindledger.cli.render import echo_recall
 from mindledger.cli.server_client import NO_SERVER_HELP
-from mindledger.compose import Home, clock_from_env, read_model
+from mindledger.compose import Home
+from mindledger.domain.budgets import DEFAULT_BUDGET, RECALL_BUDGET_FLOOR
+from mindledger.recall import recall_data
 from mindledger.rules import AsOf
-
-
-def recall_data(home: Home, query: str, budget: int, as_of: AsOf | None = None) -> dict[str, Any]:
-    """What `mind recall --json` prints (the HTTP API's recall too)."""
-    from mindledger.compose import embedder, open_mind
-    from mindledger.projections.queries.listings import ledger_point
-    from mindledger.projections.retrieval.recall import recall as run_recall
-
-    mind = open_mind(home)
-    try:
-        embed = embedder(home, mind.identity().config)
-    finally:
-        mind.close()
-    with read_model(home) as con:
-        position, now = None, clock_from_env()()
-        if as_of is not None:
-            position, at = ledger_point(con, as_of.position, as_of.time)
-            now = at or now
-        context = run_recall(con, query, budget, now, as_of=position, embed=embed)
-    items = [
-        {
-            "id": i.id,
-            "source_id": i.source_id,
-            "kind": i.kind,
-            "channel": i.channel,
-            "score": i.score,
-            "reason": i.reason,
-            "tokens": i.tokens,
-            "day": i.day,
-            "text": i.text,
-            "clipped": i.clipped,
-        }
-        for i in context.items
-    ]
-    return {"items": items, "tokens": context.tokens, "dropped": context.dropped_total}
 
 
 @click.command()
 @click.argument("query")
 @click.option(
     "--budget",
-    default=2000,
+    default=DEFAULT_BUDGET,
     show_default=True,
-    type=click.IntRange(50),
+    type=click.IntRange(RECALL_BUDGET_FLOOR),
     help="Token budget for the items (counted on the rendered text).",
 )
 @as_of_option()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import sys
@@ -11,7 +12,7 @@ from typing import Any
 
 import click
 
-from mindledger.cli.output import echo, emit_json, json_text
+from mindledger.cli.output import echo, emit_json
 from mindledger.compose import Home
 
 _STALE_NOTE = " (server.json is stale: its process is not this home's server)"
@@ -94,7 +95,7 @@ def serve(
 
         curl -H "Authorization: Bearer $(mind serve --print-token)" http://127.0.0.1:8421/v1/minds
     """
-    from mindledger.service.auth import ensure_token
+    from mindledger.server_files import ensure_token
 
     targets = _homes(home, homes)
     for target in targets:
@@ -109,30 +110,28 @@ def serve(
             for path, token in tokens.items():
                 echo(f"{path}\t{token}")
         return
-    from mindledger.service.minds import Minds
-    from mindledger.service.process import ServeOptions, check_bind, serve
+    hand_over(
+        "serve",
+        {
+            "homes": [str(t.path) for t in targets],
+            "host": host,
+            "port": port,
+            "idle_s": idle_minutes * 60,
+            "allow_remote": allow_remote,
+            "max_body": max_body,
+            "json": as_json,
+        },
+    )
 
-    options = ServeOptions(host, port, idle_minutes * 60, allow_remote, max_body)
-    check_bind(options)
-    minds = Minds.open(targets)
 
-    def announce(ready: dict[str, Any]) -> None:
-        if as_json:
-            click.echo(json_text(ready, indent=None))  # one line: a launcher reads it
-        else:
-            names = ", ".join(ready["minds"])
-            echo(f"Serving {names} at {ready['url']} (pid {ready['pid']})")
-            for name, sock in ready["sockets"].items():
-                echo(f"  {name}: socket {sock or '(none: path too long)'}")
-            echo("  token: `mind serve --print-token`; stop: `mind server stop` or Ctrl-C")
-        sys.stdout.flush()
-
-    if not serve(minds, options, announce):
-        # A turn still runs after the grace period: leave without waiting for its thread; it
-        # stays `started` with this pid, and the next turn on the ledger marks it interrupted.
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os._exit(0)
+def hand_over(command: str, spec: dict[str, Any]) -> None:
+    """Replace this process by the server's own entry (`python -m mindledger.service COMMAND
+    SPEC`): the same pid, streams and signals, and the command line never imports the server."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os.execv(
+        sys.executable, [sys.executable, "-m", "mindledger.service", command, json.dumps(spec)]
+    )
 
 
 @click.group()

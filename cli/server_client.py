@@ -12,11 +12,8 @@ reveals no secret). Anything else runs in-process, silently.
 from __future__ import annotations
 
 import contextlib
-import hashlib
-import hmac
 import json
 import os
-import re
 import signal
 import socket
 import stat
@@ -33,6 +30,8 @@ from mindledger.server_files import (
     STARTING_FILE,
     TOKEN_FILE,
     UNIX_PATH_MAX,
+    env_fingerprint,
+    home_files,
     own_private,
     read_info,
 )
@@ -45,29 +44,6 @@ NO_SERVER_HELP = (
     "Run in this process: neither use nor start the home's background server "
     "(MIND_NO_SERVER=1 does the same)."
 )
-
-# Variables that change what a command does: our settings and what LiteLLM's providers read
-# (keys, base URLs, API versions, proxies, certificate bundles). MIND_HOME only picks the home
-# and MIND_NO_SERVER only this switch, so neither counts.
-_PROVIDER = re.compile(
-    r"(_API_KEY|_API_TOKEN|_SECRET_ACCESS_KEY|_API_BASE|_BASE_URL|_API_URL|_ENDPOINT|"
-    r"_API_VERSION|_TOKEN|_SECRET|_CREDENTIALS|_CLIENT_ID|_PROJECT|_LOCATION)$|"
-    r"^(LITELLM_|OPENAI_|ANTHROPIC_|OLLAMA_|AZURE_|AWS_|HF_|HUGGINGFACE|VERTEX|GOOGLE_|"
-    r"DATABRICKS_|GEMINI_|MISTRAL_|COHERE_|GROQ_|TOGETHER|REPLICATE_|WATSONX_)|"
-    r"^(HTTPS?_PROXY|ALL_PROXY|NO_PROXY|REQUESTS_CA_BUNDLE|SSL_CERT_FILE|SSL_CERT_DIR)$",
-    re.IGNORECASE,
-)
-_NOT_SETTINGS = {"MIND_HOME", "MIND_NO_SERVER"}
-
-
-# The environment this process started with: `cli.main.main` imports this module first, before
-# any settings put the home's .env lines into os.environ (a server fingerprints this one).
-_STARTUP_ENVIRONMENT = dict(os.environ)
-
-
-def startup_environment() -> dict[str, str]:
-    """The environment as it was when the process started (see `env_fingerprint`)."""
-    return dict(_STARTUP_ENVIRONMENT)
 
 
 class ServerUnavailable(Exception):
@@ -87,41 +63,6 @@ class ServerLost(Exception):
 def no_server(environ: Mapping[str, str]) -> bool:
     """MIND_NO_SERVER set to anything but empty, 0, false or no."""
     return environ.get("MIND_NO_SERVER", "").strip().lower() not in ("", "0", "false", "no")
-
-
-def relevant_environment(environ: Mapping[str, str]) -> list[tuple[str, str]]:
-    """The variables that change what a turn or a recall does, sorted."""
-    return sorted(
-        (name, value)
-        for name, value in environ.items()
-        if (name.upper().startswith("MIND_") and name.upper() not in _NOT_SETTINGS)
-        or _PROVIDER.search(name)
-    )
-
-
-def env_fingerprint(environ: Mapping[str, str], home: Path, token: str) -> str:
-    """An HMAC (keyed by the home's token) of the settings a server started with: the relevant
-    environment, the size and time of the home's .env and config.json, and where the program
-    and its interpreter are. The server writes it into server.json; a client whose own differs
-    runs in-process."""
-    files = home_files(home)
-    # The code too: a server of another checkout or interpreter (same version number) differs.
-    code = [sys.executable, os.path.dirname(os.path.abspath(__file__))]
-    message = json.dumps([relevant_environment(environ), files, code], sort_keys=True)
-    return hmac.new(token.encode(), message.encode(), hashlib.sha256).hexdigest()
-
-
-def home_files(home: Path) -> list[list[Any]]:
-    """The size and time of the home's .env and config.json: a server records them at start
-    (not secret), so a client can tell that they changed since."""
-    files: list[list[Any]] = []
-    for name in (".env", "config.json"):
-        try:
-            st = os.stat(home / name)
-            files.append([name, st.st_size, st.st_mtime_ns])
-        except OSError:
-            files.append([name, None, None])
-    return files
 
 
 def retire_outdated_server(home: Path) -> bool:

@@ -2,18 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any
-from uuid import UUID
-
 import click
 
 from mindledger.cli.autonomy_cmds import tick
 from mindledger.cli.options import as_of_option
 from mindledger.cli.output import echo, emit_json, table
-from mindledger.compose import Home, open_mind, read_model
-from mindledger.domain.errors import UnknownThreadError
-from mindledger.domain.thread import VERDICTS, short_id
+from mindledger.compose import Home
+from mindledger.domain.thread import VERDICTS
 from mindledger.rules import AsOf
+from mindledger.threads import open_thread, resolve_thread, thread_listing, thread_metrics
 
 
 @click.group()
@@ -38,20 +35,12 @@ def open_(home: Home, label: str, content: str, as_json: bool) -> None:
 
         mind thread open "Ask about the launch date" --content "The user hinted at May"
     """
-    from mindledger.compose import clock_from_env
-    from mindledger.projections.queries import thread_queries
-
-    thread_id = open_mind(home).open_thread(label, content)
-    now = clock_from_env()()
-    with read_model(home) as con:
-        params = thread_queries.settings_as_of(con, now)
-        demand = thread_queries.triage(
-            thread_queries.threads_by_tension(con, now, params=params), params
-        )
+    done = open_thread(home, label, content)
     if as_json:
-        emit_json({"id": short_id(thread_id), "stream_id": thread_id.hex, "triage": demand})
+        emit_json(done)
         return
-    echo(short_id(thread_id))
+    echo(done["id"])
+    demand = done["triage"]
     if demand:
         lowest = ", ".join(f"{c['id']} {c['label']!r}" for c in demand["candidates"])
         echo(
@@ -59,21 +48,6 @@ def open_(home: Home, label: str, content: str, as_json: bool) -> None:
             f"(`mind thread resolve ID`). Lowest tension: {lowest}",
             err=True,
         )
-
-
-def resolve_thread_id(home: Home, given: str) -> UUID:
-    """Turn a short id (`t1a2b3c4d`), a prefix or a full id into the thread's stream id."""
-    from mindledger.projections.queries import thread_queries
-
-    with read_model(home) as con:
-        matches = thread_queries.find_threads(con, given)
-    if len(matches) != 1:
-        raise UnknownThreadError(
-            f"no thread has id {given!r}; `mind threads --all` lists them"
-            if not matches
-            else f"{given!r} matches {len(matches)} threads; give more digits"
-        )
-    return UUID(matches[0].stream_id)
 
 
 @thread.command()
@@ -99,45 +73,11 @@ def resolve(
 
         mind thread resolve t1a2b3c4d --as dissolved --reason "the question no longer applies"
     """
-    stream = resolve_thread_id(home, thread_id)
-    open_mind(home).resolve_thread(stream, verdict, reason=reason, artifact=artifact, by=by)
+    done = resolve_thread(home, thread_id, verdict, reason, artifact, by)
     if as_json:
-        emit_json({"id": short_id(stream), "stream_id": stream.hex, "verdict": verdict})
+        emit_json(done)
         return
-    echo(f"resolved {short_id(stream)} as {verdict}")
-
-
-def _when(con: Any, as_of: AsOf | None) -> Any:
-    from mindledger.compose import clock_from_env
-    from mindledger.projections.queries.listings import ledger_point
-
-    when = clock_from_env()()
-    if as_of is not None:
-        when = ledger_point(con, as_of.position, as_of.time)[1] or when
-    return when
-
-
-def thread_listing(
-    home: Home, include_resolved: bool = False, as_of: AsOf | None = None
-) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
-    """The threads by tension (what `mind threads --json` prints) and the triage demand."""
-    from mindledger.projections.queries import thread_queries
-
-    with read_model(home) as con:
-        when = _when(con, as_of)
-        params = thread_queries.settings_as_of(con, when)
-        rows = thread_queries.threads_by_tension(con, when, include_resolved, params)
-    live = [r for r in rows if r["status"] not in ("resolved", "forgotten")]
-    return rows, thread_queries.triage(live, params)
-
-
-def thread_metrics(home: Home, as_of: AsOf | None = None) -> dict[str, Any]:
-    """What `mind threads --metrics --json` prints."""
-    from mindledger.projections.queries import thread_queries
-
-    with read_model(home) as con:
-        figures: dict[str, Any] = thread_queries.metrics(con, _when(con, as_of))
-    return figures
+    echo(f"resolved {done['id']} as {verdict}")
 
 
 @click.command()
@@ -168,15 +108,13 @@ def threads(
     """
     if metrics:
         figures = thread_metrics(home, as_of)
-    else:
-        rows, demand = thread_listing(home, include_resolved, as_of)
-    if metrics:
         if as_json:
             emit_json(figures)
         else:
             for key, value in figures.items():
                 echo(f"{key:>14}  {value}")
         return
+    rows, demand = thread_listing(home, include_resolved, as_of)
     if as_json:
         emit_json(rows)
         return

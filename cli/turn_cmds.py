@@ -8,10 +8,12 @@ from typing import Any
 
 import click
 
+from mindledger.cli.floor import opened
 from mindledger.cli.output import echo
 from mindledger.cli.render import echo_turn
 from mindledger.cli.server_client import NO_SERVER_HELP
-from mindledger.compose import Home, asker, build_model, open_mind, open_reader, turn_session
+from mindledger.compose import Home
+from mindledger.domain.budgets import DEFAULT_BUDGET, TURN_BUDGET_FLOOR
 
 
 def reply_text(value: str | None) -> str | None:
@@ -32,45 +34,6 @@ def reply_text(value: str | None) -> str | None:
             f"--mock-reply {value}: {path} is not UTF-8 text (byte {e.start}); "
             "re-encode it as UTF-8"
         ) from None
-
-
-def outcome_json(home: Home, outcome: Any) -> dict[str, Any]:
-    """The documented JSON of a turn (`mind turn --json`, the HTTP API's turn)."""
-    reader = open_reader(home)
-    try:
-        positions = reader.positions(outcome.notification_ids)
-    finally:
-        reader.close()
-    mind = open_mind(home)
-    try:
-        name = mind.identity().name
-    finally:
-        mind.close()
-    return {
-        "turn": outcome.turn_id.hex,
-        "seq": outcome.seq,
-        "status": outcome.status,
-        "reply": outcome.reply,
-        "reply_raw": outcome.reply_raw,
-        "opened": outcome.opened,
-        "closed": outcome.closed,
-        "claims": outcome.claims,
-        "rejections": outcome.rejections,
-        "identity": {"name": name, "changes": outcome.identity},
-        "threads": outcome.threads,
-        "context": outcome.context,
-        "context_tokens": outcome.context_tokens,
-        "model": outcome.model,
-        "usage": outcome.usage,
-        "latency_ms": outcome.latency_ms,
-        "finish_reason": outcome.finish_reason,
-        "cut_off": outcome.cut_off,
-        "failure": outcome.failure,
-        "events": {
-            "first": positions[0] if positions else None,
-            "last": positions[-1] if positions else None,
-        },
-    }
 
 
 def echo_effects(outcome: Any) -> None:
@@ -103,37 +66,15 @@ def model_options(fn: Any) -> Any:
             ),
             click.option(
                 "--budget",
-                default=2000,
+                default=DEFAULT_BUDGET,
                 show_default=True,
-                type=click.IntRange(200),
+                type=click.IntRange(TURN_BUDGET_FLOOR),
                 help="Token budget for the memory put in front of the model.",
             ),
         ]
     ):
         fn = option(fn)
     return fn
-
-
-def _model(home: Home, spec: str | None, mock_reply: str | None, api_base: str | None) -> Any:
-    return turn_model(home, spec, reply_text(mock_reply), api_base)
-
-
-def turn_model(home: Home, spec: str | None, mock_reply: str | None, api_base: str | None) -> Any:
-    """The model a turn runs on: `spec`, else the mind's; `mock` needs a scripted reply (the
-    text itself: reading `@FILE` is the command line's business)."""
-    from mindledger.domain.errors import InvalidInputError
-
-    if spec == "mock" and mock_reply is None:
-        raise InvalidInputError("--model mock needs --mock-reply TEXT (or @FILE)")
-    if mock_reply is not None and spec not in (None, "mock"):
-        raise InvalidInputError("--mock-reply works only with --model mock")
-    if spec is None:
-        mind = open_mind(home)
-        try:
-            spec = mind.identity().model
-        finally:
-            mind.close()
-    return build_model(home, spec, mock_reply, api_base)
 
 
 @click.command()
@@ -167,11 +108,10 @@ def turn(
     """
     if text == "-":
         text = sys.stdin.read()
-    model = _model(home, spec, mock_reply, api_base)
-    with turn_session(home) as service:
-        # A message asking what reusable knowledge answers is answered from it (recorded).
-        outcome = asker(home, service, semantic=False).turn(text, lambda: model, budget=budget)
-    code = echo_turn(outcome_json(home, outcome), as_json)
+    done = opened(home).run_turn(
+        text, model=spec, mock_reply=reply_text(mock_reply), api_base=api_base, budget=budget
+    )
+    code = echo_turn(done.data, as_json)
     if code:
         raise SystemExit(code)
 

@@ -69,7 +69,7 @@ def _call(url: str, token: str, method: str = "GET") -> Any:
 
 def login_url(home: Home) -> str:
     """A one-time login link to the page of this home's mind (valid once, for two minutes)."""
-    from mindledger.service.auth import read_token
+    from mindledger.server_files import read_token
 
     server = running_server(home)
     token = read_token(home.path)

@@ -33,8 +33,9 @@ A = TypeVar("A", bound=AggregateRoot)
 __all__ = ["Mind", "OpenOutcome"]
 
 IMPORT_BATCH = 500
-# Records of a foreign ledger per transaction: each makes one or two events (FACTS.md: batches
-# of ~100 events or more append at ~40k events/s; fewer transactions hold the lock less often).
+# Records of a foreign ledger per transaction: each makes one or two events (batches of
+# ~100 events or more append at ~40k events/s; fewer transactions hold the lock less often:
+# docs/dependency-facts.md, Write rates).
 FOREIGN_BATCH = 250
 
 

@@ -20,7 +20,8 @@ from mindledger.domain.text_keys import TextKeys
 
 A = TypeVar("A", bound=AggregateRoot)
 
-# Two processes racing on one stream: the loser reloads and decides again (FACTS.md). The one
+# Two processes racing on one stream: the loser reloads and decides again (the second save of a
+# stream version fails with IntegrityError: docs/dependency-facts.md). The one
 # retry policy of every command, turns included.
 CONFLICT_RETRIES = 8
 SCAN_PAGE = 1000

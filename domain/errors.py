@@ -1,4 +1,9 @@
-"""Typed errors: every rejection a user can see is one of these."""
+"""Typed errors: every rejection a user can see is one of these.
+
+Four kinds sit under `MindError`, and each front-end maps a kind to its output in one place
+(an exit code and one line; an HTTP status; MCP `isError`): `InvalidInputError` (refused input:
+fix what was given), `NotFoundError` (nothing has that name), `ConflictError` (the mind's state
+forbids it now) and `UnavailableError` (a part the use case needs is missing or busy)."""
 
 from __future__ import annotations
 
@@ -11,31 +16,43 @@ class InvalidInputError(MindError):
     """Raised when a text, token or option is empty, too long or malformed."""
 
 
-class NotInitialisedError(MindError):
+class NotFoundError(MindError):
+    """Raised when an id, name or home names nothing there is."""
+
+
+class ConflictError(MindError):
+    """Raised when the mind's current state forbids the change (already done, held, closed)."""
+
+
+class UnavailableError(MindError):
+    """Raised when a part the use case needs is missing or busy (an optional model, a lock)."""
+
+
+class NotInitialisedError(NotFoundError):
     """Raised when a command needs a mind and `mind init` has not been run."""
 
 
-class AlreadyInitialisedError(MindError):
+class AlreadyInitialisedError(ConflictError):
     """Raised when `mind init` runs on a home that already holds a mind."""
 
 
-class UnknownCommitmentError(MindError):
+class UnknownCommitmentError(NotFoundError):
     """Raised when a CID names no commitment."""
 
 
-class CommitmentAlreadyClosedError(MindError):
+class CommitmentAlreadyClosedError(ConflictError):
     """Raised when closing a commitment whose latest episode is already closed."""
 
 
-class UnknownConceptError(MindError):
+class UnknownConceptError(NotFoundError):
     """Raised when a concept token has never been defined."""
 
 
-class UnknownThreadError(MindError):
+class UnknownThreadError(NotFoundError):
     """Raised when a thread id names no thread (or names several)."""
 
 
-class ThreadResolvedError(MindError):
+class ThreadResolvedError(ConflictError):
     """Raised when a command touches a thread that is resolved and tombstoned."""
 
 
@@ -47,11 +64,11 @@ class IdentityError(MindError):
     """Raised when a name proposal, ratification or adoption breaks the rules."""
 
 
-class LedgerBusyError(MindError):
+class LedgerBusyError(UnavailableError):
     """Raised when another process holds the ledger's write lock for too long."""
 
 
-class LedgerReadOnlyError(MindError):
+class LedgerReadOnlyError(ConflictError):
     """Raised when the ledger cannot be written by this process (a read-only home)."""
 
 

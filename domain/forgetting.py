@@ -1,7 +1,7 @@
 """Forgetting: what a forget names (`Selector`), which events it reaches (`reaches`), and the
 `Forgotten` fact that records it — the selector, counts, time and who, never the content.
 
-The words themselves are destroyed by deleting their data keys (adapters/forget_keys.py); the
+The words themselves are destroyed by deleting their data keys (adapters/key_store.py); the
 ledger keeps its ciphertext, so the hash chain verifies before and after. Only the owner may
 forget: a model's control line never can (`check_forget_role`).
 """
@@ -219,7 +219,7 @@ class Forgetting(AggregateRoot):
         keys: int  # data keys destroyed
         context_turns: int  # turns whose sent prompt quoted what was forgotten
         role: str
-        via: str  # "cli" or "server"
+        via: str  # "cli", "server" or "python" (the floor called from a program)
 
     def __init__(self, id: UUID) -> None:
         super().__init__(id)

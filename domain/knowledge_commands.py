@@ -11,7 +11,7 @@ from datetime import datetime
 from uuid import UUID
 
 from mindledger.domain.changes import Changes
-from mindledger.domain.errors import InvalidInputError, MindError
+from mindledger.domain.errors import InvalidInputError, MindError, NotFoundError
 from mindledger.domain.knowledge import (
     APPROVED_CONFIDENCE,
     DEFAULT_CONFIDENCE,
@@ -42,7 +42,7 @@ class KnowledgeRoleError(MindError):
     """Raised when the ai role tries a decision only the owner may make."""
 
 
-class UnknownKnowledgeError(MindError):
+class UnknownKnowledgeError(NotFoundError):
     """Raised when a target names no knowledge item."""
 
 

@@ -343,32 +343,9 @@ def build_model(
 ) -> CompletionModel:
     """A CompletionModel for a spec: `local/...` (the embedded model), `mock`, or any LiteLLM
     model string. `api_base`: the --api-base flag; the rest comes from the settings."""
-    from mindledger.adapters.litellm_model import LiteLLMModel, ModelSettings
-    from mindledger.adapters.local_model import EMBEDDED, EmbeddedModel
-    from mindledger.notices import warn
-    from mindledger.provider_env import redirect_warnings
+    from mindledger.models import build
 
-    home = home.with_flags(api_base=("--api-base", api_base))
-    settings = home.settings
-    load_dotenv(home)
-    embedded = mock_reply is None and spec.startswith("local/")
-    # The embedded model's own reply limit unless one is set (hosted models: the default).
-    limit_set = home.loaded.origins["max_tokens"].source != "default"
-    model_settings = ModelSettings(
-        spec=spec,
-        api_base=settings.api_base,
-        timeout=settings.model_timeout,
-        retries=settings.model_retries,
-        fallbacks=list(settings.model_fallbacks),
-        max_tokens=settings.max_tokens if limit_set or not embedded else EMBEDDED.max_tokens,
-        mock_reply=mock_reply,
-    )
-    if embedded:
-        return EmbeddedModel(home.path / "run", model_settings)
-    if mock_reply is None:  # a real call: say so if a home file could redirect the user's key
-        for warning in redirect_warnings(home.loaded):
-            warn(warning)
-    return LiteLLMModel(model_settings)
+    return build(home, spec, mock_reply, api_base)
 
 
 def turn_service(home: Home) -> TurnService:

@@ -187,7 +187,7 @@ def forget_data(
             return {"dry_run": True, **summary, "forgotten": False}
         if existing == 0:
             return {"dry_run": False, **summary, "forgotten": False, "already_forgotten": True}
-        if via == "cli":
+        if via != "server":  # a server forgets its own words; another process stops it
             _stop_background_server(home)
         _require_read_model_free(home)
         # Before the keys go: afterwards nothing can tell which history lines were the

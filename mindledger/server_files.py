@@ -1,17 +1,25 @@
-"""The files by which a home's server makes itself known, and who is alive: one protocol for the
-server that writes them, the client that finds it and the floor that must stop it (a forget).
-Standard library only: the command line's fast path imports it before anything else."""
+"""The files by which a home's server makes itself known (server.json, its token, the
+fingerprint of its settings), and who is alive: one protocol for the server that writes them,
+the client that finds it and the floor that must stop it (a forget). The standard library and
+the domain's errors only: the command line's fast path imports it before anything else."""
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
+import hmac
 import json
 import os
+import re
+import secrets
 import stat
+import sys
 from collections.abc import Callable, Mapping
 from datetime import datetime
 from pathlib import Path
 from typing import Any
+
+from mindledger.domain.errors import MindError
 
 SOCKET_FILE = "server.sock"
 TOKEN_FILE = "server-token"
@@ -160,3 +168,109 @@ def remove_if_ours(path: Path) -> None:
     with contextlib.suppress(OSError, ValueError):
         if json.loads(path.read_text(encoding="utf-8")).get("pid") == os.getpid():
             path.unlink()
+
+
+# Variables that change what a command does: our settings and what LiteLLM's providers read
+# (keys, base URLs, API versions, proxies, certificate bundles). MIND_HOME only picks the home
+# and MIND_NO_SERVER only this switch, so neither counts.
+_PROVIDER = re.compile(
+    r"(_API_KEY|_API_TOKEN|_SECRET_ACCESS_KEY|_API_BASE|_BASE_URL|_API_URL|_ENDPOINT|"
+    r"_API_VERSION|_TOKEN|_SECRET|_CREDENTIALS|_CLIENT_ID|_PROJECT|_LOCATION)$|"
+    r"^(LITELLM_|OPENAI_|ANTHROPIC_|OLLAMA_|AZURE_|AWS_|HF_|HUGGINGFACE|VERTEX|GOOGLE_|"
+    r"DATABRICKS_|GEMINI_|MISTRAL_|COHERE_|GROQ_|TOGETHER|REPLICATE_|WATSONX_)|"
+    r"^(HTTPS?_PROXY|ALL_PROXY|NO_PROXY|REQUESTS_CA_BUNDLE|SSL_CERT_FILE|SSL_CERT_DIR)$",
+    re.IGNORECASE,
+)
+
+
+_NOT_SETTINGS = {"MIND_HOME", "MIND_NO_SERVER"}
+
+
+# The environment this process started with: `cli.main.main` imports this module first, before
+# any settings put the home's .env lines into os.environ (a server fingerprints this one).
+_STARTUP_ENVIRONMENT = dict(os.environ)
+
+
+def startup_environment() -> dict[str, str]:
+    """The environment as it was when the process started (see `env_fingerprint`)."""
+    return dict(_STARTUP_ENVIRONMENT)
+
+
+def relevant_environment(environ: Mapping[str, str]) -> list[tuple[str, str]]:
+    """The variables that change what a turn or a recall does, sorted."""
+    return sorted(
+        (name, value)
+        for name, value in environ.items()
+        if (name.upper().startswith("MIND_") and name.upper() not in _NOT_SETTINGS)
+        or _PROVIDER.search(name)
+    )
+
+
+def env_fingerprint(environ: Mapping[str, str], home: Path, token: str) -> str:
+    """An HMAC (keyed by the home's token) of the settings a server started with: the relevant
+    environment, the size and time of the home's .env and config.json, and where the program
+    and its interpreter are. The server writes it into server.json; a client whose own differs
+    runs in-process."""
+    files = home_files(home)
+    # The code too: a server of another checkout or interpreter (same version number) differs.
+    code = [sys.executable, os.path.dirname(os.path.abspath(__file__))]
+    message = json.dumps([relevant_environment(environ), files, code], sort_keys=True)
+    return hmac.new(token.encode(), message.encode(), hashlib.sha256).hexdigest()
+
+
+def home_files(home: Path) -> list[list[Any]]:
+    """The size and time of the home's .env and config.json: a server records them at start
+    (not secret), so a client can tell that they changed since."""
+    files: list[list[Any]] = []
+    for name in (".env", "config.json"):
+        try:
+            st = os.stat(home / name)
+            files.append([name, st.st_size, st.st_mtime_ns])
+        except OSError:
+            files.append([name, None, None])
+    return files
+
+
+TOKEN_BYTES = 32
+
+
+class TokenFileError(MindError):
+    """Raised when a home's server-token file cannot be read or made safely."""
+
+
+def token_path(home: Path) -> Path:
+    """Where a home keeps its token."""
+    return home / TOKEN_FILE
+
+
+def ensure_token(home: Path) -> str:
+    """The home's token, made on first use (0600, created exclusively so two servers starting
+    at once agree on one token)."""
+    path = token_path(home)
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        return read_token(home)
+    except OSError as e:
+        raise TokenFileError(f"cannot create {path}: {e.strerror or e}") from None
+    token = secrets.token_urlsafe(TOKEN_BYTES)
+    with os.fdopen(fd, "w") as f:
+        f.write(token + "\n")
+    return token
+
+
+def read_token(home: Path) -> str:
+    """The token kept in the home (TokenFileError when missing, empty or open to others)."""
+    path = token_path(home)
+    try:
+        mode = path.stat().st_mode & 0o777
+        text = path.read_text(encoding="ascii").strip()
+    except (OSError, UnicodeDecodeError) as e:
+        raise TokenFileError(f"cannot read {path}: {e}") from None
+    if mode & 0o077:
+        raise TokenFileError(
+            f"{path} can be read by other users (mode {mode:o}); run `chmod 600 {path}`"
+        )
+    if len(text) < 16:
+        raise TokenFileError(f"{path} holds no usable token; delete it to make a new one")
+    return text

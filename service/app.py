@@ -157,7 +157,9 @@ def _route(ep: Endpoint, minds: Minds, max_body: int, secrets: list[str]) -> Rou
             result = await ep.handler(Call(request, params, body, mind, opened, minds, max_body))
         except ApiError as e:
             headers = _CHALLENGE if e.status == 401 else None
-            return error_response(e.status, e.code, redact(e.message, secrets), headers)
+            return error_response(
+                e.status, e.code, redact(e.message, secrets), headers, param=e.param
+            )
         except MindError as e:
             return mind_error_response(e, secrets)
         except PersistenceError as e:

@@ -1,51 +1,78 @@
-"""JSON errors: every failure a client sees is `{"error": {"code", "message"}}` with a 4xx/5xx
-status and one line naming the problem; never a traceback."""
+"""JSON errors: every failure a client sees, on every route, is OpenAI's shape
+`{"error": {"message", "type", "param", "code"}}` with a 4xx/5xx status and one line naming the
+problem; never a traceback. The floor's error kinds map to a status here, in one place."""
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
+from typing import Any
 
 from starlette.responses import JSONResponse
 
-from mindledger.domain import errors as domain
 from mindledger.domain.redaction import redact
-from mindledger.projections.queries.analytics import QueryError, QueryStoppedError
+from mindledger.errors import (
+    ConflictError,
+    LedgerBusyError,
+    LedgerCorruptError,
+    LedgerReadOnlyError,
+    MindError,
+    NotFoundError,
+    NotInitialisedError,
+    QueryError,
+    QueryStoppedError,
+    ReadModelCorruptError,
+    UnavailableError,
+)
 
 log = logging.getLogger("mindledger.server")
 
 
 class ApiError(Exception):
-    """Raised when a request cannot be served; carries the HTTP status and the error code."""
+    """Raised when a request cannot be served; carries the HTTP status, the error code and the
+    request field at fault (`param`, when one is)."""
 
-    def __init__(self, status: int, code: str, message: str) -> None:
+    def __init__(self, status: int, code: str, message: str, param: str | None = None) -> None:
         super().__init__(message)
-        self.status, self.code, self.message = status, code, message
+        self.status, self.code, self.message, self.param = status, code, message, param
+
+
+def error_body(status: int, code: str, message: str, param: str | None = None) -> dict[str, Any]:
+    """The one error shape, as OpenAI words one (the message kept to one line)."""
+    kind = {401: "authentication_error", 403: "permission_error"}.get(
+        status, "invalid_request_error" if status < 500 else "server_error"
+    )
+    line = " ".join(message.split())
+    return {"error": {"message": line, "type": kind, "param": param, "code": code}}
 
 
 def error_response(
-    status: int, code: str, message: str, headers: dict[str, str] | None = None
+    status: int,
+    code: str,
+    message: str,
+    headers: dict[str, str] | None = None,
+    param: str | None = None,
 ) -> JSONResponse:
-    """The one error shape (the message kept to one line)."""
-    line = " ".join(message.split())
-    return JSONResponse({"error": {"code": code, "message": line}}, status, headers=headers)
+    """The one error shape as a response."""
+    return JSONResponse(error_body(status, code, message, param), status, headers=headers)
 
 
 # Domain errors a client caused, by the status and code they answer with (first match wins).
 _MAPPED: list[tuple[type[Exception], int, str]] = [
     (QueryStoppedError, 422, "query_stopped"),
-    (domain.NotInitialisedError, 404, "not_initialised"),
-    (domain.UnknownCommitmentError, 404, "not_found"),
-    (domain.UnknownConceptError, 404, "not_found"),
-    (domain.UnknownThreadError, 404, "not_found"),
-    (domain.LedgerBusyError, 503, "busy"),
-    (domain.LedgerReadOnlyError, 409, "read_only_home"),
-    (domain.LedgerCorruptError, 500, "ledger_corrupt"),
-    (domain.ReadModelCorruptError, 500, "read_model_corrupt"),
+    (NotInitialisedError, 404, "not_initialised"),
+    (LedgerBusyError, 503, "busy"),
+    (LedgerReadOnlyError, 409, "read_only_home"),
+    (LedgerCorruptError, 500, "ledger_corrupt"),
+    (ReadModelCorruptError, 500, "read_model_corrupt"),
+    # The kinds (mindledger.domain.errors): what is left of each maps here.
+    (NotFoundError, 404, "not_found"),
+    (ConflictError, 409, "conflict"),
+    (UnavailableError, 503, "unavailable"),
 ]
 
 
-def mind_error_response(e: domain.MindError, secrets: Sequence[str]) -> JSONResponse:
+def mind_error_response(e: MindError, secrets: Sequence[str]) -> JSONResponse:
     """A MindError as JSON: a client's mistake is 4xx with the message, secrets redacted."""
     message = redact(str(e), secrets)
     if isinstance(e, QueryError) and "refused" in message:

@@ -24,7 +24,7 @@ async def forget(call: Call) -> Any:
         raise ApiError(400, "bad_request", "field 'value' must be a string")
     dry_run = bool(b.get("dry_run", False))
     mind = call.the_mind
-    return await in_turn_thread(call, lambda: mind.forget(kind, b["value"], dry_run))
+    return await in_turn_thread(call, lambda: mind.forget(kind, b["value"], dry_run=dry_run))
 
 
 def forget_endpoints() -> list[Endpoint]:

@@ -10,7 +10,8 @@ from typing import Any, TypeVar
 import anyio.to_thread
 from starlette.responses import StreamingResponse
 
-from mindledger.cli.ledger_cmds import KINDS
+from mindledger.domain.budgets import DEFAULT_BUDGET, RECALL_BUDGET_FLOOR, TURN_BUDGET_FLOOR
+from mindledger.ledger_reads import KINDS
 from mindledger.service.endpoints import Call, Endpoint, Field, JsonResponse, Param
 from mindledger.service.errors import ApiError
 
@@ -54,7 +55,12 @@ TURN_FIELDS = (
         description="An OpenAI-compatible server's base URL (unless it is the home's configured "
         "one, it gets no stored provider key).",
     ),
-    Field("budget", "integer", description="Token budget for memory (default 2000).", minimum=200),
+    Field(
+        "budget",
+        "integer",
+        description=f"Token budget for memory (default {DEFAULT_BUDGET}).",
+        minimum=TURN_BUDGET_FLOOR,
+    ),
     Field("stream", "boolean", description="Answer as server-sent events (delta, turn, error)."),
 )
 
@@ -66,7 +72,7 @@ async def turn(call: Call) -> Any:
         "model": body.get("model"),
         "mock_reply": body.get("mock_reply"),
         "api_base": body.get("api_base"),
-        "budget": body.get("budget", 2000),
+        "budget": body.get("budget", DEFAULT_BUDGET),
     }
     if body.get("stream"):
         return _streamed_turn(call, body["text"], kwargs)
@@ -150,7 +156,7 @@ def _as_of(raw: str | None) -> Any:
 async def recall(call: Call) -> Any:
     p, mind = call.params, call.the_mind
     as_of = _as_of(p.get("as_of"))
-    return await in_thread(lambda: mind.recall(p["q"], p.get("budget", 2000), as_of))
+    return await in_thread(lambda: mind.recall(p["q"], p.get("budget", DEFAULT_BUDGET), as_of))
 
 
 async def commitments(call: Call) -> Any:
@@ -229,7 +235,12 @@ def endpoints() -> list[Endpoint]:
             "What the mind would remember: `mind recall --json`.",
             params=(
                 Param("q", required=True, description="The query text."),
-                Param("budget", "integer", minimum=50, description="Token budget (2000)."),
+                Param(
+                    "budget",
+                    "integer",
+                    minimum=RECALL_BUDGET_FLOOR,
+                    description=f"Token budget ({DEFAULT_BUDGET}).",
+                ),
                 Param("as_of", description="A ledger position or an ISO-8601 time."),
             ),
             tags=read,

@@ -9,9 +9,10 @@ from collections.abc import Callable
 from typing import Any
 
 from mindledger.compose import Home
+from mindledger.domain.budgets import DEFAULT_BUDGET
 from mindledger.domain.knowledge import FRESHNESS, POLICIES, STATES
 from mindledger.service.endpoints import Call, Endpoint, Field, JsonResponse, Param
-from mindledger.service.errors import ApiError
+from mindledger.service.errors import ApiError, error_body
 from mindledger.service.http_api import MIND, TURN_FIELDS, in_thread, in_turn_thread
 
 KNOWLEDGE = f"{MIND}/knowledge"
@@ -26,15 +27,16 @@ async def _guarded(fn: Callable[[], Any]) -> Any:
     try:
         return await fn()
     except AmbiguousKnowledgeError as e:
-        error = {"code": "ambiguous", "message": " ".join(str(e).split())}
-        return JsonResponse({"error": {**error, "candidates": e.candidates}}, 409)
+        body = error_body(409, "ambiguous", str(e))
+        body["error"]["candidates"] = e.candidates
+        return JsonResponse(body, 409)
     except UnknownKnowledgeError as e:
         raise ApiError(404, "not_found", str(e)) from None
 
 
 def _write(call: Call, act: Callable[[Home], Any]) -> Callable[[], Any]:
     """An owner action as a JSON change, run in the turn workers under the turn lock."""
-    from mindledger.cli.knowledge_cmds import change_json
+    from mindledger.knowledge import change_json
 
     mind = call.the_mind
     return lambda: in_turn_thread(call, lambda: change_json(mind.owner_write(act)))
@@ -45,21 +47,21 @@ def _ref(call: Call) -> str:
 
 
 async def list_knowledge(call: Call) -> Any:
-    from mindledger.cli.knowledge_cmds import knowledge_listing
+    from mindledger.knowledge import knowledge_listing
 
     home, deleted = call.the_mind.home, call.params.get("all", False)
     return await in_thread(lambda: knowledge_listing(home, deleted))
 
 
 async def show_knowledge(call: Call) -> Any:
-    from mindledger.cli.knowledge_cmds import knowledge_shown
+    from mindledger.knowledge import knowledge_shown
 
     home, ref, history = call.the_mind.home, _ref(call), call.params.get("history", False)
     return await _guarded(lambda: in_thread(lambda: knowledge_shown(home, ref, history)))
 
 
 async def remember(call: Call) -> Any:
-    from mindledger.cli.knowledge_cmds import remember_item
+    from mindledger.knowledge import remember_item
 
     b = call.body
     for name, allowed in (("state", STATES), ("freshness", FRESHNESS), ("reuse", POLICIES)):
@@ -86,7 +88,7 @@ async def remember(call: Call) -> Any:
 
 def _judge(judgement: Any) -> Callable[[Call], Any]:
     async def judge(call: Call) -> Any:
-        from mindledger.cli.knowledge_cmds import judge_item
+        from mindledger.knowledge import judge_item
 
         ref, note = _ref(call), call.body.get("note")
         return await _guarded(_write(call, lambda home: judge_item(home, ref, judgement, note)))
@@ -95,14 +97,14 @@ def _judge(judgement: Any) -> Callable[[Call], Any]:
 
 
 async def edit(call: Call) -> Any:
-    from mindledger.cli.knowledge_cmds import edit_item
+    from mindledger.knowledge import edit_item
 
     ref, answer = _ref(call), call.body["answer"]
     return await _guarded(_write(call, lambda home: edit_item(home, ref, answer)))
 
 
 async def delete(call: Call) -> Any:
-    from mindledger.cli.knowledge_cmds import delete_item
+    from mindledger.knowledge import delete_item
 
     ref, note = _ref(call), call.body.get("note")
     return await _guarded(_write(call, lambda home: delete_item(home, ref, note)))
@@ -110,7 +112,7 @@ async def delete(call: Call) -> Any:
 
 def _decide(judgement: Any) -> Callable[[Call], Any]:
     async def decide(call: Call) -> Any:
-        from mindledger.cli.knowledge_cmds import decide_turn
+        from mindledger.knowledge import decide_turn
 
         turn = str(call.request.path_params["turn"])
         return await _write(call, lambda home: decide_turn(home, turn, judgement))()
@@ -128,7 +130,7 @@ async def ask(call: Call) -> Any:
             model=b.get("model"),
             mock_reply=b.get("mock_reply"),
             api_base=b.get("api_base"),
-            budget=b.get("budget", 2000),
+            budget=b.get("budget", DEFAULT_BUDGET),
         ),
     )
     return JsonResponse(data, 502) if data.get("failure") else data

@@ -17,6 +17,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import unquote
 
+from mindledger.domain.budgets import DEFAULT_BUDGET
 from mindledger.domain.errors import MindError
 
 if TYPE_CHECKING:
@@ -68,7 +69,7 @@ def mind_mcp(mind: ServedMind, turn_pool: ThreadPoolExecutor) -> MCPServer:
         model: str | None = None,
         mock_reply: str | None = None,
         api_base: str | None = None,
-        budget: int = 2000,
+        budget: int = DEFAULT_BUDGET,
         include_events: bool = False,
     ) -> dict[str, Any]:
         """Say `text` to the mind: one recorded turn. Returns its visible reply (`assistant`),
@@ -88,7 +89,7 @@ def mind_mcp(mind: ServedMind, turn_pool: ThreadPoolExecutor) -> MCPServer:
         return await blocking(run, turn_pool)
 
     @server.tool()
-    async def recall(query: str, budget: int = 2000) -> dict[str, Any]:
+    async def recall(query: str, budget: int = DEFAULT_BUDGET) -> dict[str, Any]:
         """Search the mind's memory for `query`: the items a turn would see (`mind recall`)."""
         result: dict[str, Any] = await blocking(lambda: mind.recall(query, budget))
         return result

@@ -20,7 +20,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 
 from mindledger.domain.errors import MindError
 from mindledger.service.endpoints import Call, Endpoint, read_json
-from mindledger.service.errors import ApiError
+from mindledger.service.errors import ApiError, error_body
 
 if TYPE_CHECKING:
     from mindledger.service.app import Extension
@@ -30,17 +30,8 @@ PREFIX = "mind/"
 OPTIONS = {"model": str, "mock_reply": str, "api_base": str, "budget": int}
 
 
-def error_body(status: int, code: str, message: str) -> dict[str, Any]:
-    """An error as OpenAI words one."""
-    kind = {401: "authentication_error"}.get(
-        status, "invalid_request_error" if status < 500 else "server_error"
-    )
-    line = " ".join(message.split())
-    return {"error": {"message": line, "type": kind, "param": None, "code": code}}
-
-
 def openai_error(status: int, code: str, message: str) -> JSONResponse:
-    """An error response as OpenAI answers one."""
+    """An error response as OpenAI answers one (every route's shape: service/errors.py)."""
     return JSONResponse(error_body(status, code, message), status)
 
 

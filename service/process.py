@@ -29,9 +29,12 @@ from mindledger.domain.redaction import redact
 from mindledger.server_files import (
     SOCKET_FILE,
     UNIX_PATH_MAX,
+    env_fingerprint,
+    home_files,
     remove_if_ours,
     running_server,
     server_file,
+    startup_environment,
     write_atomically,
 )
 from mindledger.service.endpoints import DEFAULT_MAX_BODY
@@ -230,12 +233,6 @@ def serve(
             await asyncio.sleep(0.02)
         for mind in minds:
             path = mind.home.path / SOCKET_FILE
-            from mindledger.cli.server_client import (
-                env_fingerprint,
-                home_files,
-                startup_environment,
-            )
-
             fp = env_fingerprint(startup_environment(), mind.home.path, mind.token)
             # Each home's file names that home and its mind only: a home's owner learns
             # nothing of the other homes this process serves.
@@ -302,10 +299,11 @@ def _noted(sig: int, frame: Any) -> None:
 
 def _import_litellm() -> None:
     """Import LiteLLM once, in the background, so the first turn does not pay for it."""
-    from mindledger.adapters.litellm_model import import_litellm
+    from mindledger.warmup import warm_model_client
 
+    # A thread's boundary: a failed warm-up only means the first turn imports it itself.
     with contextlib.suppress(Exception):
-        import_litellm()
+        warm_model_client()
 
 
 async def _idle_watch(server: Any, state: Any, idle_s: float, log: logging.Logger) -> None:

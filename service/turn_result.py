@@ -64,8 +64,8 @@ def turn_result(
 def turn_events(home: Home, notification_ids: list[int]) -> list[dict[str, Any]]:
     """The turn's own events in ledger order, each as `mind log --json` shows one (another
     writer's events between them are left out)."""
-    from mindledger.cli.ledger_cmds import opened_events
     from mindledger.compose import open_reader
+    from mindledger.ledger_reads import opened_events
 
     reader = open_reader(home)
     try:

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from types import FrameType
 from typing import Protocol
 
-from mindledger.domain.errors import MindError
+from mindledger.domain.errors import ConflictError
 from mindledger.projections.engine.ports import LedgerReader
 from mindledger.projections.engine.projector import Projector
 from mindledger.projections.engine.readmodel import ReadModelPaths, projector_lock
@@ -22,7 +22,7 @@ class FollowableReader(LedgerReader, Protocol):
         ...
 
 
-class ProjectorRunningError(MindError):
+class ProjectorRunningError(ConflictError):
     """Raised when another projector process already holds this read model."""
 
 

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from mindledger.domain.errors import MindError
+from mindledger.domain.errors import ConflictError
 from mindledger.projections.engine.ports import LedgerReader
 from mindledger.projections.engine.projector import Projector
 from mindledger.projections.engine.readmodel import ReadModelPaths, projector_lock
@@ -17,7 +17,7 @@ from mindledger.projections.engine.readmodel import ReadModelPaths, projector_lo
 LOCK_WAIT_S = 15.0
 
 
-class ReadModelHeldError(MindError):
+class ReadModelHeldError(ConflictError):
     """Raised when another projector holds the read model a forget must rebuild."""
 
 

@@ -7,10 +7,10 @@ from typing import Any
 import duckdb
 import networkx as nx
 
-from mindledger.domain.errors import MindError
+from mindledger.domain.errors import NotFoundError
 
 
-class UnknownNodeError(MindError):
+class UnknownNodeError(NotFoundError):
     """Raised when a graph node id names nothing."""
 
 

@@ -8,7 +8,6 @@ itself and its static files hold no data and need none.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from datetime import datetime
 from importlib import resources
 from typing import Any, Protocol
 
@@ -19,13 +18,13 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from mindledger.compose import Home, clock_from_env, read_model
-from mindledger.domain.errors import InvalidInputError, MindError
+from mindledger.compose import Home
+from mindledger.domain.errors import MindError
 from mindledger.service.auth import bearer as parse_bearer
 from mindledger.service.errors import error_response, mind_error_response
 from mindledger.service.web import views
 from mindledger.service.web.login import LoginNonces
-from mindledger.service.web.opening import Opener, home_opener
+from mindledger.web_reads import WebReads, open_web_reads
 
 # No inline script or style anywhere: a stored `<script>` that slipped into the page could not
 # run, and nothing is fetched from another origin (the page works offline).
@@ -52,7 +51,7 @@ class MindTokens(Protocol):
 
 
 def error(status: int, code: str, message: str) -> JSONResponse:
-    """The server's one error shape: {"error": {"code", "message"}}."""
+    """The server's one error shape (`service/errors.py`), with the page's security headers."""
     return error_response(status, code, message, SECURITY_HEADERS)
 
 
@@ -61,8 +60,8 @@ def bearer(request: Request) -> str | None:
     return parse_bearer(request.headers.get("authorization"))
 
 
-# (read-model connection, request, the opener of sealed payloads) -> the answer's data.
-Reader = Callable[[Any, Request, Opener], Any]
+# (the floor's reads for the request's mind, the request) -> the answer's data.
+Reader = Callable[[WebReads, Request], Any]
 
 
 def web_app(tokens: MindTokens, nonces: LoginNonces | None = None) -> Starlette:
@@ -87,8 +86,8 @@ def web_routes(tokens: MindTokens, nonces: LoginNonces | None = None) -> list[Ba
                 return error(401, "unauthorized", f"this token does not open mind {name!r}")
 
             def run() -> Any:
-                with read_model(home) as con, home_opener(home) as opened:
-                    return read(con, request, opened)
+                with open_web_reads(home) as reads:
+                    return read(reads, request)
 
             try:
                 data = await run_in_threadpool(run)
@@ -125,95 +124,15 @@ def web_routes(tokens: MindTokens, nonces: LoginNonces | None = None) -> list[Ba
         Route("/", page),
         Route("/ui/login", login, methods=["POST"]),
         Route(f"{api}/login-link", login_link, methods=["POST"]),
-        Route(f"{api}/turns", reading(_turns)),
-        Route(f"{api}/turns/{{turn}}", reading(_turn)),
-        Route(f"{api}/events", reading(_events)),
-        Route(f"{api}/commitments", reading(_commitments)),
-        Route(f"{api}/threads", reading(_threads)),
-        Route(f"{api}/concepts", reading(_concepts)),
-        Route(f"{api}/tension", reading(_tension)),
-        Route(f"{api}/concepts/{{token}}/versions", reading(_versions)),
-        Route(f"{api}/features", reading(_features)),
-        Route(f"{api}/knowledge", reading(_knowledge)),
+        Route(f"{api}/turns", reading(views.turns)),
+        Route(f"{api}/turns/{{turn}}", reading(views.turn)),
+        Route(f"{api}/events", reading(views.events)),
+        Route(f"{api}/commitments", reading(views.commitments)),
+        Route(f"{api}/threads", reading(views.threads)),
+        Route(f"{api}/concepts", reading(views.concepts)),
+        Route(f"{api}/tension", reading(views.tension)),
+        Route(f"{api}/concepts/{{token}}/versions", reading(views.concept_versions)),
+        Route(f"{api}/features", reading(views.features)),
+        Route(f"{api}/knowledge", reading(views.knowledge)),
         Mount("/static", StaticFiles(directory=str(STATIC)), name="static"),
     ]
-
-
-def _int(request: Request, key: str, default: int | None, low: int = 1) -> int | None:
-    value = request.query_params.get(key)
-    if value in (None, ""):
-        return default
-    try:
-        number = int(value)
-    except ValueError:
-        raise InvalidInputError(f"{key} must be a whole number, not {value!r}") from None
-    if number < low:
-        raise InvalidInputError(f"{key} must be at least {low}")
-    return number
-
-
-def _time(request: Request, key: str) -> datetime | None:
-    value = request.query_params.get(key)
-    if not value:
-        return None
-    try:
-        return datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        raise InvalidInputError(f"{key} must be an ISO time, not {value!r}") from None
-
-
-def _turns(con: Any, request: Request, opened: Opener) -> Any:
-    limit = min(_int(request, "limit", 20) or 20, 200)
-    return views.turns(con, limit, _int(request, "before", None))
-
-
-def _turn(con: Any, request: Request, opened: Opener) -> Any:
-    return views.turn_detail(con, request.path_params["turn"], opened)
-
-
-def _events(con: Any, request: Request, opened: Opener) -> Any:
-    q = request.query_params
-    return views.events(
-        con,
-        opened,
-        kind=q.get("kind") or None,
-        aggregate=q.get("aggregate") or None,
-        since=_time(request, "since"),
-        until=_time(request, "until"),
-        search=q.get("q") or None,
-        before=_int(request, "before", None),
-        limit=_int(request, "limit", 100) or 100,
-    )
-
-
-def _commitments(con: Any, request: Request, opened: Opener) -> Any:
-    limit = min(_int(request, "limit", 200) or 200, 1000)
-    return views.commitments(con, request.query_params.get("status", "open"), limit)
-
-
-def _threads(con: Any, request: Request, opened: Opener) -> Any:
-    limit = min(_int(request, "limit", 100) or 100, 1000)
-    include = request.query_params.get("all") in ("1", "true")
-    return views.threads(con, clock_from_env()(), include, limit)
-
-
-def _concepts(con: Any, request: Request, opened: Opener) -> Any:
-    limit = min(_int(request, "limit", 200) or 200, 2000)
-    return views.concepts(con, limit, min(_int(request, "edges", 300) or 300, 2000))
-
-
-def _tension(con: Any, request: Request, opened: Opener) -> Any:
-    streams = [s for s in request.query_params.getlist("thread") if s][:100]
-    return views.tension_curves(con, streams, clock_from_env()())
-
-
-def _versions(con: Any, request: Request, opened: Opener) -> Any:
-    return views.concept_versions(con, request.path_params["token"], opened)
-
-
-def _features(con: Any, request: Request, opened: Opener) -> Any:
-    return {"knowledge": bool(views.knowledge_tables(con))}
-
-
-def _knowledge(con: Any, request: Request, opened: Opener) -> Any:
-    return views.knowledge(con)

@@ -290,7 +290,10 @@ def test_the_knowledge_view_lists_items_with_state_and_confidence(
     features = client.get("/ui/api/minds/Echo/features", headers=AUTH).json()
     tables = client.get("/ui/api/minds/Echo/knowledge", headers=AUTH).json()
 
-    assert features == {"knowledge": True}
+    assert features == {
+        "knowledge": True,
+        "budget": {"default": 2000, "turn_floor": 200, "recall_floor": 50},
+    }
     columns = tables["knowledge"]["columns"]
     [row] = tables["knowledge"]["rows"]
     item = dict(zip(columns, row, strict=True)) if isinstance(row, list) else row

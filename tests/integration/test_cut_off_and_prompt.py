@@ -10,7 +10,6 @@ from uuid import uuid4
 
 import pytest
 
-from mindledger.cli.turn_prompt import turn_prompt
 from mindledger.compose import (
     Home,
     build_model,
@@ -23,6 +22,7 @@ from mindledger.domain.model_port import Completion
 from mindledger.domain.turn import REPLY_LIMIT, Turn
 from mindledger.domain.turn_effects import CUT_OFF_REASON
 from mindledger.domain.turns import TurnOutcome
+from mindledger.turn_prompt import turn_prompt
 from tests.conftest import T0
 from tests.integration.fake_provider import failing_provider, scripted_provider
 from tests.integration.ledger_factory import sqlite_mind

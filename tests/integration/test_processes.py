@@ -13,8 +13,8 @@ import pytest
 
 from mindledger.adapters.sqlite_ledger import SQLiteLedgerReader
 from mindledger.adapters.verification import verify_ledger
-from mindledger.cli.ledger_cmds import verify_home
 from mindledger.compose import Home, open_mind
+from mindledger.ledger_reads import verify_home
 from mindledger.projections.engine.readmodel import published_position
 from tests.conftest import subprocess_env
 from tests.integration.ledger_factory import sqlite_mind

@@ -81,7 +81,12 @@ def test_an_unexpected_failure_is_a_json_500_without_details_and_logged_redacted
 
     assert answer.status_code == 500
     assert answer.json() == {
-        "error": {"code": "internal", "message": "the server failed to answer; see its log"}
+        "error": {
+            "message": "the server failed to answer; see its log",
+            "type": "server_error",
+            "param": None,
+            "code": "internal",
+        }
     }
     assert "disk caught fire" in caplog.text
     assert "sk-test-secret-123" not in caplog.text

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -15,17 +16,9 @@ ALLOWED = {
     "adapters": {"domain"},
     # The floor: the composition root and the use cases every front-end calls.
     "mindledger": {"domain", "projections", "adapters"},
-    "cli": {"mindledger", "domain", "projections", "adapters", "service"},
-    # The server is a front-end beside the CLI: it composes through cli.compose and calls the
-    # same use cases (and the same JSON builders) the commands call.
-    "service": {"mindledger", "domain", "projections", "adapters", "cli"},
-}
-# The command line reaches the server package only from the commands that start it, and only
-# lazily (inside the command), so no other command pays for importing the HTTP stack.
-CLI_MAY_IMPORT_SERVICE = {
-    "cli/serve_cmds.py",
-    "cli/mcp_cmds.py",
-    "cli/web_cmds.py",
+    # The front-ends: the floor, and the domain's values and errors (checked more closely below).
+    "cli": {"mindledger", "domain"},
+    "service": {"mindledger", "domain"},
 }
 
 
@@ -66,24 +59,6 @@ def test_a_layer_imports_only_the_layers_inside_it(layer: str) -> None:
     }
 
     assert {k: v for k, v in offenders.items() if v} == {}
-
-
-def test_the_cli_imports_the_service_only_lazily_from_the_serving_commands() -> None:
-    offenders = []
-    for p in (REPO / "cli").rglob("*.py"):
-        tree = ast.parse(p.read_text())
-        top = {id(n) for n in tree.body}
-        for node in ast.walk(tree):
-            if not isinstance(node, ast.Import | ast.ImportFrom):
-                continue
-            names = [getattr(node, "module", None) or ""] + [a.name for a in node.names]
-            if "service" not in {layer_of(n) for n in names}:
-                continue
-            rel = str(p.relative_to(REPO))
-            if rel not in CLI_MAY_IMPORT_SERVICE or id(node) in top:
-                offenders.append(rel)
-
-    assert offenders == []
 
 
 def test_nothing_imports_litellm_at_module_level() -> None:
@@ -129,5 +104,106 @@ def test_only_the_command_line_imports_click() -> None:
         in {(getattr(node, "module", None) or "").split(".")[0]}
         | {a.name.split(".")[0] for a in node.names}
     ]
+
+    assert offenders == []
+
+
+# -- the floor's rules: front-ends import the floor, their own folder, the domain's values -------
+
+FRONT_ENDS = ("cli", "service")
+# Domain modules that run use cases (the application, its unit of work, the turn and ask
+# services, the commands): only the floor calls them.
+DOMAIN_USE_CASES = {
+    "application",
+    "changes",
+    "commands",
+    "turns",
+    "knowledge_ask",
+    "foreign_import",
+    "foreign_apply",
+    "turn_effects",
+}
+
+
+def imports_of(path: Path) -> list[tuple[int, str]]:
+    """Every module a file imports, at any depth (inside functions too), with its line."""
+    found: list[tuple[int, str]] = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, a.name) for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.append((node.lineno, node.module))
+            found += [(node.lineno, f"{node.module}.{a.name}") for a in node.names]
+    return found
+
+
+def refused_for_front_end(own: str, module: str) -> bool:
+    """Whether a front-end (`own`) may not import `module` (checked in both import forms)."""
+    parts = module.split(".")
+    if parts[0] in OURS - {"mindledger"}:  # a bare name: never (and banned anyway)
+        return True
+    if parts[0] != "mindledger" or len(parts) < 2:
+        return False
+    layer = parts[1]
+    if layer in ("projections", "adapters") or (layer in FRONT_ENDS and layer != own):
+        return True
+    return layer == "domain" and len(parts) > 2 and parts[2] in DOMAIN_USE_CASES
+
+
+@pytest.mark.parametrize("front_end", FRONT_ENDS)
+def test_a_front_end_imports_only_the_floor_its_own_folder_and_domain_values(
+    front_end: str,
+) -> None:
+    offenders = sorted(
+        f"{p.relative_to(REPO)}:{line} {module}"
+        for p in files_of(front_end)
+        for line, module in imports_of(p)
+        if refused_for_front_end(front_end, module)
+    )
+
+    assert offenders == []
+
+
+def test_no_import_circle_between_folders() -> None:
+    import networkx as nx
+
+    graph = nx.DiGraph()
+    for layer in OURS:
+        for p in files_of(layer):
+            for _, module in imports_of(p):
+                target = layer_of(module)
+                if target is not None and target != layer:
+                    graph.add_edge(layer, target)
+
+    assert list(nx.simple_cycles(graph)) == []
+
+
+SQL = re.compile(
+    r"\b(SELECT\s.+\sFROM|INSERT\s+INTO|CREATE\s+(TABLE|VIEW|INDEX)|DELETE\s+FROM|UPDATE\s+\w+\s+SET)\b",
+    re.I | re.S,
+)
+
+
+def test_no_sql_outside_the_projections_and_adapters() -> None:
+    offenders = []
+    for layer in ("domain", "mindledger", *FRONT_ENDS):
+        for p in files_of(layer):
+            tree = ast.parse(p.read_text())
+            docstrings = {
+                id(n.body[0].value)
+                for n in ast.walk(tree)
+                if isinstance(n, ast.Module | ast.FunctionDef | ast.ClassDef | ast.AsyncFunctionDef)
+                and n.body
+                and isinstance(n.body[0], ast.Expr)
+            }
+            for node in ast.walk(tree):
+                if (
+                    isinstance(node, ast.Constant)
+                    and isinstance(node.value, str)
+                    and id(node) not in docstrings
+                    and "mind query" not in node.value  # an example in a command's help
+                    and SQL.search(node.value)
+                ):
+                    offenders.append(f"{p.relative_to(REPO)}:{node.lineno}")
 
     assert offenders == []

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import duckdb
 
-from mindledger.service.web import views
+from mindledger.projections.queries import web_views as views
 
 
 def test_without_knowledge_tables_there_is_no_knowledge_view() -> None:

@@ -5,7 +5,7 @@
 const SVGNS = "http://www.w3.org/2000/svg";
 // What one view draws at most (a 100k-event mind has ~15,000 threads and ~30,000 concepts).
 const SHOWN_THREADS = 100, CHARTED_THREADS = 20, SHOWN_CONCEPTS = 200, GRAPH_NODES = 150;
-const state = { token: null, mind: null, knowledge: false };
+const state = { token: null, mind: null, knowledge: false, budget: {} };
 
 // ---- small DOM helpers --------------------------------------------------------------------
 function el(tag, attrs, ...kids) {
@@ -120,7 +120,11 @@ async function enter() {
   $("nav").hidden = false;
   $("mind-name").textContent = state.mind;
   document.title = `${state.mind} · mindledger`;
-  try { state.knowledge = (await api(uiPath("/features"))).knowledge; } catch (e) { state.knowledge = false; }
+  try {
+    const features = await api(uiPath("/features"));
+    state.knowledge = features.knowledge;
+    state.budget = features.budget;  // the server's budget rule: default and floors
+  } catch (e) { state.knowledge = false; state.budget = {}; }
   $("nav-knowledge").hidden = !state.knowledge;
   await route();
 }
@@ -161,7 +165,7 @@ VIEWS.chat = async (section) => {
       el("label", { for: "mock-reply", text: "Scripted reply (with model mock)" }),
       el("textarea", { id: "mock-reply", name: "mock_reply" }),
       el("label", { for: "budget", text: "Memory budget (tokens)" }),
-      el("input", { id: "budget", name: "budget", type: "number", min: 200, value: 2000 })),
+      el("input", { id: "budget", name: "budget", type: "number", min: state.budget.turn_floor, value: state.budget.default })),
     el("p", {}, el("button", { type: "submit", id: "send", text: "Send" })));
   form.addEventListener("submit", (event) => { event.preventDefault(); send(form, list); });
   put(section, title(`Chat with ${state.mind}`), list, form);
@@ -599,11 +603,11 @@ VIEWS.recall = async (section) => {
   const out = el("div", { id: "recall-result", "aria-live": "polite" });
   const form = el("form", { class: "filters", "aria-label": "Recall" },
     el("label", { for: "r-query" }, "What to remember", el("input", { id: "r-query", name: "q", type: "search", required: true })),
-    el("label", { for: "r-budget" }, "Budget (tokens)", el("input", { id: "r-budget", name: "budget", type: "number", min: 50, value: 2000 })),
+    el("label", { for: "r-budget" }, "Budget (tokens)", el("input", { id: "r-budget", name: "budget", type: "number", min: state.budget.recall_floor, value: state.budget.default })),
     el("button", { type: "submit", text: "Recall" }));
   form.addEventListener("submit", async (event) => {
     event.preventDefault();
-    const params = new URLSearchParams({ q: $("r-query").value, budget: $("r-budget").value || "2000" });
+    const params = new URLSearchParams({ q: $("r-query").value, budget: $("r-budget").value || String(state.budget.default) });
     try {
       const r = await api(mindPath(`/recall?${params}`));
       out.replaceChildren(el("p", { text: `${r.items.length} items, ${r.tokens} of ${params.get("budget")} tokens; ${r.dropped} more over budget.` }),

@@ -1,0 +1,417 @@
+"""The application floor: one mind, opened once, with one method per use case.
+
+`mindledger.open(home)` builds it from one home folder (settings, ledger, key store, readers,
+models, clock) and closes it once. Every front-end calls these methods: the command line's
+commands, the server's routes, MCP's tools, the web page. Each returns what the command line's
+`--json` prints, so a use case gives the same data through every front-end. Writes are
+serialized per mind inside this process (`write_lock`); reads each open their own read-only
+session and may run concurrently from worker threads.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from mindledger.compose import Home
+from mindledger.domain.budgets import (
+    DEFAULT_BUDGET,
+    RECALL_BUDGET_FLOOR,
+    TURN_BUDGET_FLOOR,
+    check_budget,
+)
+
+if TYPE_CHECKING:
+    from mindledger.domain.application import Mind
+    from mindledger.domain.model_port import CompletionModel
+    from mindledger.domain.turns import TurnOutcome, TurnService
+    from mindledger.rules import AsOf
+
+
+# The key sent with a turn whose `api_base` a caller chose: the home's provider keys (in the
+# environment or settings) go only to the base URL the home's settings name, never to one a
+# caller supplies (a server's token opens a mind; it does not hand out the owner's keys).
+CLIENT_BASE_KEY = "none"
+
+
+def withhold_keys(model: Any) -> None:
+    """Make a LiteLLM model send a placeholder key instead of any stored one."""
+    from mindledger.adapters.litellm_model import LiteLLMModel
+
+    if isinstance(model, LiteLLMModel):
+        model.settings.api_key = CLIENT_BASE_KEY
+
+
+@dataclass(frozen=True)
+class TurnDone:
+    """A finished turn: the use case's outcome and the object `mind turn --json` prints."""
+
+    outcome: TurnOutcome
+    data: dict[str, Any]
+
+
+class MindLedger:
+    """One mind's use cases over one home. Open it with `mindledger.open(home)`; close it once
+    (it is a context manager). Blocking: a server calls it from worker threads."""
+
+    def __init__(self, home: Home) -> None:
+        home.require()
+        self.home = home
+        self.write_lock = threading.RLock()
+        self._service: TurnService | None = None
+        self._models: dict[tuple[str, str | None], CompletionModel] = {}
+        self._withhold_client_keys = False
+        self._name: str | None = None
+
+    def __enter__(self) -> MindLedger:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @property
+    def path(self) -> Path:
+        """The mind's home folder."""
+        return self.home.path
+
+    @property
+    def app(self) -> Mind:
+        """The event-sourced application over this mind's ledger (opened once, with the turn
+        pipeline that shares it)."""
+        return self._turns().mind
+
+    @property
+    def name(self) -> str:
+        """The mind's name (its identity's; a turn may change it)."""
+        if self._name is None:
+            self._name = self.app.identity().name
+        return self._name
+
+    # -- turns and asking ------------------------------------------------------------------
+
+    def turn(
+        self,
+        text: str,
+        *,
+        model: str | None = None,
+        mock_reply: str | None = None,
+        api_base: str | None = None,
+        budget: int = DEFAULT_BUDGET,
+        on_delta: Callable[[str], None] | None = None,
+    ) -> dict[str, Any]:
+        """Say `text` to the mind and return the turn as `mind turn --json` prints it.
+
+        `model`: a LiteLLM model string, `local/...` (the embedded model) or `mock` (with
+        `mock_reply`, the scripted reply); default the mind's model. `budget`: tokens of
+        memory put in front of the model (at least 200). `on_delta` hears the visible reply as
+        it streams (control lines never; the pieces add up to the recorded reply)."""
+        return self.run_turn(
+            text,
+            model=model,
+            mock_reply=mock_reply,
+            api_base=api_base,
+            budget=budget,
+            on_delta=on_delta,
+        ).data
+
+    def run_turn(
+        self,
+        text: str,
+        *,
+        model: str | None = None,
+        mock_reply: str | None = None,
+        api_base: str | None = None,
+        budget: int = DEFAULT_BUDGET,
+        on_delta: Callable[[str], None] | None = None,
+    ) -> TurnDone:
+        """`turn`, with the use case's outcome beside its JSON (for front-ends that render
+        more than the JSON, such as the command line's effect lines)."""
+        from mindledger.compose import asker
+        from mindledger.forget import forget_excluded
+        from mindledger.turns import turn_json
+
+        check_budget(budget, TURN_BUDGET_FLOOR)
+        with self.write_lock:
+            completion_model = self._model(model, mock_reply, api_base)
+            service = self._turns()
+            try:
+                # A message whose intent reusable knowledge answers is answered from it.
+                with forget_excluded(self.home):
+                    outcome = asker(self.home, service, semantic=False).turn(
+                        text, lambda: completion_model, budget=budget, on_reply=on_delta
+                    )
+            except BaseException:
+                self._drop_turns()  # a fresh pipeline next time, in case this one broke
+                raise
+            done = TurnDone(outcome, turn_json(self.home, service, outcome))
+        self._name = done.data["identity"]["name"] or self._name
+        return done
+
+    def ask(
+        self,
+        question: str,
+        *,
+        current: bool = False,
+        model: str | None = None,
+        mock_reply: str | None = None,
+        api_base: str | None = None,
+        budget: int = DEFAULT_BUDGET,
+    ) -> dict[str, Any]:
+        """`mind ask --json`: reusable knowledge answers without the model, else a turn whose
+        answer is kept as unverified knowledge. `current`: stored answers revalidate."""
+        from mindledger.compose import asker
+        from mindledger.forget import forget_excluded
+        from mindledger.knowledge import ask_json
+
+        check_budget(budget, TURN_BUDGET_FLOOR)
+        with self.write_lock:
+            service = self._turns()
+            try:
+                with forget_excluded(self.home):
+                    outcome = asker(self.home, service).ask(
+                        question, lambda: self._model(model, mock_reply, api_base), current, budget
+                    )
+            except BaseException:
+                self._drop_turns()
+                raise
+        return ask_json(outcome)
+
+    def model_for(self, spec: str | None, mock_reply: str | None, api_base: str | None) -> Any:
+        """The completion model a turn would use (checked: `mock` needs a scripted reply)."""
+        return self._model(spec, mock_reply, api_base)
+
+    def _model(self, spec: str | None, mock_reply: str | None, api_base: str | None) -> Any:
+        from mindledger.turns import turn_model
+
+        if mock_reply is not None:  # scripted: cheap, and never shared between calls
+            return turn_model(self.home, spec, mock_reply, api_base, self._identity_model)
+        key = (spec or "", api_base)
+        if key not in self._models:  # the embedded model's client stays warm between turns
+            model = turn_model(self.home, spec, None, api_base, self._identity_model)
+            if (
+                self._withhold_client_keys
+                and api_base is not None
+                and not self._configured_base(api_base)
+            ):
+                withhold_keys(model)
+            self._models[key] = model
+        return self._models[key]
+
+    def _identity_model(self) -> str:
+        return self.app.identity().model
+
+    def _configured_base(self, api_base: str) -> bool:
+        configured = self.home.settings.api_base
+        return configured is not None and configured.rstrip("/") == api_base.rstrip("/")
+
+    def _turns(self) -> TurnService:
+        from mindledger.compose import turn_service
+
+        with self.write_lock:
+            if self._service is None:
+                self._service = turn_service(self.home)
+            return self._service
+
+    def _drop_turns(self) -> None:
+        with self.write_lock:
+            if self._service is not None:
+                service, self._service = self._service, None
+                service.close()
+
+    # -- owner writes ----------------------------------------------------------------------
+
+    # How this object's forgets are recorded (`Forgotten.via`): a program calling the floor.
+    via = "python"
+
+    def forget(self, kind: str, value: str, *, dry_run: bool = False) -> dict[str, Any]:
+        """`mind forget --KIND VALUE --yes --json` (`dry_run`: counts only). What this object
+        holds warm (the turn pipeline, model clients) is dropped first."""
+        from mindledger.forget import forget_data, selector_of
+
+        selector = selector_of(kind, value)
+        with self.write_lock:
+            if not dry_run:
+                self._drop_turns()
+                self._models.clear()
+            return forget_data(self.home, selector, dry_run=dry_run, via=self.via)
+
+    def commit(
+        self,
+        text: str,
+        *,
+        origin: str = "owner",
+        thread: str | None = None,
+        concepts: Sequence[str] = (),
+    ) -> dict[str, Any]:
+        """`mind commit TEXT --json`: open a commitment (`{"cid", "episode", "opened"}`; the
+        same open text is a no-op with `opened` false)."""
+        from mindledger.commitments import commit
+
+        with self.write_lock:
+            return commit(self.home, text, origin, thread, concepts)
+
+    def close_commitment(self, cid: str, reason: str | None = None) -> dict[str, Any]:
+        """`mind close CID --json`: close an open commitment."""
+        from mindledger.commitments import close
+
+        with self.write_lock:
+            return close(self.home, cid, reason)
+
+    def remember(
+        self,
+        text: str,
+        *,
+        question: str | None = None,
+        concepts: Sequence[str] = (),
+        state: str | None = None,
+        confidence: float | str | None = None,
+        freshness: str | None = None,
+        reuse: str | None = None,
+    ) -> dict[str, Any]:
+        """`mind remember TEXT --json`: keep the owner's knowledge, the answer to `question`
+        (default: `text` itself); `confidence` a fraction from 0 to 1."""
+        from mindledger.knowledge import change_json, remember_item
+
+        with self.write_lock:
+            change = remember_item(
+                self.home,
+                text,
+                question,
+                concepts,
+                state,
+                None if confidence is None else str(confidence),
+                freshness,
+                reuse,
+            )
+        return change_json(change)
+
+    def export(self, folder: str | Path, fmt: str = "jsonl") -> dict[str, Any]:
+        """`mind export --format jsonl|md FOLDER --json`: the whole ledger (jsonl: every hash
+        and the keys of its sealed text, so keep it private) or a readable transcript (md)."""
+        from mindledger.domain.errors import InvalidInputError
+        from mindledger.export import FILE_NAMES, export_ledger
+
+        if fmt not in FILE_NAMES:
+            raise InvalidInputError(f"format {fmt!r} is not one of {', '.join(FILE_NAMES)}")
+        return export_ledger(self.home, Path(folder).expanduser(), fmt)
+
+    def owner_write(self, act: Callable[[Home], Any]) -> Any:
+        """Run one owner action on the home, serialized with this mind's turns here."""
+        with self.write_lock:
+            return act(self.home)
+
+    # -- reads (each opens its own read-only session) --------------------------------------
+
+    def recall(
+        self, query: str, budget: int = DEFAULT_BUDGET, as_of: AsOf | None = None
+    ) -> dict[str, Any]:
+        """`mind recall --json`: what the mind would remember for `query`, and why."""
+        from mindledger.recall import recall_data
+
+        check_budget(budget, RECALL_BUDGET_FLOOR)
+        return recall_data(self.home, query, budget, as_of)
+
+    def commitments(self, include_closed: bool = False) -> list[dict[str, Any]]:
+        """`mind commitments [--all] --json`."""
+        from mindledger.compose import read_model
+        from mindledger.projections.queries import listings
+
+        with read_model(self.home) as con:
+            rows: list[dict[str, Any]] = listings.commitments(con, include_closed)
+            return rows
+
+    def threads(
+        self, include_resolved: bool = False, as_of: AsOf | None = None
+    ) -> list[dict[str, Any]]:
+        """`mind threads [--all] --json`: threads by tension."""
+        from mindledger.threads import thread_listing
+
+        return thread_listing(self.home, include_resolved, as_of)[0]
+
+    def concepts(self) -> list[dict[str, Any]]:
+        """`mind concepts --json`."""
+        from mindledger.compose import read_model
+        from mindledger.projections.queries import listings
+
+        with read_model(self.home) as con:
+            rows: list[dict[str, Any]] = listings.concepts(con)
+            return rows
+
+    def identity(self) -> dict[str, Any]:
+        """`mind identity --json`."""
+        from mindledger.compose import read_model
+        from mindledger.projections.queries import listings
+
+        with read_model(self.home) as con:
+            data: dict[str, Any] = listings.identity(con)
+            return data
+
+    def status(self) -> dict[str, Any]:
+        """`mind status --json`."""
+        from mindledger.ledger_reads import status_data
+
+        return status_data(self.home)
+
+    def log(self, limit: int = 20, kind: str | None = None) -> list[dict[str, Any]]:
+        """`mind log [--limit N] [--kind K] --json`: the latest events, oldest first."""
+        from mindledger.ledger_reads import log_events
+
+        return log_events(self.home, limit, kind)
+
+    def turn_prompt(self, ref: str) -> dict[str, Any]:
+        """`mind log --turn REF --json`: what the model was sent in that turn."""
+        from mindledger.turn_prompt import resolve_turn, turn_prompt
+
+        return turn_prompt(self.home, resolve_turn(self.home, ref))
+
+    def verify(self, head: str | None = None) -> dict[str, Any]:
+        """`mind verify --json`: the hash chain recomputed; `head` a hash kept elsewhere."""
+        from mindledger.ledger_io import verify_ledger
+
+        return verify_ledger(self.home, head, error_as_failure=True)
+
+    def query(self, sql: str, params: dict[str, str] | None = None) -> list[dict[str, Any]]:
+        """`mind query SQL --json`: read-only SQL in the sandbox, within the query limits."""
+        from mindledger.queries import query_records
+
+        return query_records(self.home, sql, params or {})
+
+    def events_after(self, position: int, limit: int = 500) -> list[dict[str, Any]]:
+        """The ledger's events after `position` (at most `limit`), as `mind log --json`."""
+        from mindledger.compose import open_reader
+        from mindledger.ledger_reads import opened_events
+
+        reader = open_reader(self.home)
+        try:
+            rows = []
+            for row in reader.rows(after=position, batch=limit):
+                rows.append(row)
+                if len(rows) >= limit:
+                    break
+            return opened_events(reader, rows)
+        finally:
+            reader.close()
+
+    def warm(self) -> None:
+        """Open what the first call would: the turn pipeline and a read session."""
+        self._turns()
+        self.status()
+
+    def close(self) -> None:
+        """Release the ledger and read-model connections (the object may be used again: what
+        it needs is opened anew)."""
+        self._drop_turns()
+        self._models.clear()
+
+
+def open(home: str | Path | None = None, **overrides: Any) -> MindLedger:
+    """The mind at `home` (default `$MIND_HOME`, else the per-user data folder), made by `mind
+    init`. `overrides`: settings that win over every other source, by name (`now`,
+    `api_base`, `model_timeout`, ... as `mind config show` lists them)."""
+    place = Home.from_option(Path(home).expanduser() if home is not None else None)
+    place = place.with_flags(**{name: (name, value) for name, value in overrides.items()})
+    _ = place.loaded  # a bad setting is refused here, in one line
+    return MindLedger(place)

@@ -1,0 +1,63 @@
+"""Making a new mind (`mind init`): a fresh ledger with its own genesis hash, in SQLite or
+PostgreSQL, undone file by file when it fails."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from typing import Any
+
+from mindledger.compose import Home, open_mind, open_reader
+from mindledger.domain.errors import AlreadyInitialisedError, InvalidInputError, MindError
+from mindledger.home_creation import Creation
+
+
+def init_mind(
+    home: Home, name: str = "Mind", dsn: str | None = None, schema: str = ""
+) -> dict[str, Any]:
+    """Create a mind named `name` in the home folder (what `mind init --json` prints); `dsn`:
+    keep its ledger in PostgreSQL (in `schema`, default public), else a SQLite file there."""
+    from mindledger.domain.identity import clean_name
+
+    name = clean_name(name)  # a refused name creates nothing
+    if home.path.exists() and not home.path.is_dir():
+        raise InvalidInputError(
+            f"{home.path} is a file, not a folder; give --home (or MIND_HOME) a folder path"
+        )
+    created = Creation(home)
+    try:
+        if dsn:
+            home.path.mkdir(parents=True, exist_ok=True)
+            home.config_file.write_text(
+                json.dumps(
+                    {
+                        **home.config(),
+                        "backend": "postgres",
+                        "postgres_dsn": dsn,
+                        "postgres_schema": schema,
+                    },
+                    indent=2,
+                )
+            )
+            # The settings this process read before config.json said postgres: the new mind is
+            # made where the flags say, as every later command will look for it.
+            home = home.with_flags(
+                backend=("--postgres", "postgres"),
+                postgres_dsn=("--postgres", dsn),
+                postgres_schema=("--schema", schema),
+            )
+        app = open_mind(home, create=True)
+        try:
+            with contextlib.closing(open_reader(home)) as reader:
+                ledger_id = reader.meta()[0]
+            app.init(name, ledger_id)
+        finally:
+            app.close()  # its connections go before a failed init's files do
+    except AlreadyInitialisedError:
+        raise  # the mind that is there is someone's: leave it
+    except BaseException as e:
+        created.undo()
+        if isinstance(e, OSError):
+            raise MindError(f"cannot create a mind at {home.path} ({e.strerror or e})") from None
+        raise
+    return {"name": name, "home": str(home.path), "backend": home.backend(), "ledger_id": ledger_id}

@@ -1,0 +1,140 @@
+"""The read side's processes: catch up or follow the ledger (`mind project`), and rebuild every
+read model from position 0 (`mind replay`), checked against or swapped for the live one."""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from mindledger.compose import Home, open_reader, read_model_paths
+from mindledger.export import Progress, no_progress
+
+LABEL = "projecting"  # what a progress display is labelled for catch-ups and replays
+
+
+def catch_up(home: Home, progress: Progress = no_progress) -> dict[str, Any]:
+    """Bring the read models up to the ledger head and publish them (what `mind project
+    --json` prints); `progress` is shown the events still to apply."""
+    from mindledger.projections.engine.projector import Projector
+    from mindledger.projections.engine.read_only_home import require_writable
+    from mindledger.projections.engine.readmodel import projector_lock
+
+    paths, reader = read_model_paths(home), open_reader(home)
+    try:
+        require_writable(home.path, paths.working, doing="build the read model")
+        started = time.perf_counter()
+        with projector_lock(paths.lock, wait=True):
+            projector = Projector(paths.working)
+            try:
+                lag = reader.head()[0] - projector.position()
+                with progress(lag, LABEL) as bar:
+                    total = projector.catch_up(reader, on_batch=bar.update, maintain=True)
+                projector.publish(paths.published)
+                position = projector.position()
+            finally:
+                projector.close()
+    finally:
+        reader.close()
+    return {"applied": total, "position": position, "seconds": _since(started)}
+
+
+def follow(
+    home: Home,
+    on_start: Callable[[], None] | None = None,
+    on_batch: Callable[[int, int], None] | None = None,
+) -> dict[str, Any]:
+    """Keep the read models at the ledger head, publishing after every batch, until SIGINT or
+    SIGTERM (what `mind project --follow --json` prints). `on_start` hears that following
+    began; `on_batch` hears each batch's events applied and the position reached."""
+    from mindledger.projections.engine.follower import follow as follow_ledger
+    from mindledger.projections.engine.read_only_home import require_writable
+
+    paths, reader = read_model_paths(home), open_reader(home)
+    try:
+        require_writable(home.path, paths.working, doing="build the read model")
+        started = time.perf_counter()
+        if on_start is not None:
+            on_start()
+        total = follow_ledger(paths, reader, on_batch or (lambda applied, position: None))
+        position = reader.head()[0]
+    finally:
+        reader.close()
+    return {"applied": total, "position": position, "seconds": _since(started)}
+
+
+def replay(
+    home: Home,
+    target: Path | None = None,
+    check: bool = False,
+    swap: bool = False,
+    progress: Progress = no_progress,
+) -> dict[str, Any]:
+    """Rebuild every read model from position 0 into `target`, a new DuckDB file (default: a
+    scratch file, removed after); `check` compares it with the live read model, `swap` makes
+    it live unless they differ (what `mind replay --json` prints; `differences` non-empty
+    when they do)."""
+    from mindledger.projections.engine.readmodel import ensure_fresh
+    from mindledger.projections.engine.replay import differences, live_position, rebuild, swap_in
+
+    if target is not None:
+        from mindledger.output_paths import refuse_home_file
+
+        refuse_home_file(home, target, "--into")
+    if swap:
+        require_verified(home)
+    paths, reader = read_model_paths(home), open_reader(home)
+    try:
+        if target is None or swap or check:
+            from mindledger.projections.engine.read_only_home import require_writable
+
+            require_writable(home.path, paths.working, doing="replay in this home")
+        scratch = None
+        if target is None:
+            scratch = Path(tempfile.mkdtemp(prefix="replay-", dir=home.path))
+            target = scratch / "readmodel.duckdb"
+        stop = None
+        if check:
+            ensure_fresh(paths, reader)
+            stop = live_position(paths)
+        started = time.perf_counter()
+        with progress(reader.head()[0], LABEL) as bar:
+            applied = rebuild(target, reader, stop=stop, on_batch=bar.update)
+        seconds = _since(started)
+        diffs = differences(paths.published, target) if check else []
+        if swap and not diffs:
+            swap_in(paths, target)
+        if scratch is not None:
+            shutil.rmtree(scratch)  # nothing named it, so nothing should keep it
+    finally:
+        reader.close()
+    return {
+        "into": str(target) if scratch is None else None,
+        "applied": applied,
+        "seconds": seconds,
+        "checked": check,
+        "identical": not diffs if check else None,
+        "differences": diffs,
+        "swapped": swap and not diffs,
+    }
+
+
+def require_verified(home: Home) -> None:
+    """Raise LedgerUnverifiedError unless the ledger verifies against every anchor: a swap
+    replaces the read model, which may be the only evidence left of a truncated ledger."""
+    from mindledger.domain.errors import LedgerUnverifiedError
+    from mindledger.ledger_reads import verify_home
+
+    result = verify_home(home)
+    if not result.ok:
+        raise LedgerUnverifiedError(
+            f"the ledger does not verify ({result.reason}); nothing was swapped: run "
+            "`mind verify` to see why before replacing the read model"
+        )
+
+
+def _since(started: float) -> float:
+    return round(time.perf_counter() - started, 3)

@@ -1,0 +1,48 @@
+"""Recall: what the mind would remember for a text, at a budget, and why (no model call)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mindledger.compose import (
+    Home,
+    clock_from_env,
+    open_mind,
+    read_model,
+)
+from mindledger.rules import AsOf
+
+
+def recall_data(home: Home, query: str, budget: int, as_of: AsOf | None = None) -> dict[str, Any]:
+    """What `mind recall --json` prints (the HTTP API's recall too)."""
+    from mindledger.compose import embedder
+    from mindledger.projections.queries.listings import ledger_point
+    from mindledger.projections.retrieval.recall import recall as run_recall
+
+    mind = open_mind(home)
+    try:
+        embed = embedder(home, mind.identity().config)
+    finally:
+        mind.close()
+    with read_model(home) as con:
+        position, now = None, clock_from_env()()
+        if as_of is not None:
+            position, at = ledger_point(con, as_of.position, as_of.time)
+            now = at or now
+        context = run_recall(con, query, budget, now, as_of=position, embed=embed)
+    items = [
+        {
+            "id": i.id,
+            "source_id": i.source_id,
+            "kind": i.kind,
+            "channel": i.channel,
+            "score": i.score,
+            "reason": i.reason,
+            "tokens": i.tokens,
+            "day": i.day,
+            "text": i.text,
+            "clipped": i.clipped,
+        }
+        for i in context.items
+    ]
+    return {"items": items, "tokens": context.tokens, "dropped": context.dropped_total}

@@ -1,0 +1,83 @@
+"""A turn's model and its documented JSON (`mind turn --json`, the API's turn, MCP's turn)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from mindledger.compose import Home, build_model, open_mind, open_reader
+from mindledger.domain.errors import InvalidInputError
+
+if TYPE_CHECKING:
+    from mindledger.domain.turns import TurnService
+
+
+def turn_json(home: Home, service: TurnService, outcome: Any) -> dict[str, Any]:
+    """The documented JSON of a turn (`mind turn --json`, the HTTP API's turn), the mind's name
+    read from the application the turn ran on (not opened again)."""
+    return outcome_json(home, outcome, service.mind.identity().name)
+
+
+def outcome_json(home: Home, outcome: Any, name: str | None = None) -> dict[str, Any]:
+    """The documented JSON of a turn; `name`: the mind's (read from the ledger when absent)."""
+    reader = open_reader(home)
+    try:
+        positions = reader.positions(outcome.notification_ids)
+    finally:
+        reader.close()
+    if name is None:
+        mind = open_mind(home)
+        try:
+            name = mind.identity().name
+        finally:
+            mind.close()
+    return {
+        "turn": outcome.turn_id.hex,
+        "seq": outcome.seq,
+        "status": outcome.status,
+        "reply": outcome.reply,
+        "reply_raw": outcome.reply_raw,
+        "opened": outcome.opened,
+        "closed": outcome.closed,
+        "claims": outcome.claims,
+        "rejections": outcome.rejections,
+        "identity": {"name": name, "changes": outcome.identity},
+        "threads": outcome.threads,
+        "context": outcome.context,
+        "context_tokens": outcome.context_tokens,
+        "model": outcome.model,
+        "usage": outcome.usage,
+        "latency_ms": outcome.latency_ms,
+        "finish_reason": outcome.finish_reason,
+        "cut_off": outcome.cut_off,
+        "failure": outcome.failure,
+        "events": {
+            "first": positions[0] if positions else None,
+            "last": positions[-1] if positions else None,
+        },
+    }
+
+
+def turn_model(
+    home: Home,
+    spec: str | None,
+    mock_reply: str | None,
+    api_base: str | None,
+    mind_model: Callable[[], str] | None = None,
+) -> Any:
+    """The model a turn runs on: `spec`, else the mind's (`mind_model`, else read from the
+    ledger); `mock` needs a scripted reply (the text itself: reading `@FILE` is the command
+    line's business)."""
+    if spec == "mock" and mock_reply is None:
+        raise InvalidInputError("--model mock needs --mock-reply TEXT (or @FILE)")
+    if mock_reply is not None and spec not in (None, "mock"):
+        raise InvalidInputError("--mock-reply works only with --model mock")
+    if spec is None and mind_model is not None:
+        spec = mind_model()
+    elif spec is None:
+        mind = open_mind(home)
+        try:
+            spec = mind.identity().model
+        finally:
+            mind.close()
+    return build_model(home, spec, mock_reply, api_base)

@@ -1,0 +1,82 @@
+"""The server's own entry: `python -m mindledger.service serve|mcp SPEC`.
+
+`mind serve` and `mind mcp` parse and check their arguments (click's business), then hand the
+process over to this entry (`os.execv`: the same pid, streams and signals), so the command line
+never imports the server and the server never imports the command line. SPEC is one JSON
+object: `{"homes": [...], "host", "port", "idle_s", "allow_remote", "max_body", "json"}` for
+`serve`, `{"home": ...}` for `mcp`. Errors are one `Error: ...` line and exit 1, as every
+command's are.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from mindledger.compose import Home
+from mindledger.domain.errors import MindError
+from mindledger.safe_text import error_text, for_terminal, json_text
+
+
+def _say(text: str) -> None:
+    print(for_terminal(text), flush=True)
+
+
+def serve(spec: dict[str, Any]) -> None:
+    """Serve the homes until SIGTERM or Ctrl-C, printing the ready line once."""
+    from mindledger.service.minds import Minds
+    from mindledger.service.process import ServeOptions, check_bind
+    from mindledger.service.process import serve as run
+
+    options = ServeOptions(
+        spec["host"], spec["port"], spec["idle_s"], spec["allow_remote"], spec["max_body"]
+    )
+    check_bind(options)
+    minds = Minds.open([Home.from_option(Path(p)) for p in spec["homes"]])
+
+    def announce(ready: dict[str, Any]) -> None:
+        if spec["json"]:
+            print(json_text(ready, indent=None), flush=True)  # one line: a launcher reads it
+            return
+        _say(f"Serving {', '.join(ready['minds'])} at {ready['url']} (pid {ready['pid']})")
+        for name, sock in ready["sockets"].items():
+            _say(f"  {name}: socket {sock or '(none: path too long)'}")
+        _say("  token: `mind serve --print-token`; stop: `mind server stop` or Ctrl-C")
+
+    if not run(minds, options, announce):
+        # A turn still runs after the grace period: leave without waiting for its thread; it
+        # stays `started` with this pid, and the next turn on the ledger marks it interrupted.
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(0)
+
+
+def mcp(spec: dict[str, Any]) -> None:
+    """Serve one mind over stdio until the client closes it."""
+    from mindledger.service.mcp_server import serve_stdio
+
+    serve_stdio(Home.from_option(Path(spec["home"])))
+
+
+def main(argv: list[str]) -> int:
+    """Run `serve` or `mcp` from its SPEC; one error line and 1 on a MindError."""
+    if len(argv) != 3 or argv[1] not in ("serve", "mcp"):
+        print("usage: python -m mindledger.service serve|mcp SPEC (run by `mind serve`)")
+        return 2
+    spec = json.loads(argv[2])
+    home = Path(spec.get("home") or spec["homes"][0])
+    try:
+        (serve if argv[1] == "serve" else mcp)(spec)
+    except MindError as e:
+        print(f"Error: {error_text(str(e), home)}", file=sys.stderr, flush=True)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv))
