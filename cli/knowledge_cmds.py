@@ -8,7 +8,7 @@ import click
 
 from mindledger.cli.floor import opened
 from mindledger.cli.output import echo, emit_json, table
-from mindledger.cli.turn_cmds import model_options, reply_text
+from mindledger.cli.turn_cmds import check_mock_flags, model_options, reply_text
 from mindledger.compose import Home
 from mindledger.domain.knowledge import FRESHNESS, POLICIES, STATES, Judgement
 from mindledger.knowledge import (
@@ -100,6 +100,8 @@ def ask(
 
         mind ask "¿Qué es MCMA?" --json
     """
+    if spec is not None and spec != "mock":  # a scripted reply for a model that would not use it
+        check_mock_flags(spec, mock_reply)
     data = opened(home).ask(
         question,
         current=current,

@@ -33,7 +33,7 @@ def init(home: Home, name: str, dsn: str | None, schema: str, as_json: bool) -> 
 
         mind --home ./echo init --name Echo
     """
-    from mindledger.init import init_mind
+    from mindledger.init_mind import init_mind
 
     data = init_mind(home, name, dsn, schema)
     if as_json:

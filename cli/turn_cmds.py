@@ -45,6 +45,16 @@ def echo_effects(outcome: Any) -> None:
         echo(line, err=True)
 
 
+def check_mock_flags(spec: str | None, mock_reply: str | None) -> None:
+    """The floor's mock rule in this command's words (its flags), before anything is read."""
+    from mindledger.domain.errors import InvalidInputError
+
+    if spec == "mock" and mock_reply is None:
+        raise InvalidInputError("--model mock needs --mock-reply TEXT (or @FILE)")
+    if mock_reply is not None and spec not in (None, "mock"):
+        raise InvalidInputError("--mock-reply works only with --model mock")
+
+
 def model_options(fn: Any) -> Any:
     """--model, --mock-reply, --api-base, --budget."""
     for option in reversed(
@@ -108,6 +118,7 @@ def turn(
     """
     if text == "-":
         text = sys.stdin.read()
+    check_mock_flags(spec, mock_reply)
     done = opened(home).run_turn(
         text, model=spec, mock_reply=reply_text(mock_reply), api_base=api_base, budget=budget
     )

@@ -19,7 +19,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from mindledger.application import MindLedger, TurnDone, open
+    from mindledger.application import MindLedger, TurnDone, import_ledger, init, open
     from mindledger.domain.budgets import DEFAULT_BUDGET, RECALL_BUDGET_FLOOR, TURN_BUDGET_FLOOR
     from mindledger.domain.errors import (
         InvalidInputError,
@@ -38,12 +38,16 @@ __all__ = [
     "MindLedger",
     "NotInitialisedError",
     "TurnDone",
+    "import_ledger",
+    "init",
     "open",
     "parse_as_of",
 ]
 
 _WHERE = {
     "open": "mindledger.application",
+    "init": "mindledger.application",
+    "import_ledger": "mindledger.application",
     "MindLedger": "mindledger.application",
     "TurnDone": "mindledger.application",
     "DEFAULT_BUDGET": "mindledger.domain.budgets",

@@ -23,6 +23,7 @@ from mindledger.domain.budgets import (
     TURN_BUDGET_FLOOR,
     check_budget,
 )
+from mindledger.more_use_cases import DirectCommands, KnowledgeCommands
 
 if TYPE_CHECKING:
     from mindledger.domain.application import Mind
@@ -53,7 +54,7 @@ class TurnDone:
     data: dict[str, Any]
 
 
-class MindLedger:
+class MindLedger(DirectCommands, KnowledgeCommands):
     """One mind's use cases over one home. Open it with `mindledger.open(home)`; close it once
     (it is a context manager). Blocking: a server calls it from worker threads."""
 
@@ -407,11 +408,32 @@ class MindLedger:
         self._models.clear()
 
 
+def _place(home: str | Path | None, overrides: dict[str, Any]) -> Home:
+    place = Home.from_option(Path(home).expanduser() if home is not None else None)
+    place = place.with_flags(**{name: (name, value) for name, value in overrides.items()})
+    _ = place.loaded  # a bad setting is refused here, in one line
+    return place
+
+
+def init(home: str | Path | None = None, name: str = "Mind", **overrides: Any) -> dict[str, Any]:
+    """`mind init --name NAME --json`: make a new mind at `home` (a folder without one)."""
+    from mindledger.init_mind import init_mind
+
+    return init_mind(_place(home, overrides), name)
+
+
+def import_ledger(
+    path: str | Path, home: str | Path | None = None, **overrides: Any
+) -> dict[str, Any]:
+    """`mind import ledger FILE --json`: a `mind export --format jsonl` file made into a new
+    mind at `home` (the same genesis and head)."""
+    from mindledger.ledger_io import import_ledger as import_file
+
+    return import_file(_place(home, overrides), Path(path).expanduser())
+
+
 def open(home: str | Path | None = None, **overrides: Any) -> MindLedger:
     """The mind at `home` (default `$MIND_HOME`, else the per-user data folder), made by `mind
     init`. `overrides`: settings that win over every other source, by name (`now`,
     `api_base`, `model_timeout`, ... as `mind config show` lists them)."""
-    place = Home.from_option(Path(home).expanduser() if home is not None else None)
-    place = place.with_flags(**{name: (name, value) for name, value in overrides.items()})
-    _ = place.loaded  # a bad setting is refused here, in one line
-    return MindLedger(place)
+    return MindLedger(_place(home, overrides))

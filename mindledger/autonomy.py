@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from mindledger.compose import Home, build_model, open_mind, turn_service
+from mindledger.compose import Home, build_model, identity_of, turn_service
 from mindledger.domain.budgets import DEFAULT_BUDGET
 from mindledger.domain.errors import InvalidInputError
 from mindledger.models import model_unavailable
@@ -39,11 +39,9 @@ def tick(
     # Refused before anything is recorded, as a turn is: a fired cycle would otherwise record a
     # turn that could only fail.
     refuse_stray_mock_reply(spec, mock_reply)
-    mind = open_mind(home)  # refuses a home with no mind before anything else is checked
-    try:
-        spec = spec or mind.identity().model
-    finally:
-        mind.close()
+    spec = (
+        spec or identity_of(home).model
+    )  # refuses a home with no mind before anything else is checked
     if spec == "mock" and mock_reply is None:
         raise InvalidInputError("--model mock needs --mock-reply TEXT (or @FILE)")
     chosen: str = spec

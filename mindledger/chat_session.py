@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from mindledger.compose import Home, asker, open_mind, turn_session
+from mindledger.compose import Home, asker, identity_of, turn_session
 
 if TYPE_CHECKING:
     from mindledger.domain.model_port import CompletionModel
@@ -15,11 +15,7 @@ if TYPE_CHECKING:
 
 def current_identity(home: Home) -> dict[str, str]:
     """The mind's name and model, as its ledger records them now."""
-    mind = open_mind(home)
-    try:
-        identity = mind.identity()
-    finally:
-        mind.close()
+    identity = identity_of(home)
     return {"name": identity.name, "model": identity.model}
 
 

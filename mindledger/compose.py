@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from mindledger.adapters.postgres_ledger import PostgresLedgerReader
     from mindledger.adapters.sqlite_ledger import SQLiteLedgerReader
     from mindledger.adapters.workspace import FileWorkspace
+    from mindledger.domain.identity import Identity
     from mindledger.domain.knowledge_ask import Asker
     from mindledger.domain.knowledge_port import Similar
     from mindledger.domain.model_port import CompletionModel
@@ -278,6 +279,15 @@ def open_mind(home: Home, *, create: bool = False) -> Mind:
     if scope is not None:
         scope.callback(app.close)
     return app
+
+
+def identity_of(home: Home) -> Identity:
+    """The mind's identity as the ledger holds it now (the application opened and closed)."""
+    app = open_mind(home)
+    try:
+        return app.identity()
+    finally:
+        app.close()
 
 
 def open_reader(home: Home) -> LedgerReader:

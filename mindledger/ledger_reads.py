@@ -7,7 +7,7 @@ from typing import Any
 
 from mindledger.compose import (
     Home,
-    open_mind,
+    identity_of,
     open_reader,
     read_model_paths,
 )
@@ -27,11 +27,7 @@ def status_data(home: Home) -> dict[str, Any]:
         position, head_hash = reader.head()
     finally:
         reader.close()
-    mind = open_mind(home)
-    try:
-        identity = mind.identity()
-    finally:
-        mind.close()
+    identity = identity_of(home)
     return {
         "home": str(home.path),
         "backend": home.backend(),

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from mindledger.compose import Home, load_dotenv, open_mind
+from mindledger.compose import Home, identity_of, load_dotenv, open_mind
 
 if TYPE_CHECKING:
     from mindledger.adapters.litellm_model import ModelSettings
@@ -143,11 +143,7 @@ def model_details(home: Home) -> dict[str, Any]:
         for v in provider_variables(loaded)
     ]
     warnings = redirect_warnings(loaded)
-    mind = open_mind(home)
-    try:
-        model = mind.identity().model
-    finally:
-        mind.close()
+    model = identity_of(home).model
     return {
         "model": model,
         "local_model_installed": path is not None,

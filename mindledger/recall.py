@@ -7,7 +7,7 @@ from typing import Any
 from mindledger.compose import (
     Home,
     clock_from_env,
-    open_mind,
+    identity_of,
     read_model,
 )
 from mindledger.rules import AsOf
@@ -19,11 +19,7 @@ def recall_data(home: Home, query: str, budget: int, as_of: AsOf | None = None) 
     from mindledger.projections.queries.listings import ledger_point
     from mindledger.projections.retrieval.recall import recall as run_recall
 
-    mind = open_mind(home)
-    try:
-        embed = embedder(home, mind.identity().config)
-    finally:
-        mind.close()
+    embed = embedder(home, identity_of(home).config)
     with read_model(home) as con:
         position, now = None, clock_from_env()()
         if as_of is not None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from mindledger.compose import Home, build_model, open_mind, open_reader
+from mindledger.compose import Home, build_model, identity_of, open_reader
 from mindledger.domain.errors import InvalidInputError
 
 if TYPE_CHECKING:
@@ -26,11 +26,7 @@ def outcome_json(home: Home, outcome: Any, name: str | None = None) -> dict[str,
     finally:
         reader.close()
     if name is None:
-        mind = open_mind(home)
-        try:
-            name = mind.identity().name
-        finally:
-            mind.close()
+        name = identity_of(home).name
     return {
         "turn": outcome.turn_id.hex,
         "seq": outcome.seq,
@@ -68,16 +64,12 @@ def turn_model(
     """The model a turn runs on: `spec`, else the mind's (`mind_model`, else read from the
     ledger); `mock` needs a scripted reply (the text itself: reading `@FILE` is the command
     line's business)."""
-    if spec == "mock" and mock_reply is None:
-        raise InvalidInputError("--model mock needs --mock-reply TEXT (or @FILE)")
+    if spec == "mock" and mock_reply is None:  # in the request's words; the CLI words its flags
+        raise InvalidInputError('model "mock" needs "mock_reply" (the reply text to script)')
     if mock_reply is not None and spec not in (None, "mock"):
-        raise InvalidInputError("--mock-reply works only with --model mock")
+        raise InvalidInputError('"mock_reply" works only with model "mock"')
     if spec is None and mind_model is not None:
         spec = mind_model()
     elif spec is None:
-        mind = open_mind(home)
-        try:
-            spec = mind.identity().model
-        finally:
-            mind.close()
+        spec = identity_of(home).model
     return build_model(home, spec, mock_reply, api_base)

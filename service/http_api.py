@@ -76,7 +76,7 @@ async def turn(call: Call) -> Any:
     }
     if body.get("stream"):
         return _streamed_turn(call, body["text"], kwargs)
-    done = await in_turn_thread(call, lambda: mind.turn(body["text"], **kwargs))
+    done = await in_turn_thread(call, lambda: mind.run_turn(body["text"], **kwargs))
     if done.outcome.status == "failed":
         return JsonResponse({**done.data, "error": _failure(done.data)}, 502)
     return done.data
@@ -104,7 +104,7 @@ def _streamed_turn(call: Call, text: str, kwargs: dict[str, Any]) -> StreamingRe
         from mindledger.domain.redaction import redact
 
         try:
-            done = mind.turn(text, on_delta=on_delta, **kwargs)
+            done = mind.run_turn(text, on_delta=on_delta, **kwargs)
         except MindError as e:
             loop.call_soon_threadsafe(queue.put_nowait, ("error", redact(str(e), mind.secrets)))
         except Exception as e:  # a thread boundary: reported as an event, logged, never lost

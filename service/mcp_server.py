@@ -81,7 +81,7 @@ def mind_mcp(mind: ServedMind, turn_pool: ThreadPoolExecutor) -> MCPServer:
         from mindledger.service.turn_result import turn_result
 
         def run() -> dict[str, Any]:
-            done = mind.turn(
+            done = mind.run_turn(
                 text, model=model, mock_reply=mock_reply, api_base=api_base, budget=budget
             )
             return turn_result(mind.home, done.data, done.outcome.notification_ids, include_events)

@@ -8,14 +8,13 @@ command line's `--json` prints, built by the same functions the CLI uses.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 from mindledger.application import MindLedger, TurnDone
 from mindledger.compose import Home
-from mindledger.domain.budgets import DEFAULT_BUDGET
 from mindledger.domain.errors import MindError
 
 __all__ = ["Minds", "ServedMind", "TurnDone"]
@@ -47,37 +46,9 @@ class ServedMind(MindLedger):
         return self.write_lock
 
     def _identity_name(self) -> str:
-        from mindledger.compose import open_mind
+        from mindledger.compose import identity_of
 
-        mind = open_mind(self.home)
-        try:
-            return mind.identity().name
-        finally:
-            mind.close()
-
-    def turn(  # type: ignore[override]  # the server wants the outcome beside the JSON
-        self,
-        text: str,
-        *,
-        model: str | None = None,
-        mock_reply: str | None = None,
-        api_base: str | None = None,
-        budget: int = DEFAULT_BUDGET,
-        on_delta: Callable[[str], None] | None = None,
-    ) -> TurnDone:
-        """`MindLedger.run_turn`, in the request's words (a mock needs `mock_reply`)."""
-        from mindledger.domain.errors import InvalidInputError
-
-        if model == "mock" and mock_reply is None:  # in the request's words, not the CLI's flags
-            raise InvalidInputError('model "mock" needs "mock_reply" (the reply text to script)')
-        return self.run_turn(
-            text,
-            model=model,
-            mock_reply=mock_reply,
-            api_base=api_base,
-            budget=budget,
-            on_delta=on_delta,
-        )
+        return identity_of(self.home).name
 
 
 class DivergingEnvironmentError(MindError):

@@ -129,7 +129,7 @@ async def chat_completions(call: Call) -> Response:
         options = turn_options(body)
         if body.get("stream") is True:
             return _streamed(call, mind, body["model"], text, options)
-        done = await in_turn_thread(call, lambda: mind.turn(text, **options))
+        done = await in_turn_thread(call, lambda: mind.run_turn(text, **options))
     except ApiError as e:
         return openai_error(e.status, e.code, e.message)
     except MindError as e:
@@ -214,7 +214,7 @@ def _streamed(
         from mindledger.domain.redaction import redact
 
         try:
-            done = mind.turn(text, on_delta=lambda piece: put("delta", piece), **options)
+            done = mind.run_turn(text, on_delta=lambda piece: put("delta", piece), **options)
         except MindError as e:
             put("error", {"message": redact(str(e), secrets), "code": "invalid_request"})
         except Exception as e:  # a thread boundary: logged, reported as one line, never lost

@@ -19,6 +19,11 @@ Serve = Callable[..., Served]
 STORED_SCRIPT = '<script>window.pwned=1</script><img src=x onerror="window.pwned=2">'
 
 
+def press(browser: Any, selector: str) -> None:
+    """Click the element `selector` finds, again if the page redrew it just then."""
+    wait_for(browser, lambda d: d.find_element(By.CSS_SELECTOR, selector).click() or True, selector)
+
+
 def texts(root: Any, selector: str) -> list[str]:
     return [e.text for e in root.find_elements(By.CSS_SELECTOR, selector)]
 
@@ -221,13 +226,17 @@ def test_the_owner_verifies_an_item_from_the_knowledge_view_and_sees_its_state_c
     kept = mind(home, "remember", "Under the blue pot", "--question", "Spare key?", "--json")
     served = serve(home)
     log_in(browser, served)
-    knowledge = show(browser, served, "knowledge")
+    show(browser, served, "knowledge")
     verify = wait_for(
         browser,
         lambda d: d.find_element(By.CSS_SELECTOR, f'button[aria-label="Verify {kept["id"]}"]'),
         "the item's verify button",
     )
-    assert "unverified" in texts(knowledge, "#k-list tbody td")
+    wait_for(
+        browser,
+        lambda d: "unverified" in texts(d.find_element(By.ID, "k-list"), "tbody td"),
+        "the item's state",
+    )
 
     verify.send_keys(" ")  # pressed from the keyboard
     status = wait_for(
@@ -235,8 +244,13 @@ def test_the_owner_verifies_an_item_from_the_knowledge_view_and_sees_its_state_c
         lambda d: "verify done" in (t := d.find_element(By.ID, "k-status").text) and t,
         "the decision to be recorded",
     )
-    cells = texts(browser.find_element(By.ID, "k-list"), "tbody td")
-    browser.find_element(By.CSS_SELECTOR, f'button[aria-label="History {kept["id"]}"]').click()
+    # The list is drawn again after a decision: read and press what the page shows by then.
+    cells = wait_for(
+        browser,
+        lambda d: "verified" in (c := texts(d.find_element(By.ID, "k-list"), "tbody td")) and c,
+        "the list to show the new state",
+    )
+    press(browser, f'button[aria-label="History {kept["id"]}"]')
     history = wait_for(
         browser,
         lambda d: len(rows := d.find_elements(By.CSS_SELECTOR, "#k-detail tbody tr")) == 2 and rows,
@@ -261,7 +275,7 @@ def test_the_owner_edits_then_deletes_an_item_after_confirming(
     button = f'button[aria-label="{{}} {kept["id"]}"]'
     wait_for(browser, lambda d: d.find_element(By.CSS_SELECTOR, button.format("Edit")), "edit")
 
-    browser.find_element(By.CSS_SELECTOR, button.format("Edit")).click()
+    press(browser, button.format("Edit"))
     answer = browser.find_element(By.ID, f"k-edit-{kept['id']}")
     answer.clear()
     answer.send_keys(STORED_SCRIPT)
@@ -271,7 +285,7 @@ def test_the_owner_edits_then_deletes_an_item_after_confirming(
         lambda d: STORED_SCRIPT in texts(d.find_element(By.ID, "k-list"), "tbody td"),
         "the edited answer",
     )
-    browser.find_element(By.CSS_SELECTOR, button.format("Delete")).click()
+    press(browser, button.format("Delete"))
     alert = wait_for(browser, lambda d: d.switch_to.alert, "the confirmation")
     alert.accept()
     wait_for(

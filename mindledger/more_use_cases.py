@@ -1,0 +1,208 @@
+"""The floor's other use cases, as methods `MindLedger` inherits: the direct commands
+(concepts, threads, identity), the owner's knowledge decisions, autonomy, imports, the read
+models, reports, the graph and the model. Each delegates to the floor module that holds the
+use case and returns what the command's `--json` prints; writes hold the mind's write lock."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Any, Literal
+
+from mindledger.compose import Home
+from mindledger.domain.budgets import DEFAULT_BUDGET
+
+
+class DirectCommands:
+    """Concepts, threads, identity, autonomy, imports, read models, reports, graph, model."""
+
+    home: Home
+    write_lock: threading.RLock
+
+    def define_concept(self, token: str, definition: str) -> dict[str, Any]:
+        """`mind concept define TOKEN DEFINITION --json`."""
+        from mindledger.listings import define_concept
+
+        with self.write_lock:
+            return define_concept(self.home, token, definition)
+
+    def alias_concept(self, token: str, alias: str) -> dict[str, Any]:
+        """`mind concept alias TOKEN ALIAS --json`."""
+        from mindledger.listings import alias_concept
+
+        with self.write_lock:
+            return alias_concept(self.home, token, alias)
+
+    def relate_concepts(self, source: str, target: str, relation: str) -> dict[str, Any]:
+        """`mind concept relate SOURCE TARGET --as RELATION --json`."""
+        from mindledger.listings import relate_concepts
+
+        with self.write_lock:
+            return relate_concepts(self.home, source, target, relation)
+
+    def adopt_name(self, name: str, reason: str | None = None) -> dict[str, Any]:
+        """`mind identity adopt NAME --json`: the owner renames the mind."""
+        from mindledger.listings import adopt_name
+
+        with self.write_lock:
+            return adopt_name(self.home, name, reason)
+
+    def open_thread(self, label: str, content: str) -> dict[str, Any]:
+        """`mind thread open LABEL --content TEXT --json`."""
+        from mindledger.threads import open_thread
+
+        with self.write_lock:
+            return open_thread(self.home, label, content)
+
+    def resolve_thread(
+        self,
+        thread: str,
+        verdict: str,
+        *,
+        reason: str | None = None,
+        artifact: str | None = None,
+        by: str | None = None,
+    ) -> dict[str, Any]:
+        """`mind thread resolve ID --as VERDICT --json` (a short id, a prefix or a full id)."""
+        from mindledger.threads import resolve_thread
+
+        with self.write_lock:
+            return resolve_thread(self.home, thread, verdict, reason, artifact, by)
+
+    def tick(
+        self,
+        *,
+        model: str | None = None,
+        mock_reply: str | None = None,
+        budget: int = DEFAULT_BUDGET,
+    ) -> dict[str, Any]:
+        """`mind tick --json`: one autonomy cycle (a fired one runs a turn on `model`)."""
+        from mindledger.autonomy import tick
+
+        with self.write_lock:
+            return tick(self.home, None, model, mock_reply, budget).data
+
+    def import_chat(self, path: str | Path) -> dict[str, Any]:
+        """`mind import chat FILE --json`: a JSONL transcript."""
+        from mindledger.imports import import_chat
+
+        with self.write_lock:
+            return import_chat(self.home, Path(path).expanduser())
+
+    def import_chatgpt(self, path: str | Path) -> dict[str, Any]:
+        """`mind import chatgpt FILE --json`: a ChatGPT data export (json or zip)."""
+        from mindledger.imports import import_chatgpt
+
+        with self.write_lock:
+            return import_chatgpt(self.home, Path(path).expanduser())
+
+    def import_pmm(self, path: str | Path, *, accept_broken: bool = False) -> dict[str, Any]:
+        """`mind import pmm FILE --json`: a Persistent Mind Model ledger."""
+        from mindledger.imports import import_pmm
+
+        with self.write_lock:
+            return import_pmm(self.home, Path(path).expanduser(), accept_broken)
+
+    def project(self) -> dict[str, Any]:
+        """`mind project --json`: the read models caught up to the ledger head."""
+        from mindledger.projection import catch_up
+
+        return catch_up(self.home)
+
+    def replay(
+        self, target: str | Path | None = None, *, check: bool = False, swap: bool = False
+    ) -> dict[str, Any]:
+        """`mind replay --json`: the read models rebuilt from position 0 (`swap`: put in
+        place of the live ones; `check`: compared with them)."""
+        from mindledger.projection import replay
+
+        where = Path(target).expanduser() if target is not None else None
+        with self.write_lock:
+            return replay(self.home, where, check, swap)
+
+    def report(self, name: str) -> list[dict[str, Any]]:
+        """`mind report NAME --json` (commitments, activity)."""
+        from mindledger.reports import report_records
+
+        return report_records(self.home, name)
+
+    def graph_stats(self) -> dict[str, Any]:
+        """`mind graph stats --json`: the mind as a graph of concepts, commitments, threads."""
+        from mindledger.graph import graph_stats
+
+        return graph_stats(self.home)
+
+    def graph_neighbors(self, node: str, depth: int = 1) -> list[dict[str, Any]]:
+        """`mind graph neighbors NODE --json`."""
+        from mindledger.graph import graph_neighbors
+
+        return graph_neighbors(self.home, node, depth)
+
+    def model(self) -> dict[str, Any]:
+        """`mind model show --json`: the mind's model and the settings it runs with."""
+        from mindledger.models import model_details
+
+        return model_details(self.home)
+
+    def set_model(self, spec: str) -> dict[str, Any]:
+        """`mind model set SPEC --json`: the model later turns run on (recorded)."""
+        from mindledger.models import set_model
+
+        with self.write_lock:
+            return set_model(self.home, spec)
+
+
+class KnowledgeCommands:
+    """What the mind knows: list, show, and the owner's decisions on items and answers."""
+
+    home: Home
+    write_lock: threading.RLock
+
+    def knowledge(self, include_deleted: bool = False) -> list[dict[str, Any]]:
+        """`mind knowledge list --json`."""
+        from mindledger.knowledge import knowledge_listing
+
+        return knowledge_listing(self.home, include_deleted)
+
+    def knowledge_item(self, ref: str, *, history: bool = False) -> dict[str, Any]:
+        """`mind knowledge show REF --json` (an id, an id prefix or the question)."""
+        from mindledger.knowledge import knowledge_shown
+
+        return knowledge_shown(self.home, ref, history)
+
+    def judge(
+        self, ref: str, judgement: Literal["verify", "dispute", "retract"], note: str | None = None
+    ) -> dict[str, Any]:
+        """`mind knowledge verify|dispute|retract REF --json`: the owner's decision."""
+        from mindledger.knowledge import change_json, judge_item
+
+        with self.write_lock:
+            return change_json(judge_item(self.home, ref, judgement, note))
+
+    def edit_knowledge(self, ref: str, answer: str) -> dict[str, Any]:
+        """`mind knowledge edit REF ANSWER --json`: a new revision."""
+        from mindledger.knowledge import change_json, edit_item
+
+        with self.write_lock:
+            return change_json(edit_item(self.home, ref, answer))
+
+    def delete_knowledge(self, ref: str, reason: str | None = None) -> dict[str, Any]:
+        """`mind knowledge delete REF --json`: a tombstone revision."""
+        from mindledger.knowledge import change_json, delete_item
+
+        with self.write_lock:
+            return change_json(delete_item(self.home, ref, reason))
+
+    def approve(self, turn: str) -> dict[str, Any]:
+        """`mind approve TURN --json`: the turn's answer becomes verified knowledge."""
+        from mindledger.knowledge import change_json, decide_turn
+
+        with self.write_lock:
+            return change_json(decide_turn(self.home, turn, "approve"))
+
+    def discard(self, turn: str) -> dict[str, Any]:
+        """`mind discard TURN --json`: the turn's knowledge is retracted."""
+        from mindledger.knowledge import change_json, decide_turn
+
+        with self.write_lock:
+            return change_json(decide_turn(self.home, turn, "discard"))
