@@ -44,6 +44,10 @@ class CommitmentAlreadyClosedError(ConflictError):
     """Raised when closing a commitment whose latest episode is already closed."""
 
 
+class UnknownTurnError(NotFoundError):
+    """Raised when a turn number, id or prefix names no turn (or names several)."""
+
+
 class UnknownConceptError(NotFoundError):
     """Raised when a concept token has never been defined."""
 

@@ -13,7 +13,7 @@ from datetime import datetime
 from typing import Any, Literal
 from uuid import UUID
 
-from mindledger.domain.errors import InvalidInputError, MindError
+from mindledger.domain.errors import InvalidInputError, MindError, NotFoundError
 from mindledger.domain.events import AggregateRoot, DomainEvent, stream_id
 from mindledger.domain.text import clean_token
 
@@ -38,7 +38,7 @@ class ForgetRoleError(MindError):
     """Raised when anyone but the owner asks to forget (a model's control line)."""
 
 
-class NothingToForgetError(MindError):
+class NothingToForgetError(NotFoundError):
     """Raised when a selector names nothing this mind holds."""
 
 

@@ -22,9 +22,12 @@ if TYPE_CHECKING:
     from mindledger.application import MindLedger, TurnDone, import_ledger, init, open
     from mindledger.domain.budgets import DEFAULT_BUDGET, RECALL_BUDGET_FLOOR, TURN_BUDGET_FLOOR
     from mindledger.domain.errors import (
+        ConflictError,
         InvalidInputError,
         MindError,
+        NotFoundError,
         NotInitialisedError,
+        UnavailableError,
     )
     from mindledger.rules import AsOf, parse_as_of
 
@@ -33,11 +36,14 @@ __all__ = [
     "RECALL_BUDGET_FLOOR",
     "TURN_BUDGET_FLOOR",
     "AsOf",
+    "ConflictError",
     "InvalidInputError",
     "MindError",
     "MindLedger",
+    "NotFoundError",
     "NotInitialisedError",
     "TurnDone",
+    "UnavailableError",
     "import_ledger",
     "init",
     "open",
@@ -56,6 +62,9 @@ _WHERE = {
     "MindError": "mindledger.domain.errors",
     "InvalidInputError": "mindledger.domain.errors",
     "NotInitialisedError": "mindledger.domain.errors",
+    "NotFoundError": "mindledger.domain.errors",
+    "ConflictError": "mindledger.domain.errors",
+    "UnavailableError": "mindledger.domain.errors",
     "AsOf": "mindledger.rules",
     "parse_as_of": "mindledger.rules",
 }
@@ -68,3 +77,8 @@ def __getattr__(name: str) -> Any:
 
         return getattr(import_module(_WHERE[name]), name)
     raise AttributeError(f"module 'mindledger' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    """The public names too (they load on first use), so `dir()` and `help()` show them."""
+    return sorted({*globals(), *__all__})

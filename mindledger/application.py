@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from mindledger.checked import checked, checked_methods
 from mindledger.compose import Home
 from mindledger.domain.budgets import (
     DEFAULT_BUDGET,
@@ -24,12 +25,12 @@ from mindledger.domain.budgets import (
     check_budget,
 )
 from mindledger.more_use_cases import DirectCommands, KnowledgeCommands
+from mindledger.rules import AsOf, parse_as_of
 
 if TYPE_CHECKING:
     from mindledger.domain.application import Mind
     from mindledger.domain.model_port import CompletionModel
     from mindledger.domain.turns import TurnOutcome, TurnService
-    from mindledger.rules import AsOf
 
 
 # The key sent with a turn whose `api_base` a caller chose: the home's provider keys (in the
@@ -54,6 +55,7 @@ class TurnDone:
     data: dict[str, Any]
 
 
+@checked_methods
 class MindLedger(DirectCommands, KnowledgeCommands):
     """One mind's use cases over one home. Open it with `mindledger.open(home)`; close it once
     (it is a context manager). Blocking: a server calls it from worker threads."""
@@ -274,8 +276,14 @@ class MindLedger(DirectCommands, KnowledgeCommands):
     ) -> dict[str, Any]:
         """`mind remember TEXT --json`: keep the owner's knowledge, the answer to `question`
         (default: `text` itself); `confidence` a fraction from 0 to 1."""
+        from mindledger.domain.errors import InvalidInputError
+        from mindledger.domain.knowledge import FRESHNESS
         from mindledger.knowledge import change_json, remember_item
 
+        if freshness is not None and freshness not in FRESHNESS:
+            raise InvalidInputError(
+                f"remember: freshness {freshness!r} is not one of {', '.join(FRESHNESS)}"
+            )
         with self.write_lock:
             change = remember_item(
                 self.home,
@@ -307,13 +315,14 @@ class MindLedger(DirectCommands, KnowledgeCommands):
     # -- reads (each opens its own read-only session) --------------------------------------
 
     def recall(
-        self, query: str, budget: int = DEFAULT_BUDGET, as_of: AsOf | None = None
+        self, query: str, budget: int = DEFAULT_BUDGET, as_of: AsOf | str | None = None
     ) -> dict[str, Any]:
-        """`mind recall --json`: what the mind would remember for `query`, and why."""
+        """`mind recall --json`: what the mind would remember for `query`, and why; `as_of` a
+        ledger position ("1200") or an ISO-8601 time: the mind as it stood then."""
         from mindledger.recall import recall_data
 
         check_budget(budget, RECALL_BUDGET_FLOOR)
-        return recall_data(self.home, query, budget, as_of)
+        return recall_data(self.home, query, budget, _as_of(as_of))
 
     def commitments(self, include_closed: bool = False) -> list[dict[str, Any]]:
         """`mind commitments [--all] --json`."""
@@ -325,12 +334,12 @@ class MindLedger(DirectCommands, KnowledgeCommands):
             return rows
 
     def threads(
-        self, include_resolved: bool = False, as_of: AsOf | None = None
+        self, include_resolved: bool = False, as_of: AsOf | str | None = None
     ) -> list[dict[str, Any]]:
-        """`mind threads [--all] --json`: threads by tension."""
+        """`mind threads [--all] --json`: threads by tension (`as_of` as for `recall`)."""
         from mindledger.threads import thread_listing
 
-        return thread_listing(self.home, include_resolved, as_of)[0]
+        return thread_listing(self.home, include_resolved, _as_of(as_of))[0]
 
     def concepts(self) -> list[dict[str, Any]]:
         """`mind concepts --json`."""
@@ -357,8 +366,16 @@ class MindLedger(DirectCommands, KnowledgeCommands):
         return status_data(self.home)
 
     def log(self, limit: int = 20, kind: str | None = None) -> list[dict[str, Any]]:
-        """`mind log [--limit N] [--kind K] --json`: the latest events, oldest first."""
-        from mindledger.ledger_reads import log_events
+        """`mind log [--limit N] [--kind K] --json`: the latest `limit` events (1 to 100,000),
+        oldest first; `kind` one aggregate kind (identity, commitment, concept, thread,
+        import)."""
+        from mindledger.domain.errors import InvalidInputError
+        from mindledger.ledger_reads import KINDS, log_events
+
+        if not 1 <= limit <= 100_000:
+            raise InvalidInputError(f"log: limit {limit} is not between 1 and 100,000")
+        if kind is not None and kind not in KINDS:
+            raise InvalidInputError(f"log: kind {kind!r} is not one of {', '.join(KINDS)}")
 
         return log_events(self.home, limit, kind)
 
@@ -383,7 +400,13 @@ class MindLedger(DirectCommands, KnowledgeCommands):
     def events_after(self, position: int, limit: int = 500) -> list[dict[str, Any]]:
         """The ledger's events after `position` (at most `limit`), as `mind log --json`."""
         from mindledger.compose import open_reader
+        from mindledger.domain.errors import InvalidInputError
         from mindledger.ledger_reads import opened_events
+
+        if position < 0 or not 1 <= limit <= 100_000:
+            raise InvalidInputError(
+                "events_after: give a position >= 0 and a limit of 1 to 100,000"
+            )
 
         reader = open_reader(self.home)
         try:
@@ -408,6 +431,10 @@ class MindLedger(DirectCommands, KnowledgeCommands):
         self._models.clear()
 
 
+def _as_of(value: AsOf | str | None) -> AsOf | None:
+    return parse_as_of(value, "as_of") if isinstance(value, str) else value
+
+
 def _place(home: str | Path | None, overrides: dict[str, Any]) -> Home:
     place = Home.from_option(Path(home).expanduser() if home is not None else None)
     place = place.with_flags(**{name: (name, value) for name, value in overrides.items()})
@@ -415,6 +442,7 @@ def _place(home: str | Path | None, overrides: dict[str, Any]) -> Home:
     return place
 
 
+@checked
 def init(home: str | Path | None = None, name: str = "Mind", **overrides: Any) -> dict[str, Any]:
     """`mind init --name NAME --json`: make a new mind at `home` (a folder without one)."""
     from mindledger.init_mind import init_mind
@@ -422,6 +450,7 @@ def init(home: str | Path | None = None, name: str = "Mind", **overrides: Any) -
     return init_mind(_place(home, overrides), name)
 
 
+@checked
 def import_ledger(
     path: str | Path, home: str | Path | None = None, **overrides: Any
 ) -> dict[str, Any]:
@@ -432,6 +461,7 @@ def import_ledger(
     return import_file(_place(home, overrides), Path(path).expanduser())
 
 
+@checked
 def open(home: str | Path | None = None, **overrides: Any) -> MindLedger:
     """The mind at `home` (default `$MIND_HOME`, else the per-user data folder), made by `mind
     init`. `overrides`: settings that win over every other source, by name (`now`,

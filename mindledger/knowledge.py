@@ -12,7 +12,7 @@ from mindledger.compose import (
     open_mind,
     read_model,
 )
-from mindledger.domain.errors import MindError
+from mindledger.domain.errors import UnknownTurnError
 from mindledger.domain.knowledge import Judgement, Knowledge
 
 T = TypeVar("T")
@@ -79,7 +79,7 @@ def resolve_turn(home: Home, target: str) -> UUID:
         found = matching_turns(con, target)
     if len(found) != 1:
         which = ", ".join(f"#{n} {s[:8]}" for s, n in found[:10])
-        raise MindError(
+        raise UnknownTurnError(
             f"{target!r} names {'no turn' if not found else f'{len(found)} turns: {which}'}; "
             "nothing changed, give the turn's number or more of its id"
         )

@@ -9,15 +9,18 @@ import threading
 from pathlib import Path
 from typing import Any, Literal
 
+from mindledger.checked import checked_methods
 from mindledger.compose import Home
 from mindledger.domain.budgets import DEFAULT_BUDGET
 
 
+@checked_methods
 class DirectCommands:
     """Concepts, threads, identity, autonomy, imports, read models, reports, graph, model."""
 
     home: Home
     write_lock: threading.RLock
+    _name: str | None
 
     def define_concept(self, token: str, definition: str) -> dict[str, Any]:
         """`mind concept define TOKEN DEFINITION --json`."""
@@ -45,7 +48,9 @@ class DirectCommands:
         from mindledger.listings import adopt_name
 
         with self.write_lock:
-            return adopt_name(self.home, name, reason)
+            adopted = adopt_name(self.home, name, reason)
+            self._name = adopted["name"]  # what `name` says from now on
+            return adopted
 
     def open_thread(self, label: str, content: str) -> dict[str, Any]:
         """`mind thread open LABEL --content TEXT --json`."""
@@ -78,6 +83,9 @@ class DirectCommands:
     ) -> dict[str, Any]:
         """`mind tick --json`: one autonomy cycle (a fired one runs a turn on `model`)."""
         from mindledger.autonomy import tick
+        from mindledger.domain.budgets import TURN_BUDGET_FLOOR, check_budget
+
+        check_budget(budget, TURN_BUDGET_FLOOR)  # before the cycle's decision is recorded
 
         with self.write_lock:
             return tick(self.home, None, model, mock_reply, budget).data
@@ -133,8 +141,12 @@ class DirectCommands:
         return graph_stats(self.home)
 
     def graph_neighbors(self, node: str, depth: int = 1) -> list[dict[str, Any]]:
-        """`mind graph neighbors NODE --json`."""
+        """`mind graph neighbors NODE --json` (`depth` 1 to 10)."""
+        from mindledger.domain.errors import InvalidInputError
         from mindledger.graph import graph_neighbors
+
+        if not 1 <= depth <= 10:
+            raise InvalidInputError(f"graph_neighbors: depth {depth} is not between 1 and 10")
 
         return graph_neighbors(self.home, node, depth)
 
@@ -152,6 +164,7 @@ class DirectCommands:
             return set_model(self.home, spec)
 
 
+@checked_methods
 class KnowledgeCommands:
     """What the mind knows: list, show, and the owner's decisions on items and answers."""
 

@@ -7,7 +7,7 @@ from typing import Any
 from uuid import UUID
 
 from mindledger.compose import Home, open_mind, read_model
-from mindledger.domain.errors import InvalidInputError
+from mindledger.domain.errors import InvalidInputError, UnknownTurnError
 from mindledger.domain.turn import Turn
 from mindledger.projections.queries.turn_queries import latest_turn, turns_with_prefix
 
@@ -39,7 +39,7 @@ def _by_prefix(home: Home, prefix: str) -> UUID:
         found = turns_with_prefix(con, prefix)
     if len(found) != 1:
         what = "no turn" if not found else "more than one turn"
-        raise InvalidInputError(f"{what} has an id starting with {prefix}")
+        raise UnknownTurnError(f"{what} has an id starting with {prefix}")
     return UUID(found[0])
 
 
@@ -51,7 +51,7 @@ def turn_prompt(home: Home, turn_id: UUID) -> dict[str, Any]:
     finally:
         mind.close()
     if not events or not isinstance(events[0], Turn.Started):
-        raise InvalidInputError(f"there is no turn {turn_id.hex}")
+        raise UnknownTurnError(f"there is no turn {turn_id.hex}")
     data: dict[str, Any] = {"turn": turn_id.hex, "status": "started", "model": events[0].model}
     data["messages"] = None
     for e in events:

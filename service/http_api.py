@@ -82,13 +82,17 @@ async def turn(call: Call) -> Any:
     return done.data
 
 
-def _failure(data: dict[str, Any]) -> dict[str, str]:
+def _failure(data: dict[str, Any]) -> dict[str, Any]:
+    """A failed generation in the one error shape (the turn's record stays beside it)."""
+    from mindledger.service.errors import error_body
+
     failure = data.get("failure") or {}
-    return {
-        "code": "model_failed",
-        "message": f"generation failed ({failure.get('kind')}): {failure.get('message')}; "
-        f"the message is kept at position {data['events']['first']}",
-    }
+    message = (
+        f"generation failed ({failure.get('kind')}): {failure.get('message')}; "
+        f"the message is kept at position {data['events']['first']}"
+    )
+    error: dict[str, Any] = error_body(502, "model_failed", message)["error"]
+    return error
 
 
 def _streamed_turn(call: Call, text: str, kwargs: dict[str, Any]) -> StreamingResponse:

@@ -133,7 +133,11 @@ async def ask(call: Call) -> Any:
             budget=b.get("budget", DEFAULT_BUDGET),
         ),
     )
-    return JsonResponse(data, 502) if data.get("failure") else data
+    if not data.get("failure"):
+        return data
+    failure = data["failure"]
+    message = f"generation failed ({failure.get('kind')}): {failure.get('message')}"
+    return JsonResponse({**data, **error_body(502, "model_failed", message)}, 502)
 
 
 NOTE = (Field("note", "string", description="Why (kept with the decision)."),)

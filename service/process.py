@@ -191,7 +191,8 @@ def serve(
     port = tcp.getsockname()[1]
     shown_host = f"[{options.host}]" if ":" in options.host else options.host
     url = f"http://{shown_host}:{port}"
-    unix = {m.name: _unix_socket(m.home.path / SOCKET_FILE, logs.server) for m in minds}
+    # By home, not by name: a mind renamed while served keeps its socket (and its clean-up).
+    unix = {m.home.path: _unix_socket(m.home.path / SOCKET_FILE, logs.server) for m in minds}
     sockets = [tcp] + [s for s in unix.values() if s is not None]
     config = uvicorn.Config(
         app,
@@ -236,7 +237,7 @@ def serve(
             fp = env_fingerprint(startup_environment(), mind.home.path, mind.token)
             # Each home's file names that home and its mind only: a home's owner learns
             # nothing of the other homes this process serves.
-            described = describe(str(path) if unix[mind.name] else None)
+            described = describe(str(path) if unix[mind.home.path] else None)
             described.update(
                 homes=[str(mind.home.path)],
                 minds=[mind.name],
@@ -250,10 +251,13 @@ def serve(
         announce(
             {
                 **describe(
-                    str(minds_list[0].home.path / SOCKET_FILE) if unix[minds_list[0].name] else None
+                    str(minds_list[0].home.path / SOCKET_FILE)
+                    if unix[minds_list[0].home.path]
+                    else None
                 ),
                 "sockets": {
-                    m.name: str(m.home.path / SOCKET_FILE) if unix[m.name] else None for m in minds
+                    m.name: str(m.home.path / SOCKET_FILE) if unix[m.home.path] else None
+                    for m in minds
                 },
             }
         )
@@ -283,7 +287,7 @@ def serve(
             logs.server.warning("stopped with a turn still running: the next turn marks it")
         # The sockets first: once server.json is gone a fresh server may start and bind its own.
         for mind in minds:
-            if unix[mind.name] is not None:
+            if unix[mind.home.path] is not None:
                 with contextlib.suppress(OSError):
                     (mind.home.path / SOCKET_FILE).unlink()
         for path in written:

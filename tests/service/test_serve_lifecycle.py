@@ -352,3 +352,21 @@ def test_each_home_of_a_multi_home_server_is_told_only_about_itself(tmp_path: Pa
     assert (files[echo]["homes"], files[echo]["minds"]) == ([str(echo)], ["Echo"])
     assert (files[nova]["homes"], files[nova]["minds"]) == ([str(nova)], ["Nova"])
     assert str(echo) not in json.dumps(status) and "Echo" not in json.dumps(status)
+
+
+def test_a_mind_renamed_while_served_still_stops_cleanly(tmp_path: Path) -> None:
+    home = init_home(tmp_path / "echo", "Echo")
+    running = start_server([home])
+    try:
+        renamed = run_mind(home, "identity", "adopt", "Orion", "--reason", "a new start")
+        body = {"text": "hi", "model": "mock", "mock_reply": "Hello."}
+        answer = running.request("POST", "/v1/minds/Echo/turns", body)
+        code = running.stop()
+    finally:
+        running.kill()
+
+    assert renamed.returncode == 0, renamed.stderr
+    assert answer.status == 200
+    assert code == 0
+    assert not (home / "server.json").exists()
+    assert not (home / "server.sock").exists()

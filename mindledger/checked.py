@@ -1,0 +1,70 @@
+"""Every argument a program gives the floor is checked against the method's annotations before
+anything is read or written (pydantic's `validate_call`, strict: a number is not a text, a
+bool is not a budget), and text must be encodable (no lone surrogate). A wrong argument is one
+`InvalidInputError` line naming the method and the argument, never a TypeError from deep inside
+and never a changed ledger."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from mindledger.domain.errors import InvalidInputError
+
+T = TypeVar("T")
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _one_line(method: str, names: list[str], error: Any) -> str:
+    """The first problem of a pydantic ValidationError as one line, the argument named."""
+    first = error.errors()[0]
+    loc = first.get("loc", ())
+    where = names[loc[0]] if loc and isinstance(loc[0], int) and loc[0] < len(names) else ""
+    where = where or (str(loc[0]) if loc else "")
+    given = first.get("input")
+    shown = type(given).__name__ if not isinstance(given, str | int | float) else repr(given)
+    if len(shown) > 60:
+        shown = shown[:57] + "..."
+    return f"{method}: {where or 'an argument'}: {first.get('msg', 'is not valid')} (got {shown})"
+
+
+def _refuse_unencodable(method: str, value: Any) -> None:
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError as e:
+            raise InvalidInputError(
+                f"{method}: a text holds a lone surrogate at {e.start} (not valid Unicode); "
+                "decode it with errors='replace' first"
+            ) from None
+
+
+def checked(fn: F) -> F:
+    """`fn` with its arguments checked first (see the module)."""
+    import inspect
+
+    from pydantic import ConfigDict, ValidationError, validate_call
+
+    validated = validate_call(config=ConfigDict(strict=True, arbitrary_types_allowed=True))(fn)
+    name = fn.__name__
+    names = list(inspect.signature(fn).parameters)
+
+    @functools.wraps(fn)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        for value in (*args, *kwargs.values()):
+            _refuse_unencodable(name, value)
+        try:
+            return validated(*args, **kwargs)
+        except ValidationError as e:
+            raise InvalidInputError(_one_line(name, names, e)) from None
+
+    return call  # type: ignore[return-value]
+
+
+def checked_methods(cls: type[T]) -> type[T]:
+    """Check the arguments of every public method `cls` defines itself."""
+    for name, member in list(vars(cls).items()):
+        if not name.startswith("_") and callable(member) and not isinstance(member, type):
+            setattr(cls, name, checked(member))
+    return cls
