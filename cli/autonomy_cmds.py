@@ -49,9 +49,11 @@ def tick(
     A time before the ledger's latest event is refused unless MIND_ALLOW_PAST_NOW=1.
     """
     from mindledger import autonomy
-    from mindledger.cli.turn_cmds import echo_effects, reply_text
+    from mindledger.cli.turn_cmds import check_mock_flags, echo_effects, reply_text
 
-    autonomy.refuse_stray_mock_reply(spec, mock_reply)  # before --mock-reply @FILE is read
+    # In this command's words, before @FILE is read; a tick takes --mock-reply only with
+    # --model mock (never for the mind's own model), hence "" for no --model.
+    check_mock_flags(spec or "", mock_reply)
     done = autonomy.tick(home, now, spec, reply_text(mock_reply), budget)
     data = done.data
     if as_json:

@@ -110,7 +110,9 @@ class MindLedger(DirectCommands, KnowledgeCommands):
         `model`: a LiteLLM model string, `local/...` (the embedded model) or `mock` (with
         `mock_reply`, the scripted reply); default the mind's model. `budget`: tokens of
         memory put in front of the model (at least 200). `on_delta` hears the visible reply as
-        it streams (control lines never; the pieces add up to the recorded reply)."""
+        it streams (control lines never; the pieces add up to the recorded reply). A model that
+        fails is not an exception: the turn is recorded failed (`status` "failed", `failure`
+        says why) and the message stays."""
         return self.run_turn(
             text,
             model=model,

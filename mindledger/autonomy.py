@@ -20,10 +20,10 @@ class TickDone:
 
 
 def refuse_stray_mock_reply(spec: str | None, mock_reply: str | None) -> None:
-    """Raise InvalidInputError for a scripted reply without `--model mock` (checked before a
-    front-end reads the reply from a file, and before anything is recorded)."""
+    """Raise InvalidInputError for a scripted reply without model "mock" (before anything is
+    recorded; a front-end words it for its own options first)."""
     if mock_reply is not None and spec != "mock":
-        raise InvalidInputError("--mock-reply works only with --model mock")
+        raise InvalidInputError('"mock_reply" works only with model "mock"')
 
 
 def tick(
@@ -39,11 +39,10 @@ def tick(
     # Refused before anything is recorded, as a turn is: a fired cycle would otherwise record a
     # turn that could only fail.
     refuse_stray_mock_reply(spec, mock_reply)
-    spec = (
-        spec or identity_of(home).model
-    )  # refuses a home with no mind before anything else is checked
+    identity = identity_of(home)  # refuses a home with no mind before anything else is checked
+    spec = spec or identity.model
     if spec == "mock" and mock_reply is None:
-        raise InvalidInputError("--model mock needs --mock-reply TEXT (or @FILE)")
+        raise InvalidInputError('model "mock" needs "mock_reply" (the reply text to script)')
     chosen: str = spec
     unavailable = model_unavailable(home, chosen)
     service = turn_service(home)
