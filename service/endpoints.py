@@ -110,16 +110,21 @@ def check_params(request: Request, params: Sequence[Param], open_query: bool) ->
         if unknown:
             allowed = ", ".join(sorted(known)) or "none"
             raise ApiError(
-                400, "bad_request", f"unknown parameter {unknown[0]!r} (allowed: {allowed})"
+                400,
+                "bad_request",
+                f"unknown parameter {unknown[0]!r} (allowed: {allowed})",
+                param=unknown[0],
             )
     values: dict[str, Any] = {}
     for p in params:
         if len(query.getlist(p.name)) > 1:
-            raise ApiError(400, "bad_request", f"parameter {p.name!r} is given more than once")
+            raise ApiError(
+                400, "bad_request", f"parameter {p.name!r} is given more than once", p.name
+            )
         raw = query.get(p.name)
         if raw is None:
             if p.required:
-                raise ApiError(400, "bad_request", f"parameter {p.name!r} is required")
+                raise ApiError(400, "bad_request", f"parameter {p.name!r} is required", p.name)
             continue
         values[p.name] = _convert(p, raw)
     return values
@@ -131,24 +136,29 @@ def _convert(p: Param, raw: str) -> Any:
             return True
         if raw.lower() in _FALSE:
             return False
-        raise ApiError(400, "bad_request", f"parameter {p.name!r} must be true or false")
+        raise ApiError(400, "bad_request", f"parameter {p.name!r} must be true or false", p.name)
     if p.kind == "integer":
         text = raw.strip()
         if not (text.isascii() and text.lstrip("-").isdigit()) or len(text) > 19:
-            raise ApiError(400, "bad_request", f"parameter {p.name!r} must be a whole number")
+            raise ApiError(
+                400, "bad_request", f"parameter {p.name!r} must be a whole number", p.name
+            )
         return _in_range(p.name, int(text), p.minimum, p.maximum)
     if p.choices and raw not in p.choices:
         raise ApiError(
-            400, "bad_request", f"parameter {p.name!r} must be one of {', '.join(p.choices)}"
+            400,
+            "bad_request",
+            f"parameter {p.name!r} must be one of {', '.join(p.choices)}",
+            p.name,
         )
     return raw
 
 
 def _in_range(name: str, value: int, low: int | None, high: int | None) -> int:
     if low is not None and value < low:
-        raise ApiError(400, "bad_request", f"{name!r} must be at least {low}")
+        raise ApiError(400, "bad_request", f"{name!r} must be at least {low}", name)
     if high is not None and value > high:
-        raise ApiError(400, "bad_request", f"{name!r} must be at most {high}")
+        raise ApiError(400, "bad_request", f"{name!r} must be at most {high}", name)
     return value
 
 
@@ -204,12 +214,15 @@ def check_body(data: Any, fields: Sequence[Field]) -> dict[str, Any]:
     unknown = sorted(k for k in data if k not in known)
     if unknown:
         raise ApiError(
-            400, "bad_request", f"unknown field {unknown[0]!r} (allowed: {', '.join(known)})"
+            400,
+            "bad_request",
+            f"unknown field {unknown[0]!r} (allowed: {', '.join(known)})",
+            unknown[0],
         )
     for f in fields:
         if f.name not in data or data[f.name] is None:
             if f.required:
-                raise ApiError(400, "bad_request", f"field {f.name!r} is required")
+                raise ApiError(400, "bad_request", f"field {f.name!r} is required", f.name)
             continue
         value = data[f.name]
         # bool is an int in Python: a JSON true is not a number here.
@@ -217,7 +230,7 @@ def check_body(data: Any, fields: Sequence[Field]) -> dict[str, Any]:
             f.kind in ("integer", "number") and isinstance(value, bool)
         )
         if wrong:
-            raise ApiError(400, "bad_request", f"field {f.name!r} must be a JSON {f.kind}")
+            raise ApiError(400, "bad_request", f"field {f.name!r} must be a JSON {f.kind}", f.name)
         if f.kind == "integer":
             _in_range(f.name, value, f.minimum, None)
     return {k: v for k, v in data.items() if v is not None}

@@ -154,7 +154,7 @@ def _as_of(raw: str | None) -> Any:
     try:
         return parse_as_of(raw, "as_of")
     except UnreadableAsOfError as e:
-        raise ApiError(400, "bad_request", f"as_of: {e}") from None
+        raise ApiError(400, "bad_request", f"as_of: {e}", "as_of") from None
 
 
 async def recall(call: Call) -> Any:
@@ -202,7 +202,7 @@ async def query(call: Call) -> Any:
     body, mind = call.body, call.the_mind
     params = body.get("params", {})
     if not all(isinstance(v, str) for v in params.values()):
-        raise ApiError(400, "bad_request", "field 'params' must map names to strings")
+        raise ApiError(400, "bad_request", "field 'params' must map names to strings", "params")
     return await in_thread(lambda: mind.query(body["sql"], params))
 
 

@@ -131,7 +131,7 @@ async def chat_completions(call: Call) -> Response:
             return _streamed(call, mind, body["model"], text, options)
         done = await in_turn_thread(call, lambda: mind.run_turn(text, **options))
     except ApiError as e:
-        return openai_error(e.status, e.code, e.message)
+        return JSONResponse(error_body(e.status, e.code, e.message, e.param), e.status)
     except MindError as e:
         from mindledger.domain.redaction import redact
 

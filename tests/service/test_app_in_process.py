@@ -245,3 +245,19 @@ def test_every_body_reader_keeps_the_server_s_body_limit(mind_home: Path, path: 
 
     assert answer.status_code == 413
     assert "200 bytes" in json.dumps(answer.json())
+
+
+def test_a_bad_field_is_named_in_the_error_param(served: tuple[TestClient, Minds]) -> None:
+    client, minds = served
+
+    answer = client.post(
+        "/v1/minds/Echo/turns", headers=auth(minds), json={"text": "hi", "budget": "lots"}
+    )
+
+    assert answer.status_code == 400
+    assert answer.json()["error"] == {
+        "message": "field 'budget' must be a JSON integer",
+        "type": "invalid_request_error",
+        "param": "budget",
+        "code": "bad_request",
+    }
