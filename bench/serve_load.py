@@ -64,6 +64,12 @@ def _own_mind(home: Path) -> str:
 def request(target: Target, method: str, tail: str, body: dict[str, Any] | None) -> float:
     """One request on a new connection; seconds taken (raises unless 200)."""
     start = time.perf_counter()
+    request_json(target, method, tail, body)
+    return time.perf_counter() - start
+
+
+def request_json(target: Target, method: str, tail: str, body: dict[str, Any] | None) -> Any:
+    """One request on a new connection; its JSON answer (raises unless 200)."""
     conn = http.client.HTTPConnection(target.host, target.port, timeout=600)
     headers = {"Authorization": f"Bearer {target.token}", "Content-Type": "application/json"}
     try:
@@ -75,7 +81,7 @@ def request(target: Target, method: str, tail: str, body: dict[str, Any] | None)
         conn.close()
     if response.status != 200:
         raise RuntimeError(f"{method} {tail}: {response.status} {raw[:300]!r}")
-    return time.perf_counter() - start
+    return json.loads(raw)
 
 
 def phase(kind: str, clients: int, ops: int, spread: Sequence[Target], tag: str) -> dict[str, Any]:

@@ -1,0 +1,214 @@
+"""Soak: a served mind under mixed load for a bounded time, watched for leaks and slow-down.
+
+Clients loop against one real `mind serve` (SQLite home, mock model) until the time is up, each
+doing turns, recalls, asks, and remember-then-forget pairs in a fixed mix. A sampler reads the
+server's process tree every few seconds (resident memory and open files, from /proc). After
+warm-up, the run holds when:
+- resident memory and open files at the end are within 10% of their level right after warm-up
+  (open files: plus two per client, what requests in flight hold at the moment sampled);
+- the p95 of the last window is within 20% of the first window after warm-up (windows of five
+  minutes on a 30-minute run, a third of the measured time on a shorter one);
+- every acknowledged turn is recorded exactly once and completed, and the ledger verifies.
+`--smoke` (the CI run) fails only on what is not timing: the records, the chain and open files;
+memory and p95 are reported (a shared 2-core machine makes 60 s of timing noise, not a figure).
+Run: .venv/bin/python -m bench.soak [--seconds 1800] [--warmup 300] [--clients 4] [--smoke]
+Writes bench/out/soak.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+import threading
+import time
+from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from bench.common import percentiles
+from bench.serve import OUT, base_env, init_home, start_server, stop_server
+from bench.serve_load import Target, check_ledger, request_json, targets
+
+MIX = ("turn", "recall", "turn", "ask", "turn", "recall", "remember_forget", "turn")
+
+
+@dataclass
+class Load:
+    """What the clients did: latencies by op, the turn texts acknowledged, failures."""
+
+    until: float
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    samples: list[tuple[float, str, float]] = field(default_factory=list)
+    acknowledged: Counter[str] = field(default_factory=Counter)
+    failures: list[str] = field(default_factory=list)
+
+    def note(self, op: str, took: float) -> None:
+        with self.lock:
+            self.samples.append((time.monotonic(), op, took))
+
+
+def client(target: Target, c: int, load: Load) -> None:
+    """One client's loop: the mix, over and over, until the time is up."""
+    i = 0
+    while time.monotonic() < load.until:
+        op = MIX[i % len(MIX)]
+        start = time.perf_counter()
+        try:
+            if op == "turn":
+                text = f"soak c{c} t{i}"
+                body = {"text": text, "model": "mock", "mock_reply": f"Noted {i}."}
+                request_json(target, "POST", "turns", body)
+                with load.lock:
+                    load.acknowledged[text] += 1
+            elif op == "recall":
+                request_json(target, "GET", f"recall?q=soak+c{c}+t{i - 1}&budget=2000", None)
+            elif op == "ask":
+                body = {"question": f"What did client {c} note at {i}?", "model": "mock"}
+                request_json(target, "POST", "ask", {**body, "mock_reply": f"Item {i}."})
+            else:
+                item = request_json(target, "POST", "knowledge", {"text": f"c{c} fact {i}"})
+                forget = {"selector": "knowledge", "value": str(item["id"])}
+                request_json(target, "POST", "forget", forget)
+        except Exception as e:  # a failed request is a finding, not the end of the run
+            with load.lock:
+                load.failures.append(f"{op}: {e}"[:300])
+        load.note(op, time.perf_counter() - start)
+        i += 1
+
+
+def tree_usage(pid: int) -> tuple[int, int]:
+    """Resident kB and open files of a process and its descendants (Linux /proc)."""
+    rss = files = 0
+    todo = [pid]
+    while todo:
+        p = todo.pop()
+        try:
+            status = Path(f"/proc/{p}/status").read_text()
+            rss += int(next(x.split()[1] for x in status.splitlines() if x.startswith("VmRSS:")))
+            files += len(os.listdir(f"/proc/{p}/fd"))
+            for task in os.listdir(f"/proc/{p}/task"):
+                children = Path(f"/proc/{p}/task/{task}/children").read_text().split()
+                todo.extend(int(x) for x in children)
+        except (OSError, StopIteration, ValueError):
+            continue  # the process ended between two reads
+    return rss, files
+
+
+def sampler(pid: int, load: Load, every: float, out: list[dict[str, float]]) -> None:
+    start = time.monotonic()
+    while time.monotonic() < load.until:
+        rss, files = tree_usage(pid)
+        out.append({"t": round(time.monotonic() - start, 1), "rss_kb": rss, "files": files})
+        time.sleep(every)  # a sampling period, not a wait for a condition
+
+
+def level(points: list[dict[str, float]], key: str, t0: float, t1: float) -> float:
+    """The median of a series between two times (one sample is noise; a window is a level)."""
+    values = sorted(p[key] for p in points if t0 <= p["t"] <= t1) or [points[-1][key]]
+    return values[len(values) // 2]
+
+
+def window_p95(samples: list[tuple[float, str, float]], t0: float, t1: float) -> dict[str, Any]:
+    took = [s for t, _, s in samples if t0 <= t < t1]
+    return {"ops": len(took), **(percentiles(took) if took else {})}
+
+
+def judge(
+    samples: list[tuple[float, str, float]],
+    usage: list[dict[str, float]],
+    begin: float,
+    seconds: float,
+    warmup: float,
+    clients: int,
+) -> dict[str, Any]:
+    """The flatness figures and whether each holds."""
+    measured = seconds - warmup
+    width = min(300.0, measured / 3)
+    first = window_p95(samples, begin + warmup, begin + warmup + width)
+    last = window_p95(samples, begin + seconds - width, begin + seconds + 1)
+    rss0 = level(usage, "rss_kb", warmup, warmup + width)
+    rss1 = level(usage, "rss_kb", seconds - width, seconds)
+    files0 = level(usage, "files", warmup, warmup + width)
+    files1 = level(usage, "files", seconds - width, seconds)
+    p95_ratio = last.get("p95_ms", 0) / max(first.get("p95_ms", 0), 1e-9)
+    return {
+        "window_s": round(width, 1),
+        "first_window": first,
+        "last_window": last,
+        "p95_last_over_first": round(p95_ratio, 3),
+        "rss_kb_after_warmup": rss0,
+        "rss_kb_at_end": rss1,
+        "rss_end_over_start": round(rss1 / max(rss0, 1), 3),
+        "open_files_after_warmup": files0,
+        "open_files_at_end": files1,
+        "holds": {
+            "rss_flat": rss1 <= rss0 * 1.10,
+            # Each request in flight may hold a socket and an attached read-model file: that
+            # much moves with the moment sampled; a leak grows with the requests served.
+            "open_files_flat": files1 <= files0 * 1.10 + 2 * clients,
+            "p95_flat": p95_ratio <= 1.20,
+        },
+    }
+
+
+def run(folder: Path, seconds: float, warmup: float, clients: int) -> dict[str, Any]:
+    env = base_env()
+    home = init_home(folder / "home", "Soak", env, turns=3)
+    proc, info = start_server([home], env, folder / "serve.log")
+    try:
+        target = targets(info, [home])[0]
+        begin = time.monotonic()
+        load = Load(until=begin + seconds)
+        usage: list[dict[str, float]] = []
+        watch = threading.Thread(target=sampler, args=(proc.pid, load, 2.0, usage), daemon=True)
+        watch.start()
+        with ThreadPoolExecutor(clients) as pool:
+            list(pool.map(lambda c: client(target, c, load), range(clients)))
+        watch.join()
+        figures = judge(load.samples, usage, begin, seconds, warmup, clients)
+    finally:
+        stop_server(proc)
+    ops = Counter(op for _, op, _ in load.samples)
+    figures.update(
+        seconds=seconds,
+        warmup_s=warmup,
+        clients=clients,
+        ops=dict(ops),
+        failures=load.failures[:20],
+        failed=len(load.failures),
+        usage=usage[:: max(1, len(usage) // 60)],
+        ledger=check_ledger(home, load.acknowledged, env),
+    )
+    return figures
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--seconds", type=float, default=1800.0)
+    parser.add_argument("--warmup", type=float, default=None, help="default: a sixth, at most 300")
+    parser.add_argument("--clients", type=int, default=4)
+    parser.add_argument("--smoke", action="store_true", help="fail only on records and files")
+    parser.add_argument("--out", type=Path, default=OUT / "soak.json")
+    args = parser.parse_args(argv)
+    warmup = args.warmup if args.warmup is not None else min(300.0, args.seconds / 6)
+    with tempfile.TemporaryDirectory(prefix="mind-soak-") as tmp:
+        figures = run(Path(tmp), args.seconds, warmup, args.clients)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(figures, indent=2) + "\n", encoding="utf-8")
+    print(json.dumps(figures, indent=2))
+    holds = figures["holds"]
+    wanted = ["open_files_flat"] if args.smoke else list(holds)
+    broken = [k for k in wanted if not holds[k]] + (["failures"] if figures["failed"] else [])
+    if broken:
+        print(f"soak: does not hold: {', '.join(broken)}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
