@@ -7,8 +7,9 @@ from typing import Any
 from uuid import UUID
 
 import psycopg
-from eventsourcing.persistence import StoredEvent
+from eventsourcing.persistence import InterfaceError, OperationalError, StoredEvent
 from eventsourcing.postgres import PostgresApplicationRecorder, PostgresFactory
+from eventsourcing.utils import retry
 from psycopg.conninfo import conninfo_to_dict
 from psycopg.sql import SQL, Identifier
 
@@ -75,12 +76,47 @@ class ChainedPostgresRecorder(AnchoredRecorder, PostgresApplicationRecorder):
                 new_genesis(),
             )
 
-    def _fetch_ids_after_insert_events(
-        self, curs: Any, stored_events: Sequence[StoredEvent], **kwargs: Any
+    keys: KeyStore | None = None
+
+    def insert_events(
+        self, stored_events: Sequence[StoredEvent], **kwargs: Any
     ) -> Sequence[int] | None:
-        ids = super()._fetch_ids_after_insert_events(curs, stored_events, **kwargs)
-        assert ids is not None
-        # Still inside the insert transaction, under the table lock: the head cannot move.
+        """Events and their chain entries in one transaction that any refusal rolls back.
+
+        The append is ours, not the library's: its `insert_events` (eventsourcing 9.5) catches
+        what its id fetch raises and re-raises it only after the transaction block committed,
+        so a check refusing there left the events written; and with POSTGRES_ENABLE_DB_FUNCTIONS
+        it inserts through a database function that never writes the chain. Here every
+        statement, the library's and ours, runs inside `conn.transaction()`, and an exception
+        leaves that block by propagating, which rolls it back.
+        """
+        if not stored_events:
+            return None  # as the library: nothing to write, no transaction
+        if self.keys is not None:
+            self.keys.flush()  # the keys these events are sealed with, committed first
+        try:
+            ids: list[int] = self._append(stored_events, **kwargs)
+        except BaseException:
+            self._forget_head()
+            raise
+        self._record_head()
+        return ids
+
+    @retry((InterfaceError, OperationalError), max_attempts=10, wait=0.2)  # as the library's
+    def _append(self, stored_events: Sequence[StoredEvent], **kwargs: Any) -> list[int]:
+        with self.datastore.get_connection() as conn, conn.transaction(), conn.cursor() as curs:
+            self._insert_events(curs, stored_events, **kwargs)  # the library's hook
+            # The EXCLUSIVE table lock, NOTIFY, and the INSERT ... RETURNING, as the library
+            # does them; under that lock the chain's head cannot move until we commit.
+            self._insert_stored_events(curs, stored_events, **kwargs)
+            ids = self._fetch_ids_after_insert_events(curs, stored_events, **kwargs)
+            assert ids is not None
+            self._append_chain(curs, ids, stored_events)
+        return list(ids)
+
+    def _append_chain(
+        self, curs: Any, ids: Sequence[int], stored_events: Sequence[StoredEvent]
+    ) -> None:
         curs.execute(
             SQL("SELECT position, hash FROM {} ORDER BY position DESC LIMIT 1").format(self.chain)
         )
@@ -106,25 +142,11 @@ class ChainedPostgresRecorder(AnchoredRecorder, PostgresApplicationRecorder):
         curs.executemany(SQL("INSERT INTO {} VALUES (%s, %s, %s, %s)").format(self.chain), entries)
         if self.head_anchor is not None:
             self._note_head(str(self._ledger_id), entries)
-        return ids
 
     def _hash_at(self, curs: Any, position: int) -> str | None:
         curs.execute(SQL("SELECT hash FROM {} WHERE position = %s").format(self.chain), (position,))
         row = curs.fetchone()
         return None if row is None else str(row["hash"])
-
-    keys: KeyStore | None = None
-
-    def insert_events(self, stored_events: Sequence[StoredEvent], **kwargs: Any) -> Any:
-        if self.keys is not None:
-            self.keys.flush()  # the keys these events are sealed with, committed first
-        try:
-            ids = super().insert_events(stored_events, **kwargs)
-        except BaseException:
-            self._forget_head()
-            raise
-        self._record_head()
-        return ids
 
 
 class LedgerPostgresFactory(SealedFactory, PostgresFactory):
