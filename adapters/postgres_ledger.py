@@ -16,6 +16,7 @@ from psycopg.sql import SQL, Identifier
 from mindledger.adapters.hash_chain import ChainRow, chain_entries
 from mindledger.adapters.head_anchor import AnchoredRecorder
 from mindledger.adapters.key_store import KeyStore
+from mindledger.adapters.library_settings import PREFIX
 from mindledger.adapters.sealed_factory import SealedFactory
 from mindledger.adapters.sealing import open_rows
 from mindledger.adapters.sqlite_ledger import new_genesis
@@ -40,6 +41,10 @@ def postgres_env(dsn: str, schema: str = "") -> dict[str, str]:
         "POSTGRES_USER": str(parts.get("user", "")),
         "POSTGRES_PASSWORD": str(parts.get("password", "")),
         "POSTGRES_SCHEMA": schema,
+        # The library reads MIND_POSTGRES_SCHEMA (the mind's own setting, in the environment)
+        # before POSTGRES_SCHEMA: passed here too, the value the settings chose (a --schema flag
+        # over the environment) is the schema the library writes, as the readers read.
+        PREFIX + "POSTGRES_SCHEMA": schema,
         "POSTGRES_LOCK_TIMEOUT": "15",
         "POSTGRES_POOL_SIZE": "2",
     }

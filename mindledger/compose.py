@@ -268,6 +268,9 @@ command_scope: ContextVar[ExitStack | None] = ContextVar("command_scope", defaul
 
 def open_mind(home: Home, *, create: bool = False) -> Mind:
     """The application over this home's ledger."""
+    from mindledger.adapters.library_settings import refuse_library_settings
+
+    refuse_library_settings(os.environ)  # before anything is made: settings that skip the chain
     if not create:
         home.require()
         finish_forgets(home)
