@@ -8,13 +8,8 @@ So a variable in the shell, or a line of the home's `.env` (exported for the mod
 reaches the ledger's factory. The mind's own mapper and recorders do not apply these; rather than
 ignore one in silence, the mind stops with one line naming it.
 
-Allowed, because the library honours them without touching the chain or the sealing: the
-connection and pool tuning (POSTGRES_CONNECT_TIMEOUT, POSTGRES_CONN_MAX_AGE, POSTGRES_PRE_PING,
-POSTGRES_MAX_WAITING, POSTGRES_MAX_OVERFLOW, POSTGRES_IDLE_IN_TRANSACTION_SESSION_TIMEOUT), the
-repository's cache (AGGREGATE_CACHE_MAXSIZE, AGGREGATE_CACHE_FASTFORWARD, ...), and the tracking
-and process recorders' settings (SINGLE_ROW_TRACKING, TRACKING_RECORDER_TOPIC,
-PROCESS_RECORDER_TOPIC), which a mind never builds: its read models keep their own positions.
-The settings the mind passes itself (below, OWN) win over the same names unprefixed.
+Allowed (ALLOWED below), because the library honours them without touching the chain or the
+sealing. The settings the mind passes itself (OWN) win over the same names unprefixed.
 """
 
 from __future__ import annotations
@@ -70,7 +65,25 @@ OWN = (
     "POSTGRES_POOL_SIZE",
     "LEDGER_HEAD_ANCHOR",
     "LEDGER_KEY_STORE",
-    "LEDGER_MASTER_KEY",
+)
+# The library honours these without touching the chain or the sealing: connection and pool
+# tuning, the repository's cache, and the settings of tracking and process recorders, which a
+# mind never builds (its read models keep their own positions in DuckDB).
+ALLOWED = (
+    "POSTGRES_CONNECT_TIMEOUT",
+    "POSTGRES_CONN_MAX_AGE",
+    "POSTGRES_PRE_PING",
+    "POSTGRES_MAX_WAITING",
+    "POSTGRES_MAX_OVERFLOW",
+    "POSTGRES_IDLE_IN_TRANSACTION_SESSION_TIMEOUT",
+    "AGGREGATE_CACHE_MAXSIZE",
+    "AGGREGATE_CACHE_FASTFORWARD",
+    "AGGREGATE_CACHE_FASTFORWARD_SKIPPING",
+    "DEEPCOPY_FROM_AGGREGATE_CACHE",
+    "SINGLE_ROW_TRACKING",
+    "TRACKING_RECORDER_TOPIC",
+    "PROCESS_RECORDER_TOPIC",
+    "POSTGRES_SCHEMA",  # as MIND_POSTGRES_SCHEMA, the mind's own setting (postgres_env)
 )
 # MIND_POSTGRES_SCHEMA is the mind's own setting; postgres_env passes it under both names, so
 # the value the settings chose (a flag, the environment, a file) is the one the library uses.
