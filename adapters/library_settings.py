@@ -89,9 +89,13 @@ ALLOWED = (
 # the value the settings chose (a flag, the environment, a file) is the one the library uses.
 
 
-def refuse_library_settings(environ: Mapping[str, str]) -> None:
-    """Raise InvalidInputError naming the first variable in `environ` that would take the ledger
-    out of the hash chain or the sealing; return when there is none."""
+def refuse_library_settings(
+    environ: Mapping[str, str], dotenv: Mapping[str, str] | None = None
+) -> None:
+    """Raise InvalidInputError naming the first variable in `environ`, then in `dotenv` (the
+    home's .env lines, which the mind exports for the model providers, all but MIND_ ones, so
+    the library reads them too), that would take the ledger out of the hash chain or the
+    sealing; return when there is none."""
     for name in sorted(environ):
         bare = name.removeprefix(PREFIX)
         if bare in REFUSED:
@@ -102,4 +106,10 @@ def refuse_library_settings(environ: Mapping[str, str]) -> None:
             raise InvalidInputError(
                 f"{name} is set: the library would read it before the mind's own {bare}, and "
                 f"write where verify and the readers do not look; unset it (nothing was written)"
+            )
+    for name in sorted(dotenv or {}):
+        if name in REFUSED:
+            raise InvalidInputError(
+                f"{name} is set in the home's .env: {REFUSED[name]}; remove that line "
+                "(nothing was written)"
             )

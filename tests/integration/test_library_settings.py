@@ -76,6 +76,21 @@ def test_a_command_that_writes_is_refused_in_one_line_naming_the_setting(
     assert event_rows(home) == before
 
 
+def test_a_refused_setting_in_the_homes_dotenv_is_refused_too(
+    home: Path, cli: Callable[..., Result]
+) -> None:
+    """The mind exports the .env's lines for the model providers, where the library reads them."""
+    assert cli("init").exit_code == 0
+    before = event_rows(home)
+    (home / ".env").write_text("OPENAI_API_KEY=sk-test\nCOMPRESSOR_TOPIC=zlib\n")
+
+    result = cli("commit", "Water the fern")
+
+    assert result.exit_code != 0
+    assert error_line(result).startswith("Error: COMPRESSOR_TOPIC is set in the home's .env: ")
+    assert event_rows(home) == before
+
+
 @pytest.mark.parametrize("name", ["POSTGRES_ENABLE_DB_FUNCTIONS", "MIND_PERSISTENCE_MODULE"])
 def test_init_is_refused_and_makes_no_home(
     name: str, home: Path, cli: Callable[..., Result], monkeypatch: pytest.MonkeyPatch
