@@ -109,14 +109,24 @@ class ChainedPostgresRecorder(AnchoredRecorder, PostgresApplicationRecorder):
 
     @retry((InterfaceError, OperationalError), max_attempts=10, wait=0.2)  # as the library's
     def _append(self, stored_events: Sequence[StoredEvent], **kwargs: Any) -> list[int]:
-        with self.datastore.get_connection() as conn, conn.transaction(), conn.cursor() as curs:
-            self._insert_events(curs, stored_events, **kwargs)  # the library's hook
-            # The EXCLUSIVE table lock, NOTIFY, and the INSERT ... RETURNING, as the library
-            # does them; under that lock the chain's head cannot move until we commit.
-            self._insert_stored_events(curs, stored_events, **kwargs)
-            ids = self._fetch_ids_after_insert_events(curs, stored_events, **kwargs)
-            assert ids is not None
-            self._append_chain(curs, ids, stored_events)
+        failure: Exception | None = None
+        ids: Sequence[int] | None = None
+        with self.datastore.get_connection() as conn, conn.transaction():
+            # Pipelined, as the library does it: the statements go in one round trip.
+            with conn.pipeline() as pipeline, conn.cursor() as curs:
+                try:
+                    self._insert_events(curs, stored_events, **kwargs)  # the library's hook
+                    # The EXCLUSIVE table lock, NOTIFY and INSERT ... RETURNING, as the library
+                    # does them; under that lock the chain's head cannot move until we commit.
+                    self._insert_stored_events(curs, stored_events, **kwargs)
+                    pipeline.sync()  # a conflict (IntegrityError) is raised here
+                    ids = self._fetch_ids_after_insert_events(curs, stored_events, **kwargs)
+                    self._append_chain(curs, ids or [], stored_events)
+                except Exception as e:  # re-raised below (out of a pipeline psycopg warns)
+                    failure = e
+            if failure is not None:
+                raise failure  # still inside the transaction, which it rolls back
+        assert ids is not None
         return list(ids)
 
     def _append_chain(

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Callable, Iterator
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -37,7 +38,8 @@ def home(
     monkeypatch.delenv("MIND_NOW", raising=False)
     with backend_home(request.param, tmp_path / "mind") as h:
         app = open_mind(h, create=True)
-        app.init("Echo", open_reader(h).meta()[0])
+        with closing(open_reader(h)) as reader:
+            app.init("Echo", reader.meta()[0])
         app.open_commitment("Water the plants")
         app.close()
         yield h

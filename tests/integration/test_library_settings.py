@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Callable
+from contextlib import closing
 from pathlib import Path
 from uuid import uuid4
 
@@ -14,7 +15,7 @@ from eventsourcing.persistence import StoredEvent
 from eventsourcing.utils import Environment
 
 from mindledger.adapters.library_settings import OWN, PREFIX, REFUSED
-from mindledger.compose import open_mind, open_reader
+from mindledger.compose import Home, open_mind, open_reader
 from mindledger.domain.errors import InvalidInputError
 from tests.conftest import Result
 from tests.integration.backends import BACKENDS, POSTGRES_DSN, backend_home, needs_postgres
@@ -52,6 +53,12 @@ def event_rows(home: Path) -> tuple[int, int]:
         events = conn.execute("SELECT count(*) FROM stored_events").fetchone()[0]
         chain = conn.execute("SELECT count(*) FROM ledger_chain").fetchone()[0]
     return events, chain
+
+
+def ledger_head(home: Home) -> tuple[int, str | None, str]:
+    """(last position, its hash, the ledger's id)."""
+    with closing(open_reader(home)) as reader:
+        return (*reader.head(), reader.meta()[0])
 
 
 def error_line(result: Result) -> str:
@@ -123,14 +130,16 @@ def test_opening_a_mind_is_refused_on_either_backend(
 ) -> None:
     monkeypatch.delenv("MIND_BACKEND", raising=False)
     with backend_home(backend, tmp_path / "mind") as home:
-        open_mind(home, create=True).init("Echo", open_reader(home).meta()[0])
-        head = open_reader(home).head()
+        app = open_mind(home, create=True)
+        app.init("Echo", ledger_head(home)[2])
+        app.close()
+        head = ledger_head(home)
         monkeypatch.setenv(name, REFUSED_VALUES[name])
 
         with pytest.raises(InvalidInputError, match=f"^{name} is set: "):
             open_mind(home)
 
-        assert open_reader(home).head() == head
+        assert ledger_head(home) == head
 
 
 @needs_postgres
