@@ -168,3 +168,29 @@ def test_the_postgres_recorder_writes_the_chain_even_when_built_with_db_function
         factory.close()
         assert ids is not None and len(ids) == 3
         assert (result.ok, result.events) == (True, 3)
+
+
+@needs_postgres
+def test_init_writes_the_schema_its_flag_names_over_mind_postgres_schema(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The library reads MIND_POSTGRES_SCHEMA before the POSTGRES_SCHEMA the mind passes; the
+    mind passes both, so `--schema` is where the ledger goes, and where its readers look."""
+    import psycopg
+
+    from mindledger.init_mind import init_mind
+    from tests.integration.backends import postgres_schema
+
+    monkeypatch.delenv("MIND_BACKEND", raising=False)
+    with postgres_schema() as flagged, postgres_schema() as from_environment:
+        monkeypatch.setenv("MIND_POSTGRES_SCHEMA", from_environment)
+
+        init_mind(Home(tmp_path / "mind"), "Echo", POSTGRES_DSN, flagged)
+
+        with psycopg.connect(POSTGRES_DSN) as conn:
+            tables = conn.execute(
+                "SELECT table_schema FROM information_schema.tables WHERE table_name = %s",
+                ("mind_events",),
+            ).fetchall()
+        assert (flagged,) in tables
+        assert (from_environment,) not in tables
