@@ -7,14 +7,16 @@ from typing import Any
 from uuid import UUID
 
 import psycopg
-from eventsourcing.persistence import StoredEvent
+from eventsourcing.persistence import InterfaceError, OperationalError, StoredEvent
 from eventsourcing.postgres import PostgresApplicationRecorder, PostgresFactory
+from eventsourcing.utils import retry
 from psycopg.conninfo import conninfo_to_dict
 from psycopg.sql import SQL, Identifier
 
 from mindledger.adapters.hash_chain import ChainRow, chain_entries
 from mindledger.adapters.head_anchor import AnchoredRecorder
 from mindledger.adapters.key_store import KeyStore
+from mindledger.adapters.library_settings import PREFIX
 from mindledger.adapters.sealed_factory import SealedFactory
 from mindledger.adapters.sealing import open_rows
 from mindledger.adapters.sqlite_ledger import new_genesis
@@ -39,6 +41,10 @@ def postgres_env(dsn: str, schema: str = "") -> dict[str, str]:
         "POSTGRES_USER": str(parts.get("user", "")),
         "POSTGRES_PASSWORD": str(parts.get("password", "")),
         "POSTGRES_SCHEMA": schema,
+        # The library reads MIND_POSTGRES_SCHEMA (the mind's own setting, in the environment)
+        # before POSTGRES_SCHEMA: passed here too, the value the settings chose (a --schema flag
+        # over the environment) is the schema the library writes, as the readers read.
+        PREFIX + "POSTGRES_SCHEMA": schema,
         "POSTGRES_LOCK_TIMEOUT": "15",
         "POSTGRES_POOL_SIZE": "2",
     }
@@ -75,12 +81,57 @@ class ChainedPostgresRecorder(AnchoredRecorder, PostgresApplicationRecorder):
                 new_genesis(),
             )
 
-    def _fetch_ids_after_insert_events(
-        self, curs: Any, stored_events: Sequence[StoredEvent], **kwargs: Any
+    keys: KeyStore | None = None
+
+    def insert_events(
+        self, stored_events: Sequence[StoredEvent], **kwargs: Any
     ) -> Sequence[int] | None:
-        ids = super()._fetch_ids_after_insert_events(curs, stored_events, **kwargs)
+        """Events and their chain entries in one transaction that any refusal rolls back.
+
+        The append is ours, not the library's: its `insert_events` (eventsourcing 9.5) catches
+        what its id fetch raises and re-raises it only after the transaction block committed,
+        so a check refusing there left the events written; and with POSTGRES_ENABLE_DB_FUNCTIONS
+        it inserts through a database function that never writes the chain. Here every
+        statement, the library's and ours, runs inside `conn.transaction()`, and an exception
+        leaves that block by propagating, which rolls it back.
+        """
+        if not stored_events:
+            return None  # as the library: nothing to write, no transaction
+        if self.keys is not None:
+            self.keys.flush()  # the keys these events are sealed with, committed first
+        try:
+            ids: list[int] = self._append(stored_events, **kwargs)
+        except BaseException:
+            self._forget_head()
+            raise
+        self._record_head()
+        return ids
+
+    @retry((InterfaceError, OperationalError), max_attempts=10, wait=0.2)  # as the library's
+    def _append(self, stored_events: Sequence[StoredEvent], **kwargs: Any) -> list[int]:
+        failure: Exception | None = None
+        ids: Sequence[int] | None = None
+        with self.datastore.get_connection() as conn, conn.transaction():
+            # Pipelined, as the library does it: the statements go in one round trip.
+            with conn.pipeline() as pipeline, conn.cursor() as curs:
+                try:
+                    self._insert_events(curs, stored_events, **kwargs)  # the library's hook
+                    # The EXCLUSIVE table lock, NOTIFY and INSERT ... RETURNING, as the library
+                    # does them; under that lock the chain's head cannot move until we commit.
+                    self._insert_stored_events(curs, stored_events, **kwargs)
+                    pipeline.sync()  # a conflict (IntegrityError) is raised here
+                    ids = self._fetch_ids_after_insert_events(curs, stored_events, **kwargs)
+                    self._append_chain(curs, ids or [], stored_events)
+                except Exception as e:  # re-raised below (out of a pipeline psycopg warns)
+                    failure = e
+            if failure is not None:
+                raise failure  # still inside the transaction, which it rolls back
         assert ids is not None
-        # Still inside the insert transaction, under the table lock: the head cannot move.
+        return list(ids)
+
+    def _append_chain(
+        self, curs: Any, ids: Sequence[int], stored_events: Sequence[StoredEvent]
+    ) -> None:
         curs.execute(
             SQL("SELECT position, hash FROM {} ORDER BY position DESC LIMIT 1").format(self.chain)
         )
@@ -106,25 +157,11 @@ class ChainedPostgresRecorder(AnchoredRecorder, PostgresApplicationRecorder):
         curs.executemany(SQL("INSERT INTO {} VALUES (%s, %s, %s, %s)").format(self.chain), entries)
         if self.head_anchor is not None:
             self._note_head(str(self._ledger_id), entries)
-        return ids
 
     def _hash_at(self, curs: Any, position: int) -> str | None:
         curs.execute(SQL("SELECT hash FROM {} WHERE position = %s").format(self.chain), (position,))
         row = curs.fetchone()
         return None if row is None else str(row["hash"])
-
-    keys: KeyStore | None = None
-
-    def insert_events(self, stored_events: Sequence[StoredEvent], **kwargs: Any) -> Any:
-        if self.keys is not None:
-            self.keys.flush()  # the keys these events are sealed with, committed first
-        try:
-            ids = super().insert_events(stored_events, **kwargs)
-        except BaseException:
-            self._forget_head()
-            raise
-        self._record_head()
-        return ids
 
 
 class LedgerPostgresFactory(SealedFactory, PostgresFactory):

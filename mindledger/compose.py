@@ -268,9 +268,12 @@ command_scope: ContextVar[ExitStack | None] = ContextVar("command_scope", defaul
 
 def open_mind(home: Home, *, create: bool = False) -> Mind:
     """The application over this home's ledger."""
+    from mindledger.adapters.library_settings import refuse_library_settings
+
     if not create:
         home.require()
         finish_forgets(home)
+    refuse_library_settings(os.environ, home.loaded.dotenv)  # before anything is made
     home.path.mkdir(parents=True, exist_ok=True)
     app = Mind(env=persistence_env(home, create=create), clock=home.clock())
     # A command's mind is closed when the command ends (its ledger and key-store connections
