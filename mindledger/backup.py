@@ -61,7 +61,8 @@ def backup_home(home: Home, dest: Path, progress: Progress = no_progress) -> dic
     finish_forgets(home)  # a forget a crash interrupted is finished before anything is copied
     started = time.perf_counter()
     try:
-        work = Path(tempfile.mkdtemp(prefix=f".{dest.name[:40]}.backup-", dir=dest.parent))
+        # A plain name (DEST's may hold undecodable bytes, which SQLite's URIs cannot carry).
+        work = Path(tempfile.mkdtemp(prefix=".mind-backup-", suffix=".part", dir=dest.parent))
     except OSError as e:
         raise MindError(f"cannot write in {click_name(dest.parent)!r}: {_why(e)}") from None
     try:
@@ -71,7 +72,7 @@ def backup_home(home: Home, dest: Path, progress: Progress = no_progress) -> dic
         shutil.rmtree(work, ignore_errors=True)
         raise
     return {
-        "dest": str(dest),
+        "dest": click_name(dest),  # undecodable bytes shown as \\xff: JSON carries text only
         "ledger_id": done["ledger_id"],
         "events": done["events"],
         "head": done["head"],
@@ -93,6 +94,11 @@ def checked_dest(home: Home, dest: Path) -> Path:
         if not str(dest).strip():
             raise InvalidInputError("DEST is empty: name a new or empty folder for the backup")
         dest = Path(os.path.abspath(dest))
+        if not _utf8(str(dest)):  # it could never be opened: a home's path is UTF-8 text
+            raise InvalidInputError(
+                f"DEST {shown} is not UTF-8 text, and a mind's home must be (`--home` takes "
+                "no other); name a folder whose path is UTF-8"
+            )
         root, target = home.path.resolve(), dest.resolve()
         if target == root or target.is_relative_to(root):
             raise InvalidInputError(
@@ -113,9 +119,10 @@ def checked_dest(home: Home, dest: Path) -> Path:
                 "(a backup never mixes with other files)"
             )
         if not dest.parent.is_dir():
+            missing = "is not a folder" if dest.parent.exists() else "does not exist"
             raise InvalidInputError(
-                f"DEST {shown}: its parent folder {click_name(dest.parent)} does not exist; "
-                "create it first"
+                f"DEST {shown}: its parent folder {click_name(dest.parent)} {missing}; "
+                "name a folder inside an existing one"
             )
     except (OSError, ValueError, RuntimeError) as e:  # NUL, too long, a loop, no permission
         raise InvalidInputError(f"DEST {shown} cannot be used: {_why(e)}") from None
@@ -245,6 +252,14 @@ def _write_private(path: Path, data: bytes) -> None:
     with contextlib.closing(os.fdopen(fd, "wb")) as f:
         os.fchmod(fd, 0o600)
         f.write(data)
+
+
+def _utf8(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _why(e: BaseException) -> str:
