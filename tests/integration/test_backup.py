@@ -164,3 +164,51 @@ def test_a_backup_after_a_forget_counts_the_forgotten_keys_and_reads_them_as_for
     assert done["forgotten_keys"] > 0 and done["pending_forgets"] == 0
     assert "4242" not in _cli(tmp_path / "backup", "recall", "code")
     _opens_as_a_working_mind(tmp_path / "backup", done["events"])
+
+
+class Crashed(Exception):
+    """A forget stopped at a crash point."""
+
+
+def test_a_forget_a_crash_left_unfinished_is_finished_by_the_copys_first_opening(
+    mind_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import mindledger
+    from mindledger import backup, forget
+
+    with mindledger.open(mind_home) as mind:
+        cid = mind.commit("Change the locker code 4242")["cid"]
+        mind.commit("Count the herons by the river")
+
+    def crash_at(name: str) -> None:
+        if name == "after-keys":
+            raise Crashed(name)
+
+    monkeypatch.setattr(forget, "_crash_point", crash_at)
+    with mindledger.open(mind_home) as mind, pytest.raises(Crashed):
+        mind.forget("commitment", str(cid))
+    # The crash came after the backup's own finish_forgets: the copy's key store notes it.
+    monkeypatch.setattr(backup, "finish_forgets", lambda home: None)
+    with mindledger.open(mind_home) as mind:
+        done = mind.backup(str(tmp_path / "copy"))
+
+    assert done["pending_forgets"] == 1 and done["forgotten_keys"] > 0
+    assert (tmp_path / "copy" / "forget.pending").exists()
+    with mindledger.open(tmp_path / "copy") as copy:
+        texts = [row["text"] for row in copy.query("SELECT text FROM commitments")]
+        forgotten = [e for e in copy.log(limit=100) if e["type"] == "mind.forget.forgotten"]
+        verified = copy.verify()
+    assert "Count the herons by the river" in texts
+    assert not any("4242" in (text or "") for text in texts)
+    assert len(forgotten) == 1 and verified["ok"] is True
+    assert not (tmp_path / "copy" / "forget.pending").exists()
+
+
+def test_the_python_api_refuses_a_dest_that_is_not_a_path_in_one_error(mind_home: Path) -> None:
+    import mindledger
+    from mindledger.domain.errors import InvalidInputError
+
+    with mindledger.open(mind_home) as mind, pytest.raises(InvalidInputError, match="backup"):
+        mind.backup(42)  # type: ignore[arg-type]
+    with mindledger.open(mind_home) as mind, pytest.raises(InvalidInputError, match="DEST"):
+        mind.backup("has\x00nul")
