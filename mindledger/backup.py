@@ -60,16 +60,23 @@ def backup_home(home: Home, dest: Path, progress: Progress = no_progress) -> dic
     dest = checked_dest(home, dest)
     finish_forgets(home)  # a forget a crash interrupted is finished before anything is copied
     started = time.perf_counter()
+    made = _make_parents(dest.parent)
     try:
-        # A plain name (DEST's may hold undecodable bytes, which SQLite's URIs cannot carry).
-        work = Path(tempfile.mkdtemp(prefix=".mind-backup-", suffix=".part", dir=dest.parent))
-    except OSError as e:
-        raise MindError(f"cannot write in {click_name(dest.parent)!r}: {_why(e)}") from None
-    try:
-        done = _copy_into(home, work, progress)
-        _rename_into_place(work, dest)
+        try:
+            # A plain name (DEST's may hold undecodable bytes, which SQLite's URIs cannot carry).
+            work = Path(tempfile.mkdtemp(prefix=".mind-backup-", suffix=".part", dir=dest.parent))
+        except OSError as e:
+            raise MindError(f"cannot write in {click_name(dest.parent)!r}: {_why(e)}") from None
+        try:
+            done = _copy_into(home, work, progress)
+            _rename_into_place(work, dest)
+        except BaseException:
+            shutil.rmtree(work, ignore_errors=True)
+            raise
     except BaseException:
-        shutil.rmtree(work, ignore_errors=True)
+        for folder in reversed(made):  # a failed backup leaves no folder it made
+            with contextlib.suppress(OSError):
+                folder.rmdir()
         raise
     return {
         "dest": click_name(dest),  # undecodable bytes shown as \\xff: JSON carries text only
@@ -88,7 +95,7 @@ def backup_home(home: Home, dest: Path, progress: Progress = no_progress) -> dic
 
 def checked_dest(home: Home, dest: Path) -> Path:
     """`dest` made absolute, or InvalidInputError when it cannot take a backup: inside the home,
-    an existing file or non-empty folder, or a folder whose parent does not exist."""
+    an existing file or non-empty folder, or below a file."""
     shown = click_name(dest)
     try:
         if not str(dest).strip():
@@ -118,11 +125,11 @@ def checked_dest(home: Home, dest: Path) -> Path:
                 f"DEST {shown} exists and is not empty; name a new or empty folder "
                 "(a backup never mixes with other files)"
             )
-        if not dest.parent.is_dir():
-            missing = "is not a folder" if dest.parent.exists() else "does not exist"
+        above = next((p for p in dest.parents if p.exists() or p == p.parent), dest)
+        if not above.is_dir():
             raise InvalidInputError(
-                f"DEST {shown}: its parent folder {click_name(dest.parent)} {missing}; "
-                "name a folder inside an existing one"
+                f"DEST {shown}: {click_name(above)} is not a folder; name a folder whose "
+                "parents are folders"
             )
     except (OSError, ValueError, RuntimeError) as e:  # NUL, too long, a loop, no permission
         raise InvalidInputError(f"DEST {shown} cannot be used: {_why(e)}") from None
@@ -235,6 +242,22 @@ def _verify(copied: Home) -> None:
             f"the copy does not verify ({result.reason}); nothing was named DEST: run `mind "
             "verify` on this mind"
         )
+
+
+def _make_parents(folder: Path) -> list[Path]:
+    """`folder` and its missing parents made (0700, as DEST), outermost first; the ones made."""
+    missing = [p for p in (folder, *folder.parents) if not p.exists()]
+    made: list[Path] = []
+    try:
+        for path in reversed(missing):
+            path.mkdir(mode=0o700)
+            made.append(path)
+    except OSError as e:
+        for path in reversed(made):
+            with contextlib.suppress(OSError):
+                path.rmdir()
+        raise MindError(f"cannot create {click_name(folder)!r}: {_why(e)}") from None
+    return made
 
 
 def _rename_into_place(work: Path, dest: Path) -> None:

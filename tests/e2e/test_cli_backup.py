@@ -65,6 +65,16 @@ def test_backup_into_an_existing_empty_folder_takes_its_place(
     assert (dest / "ledger.sqlite").stat().st_mode & 0o777 == 0o600
 
 
+def test_missing_parent_folders_are_made_private(cli: Cli, mind_home: Path, tmp_path: Path) -> None:
+    dest = tmp_path / "backups" / "2026" / "echo"
+
+    done = cli("backup", str(dest))
+
+    assert done.exit_code == 0, done.stderr
+    assert (tmp_path / "backups").stat().st_mode & 0o777 == 0o700
+    assert cli("--home", str(dest), "verify", "--json").json()["ok"] is True
+
+
 def test_settings_files_go_with_the_backup(cli: Cli, mind_home: Path, tmp_path: Path) -> None:
     (mind_home / "config.json").write_text('{"lock_timeout": 7}')
     (mind_home / ".env").write_text("OPENAI_API_KEY=sk-test-not-a-key\n")
@@ -91,7 +101,7 @@ def test_settings_files_go_with_the_backup(cli: Cli, mind_home: Path, tmp_path: 
         ("{home}/../mind/run", "inside this mind's home"),
         ("{file}", "exists and is not a folder"),
         ("{file}/below", "is not a folder"),
-        ("{tmp}/no/such/parent", "does not exist"),
+        ("{file}/below/deeper", "is not a folder"),
         ("{link}", "symbolic link"),
     ],
 )
