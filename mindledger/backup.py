@@ -70,6 +70,9 @@ def backup_home(home: Home, dest: Path, progress: Progress = no_progress) -> dic
         try:
             done = _copy_into(home, work, progress)
             _rename_into_place(work, dest)
+        except OSError as e:  # a full disk, a folder taken away: said, and nothing left
+            shutil.rmtree(work, ignore_errors=True)
+            raise MindError(f"the backup failed ({_why(e)}); nothing was named DEST") from None
         except BaseException:
             shutil.rmtree(work, ignore_errors=True)
             raise

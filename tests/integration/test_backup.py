@@ -212,3 +212,23 @@ def test_the_python_api_refuses_a_dest_that_is_not_a_path_in_one_error(mind_home
         mind.backup(42)  # type: ignore[arg-type]
     with mindledger.open(mind_home) as mind, pytest.raises(InvalidInputError, match="DEST"):
         mind.backup("has\x00nul")
+
+
+def test_progress_counts_every_page_copied(
+    mind_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(sqlite_backup, "STEP_PAGES", 2)
+    told: list[tuple[int, str]] = []
+    steps: list[int] = []
+
+    def shown(total: int, label: str) -> Any:
+        told.append((total, label))
+        return _bar(steps.append)
+
+    backup_home(Home(mind_home), tmp_path / "copy", shown)
+
+    pages = sum(
+        sqlite_backup.page_count(tmp_path / "copy" / n) for n in ("ledger.sqlite", "keys.sqlite")
+    )
+    assert told == [(pages, "backing up")]
+    assert sum(steps) == pages and len(steps) > 2
