@@ -6,7 +6,8 @@ backup API, adapters/sqlite_backup.py), config.json and .env (the settings the m
 and a head anchor written for the copied head. What stays out: the read models and the
 embeddings cache, which are derived (rebuilt from the ledger on the copy's first read; a DuckDB
 file a projector is writing has no online copy consistent with the ledger's snapshot), and the
-process files (`run/`, locks, chat history, the workspace), which no mind needs to open.
+process files (`run/`, locks, chat history, the workspace), which no mind needs to open. A
+MIND_MASTER_KEY kept in the home's .env goes with it: keep it in the environment to keep it apart.
 
 The rule that makes the pair trustworthy. Sealed text opens only with its data key, so the
 ledger copy is worth nothing unless the key-store copy holds every key its events name:
@@ -37,6 +38,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from mindledger.backup_dest import checked_dest, make_parents, rename_into_place, why
 from mindledger.compose import Home, finish_forgets, open_keys
 from mindledger.domain.errors import InvalidInputError, LedgerCorruptError, MindError
 from mindledger.export import Progress, no_progress
@@ -60,19 +62,19 @@ def backup_home(home: Home, dest: Path, progress: Progress = no_progress) -> dic
     dest = checked_dest(home, dest)
     finish_forgets(home)  # a forget a crash interrupted is finished before anything is copied
     started = time.perf_counter()
-    made = _make_parents(dest.parent)
+    made = make_parents(dest.parent)
     try:
         try:
             # A plain name (DEST's may hold undecodable bytes, which SQLite's URIs cannot carry).
             work = Path(tempfile.mkdtemp(prefix=".mind-backup-", suffix=".part", dir=dest.parent))
         except OSError as e:
-            raise MindError(f"cannot write in {click_name(dest.parent)!r}: {_why(e)}") from None
+            raise MindError(f"cannot write in {click_name(dest.parent)!r}: {why(e)}") from None
         try:
             done = _copy_into(home, work, progress)
-            _rename_into_place(work, dest)
+            rename_into_place(work, dest)
         except OSError as e:  # a full disk, a folder taken away: said, and nothing left
             shutil.rmtree(work, ignore_errors=True)
-            raise MindError(f"the backup failed ({_why(e)}); nothing was named DEST") from None
+            raise MindError(f"the backup failed ({why(e)}); nothing was named DEST") from None
         except BaseException:
             shutil.rmtree(work, ignore_errors=True)
             raise
@@ -94,49 +96,6 @@ def backup_home(home: Home, dest: Path, progress: Progress = no_progress) -> dic
         "skipped": SKIPPED,
         "seconds": round(time.perf_counter() - started, 3),
     }
-
-
-def checked_dest(home: Home, dest: Path) -> Path:
-    """`dest` made absolute, or InvalidInputError when it cannot take a backup: inside the home,
-    an existing file or non-empty folder, or below a file."""
-    shown = click_name(dest)
-    try:
-        if not str(dest).strip():
-            raise InvalidInputError("DEST is empty: name a new or empty folder for the backup")
-        dest = Path(os.path.abspath(dest))
-        if not _utf8(str(dest)):  # it could never be opened: a home's path is UTF-8 text
-            raise InvalidInputError(
-                f"DEST {shown} is not UTF-8 text, and a mind's home must be (`--home` takes "
-                "no other); name a folder whose path is UTF-8"
-            )
-        root, target = home.path.resolve(), dest.resolve()
-        if target == root or target.is_relative_to(root):
-            raise InvalidInputError(
-                f"DEST {shown} is inside this mind's home {click_name(root)}: a backup must "
-                "live outside it; nothing was written"
-            )
-        if dest.is_symlink():
-            raise InvalidInputError(
-                f"DEST {shown} is a symbolic link; name the folder itself (new or empty)"
-            )
-        if dest.exists() and not dest.is_dir():
-            raise InvalidInputError(
-                f"DEST {shown} exists and is not a folder; name a new or empty folder"
-            )
-        if dest.exists() and any(dest.iterdir()):
-            raise InvalidInputError(
-                f"DEST {shown} exists and is not empty; name a new or empty folder "
-                "(a backup never mixes with other files)"
-            )
-        above = next((p for p in dest.parents if p.exists() or p == p.parent), dest)
-        if not above.is_dir():
-            raise InvalidInputError(
-                f"DEST {shown}: {click_name(above)} is not a folder; name a folder whose "
-                "parents are folders"
-            )
-    except (OSError, ValueError, RuntimeError) as e:  # NUL, too long, a loop, no permission
-        raise InvalidInputError(f"DEST {shown} cannot be used: {_why(e)}") from None
-    return dest
 
 
 def _copy_into(home: Home, work: Path, progress: Progress) -> dict[str, Any]:
@@ -247,47 +206,8 @@ def _verify(copied: Home) -> None:
         )
 
 
-def _make_parents(folder: Path) -> list[Path]:
-    """`folder` and its missing parents made (0700, as DEST), outermost first; the ones made."""
-    missing = [p for p in (folder, *folder.parents) if not p.exists()]
-    made: list[Path] = []
-    try:
-        for path in reversed(missing):
-            path.mkdir(mode=0o700)
-            made.append(path)
-    except OSError as e:
-        for path in reversed(made):
-            with contextlib.suppress(OSError):
-                path.rmdir()
-        raise MindError(f"cannot create {click_name(folder)!r}: {_why(e)}") from None
-    return made
-
-
-def _rename_into_place(work: Path, dest: Path) -> None:
-    """`work` becomes `dest` (rename replaces an empty folder; one made non-empty meanwhile
-    refuses it)."""
-    os.chmod(work, 0o700)
-    try:
-        os.rename(work, dest)
-    except OSError as e:
-        raise MindError(f"cannot create {click_name(dest)!r}: {_why(e)}") from None
-
-
 def _write_private(path: Path, data: bytes) -> None:
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     with contextlib.closing(os.fdopen(fd, "wb")) as f:
         os.fchmod(fd, 0o600)
         f.write(data)
-
-
-def _utf8(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
-
-
-def _why(e: BaseException) -> str:
-    said = getattr(e, "strerror", None) or str(e) or type(e).__name__
-    return " ".join(str(said).split())
