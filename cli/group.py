@@ -70,6 +70,7 @@ def mind(ctx: click.Context, home: Path | None) -> None:
 
 def _register() -> None:
     from mindledger.cli import (
+        backup_cmds,
         commitment_cmds,
         concept_cmds,
         config_cmds,
@@ -106,6 +107,7 @@ def _register() -> None:
         import_cmds,
         knowledge_cmds,
         forget_cmds,
+        backup_cmds,
         mcp_cmds,
         serve_cmds,
         web_cmds,

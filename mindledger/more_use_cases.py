@@ -128,6 +128,13 @@ class DirectCommands:
         with self.write_lock:
             return replay(self.home, where, check, swap)
 
+    def backup(self, dest: str | Path) -> dict[str, Any]:
+        """`mind backup DEST --json`: a verified copy of the mind (ledger, key store,
+        settings) in a new or empty folder, taken while it keeps writing (no write lock)."""
+        from mindledger.backup import backup_home
+
+        return backup_home(self.home, Path(dest).expanduser())
+
     def report(self, name: str) -> list[dict[str, Any]]:
         """`mind report NAME --json` (commitments, activity)."""
         from mindledger.reports import report_records
