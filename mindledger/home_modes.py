@@ -61,24 +61,32 @@ def loose_entries(home: Path, *, deep: bool = True) -> list[Loose]:
 
 def warn_if_shared(home: Path) -> None:
     """One warning line per home per process when a home this user owns lets others in (a
-    home another user lent read-only is theirs to fix, so it says nothing there)."""
-    with _guard:
-        if home in _warned:
-            return
-        _warned.add(home)
+    home another user lent read-only is theirs to fix, so it says nothing there). Each open
+    looks again (one listing of the top folder) until it has warned."""
+    if home in _warned:
+        return
     try:
         if os.stat(home).st_uid != os.getuid():
             return
     except OSError:
         return
     loose = loose_entries(home, deep=False)
-    if loose:
-        first = loose[0].line(home)
-        more = f" and {len(loose) - 1} more" if len(loose) > 1 else ""
-        warn(
-            f"other users may read this mind's files ({first}{more}); "
-            f"run `mind doctor --fix --home {home}` to make them private"
-        )
+    with _guard:
+        if not loose or home in _warned:
+            return
+        _warned.add(home)
+    first = loose[0].line(home)
+    more = f" and {len(loose) - 1} more" if len(loose) > 1 else ""
+    warn(
+        f"other users may read this mind's files ({first}{more}); "
+        f"run `mind doctor --fix --home {home}` to make them private"
+    )
+
+
+def quiet(home: Path) -> None:
+    """No warning for `home` in this process (`mind doctor` reports its modes itself)."""
+    with _guard:
+        _warned.add(home)
 
 
 def tighten_home(home: Path) -> list[Loose]:
