@@ -153,3 +153,21 @@ def test_opening_a_home_others_may_read_warns_once_naming_doctor_fix(
     assert len(warnings) == 1
     assert "other users may read" in warnings[0] and "mind doctor --fix" in warnings[0]
     assert "Warning:" not in second.stderr  # once per process
+
+
+def test_fix_never_follows_a_link_out_of_the_home(
+    cli: Cli, mind_home: Path, tmp_path: Path
+) -> None:
+    outside = tmp_path / "shared-notes.txt"
+    outside.write_text("for everyone\n")
+    outside.chmod(0o644)
+    (mind_home / "workspace" / "notes.txt").symlink_to(outside)
+    (mind_home / "workspace" / "script.sh").write_text("echo hi\n")
+    (mind_home / "workspace" / "script.sh").chmod(0o755)
+
+    fixed = cli("doctor", "--fix", "--json")
+
+    assert fixed.exit_code == 0, fixed.output
+    assert stat.S_IMODE(outside.stat().st_mode) == 0o644
+    assert outside.read_text() == "for everyone\n"
+    assert stat.S_IMODE((mind_home / "workspace" / "script.sh").stat().st_mode) == 0o700
