@@ -28,6 +28,7 @@ import numpy as np
 import numpy.typing as npt
 
 from mindledger.domain.errors import MindError
+from mindledger.domain.private_files import create_private_file
 from mindledger.domain.text_keys import EMBEDDINGS, TextKeys
 
 BATCH = 128
@@ -152,6 +153,7 @@ def open_cache(path: Path) -> sqlite3.Connection:
     """The vector cache at `path` (created when missing)."""
     # check_same_thread off: recall may call from a read thread; the embedder's lock
     # serialises use.
+    create_private_file(path)  # cached vectors say what was asked; SQLite's journals follow
     con = sqlite3.connect(path, check_same_thread=False)
     # Derived data: a write lost in a crash costs one embedding call again, so no fsync per
     # new query vector (a commit with it measured ~26 ms on a busy disk).

@@ -83,7 +83,6 @@ class HeadAnchorFile:
         except OSError:
             return
         try:
-            os.fchmod(fd, 0o644)  # readable like the ledger beside it (mkstemp makes it 0600)
             with os.fdopen(fd, "w") as f:
                 f.write(payload)
             os.replace(temp, self.path)

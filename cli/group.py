@@ -65,7 +65,8 @@ def mind(ctx: click.Context, home: Path | None) -> None:
     opened.callback(command_scope.set, None)
     command_scope.set(opened)
     ctx.call_on_close(opened.close)
-    _ = ctx.obj.loaded  # every setting is checked here: a bad value stops any command at once
+    if ctx.invoked_subcommand != "doctor":  # doctor reports a bad setting among its checks
+        _ = ctx.obj.loaded  # every setting is checked here: a bad value stops any command at once
 
 
 def _register() -> None:
@@ -74,6 +75,7 @@ def _register() -> None:
         commitment_cmds,
         concept_cmds,
         config_cmds,
+        doctor_cmds,
         forget_cmds,
         graph_cmds,
         identity_cmds,
@@ -111,6 +113,7 @@ def _register() -> None:
         mcp_cmds,
         serve_cmds,
         web_cmds,
+        doctor_cmds,
     ):
         module.register(mind)
     refuse_undecodable_arguments(mind)

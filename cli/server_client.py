@@ -32,6 +32,8 @@ from mindledger.server_files import (
     UNIX_PATH_MAX,
     env_fingerprint,
     home_files,
+    mark_starting,
+    open_log,
     own_private,
     read_info,
 )
@@ -299,10 +301,8 @@ def start_server(home: Path, environ: Mapping[str, str]) -> bool:
     if not may_start_server(home):
         return False
     try:
-        (home / STARTING_FILE).write_text(f"{os.getpid()}\n", encoding="utf-8")
-        logs = home / "logs"
-        logs.mkdir(exist_ok=True)
-        log = open(logs / "server.log", "ab")  # noqa: SIM115 (handed to the child)
+        mark_starting(home)
+        log = open_log(home / "logs" / "server.log")  # handed to the child
     except OSError:
         return False
     import subprocess

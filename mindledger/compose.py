@@ -161,6 +161,9 @@ class Home:
             )
         if not self.exists():
             raise NotInitialisedError(f"no mind at {self.path}; run `mind init` first")
+        from mindledger.home_modes import warn_if_shared
+
+        warn_if_shared(self.path)
 
     def clock(self) -> Clock:
         """The clock the application records with: MIND_NOW (or --now) when set, refused when
@@ -274,7 +277,8 @@ def open_mind(home: Home, *, create: bool = False) -> Mind:
         home.require()
         finish_forgets(home)
     refuse_library_settings(os.environ, home.loaded.dotenv)  # before anything is made
-    home.path.mkdir(parents=True, exist_ok=True)
+    if create:
+        make_private_home(home)
     app = Mind(env=persistence_env(home, create=create), clock=home.clock())
     # A command's mind is closed when the command ends (its ledger and key-store connections
     # released then, not whenever the collector reaches them); a server's outlive any command.
@@ -282,6 +286,24 @@ def open_mind(home: Home, *, create: bool = False) -> Mind:
     if scope is not None:
         scope.callback(app.close)
     return app
+
+
+def make_private_home(home: Home) -> None:
+    """The home folder made 0700 and, for SQLite, the ledger file 0600 before the library opens
+    it (its journals take its mode). A folder made by hand is tightened only while it holds
+    nothing of anyone's but the settings files a mind reads."""
+    from mindledger.domain.private_files import FOLDER_MODE, create_private_file, private_folder
+
+    settings_only = {".env", "config.json"}
+    if (
+        home.path.is_dir()
+        and home.path.stat().st_uid == os.getuid()
+        and {p.name for p in home.path.iterdir()} <= settings_only
+    ):
+        home.path.chmod(FOLDER_MODE)
+    private_folder(home.path)
+    if home.backend() != "postgres":
+        create_private_file(home.ledger)
 
 
 def identity_of(home: Home) -> Identity:
@@ -502,6 +524,7 @@ def workspace(home: Home, config: dict[str, str]) -> FileWorkspace:
     """The mind's workspace (`mind config set workspace DIR`; default HOME/workspace), with the
     home's own files protected. `config`: the identity's settings."""
     from mindledger.adapters.workspace import FileWorkspace
+    from mindledger.domain.private_files import private_folder
     from mindledger.domain.settings import WORKSPACE
 
     configured = config.get(WORKSPACE)
@@ -509,7 +532,7 @@ def workspace(home: Home, config: dict[str, str]) -> FileWorkspace:
     if not configured:
         # The default folder, ready for work; a read-only home has none, and cites nothing.
         with contextlib.suppress(OSError):
-            root.mkdir(parents=True, exist_ok=True)
+            private_folder(root)
     protected = (
         home.ledger,
         home.readmodel,

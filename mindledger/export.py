@@ -4,6 +4,7 @@ of its sealed text: the whole mind) or `transcript.md` (readable), written whole
 from __future__ import annotations
 
 import contextlib
+import os
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -11,6 +12,7 @@ from typing import Any, Protocol
 
 from mindledger.compose import Home, finish_forgets, open_keys, open_reader
 from mindledger.domain.errors import MindError
+from mindledger.domain.private_files import FILE_MODE, private_folder
 
 
 class Bar(Protocol):
@@ -57,7 +59,7 @@ def export_ledger(
         genesis = Genesis(*reader.meta())
         events, head = reader.head()  # a snapshot: events written meanwhile are not exported
         try:
-            folder.mkdir(parents=True, exist_ok=True)
+            private_folder(folder)  # a new folder is 0700: the export is the whole mind
         except OSError as e:
             raise MindError(
                 f"cannot create the folder {click_name(folder)!r}: {e.strerror or e}"
@@ -69,6 +71,7 @@ def export_ledger(
             replaced_on_success(target) as temp,
             open(temp, "wb", buffering=1 << 20) as out,
         ):
+            os.fchmod(out.fileno(), FILE_MODE)  # every message and its keys: the owner's only
             rows = counted(reader.rows(stop=events), bar)
             if fmt == "jsonl":
                 for line in export_lines(genesis, rows, events, head, keys):

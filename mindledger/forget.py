@@ -24,6 +24,7 @@ from typing import Any
 from mindledger.compose import Home, open_keys, open_mind, open_reader, read_model_paths
 from mindledger.domain.errors import InvalidInputError, LedgerReadOnlyError, MindError
 from mindledger.domain.forgetting import SELECTOR_KINDS, Selector
+from mindledger.domain.private_files import write_private_text
 from mindledger.notices import warn
 
 MARKER = "forget.pending"  # exists while a forget's purge may be unfinished
@@ -195,7 +196,7 @@ def forget_data(
         _scrub_chat_history(home, plan.messages)
         note = json.dumps({**summary, "role": role, "via": via}, sort_keys=True)
         marker = home.path / MARKER
-        marker.write_text(plan.forget_id + "\n")
+        write_private_text(marker, plan.forget_id + "\n")
         keys = open_keys(home, read_only=False)
         try:
             keys.destroy(plan.keys, plan.forget_id, note)
@@ -268,7 +269,7 @@ def _scrub_chat_history(home: Home, messages: list[str]) -> None:
     kept = [line for line in lines if line.strip() not in gone]
     if len(kept) != len(lines):
         tmp = path.with_name(path.name + ".tmp")
-        tmp.write_text("".join(kept))
+        write_private_text(tmp, "".join(kept))
         os.replace(tmp, path)
 
 

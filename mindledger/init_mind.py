@@ -9,6 +9,7 @@ from typing import Any
 
 from mindledger.compose import Home, open_mind, open_reader
 from mindledger.domain.errors import AlreadyInitialisedError, InvalidInputError, MindError
+from mindledger.domain.private_files import private_folder, write_private_text
 from mindledger.home_creation import Creation
 
 
@@ -27,8 +28,9 @@ def init_mind(
     created = Creation(home)
     try:
         if dsn:
-            home.path.mkdir(parents=True, exist_ok=True)
-            home.config_file.write_text(
+            private_folder(home.path)
+            write_private_text(  # the DSN may carry a password
+                home.config_file,
                 json.dumps(
                     {
                         **home.config(),
@@ -37,7 +39,7 @@ def init_mind(
                         "postgres_schema": schema,
                     },
                     indent=2,
-                )
+                ),
             )
             # The settings this process read before config.json said postgres: the new mind is
             # made where the flags say, as every later command will look for it.

@@ -17,9 +17,13 @@ import sys
 from collections.abc import Callable, Mapping
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from mindledger.domain.errors import MindError
+
+# Re-exported for the server's log (a front-end reaches the rule through the floor).
+from mindledger.domain.private_files import private_folder as private_folder
+from mindledger.domain.private_files import private_opener as private_opener
 
 SOCKET_FILE = "server.sock"
 TOKEN_FILE = "server-token"
@@ -162,6 +166,20 @@ def write_atomically(path: Path, data: dict[str, Any]) -> None:
         json.dump(data, f, indent=2)
         f.write("\n")
     os.replace(tmp, path)
+
+
+def open_log(path: Path) -> IO[bytes]:
+    """A server log (in its folder, made 0700) opened for appending, created 0600: it names
+    the requests a mind was asked."""
+    private_folder(path.parent)
+    return open(path, "ab", opener=private_opener)
+
+
+def mark_starting(home: Path) -> None:
+    """Note that this process is starting the home's server (server.starting, 0600)."""
+    fd = os.open(home / STARTING_FILE, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        f.write(f"{os.getpid()}\n")
 
 
 def remove_if_ours(path: Path) -> None:

@@ -31,6 +31,8 @@ from mindledger.server_files import (
     UNIX_PATH_MAX,
     env_fingerprint,
     home_files,
+    private_folder,
+    private_opener,
     remove_if_ours,
     running_server,
     server_file,
@@ -107,8 +109,8 @@ class ServerLogs:
         self._handlers: list[logging.Handler] = []
         for index, mind in enumerate(minds):
             path = mind.home.path / LOG_FILE
-            path.parent.mkdir(parents=True, exist_ok=True)
-            handler = logging.handlers.RotatingFileHandler(
+            private_folder(path.parent)
+            handler = _PrivateLog(
                 path, maxBytes=LOG_BYTES, backupCount=LOG_BACKUPS, encoding="utf-8"
             )
             handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
@@ -135,6 +137,19 @@ class ServerLogs:
         for handler in self._handlers:
             self.server.removeHandler(handler)
             handler.close()
+
+
+class _PrivateLog(logging.handlers.RotatingFileHandler):
+    """A rotating log whose every file, the first and each after a rotation, is 0600."""
+
+    def _open(self) -> Any:
+        return open(
+            self.baseFilename,
+            self.mode,
+            encoding=self.encoding,
+            errors=self.errors,
+            opener=private_opener,
+        )
 
 
 def _tcp_socket(host: str, port: int) -> socket.socket:

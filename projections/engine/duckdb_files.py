@@ -19,6 +19,7 @@ from pathlib import Path
 import duckdb
 
 from mindledger.domain.errors import ReadModelCorruptError
+from mindledger.domain.private_files import tighten
 
 _guard = threading.Lock()
 _instance: duckdb.DuckDBPyConnection | None = None
@@ -87,6 +88,9 @@ def connect(path: Path | str = ":memory:", read_only: bool = False) -> duckdb.Du
                 "untouched: rebuild the read model with `mind replay --swap`"
             ) from None
         _attached[id(con)] = (alias, Path(path), read_only)
+        if not read_only:  # DuckDB creates a file, and each WAL, with the umask's mode
+            tighten(path)
+            tighten(f"{path}.wal")
         con.execute(f"USE {alias}")
         return _settings(con)
     except BaseException:
@@ -107,6 +111,8 @@ def close(con: duckdb.DuckDBPyConnection) -> None:
                 con.execute("CHECKPOINT")
             con.execute("USE memory")
             con.execute(f"DETACH {alias}")
+            if not read_only:
+                tighten(f"{path}.wal")
     finally:
         con.close()
 

@@ -18,6 +18,7 @@ import pyarrow as pa
 
 from mindledger.domain.errors import MindError
 from mindledger.domain.events import FORGOTTEN_MARK
+from mindledger.domain.private_files import create_private_file, tighten
 from mindledger.projections.engine.duckdb_files import close, connect
 from mindledger.projections.engine.gc_pause import paused_gc
 from mindledger.projections.engine.handlers import TABLE_OF_KIND, Ev, Rows
@@ -130,6 +131,7 @@ def _create(path: Path) -> None:
     if path.exists() and path.stat().st_size == 0:
         path.unlink()
         Path(f"{path}.wal").unlink(missing_ok=True)
+    tighten(tmp)  # DuckDB made it with the umask's mode; the link shares the mode
     try:
         os.link(tmp, path)  # never replaces a read model another process just created
     except FileExistsError:
@@ -407,6 +409,8 @@ class Projector:
             self._note_gaps(events, rows)
             self._write(events, rows)
             self.con.execute("COMMIT")
+            if self.path is not None:
+                tighten(f"{self.path}.wal")  # DuckDB made it anew, with the umask's mode
             self._position, self._last_time = events[-1].position, events[-1].time
         except ProjectionError:
             raise
@@ -482,6 +486,9 @@ class Projector:
         self.con.execute("CHECKPOINT")
         _sweep(target)
         tmp = target.with_name(target.name + f".{os.getpid()}.tmp")
+        # Made 0600 first: copyfile then truncates it and keeps its mode (and its fast path).
+        tmp.unlink(missing_ok=True)
+        create_private_file(tmp)
         shutil.copyfile(self.path, tmp)
         os.replace(tmp, target)
 

@@ -15,6 +15,7 @@ from typing import Any
 import duckdb
 
 from mindledger.domain.errors import MindError
+from mindledger.domain.private_files import FILE_MODE
 from mindledger.projections.engine.duckdb_files import close, connect, sandboxed
 from mindledger.projections.engine.ports import LedgerReader
 from mindledger.projections.engine.projector import Projector
@@ -60,7 +61,7 @@ def projector_lock(path: Path, *, wait: bool) -> Iterator[bool]:
     In a home this process cannot write, the lock file is locked through a read-only handle
     (flock needs none other); with no lock file there, no process can be projecting into it."""
     try:
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, FILE_MODE)
     except OSError as e:
         if e.errno not in (errno.EACCES, errno.EPERM, errno.EROFS):
             raise

@@ -90,6 +90,7 @@ def test_a_refused_setting_in_the_homes_dotenv_is_refused_too(
     assert cli("init").exit_code == 0
     before = event_rows(home)
     (home / ".env").write_text("OPENAI_API_KEY=sk-test\nCOMPRESSOR_TOPIC=zlib\n")
+    (home / ".env").chmod(0o600)  # as a private home keeps it (a loose one adds a warning line)
 
     result = cli("commit", "Water the fern")
 

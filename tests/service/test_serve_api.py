@@ -69,6 +69,9 @@ def test_health_needs_no_token_and_the_server_describes_itself(server: Server) -
     assert described["homes"] == [str(server.homes[0])]
     assert stat.S_IMODE((server.homes[0] / "server-token").stat().st_mode) == 0o600
     assert stat.S_IMODE((server.homes[0] / "server.sock").stat().st_mode) == 0o600
+    assert stat.S_IMODE((server.homes[0] / "server.json").stat().st_mode) == 0o600
+    assert stat.S_IMODE((server.homes[0] / "logs" / "server.log").stat().st_mode) == 0o600
+    assert stat.S_IMODE((server.homes[0] / "logs").stat().st_mode) == 0o700
 
 
 def test_a_turn_answers_what_mind_turn_json_prints_and_the_reads_match_the_cli(
