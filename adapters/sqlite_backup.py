@@ -11,7 +11,6 @@ finish.)
 
 from __future__ import annotations
 
-import os
 import sqlite3
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -19,6 +18,7 @@ from pathlib import Path
 from mindledger.adapters.ledger_location import read_only_uri
 from mindledger.adapters.sealing import key_ids
 from mindledger.domain.errors import LedgerCorruptError
+from mindledger.domain.private_files import create_private_file
 
 STEP_PAGES = 1024  # pages per step (4 MiB at the default page size): a progress tick each
 
@@ -37,9 +37,7 @@ def page_count(path: Path) -> int:
 def copy_database(source: Path, target: Path, on_pages: Callable[[int], None]) -> int:
     """Copy `source` as one snapshot into `target` (a new file, created 0600); `on_pages(n)`
     after each step with the pages it copied. Returns the pages copied."""
-    fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    os.fchmod(fd, 0o600)  # whatever the umask: a backup holds the mind's keys and words
-    os.close(fd)
+    create_private_file(target)  # whatever the umask: a backup holds the mind's keys and words
     src = sqlite3.connect(read_only_uri(source), uri=True, isolation_level=None, timeout=30)
     dst = sqlite3.connect(target, isolation_level=None)
     done = 0

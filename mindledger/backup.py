@@ -31,7 +31,6 @@ Everything is written into a hidden folder beside DEST and renamed to DEST only 
 from __future__ import annotations
 
 import contextlib
-import os
 import shutil
 import tempfile
 import time
@@ -41,6 +40,7 @@ from typing import Any
 from mindledger.backup_dest import checked_dest, make_parents, rename_into_place, why
 from mindledger.compose import Home, finish_forgets, open_keys
 from mindledger.domain.errors import InvalidInputError, LedgerCorruptError, MindError
+from mindledger.domain.private_files import private_opener, tighten
 from mindledger.export import Progress, no_progress
 from mindledger.output_paths import click_name
 
@@ -151,7 +151,7 @@ def _anchor(copied: Home) -> tuple[str, int, str | None]:
         reader.close()
     if head is not None:
         HeadAnchorFile(copied.head_anchor).advance(ledger_id, events, head)
-        os.chmod(copied.head_anchor, 0o600)
+        tighten(copied.head_anchor)
     return ledger_id, events, head
 
 
@@ -207,7 +207,5 @@ def _verify(copied: Home) -> None:
 
 
 def _write_private(path: Path, data: bytes) -> None:
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    with contextlib.closing(os.fdopen(fd, "wb")) as f:
-        os.fchmod(fd, 0o600)
+    with open(path, "xb", opener=private_opener) as f:
         f.write(data)

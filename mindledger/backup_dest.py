@@ -9,6 +9,7 @@ from pathlib import Path
 
 from mindledger.compose import Home
 from mindledger.domain.errors import InvalidInputError, MindError
+from mindledger.domain.private_files import FOLDER_MODE
 from mindledger.output_paths import click_name
 
 
@@ -61,7 +62,7 @@ def make_parents(folder: Path) -> list[Path]:
     made: list[Path] = []
     try:
         for path in reversed(missing):
-            path.mkdir(mode=0o700)
+            path.mkdir(mode=FOLDER_MODE)
             made.append(path)
     except OSError as e:
         for path in reversed(made):
@@ -74,7 +75,7 @@ def make_parents(folder: Path) -> list[Path]:
 def rename_into_place(work: Path, dest: Path) -> None:
     """`work` becomes `dest` (rename replaces an empty folder; one made non-empty meanwhile
     refuses it)."""
-    os.chmod(work, 0o700)
+    os.chmod(work, FOLDER_MODE)
     try:
         os.rename(work, dest)
     except OSError as e:
