@@ -155,3 +155,31 @@ def test_the_reported_forgeries_are_refused_at_their_line(
         assert f"line {len(export_lines) + 1}: " in checked.stderr
         assert reason in checked.stderr and reason in imported.stderr, imported.describe()
         assert not (tmp_path / "new").exists()
+
+
+def test_a_turn_on_a_mind_whose_read_model_cannot_catch_up_writes_nothing(tmp_path: Path) -> None:
+    from eventsourcing.persistence import StoredEvent
+
+    from mindledger.compose import Home, open_mind
+    from tests.fuzz.harness import ledger_state
+
+    home = tmp_path / "mind"
+    assert invoke(["--home", str(home), "init", "--name", "Echo"]).exit_code == 0
+    app = open_mind(Home(home))  # an event this version cannot project, written by an older bug
+    app.recorder.insert_events(
+        [StoredEvent(uuid.uuid4(), 1, "evil.unknown", b'{"timestamp":"2026-05-01T09:00:00Z"}')]
+    )
+    app.close()
+    before = ledger_state(home)
+
+    turns = [
+        invoke(["--home", str(home), "turn", "hi", "--model", "mock", "--mock-reply", "ok"])
+        for _ in range(2)
+    ]
+
+    for turn in turns:
+        assert turn.exit_code == 1, turn.describe()
+        assert_well_behaved(turn)
+        assert "position 2 (evil.unknown)" in turn.stderr
+        assert "nothing was written" in turn.stderr
+    assert ledger_state(home) == before
