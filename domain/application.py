@@ -16,7 +16,7 @@ from mindledger.domain.commands import OpenOutcome
 from mindledger.domain.commitment import Commitment, Origin
 from mindledger.domain.concept import BindingKind, Concept
 from mindledger.domain.conversation import Conversation, Observed, conversation_id
-from mindledger.domain.errors import AlreadyInitialisedError
+from mindledger.domain.errors import AlreadyInitialisedError, ConflictError
 from mindledger.domain.events import AggregateRoot, DomainEvent
 from mindledger.domain.foreign_apply import ImportTally, import_records
 from mindledger.domain.foreign_import import ForeignFile, ForeignRecord
@@ -272,7 +272,31 @@ class Mind(KnowledgeUseCases, Application[UUID]):
         long import holds the write lock briefly each time); returns (added, skipped).
         `title`: the conversation's title, recorded when it is new or changed; `recorded` is
         told the source ids recorded before this import (a re-import can say which of them
-        its file no longer holds)."""
+        its file no longer holds). Another import of the same conversation writing at the same
+        time makes this one read what it wrote and go on; ConflictError when it keeps winning."""
+        given = list(messages)
+        for _ in range(CONFLICT_RETRIES):
+            try:
+                return self._import_conversation(
+                    source, participants, given, progress, batch, title, recorded
+                )
+            except IntegrityError:
+                continue  # the other import saved these versions first: read them, go on
+        raise ConflictError(
+            f"another import of conversation {source} is writing it; run this import again "
+            "when it has finished (it adds only what is still missing)"
+        )
+
+    def _import_conversation(
+        self,
+        source: str,
+        participants: list[str],
+        messages: list[Observed],
+        progress: Callable[[int], None] | None,
+        batch: int,
+        title: str | None,
+        recorded: Callable[[set[str]], None] | None,
+    ) -> tuple[int, int]:
         self.identity()
         changes = Changes(self)
         conversation = changes.find(Conversation, conversation_id(source))
@@ -298,6 +322,24 @@ class Mind(KnowledgeUseCases, Application[UUID]):
                     progress(batch)
         self.record(conversation)
         return added, skipped
+
+    def transcript_source(
+        self, messages: Sequence[Observed], sources: Iterable[str], older: Sequence[str] = ()
+    ) -> str:
+        """Where an import of the transcript `messages` belongs: the first of `older` (names
+        earlier imports used) holding a conversation it is, else the first of `sources` whose
+        conversation it is or that holds none yet. A transcript is a conversation when their
+        messages are the same, in order, as far as the shorter goes (`Conversation.agrees`)."""
+        changes = Changes(self)
+        for source in older:
+            found = changes.find(Conversation, conversation_id(source))
+            if found is not None and found.agrees(messages):
+                return source
+        for source in sources:
+            found = changes.find(Conversation, conversation_id(source))
+            if found is None or found.agrees(messages):
+                return source
+        raise AssertionError("sources ended before a free one")  # callers give endless ones
 
     def import_foreign(
         self,

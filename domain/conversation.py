@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from uuid import UUID
@@ -67,6 +68,9 @@ class Conversation(AggregateRoot):
         # source id -> digest of (speaker, text): lets an import recognise a message recorded
         # under an older id scheme (`holds`).
         self.fingerprints: dict[str, bytes] = {}
+        # The source ids in the order they were recorded: a transcript is this conversation
+        # when one of the two begins the other (`agrees`).
+        self.order: list[str] = []
 
     @classmethod
     def start(cls, source: str, participants: list[str], at: datetime) -> Conversation:
@@ -111,6 +115,18 @@ class Conversation(AggregateRoot):
         recorded = self.fingerprints.get(source_id)
         return recorded is not None and recorded == _fingerprint(speaker, text)
 
+    def agrees(self, messages: Sequence[Observed]) -> bool:
+        """Whether the transcript `messages` and this conversation's messages, both in order,
+        are the same as far as the shorter goes: the transcript is this conversation again,
+        grown, or an older copy of it (a message from before content ids counts as the same
+        when its speaker and text are)."""
+        for recorded, m in zip(self.order, messages, strict=False):
+            if recorded != m.source_id and not (
+                m.legacy_id == recorded and self.holds(recorded, m.speaker, m.text)
+            ):
+                return False
+        return bool(self.order)
+
     def when_Started(self, e: Started) -> None:
         self.source, self.participants = e.source, list(e.participants)
 
@@ -119,6 +135,7 @@ class Conversation(AggregateRoot):
 
     def when_MessageObserved(self, e: MessageObserved) -> None:
         self.source_ids.add(e.source_id)
+        self.order.append(e.source_id)
         self.fingerprints[e.source_id] = _fingerprint(e.speaker, e.text)
 
 
