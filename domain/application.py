@@ -275,11 +275,13 @@ class Mind(KnowledgeUseCases, Application[UUID]):
         its file no longer holds). Another import of the same conversation writing at the same
         time makes this one read what it wrote and go on; ConflictError when it keeps winning."""
         given = list(messages)
+        saved = [0]  # messages this import saved, over every attempt
         for _ in range(CONFLICT_RETRIES):
             try:
-                return self._import_conversation(
-                    source, participants, given, progress, batch, title, recorded
+                self._import_conversation(
+                    source, participants, given, progress, batch, title, recorded, saved
                 )
+                return saved[0], len(given) - saved[0]
             except IntegrityError:
                 continue  # the other import saved these versions first: read them, go on
         raise ConflictError(
@@ -296,7 +298,8 @@ class Mind(KnowledgeUseCases, Application[UUID]):
         batch: int,
         title: str | None,
         recorded: Callable[[set[str]], None] | None,
-    ) -> tuple[int, int]:
+        saved: list[int],
+    ) -> None:
         self.identity()
         changes = Changes(self)
         conversation = changes.find(Conversation, conversation_id(source))
@@ -306,22 +309,21 @@ class Mind(KnowledgeUseCases, Application[UUID]):
             recorded(set(conversation.source_ids))
         if title is not None:
             conversation.entitle(title, self.clock())
-        added = skipped = 0
+        added = 0  # since the last save
         for m in messages:
             if m.legacy_id is not None and conversation.holds(m.legacy_id, m.speaker, m.text):
-                skipped += 1  # recorded by an import from before content ids
-            elif conversation.observe(
+                continue  # recorded by an import from before content ids
+            if conversation.observe(
                 m.speaker, m.text, m.said_at, m.source_id, self.clock(), m.session, m.caption
             ):
                 added += 1
-            else:
-                skipped += 1
             if len(conversation.pending) >= batch:
                 self.record(conversation)
+                saved[0], added = saved[0] + added, 0
                 if progress:
                     progress(batch)
         self.record(conversation)
-        return added, skipped
+        saved[0] += added
 
     def transcript_source(
         self, messages: Sequence[Observed], sources: Iterable[str], older: Sequence[str] = ()
