@@ -21,8 +21,9 @@ from mindledger.adapters.import_rules import (
     skipped_reasons,
 )
 from mindledger.domain.application import Mind
-from mindledger.domain.conversation import Observed
-from mindledger.domain.errors import InvalidInputError
+from mindledger.domain.changes import CONFLICT_RETRIES
+from mindledger.domain.conversation import ConversationTakenError, Observed
+from mindledger.domain.errors import ConflictError, InvalidInputError
 from mindledger.domain.text import clean_text
 from mindledger.domain.text_keys import IMPORT
 
@@ -161,6 +162,28 @@ def chat_sources(mind: Mind, messages: list[Observed]) -> Iterator[str]:
         yield f"{first}/{n}"
 
 
+def _transcript(
+    mind: Mind,
+    kept: list[Observed],
+    speakers: list[str],
+    file_name: str,
+    progress: Callable[[int], None] | None,
+) -> tuple[str, int, int]:
+    """Import a transcript where its content says it belongs: (source, added, skipped)."""
+    for _ in range(CONFLICT_RETRIES):
+        # Imports before content identity named a conversation after its file: one there that
+        # this transcript is goes on there.
+        source = mind.transcript_source(kept, chat_sources(mind, kept), older=[f"chat/{file_name}"])
+        try:
+            added, already = mind.import_conversation(
+                source, speakers, kept, progress, BATCH, same_transcript=True
+            )
+        except ConversationTakenError:
+            continue  # a transcript that begins alike was imported meanwhile: choose again
+        return source, added, already
+    raise ConflictError("other imports keep taking this transcript's name; run it again")
+
+
 def import_chat(
     mind: Mind,
     path: Path,
@@ -182,14 +205,12 @@ def import_chat(
             f"{path} holds no message with text; give a transcript of "
             '{"role", "content"} lines (nothing was imported)'
         )
+    speakers = sorted({m.speaker for m in kept})
     if conversation is not None:
         source = f"chat/{clean_text(conversation, 'conversation name', 200, single_line=True)}"
+        added, already = record(mind, source, speakers, iter(kept), progress)
     else:
-        # Imports before content identity named a conversation after its file: one there that
-        # this transcript is goes on there.
-        source = mind.transcript_source(kept, chat_sources(mind, kept), older=[f"chat/{path.name}"])
-    speakers = sorted({m.speaker for m in kept})
-    added, already = record(mind, source, speakers, iter(kept), progress)
+        source, added, already = _transcript(mind, kept, speakers, path.name, progress)
     empty = len(messages) - len(kept)
     return {
         "source": source,

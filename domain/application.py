@@ -15,7 +15,12 @@ from mindledger.domain.clock import Clock, system_clock
 from mindledger.domain.commands import OpenOutcome
 from mindledger.domain.commitment import Commitment, Origin
 from mindledger.domain.concept import BindingKind, Concept
-from mindledger.domain.conversation import Conversation, Observed, conversation_id
+from mindledger.domain.conversation import (
+    Conversation,
+    ConversationTakenError,
+    Observed,
+    conversation_id,
+)
 from mindledger.domain.errors import AlreadyInitialisedError, ConflictError
 from mindledger.domain.events import AggregateRoot, DomainEvent
 from mindledger.domain.foreign_apply import ImportTally, import_records
@@ -267,19 +272,31 @@ class Mind(KnowledgeUseCases, Application[UUID]):
         batch: int = IMPORT_BATCH,
         title: str | None = None,
         recorded: Callable[[set[str]], None] | None = None,
+        *,
+        same_transcript: bool = False,
     ) -> tuple[int, int]:
         """Append the messages not yet recorded for `source` (saved `batch` at a time, so a
         long import holds the write lock briefly each time); returns (added, skipped).
         `title`: the conversation's title, recorded when it is new or changed; `recorded` is
         told the source ids recorded before this import (a re-import can say which of them
         its file no longer holds). Another import of the same conversation writing at the same
-        time makes this one read what it wrote and go on; ConflictError when it keeps winning."""
+        time makes this one read what it wrote and go on; ConflictError when it keeps winning.
+        `same_transcript`: `source` was chosen for these messages (`transcript_source`), so
+        ConversationTakenError when it holds another transcript by the time it is written."""
         given = list(messages)
         saved = [0]  # messages this import saved, over every attempt
         for _ in range(CONFLICT_RETRIES):
             try:
                 self._import_conversation(
-                    source, participants, given, progress, batch, title, recorded, saved
+                    source,
+                    participants,
+                    given,
+                    progress,
+                    batch,
+                    title,
+                    recorded,
+                    saved,
+                    same_transcript,
                 )
                 return saved[0], len(given) - saved[0]
             except IntegrityError:
@@ -299,10 +316,13 @@ class Mind(KnowledgeUseCases, Application[UUID]):
         title: str | None,
         recorded: Callable[[set[str]], None] | None,
         saved: list[int],
+        same_transcript: bool,
     ) -> None:
         self.identity()
         changes = Changes(self)
         conversation = changes.find(Conversation, conversation_id(source))
+        if same_transcript and conversation is not None and not conversation.agrees(messages):
+            raise ConversationTakenError(f"conversation {source} holds another transcript")
         if conversation is None:
             conversation = Conversation.start(source, participants, self.clock())
         elif recorded is not None:

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from uuid import UUID
 
+from mindledger.domain.errors import ConflictError
 from mindledger.domain.events import AggregateRoot, DomainEvent, stream_id
 from mindledger.domain.text import clean_text
 
@@ -18,6 +19,11 @@ MAX_TITLE = 500
 def conversation_id(source: str) -> UUID:
     """The stream id of an imported conversation, e.g. `locomo/conv-26`."""
     return stream_id("conversation", source)
+
+
+class ConversationTakenError(ConflictError):
+    """Raised when a conversation chosen for a transcript holds another one by the time the
+    transcript is written (a concurrent import of a transcript that begins alike took it)."""
 
 
 @dataclass(frozen=True)
