@@ -384,7 +384,7 @@ def test_a_read_model_that_cannot_catch_up_refuses_the_turn_before_its_message(
         raise ValueError("a broken handler")
 
     monkeypatch.setitem(HANDLERS, "mind.turn.completed", broken)
-    with pytest.raises(ProjectionError, match="a broken handler.*nothing was written"):
+    with pytest.raises(ProjectionError, match=r"a broken handler.*nothing was written"):
         say("second", "ok")
     refused = topics(home)
     monkeypatch.undo()
