@@ -76,7 +76,7 @@ def chat(home: Home, path: Path, conversation: str | None, as_json: bool) -> Non
     if as_json:
         emit_json(done)
     else:
-        echo(f"{done['source']}: {import_summary(done)}")
+        echo(f"{done['file']} into {done['source']}: {import_summary(done)}")
 
 
 @import_.command()
