@@ -3,7 +3,9 @@
 A line must be the canonical JSON of an object with exactly the expected fields, its position
 the next one, its `prev` the hash of the line before and its `hash` the chain hash recomputed
 from its topic, aggregate, version and state bytes; the header's genesis must recompute from its
-ledger id and time, and its event count and head must be where the file ends. The `keys` a
+ledger id and time, and its event count and head must be where the file ends. This is the file's
+form; whether each event is one this version can replay is adapters/export_events.py's check
+(a chain recomputed with the public rule proves only that the file is whole). The `keys` a
 line carries are not in the chain, so each is checked against the envelopes it opens (AES-GCM's
 tag): a changed key fails like a changed payload. The first line that fails raises
 ExportInvalidError naming it.

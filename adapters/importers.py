@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -20,8 +21,11 @@ from mindledger.adapters.import_rules import (
     skipped_reasons,
 )
 from mindledger.domain.application import Mind
-from mindledger.domain.conversation import Observed
-from mindledger.domain.errors import InvalidInputError
+from mindledger.domain.changes import CONFLICT_RETRIES
+from mindledger.domain.conversation import ConversationTakenError, Observed
+from mindledger.domain.errors import ConflictError, InvalidInputError
+from mindledger.domain.text import clean_text
+from mindledger.domain.text_keys import IMPORT
 
 BATCH = 500
 
@@ -118,9 +122,10 @@ def import_locomo(
 
 
 def chat_messages(path: Path) -> Iterator[Observed]:
-    """A JSONL transcript: one {"role", "content", "time"?} object per line."""
+    """A JSONL transcript: one {"role", "content", "time"?} object per line (UTF-8, a byte
+    order mark allowed)."""
     try:
-        lines = import_bytes(path).decode("utf-8").splitlines()
+        lines = import_bytes(path).decode("utf-8-sig").splitlines()
     except UnicodeDecodeError as e:
         raise InvalidInputError(f"cannot read {path} as UTF-8 text ({e})") from None
     base = datetime.fromtimestamp(path.stat().st_mtime, UTC)
@@ -132,7 +137,7 @@ def chat_messages(path: Path) -> Iterator[Observed]:
         try:
             obj = json.loads(line)
             raw_role, raw_content = obj["role"], obj["content"]
-        except (ValueError, KeyError, TypeError):
+        except (ValueError, KeyError, TypeError, RecursionError):  # nested past Python's stack
             raise InvalidInputError(
                 f'{where} is not a JSON object with "role" and "content"'
             ) from None
@@ -146,21 +151,70 @@ def chat_messages(path: Path) -> Iterator[Observed]:
         yield Observed(role, text, said_at, source_id, legacy_id=legacy)
 
 
+def chat_sources(mind: Mind, messages: list[Observed]) -> Iterator[str]:
+    """Where a transcript may belong, in the order it is tried (`Mind.transcript_source`):
+    `chat/<keyed hash of its first message>`, then `.../2`, `.../3`: a conversation is named
+    by what it contains, and a transcript that begins like another but then differs gets the
+    next name. Keyed (`TextKeys`): the name is in the clear, the message's id is sealed."""
+    first = f"chat/{mind.text_keys.keyed(IMPORT, messages[0].source_id)[:32]}"
+    yield first
+    for n in itertools.count(2):
+        yield f"{first}/{n}"
+
+
+def _transcript(
+    mind: Mind,
+    kept: list[Observed],
+    speakers: list[str],
+    file_name: str,
+    progress: Callable[[int], None] | None,
+) -> tuple[str, int, int]:
+    """Import a transcript where its content says it belongs: (source, added, skipped)."""
+    for _ in range(CONFLICT_RETRIES):
+        # Imports before content identity named a conversation after its file: one there that
+        # this transcript is goes on there.
+        source = mind.transcript_source(kept, chat_sources(mind, kept), older=[f"chat/{file_name}"])
+        try:
+            added, already = mind.import_conversation(
+                source, speakers, kept, progress, BATCH, same_transcript=True
+            )
+        except ConversationTakenError:
+            continue  # a transcript that begins alike was imported meanwhile: choose again
+        return source, added, already
+    raise ConflictError("other imports keep taking this transcript's name; run it again")
+
+
 def import_chat(
-    mind: Mind, path: Path, progress: Callable[[int], None] | None = None
+    mind: Mind,
+    path: Path,
+    progress: Callable[[int], None] | None = None,
+    conversation: str | None = None,
 ) -> dict[str, Any]:
     """Import a JSONL transcript (validated fully before anything is written).
 
-    Messages are recognised by their content (`chat_line_id`), so another file with the same
-    name adds its own messages and a re-import adds only new ones; empty ones are skipped."""
+    A transcript is the conversation it contains, whatever the file is called or wherever it
+    lies: the same transcript again adds nothing, one that goes on from an imported one (the
+    same first messages, then more) adds its new messages to it, and one that begins like an
+    imported one but then differs is another conversation (`chat_sources`). `conversation`
+    names the conversation instead (`chat/NAME`): the file's messages not already in it are
+    added. A transcript with no message is refused (nothing is recorded)."""
     messages = list(chat_messages(path))
     kept = [m for m in messages if m.text]
-    source = f"chat/{path.name}"
+    if not kept:
+        raise InvalidInputError(
+            f"{path} holds no message with text; give a transcript of "
+            '{"role", "content"} lines (nothing was imported)'
+        )
     speakers = sorted({m.speaker for m in kept})
-    added, already = record(mind, source, speakers, iter(kept), progress)
+    if conversation is not None:
+        source = f"chat/{clean_text(conversation, 'conversation name', 200, single_line=True)}"
+        added, already = record(mind, source, speakers, iter(kept), progress)
+    else:
+        source, added, already = _transcript(mind, kept, speakers, path.name, progress)
     empty = len(messages) - len(kept)
     return {
         "source": source,
+        "file": str(path),
         "added": added,
         "skipped": already + empty,
         "skipped_reasons": skipped_reasons(already, empty),

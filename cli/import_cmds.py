@@ -52,10 +52,19 @@ def locomo(home: Home, path: Path, sample: str | None, as_json: bool) -> None:
 
 @import_.command()
 @click.argument("path", type=PATH)
+@click.option(
+    "--conversation",
+    metavar="NAME",
+    help="Add to the conversation of this name instead of the one the file's messages name.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_obj
-def chat(home: Home, path: Path, as_json: bool) -> None:
+def chat(home: Home, path: Path, conversation: str | None, as_json: bool) -> None:
     """Import a JSONL transcript: one {"role", "content", "time"?} object per line.
+
+    A transcript is known by its messages, not its file name: importing it again adds
+    nothing, a grown copy (the same first messages, then more) adds the new ones, and a
+    transcript that differs is another conversation.
 
     Example:
 
@@ -63,11 +72,11 @@ def chat(home: Home, path: Path, as_json: bool) -> None:
     """
     from mindledger.imports import import_chat
 
-    done = import_chat(home, path)
+    done = import_chat(home, path, conversation)
     if as_json:
         emit_json(done)
     else:
-        echo(f"{done['source']}: {import_summary(done)}")
+        echo(f"{done['file']} into {done['source']}: {import_summary(done)}")
 
 
 @import_.command()

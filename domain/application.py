@@ -15,8 +15,13 @@ from mindledger.domain.clock import Clock, system_clock
 from mindledger.domain.commands import OpenOutcome
 from mindledger.domain.commitment import Commitment, Origin
 from mindledger.domain.concept import BindingKind, Concept
-from mindledger.domain.conversation import Conversation, Observed, conversation_id
-from mindledger.domain.errors import AlreadyInitialisedError
+from mindledger.domain.conversation import (
+    Conversation,
+    ConversationTakenError,
+    Observed,
+    conversation_id,
+)
+from mindledger.domain.errors import AlreadyInitialisedError, ConflictError
 from mindledger.domain.events import AggregateRoot, DomainEvent
 from mindledger.domain.foreign_apply import ImportTally, import_records
 from mindledger.domain.foreign_import import ForeignFile, ForeignRecord
@@ -267,37 +272,96 @@ class Mind(KnowledgeUseCases, Application[UUID]):
         batch: int = IMPORT_BATCH,
         title: str | None = None,
         recorded: Callable[[set[str]], None] | None = None,
+        *,
+        same_transcript: bool = False,
     ) -> tuple[int, int]:
         """Append the messages not yet recorded for `source` (saved `batch` at a time, so a
         long import holds the write lock briefly each time); returns (added, skipped).
         `title`: the conversation's title, recorded when it is new or changed; `recorded` is
         told the source ids recorded before this import (a re-import can say which of them
-        its file no longer holds)."""
+        its file no longer holds). Another import of the same conversation writing at the same
+        time makes this one read what it wrote and go on; ConflictError when it keeps winning.
+        `same_transcript`: `source` was chosen for these messages (`transcript_source`), so
+        ConversationTakenError when it holds another transcript by the time it is written."""
+        given = list(messages)
+        saved = [0]  # messages this import saved, over every attempt
+        for _ in range(CONFLICT_RETRIES):
+            try:
+                self._import_conversation(
+                    source,
+                    participants,
+                    given,
+                    progress,
+                    batch,
+                    title,
+                    recorded,
+                    saved,
+                    same_transcript,
+                )
+                return saved[0], len(given) - saved[0]
+            except IntegrityError:
+                continue  # the other import saved these versions first: read them, go on
+        raise ConflictError(
+            f"another import of conversation {source} is writing it; run this import again "
+            "when it has finished (it adds only what is still missing)"
+        )
+
+    def _import_conversation(
+        self,
+        source: str,
+        participants: list[str],
+        messages: list[Observed],
+        progress: Callable[[int], None] | None,
+        batch: int,
+        title: str | None,
+        recorded: Callable[[set[str]], None] | None,
+        saved: list[int],
+        same_transcript: bool,
+    ) -> None:
         self.identity()
         changes = Changes(self)
         conversation = changes.find(Conversation, conversation_id(source))
+        if same_transcript and conversation is not None and not conversation.agrees(messages):
+            raise ConversationTakenError(f"conversation {source} holds another transcript")
         if conversation is None:
             conversation = Conversation.start(source, participants, self.clock())
         elif recorded is not None:
             recorded(set(conversation.source_ids))
         if title is not None:
             conversation.entitle(title, self.clock())
-        added = skipped = 0
+        added = 0  # since the last save
         for m in messages:
             if m.legacy_id is not None and conversation.holds(m.legacy_id, m.speaker, m.text):
-                skipped += 1  # recorded by an import from before content ids
-            elif conversation.observe(
+                continue  # recorded by an import from before content ids
+            if conversation.observe(
                 m.speaker, m.text, m.said_at, m.source_id, self.clock(), m.session, m.caption
             ):
                 added += 1
-            else:
-                skipped += 1
             if len(conversation.pending) >= batch:
                 self.record(conversation)
+                saved[0], added = saved[0] + added, 0
                 if progress:
                     progress(batch)
         self.record(conversation)
-        return added, skipped
+        saved[0] += added
+
+    def transcript_source(
+        self, messages: Sequence[Observed], sources: Iterable[str], older: Sequence[str] = ()
+    ) -> str:
+        """Where an import of the transcript `messages` belongs: the first of `older` (names
+        earlier imports used) holding a conversation it is, else the first of `sources` whose
+        conversation it is or that holds none yet. A transcript is a conversation when their
+        messages are the same, in order, as far as the shorter goes (`Conversation.agrees`)."""
+        changes = Changes(self)
+        for source in older:
+            found = changes.find(Conversation, conversation_id(source))
+            if found is not None and found.agrees(messages):
+                return source
+        for source in sources:
+            found = changes.find(Conversation, conversation_id(source))
+            if found is None or found.agrees(messages):
+                return source
+        raise AssertionError("sources ended before a free one")  # callers give endless ones
 
     def import_foreign(
         self,

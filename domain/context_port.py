@@ -125,8 +125,9 @@ class Retrieval(Protocol):
 
     def context(self, request: ContextRequest) -> PendingContext:
         """Start reading memory as of now: it includes every event written before this call and
-        nothing after it. A turn asks before it saves its message, so the read overlaps the
-        save and the message is never its own memory. Deterministic for the same events."""
+        nothing after it. A turn asks before it saves its message, so the message is never its
+        own memory, and a read side that cannot take the events so far refuses the turn before
+        anything is written. Deterministic for the same events."""
         ...
 
     def close(self) -> None:

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from uuid import UUID
 
+from mindledger.domain.errors import ConflictError
 from mindledger.domain.events import AggregateRoot, DomainEvent, stream_id
 from mindledger.domain.text import clean_text
 
@@ -17,6 +19,11 @@ MAX_TITLE = 500
 def conversation_id(source: str) -> UUID:
     """The stream id of an imported conversation, e.g. `locomo/conv-26`."""
     return stream_id("conversation", source)
+
+
+class ConversationTakenError(ConflictError):
+    """Raised when a conversation chosen for a transcript holds another one by the time the
+    transcript is written (a concurrent import of a transcript that begins alike took it)."""
 
 
 @dataclass(frozen=True)
@@ -67,6 +74,9 @@ class Conversation(AggregateRoot):
         # source id -> digest of (speaker, text): lets an import recognise a message recorded
         # under an older id scheme (`holds`).
         self.fingerprints: dict[str, bytes] = {}
+        # The source ids in the order they were recorded: a transcript is this conversation
+        # when one of the two begins the other (`agrees`).
+        self.order: list[str] = []
 
     @classmethod
     def start(cls, source: str, participants: list[str], at: datetime) -> Conversation:
@@ -111,6 +121,18 @@ class Conversation(AggregateRoot):
         recorded = self.fingerprints.get(source_id)
         return recorded is not None and recorded == _fingerprint(speaker, text)
 
+    def agrees(self, messages: Sequence[Observed]) -> bool:
+        """Whether the transcript `messages` and this conversation's messages, both in order,
+        are the same as far as the shorter goes: the transcript is this conversation again,
+        grown, or an older copy of it (a message from before content ids counts as the same
+        when its speaker and text are)."""
+        for recorded, m in zip(self.order, messages, strict=False):
+            if recorded != m.source_id and not (
+                m.legacy_id == recorded and self.holds(recorded, m.speaker, m.text)
+            ):
+                return False
+        return bool(self.order)
+
     def when_Started(self, e: Started) -> None:
         self.source, self.participants = e.source, list(e.participants)
 
@@ -119,6 +141,7 @@ class Conversation(AggregateRoot):
 
     def when_MessageObserved(self, e: MessageObserved) -> None:
         self.source_ids.add(e.source_id)
+        self.order.append(e.source_id)
         self.fingerprints[e.source_id] = _fingerprint(e.speaker, e.text)
 
 

@@ -27,14 +27,15 @@ def import_locomo(home: Home, path: Path, sample: str | None = None) -> list[dic
         mind.close()
 
 
-def import_chat(home: Home, path: Path) -> dict[str, Any]:
-    """Import a JSONL transcript, one {"role", "content", "time"?} object per line (what `mind
-    import chat --json` prints)."""
+def import_chat(home: Home, path: Path, conversation: str | None = None) -> dict[str, Any]:
+    """Import a JSONL transcript, one {"role", "content", "time"?} object per line, into the
+    conversation it contains (or the one named `conversation`); what `mind import chat
+    --json` prints."""
     from mindledger.adapters import importers
 
     mind = open_mind(home)
     try:
-        return importers.import_chat(mind, path)
+        return importers.import_chat(mind, path, conversation=conversation)
     finally:
         mind.close()
 

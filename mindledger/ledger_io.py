@@ -12,6 +12,7 @@ from typing import Any
 from mindledger.compose import Home, finish_forgets, open_mind
 from mindledger.domain.errors import MindError
 from mindledger.export import Progress, counted, no_progress
+from mindledger.export_trial import projected
 from mindledger.ledger_reads import verify_home
 
 
@@ -42,8 +43,9 @@ def verify_export(
     error_as_failure: bool = False,
 ) -> dict[str, Any]:
     """Check an export file line by line, no mind needed (what `mind verify --export --json`
-    prints): `ok` false at the first bad line, or when `head` (a hash kept elsewhere) is no
-    event's hash in it. A file that cannot be read raises MindError, or with
+    prints): its chain, and every event read as replay reads it and applied to a scratch read
+    model (`export_trial`); `ok` false at the first bad line, or when `head` (a hash kept
+    elsewhere) is no event's hash in it. A file that cannot be read raises MindError, or with
     `error_as_failure` is a failed check."""
     from mindledger.adapters.export_check import ExportInvalidError, ExportReader, open_export
 
@@ -55,7 +57,7 @@ def verify_export(
             header = reader.header
             found = 0 if head == header.genesis.genesis else None
             with progress(header.events, "verifying") as bar:
-                for event in counted(reader.events(), bar):
+                for event in counted(projected(reader.events()), bar):
                     if event.hash == head:
                         found = event.position
         data.update(
@@ -84,7 +86,8 @@ def verify_export(
 
 def import_ledger(home: Home, path: Path, progress: Progress = no_progress) -> dict[str, Any]:
     """Make an export (`mind export --format jsonl`) the ledger of a new home, every line
-    checked as it is read; a bad line stops the import and leaves nothing behind (what `mind
+    checked as it is read (as `verify_export` checks it: a mind that could not replay it is
+    never made); a bad line stops the import and leaves nothing behind (what `mind
     import ledger --json` prints). The read models build on the next reading call."""
     from mindledger.adapters.export_check import ExportReader, open_export
     from mindledger.adapters.ledger_import import adopt_genesis, append_exported, discard_imported
@@ -104,7 +107,7 @@ def import_ledger(home: Home, path: Path, progress: Progress = no_progress) -> d
             adopted = app.recorder
             with progress(header.events, "importing") as bar:
                 written = append_exported(
-                    adopted, reader.events(), on_batch=bar.update, added_keys=added
+                    adopted, projected(reader.events()), on_batch=bar.update, added_keys=added
                 )
             app.close()
         except BaseException:

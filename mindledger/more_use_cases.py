@@ -90,12 +90,12 @@ class DirectCommands:
         with self.write_lock:
             return tick(self.home, None, model, mock_reply, budget).data
 
-    def import_chat(self, path: str | Path) -> dict[str, Any]:
-        """`mind import chat FILE --json`: a JSONL transcript."""
+    def import_chat(self, path: str | Path, conversation: str | None = None) -> dict[str, Any]:
+        """`mind import chat FILE [--conversation NAME] --json`: a JSONL transcript."""
         from mindledger.imports import import_chat
 
         with self.write_lock:
-            return import_chat(self.home, Path(path).expanduser())
+            return import_chat(self.home, Path(path).expanduser(), conversation)
 
     def import_chatgpt(self, path: str | Path) -> dict[str, Any]:
         """`mind import chatgpt FILE --json`: a ChatGPT data export (json or zip)."""

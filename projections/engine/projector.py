@@ -45,6 +45,10 @@ GAP = timedelta(hours=24)
 class ProjectionError(MindError):
     """Raised when an event cannot be applied; the projector stops before it."""
 
+    def __init__(self, message: str, position: int | None = None) -> None:
+        super().__init__(message)
+        self.position = position  # of the event that stopped it, when one did
+
 
 def _decode(row: LedgerRow, opened: dict[str, Any] | None = None) -> Ev:
     if row.topic is None or row.state is None or row.originator_id is None:
@@ -397,7 +401,8 @@ class Projector:
                         _mark_forgotten(rows, e)
                 except Exception as exc:  # a projection boundary: stop, never skip
                     failure = ProjectionError(
-                        f"cannot apply event at position {e.position} ({e.topic}): {exc}"
+                        f"cannot apply event at position {e.position} ({e.topic}): {exc}",
+                        e.position,
                     )
                     applied = i
                     break

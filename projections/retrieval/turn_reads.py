@@ -4,7 +4,6 @@ session, caught up once, so the context is the mind as it was just before the tu
 
 from __future__ import annotations
 
-from concurrent.futures import Future
 from dataclasses import replace
 from datetime import datetime
 from itertools import islice
@@ -18,14 +17,18 @@ from mindledger.domain.context_port import (
 )
 from mindledger.domain.errors import MindError
 from mindledger.projections.engine.ports import LedgerReader
+from mindledger.projections.engine.projector import ProjectionError
 from mindledger.projections.engine.readmodel import ReadModelPaths, ReadSession, open_read_model
 from mindledger.projections.queries import thread_queries
-from mindledger.projections.retrieval.concurrent_reads import in_background
 from mindledger.projections.retrieval.recall import recall
 
-# Up to this many events behind, a turn applies them while it saves its message; more are
-# caught up first, in batches, as any reader would.
+# Up to this many events behind, a turn applies them itself in one batch; more are caught up in
+# batches, as any reader would.
 BACKGROUND_EVENTS = 1000
+REFUSED = (
+    "this mindledger cannot bring the read model past it (`mind log` shows the event; a newer "
+    "mindledger may read it), so the turn was refused and nothing was written"
+)
 
 
 class ReadModelRetrieval:
@@ -40,9 +43,11 @@ class ReadModelRetrieval:
         self.reader.close()
 
     def context(self, request: ContextRequest) -> PendingRead:
-        """Open a read session as of now and start catching it up to the ledger head, leaving
-        that running (DuckDB releases the GIL): the turn saves its message meanwhile, and
-        `result()` waits for it, so the context is the mind just before the message."""
+        """Open a read session as of now and catch it up to the ledger head before the turn
+        saves its message, so the context is the mind just before the message; a read model
+        that cannot be brought up to date refuses the turn here, before anything is written
+        (a turn that saved its message first would add to a mind nobody can read). The
+        retrieval itself (`result()`) runs once the message is saved."""
         session = ReadSession(self.paths, self.reader)
         try:
             session.open()
@@ -51,47 +56,32 @@ class ReadModelRetrieval:
             projector = session.projector
             if projector is not None and len(tail) <= BACKGROUND_EVENTS:
                 head = tail[-1].position if tail else position
-                return PendingRead(
-                    session, request, head, in_background(projector.apply_read, self.reader, tail)
-                )
+                projector.apply_read(self.reader, tail)
+                return PendingRead(session, request, head)
             session.refresh()  # a published copy to wait for, or a long way behind
-            return PendingRead(session, request, session.position(), None)
+            return PendingRead(session, request, session.position())
+        except ProjectionError as e:
+            session.close()
+            raise ProjectionError(f"{e}; {REFUSED}", e.position) from None
         except BaseException:
             session.close()
             raise
 
 
 class PendingRead:
-    """One turn's read session: caught up (maybe still catching up), read once, closed."""
+    """One turn's read session: caught up, read once, closed."""
 
-    def __init__(
-        self,
-        session: ReadSession,
-        request: ContextRequest,
-        head: int,
-        caught_up: Future[Any] | None,
-    ) -> None:
-        self.session, self.request, self.head, self.caught_up = session, request, head, caught_up
-
-    def _release(self) -> BaseException | None:
-        """Wait for the catch-up (the file is closed once it is idle) and close the session;
-        the catch-up's failure, if any."""
-        try:
-            return self.caught_up.exception() if self.caught_up is not None else None
-        finally:
-            self.caught_up = None
-            self.session.close()
+    def __init__(self, session: ReadSession, request: ContextRequest, head: int) -> None:
+        self.session, self.request, self.head = session, request, head
 
     def cancel(self) -> None:
         """Close the session without reading."""
-        self._release()
+        self.session.close()
 
     def result(self) -> AssembledContext:
         """Retrieve, fuse and render memory within the budget. A failing embedding model costs
         the turn its vector channel, not its context."""
         try:
-            if self.caught_up is not None:
-                self.caught_up.result()
             con = self.session.con
             assert con is not None
             r = self.request
@@ -108,7 +98,7 @@ class PendingRead:
                 context = recall(con, r.query, r.budget, r.now, **args)
             return replace(context, head=self.head)
         finally:
-            self._release()
+            self.session.close()
 
 
 class ReadModelThreads:

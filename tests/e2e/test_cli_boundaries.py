@@ -193,8 +193,10 @@ def test_two_different_files_with_the_same_name_both_import_fully(
     again = cli("import", "chat", str(b), "--json").json()
 
     assert (first["added"], second["added"], second["skipped"]) == (1, 2, 0)
+    assert first["source"] != second["source"]
     assert again == {
-        "source": "chat/history.jsonl",
+        "source": second["source"],
+        "file": str(b),
         "added": 0,
         "skipped": 2,
         "skipped_reasons": {"already imported": 2},

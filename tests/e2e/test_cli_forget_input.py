@@ -82,7 +82,8 @@ def test_an_id_prefix_two_conversations_share_is_refused_naming_both(
     streams = [conversation_id(f"chat/{name}").hex for name in CLASHING]
     assert streams[0][:8] == streams[1][:8]  # the search's finding still holds
     for name in CLASHING:
-        cli("import", "chat", str(jsonl(tmp_path / name, [{"role": "user", "content": name}])))
+        path = jsonl(tmp_path / name, [{"role": "user", "content": name}])
+        cli("import", "chat", str(path), "--conversation", name)
     before = (ledger_head(mind_home), stored_keys(mind_home))
 
     result = cli("forget", "--conversation", streams[0][:8], "--yes")
@@ -97,7 +98,8 @@ def test_the_full_id_of_one_of_two_clashing_conversations_forgets_only_it(
 ) -> None:
     streams = [conversation_id(f"chat/{name}").hex for name in CLASHING]
     for name in CLASHING:
-        cli("import", "chat", str(jsonl(tmp_path / name, [{"role": "user", "content": name}])))
+        path = jsonl(tmp_path / name, [{"role": "user", "content": name}])
+        cli("import", "chat", str(path), "--conversation", name)
 
     result = cli("forget", "--conversation", streams[1], "--yes", "--json")
 

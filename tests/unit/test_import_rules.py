@@ -10,8 +10,15 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from mindledger.adapters.import_rules import chat_line_id, chat_role, message_text
-from mindledger.adapters.importers import Observed, import_chat, record
+from mindledger.adapters.importers import (
+    Observed,
+    chat_messages,
+    chat_sources,
+    import_chat,
+    record,
+)
 from mindledger.domain.application import Mind
+from mindledger.domain.conversation import ConversationTakenError
 from mindledger.domain.errors import InvalidInputError
 from tests.conftest import T0
 
@@ -149,3 +156,19 @@ def test_a_crlf_transcript_is_imported_whole(app: Mind, tmp_path: Path) -> None:
     result = import_chat(app, path)
 
     assert result["added"] == 1
+
+
+def test_a_transcript_whose_conversation_another_import_took_meanwhile_gets_the_next_name(
+    app: Mind, tmp_path: Path
+) -> None:
+    ann = transcript(tmp_path / "a.jsonl", [("user", "hello"), ("assistant", "hi Ann")])
+    bob = transcript(tmp_path / "b.jsonl", [("user", "hello"), ("assistant", "hi Bob")])
+    bobs = list(chat_messages(bob))
+    chosen = app.transcript_source(bobs, chat_sources(app, bobs))
+    assert import_chat(app, ann)["source"] == chosen  # the other import wrote there first
+
+    with pytest.raises(ConversationTakenError):
+        app.import_conversation(chosen, ["user"], bobs, same_transcript=True)
+    done = import_chat(app, bob)
+
+    assert (done["source"], done["added"]) == (f"{chosen}/2", 2)

@@ -1,0 +1,159 @@
+"""What an export's events must be for this version to replay them, checked line by line.
+
+A chain that recomputes proves only that nobody changed the file after it was written; anyone
+can write a new file with the public hash rule. So every event is also read the way replay reads
+it: its topic must be one this version knows, its payload must decode through the mapper (the
+line's keys opening its sealed fields) into its event class (no missing, extra or mistyped
+field, no schema newer than the class), its time must be one the read side parses, and each
+stream's versions must run 1, 2, 3... with every event of a stream one aggregate's kind.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from typing import Any
+from uuid import UUID
+
+from eventsourcing.persistence import MapperDeserialisationError, StoredEvent
+from pydantic import ValidationError
+
+from mindledger.adapters.key_store import MemoryKeyStore
+from mindledger.adapters.pydantic_mapping import SCHEMA_KEY, PydanticMapper
+from mindledger.domain.event_types import known_event_types, stream_kind
+from mindledger.domain.events import DomainEvent
+
+
+class EventProblem(ValueError):
+    """Raised when an exported event is not one this version can replay (the reason)."""
+
+
+class EventRules:
+    """The checks of one file's events, in order: each stream's last version and kind."""
+
+    def __init__(self) -> None:
+        self.streams: dict[str, tuple[str, int]] = {}  # aggregate hex -> (kind, last version)
+        self.types = known_event_types()
+        self.keys = MemoryKeyStore()
+        self.mapper = PydanticMapper(keys=self.keys)
+
+    def check(
+        self, topic: str, aggregate: str, version: int, state: bytes, keys: dict[bytes, bytes]
+    ) -> None:
+        """Raise EventProblem when this event, following the ones checked before it, is not
+        one this version can replay."""
+        cls = self.types.get(topic)
+        if cls is None:
+            raise EventProblem(
+                f"unknown event type {topic[:80]!r}; this mindledger cannot replay it "
+                "(an export from a newer version?)"
+            )
+        stream = _stream(aggregate)
+        kind = stream_kind(topic)
+        known = self.streams.get(aggregate)
+        expected = 1 if known is None else known[1] + 1
+        if version != expected:
+            raise EventProblem(
+                f"{topic} is version {version} of stream {aggregate[:8]}, where {expected} "
+                "belongs (events out of stream order)"
+            )
+        if known is not None and known[0] != kind:
+            raise EventProblem(f"a {kind} event in stream {aggregate[:8]} of a {known[0]}")
+        self._decode(cls, stream, version, state, keys)
+        self.streams[aggregate] = (kind, version)
+
+    def _decode(
+        self,
+        cls: type[DomainEvent],
+        stream: UUID,
+        version: int,
+        state: bytes,
+        keys: dict[bytes, bytes],
+    ) -> None:
+        topic = cls.TOPIC
+        try:
+            decoded = json.loads(state)
+        except ValueError:
+            decoded = None
+        if not isinstance(decoded, dict):
+            raise EventProblem(f"{topic}: the stored state is not a JSON object")
+        schema = decoded.get(SCHEMA_KEY, 1)
+        if type(schema) is not int or not 1 <= schema <= cls.SCHEMA:
+            raise EventProblem(
+                f"{topic}: schema {str(schema)[:20]} where this version reads 1 to {cls.SCHEMA}"
+            )
+        _time(decoded.get("timestamp"), topic)
+        self.keys.keys = dict(keys)  # only the line's own keys open its envelopes
+        try:
+            event = self.mapper.to_domain_event(StoredEvent(stream, version, topic, state))
+        except MapperDeserialisationError as e:
+            raise EventProblem(f"{topic}: {_reason(e)}") from None
+        except Exception as e:  # the mapper's own reading of a hostile payload
+            reason = type(e).__name__
+            raise EventProblem(f"{topic}: the payload cannot be read ({reason})") from None
+        _same_fields(event, decoded, topic)
+
+
+def _stream(aggregate: str) -> UUID:
+    try:
+        stream = UUID(hex=aggregate)
+    except ValueError:
+        stream = None
+    if stream is None or stream.hex != aggregate:
+        raise EventProblem("the aggregate is not a UUID in hex")
+    return stream
+
+
+def _time(value: Any, topic: str) -> None:
+    """The event's time as the read side parses it (`datetime.fromisoformat`), with a zone."""
+    try:
+        parsed = datetime.fromisoformat(value) if isinstance(value, str) else None
+    except ValueError:
+        parsed = None
+    if parsed is None or parsed.tzinfo is None:
+        raise EventProblem(f"{topic}: the time is not an ISO 8601 time with a zone")
+
+
+def _same_fields(event: DomainEvent, decoded: dict[str, Any], topic: str) -> None:
+    """Every field stored in the clear kept its value through validation (no coercion, so the
+    read side, which reads the stored payload, sees what the model accepted)."""
+    dumped = event.model_dump(mode="json")
+    for name, value in decoded.items():
+        if name in type(event).SEALED or name not in dumped or name == "timestamp":
+            continue
+        if not _same(dumped[name], value) and not _same_time(dumped[name], value):
+            raise EventProblem(f"{topic}: field {name!r} is not of its type")
+
+
+def _same(a: Any, b: Any) -> bool:
+    if type(a) is type(b) and not isinstance(a, list | dict) and a == b:
+        return True  # the usual case: the same text, number or flag
+    # bool is an int and 1 == 1.0 in Python (and NaN is not NaN): compare the JSON spellings.
+    return json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
+
+
+def _same_time(a: Any, b: Any) -> bool:
+    """Two spellings of one time, both read by the read side's parser."""
+    if not (isinstance(a, str) and isinstance(b, str)):
+        return False
+    try:
+        return datetime.fromisoformat(a) == datetime.fromisoformat(b)
+    except (ValueError, TypeError):
+        return False
+
+
+def _reason(error: MapperDeserialisationError) -> str:
+    """One line for why the mapper refused: the first field at fault and how many more."""
+    cause = error.__cause__
+    if isinstance(cause, ValidationError):
+        problems = cause.errors(include_url=False)
+        first = problems[0]
+        where = ".".join(str(p) for p in first["loc"]) or "the payload"
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        kind = {"missing": "missing", "extra_forbidden": "not a field of this event"}.get(
+            first["type"]
+        )
+        return f"field {where!r}: {kind or first['msg'][:120]}{more}"
+    if isinstance(cause, KeyError):
+        return f"field {str(cause)[:80]} is missing"
+    return "the payload does not decode"

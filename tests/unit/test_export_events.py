@@ -1,0 +1,72 @@
+"""What an exported event must be for this version to replay it (`EventRules`): a known topic,
+a payload its class reads without coercion, a readable time, versions 1, 2, 3... per stream
+of one kind."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+from uuid import UUID
+
+import pytest
+
+from mindledger.adapters.export_events import EventProblem, EventRules
+from mindledger.adapters.pydantic_mapping import PydanticMapper
+from mindledger.domain.concept import Concept
+from tests.conftest import T0
+
+STREAM = UUID("0b0bea2c-290a-51dc-9fc6-cd5dff6bbc84")
+
+
+def defined(**changes: Any) -> bytes:
+    """The stored state of a `concept.defined`, with `changes` made to it (None deletes)."""
+    event = Concept.Defined(
+        originator_id=STREAM, originator_version=1, timestamp=T0, token="user.tea", definition="hot"
+    )
+    state = json.loads(PydanticMapper().to_stored_event(event).state)
+    for name, value in changes.items():
+        if value is None:
+            del state[name]
+        else:
+            state[name] = value
+    return json.dumps(state).encode()
+
+
+def check(state: bytes, topic: str = Concept.Defined.TOPIC, version: int = 1) -> None:
+    EventRules().check(topic, STREAM.hex, version, state, {})
+
+
+def test_an_event_this_version_wrote_is_accepted() -> None:
+    check(defined())
+
+
+@pytest.mark.parametrize(
+    ("state", "topic", "version", "reason"),
+    [
+        (defined(), "evil.unknown", 1, "unknown event type 'evil.unknown'"),
+        (defined(definition=39), Concept.Defined.TOPIC, 1, "field 'definition'"),
+        (defined(token=None), Concept.Defined.TOPIC, 1, "field 'token': missing"),
+        (defined(evil=1), Concept.Defined.TOPIC, 1, "field 'evil': not a field of this event"),
+        (defined(), Concept.Defined.TOPIC, 2, "where 1 belongs (events out of stream order)"),
+        (defined(_schema=3), Concept.Defined.TOPIC, 1, "schema 3 where this version reads 1 to 2"),
+        (defined(timestamp="tuesday"), Concept.Defined.TOPIC, 1, "the time is not an ISO 8601"),
+        (defined(timestamp=1700000000), Concept.Defined.TOPIC, 1, "the time is not an ISO 8601"),
+        (b"[1]", Concept.Defined.TOPIC, 1, "the stored state is not a JSON object"),
+    ],
+)
+def test_an_event_this_version_cannot_replay_is_refused_saying_why(
+    state: bytes, topic: str, version: int, reason: str
+) -> None:
+    with pytest.raises(EventProblem) as refused:
+        check(state, topic, version)
+
+    assert reason in str(refused.value)
+    assert "\n" not in str(refused.value)
+
+
+def test_a_stream_holds_one_aggregate_kind() -> None:
+    rules = EventRules()
+    rules.check(Concept.Defined.TOPIC, STREAM.hex, 1, defined(), {})
+
+    with pytest.raises(EventProblem, match="a commitment event in stream 0b0bea2c of a concept"):
+        rules.check("mind.commitment.closed", STREAM.hex, 2, b'{"timestamp":"x"}', {})
