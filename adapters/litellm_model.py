@@ -75,15 +75,23 @@ class ModelSettings:
 _CLASS_NAME = re.compile(r"\b(?:[a-z_]+\.)*[A-Z]\w*(?:Error|Exception)\b\s*(?:[:-]\s*)?")
 _FRAME = re.compile(r"File \"[^\"]*\", line \d+(?:, in \S+)?")
 _PATH = re.compile(r"(?:[A-Za-z]:)?(?:[\\/][\w.+-]+){2,}\.py\w?\b(?::\d+)?")
+# LiteLLM appends a bug-report or docs link; a server on this machine (the loopback model
+# server, an --api-base) is the user's own and is kept.
+_URL = re.compile(r"\b(?:https?|wss?)://[^\s<>\"'`]+", re.IGNORECASE)
+_OWN_URL = re.compile(
+    r"^[a-z]+://(?:[^@/\s]*@)?(?:localhost|127(?:\.\d{1,3}){3}|\[::1\])(?:[:/?#]|$)"
+)
 MAX_REASON = 300  # characters of the provider's own words kept in a failure message
 # Errors inside the chain that mean the server answered but not in the expected shape.
 _MALFORMED = (KeyError, IndexError, TypeError, ValueError, AttributeError)
 
 
 def provider_reason(text: str) -> str:
-    """A provider error's text as one short line: no traceback, frames, paths or class names."""
+    """A provider error's text as one short line: no traceback, frames, paths, class names or
+    URLs but loopback ones."""
     text = text.split("Traceback (most recent call last)", 1)[0]
     text = _PATH.sub("", _FRAME.sub("", text))
+    text = _URL.sub(lambda m: m.group() if _OWN_URL.match(m.group()) else "", text)
     text = _CLASS_NAME.sub("", text)
     text = " ".join(text.split()).strip(" :-")
     return text if len(text) <= MAX_REASON else text[: MAX_REASON - 1].rstrip() + "…"

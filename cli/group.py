@@ -10,32 +10,37 @@ from pathlib import Path
 from typing import Any
 
 import click
-from eventsourcing.persistence import PersistenceError
 
 from mindledger.cli.arguments import refuse_undecodable_arguments
 from mindledger.cli.options import HOME_HELP, share_options
 from mindledger.cli.output import error_text
 from mindledger.compose import Home, command_scope
-from mindledger.domain.errors import MindError
+from mindledger.error_report import failure_message
 
 
 class MindGroup(click.Group):
-    """A group whose commands report MindError as one `Error: ...` line with exit 1 (secrets
-    redacted, nothing a terminal would obey: `cli.output.error_text`)."""
+    """A group whose commands report any failure as one `Error: ...` line with exit 1: our words
+    and at most a cause's first line (`mindledger.error_report`; the traceback in the home's
+    errors log), secrets redacted, nothing a terminal would obey (`cli.output.error_text`)."""
 
     def invoke(self, ctx: click.Context) -> Any:
-        home = ctx.obj.path if isinstance(ctx.obj, Home) else None
         try:
             return super().invoke(ctx)
-        except MindError as e:
-            raise click.ClickException(error_text(str(e), home)) from None
-        except PersistenceError as e:
-            raise click.ClickException(error_text(f"ledger error: {e}", home)) from None
         except click.exceptions.NoArgsIsHelpError:
             raise  # a group named alone: its help, printed as the help is (not one line)
         except click.ClickException as e:  # usage errors quote what was typed
-            setattr(e, "message", error_text(e.message, home))  # noqa: B010 (typed Final)
+            setattr(e, "message", error_text(e.message, _home(ctx)))  # noqa: B010 (typed Final)
             raise
+        except (click.exceptions.Exit, click.Abort):
+            raise
+        except Exception as e:  # the process boundary: a MindError, or anything unforeseen
+            home = _home(ctx)
+            raise click.ClickException(error_text(failure_message(e, home), home)) from None
+
+
+def _home(ctx: click.Context) -> Path | None:
+    """The home the command works on, once the group has read its options."""
+    return ctx.obj.path if isinstance(ctx.obj, Home) else None
 
 
 @click.group(cls=MindGroup)

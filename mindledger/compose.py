@@ -441,16 +441,18 @@ def embedder(home: Home, config: dict[str, str]) -> LiteLLMEmbedder | None:
 
 def embedding_model(home: Home, config: dict[str, str]) -> LiteLLMEmbedder | None:
     """The configured embedding model (`embedding.model`; the offline MiniLM by default), as
-    a callable texts -> vectors cached in MIND_HOME/embeddings.sqlite; None when it is off.
+    a callable texts -> vectors cached in MIND_HOME/embeddings.sqlite; None when it is off
+    (or is the offline model and its weights are not installed: one warning, then none).
     For semantic matching (projections.retrieval.vectors.nearest), whatever recall does."""
     from mindledger.domain.settings import (
         DEFAULT_EMBEDDING_MODEL,
         EMBEDDING_API_BASE,
         EMBEDDING_MODEL,
     )
+    from mindledger.offline_embedder import offline_embedder_missing
 
     model = config.get(EMBEDDING_MODEL, DEFAULT_EMBEDDING_MODEL)
-    if model == "off":
+    if model == "off" or offline_embedder_missing(model):
         return None
     from mindledger.adapters.embeddings import LiteLLMEmbedder
 

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from mindledger.compose import Home
-from mindledger.domain.errors import MindError
+from mindledger.error_report import failure_message
 from mindledger.safe_text import error_text, for_terminal, json_text
 
 
@@ -62,7 +62,7 @@ def mcp(spec: dict[str, Any]) -> None:
 
 
 def main(argv: list[str]) -> int:
-    """Run `serve` or `mcp` from its SPEC; one error line and 1 on a MindError."""
+    """Run `serve` or `mcp` from its SPEC; one error line and 1 on a failure."""
     if len(argv) != 3 or argv[1] not in ("serve", "mcp"):
         print("usage: python -m mindledger.service serve|mcp SPEC (run by `mind serve`)")
         return 2
@@ -70,11 +70,11 @@ def main(argv: list[str]) -> int:
     home = Path(spec.get("home") or spec["homes"][0])
     try:
         (serve if argv[1] == "serve" else mcp)(spec)
-    except MindError as e:
-        print(f"Error: {error_text(str(e), home)}", file=sys.stderr, flush=True)
-        return 1
     except KeyboardInterrupt:
         return 130
+    except Exception as e:  # the process boundary: one line; a traceback goes to the home's log
+        print(f"Error: {error_text(failure_message(e, home), home)}", file=sys.stderr, flush=True)
+        return 1
     return 0
 
 

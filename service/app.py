@@ -16,6 +16,7 @@ import time
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
+from pathlib import Path
 from urllib.parse import unquote
 
 from eventsourcing.persistence import PersistenceError
@@ -28,6 +29,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from mindledger.domain.errors import MindError
 from mindledger.domain.redaction import redact
+from mindledger.error_report import failure_message
 from mindledger.service.auth import bearer
 from mindledger.service.endpoints import (
     DEFAULT_MAX_BODY,
@@ -137,9 +139,10 @@ _CHALLENGE = {"WWW-Authenticate": 'Bearer realm="mindledger"'}
 
 def _route(ep: Endpoint, minds: Minds, max_body: int, secrets: list[str]) -> Route:
     async def endpoint(request: Request) -> Response:
+        mind: ServedMind | None = None
+        opened: list[ServedMind] = []
         try:
             opened = authenticate(request.headers.get("authorization"), minds) if ep.auth else []
-            mind = None
             if "name" in request.path_params:
                 name = request.path_params["name"]
                 mind = next((m for m in opened if m.name == name), None)
@@ -161,18 +164,27 @@ def _route(ep: Endpoint, minds: Minds, max_body: int, secrets: list[str]) -> Rou
                 e.status, e.code, redact(e.message, secrets), headers, param=e.param
             )
         except MindError as e:
-            return mind_error_response(e, secrets)
+            return mind_error_response(e, secrets, _home_of(mind, opened))
         except PersistenceError as e:
-            return error_response(500, "ledger_error", redact(f"ledger error: {e}", secrets))
+            message = failure_message(e, _home_of(mind, opened), secrets, full_path=False)
+            return error_response(500, "ledger_error", message)
         except ClientDisconnect:
             # The client left before its request was read: nothing was done; not a failure.
             log.info("%s %s: the client went away before its request was read", ep.method, ep.path)
             return Response(status_code=CLIENT_GONE)
         except Exception as e:  # never a traceback to the client
-            return internal_error_response(e, secrets)
+            return internal_error_response(e, secrets, _home_of(mind, opened))
         return result if isinstance(result, Response) else JsonResponse(result)
 
     return Route(ep.path, endpoint, methods=[ep.method], name=f"{ep.method} {ep.path}")
+
+
+def _home_of(mind: ServedMind | None, opened: list[ServedMind]) -> Path | None:
+    """The home whose errors log keeps a failure's traceback: the mind the route names, else
+    the one mind the token opens (none for a token that opens several)."""
+    if mind is None and len(opened) == 1:
+        mind = opened[0]
+    return mind.home.path if mind is not None else None
 
 
 class RequestLog:

@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from starlette.responses import JSONResponse
 
-from mindledger.domain.redaction import redact
+from mindledger.error_report import clean_text, failure_message, first_line
 from mindledger.errors import (
     ConflictError,
     LedgerBusyError,
@@ -72,9 +73,13 @@ _MAPPED: list[tuple[type[Exception], int, str]] = [
 ]
 
 
-def mind_error_response(e: MindError, secrets: Sequence[str]) -> JSONResponse:
-    """A MindError as JSON: a client's mistake is 4xx with the message, secrets redacted."""
-    message = redact(str(e), secrets)
+def mind_error_response(
+    e: MindError, secrets: Sequence[str], home: Path | None = None
+) -> JSONResponse:
+    """A MindError as JSON: a client's mistake is 4xx with the message (`failure_message`:
+    secrets redacted, a cause's first line at most; with `home`, what was left out is logged
+    there under an error id the message names)."""
+    message = failure_message(e, home, secrets, full_path=False)
     if isinstance(e, QueryError) and "refused" in message:
         return error_response(403, "read_only", message)
     for kind, status, code in _MAPPED:
@@ -83,7 +88,22 @@ def mind_error_response(e: MindError, secrets: Sequence[str]) -> JSONResponse:
     return error_response(400, "bad_request", message)
 
 
-def internal_error_response(e: BaseException, secrets: Sequence[str]) -> JSONResponse:
-    """An unexpected failure: logged here (one line, redacted), answered with a plain 500."""
-    log.error("internal error: %s: %s", type(e).__name__, redact(str(e), secrets))
-    return error_response(500, "internal", "the server failed to answer; see its log")
+def internal_error_message(
+    e: BaseException,
+    secrets: Sequence[str],
+    home: Path | None = None,
+    words: str = "the server failed to answer",
+) -> str:
+    """An unexpected failure: one redacted line in the server's log, the traceback in `home`'s
+    errors log (when there is a home); what the client is told (`words`, and the error id)."""
+    log.error("internal error: %s: %s", type(e).__name__, clean_text(first_line(str(e)), secrets))
+    if home is None:
+        return f"{words}; see its log"
+    return failure_message(e, home, secrets, unexpected=words, cause=False, full_path=False)
+
+
+def internal_error_response(
+    e: BaseException, secrets: Sequence[str], home: Path | None = None
+) -> JSONResponse:
+    """An unexpected failure answered with a plain 500 (`internal_error_message`)."""
+    return error_response(500, "internal", internal_error_message(e, secrets, home))

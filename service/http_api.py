@@ -105,17 +105,18 @@ def _streamed_turn(call: Call, text: str, kwargs: dict[str, Any]) -> StreamingRe
 
     def run() -> None:
         from mindledger.domain.errors import MindError
-        from mindledger.domain.redaction import redact
+        from mindledger.error_report import failure_message
+        from mindledger.service.errors import internal_error_message
 
+        home = mind.home.path
         try:
             done = mind.run_turn(text, on_delta=on_delta, **kwargs)
         except MindError as e:
-            loop.call_soon_threadsafe(queue.put_nowait, ("error", redact(str(e), mind.secrets)))
+            message = failure_message(e, home, mind.secrets, full_path=False)
+            loop.call_soon_threadsafe(queue.put_nowait, ("error", " ".join(message.split())))
         except Exception as e:  # a thread boundary: reported as an event, logged, never lost
-            from mindledger.service.errors import internal_error_response
-
-            internal_error_response(e, mind.secrets)
-            loop.call_soon_threadsafe(queue.put_nowait, ("error", "the turn failed on the server"))
+            message = internal_error_message(e, mind.secrets, home, "the turn failed on the server")
+            loop.call_soon_threadsafe(queue.put_nowait, ("error", message))
         else:
             if done.outcome.status == "failed":  # recorded as failed: the error carries it
                 failed = {"error": _failure(done.data)["message"], "turn": done.data}

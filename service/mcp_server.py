@@ -54,14 +54,19 @@ def mind_mcp(mind: ServedMind, turn_pool: ThreadPoolExecutor) -> MCPServer:
     async def blocking(fn: Callable[[], T], pool: ThreadPoolExecutor | None = None) -> T:
         from mcp.server.mcpserver.exceptions import ToolError
 
-        from mindledger.domain.redaction import redact
+        from mindledger.error_report import failure_message
+        from mindledger.service.errors import internal_error_message
 
+        home = mind.home.path
         try:
             if pool is not None:
                 return await asyncio.wrap_future(pool.submit(fn))
             return await asyncio.to_thread(fn)
         except MindError as e:  # bad input or a refused read: the message says what to change
-            raise ToolError(redact(str(e), mind.secrets)) from None
+            message = failure_message(e, home, mind.secrets, full_path=False)
+            raise ToolError(" ".join(message.split())) from None
+        except Exception as e:  # the tool's boundary: one line, the traceback in the home's log
+            raise ToolError(internal_error_message(e, mind.secrets, home)) from None
 
     @server.tool()
     async def turn(

@@ -119,6 +119,7 @@ def turn_options(body: dict[str, Any]) -> dict[str, Any]:
 async def chat_completions(call: Call) -> Response:
     from mindledger.service.http_api import in_turn_thread
 
+    mind: ServedMind | None = None
     try:
         body = await read_json(call.request, call.max_body)
         if not isinstance(body, dict):
@@ -133,9 +134,11 @@ async def chat_completions(call: Call) -> Response:
     except ApiError as e:
         return JSONResponse(error_body(e.status, e.code, e.message, e.param), e.status)
     except MindError as e:
-        from mindledger.domain.redaction import redact
+        from mindledger.error_report import failure_message
 
-        return openai_error(400, "invalid_request", redact(str(e), mind_secrets(call)))
+        home = mind.home.path if mind is not None else None
+        message = failure_message(e, home, mind_secrets(call), full_path=False)
+        return openai_error(400, "invalid_request", message)
     if done.outcome.status == "failed":
         return _failed(done)
     return JSONResponse(_completion(done, body["model"]))
@@ -211,17 +214,18 @@ def _streamed(
         loop.call_soon_threadsafe(queue.put_nowait, (kind, data))
 
     def run() -> None:
-        from mindledger.domain.redaction import redact
+        from mindledger.error_report import failure_message
+        from mindledger.service.errors import internal_error_message
 
+        home = mind.home.path
         try:
             done = mind.run_turn(text, on_delta=lambda piece: put("delta", piece), **options)
         except MindError as e:
-            put("error", {"message": redact(str(e), secrets), "code": "invalid_request"})
+            message = " ".join(failure_message(e, home, secrets, full_path=False).split())
+            put("error", {"message": message, "code": "invalid_request"})
         except Exception as e:  # a thread boundary: logged, reported as one line, never lost
-            from mindledger.service.errors import internal_error_response
-
-            internal_error_response(e, secrets)
-            put("error", {"message": "the turn failed on the server", "code": "internal"})
+            message = internal_error_message(e, secrets, home, "the turn failed on the server")
+            put("error", {"message": message, "code": "internal"})
         else:
             put("done", done)
 

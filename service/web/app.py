@@ -92,7 +92,7 @@ def web_routes(tokens: MindTokens, nonces: LoginNonces | None = None) -> list[Ba
             try:
                 data = await run_in_threadpool(run)
             except MindError as e:  # a bad filter or id: 4xx naming it, as /v1 answers
-                return mind_error_response(e, [token])
+                return mind_error_response(e, [token], home.path)
             return JSONResponse(data, headers=SECURITY_HEADERS)
 
         return endpoint

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -80,16 +81,19 @@ def test_an_unexpected_failure_is_a_json_500_without_details_and_logged_redacted
         answer = client.get("/v1/explode", headers=auth(minds))
 
     assert answer.status_code == 500
-    assert answer.json() == {
-        "error": {
-            "message": "the server failed to answer; see its log",
-            "type": "server_error",
-            "param": None,
-            "code": "internal",
-        }
-    }
+    error = answer.json()["error"]
+    message = re.fullmatch(
+        r"the server failed to answer \(error id ([0-9a-f]{6}); details in the mind's "
+        r"logs/errors.log\)",
+        error["message"],
+    )
+    assert message is not None, error
+    assert (error["type"], error["param"], error["code"]) == ("server_error", None, "internal")
     assert "disk caught fire" in caplog.text
     assert "sk-test-secret-123" not in caplog.text
+    kept = (next(iter(minds)).home.path / "logs" / "errors.log").read_text()
+    assert f"error {message.group(1)}\nTraceback" in kept and "disk caught fire" in kept
+    assert "sk-test-secret-123" not in kept
 
 
 def test_a_client_that_leaves_before_its_request_is_read_is_no_error(

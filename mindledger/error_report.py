@@ -1,0 +1,171 @@
+"""Every front-end's failure message, made in one place (`failure_message`): our own words plus,
+where it helps, the first line of what caused them; never a traceback, a dependency's URL (LiteLLM
+appends bug-report links, pydantic docs links), a path inside the installed packages, or a
+secret. What the message leaves out goes to the home's `logs/errors.log` (private, appended,
+bounded) under a short error id that the message names; with no home, nowhere and no id.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import secrets as random
+import sys
+import sysconfig
+import traceback
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from functools import cache
+from pathlib import Path
+
+from mindledger.domain.errors import MindError
+from mindledger.domain.redaction import redact, secret_values
+
+ERRORS_LOG = Path("logs") / "errors.log"
+MAX_LOG = 1_000_000  # bytes: past it the log moves to errors.log.1 (one older file kept)
+CHAIN = 10  # causes followed at most (a cycle ends it sooner)
+_TRACEBACK = "Traceback (most recent call last)"
+_FRAME = re.compile(r"[ \t]*File \"[^\"\n]*\", line \d+[^\n]*")
+_URL = re.compile(r"\b(?:https?|ftp|wss?)://[^\s<>\"'`]+", re.IGNORECASE)
+# A server on this machine (the loopback model server, an --api-base the user gave) helps.
+_LOOPBACK = re.compile(
+    r"^[a-z]+://(?:[^@/\s]*@)?(?:localhost|127(?:\.\d{1,3}){3}|\[::1\])(?::\d+)?(?:[/?#]|$)",
+    re.IGNORECASE,
+)
+_PATH = re.compile(r"(?:[A-Za-z]:)?(?:[\\/][^\s\"'<>:;,()\[\]{}]+)+")
+_CODE = (".py", ".pyc", ".pyi", ".so", ".pyd")
+# A dependency's exception named with its module (`litellm.APIConnectionError:`): not our words.
+_QUALIFIED_CLASS = re.compile(r"\b(?:[A-Za-z_]\w*\.)+[A-Z]\w*(?:Error|Exception|Warning)\b:?\s*")
+
+
+def failure_message(
+    e: BaseException,
+    home: Path | None,
+    secrets: Sequence[str] = (),
+    *,
+    unexpected: str = "unexpected failure",
+    cause: bool = True,
+    full_path: bool = True,
+) -> str:
+    """What a front-end says about `e`. A MindError's own words; a ledger error's, prefixed;
+    anything else is `unexpected` plus (with `cause`) the first line of its text. When something
+    was left out, the traceback is logged in `home` and the message ends with its error id and
+    where the log is (`full_path`: its path; else named within the home, for a remote client)."""
+    hidden = [*secrets, *_home_secrets(home)]
+    known = isinstance(e, MindError)
+    text = str(e) if known else first_line(str(e))
+    if _is_persistence_error(e):
+        known, text = True, f"ledger error: {text}"
+    elif not known:
+        text = f"{unexpected}: {text}" if cause and text else unexpected
+    cleaned = clean_text(_shorten_causes(text, e), hidden)
+    if known and " ".join(cleaned.split()) == " ".join(redact(text, hidden).split()):
+        return cleaned  # nothing left out: no traceback worth keeping
+    error_id = log_failure(e, home, hidden)
+    if error_id is None:
+        return cleaned
+    where = (
+        str(home / ERRORS_LOG) if full_path and home is not None else "the mind's logs/errors.log"
+    )
+    return f"{cleaned} (error id {error_id}; details in {where})"
+
+
+def first_line(text: str) -> str:
+    """The first line of `text` that says something (a cause's text may start with a newline)."""
+    return next((line.strip() for line in text.splitlines() if line.strip()), "")
+
+
+def clean_text(text: str, secrets: Sequence[str] = ()) -> str:
+    """`text` without a traceback, frames, a URL other than a loopback one, a path inside the
+    installed packages (its file name is kept), a dependency's module-qualified class name, or
+    a secret (`domain.redaction.redact`)."""
+    text = text.split(_TRACEBACK, 1)[0]
+    text = _FRAME.sub("", text)
+    text = _URL.sub(lambda m: m.group() if _LOOPBACK.match(m.group()) else "", text)
+    text = _PATH.sub(_unless_package_path, text)
+    text = _QUALIFIED_CLASS.sub("", text)
+    return redact(text, secrets).strip().rstrip(" :")
+
+
+def log_failure(e: BaseException, home: Path | None, secrets: Sequence[str]) -> str | None:
+    """Append `e`'s whole chain of tracebacks, redacted, to the home's errors log under a new
+    error id; the id, or None when there is no home or the log cannot be written."""
+    if home is None or not _is_mind_home(home):
+        return None
+    error_id = random.token_hex(3)
+    when = datetime.now(UTC).isoformat(timespec="seconds")
+    entry = f"{when} error {error_id}\n{redact(_tracebacks(e), secrets).rstrip()}\n\n"
+    path = home / ERRORS_LOG
+    try:
+        path.parent.mkdir(mode=0o700, exist_ok=True)
+        if path.exists() and path.stat().st_size + len(entry) > MAX_LOG:
+            os.replace(path, path.with_name(path.name + ".1"))
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        os.fchmod(fd, 0o600)  # a log made before by other means is private too
+        with os.fdopen(fd, "a", encoding="utf-8", errors="backslashreplace") as log:
+            log.write(entry)
+    except OSError:  # a read-only home: the message names no id it could not keep
+        return None
+    return error_id
+
+
+def _chain(e: BaseException) -> list[BaseException]:
+    """`e` and its causes, outermost first; a cause a wrapper hid (`from None`) counts too."""
+    found: list[BaseException] = []
+    cause: BaseException | None = e
+    while cause is not None and cause not in found and len(found) < CHAIN:
+        found.append(cause)
+        cause = cause.__cause__ or cause.__context__
+    return found
+
+
+def _tracebacks(e: BaseException) -> str:
+    parts = ["".join(traceback.format_exception(c, chain=False)) for c in reversed(_chain(e))]
+    return "\nwhich led to:\n\n".join(parts)
+
+
+def _shorten_causes(text: str, e: BaseException) -> str:
+    """A cause's text quoted whole in the message (`f"...: {e}"`) cut to its first line."""
+    for c in _chain(e)[1:]:
+        quoted = str(c)
+        if "\n" in quoted.strip() and quoted in text:
+            text = text.replace(quoted, first_line(quoted))
+    return text
+
+
+def _is_persistence_error(e: BaseException) -> bool:
+    persistence = sys.modules.get("eventsourcing.persistence")
+    return persistence is not None and isinstance(e, persistence.PersistenceError)
+
+
+def _home_secrets(home: Path | None) -> list[str]:
+    if home is None:
+        return secret_values(os.environ.items())
+    from mindledger.safe_text import configured_secrets
+
+    return configured_secrets(home)
+
+
+def _is_mind_home(home: Path) -> bool:
+    """A folder a mind lives in (not one `mind init` has yet to make, nor any other folder)."""
+    return any((home / name).exists() for name in ("ledger.sqlite", "keys.sqlite", "config.json"))
+
+
+@cache
+def _package_roots() -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """Folders whose every file is the installation's (the standard library, site-packages),
+    and folders whose code files are (this package's source, when run from a checkout)."""
+    paths = sysconfig.get_paths()
+    whole = {paths[k] for k in ("stdlib", "platstdlib", "purelib", "platlib") if k in paths}
+    source = Path(__file__).resolve().parent.parent
+    return tuple(sorted(whole)), (str(source),)
+
+
+def _unless_package_path(match: re.Match[str]) -> str:
+    path = match.group()
+    whole, code = _package_roots()
+    inside = any(path.startswith(root + os.sep) for root in whole)
+    ours = path.endswith(_CODE) and any(path.startswith(root + os.sep) for root in code)
+    if inside or ours or "site-packages" in path or "dist-packages" in path:
+        return re.split(r"[\\/]", path)[-1]
+    return path

