@@ -46,6 +46,13 @@ def _litellm(home: Home, settings: ModelSettings) -> CompletionModel:
     return LiteLLMModel(settings)
 
 
+def _routed_litellm(home: Home, settings: ModelSettings) -> CompletionModel:
+    from mindledger.adapters.litellm_model import check_routable
+
+    check_routable(settings.spec, settings.api_base)  # before a turn records anything
+    return _litellm(home, settings)
+
+
 def _embedded_unavailable(home: Home, spec: str) -> str | None:
     from mindledger.adapters.local_model import model_path
 
@@ -77,7 +84,7 @@ EMBEDDED = ModelKind(
     "embedded", lambda spec: spec.startswith("local/"), _embedded, _embedded_unavailable
 )
 MOCK = ModelKind("mock", lambda spec: spec == "mock", _litellm, _always_available)
-LITELLM = ModelKind("litellm", lambda spec: True, _litellm, _litellm_unavailable)
+LITELLM = ModelKind("litellm", lambda spec: True, _routed_litellm, _litellm_unavailable)
 # First match wins; LiteLLM takes every spec the others do not name.
 KINDS = (EMBEDDED, MOCK, LITELLM)
 
