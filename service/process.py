@@ -31,6 +31,7 @@ from mindledger.server_files import (
     UNIX_PATH_MAX,
     env_fingerprint,
     home_files,
+    home_identity,
     remove_if_ours,
     running_server,
     server_file,
@@ -243,6 +244,7 @@ def serve(
                 minds=[mind.name],
                 env_fingerprint=fp,
                 home_files=home_files(mind.home.path),
+                home_id=home_identity(mind.home.path),  # a copy of the home is not served
             )
             write_atomically(server_file(mind.home.path), described)
             written.append(server_file(mind.home.path))
