@@ -53,6 +53,19 @@ def check_routable(spec: str, api_base: str | None = None) -> None:
     `api_base`, as a call would be made): a typo is refused before a turn records anything,
     not after, as the provider library's prose. Imports litellm (seconds): only for a model
     about to be called through it."""
+    reason = unroutable(spec, api_base)
+    if reason is not None:
+        raise InvalidInputError(f"{reason}, so nothing was recorded: {ROUTABLE_HINT}")
+
+
+ROUTABLE_HINT = (
+    "give provider/model (openai/gpt-4o-mini, anthropic/claude-3-5-haiku-latest, "
+    f"ollama/llama3.2, ...), mock, or the embedded model {EMBEDDED_SPEC}"
+)
+
+
+def unroutable(spec: str, api_base: str | None = None) -> str | None:
+    """Why LiteLLM cannot route `spec` to a provider, or None when it can."""
     litellm = import_litellm()
     try:
         _, provider, _, _ = litellm.get_llm_provider(model=spec, api_base=api_base)
@@ -60,12 +73,8 @@ def check_routable(spec: str, api_base: str | None = None) -> None:
         provider = None
     name = spec.partition("/")[2] if "/" in spec else spec  # `openai/` routes, to nothing
     if provider and name.strip():
-        return
-    raise InvalidInputError(
-        f"LiteLLM cannot route model {spec!r}, so nothing was recorded: give provider/model "
-        "(openai/gpt-4o-mini, anthropic/claude-3-5-haiku-latest, ollama/llama3.2, ...), "
-        f"mock, or the embedded model {EMBEDDED_SPEC}"
-    )
+        return None
+    return f"LiteLLM cannot route model {spec!r}"
 
 
 def _providers() -> list[str]:

@@ -72,7 +72,8 @@ def neighbors_(home: Home, node_id: str, depth: int, as_json: bool) -> None:
     "--out",
     type=click.Path(dir_okay=False, allow_dash=True, path_type=Path),
     default="-",
-    help="File to write (default stdout).",
+    help="File to write (default -, standard output). A file is replaced whole; a FIFO or "
+    "device is written; a symbolic link is refused.",
 )
 @click.option(
     "--json",

@@ -66,9 +66,17 @@ def _always_available(home: Home, spec: str) -> str | None:
 
 
 def _litellm_unavailable(home: Home, spec: str) -> str | None:
-    from mindledger.adapters.litellm_model import import_litellm, provider_reason
+    from mindledger.adapters.litellm_model import (
+        ROUTABLE_HINT,
+        import_litellm,
+        provider_reason,
+        unroutable,
+    )
 
     litellm = import_litellm()  # quiet: it prints a banner on stdout for an unknown provider
+    reason = unroutable(spec, home.settings.api_base)
+    if reason is not None:
+        return f"{reason}: {ROUTABLE_HINT}"
     load_dotenv(home)
     try:
         check: dict[str, Any] = litellm.validate_environment(model=spec)

@@ -103,7 +103,8 @@ def check_output(path: Path, flag: str) -> os.stat_result | None:
     if kind == stat.S_IFLNK:
         raise OutputPathError(
             f"{flag} {click_name(path)} is a symbolic link (to {click_name(os.readlink(path))}); "
-            "links are never written through or replaced: name the file itself"
+            "links are never written through or replaced: name the file itself (or - for "
+            "standard output)"
         )
     what = {stat.S_IFDIR: "a folder", stat.S_IFBLK: "a block device"}.get(kind, "a socket")
     raise OutputPathError(
@@ -117,7 +118,7 @@ def check_new_file(path: Path, flag: str) -> None:
     nowhere: the new file would be made where it points)."""
     if os.path.lexists(path):
         raise OutputPathError(
-            f"{flag} {click_name(path)} exists; give a name that is not there yet"
+            f"{flag} {click_name(path)} exists; give a new file's name (one not there yet)"
         )
 
 

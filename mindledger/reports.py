@@ -10,7 +10,9 @@ from typing import Any
 from mindledger.compose import Home, read_model
 from mindledger.domain.errors import InvalidInputError
 from mindledger.output_paths import (
+    OutputPathError,
     check_output,
+    click_name,
     make_folder,
     output_file,
     output_path,
@@ -92,6 +94,11 @@ def export_tables(
         make_folder(folder, "FOLDER")
         for table, name in zip(TABLES, names, strict=True):
             with output_path(folder / name, "FOLDER") as temp:
-                analytics.copy_table(con, table, temp, fmt)
+                try:
+                    analytics.copy_table(con, table, temp, fmt)
+                except analytics.QueryError as e:  # named by the file asked for, not the temp
+                    raise OutputPathError(
+                        f"cannot write {click_name(folder / name)!r}: {e}"
+                    ) from None
             written.append(folder / name)
     return {"folder": str(folder), "format": fmt, "files": [str(p) for p in written]}

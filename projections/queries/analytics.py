@@ -188,4 +188,4 @@ def copy_table(con: duckdb.DuckDBPyConnection, table: str, path: Path, fmt: str)
     try:
         con.execute(f"COPY {table} TO '{quoted}' ({options})")
     except duckdb.Error as e:
-        raise QueryError(f"cannot write the table {table}: {_one_line(e)}") from None
+        raise QueryError(f"table {table}: {_one_line(e)}") from None
