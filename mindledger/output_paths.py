@@ -185,7 +185,7 @@ def refuse_overwrite(folder: Path, names: list[str], flag: str, force: bool) -> 
         shown = ", ".join(there[:3]) + (f" and {len(there) - 3} more" if len(there) > 3 else "")
         raise OutputPathError(
             f"{flag} {click_name(folder)} already holds {shown}; nothing was written: give "
-            "--force to replace them, or choose another folder"
+            f"--force to replace {'it' if len(there) == 1 else 'them'}, or choose another folder"
         )
 
 
