@@ -48,6 +48,35 @@ def check_model_spec(spec: str) -> str:
     )
 
 
+def check_routable(spec: str, api_base: str | None = None) -> None:
+    """Raise InvalidInputError unless LiteLLM can tell which provider serves `spec` (with
+    `api_base`, as a call would be made): a typo is refused before a turn records anything,
+    not after, as the provider library's prose. Imports litellm (seconds): only for a model
+    about to be called through it."""
+    reason = unroutable(spec, api_base)
+    if reason is not None:
+        raise InvalidInputError(f"{reason}, so nothing was recorded: {ROUTABLE_HINT}")
+
+
+ROUTABLE_HINT = (
+    "give provider/model (openai/gpt-4o-mini, anthropic/claude-3-5-haiku-latest, "
+    f"ollama/llama3.2, ...), mock, or the embedded model {EMBEDDED_SPEC}"
+)
+
+
+def unroutable(spec: str, api_base: str | None = None) -> str | None:
+    """Why LiteLLM cannot route `spec` to a provider, or None when it can."""
+    litellm = import_litellm()
+    try:
+        _, provider, _, _ = litellm.get_llm_provider(model=spec, api_base=api_base)
+    except Exception:  # LiteLLM's own refusal (BadRequestError and kin): it cannot route it
+        provider = None
+    name = spec.partition("/")[2] if "/" in spec else spec  # `openai/` routes, to nothing
+    if provider and name.strip():
+        return None
+    return f"LiteLLM cannot route model {spec!r}"
+
+
 def _providers() -> list[str]:
     litellm = import_litellm()
     return [getattr(p, "value", p) for p in litellm.provider_list]

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from mindledger.cli.floor import opened
-from mindledger.cli.output import echo, json_text, table
+from mindledger.cli.output import echo, json_text, table, write_out
 from mindledger.cli.server_client import NO_SERVER_HELP
 from mindledger.compose import Home, build_model
 from mindledger.domain.errors import InvalidInputError, MindError
@@ -225,7 +225,7 @@ class Session:
             return
         self.last = _ServedTurn(turn)
         if self.as_json:
-            click.echo(json_text(turn, indent=None))
+            write_out(json_text(turn, indent=None))
             return
         echo()
         if turn["status"] == "failed":
@@ -241,7 +241,7 @@ class Session:
         outcome = self.run_here(text)
         self.last = outcome
         data = outcome_json(self.home, outcome)
-        click.echo(json_text(data, indent=None))  # json_text escapes what a terminal would obey
+        write_out(json_text(data, indent=None))  # json_text escapes what a terminal would obey
 
 
 class _ServedTurn:

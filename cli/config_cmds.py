@@ -88,7 +88,7 @@ def mind_rows(home: Home) -> list[dict[str, Any]]:
     ]
 
 
-@config.command(name="set")
+@config.command(name="set", context_settings={"ignore_unknown_options": True})
 @click.argument("key", type=click.Choice(KEYS))
 @click.argument("value")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
@@ -101,6 +101,9 @@ def set_(home: Home, key: str, value: str, as_json: bool) -> None:
         mind config set threads.cycle_threshold 3.5
 
         mind config set workspace ~/notes
+
+    A number is refused unless finite and in its range (`mind config show` lists them); the
+    workspace cannot be / or a system folder; a VALUE starting with - needs no `--`.
     """
     if key == WORKSPACE:
         check_setting(key, value)  # an empty path would resolve to the current folder
@@ -110,6 +113,10 @@ def set_(home: Home, key: str, value: str, as_json: bool) -> None:
         emit_json({"key": key, "value": value, "changed": changed})
         return
     echo(f"{key} = {value}" if changed else f"{key} is already {value}")
+
+
+# The kernel's and devices' folders: never a workspace (nor, with the root, a parent of one).
+SYSTEM_FOLDERS = (Path("/proc"), Path("/sys"), Path("/dev"))
 
 
 def _workspace_folder(value: str) -> Path:
@@ -127,6 +134,11 @@ def _workspace_folder(value: str) -> Path:
         ) from None
     if is_file:
         raise InvalidInputError(f"{folder} is a file; the workspace must be a directory")
+    if folder == Path(folder.anchor) or any(folder.is_relative_to(p) for p in SYSTEM_FOLDERS):
+        raise InvalidInputError(
+            f"the workspace cannot be {folder}: any file on the system (or the kernel's) would "
+            "count as evidence of work; give the folder you work in, e.g. ~/notes"
+        )
     return folder
 
 

@@ -163,12 +163,12 @@ def _read_stdin() -> str | None:
         return None
     raw = stdin.buffer.read()
 
-    def again() -> io.TextIOWrapper:
-        return io.TextIOWrapper(io.BytesIO(raw), encoding=stdin.encoding, errors=stdin.errors)
+    def again(errors: str | None) -> io.TextIOWrapper:
+        return io.TextIOWrapper(io.BytesIO(raw), encoding=stdin.encoding, errors=errors)
 
-    sys.stdin = again()
+    sys.stdin = again(stdin.errors)
     try:
-        return again().read()
+        return again("strict").read()
     except (UnicodeDecodeError, LookupError):
         return None
 
@@ -186,12 +186,17 @@ def run_via_server(argv: list[str], environ: Mapping[str, str] | None = None) ->
     if server is None:
         sc.start_server(home, env)  # for the next call; this one runs here, now
         return None
+    from mindledger.cli.output import OutputFailedError
+
     try:
         if call.command == "recall":
             return _recall(server, call)
         return _turn(server, call)
     except sc.ServerUnavailable:
         return None
+    except OutputFailedError as e:  # stdout failed; a turn says it was recorded all the same
+        e.show()
+        return e.exit_code
     except sc.ServerLost as e:
         from mindledger.cli.output import error_text
 

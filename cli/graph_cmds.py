@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 from click.core import ParameterSource
 
-from mindledger.cli.output import echo, emit_json, table
+from mindledger.cli.output import echo, emit_json, table, write_out
 from mindledger.compose import Home
 from mindledger.domain.errors import InvalidInputError
 from mindledger.graph import GRAPH_FORMATS, export_graph, graph_neighbors, graph_stats, graph_text
@@ -72,7 +72,8 @@ def neighbors_(home: Home, node_id: str, depth: int, as_json: bool) -> None:
     "--out",
     type=click.Path(dir_okay=False, allow_dash=True, path_type=Path),
     default="-",
-    help="File to write (default stdout).",
+    help="File to write (default -, standard output). A file is replaced whole; a FIFO or "
+    "device is written; a symbolic link is refused.",
 )
 @click.option(
     "--json",
@@ -94,7 +95,7 @@ def export_(home: Home, fmt: str, out: Path, as_json: bool) -> None:
         raise InvalidInputError(f"--json prints JSON, not {fmt}: give --out FILE, or drop one")
     if not to_file:  # data for a pipe, faithfully; made harmless only for a terminal
         text = graph_text(home, "json" if as_json else fmt) + "\n"
-        (echo if sys.stdout.isatty() else click.echo)(text, nl=False)
+        (echo if sys.stdout.isatty() else write_out)(text, nl=False)
         return
     # --json describes the result; the file always holds the --format asked for.
     done = export_graph(home, out, fmt)

@@ -12,6 +12,34 @@ from typing import Any
 
 def main() -> None:
     """Console-script entry point."""
+    try:
+        _run()
+    except OSError as e:  # a write our printing did not catch: click's own (--help)
+        if not _click_wrote_stdout(e):
+            raise
+        from mindledger.cli.output import OutputFailedError, abandon_stdout
+
+        abandon_stdout()
+        failed = OutputFailedError(e)
+        failed.show()
+        raise SystemExit(failed.exit_code) from None
+
+
+def _click_wrote_stdout(e: OSError) -> bool:
+    tb = e.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    if tb is None:
+        return False
+    frame = tb.tb_frame
+    return (
+        frame.f_globals.get("__name__") == "click.utils"
+        and frame.f_code.co_name == "echo"
+        and not frame.f_locals.get("err")
+    )
+
+
+def _run() -> None:
     from mindledger.cli.fast_path import run_via_server
 
     code = run_via_server(sys.argv[1:])

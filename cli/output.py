@@ -3,36 +3,115 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+import contextlib
+import errno
+import os
+import sys
+from collections.abc import Iterator, Sequence
+from typing import IO, Any
 
 import click
 
 from mindledger.safe_text import configured_secrets, error_text, for_terminal, json_text, plain
 
-__all__ = ["configured_secrets", "echo", "emit_json", "error_text", "json_text", "plain", "table"]
+__all__ = [
+    "OutputFailedError",
+    "configured_secrets",
+    "echo",
+    "emit_json",
+    "error_text",
+    "json_text",
+    "plain",
+    "table",
+    "table_text",
+    "write_out",
+]
+
+
+class OutputFailedError(click.ClickException):
+    """Raised when standard output cannot be written (a full disk, `> /dev/full`, a closed
+    pipe): one line on stderr, exit 1. A closed pipe is the reader's choice (`mind log | head`)
+    and says nothing, as Unix tools say nothing, unless the command `also` has something to
+    tell (`mind turn`: the turn was recorded)."""
+
+    def __init__(self, cause: OSError, also: str = "") -> None:
+        self.cause, self.also = cause, also
+        super().__init__(f"cannot write the output ({cause.strerror or cause}){also}")
+
+    @property
+    def quiet(self) -> bool:
+        """A closed pipe with nothing else to say."""
+        return self.cause.errno == errno.EPIPE and not self.also
+
+    def saying(self, also: str) -> OutputFailedError:
+        """The same failure, telling what was done regardless."""
+        return OutputFailedError(self.cause, also)
+
+    def show(self, file: IO[Any] | None = None) -> None:
+        if not self.quiet:
+            super().show(file)
+
+
+@contextlib.contextmanager
+def writing_stdout() -> Iterator[None]:
+    """Turn a failed write to standard output into OutputFailedError, and point the process's
+    stdout at /dev/null so that what is left in its buffer cannot fail again at exit."""
+    try:
+        yield
+    except OSError as e:
+        abandon_stdout()
+        raise OutputFailedError(e) from None
+
+
+def abandon_stdout() -> None:
+    """Send whatever is still to be written to stdout to /dev/null (nothing for a stream that
+    is not a real file, as a test's capture is)."""
+    try:
+        fd = sys.stdout.fileno()
+    except (AttributeError, OSError, ValueError):
+        return
+    null = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(null, fd)
+    finally:
+        os.close(null)
 
 
 def echo(message: Any = None, nl: bool = True, err: bool = False) -> None:
     """`click.echo`, made safe for a terminal (`for_terminal`)."""
-    click.echo(None if message is None else for_terminal(str(message)), nl=nl, err=err)
+    text = None if message is None else for_terminal(str(message))
+    if err:
+        click.echo(text, nl=nl, err=True)
+        return
+    with writing_stdout():
+        click.echo(text, nl=nl)
+
+
+def write_out(text: str, nl: bool = True) -> None:
+    """Print `text` as it is (data for a pipe, or text already made safe)."""
+    with writing_stdout():
+        click.echo(text, nl=nl)
 
 
 def emit_json(data: Any) -> None:
     """Print one JSON document (`json_text`)."""
-    click.echo(json_text(data))
+    write_out(json_text(data))
 
 
 def table(rows: Sequence[dict[str, Any]], columns: Sequence[str], empty: str) -> None:
     """Print rows as a plain aligned table, or `empty` when there are none."""
+    write_out(table_text(rows, columns, empty), nl=False)
+
+
+def table_text(rows: Sequence[dict[str, Any]], columns: Sequence[str], empty: str) -> str:
+    """Rows as a plain aligned table, terminal-safe, each line ending in a newline."""
     if not rows:
-        echo(empty)
-        return
+        return for_terminal(empty) + "\n"
     cells = [[_cell(r.get(c)) for c in columns] for r in rows]
     widths = [max(len(c), *(len(row[i]) for row in cells)) for i, c in enumerate(columns)]
-    echo("  ".join(c.upper().ljust(w) for c, w in zip(columns, widths, strict=True)).rstrip())
-    for row in cells:
-        echo("  ".join(v.ljust(w) for v, w in zip(row, widths, strict=True)).rstrip())
+    lines = ["  ".join(c.upper().ljust(w) for c, w in zip(columns, widths, strict=True))]
+    lines += ["  ".join(v.ljust(w) for v, w in zip(row, widths, strict=True)) for row in cells]
+    return "".join(for_terminal(line.rstrip()) + "\n" for line in lines)
 
 
 def _cell(value: Any) -> str:

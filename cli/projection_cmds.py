@@ -58,7 +58,8 @@ def project(home: Home, follow: bool, as_json: bool) -> None:
     "--into",
     "target",
     type=click.Path(dir_okay=False, path_type=Path),
-    help="A new DuckDB file to rebuild into (default: a temporary file).",
+    help="A new DuckDB file to rebuild into (default: a temporary file); a name that is "
+    "there already, a symbolic link included, is refused.",
 )
 @click.option(
     "--check", is_flag=True, help="Compare with the live read model; exit 1 if they differ."

@@ -10,26 +10,37 @@ from typing import Any
 
 import click
 
-from mindledger.cli.output import echo, emit_json, json_text, table
+from mindledger.cli.output import echo, emit_json, json_text, table_text, write_out
 from mindledger.compose import Home
+from mindledger.domain.errors import InvalidInputError
 from mindledger.queries import records, run_user_query
-from mindledger.reports import REPORT_NAMES, export_tables, report_png, report_table
+from mindledger.reports import (
+    REPORT_NAMES,
+    export_tables,
+    report_png,
+    report_table,
+    report_to_file,
+)
+from mindledger.safe_text import for_terminal
 
 
-def _print(columns: list[str], rows: list[tuple[Any, ...]], fmt: str) -> None:
+def _text(columns: list[str], rows: list[tuple[Any, ...]], fmt: str) -> str:
+    """The rows as printed in `fmt` (json, nl, csv or table), ending in a newline."""
     if fmt == "json":
-        emit_json(records(columns, rows))
-    elif fmt == "nl":
-        for record in records(columns, rows):
-            echo(json_text(record, indent=None))
-    elif fmt == "csv":
+        return json_text(records(columns, rows)) + "\n"
+    if fmt == "nl":
+        return "".join(json_text(record, indent=None) + "\n" for record in records(columns, rows))
+    if fmt == "csv":
         buffer = io.StringIO()
         writer = csv.writer(buffer, lineterminator="\n")
         writer.writerow(columns)
         writer.writerows(rows)
-        echo(buffer.getvalue(), nl=False)
-    else:
-        table(records(columns, rows), columns, "(no rows)")
+        return for_terminal(buffer.getvalue())
+    return table_text(records(columns, rows), columns, "(no rows)")
+
+
+def _print(columns: list[str], rows: list[tuple[Any, ...]], fmt: str) -> None:
+    write_out(_text(columns, rows, fmt), nl=False)
 
 
 FORMATS = [
@@ -123,10 +134,17 @@ def query(
 )
 @click.option(
     "--out",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="Where to write the PNG (default: report-NAME.png).",
+    type=click.Path(dir_okay=False, allow_dash=True, path_type=Path),
+    help="Write the report to this file in --format instead of printing it (- is standard "
+    "output; png's default: report-NAME.png). A file is replaced whole; a FIFO or device is "
+    "written; a symbolic link is refused.",
 )
-@click.option("--json", "as_json", is_flag=True, help="Print JSON (the rows; with png, the file).")
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="Print JSON: the rows; with --out or png, what was written (the file keeps --format).",
+)
 @click.pass_obj
 def report(home: Home, name: str, fmt: str, out: Path | None, as_json: bool) -> None:
     """A named report: `commitments` (opened/closed per day by origin, median hours to close)
@@ -135,16 +153,24 @@ def report(home: Home, name: str, fmt: str, out: Path | None, as_json: bool) -> 
     Example:
 
         mind report activity --format png --out activity.png
+
+        mind report commitments --format csv --out commitments.csv
     """
+    to_stdout = out is not None and str(out) == "-"
     if fmt == "png":
+        if as_json and to_stdout:
+            raise InvalidInputError("--json and --out - would mix JSON with the picture: drop one")
         done = report_png(home, name, out)
-        if as_json:
-            emit_json(done)
-        else:
-            echo(f"wrote {click.format_filename(done['path'])}")
+    elif out is not None and not to_stdout:
+        done = report_to_file(home, name, out, fmt, lambda cols, rows: _text(cols, rows, fmt))
+    else:
+        columns, rows = report_table(home, name)
+        _print(columns, rows, "json" if as_json else fmt)
         return
-    columns, rows = report_table(home, name)
-    _print(columns, rows, "json" if as_json else fmt)
+    if as_json:
+        emit_json(done)
+    elif not to_stdout:
+        echo(f"wrote {click.format_filename(done['path'])}")
 
 
 @click.command(name="export")
@@ -158,28 +184,38 @@ def report(home: Home, name: str, fmt: str, out: Path | None, as_json: bool) -> 
     help="parquet/csv: the read-model tables; jsonl: the whole ledger, self-verifying "
     "(ledger.jsonl); md: a readable transcript (transcript.md).",
 )
+@click.option(
+    "--force",
+    is_flag=True,
+    help="Replace the files of an earlier export in FOLDER (without it they are refused).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_obj
-def export(home: Home, folder: Path, fmt: str, as_json: bool) -> None:
+def export(home: Home, folder: Path, fmt: str, force: bool, as_json: bool) -> None:
     """Export every read-model table into FOLDER as Parquet or CSV files, or the ledger itself.
 
     `--format jsonl` writes the whole ledger with every hash (check it with `mind verify
     --export`, bring it back with `mind import ledger`); `--format md` a readable transcript.
 
+    FOLDER is created if need be; other files in it are left alone. A file the export would
+    write that is there already (an earlier export) is refused unless --force, and then
+    replaced only once the new one is whole. A symbolic link in its place is always refused.
+
     Example:
 
         mind export --format csv ./mind-export
 
-        mind export --format jsonl ./backup
+        mind export --format jsonl --force ./backup
     """
     if fmt in ("jsonl", "md"):
         from mindledger.cli.export_cmds import echo_export, terminal_progress
         from mindledger.export import export_ledger, no_progress
 
-        done = export_ledger(home, folder, fmt, no_progress if as_json else terminal_progress)
+        progress = no_progress if as_json else terminal_progress
+        done = export_ledger(home, folder, fmt, progress, force)
         emit_json(done) if as_json else echo_export(done)
         return
-    done = export_tables(home, folder, fmt)
+    done = export_tables(home, folder, fmt, force)
     if as_json:
         emit_json(done)
         return

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from mindledger.cli.output import echo, emit_json, table
+from mindledger.cli.output import OutputFailedError, echo, emit_json, table
 from mindledger.cli.turn_lines import effect_lines
 
 RECALL_COLUMNS = ["id", "channel", "score", "tokens", "day", "text"]
@@ -16,7 +16,19 @@ RECALL_COLUMNS = ["id", "channel", "score", "tokens", "day", "text"]
 
 def echo_turn(turn: Mapping[str, Any], as_json: bool) -> int:
     """Print a turn as `mind turn` does (the JSON, or the reply with its effects); returns the
-    exit status: 1 when generation failed (the message stays in the ledger), else 0."""
+    exit status: 1 when generation failed (the message stays in the ledger), else 0. A stdout
+    that cannot be written is one line saying the turn was recorded all the same."""
+    try:
+        return _echo_turn(turn, as_json)
+    except OutputFailedError as e:
+        raise e.saying(
+            f"; turn {turn['turn']} was recorded all the same ({turn['status']}, positions "
+            f"{turn['events']['first']}-{turn['events']['last']}): see `mind log --turn "
+            f"{turn['turn']}`"
+        ) from None
+
+
+def _echo_turn(turn: Mapping[str, Any], as_json: bool) -> int:
     if as_json:
         emit_json(turn)
     elif turn["status"] == "complete":

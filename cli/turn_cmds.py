@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import sys
 from pathlib import Path
 from typing import Any
@@ -33,6 +34,25 @@ def reply_text(value: str | None) -> str | None:
         raise InvalidInputError(
             f"--mock-reply {value}: {path} is not UTF-8 text (byte {e.start}); "
             "re-encode it as UTF-8"
+        ) from None
+
+
+def stdin_text() -> str:
+    """`mind turn -`: standard input, decoded strictly in its encoding (UTF-8 unless the locale
+    says otherwise), newlines as in any text file; bytes that do not decode are one line."""
+    from mindledger.domain.errors import InvalidInputError
+
+    stream = sys.stdin
+    raw = stream.buffer.read() if hasattr(stream, "buffer") else None
+    if raw is None:  # a text stream only (an embedding program's): already text
+        return stream.read()
+    encoding = stream.encoding or "utf-8"
+    try:
+        return io.TextIOWrapper(io.BytesIO(raw), encoding=encoding, errors="strict").read()
+    except UnicodeDecodeError as e:
+        raise InvalidInputError(
+            f"standard input is not {encoding} text (byte {e.start} of {len(raw)}); nothing was "
+            "recorded: re-encode it (iconv -t UTF-8) or pass the text as an argument"
         ) from None
 
 
@@ -117,7 +137,7 @@ def turn(
         mind turn "hi" --model mock --mock-reply $'Hello!\\nCOMMIT: say hello daily' --json
     """
     if text == "-":
-        text = sys.stdin.read()
+        text = stdin_text()
     check_mock_flags(spec, mock_reply)
     done = opened(home).run_turn(
         text, model=spec, mock_reply=reply_text(mock_reply), api_base=api_base, budget=budget

@@ -9,18 +9,18 @@ from __future__ import annotations
 
 from typing import Any
 
-import click
+from mindledger.cli.output import write_out
 
 
 def echo_prompt(data: dict[str, Any]) -> None:
     """The messages as a reader wants them: each role, then its content verbatim."""
     if data["messages"] is None:
-        click.echo(
+        write_out(
             f"turn {data['turn']} ({data['status']}) has no recorded prompt: its model was "
             "never called, or it ran before prompts were recorded"
         )
         return
-    click.echo(f"turn {data['turn']} ({data['status']}, model {data['model']}):")
+    write_out(f"turn {data['turn']} ({data['status']}, model {data['model']}):")
     for message in data["messages"]:
-        click.echo(f"--- {message['role']} ---")
-        click.echo(message["content"])
+        write_out(f"--- {message['role']} ---")
+        write_out(message["content"])

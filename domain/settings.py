@@ -6,6 +6,7 @@ part of the mind's history and replays like everything else.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import fields, replace
@@ -13,25 +14,52 @@ from dataclasses import fields, replace
 from mindledger.domain.errors import InvalidInputError
 from mindledger.domain.tension import TensionParams
 
-# key -> (parser, check, what it means)
+# key -> (parser, check, what it means). Every number is finite (inf and nan are refused by
+# `check_setting`), and bounded: a rate or cap of 1e300 would overflow the tension law.
 _NUMBER: Callable[[str], float] = float
+_MILLION = 1_000_000
 SETTINGS: dict[str, tuple[Callable[[str], float | int], Callable[[float], bool], str]] = {
-    "threads.base_rate": (_NUMBER, lambda v: v > 0, "tension per hour right after work (> 0)"),
-    "threads.half_life": (_NUMBER, lambda v: v > 0, "hours for the rate to double (> 0)"),
-    "threads.cap": (_NUMBER, lambda v: v > 0, "the most tension a thread can hold (> 0)"),
+    "threads.base_rate": (
+        _NUMBER,
+        lambda v: 0 < v <= _MILLION,
+        "tension per hour right after work (> 0, at most 1000000)",
+    ),
+    "threads.half_life": (
+        _NUMBER,
+        lambda v: 0 < v <= _MILLION,
+        "hours for the rate to double (> 0, at most 1000000)",
+    ),
+    "threads.cap": (
+        _NUMBER,
+        lambda v: 0 < v <= _MILLION,
+        "the most tension a thread can hold (> 0, at most 1000000)",
+    ),
     "threads.cycle_threshold": (
         _NUMBER,
-        lambda v: v >= 0,
-        "a tick fires when the highest tension exceeds this (>= 0)",
+        lambda v: 0 <= v <= _MILLION,
+        "a tick fires when the highest tension exceeds this (0 to 1000000)",
     ),
     "threads.floor_interval": (
         _NUMBER,
-        lambda v: v >= 0,
-        "a tick fires when more hours than this passed since the last cycle; 0 = always (>= 0)",
+        lambda v: 0 <= v <= _MILLION,
+        "a tick fires when more hours than this passed since the last cycle; 0 = always "
+        "(0 to 1000000)",
     ),
-    "threads.max_live_threads": (int, lambda v: v >= 1, "live threads before triage (>= 1)"),
-    "threads.top_k": (int, lambda v: v >= 0, "threads shown in every turn's context (>= 0)"),
-    "threads.work_credit": (_NUMBER, lambda v: v >= 0, "tension one credited work removes"),
+    "threads.max_live_threads": (
+        int,
+        lambda v: 1 <= v <= 100_000,
+        "live threads before triage (1 to 100000)",
+    ),
+    "threads.top_k": (
+        int,
+        lambda v: 0 <= v <= 1000,
+        "threads shown in every turn's context (0 to 1000)",
+    ),
+    "threads.work_credit": (
+        _NUMBER,
+        lambda v: 0 <= v <= _MILLION,
+        "tension one credited work removes (0 to 1000000)",
+    ),
 }
 WORKSPACE = "workspace"
 EMBEDDING_MODEL = "embedding.model"  # a LiteLLM embedding model, or "off"
@@ -52,6 +80,8 @@ TEXT_SETTINGS = {
 KEYS = (*SETTINGS, *TEXT_SETTINGS)
 # The embedding server's base URL: a request goes there with the provider's key.
 _HTTP_URL = re.compile(r"^https?://[^\s/]+\S*$")
+# A LiteLLM model name: provider/model segments of name characters, never a path (`..`, `/x`).
+_MODEL_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.:@+-]*(/[A-Za-z0-9_][A-Za-z0-9_.:@+-]*)*$")
 
 
 def meaning(key: str) -> str:
@@ -70,16 +100,23 @@ def check_setting(key: str, value: str) -> str:
             raise InvalidInputError(f"{key} must be on or off")
         if key == EMBEDDING_API_BASE and value != "off" and not _HTTP_URL.match(value):
             raise InvalidInputError(f"{key} must be an http:// or https:// URL, or off")
+        if key == EMBEDDING_MODEL and not (_MODEL_NAME.match(value) and len(value) <= 200):
+            raise InvalidInputError(
+                f"{key} must be a LiteLLM model name like {DEFAULT_EMBEDDING_MODEL} or "
+                "openai/text-embedding-3-small (letters, digits, . _ - : @ + between /), or off"
+            )
         return value
     if key not in SETTINGS:
         raise InvalidInputError(f"unknown setting {key!r}; settings: {', '.join(KEYS)}")
     parse, ok, meaning = SETTINGS[key]
+    what = "a whole number" if parse is int else "a number"
     try:
         number = parse(value.strip())
-    except ValueError:
-        raise InvalidInputError(f"{key} must be a number: {meaning}") from None
-    if number != number or not ok(number):  # NaN fails every comparison
-        raise InvalidInputError(f"{key}={value!r} is out of range: {meaning}")
+    except ValueError:  # also a whole number of more than 4300 digits
+        raise InvalidInputError(f"{key} must be {what}: {meaning}") from None
+    if not math.isfinite(number) or not ok(number):  # NaN fails every comparison; inf passes >
+        shown = value if len(value) <= 40 else value[:37] + "..."
+        raise InvalidInputError(f"{key}={shown!r} is out of range: {meaning}")
     return str(number)
 
 

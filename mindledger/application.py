@@ -299,15 +299,16 @@ class MindLedger(DirectCommands, KnowledgeCommands):
             )
         return change_json(change)
 
-    def export(self, folder: str | Path, fmt: str = "jsonl") -> dict[str, Any]:
+    def export(self, folder: str | Path, fmt: str = "jsonl", force: bool = False) -> dict[str, Any]:
         """`mind export --format jsonl|md FOLDER --json`: the whole ledger (jsonl: every hash
-        and the keys of its sealed text, so keep it private) or a readable transcript (md)."""
+        and the keys of its sealed text, so keep it private) or a readable transcript (md);
+        an earlier export's file there is refused unless `force`."""
         from mindledger.domain.errors import InvalidInputError
         from mindledger.export import FILE_NAMES, export_ledger
 
         if fmt not in FILE_NAMES:
             raise InvalidInputError(f"format {fmt!r} is not one of {', '.join(FILE_NAMES)}")
-        return export_ledger(self.home, Path(folder).expanduser(), fmt)
+        return export_ledger(self.home, Path(folder).expanduser(), fmt, force=force)
 
     def owner_write(self, act: Callable[[Home], Any]) -> Any:
         """Run one owner action on the home, serialized with this mind's turns here."""

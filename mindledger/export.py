@@ -4,15 +4,12 @@ of its sealed text: the whole mind) or `transcript.md` (readable), written whole
 from __future__ import annotations
 
 import contextlib
-import os
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, Protocol
 
 from mindledger.compose import Home, finish_forgets, open_keys, open_reader
-from mindledger.domain.errors import MindError
-from mindledger.domain.private_files import FILE_MODE, private_folder
 
 
 class Bar(Protocol):
@@ -40,38 +37,39 @@ FILE_NAMES = {"jsonl": "ledger.jsonl", "md": "transcript.md"}
 
 
 def export_ledger(
-    home: Home, folder: Path, fmt: str, progress: Progress = no_progress
+    home: Home, folder: Path, fmt: str, progress: Progress = no_progress, force: bool = False
 ) -> dict[str, Any]:
     """Write the ledger up to its current head into `folder` as ledger.jsonl (`fmt` "jsonl") or
-    transcript.md ("md"); what `mind export --json` prints. A file already there is replaced
-    only once the new one is whole."""
+    transcript.md ("md"); what `mind export --json` prints. A file of that name already there
+    is refused unless `force`, and then replaced only once the new one is whole."""
     from mindledger.adapters.ledger_export import Genesis, export_lines
     from mindledger.adapters.ledger_transcript import transcript
-    from mindledger.output_paths import click_name, refuse_home_file, replaced_on_success
+    from mindledger.output_paths import (
+        check_output,
+        make_folder,
+        output_file,
+        refuse_home_file,
+        refuse_overwrite,
+    )
 
     target = folder / FILE_NAMES[fmt]
     refuse_home_file(home, folder, "FOLDER")
     refuse_home_file(home, target, "FOLDER")
+    refuse_overwrite(folder, [target.name], "FOLDER", force)
+    check_output(target, "FOLDER")  # a link or a folder of that name: refused before any work
     finish_forgets(home)  # a forget a crash interrupted is finished before anything goes out
     reader = open_reader(home)
     keys = open_keys(home)  # the data keys each jsonl line carries for its envelopes
     try:
         genesis = Genesis(*reader.meta())
         events, head = reader.head()  # a snapshot: events written meanwhile are not exported
-        try:
-            private_folder(folder)  # a new folder is 0700: the export is the whole mind
-        except OSError as e:
-            raise MindError(
-                f"cannot create the folder {click_name(folder)!r}: {e.strerror or e}"
-            ) from None
+        make_folder(folder, "FOLDER", private=True)
         started = time.perf_counter()
         written = 0
         with (
             progress(events, f"exporting {fmt}") as bar,
-            replaced_on_success(target) as temp,
-            open(temp, "wb", buffering=1 << 20) as out,
+            output_file(target, "FOLDER", private=True) as out,  # words and keys: 0600
         ):
-            os.fchmod(out.fileno(), FILE_MODE)  # every message and its keys: the owner's only
             rows = counted(reader.rows(stop=events), bar)
             if fmt == "jsonl":
                 for line in export_lines(genesis, rows, events, head, keys):

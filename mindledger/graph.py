@@ -47,17 +47,19 @@ def graph_text(home: Home, fmt: str = "graphml") -> str:
 
 
 def export_graph(home: Home, out: Path, fmt: str = "graphml") -> dict[str, Any]:
-    """Write the graph to `out` as GraphML or JSON, replacing the file only once the text is
-    whole (what `mind graph export --out FILE --json` prints)."""
-    from mindledger.output_paths import refuse_home_file, replaced_on_success
+    """Write the graph to `out` as GraphML or JSON (a file replaced only once the text is
+    whole; a FIFO, device or `-` written; a symbolic link refused: `output_paths`); what
+    `mind graph export --out FILE --json` prints."""
+    from mindledger.output_paths import check_output, output_file, refuse_home_file
     from mindledger.projections.queries.graph import export
 
     _check_format(fmt)
     refuse_home_file(home, out, "--out")
+    check_output(out, "--out")
     g = _graph(home)
     text = export(g, fmt) + "\n"  # made before anything is written
-    with replaced_on_success(out) as temp:
-        temp.write_text(text, encoding="utf-8")
+    with output_file(out, "--out") as file:
+        file.write(text.encode("utf-8"))
     return {
         "out": str(out),
         "format": fmt,

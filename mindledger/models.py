@@ -46,6 +46,13 @@ def _litellm(home: Home, settings: ModelSettings) -> CompletionModel:
     return LiteLLMModel(settings)
 
 
+def _routed_litellm(home: Home, settings: ModelSettings) -> CompletionModel:
+    from mindledger.adapters.litellm_model import check_routable
+
+    check_routable(settings.spec, settings.api_base)  # before a turn records anything
+    return _litellm(home, settings)
+
+
 def _embedded_unavailable(home: Home, spec: str) -> str | None:
     from mindledger.adapters.local_model import model_path
 
@@ -59,9 +66,17 @@ def _always_available(home: Home, spec: str) -> str | None:
 
 
 def _litellm_unavailable(home: Home, spec: str) -> str | None:
-    from mindledger.adapters.litellm_model import import_litellm, provider_reason
+    from mindledger.adapters.litellm_model import (
+        ROUTABLE_HINT,
+        import_litellm,
+        provider_reason,
+        unroutable,
+    )
 
     litellm = import_litellm()  # quiet: it prints a banner on stdout for an unknown provider
+    reason = unroutable(spec, home.settings.api_base)
+    if reason is not None:
+        return f"{reason}: {ROUTABLE_HINT}"
     load_dotenv(home)
     try:
         check: dict[str, Any] = litellm.validate_environment(model=spec)
@@ -77,7 +92,7 @@ EMBEDDED = ModelKind(
     "embedded", lambda spec: spec.startswith("local/"), _embedded, _embedded_unavailable
 )
 MOCK = ModelKind("mock", lambda spec: spec == "mock", _litellm, _always_available)
-LITELLM = ModelKind("litellm", lambda spec: True, _litellm, _litellm_unavailable)
+LITELLM = ModelKind("litellm", lambda spec: True, _routed_litellm, _litellm_unavailable)
 # First match wins; LiteLLM takes every spec the others do not name.
 KINDS = (EMBEDDED, MOCK, LITELLM)
 

@@ -1,20 +1,39 @@
-"""Files the user names for output (`--out`, `--into`, `export FOLDER`).
+"""Files the user names for output (`--out`, `export FOLDER`, `--into`), written as Unix tools
+write them; every command that writes a named path goes through here.
 
-Never one of the home's own files (a refused export once truncated the ledger: the output was
-opened before the input was read), and written to a temporary file beside the target that is
-renamed into place only once complete, so a failed write leaves whatever was there.
+- A regular file, or a name not there yet, gets the new bytes in a temporary file beside it,
+  renamed over it only once complete: a failed write leaves whatever was there.
+- A FIFO or a character device (`/dev/null`, `/dev/stdout`) is opened and written, never
+  replaced; `-` is standard output.
+- A symbolic link is refused, never written through or replaced (a link to `/proc/self/fd/1`,
+  or to a file elsewhere, would otherwise become a regular file); so are a folder, a block
+  device and a socket.
+- Never one of the home's own files (a refused export once truncated the ledger: the output was
+  opened before the input was read).
+
+The permission bits a written file or folder gets are decided in one place, `file_mode` and
+`FOLDER_MODE`.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import shutil
+import stat
+import sys
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from pathlib import Path
+from typing import BinaryIO
 
 from mindledger.compose import Home
-from mindledger.domain.errors import InvalidInputError, MindError
+from mindledger.domain.errors import InvalidInputError
+from mindledger.domain.private_files import FILE_MODE, private_folder
+
+STDOUT = "-"
+FOLDER_MODE = 0o777  # less the umask, as `mkdir` makes a folder
+NEW_FILE_MODE = 0o666  # less the umask, as `>` makes a file
 
 # The home's own entries; a name starting with a prefix is a companion (SQLite's -wal/-shm/
 # -journal, DuckDB's .wal, the anchor's and replay's temporary files).
@@ -29,9 +48,27 @@ HOME_ENTRIES = (
 HOME_PREFIXES = ("ledger.sqlite", "readmodel.", "embeddings.sqlite", ".ledger-head.", "replay-")
 
 
+class OutputPathError(InvalidInputError):
+    """Raised when a path named for output cannot be written as named: a symbolic link, a
+    folder, a block device, a folder that is missing or read-only, a full disk."""
+
+
+def file_mode(existing: os.stat_result | None, private: bool = False) -> int:
+    """The permission bits a written file gets: 0600 for a private output (an export holds
+    the mind's words and keys, whatever the file it replaces allowed), else those of the file it
+    replaces (as `>` keeps them), else an ordinary new file's (`NEW_FILE_MODE` less the umask)."""
+    if private:
+        return FILE_MODE
+    if existing is not None:
+        return stat.S_IMODE(existing.st_mode)
+    return NEW_FILE_MODE & ~_umask()
+
+
 def refuse_home_file(home: Home, path: Path, flag: str) -> None:
     """Raise InvalidInputError when `path` is, or resolves to (symlink, `..`), the home folder,
     one of its own files or folders, or a place inside one of its folders."""
+    if str(path) == STDOUT:
+        return
     try:
         root, target = home.path.resolve(), path.resolve()
     except (OSError, RuntimeError):  # a symlink loop: the write itself fails in its own words
@@ -48,32 +85,189 @@ def refuse_home_file(home: Home, path: Path, flag: str) -> None:
     )
 
 
-def click_name(path: Path) -> str:
+def click_name(path: Path | str) -> str:
     """A path for an error line (undecodable bytes shown, not raised)."""
     return str(path).encode("utf-8", "backslashreplace").decode()
 
 
+def check_output(path: Path, flag: str) -> os.stat_result | None:
+    """Refuse, before any work, a path that cannot be written as named; returns what is there
+    now (None for nothing, or for `-`)."""
+    if str(path) == STDOUT:
+        return None
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return None
+    except OSError as e:  # a parent that is a file, a name too long, no permission to look
+        raise _cannot(path, flag, e) from None
+    kind = stat.S_IFMT(st.st_mode)
+    if kind in (stat.S_IFREG, stat.S_IFIFO, stat.S_IFCHR):
+        return st
+    if kind == stat.S_IFLNK:
+        raise OutputPathError(
+            f"{flag} {click_name(path)} is a symbolic link (to {click_name(os.readlink(path))}); "
+            "links are never written through or replaced: name the file itself (or - for "
+            "standard output)"
+        )
+    what = {stat.S_IFDIR: "a folder", stat.S_IFBLK: "a block device"}.get(kind, "a socket")
+    raise OutputPathError(
+        f"{flag} {click_name(path)} is {what}; give a file, a FIFO, a character device or - "
+        "(standard output)"
+    )
+
+
+def check_new_file(path: Path, flag: str) -> None:
+    """Refuse a path that is there already, a symbolic link included (even one that points
+    nowhere: the new file would be made where it points)."""
+    if os.path.lexists(path):
+        raise OutputPathError(
+            f"{flag} {click_name(path)} exists; give a new file's name (one not there yet)"
+        )
+
+
 @contextlib.contextmanager
-def replaced_on_success(path: Path) -> Iterator[Path]:
-    """A temporary file beside `path`, renamed over `path` when the block ends without error
-    (and removed when it fails, so an existing file keeps its bytes)."""
+def output_file(path: Path, flag: str, private: bool = False) -> Iterator[BinaryIO]:
+    """A binary file to write `path`'s new bytes to (see the module's rules): a temporary file
+    renamed over a regular file once the block ends without error, else the FIFO, device or
+    standard output itself."""
+    existing = check_output(path, flag)
+    if str(path) == STDOUT:
+        yield from _standard_output()
+    elif existing is not None and not stat.S_ISREG(existing.st_mode):
+        yield from _stream(path, flag)
+    else:
+        yield from _replacing(path, flag, existing, private)
+
+
+@contextlib.contextmanager
+def output_path(path: Path, flag: str, private: bool = False) -> Iterator[Path]:
+    """A new file's name for a writer that opens files itself (DuckDB, matplotlib), in a
+    private temporary folder; once the block ends without error its bytes go to `path` as
+    `output_file` puts them (renamed over a regular file, else copied into the stream)."""
+    existing = check_output(path, flag)
+    regular = str(path) != STDOUT and (existing is None or stat.S_ISREG(existing.st_mode))
+    parent = path.parent if regular else None  # beside the file: one rename, same filesystem
     try:
-        fd, temp = tempfile.mkstemp(prefix=f".{path.name[:40]}.", suffix=".part", dir=path.parent)
+        folder = Path(tempfile.mkdtemp(prefix=f".{path.name[:40]}.", suffix=".part", dir=parent))
     except OSError as e:
-        raise MindError(f"cannot write {click_name(path)!r}: {e.strerror or e}") from None
+        raise _cannot(path, flag, e) from None
     try:
-        os.fchmod(fd, 0o666 & ~_umask())  # as an ordinary new file (mkstemp makes it 0600)
-        os.close(fd)
-        yield Path(temp)
+        temp = folder / "output"
+        yield temp
+        if regular:
+            try:
+                os.chmod(temp, file_mode(existing, private))
+                os.replace(temp, path)
+            except OSError as e:
+                raise _cannot(path, flag, e) from None
+        else:
+            with open(temp, "rb") as made, output_file(path, flag, private) as out:
+                shutil.copyfileobj(made, out, 1 << 20)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def make_folder(folder: Path, flag: str, private: bool = False) -> None:
+    """Create `folder` and its parents (a folder there already, or a link to one, is used as
+    it is); a private one (an export's) is made 0700."""
+    try:
+        if private and not folder.is_dir():
+            private_folder(folder)
+        folder.mkdir(mode=FOLDER_MODE, parents=True, exist_ok=True)
+    except FileExistsError:
+        raise OutputPathError(f"{flag} {click_name(folder)} is not a folder") from None
+    except OSError as e:
+        raise OutputPathError(
+            f"cannot create the folder {click_name(folder)!r}: {e.strerror or e}"
+        ) from None
+
+
+def refuse_overwrite(folder: Path, names: list[str], flag: str, force: bool) -> None:
+    """Refuse an export into a folder that holds an earlier one's files, unless `force`:
+    replacing them is asked for, never assumed."""
+    there = [name for name in names if os.path.lexists(folder / name)]
+    if there and not force:
+        shown = ", ".join(there[:3]) + (f" and {len(there) - 3} more" if len(there) > 3 else "")
+        raise OutputPathError(
+            f"{flag} {click_name(folder)} already holds {shown}; nothing was written: give "
+            f"--force to replace {'it' if len(there) == 1 else 'them'}, or choose another folder"
+        )
+
+
+def _standard_output() -> Generator[BinaryIO, None, None]:
+    sys.stdout.flush()  # what was printed before comes first
+    try:
+        fd = os.dup(sys.stdout.fileno())
+    except (OSError, ValueError):  # not a real file (a test's capture): its own buffer
+        yield sys.stdout.buffer
+        sys.stdout.buffer.flush()
+        return
+    # A file of its own on the descriptor: a failed write leaves nothing behind in
+    # sys.stdout's buffer for the interpreter to fail on again as it exits.
+    out = os.fdopen(fd, "wb")
+    try:
+        yield out
+        out.flush()
+    except OSError as e:
+        raise OutputPathError(f"cannot write the output ({e.strerror or e})") from None
+    finally:
+        with contextlib.suppress(OSError):
+            out.close()
+
+
+def _stream(path: Path, flag: str) -> Generator[BinaryIO, None, None]:
+    # O_NOFOLLOW: a link put there since `check_output` looked is refused, not followed; a
+    # FIFO waits here for its reader, as `>` does.
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NOCTTY)
+    except OSError as e:
+        raise _cannot(path, flag, e) from None
+    with os.fdopen(fd, "wb") as out:
+        try:
+            yield out
+            out.flush()
+        except OSError as e:
+            raise _cannot(path, flag, e) from None
+
+
+def _replacing(
+    path: Path, flag: str, existing: os.stat_result | None, private: bool = False
+) -> Generator[BinaryIO, None, None]:
+    fd, temp = _new_temp(path, flag, file_mode(existing, private))
+    try:
+        with os.fdopen(fd, "wb", buffering=1 << 20) as out:
+            yield out
+            out.flush()
+            os.fsync(out.fileno())  # whole on disk before it takes the name
         os.replace(temp, path)
     except OSError as e:
         with contextlib.suppress(OSError):
             os.unlink(temp)
-        raise MindError(f"cannot write {click_name(path)!r}: {e.strerror or e}") from None
+        raise _cannot(path, flag, e) from None
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(temp)
         raise
+
+
+def _new_temp(path: Path, flag: str, mode: int) -> tuple[int, Path]:
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+    for _ in range(100):
+        temp = path.parent / f".{path.name[:40]}.{os.urandom(4).hex()}.part"
+        try:
+            fd = os.open(temp, flags, mode)
+        except FileExistsError:
+            continue
+        except OSError as e:
+            raise _cannot(path, flag, e) from None
+        os.fchmod(fd, mode)  # exactly `mode`: os.open's is less the umask
+        return fd, temp
+    raise OutputPathError(f"cannot write {click_name(path)!r}: no free temporary name beside it")
+
+
+def _cannot(path: Path, flag: str, e: OSError) -> OutputPathError:
+    return OutputPathError(f"cannot write {flag} {click_name(path)!r}: {e.strerror or e}")
 
 
 def _umask() -> int:

@@ -81,9 +81,10 @@ def replay(
     from mindledger.projections.engine.replay import differences, live_position, rebuild, swap_in
 
     if target is not None:
-        from mindledger.output_paths import refuse_home_file
+        from mindledger.output_paths import check_new_file, refuse_home_file
 
         refuse_home_file(home, target, "--into")
+        check_new_file(target, "--into")  # a new DuckDB file: never a link, device or FIFO
     if swap:
         require_verified(home)
     paths, reader = read_model_paths(home), open_reader(home)

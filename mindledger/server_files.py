@@ -104,15 +104,42 @@ def own_private(path: Path, kind: int) -> bool:
     )
 
 
+def home_identity(home: Path) -> list[int] | None:
+    """The home folder's device and inode, which a server records in server.json: a copy of
+    the home (`cp -a` while it was served) has its own, a move or a symlinked path the same."""
+    try:
+        st = os.stat(home)
+    except OSError:
+        return None
+    return [st.st_dev, st.st_ino]
+
+
+def names_home(info: Mapping[str, Any], home: Path) -> bool:
+    """Whether server.json describes `home` itself, not the home it was copied from (whose
+    server, alive, is not this one's: a client must not call it, `mind server stop` must not
+    signal it)."""
+    recorded = info.get("home_id")
+    if recorded is not None:
+        return bool(recorded == home_identity(home))
+    homes = info.get("homes")  # a file written before home_id: the folder by its path
+    if not isinstance(homes, list):
+        return False
+    with contextlib.suppress(OSError, RuntimeError, TypeError, ValueError):
+        here = home.resolve()
+        return any(Path(h).resolve() == here for h in homes if isinstance(h, str))
+    return False
+
+
 def read_info(home: Path) -> dict[str, Any] | None:
-    """The home's server.json when a live server of this user wrote it, else None."""
+    """The home's server.json when a live server of this user wrote it for this home (not a
+    copy's original), else None."""
     try:
         info = json.loads((home / INFO_FILE).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
     if not isinstance(info, dict):
         return None
-    if not is_server_process(info):
+    if not names_home(info, home) or not is_server_process(info):
         return None
     return dict(info)
 
@@ -133,7 +160,8 @@ def any_pid_alive(pid: int) -> bool:
 
 def server_record(home: Path) -> tuple[dict[str, Any] | None, bool]:
     """The home's server.json when the process that wrote it still runs, and whether a stale
-    one lies there instead (unreadable, keys missing, pid gone or reused by a later process)."""
+    one lies there instead (unreadable, keys missing, pid gone or reused by a later process,
+    or written for another home: this one is a copy of it)."""
     path = server_file(home)
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
@@ -141,7 +169,11 @@ def server_record(home: Path) -> tuple[dict[str, Any] | None, bool]:
         return None, False
     except (OSError, ValueError):
         return None, path.is_file()
-    if not isinstance(data, dict) or not is_server_process(data, alive=any_pid_alive):
+    if (
+        not isinstance(data, dict)
+        or not names_home(data, home)
+        or not is_server_process(data, alive=any_pid_alive)
+    ):
         return None, True
     return data, False
 

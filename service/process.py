@@ -31,6 +31,7 @@ from mindledger.server_files import (
     UNIX_PATH_MAX,
     env_fingerprint,
     home_files,
+    home_identity,
     private_folder,
     private_opener,
     remove_if_ours,
@@ -258,6 +259,7 @@ def serve(
                 minds=[mind.name],
                 env_fingerprint=fp,
                 home_files=home_files(mind.home.path),
+                home_id=home_identity(mind.home.path),  # a copy of the home is not served
             )
             write_atomically(server_file(mind.home.path), described)
             written.append(server_file(mind.home.path))

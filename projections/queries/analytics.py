@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import shutil
-import tempfile
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -13,8 +10,6 @@ from typing import Any
 import duckdb
 
 from mindledger.domain.errors import MindError
-from mindledger.domain.private_files import FILE_MODE, private_folder
-from mindledger.projections.engine.schema import TABLES
 
 
 class QueryError(MindError):
@@ -186,31 +181,11 @@ def report(con: duckdb.DuckDBPyConnection, name: str) -> tuple[list[str], list[t
     return [d[0] for d in cur.description], cur.fetchall()
 
 
-def export_tables(con: duckdb.DuckDBPyConnection, folder: Path, fmt: str) -> list[Path]:
-    """Write every read-model table to `folder` as Parquet or CSV; returns the files."""
+def copy_table(con: duckdb.DuckDBPyConnection, table: str, path: Path, fmt: str) -> None:
+    """Write one read-model table to a new file at `path` as Parquet or CSV."""
+    options = "FORMAT parquet" if fmt == "parquet" else "FORMAT csv, HEADER true"
+    quoted = str(path).replace("'", "''")  # a folder may be named anything, quotes too
     try:
-        private_folder(folder)  # a new folder is 0700: the tables hold every message
-        # DuckDB writes with the umask's mode, so each file is made in a 0700 folder of its
-        # own, made 0600 there, then moved into place.
-        scratch = Path(tempfile.mkdtemp(prefix=".export-", dir=folder))
-    except OSError as e:
-        raise QueryError(f"cannot create the folder {str(folder)!r}: {e.strerror or e}") from None
-    written = []
-    try:
-        for table in TABLES:
-            path = folder / f"{table}.{fmt}"
-            options = "FORMAT parquet" if fmt == "parquet" else "FORMAT csv, HEADER true"
-            # Written beside the file and renamed over it once complete: a failed export
-            # leaves an earlier export's file as it was.
-            temp = scratch / f"{table}.{fmt}.part"
-            quoted = str(temp).replace("'", "''")  # a folder may be named anything, quotes too
-            try:
-                con.execute(f"COPY {table} TO '{quoted}' ({options})")
-                os.chmod(temp, FILE_MODE)
-                os.replace(temp, path)
-            except (duckdb.Error, OSError) as e:
-                raise QueryError(f"cannot write {str(path)!r}: {_one_line(e)}") from None
-            written.append(path)
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)
-    return written
+        con.execute(f"COPY {table} TO '{quoted}' ({options})")
+    except duckdb.Error as e:
+        raise QueryError(f"table {table}: {_one_line(e)}") from None

@@ -1,0 +1,56 @@
+"""A home copied while `mind serve` ran (`cp -a`) carries the original's server.json: the copy
+is not served by that server, so its status calls the file stale, its stop never signals the
+original's server, and a client of the copy never calls it."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+from mindledger.server_files import read_info, server_record
+from tests.service.serving import init_home, run_mind, start_server
+
+
+def test_a_copied_home_s_server_json_is_stale_and_its_stop_leaves_the_original(
+    tmp_path: Path,
+) -> None:
+    home = init_home(tmp_path / "echo", "Echo")
+    server = start_server([home])
+    try:
+        copy = tmp_path / "copy"
+        subprocess.run(["cp", "-a", str(home), str(copy)], check=True, timeout=60)
+
+        status = run_mind(copy, "server", "status", "--json")
+        stopped = run_mind(copy, "server", "stop", "--timeout", "1", "--json")
+        original = run_mind(home, "server", "status", "--json")
+
+        assert status.returncode == 0 and status.stderr == ""
+        assert json.loads(status.stdout) == {
+            "running": False,
+            "home": str(copy),
+            "stale_file": True,
+        }
+        assert stopped.returncode == 0 and json.loads(stopped.stdout)["stopped"] is False
+        assert server.process.poll() is None  # the original's server still runs
+        assert json.loads(original.stdout)["running"] is True
+        assert json.loads(original.stdout)["pid"] == server.process.pid
+        assert read_info(copy) is None and server_record(copy) == (None, False)
+        assert read_info(home) is not None
+    finally:
+        server.process.terminate()
+        server.process.wait(timeout=120)
+
+
+def test_a_server_json_records_the_home_it_serves(tmp_path: Path) -> None:
+    home = init_home(tmp_path / "echo", "Echo")
+    server = start_server([home])
+    try:
+        info = json.loads((home / "server.json").read_text())
+        stat = home.stat()
+
+        assert info["home_id"] == [stat.st_dev, stat.st_ino]
+        assert info["homes"] == [str(home)]
+    finally:
+        server.process.terminate()
+        server.process.wait(timeout=120)
