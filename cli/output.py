@@ -19,8 +19,9 @@ def echo(message: Any = None, nl: bool = True, err: bool = False) -> None:
 
 
 def emit_json(data: Any) -> None:
-    """Print one JSON document (`json_text`)."""
-    click.echo(json_text(data))
+    """Print one JSON document (`json_text`); a floor result as its JSON dump."""
+    dump = getattr(data, "model_dump", None)  # duck-typed: this module never imports pydantic
+    click.echo(json_text(dump(mode="json") if dump is not None else data))
 
 
 def table(rows: Sequence[dict[str, Any]], columns: Sequence[str], empty: str) -> None:

@@ -17,8 +17,10 @@ from mindledger.reports import REPORT_NAMES, export_tables, report_png, report_t
 
 
 def _print(columns: list[str], rows: list[tuple[Any, ...]], fmt: str) -> None:
-    if fmt == "json":
-        emit_json(records(columns, rows))
+    if fmt == "json":  # the rows as `MindLedger.query` / `MindLedger.report` give them
+        from mindledger.results_ledger import QueryRows
+
+        emit_json(QueryRows.model_validate(records(columns, rows)).model_dump(mode="json"))
     elif fmt == "nl":
         for record in records(columns, rows):
             echo(json_text(record, indent=None))
@@ -175,8 +177,11 @@ def export(home: Home, folder: Path, fmt: str, as_json: bool) -> None:
     if fmt in ("jsonl", "md"):
         from mindledger.cli.export_cmds import echo_export, terminal_progress
         from mindledger.export import export_ledger, no_progress
+        from mindledger.results_ledger import ExportResult
 
+        # `MindLedger.export`, with a progress bar.
         done = export_ledger(home, folder, fmt, no_progress if as_json else terminal_progress)
+        done = ExportResult.model_validate(done).model_dump(mode="json")
         emit_json(done) if as_json else echo_export(done)
         return
     done = export_tables(home, folder, fmt)
