@@ -2,10 +2,11 @@
 
 `mindledger.open(home)` builds it from one home folder (settings, ledger, key store, readers,
 models, clock) and closes it once. Every front-end calls these methods: the command line's
-commands, the server's routes, MCP's tools, the web page. Each returns what the command line's
-`--json` prints, so a use case gives the same data through every front-end. Writes are
-serialized per mind inside this process (`write_lock`); reads each open their own read-only
-session and may run concurrently from worker threads.
+commands, the server's routes, MCP's tools, the web page. Each returns a typed result
+(`mindledger.results`) whose `model_dump(mode="json")` is what the command line's `--json`
+prints and every front-end renders, so a use case gives the same data through each; `aio` has
+the methods as coroutines. Writes are serialized per mind inside this process (`write_lock`);
+reads each open their own read-only session and may run concurrently from worker threads.
 """
 
 from __future__ import annotations

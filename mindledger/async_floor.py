@@ -22,8 +22,7 @@ def public_methods(cls: type = MindLedger) -> list[str]:
     return sorted(
         name
         for name in dir(cls)
-        if not name.startswith("_")
-        and inspect.isfunction(inspect.getattr_static(cls, name))
+        if not name.startswith("_") and inspect.isfunction(inspect.getattr_static(cls, name))
     )
 
 

@@ -1,7 +1,8 @@
 """The floor's other use cases, as methods `MindLedger` inherits: the direct commands
 (concepts, threads, identity), the owner's knowledge decisions, autonomy, imports, the read
 models, reports, the graph and the model. Each delegates to the floor module that holds the
-use case and returns what the command's `--json` prints; writes hold the mind's write lock."""
+use case and returns its typed result (the JSON the command's `--json` prints, validated);
+writes hold the mind's write lock."""
 
 from __future__ import annotations
 

@@ -220,21 +220,22 @@ class KnowledgeChange(Result):
 
 
 class KnowledgeRow(Result):
-    """One item of `mind knowledge list --json`."""
+    """One item of `mind knowledge list --json` (one whose words were forgotten: state
+    `forgotten`, no content, no intent hash)."""
 
     item_id: str
-    state: ValidationState
+    state: ValidationState | Literal["forgotten"]
     confidence_ppm: int
-    freshness: Freshness
-    reuse: ReusePolicy
+    freshness: Freshness | None
+    reuse: ReusePolicy | None
     revision: int
-    captured_by: Role
+    captured_by: Role | None
     question: str | None
     answer: str | None
-    concepts: list[str]
+    concepts: list[str] | None
     deleted: bool
     updated_at: str | None
-    intent_hash: str
+    intent_hash: str | None
 
 
 class KnowledgeList(Rows[KnowledgeRow]):

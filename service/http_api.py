@@ -1,5 +1,6 @@
-"""The /v1 JSON API: each handler calls one use case on the served mind, in a worker thread,
-and answers with the object the matching CLI command prints with `--json`."""
+"""The /v1 JSON API: each handler calls one use case on the served mind, in a worker thread
+(`mind.aio`), and answers with its result's JSON: what the matching CLI command prints with
+`--json`."""
 
 from __future__ import annotations
 
