@@ -225,10 +225,10 @@ class KnowledgeRow(Result):
 
     item_id: str
     state: ValidationState | Literal["forgotten"]
-    confidence_ppm: int
+    confidence_ppm: int | None
     freshness: Freshness | None
     reuse: ReusePolicy | None
-    revision: int
+    revision: int | None
     captured_by: Role | None
     question: str | None
     answer: str | None

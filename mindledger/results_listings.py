@@ -30,13 +30,13 @@ class CloseResult(Result):
 
 
 class CommitmentRow(Result):
-    """One commitment of `mind commitments --json`."""
+    """One commitment of `mind commitments --json` (a read-model row: a column may be null)."""
 
     cid: str
     text: str | None
     status: str  # open, closed, forgotten
-    origin: Origin
-    episode: int
+    origin: Origin | None
+    episode: int | None
     opened_at: str | None
     closed_at: str | None
     close_reason: str | None
@@ -86,7 +86,8 @@ class ThreadResolved(Result):
 
 
 class ThreadRow(Result):
-    """One thread of `mind threads --json`, with its tension."""
+    """One thread of `mind threads --json`, with its tension (a read-model row: a column may
+    be null)."""
 
     id: str
     stream_id: str
@@ -102,11 +103,11 @@ class ThreadRow(Result):
     reason: str | None
     artifact: str | None
     superseded_by: str | None
-    mentions: int
-    mentions_since_work: int
-    work_count: int
+    mentions: int | None
+    mentions_since_work: int | None
+    work_count: int | None
     last_work_at: str | None
-    opened_position: int
+    opened_position: int | None
     tension: Number
     hours_unworked: Number
 
@@ -154,7 +155,7 @@ class ConceptRow(Result):
 
     token: str
     definition: str | None
-    version: int
+    version: int | None
     aliases: list[str] | None
     defined_at: str | None
     updated_at: str | None
@@ -170,12 +171,12 @@ class IdentityChange(Result):
 
     position: int
     time: str | None
-    change: str
+    change: str | None
     name: str | None
     model: str | None
     via: str | None
     reason: str | None
-    turn: str | None
+    turn: int | None  # the turn's number
 
 
 class IdentityResult(Result):

@@ -125,7 +125,7 @@ def test_a_turn_gives_the_same_data_through_python_the_command_line_and_http(
     said = {"model": "mock", "mock_reply": "Noted: the report."}
 
     with mindledger.open(filled) as mind:
-        from_python = mind.turn("Log the report", **said)
+        from_python = mind.turn("Log the report", model="mock", mock_reply=said["mock_reply"])
     from_cli = cli(
         "turn", "Log the report", "--model", "mock", "--mock-reply", said["mock_reply"],
         "--no-server", "--json",
@@ -202,7 +202,7 @@ def test_one_turn_opens_the_application_once(
     assert len(opened) == 1
 
 
-MCP_READS = {
+MCP_READS: dict[str, tuple[str, dict[str, Any], Callable[[Any], Any]]] = {
     "recall": ("recall", {"query": "weekly report"}, lambda m: m.recall("weekly report")),
     "commitments": ("commitments", {}, lambda m: m.commitments()),
     "threads": ("threads", {}, lambda m: m.threads()),

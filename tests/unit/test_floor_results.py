@@ -203,3 +203,22 @@ def test_importing_mindledger_loads_no_pydantic() -> None:
     )
 
     assert ran.stdout.strip() == "False"
+
+
+def test_a_name_a_turn_adopted_is_in_the_identity_history_with_the_turns_number(
+    mind_home: Path, cli: Callable[..., CliResult]
+) -> None:
+    with mindledger.open(mind_home) as mind:
+        mind.turn(
+            "a name?", model="mock", mock_reply='Maybe.\nCLAIM:identity_proposal={"name": "Nova"}'
+        )
+        mind.turn("yes", model="mock", mock_reply='Done.\nCLAIM:identity_ratify={"name": "Nova"}')
+        identity = mind.identity()
+    printed = cli("identity", "--json")
+
+    assert identity.name == "Nova"
+    assert [(h.change, h.turn) for h in identity.history][-2:] == [
+        ("name_proposed", 1),
+        ("name_adopted", 2),
+    ]
+    assert identity.model_dump(mode="json") == printed.json()
