@@ -55,6 +55,7 @@ if TYPE_CHECKING:
     )
     from mindledger.results_ledger import (
         Anchor,
+        BackupDone,
         ChatGPTImported,
         ChatImported,
         Event,
@@ -115,6 +116,7 @@ __all__ = [
     "AsOf",
     "AskResult",
     "AsyncMindLedger",
+    "BackupDone",
     "Candidate",
     "ChatGPTImported",
     "ChatImported",
@@ -258,6 +260,7 @@ _WHERE = {
     "Events": "mindledger.results_ledger",
     "TurnPrompt": "mindledger.results_ledger",
     "Anchor": "mindledger.results_ledger",
+    "BackupDone": "mindledger.results_ledger",
     "VerifyResult": "mindledger.results_ledger",
     "QueryRows": "mindledger.results_ledger",
     "ReportRows": "mindledger.results_ledger",

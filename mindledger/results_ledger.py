@@ -153,9 +153,11 @@ class ExportResult(Result):
 
 
 class ChatImported(Result):
-    """`mind import chat --json`: the messages added and skipped, and why."""
+    """`mind import chat --json`: the conversation (`source`) and file, the messages added and
+    skipped, and why."""
 
     source: str
+    file: Omitted[str]  # the transcript's path (imports that name it)
     added: int
     skipped: int
     skipped_reasons: dict[str, int]
@@ -197,6 +199,23 @@ class PMMImported(Result):
     link_breaks: list[str]
     forks: list[str]
     kinds: list[PMMKind]
+
+
+class BackupDone(Result):
+    """`mind backup DEST --json`: the verified copy's folder, ledger id, events, head, files
+    and size, the keys forgets had destroyed, pending forgets, what was left out."""
+
+    dest: str
+    ledger_id: str
+    events: int
+    head: str | None
+    files: list[str]
+    bytes: int
+    verified: bool
+    forgotten_keys: int
+    pending_forgets: int
+    skipped: str
+    seconds: Number
 
 
 class MindMade(Result):
