@@ -50,12 +50,13 @@ def tick(
     """
     from mindledger import autonomy
     from mindledger.cli.turn_cmds import check_mock_flags, echo_effects, reply_text
+    from mindledger.results_ledger import TickResult
 
     # In this command's words, before @FILE is read; a tick takes --mock-reply only with
     # --model mock (never for the mind's own model), hence "" for no --model.
     check_mock_flags(spec or "", mock_reply)
     done = autonomy.tick(home, now, spec, reply_text(mock_reply), budget)
-    data = done.data
+    data = TickResult.model_validate(done.data).model_dump(mode="json")  # `MindLedger.tick`'s
     if as_json:
         emit_json(data)
         return

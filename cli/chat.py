@@ -66,21 +66,25 @@ class Session:
         if command == "help":
             echo(HELP)
         elif command == "commitments":
-            table(self.floor.commitments(), ["cid", "text"], "No commitments.")
+            rows = self.floor.commitments().model_dump(mode="json")
+            table(rows, ["cid", "text"], "No commitments.")
         elif command == "threads":
-            table(self.floor.threads(), ["id", "tension", "status", "label"], "No threads.")
+            rows = self.floor.threads().model_dump(mode="json")
+            table(rows, ["id", "tension", "status", "label"], "No threads.")
         elif command == "concepts":
-            table(self.floor.concepts(), ["token", "definition"], "No concepts.")
+            table(
+                self.floor.concepts().model_dump(mode="json"),
+                ["token", "definition"],
+                "No concepts.",
+            )
         elif command == "identity":
             ident = self.floor.identity()
-            echo(f"{ident.get('name')} on {ident.get('model')}")
+            echo(f"{ident.name} on {ident.model}")
         elif command == "model":
             if not arg.strip():
                 echo(f"model: {self.spec}")
             else:
-                from mindledger.models import set_model
-
-                spec = set_model(self.home, arg.strip())["model"]
+                spec = self.floor.set_model(arg.strip()).model
                 self.spec, self.mock_reply = spec, None
                 scripted = spec != "mock"
                 self.model = build_model(self.home, spec, None, self.api_base) if scripted else None
@@ -105,9 +109,7 @@ class Session:
             else:  # read back from the ledger: what was recorded, not what is in memory
                 echo_prompt(turn_prompt(self.home, self.last.turn_id))
         elif command == "verify":
-            from mindledger.ledger_io import verify_ledger
-
-            echo(json.dumps(verify_ledger(self.home, error_as_failure=True)))
+            echo(json.dumps(self.floor.verify().model_dump(mode="json")))
         elif command == "export":
             self.export(arg)
         else:
@@ -119,7 +121,6 @@ class Session:
         from pathlib import Path
 
         from mindledger.cli.export_cmds import echo_export
-        from mindledger.export import export_ledger
 
         folder, _, fmt = arg.strip().rpartition(" ")
         if fmt not in ("jsonl", "md"):
@@ -127,7 +128,7 @@ class Session:
         if not folder.strip():
             echo("usage: /export FOLDER [jsonl|md]")
             return
-        echo_export(export_ledger(self.home, Path(folder.strip()), fmt))
+        echo_export(self.floor.export(Path(folder.strip()), fmt).model_dump(mode="json"))
 
     def say(self, text: str) -> None:
         """One turn: through the home's server when it may take it, else in this process."""
@@ -236,11 +237,12 @@ class Session:
 
     def say_json(self, text: str) -> None:
         """One turn, printed as one line of JSON (the fields of `mind turn --json`)."""
+        from mindledger.results import TurnResult
         from mindledger.turns import outcome_json
 
         outcome = self.run_here(text)
         self.last = outcome
-        data = outcome_json(self.home, outcome)
+        data = TurnResult.model_validate(outcome_json(self.home, outcome)).model_dump(mode="json")
         write_out(json_text(data, indent=None))  # json_text escapes what a terminal would obey
 
 

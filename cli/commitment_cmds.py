@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import click
 
+from mindledger.cli.floor import opened
 from mindledger.cli.output import echo, emit_json, table
-from mindledger.commitments import close as close_commitment
-from mindledger.commitments import commit as open_commitment
-from mindledger.commitments import commitment_listing
 from mindledger.compose import Home
 from mindledger.domain.commitment import ORIGINS
 
@@ -39,7 +37,8 @@ def commit(
 
         mind commit "Send the weekly report on Friday" --concept project.alpha
     """
-    done = open_commitment(home, text, origin, thread_id, concepts)
+    opening = opened(home).commit(text, origin=origin, thread=thread_id, concepts=concepts)
+    done = opening.model_dump(mode="json")
     if as_json:
         emit_json(done)
     elif done["opened"]:
@@ -60,7 +59,7 @@ def close(home: Home, cid: str, reason: str | None, as_json: bool) -> None:
 
         mind close c1a2b3c4d5e --reason "sent on Friday"
     """
-    done = close_commitment(home, cid, reason)
+    done = opened(home).close_commitment(cid, reason).model_dump(mode="json")
     if as_json:
         emit_json(done)
         return
@@ -78,7 +77,7 @@ def commitments(home: Home, include_closed: bool, as_json: bool) -> None:
 
         mind commitments --all --json
     """
-    rows = commitment_listing(home, include_closed)
+    rows = opened(home).commitments(include_closed).model_dump(mode="json")
     if as_json:
         emit_json(rows)
     else:

@@ -4,15 +4,10 @@ from __future__ import annotations
 
 import click
 
+from mindledger.cli.floor import opened
 from mindledger.cli.output import echo, emit_json, table
 from mindledger.compose import Home
-from mindledger.listings import (
-    alias_concept,
-    bind_concept,
-    concept_listing,
-    define_concept,
-    relate_concepts,
-)
+from mindledger.listings import bind_concept
 
 
 @click.group()
@@ -37,7 +32,7 @@ def define(home: Home, token: str, definition: str, as_json: bool) -> None:
 
         mind concept define user.identity "Who the user says they are"
     """
-    done = define_concept(home, token, definition)
+    done = opened(home).define_concept(token, definition).model_dump(mode="json")
     if as_json:
         emit_json(done)
         return
@@ -56,7 +51,7 @@ def alias(home: Home, token: str, alias: str, as_json: bool) -> None:
 
         mind concept alias project.alpha "billing rewrite"
     """
-    done = alias_concept(home, token, alias)
+    done = opened(home).alias_concept(token, alias).model_dump(mode="json")
     if as_json:
         emit_json(done)
         return
@@ -76,7 +71,7 @@ def relate(home: Home, source: str, target: str, relation: str, as_json: bool) -
 
         mind concept relate project.alpha team.billing --as owned-by
     """
-    done = relate_concepts(home, source, target, relation)
+    done = opened(home).relate_concepts(source, target, relation).model_dump(mode="json")
     if as_json:
         emit_json(done)
         return
@@ -121,7 +116,7 @@ def concepts(home: Home, as_json: bool) -> None:
 
         mind concepts --json
     """
-    rows = concept_listing(home)
+    rows = opened(home).concepts().model_dump(mode="json")
     if as_json:
         emit_json(rows)
     else:

@@ -98,8 +98,11 @@ def import_ledger(home: Home, path: Path, as_json: bool) -> None:
         mind --home ./restored import ledger ./backup/ledger.jsonl
     """
     from mindledger import ledger_io
+    from mindledger.results_ledger import LedgerImported
 
+    # `mindledger.import_ledger`, with a progress bar.
     data = ledger_io.import_ledger(home, path, shown_progress(not as_json))
+    data = LedgerImported.model_validate(data).model_dump(mode="json")
     if as_json:
         emit_json(data)
     else:

@@ -7,10 +7,10 @@ from typing import Any
 
 import click
 
+from mindledger.cli.floor import opened
 from mindledger.cli.output import echo, emit_json
 from mindledger.compose import Home
 from mindledger.domain.errors import InvalidInputError
-from mindledger.forget import forget_data, selector_of
 
 
 @click.command()
@@ -72,9 +72,11 @@ def forget(home: Home, /, dry_run: bool, yes: bool, as_json: bool, **given: str 
             "give exactly one of --turn, --conversation, --speaker, --commitment, --concept, "
             "--thread, --knowledge, --before (`mind forget --help`)"
         )
-    selector = selector_of(*chosen[0])
+    mind = opened(home)
+    mind.via = "cli"  # what the Forgotten event records as the way it came
+    kind, value = chosen[0]
     if not dry_run and not yes:
-        preview = forget_data(home, selector, dry_run=True)
+        preview = mind.forget(kind, value, dry_run=True).model_dump(mode="json")
         if preview.get("keys", 0) == 0:  # what `--yes` would answer: nothing is left
             _print({**preview, "dry_run": False, "already_forgotten": True}, as_json)
             return
@@ -85,7 +87,7 @@ def forget(home: Home, /, dry_run: bool, yes: bool, as_json: bool, **given: str 
             )
         _print(preview, as_json=False, to_err=True)
         click.confirm("Forget this for good?", abort=True, err=True)
-    _print(forget_data(home, selector, dry_run=dry_run), as_json)
+    _print(mind.forget(kind, value, dry_run=dry_run).model_dump(mode="json"), as_json)
 
 
 def _print(data: dict[str, Any], as_json: bool, to_err: bool = False) -> None:

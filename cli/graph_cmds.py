@@ -8,10 +8,11 @@ from pathlib import Path
 import click
 from click.core import ParameterSource
 
+from mindledger.cli.floor import opened
 from mindledger.cli.output import echo, emit_json, table, write_out
 from mindledger.compose import Home
 from mindledger.domain.errors import InvalidInputError
-from mindledger.graph import GRAPH_FORMATS, export_graph, graph_neighbors, graph_stats, graph_text
+from mindledger.graph import GRAPH_FORMATS, export_graph, graph_text
 
 
 @click.group()
@@ -34,7 +35,7 @@ def stats_(home: Home, as_json: bool) -> None:
 
         mind graph stats --json
     """
-    data = graph_stats(home)
+    data = opened(home).graph_stats().model_dump(mode="json")
     if as_json:
         emit_json(data)
         return
@@ -57,7 +58,7 @@ def neighbors_(home: Home, node_id: str, depth: int, as_json: bool) -> None:
 
         mind graph neighbors c1a2b3c4d5e --depth 2
     """
-    rows = graph_neighbors(home, node_id, depth)
+    rows = opened(home).graph_neighbors(node_id, depth).model_dump(mode="json")
     if as_json:
         emit_json(rows)
     else:

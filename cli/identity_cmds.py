@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import click
 
+from mindledger.cli.floor import opened
 from mindledger.cli.output import echo, emit_json
 from mindledger.compose import Home
-from mindledger.listings import adopt_name, identity_data
 
 
 @click.group(invoke_without_command=True)
@@ -22,7 +22,7 @@ def identity(ctx: click.Context, as_json: bool) -> None:
     if ctx.invoked_subcommand is not None:
         return
     home: Home = ctx.obj
-    data = identity_data(home)
+    data = opened(home).identity().model_dump(mode="json")
     if as_json:
         emit_json(data)
         return
@@ -44,7 +44,7 @@ def adopt(home: Home, name: str, reason: str | None, as_json: bool) -> None:
 
         mind identity adopt Echo --reason "chosen together"
     """
-    done = adopt_name(home, name, reason)
+    done = opened(home).adopt_name(name, reason).model_dump(mode="json")
     if as_json:
         emit_json(done)
         return

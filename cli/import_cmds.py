@@ -70,9 +70,9 @@ def chat(home: Home, path: Path, conversation: str | None, as_json: bool) -> Non
 
         mind import chat history.jsonl
     """
-    from mindledger.imports import import_chat
+    from mindledger.cli.floor import opened
 
-    done = import_chat(home, path, conversation)
+    done = opened(home).import_chat(path, conversation).model_dump(mode="json")
     if as_json:
         emit_json(done)
     else:
@@ -105,9 +105,11 @@ def pmm(home: Home, path: Path, accept_broken: bool, as_json: bool) -> None:
         mind import pmm chat_session_ledger.json
     """
     from mindledger.imports import import_pmm
+    from mindledger.results_ledger import PMMImported
 
-    with ImportProgress(not as_json) as bar:
+    with ImportProgress(not as_json) as bar:  # `MindLedger.import_pmm`, with a progress bar
         done = import_pmm(home, path, accept_broken, bar.update, bar.start)
+    done = PMMImported.model_validate(done).model_dump(mode="json")
     if as_json:
         emit_json(done)
         return
@@ -142,9 +144,11 @@ def chatgpt(home: Home, path: Path, as_json: bool) -> None:
         mind import chatgpt chatgpt-export.zip
     """
     from mindledger.imports import import_chatgpt
+    from mindledger.results_ledger import ChatGPTImported
 
-    with ImportProgress(not as_json) as bar:
+    with ImportProgress(not as_json) as bar:  # `MindLedger.import_chatgpt`, with a progress bar
         done = import_chatgpt(home, path, bar.update, bar.start)
+    done = ChatGPTImported.model_validate(done).model_dump(mode="json")
     if as_json:
         emit_json(done)
         return

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Literal
 
 import click
 
@@ -10,17 +10,8 @@ from mindledger.cli.floor import opened
 from mindledger.cli.output import echo, emit_json, table
 from mindledger.cli.turn_cmds import check_mock_flags, model_options, reply_text
 from mindledger.compose import Home
-from mindledger.domain.knowledge import FRESHNESS, POLICIES, STATES, Judgement
-from mindledger.knowledge import (
-    change_json,
-    decide_turn,
-    delete_item,
-    edit_item,
-    judge_item,
-    knowledge_listing,
-    knowledge_shown,
-    remember_item,
-)
+from mindledger.domain.knowledge import FRESHNESS, POLICIES, STATES
+from mindledger.results import KnowledgeChange
 
 JSON = click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 
@@ -29,12 +20,12 @@ JSON = click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 _PAST = {"verify": "verified", "dispute": "disputed", "retract": "retracted"}
 
 
-def _print_change(change: Any, as_json: bool, verb: str) -> None:
+def _print_change(change: KnowledgeChange, as_json: bool, verb: str) -> None:
     if as_json:
-        emit_json(change_json(change))
+        emit_json(change.model_dump(mode="json"))
     else:
         echo(
-            f"{change.item_id} {verb} (revision {change.revision}, {change.state}, "
+            f"{change.id} {verb} (revision {change.revision}, {change.state}, "
             f"{change.confidence_ppm / 1_000_000:.2f})"
         )
 
@@ -73,7 +64,15 @@ def remember(
 
         mind remember "Paris" --question "capital of France" --state verified --confidence 0.99
     """
-    change = remember_item(home, text, question, concepts, state, confidence, freshness, reuse)
+    change = opened(home).remember(
+        text,
+        question=question,
+        concepts=concepts,
+        state=state,
+        confidence=confidence,
+        freshness=freshness,
+        reuse=reuse,
+    )
     _print_change(change, as_json, "captured" if change.created else "revised")
 
 
@@ -102,13 +101,17 @@ def ask(
     """
     if spec is not None and spec != "mock":  # a scripted reply for a model that would not use it
         check_mock_flags(spec, mock_reply)
-    data = opened(home).ask(
-        question,
-        current=current,
-        model=spec,
-        mock_reply=reply_text(mock_reply),
-        api_base=api_base,
-        budget=budget,
+    data = (
+        opened(home)
+        .ask(
+            question,
+            current=current,
+            model=spec,
+            mock_reply=reply_text(mock_reply),
+            api_base=api_base,
+            budget=budget,
+        )
+        .model_dump(mode="json")
     )
     if as_json:
         emit_json(data)
@@ -143,7 +146,7 @@ def list_(home: Home, include_deleted: bool, as_json: bool) -> None:
 
         mind knowledge list --json
     """
-    found = knowledge_listing(home, include_deleted)
+    found = opened(home).knowledge(include_deleted).model_dump(mode="json")
     if as_json:
         emit_json(found)
         return
@@ -166,7 +169,7 @@ def show(home: Home, target: str, history: bool, as_json: bool) -> None:
 
         mind knowledge show k1a2b3 --history
     """
-    data = knowledge_shown(home, target, history)
+    data = opened(home).knowledge_item(target, history=history).model_dump(mode="json")
     if as_json:
         emit_json(data)
         return
@@ -187,14 +190,14 @@ def show(home: Home, target: str, history: bool, as_json: bool) -> None:
         echo(f"  v{entry['version']} {entry['type']} {entry['timestamp']} {what}")
 
 
-def _judge(judgement: Judgement, help_text: str) -> click.Command:
+def _judge(judgement: Literal["verify", "dispute", "retract"], help_text: str) -> click.Command:
     @click.command(judgement, help=help_text)
     @click.argument("target", metavar="ID")
     @click.option("--note", help="Why.")
     @JSON
     @click.pass_obj
     def command(home: Home, target: str, note: str | None, as_json: bool) -> None:
-        change = judge_item(home, target, judgement, note)
+        change = opened(home).judge(target, judgement, note)
         _print_change(change, as_json, _PAST.get(judgement, f"{judgement}ed"))
 
     return command
@@ -233,7 +236,7 @@ def edit(home: Home, target: str, answer: str, as_json: bool) -> None:
 
         mind knowledge edit k1a2b3 "Multi-Channel Memory Architecture (MCMA)"
     """
-    _print_change(edit_item(home, target, answer), as_json, "edited")
+    _print_change(opened(home).edit_knowledge(target, answer), as_json, "edited")
 
 
 @knowledge.command()
@@ -249,16 +252,17 @@ def delete(home: Home, target: str, reason: str | None, as_json: bool) -> None:
 
         mind knowledge delete k1a2b3 --reason "wrong"
     """
-    _print_change(delete_item(home, target, reason), as_json, "deleted")
+    _print_change(opened(home).delete_knowledge(target, reason), as_json, "deleted")
 
 
-def _decide(judgement: Judgement, help_text: str) -> click.Command:
+def _decide(judgement: Literal["approve", "discard"], help_text: str) -> click.Command:
     @click.command(judgement, help=help_text)
     @click.argument("target", metavar="TURN")
     @JSON
     @click.pass_obj
     def command(home: Home, target: str, as_json: bool) -> None:
-        change = decide_turn(home, target, judgement)
+        mind = opened(home)
+        change = mind.approve(target) if judgement == "approve" else mind.discard(target)
         _print_change(change, as_json, "approved" if judgement == "approve" else "discarded")
 
     return command

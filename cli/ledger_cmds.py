@@ -7,9 +7,10 @@ from pathlib import Path
 
 import click
 
+from mindledger.cli.floor import opened
 from mindledger.cli.output import echo, emit_json, table
 from mindledger.compose import Home, finish_forgets
-from mindledger.ledger_reads import KINDS, log_events, status_data
+from mindledger.ledger_reads import KINDS
 
 
 @click.command()
@@ -34,8 +35,10 @@ def init(home: Home, name: str, dsn: str | None, schema: str, as_json: bool) -> 
         mind --home ./echo init --name Echo
     """
     from mindledger.init_mind import init_mind
+    from mindledger.results_ledger import MindMade
 
-    data = init_mind(home, name, dsn, schema)
+    # Not `mindledger.init`: the PostgreSQL flags are the command line's; the result is the same.
+    data = MindMade.model_validate(init_mind(home, name, dsn, schema)).model_dump(mode="json")
     if as_json:
         emit_json(data)
         return
@@ -52,7 +55,7 @@ def status(home: Home, as_json: bool) -> None:
 
         mind status --json
     """
-    data = status_data(home)
+    data = opened(home).status().model_dump(mode="json")
     if as_json:
         emit_json(data)
         return
@@ -88,12 +91,11 @@ def log(home: Home, limit: int, kind: str | None, turn_ref: str | None, as_json:
     finish_forgets(home)  # a forget a crash interrupted, before its words are shown
     if turn_ref is not None:
         from mindledger.cli.turn_prompt import echo_prompt
-        from mindledger.turn_prompt import resolve_turn, turn_prompt
 
-        data = turn_prompt(home, resolve_turn(home, turn_ref))
+        data = opened(home).turn_prompt(turn_ref).model_dump(mode="json")
         emit_json(data) if as_json else echo_prompt(data)
         return
-    events = log_events(home, limit, kind)
+    events = opened(home).log(limit, kind).model_dump(mode="json")
     if as_json:
         emit_json(events)
         return
@@ -145,8 +147,12 @@ def verify(home: Home, as_json: bool, head: str | None, export_file: Path | None
         verify_export(export_file, as_json, head)
         return
     from mindledger.ledger_io import verify_ledger
+    from mindledger.results_ledger import VerifyResult
 
-    data = verify_ledger(home, head, error_as_failure=as_json)
+    # Not `MindLedger.verify`: a ledger that cannot be read is an error line here, and a home
+    # without a mind is verified as a failure rather than refused; the result is the same.
+    verified = verify_ledger(home, head, error_as_failure=as_json)
+    data = VerifyResult.model_validate(verified).model_dump(mode="json")
     if as_json:
         emit_json(data)
     elif data["ok"]:

@@ -35,9 +35,9 @@ def show(home: Home, as_json: bool) -> None:
 
         mind model show --json
     """
-    from mindledger.models import model_details
+    from mindledger.cli.floor import opened
 
-    data = model_details(home)
+    data = opened(home).model().model_dump(mode="json")
     if as_json:
         emit_json(data)
         return
@@ -68,9 +68,9 @@ def set_(home: Home, spec: str, as_json: bool) -> None:
 
         mind model set openai/gpt-4o-mini
     """
-    from mindledger.models import set_model
+    from mindledger.cli.floor import opened
 
-    data = set_model(home, spec)
+    data = opened(home).set_model(spec).model_dump(mode="json")
     if as_json:
         emit_json(data)
         return

@@ -94,8 +94,9 @@ def write_out(text: str, nl: bool = True) -> None:
 
 
 def emit_json(data: Any) -> None:
-    """Print one JSON document (`json_text`)."""
-    write_out(json_text(data))
+    """Print one JSON document (`json_text`); a floor result as its JSON dump."""
+    dump = getattr(data, "model_dump", None)  # duck-typed: this module never imports pydantic
+    write_out(json_text(dump(mode="json") if dump is not None else data))
 
 
 def table(rows: Sequence[dict[str, Any]], columns: Sequence[str], empty: str) -> None:

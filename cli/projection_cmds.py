@@ -30,6 +30,7 @@ def project(home: Home, follow: bool, as_json: bool) -> None:
         mind project --follow &
     """
     from mindledger import projection
+    from mindledger.results_ledger import Projected
 
     if follow:
 
@@ -44,6 +45,7 @@ def project(home: Home, follow: bool, as_json: bool) -> None:
         data = projection.follow(home, following, report)
     else:
         data = projection.catch_up(home, shown_progress(not as_json, PROJECT_PROGRESS_FROM))
+    data = Projected.model_validate(data).model_dump(mode="json")  # `MindLedger.project`'s
     if as_json:
         emit_json(data)
     else:
@@ -78,9 +80,11 @@ def replay(home: Home, target: Path | None, check: bool, swap: bool, as_json: bo
         mind replay --into /tmp/rebuilt.duckdb --check
     """
     from mindledger import projection
+    from mindledger.results_ledger import Replayed
 
     progress = shown_progress(not as_json, PROJECT_PROGRESS_FROM)
     data = projection.replay(home, target, check, swap, progress)
+    data = Replayed.model_validate(data).model_dump(mode="json")  # `MindLedger.replay`'s
     diffs = data["differences"]
     if as_json:
         emit_json(data)

@@ -26,8 +26,13 @@ from mindledger.safe_text import for_terminal
 
 def _text(columns: list[str], rows: list[tuple[Any, ...]], fmt: str) -> str:
     """The rows as printed in `fmt` (json, nl, csv or table), ending in a newline."""
-    if fmt == "json":
-        return json_text(records(columns, rows)) + "\n"
+    if fmt == "json":  # the rows as `MindLedger.query` / `MindLedger.report` give them
+        from mindledger.results_ledger import QueryRows
+
+        return (
+            json_text(QueryRows.model_validate(records(columns, rows)).model_dump(mode="json"))
+            + "\n"
+        )
     if fmt == "nl":
         return "".join(json_text(record, indent=None) + "\n" for record in records(columns, rows))
     if fmt == "csv":
@@ -210,9 +215,12 @@ def export(home: Home, folder: Path, fmt: str, force: bool, as_json: bool) -> No
     if fmt in ("jsonl", "md"):
         from mindledger.cli.export_cmds import echo_export, terminal_progress
         from mindledger.export import export_ledger, no_progress
+        from mindledger.results_ledger import ExportResult
 
+        # `MindLedger.export`, with a progress bar.
         progress = no_progress if as_json else terminal_progress
         done = export_ledger(home, folder, fmt, progress, force)
+        done = ExportResult.model_validate(done).model_dump(mode="json")
         emit_json(done) if as_json else echo_export(done)
         return
     done = export_tables(home, folder, fmt, force)

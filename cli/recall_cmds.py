@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import click
 
+from mindledger.cli.floor import opened
 from mindledger.cli.options import as_of_option
 from mindledger.cli.render import echo_recall
 from mindledger.cli.server_client import NO_SERVER_HELP
 from mindledger.compose import Home
 from mindledger.domain.budgets import DEFAULT_BUDGET, RECALL_BUDGET_FLOOR
-from mindledger.recall import recall_data
 from mindledger.rules import AsOf
 
 
@@ -41,7 +41,7 @@ def recall(home: Home, query: str, budget: int, as_of: AsOf | None, as_json: boo
 
         mind recall "what did I promise last May?" --as-of 2026-06-01T00:00:00Z
     """
-    echo_recall(recall_data(home, query, budget, as_of), as_json)
+    echo_recall(opened(home).recall(query, budget, as_of).model_dump(mode="json"), as_json)
 
 
 def register(group: click.Group) -> None:

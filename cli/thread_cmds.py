@@ -5,12 +5,13 @@ from __future__ import annotations
 import click
 
 from mindledger.cli.autonomy_cmds import tick
+from mindledger.cli.floor import opened
 from mindledger.cli.options import as_of_option
 from mindledger.cli.output import echo, emit_json, table
 from mindledger.compose import Home
 from mindledger.domain.thread import VERDICTS
 from mindledger.rules import AsOf
-from mindledger.threads import open_thread, resolve_thread, thread_listing, thread_metrics
+from mindledger.threads import thread_listing, thread_metrics
 
 
 @click.group()
@@ -35,7 +36,7 @@ def open_(home: Home, label: str, content: str, as_json: bool) -> None:
 
         mind thread open "Ask about the launch date" --content "The user hinted at May"
     """
-    done = open_thread(home, label, content)
+    done = opened(home).open_thread(label, content).model_dump(mode="json")
     if as_json:
         emit_json(done)
         return
@@ -73,7 +74,9 @@ def resolve(
 
         mind thread resolve t1a2b3c4d --as dissolved --reason "the question no longer applies"
     """
-    done = resolve_thread(home, thread_id, verdict, reason, artifact, by)
+    mind = opened(home)
+    resolved = mind.resolve_thread(thread_id, verdict, reason=reason, artifact=artifact, by=by)
+    done = resolved.model_dump(mode="json")
     if as_json:
         emit_json(done)
         return
@@ -114,10 +117,10 @@ def threads(
             for key, value in figures.items():
                 echo(f"{key:>14}  {value}")
         return
-    rows, demand = thread_listing(home, include_resolved, as_of)
     if as_json:
-        emit_json(rows)
+        emit_json(opened(home).threads(include_resolved, as_of).model_dump(mode="json"))
         return
+    rows, demand = thread_listing(home, include_resolved, as_of)
     table(rows, ["id", "tension", "hours_unworked", "status", "mentions", "label"], "No threads.")
     if demand:
         lowest = ", ".join(f"{c['id']} ({c['tension']:.2f})" for c in demand["candidates"])

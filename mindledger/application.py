@@ -2,10 +2,11 @@
 
 `mindledger.open(home)` builds it from one home folder (settings, ledger, key store, readers,
 models, clock) and closes it once. Every front-end calls these methods: the command line's
-commands, the server's routes, MCP's tools, the web page. Each returns what the command line's
-`--json` prints, so a use case gives the same data through every front-end. Writes are
-serialized per mind inside this process (`write_lock`); reads each open their own read-only
-session and may run concurrently from worker threads.
+commands, the server's routes, MCP's tools, the web page. Each returns a typed result
+(`mindledger.results`) whose `model_dump(mode="json")` is what the command line's `--json`
+prints and every front-end renders, so a use case gives the same data through each; `aio` has
+the methods as coroutines. Writes are serialized per mind inside this process (`write_lock`);
+reads each open their own read-only session and may run concurrently from worker threads.
 """
 
 from __future__ import annotations
@@ -25,9 +26,30 @@ from mindledger.domain.budgets import (
     check_budget,
 )
 from mindledger.more_use_cases import DirectCommands, KnowledgeCommands
+from mindledger.results import AskResult, KnowledgeChange, RecallResult, TurnResult
+from mindledger.results_ledger import (
+    Events,
+    ExportResult,
+    ForgetResult,
+    LedgerImported,
+    MindMade,
+    QueryRows,
+    StatusResult,
+    TurnPrompt,
+    VerifyResult,
+)
+from mindledger.results_listings import (
+    CloseResult,
+    Commitments,
+    CommitResult,
+    Concepts,
+    IdentityResult,
+    Threads,
+)
 from mindledger.rules import AsOf, parse_as_of
 
 if TYPE_CHECKING:
+    from mindledger.async_floor import AsyncMindLedger
     from mindledger.domain.application import Mind
     from mindledger.domain.model_port import CompletionModel
     from mindledger.domain.turns import TurnOutcome, TurnService
@@ -49,10 +71,15 @@ def withhold_keys(model: Any) -> None:
 
 @dataclass(frozen=True)
 class TurnDone:
-    """A finished turn: the use case's outcome and the object `mind turn --json` prints."""
+    """A finished turn: the use case's outcome and its result (`mind turn --json`)."""
 
     outcome: TurnOutcome
-    data: dict[str, Any]
+    result: TurnResult
+
+    @property
+    def data(self) -> dict[str, Any]:
+        """The result as JSON data (what every front-end prints)."""
+        return self.result.model_dump(mode="json")
 
 
 @checked_methods
@@ -68,6 +95,7 @@ class MindLedger(DirectCommands, KnowledgeCommands):
         self._models: dict[tuple[str, str | None], CompletionModel] = {}
         self._withhold_client_keys = False
         self._name: str | None = None
+        self._aio: AsyncMindLedger | None = None
 
     def __enter__(self) -> MindLedger:
         return self
@@ -87,6 +115,15 @@ class MindLedger(DirectCommands, KnowledgeCommands):
         return self._turns().mind
 
     @property
+    def aio(self) -> AsyncMindLedger:
+        """These use cases as coroutines, each run in a worker thread (for async programs)."""
+        from mindledger.async_floor import AsyncMindLedger
+
+        if self._aio is None:
+            self._aio = AsyncMindLedger(self)
+        return self._aio
+
+    @property
     def name(self) -> str:
         """The mind's name (its identity's; a turn may change it)."""
         if self._name is None:
@@ -104,7 +141,7 @@ class MindLedger(DirectCommands, KnowledgeCommands):
         api_base: str | None = None,
         budget: int = DEFAULT_BUDGET,
         on_delta: Callable[[str], None] | None = None,
-    ) -> dict[str, Any]:
+    ) -> TurnResult:
         """Say `text` to the mind and return the turn as `mind turn --json` prints it.
 
         `model`: a LiteLLM model string, `local/...` (the embedded model) or `mock` (with
@@ -120,7 +157,7 @@ class MindLedger(DirectCommands, KnowledgeCommands):
             api_base=api_base,
             budget=budget,
             on_delta=on_delta,
-        ).data
+        ).result
 
     def run_turn(
         self,
@@ -151,8 +188,10 @@ class MindLedger(DirectCommands, KnowledgeCommands):
             except BaseException:
                 self._drop_turns()  # a fresh pipeline next time, in case this one broke
                 raise
-            done = TurnDone(outcome, turn_json(self.home, service, outcome))
-        self._name = done.data["identity"]["name"] or self._name
+            done = TurnDone(
+                outcome, TurnResult.model_validate(turn_json(self.home, service, outcome))
+            )
+        self._name = done.result.identity.name or self._name
         return done
 
     def ask(
@@ -164,7 +203,7 @@ class MindLedger(DirectCommands, KnowledgeCommands):
         mock_reply: str | None = None,
         api_base: str | None = None,
         budget: int = DEFAULT_BUDGET,
-    ) -> dict[str, Any]:
+    ) -> AskResult:
         """`mind ask --json`: reusable knowledge answers without the model, else a turn whose
         answer is kept as unverified knowledge. `current`: stored answers revalidate."""
         from mindledger.compose import asker
@@ -182,7 +221,7 @@ class MindLedger(DirectCommands, KnowledgeCommands):
             except BaseException:
                 self._drop_turns()
                 raise
-        return ask_json(outcome)
+        return AskResult.model_validate(ask_json(outcome))
 
     def model_for(self, spec: str | None, mock_reply: str | None, api_base: str | None) -> Any:
         """The completion model a turn would use (checked: `mock` needs a scripted reply)."""
@@ -231,7 +270,7 @@ class MindLedger(DirectCommands, KnowledgeCommands):
     # How this object's forgets are recorded (`Forgotten.via`): a program calling the floor.
     via = "python"
 
-    def forget(self, kind: str, value: str, *, dry_run: bool = False) -> dict[str, Any]:
+    def forget(self, kind: str, value: str, *, dry_run: bool = False) -> ForgetResult:
         """`mind forget --KIND VALUE --yes --json` (`dry_run`: counts only). What this object
         holds warm (the turn pipeline, model clients) is dropped first."""
         from mindledger.forget import forget_data, selector_of
@@ -241,7 +280,8 @@ class MindLedger(DirectCommands, KnowledgeCommands):
             if not dry_run:
                 self._drop_turns()
                 self._models.clear()
-            return forget_data(self.home, selector, dry_run=dry_run, via=self.via)
+            data = forget_data(self.home, selector, dry_run=dry_run, via=self.via)
+        return ForgetResult.model_validate(data)
 
     def commit(
         self,
@@ -250,20 +290,20 @@ class MindLedger(DirectCommands, KnowledgeCommands):
         origin: str = "owner",
         thread: str | None = None,
         concepts: Sequence[str] = (),
-    ) -> dict[str, Any]:
+    ) -> CommitResult:
         """`mind commit TEXT --json`: open a commitment (`{"cid", "episode", "opened"}`; the
         same open text is a no-op with `opened` false)."""
         from mindledger.commitments import commit
 
         with self.write_lock:
-            return commit(self.home, text, origin, thread, concepts)
+            return CommitResult.model_validate(commit(self.home, text, origin, thread, concepts))
 
-    def close_commitment(self, cid: str, reason: str | None = None) -> dict[str, Any]:
+    def close_commitment(self, cid: str, reason: str | None = None) -> CloseResult:
         """`mind close CID --json`: close an open commitment."""
         from mindledger.commitments import close
 
         with self.write_lock:
-            return close(self.home, cid, reason)
+            return CloseResult.model_validate(close(self.home, cid, reason))
 
     def remember(
         self,
@@ -275,7 +315,7 @@ class MindLedger(DirectCommands, KnowledgeCommands):
         confidence: float | str | None = None,
         freshness: str | None = None,
         reuse: str | None = None,
-    ) -> dict[str, Any]:
+    ) -> KnowledgeChange:
         """`mind remember TEXT --json`: keep the owner's knowledge, the answer to `question`
         (default: `text` itself); `confidence` a fraction from 0 to 1."""
         from mindledger.domain.errors import InvalidInputError
@@ -297,9 +337,9 @@ class MindLedger(DirectCommands, KnowledgeCommands):
                 freshness,
                 reuse,
             )
-        return change_json(change)
+        return KnowledgeChange.model_validate(change_json(change))
 
-    def export(self, folder: str | Path, fmt: str = "jsonl", force: bool = False) -> dict[str, Any]:
+    def export(self, folder: str | Path, fmt: str = "jsonl", force: bool = False) -> ExportResult:
         """`mind export --format jsonl|md FOLDER --json`: the whole ledger (jsonl: every hash
         and the keys of its sealed text, so keep it private) or a readable transcript (md);
         an earlier export's file there is refused unless `force`."""
@@ -308,7 +348,8 @@ class MindLedger(DirectCommands, KnowledgeCommands):
 
         if fmt not in FILE_NAMES:
             raise InvalidInputError(f"format {fmt!r} is not one of {', '.join(FILE_NAMES)}")
-        return export_ledger(self.home, Path(folder).expanduser(), fmt, force=force)
+        exported = export_ledger(self.home, Path(folder).expanduser(), fmt, force=force)
+        return ExportResult.model_validate(exported)
 
     def owner_write(self, act: Callable[[Home], Any]) -> Any:
         """Run one owner action on the home, serialized with this mind's turns here."""
@@ -319,56 +360,51 @@ class MindLedger(DirectCommands, KnowledgeCommands):
 
     def recall(
         self, query: str, budget: int = DEFAULT_BUDGET, as_of: AsOf | str | None = None
-    ) -> dict[str, Any]:
+    ) -> RecallResult:
         """`mind recall --json`: what the mind would remember for `query`, and why; `as_of` a
         ledger position ("1200") or an ISO-8601 time: the mind as it stood then."""
         from mindledger.recall import recall_data
 
         check_budget(budget, RECALL_BUDGET_FLOOR)
-        return recall_data(self.home, query, budget, _as_of(as_of))
+        return RecallResult.model_validate(recall_data(self.home, query, budget, _as_of(as_of)))
 
-    def commitments(self, include_closed: bool = False) -> list[dict[str, Any]]:
+    def commitments(self, include_closed: bool = False) -> Commitments:
         """`mind commitments [--all] --json`."""
         from mindledger.compose import read_model
         from mindledger.projections.queries import listings
 
         with read_model(self.home) as con:
-            rows: list[dict[str, Any]] = listings.commitments(con, include_closed)
-            return rows
+            return Commitments.model_validate(listings.commitments(con, include_closed))
 
-    def threads(
-        self, include_resolved: bool = False, as_of: AsOf | str | None = None
-    ) -> list[dict[str, Any]]:
+    def threads(self, include_resolved: bool = False, as_of: AsOf | str | None = None) -> Threads:
         """`mind threads [--all] --json`: threads by tension (`as_of` as for `recall`)."""
         from mindledger.threads import thread_listing
 
-        return thread_listing(self.home, include_resolved, _as_of(as_of))[0]
+        return Threads.model_validate(thread_listing(self.home, include_resolved, _as_of(as_of))[0])
 
-    def concepts(self) -> list[dict[str, Any]]:
+    def concepts(self) -> Concepts:
         """`mind concepts --json`."""
         from mindledger.compose import read_model
         from mindledger.projections.queries import listings
 
         with read_model(self.home) as con:
-            rows: list[dict[str, Any]] = listings.concepts(con)
-            return rows
+            return Concepts.model_validate(listings.concepts(con))
 
-    def identity(self) -> dict[str, Any]:
+    def identity(self) -> IdentityResult:
         """`mind identity --json`."""
         from mindledger.compose import read_model
         from mindledger.projections.queries import listings
 
         with read_model(self.home) as con:
-            data: dict[str, Any] = listings.identity(con)
-            return data
+            return IdentityResult.model_validate(listings.identity(con))
 
-    def status(self) -> dict[str, Any]:
+    def status(self) -> StatusResult:
         """`mind status --json`."""
         from mindledger.ledger_reads import status_data
 
-        return status_data(self.home)
+        return StatusResult.model_validate(status_data(self.home))
 
-    def log(self, limit: int = 20, kind: str | None = None) -> list[dict[str, Any]]:
+    def log(self, limit: int = 20, kind: str | None = None) -> Events:
         """`mind log [--limit N] [--kind K] --json`: the latest `limit` events (1 to 100,000),
         oldest first; `kind` one aggregate kind (identity, commitment, concept, thread,
         import)."""
@@ -380,27 +416,27 @@ class MindLedger(DirectCommands, KnowledgeCommands):
         if kind is not None and kind not in KINDS:
             raise InvalidInputError(f"log: kind {kind!r} is not one of {', '.join(KINDS)}")
 
-        return log_events(self.home, limit, kind)
+        return Events.model_validate(log_events(self.home, limit, kind))
 
-    def turn_prompt(self, ref: str) -> dict[str, Any]:
+    def turn_prompt(self, ref: str) -> TurnPrompt:
         """`mind log --turn REF --json`: what the model was sent in that turn."""
         from mindledger.turn_prompt import resolve_turn, turn_prompt
 
-        return turn_prompt(self.home, resolve_turn(self.home, ref))
+        return TurnPrompt.model_validate(turn_prompt(self.home, resolve_turn(self.home, ref)))
 
-    def verify(self, head: str | None = None) -> dict[str, Any]:
+    def verify(self, head: str | None = None) -> VerifyResult:
         """`mind verify --json`: the hash chain recomputed; `head` a hash kept elsewhere."""
         from mindledger.ledger_io import verify_ledger
 
-        return verify_ledger(self.home, head, error_as_failure=True)
+        return VerifyResult.model_validate(verify_ledger(self.home, head, error_as_failure=True))
 
-    def query(self, sql: str, params: dict[str, str] | None = None) -> list[dict[str, Any]]:
+    def query(self, sql: str, params: dict[str, str] | None = None) -> QueryRows:
         """`mind query SQL --json`: read-only SQL in the sandbox, within the query limits."""
         from mindledger.queries import query_records
 
-        return query_records(self.home, sql, params or {})
+        return QueryRows.model_validate(query_records(self.home, sql, params or {}))
 
-    def events_after(self, position: int, limit: int = 500) -> list[dict[str, Any]]:
+    def events_after(self, position: int, limit: int = 500) -> Events:
         """The ledger's events after `position` (at most `limit`), as `mind log --json`."""
         from mindledger.compose import open_reader
         from mindledger.domain.errors import InvalidInputError
@@ -418,7 +454,7 @@ class MindLedger(DirectCommands, KnowledgeCommands):
                 rows.append(row)
                 if len(rows) >= limit:
                     break
-            return opened_events(reader, rows)
+            return Events.model_validate(opened_events(reader, rows))
         finally:
             reader.close()
 
@@ -446,22 +482,24 @@ def _place(home: str | Path | None, overrides: dict[str, Any]) -> Home:
 
 
 @checked
-def init(home: str | Path | None = None, name: str = "Mind", **overrides: Any) -> dict[str, Any]:
+def init(home: str | Path | None = None, name: str = "Mind", **overrides: Any) -> MindMade:
     """`mind init --name NAME --json`: make a new mind at `home` (a folder without one)."""
     from mindledger.init_mind import init_mind
 
-    return init_mind(_place(home, overrides), name)
+    return MindMade.model_validate(init_mind(_place(home, overrides), name))
 
 
 @checked
 def import_ledger(
     path: str | Path, home: str | Path | None = None, **overrides: Any
-) -> dict[str, Any]:
+) -> LedgerImported:
     """`mind import ledger FILE --json`: a `mind export --format jsonl` file made into a new
     mind at `home` (the same genesis and head)."""
     from mindledger.ledger_io import import_ledger as import_file
 
-    return import_file(_place(home, overrides), Path(path).expanduser())
+    return LedgerImported.model_validate(
+        import_file(_place(home, overrides), Path(path).expanduser())
+    )
 
 
 @checked

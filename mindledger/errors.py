@@ -48,6 +48,7 @@ if TYPE_CHECKING:
     )
     from mindledger.domain.text_keys import KeyedHashError
     from mindledger.domain.turn import TurnFinishedError
+    from mindledger.output_paths import OutputPathError
     from mindledger.projections.engine.follower import ProjectorRunningError
     from mindledger.projections.engine.projector import ProjectionError
     from mindledger.projections.engine.purge import ReadModelHeldError
@@ -112,6 +113,7 @@ __all__ = [
     "NotFoundError",
     "NotInitialisedError",
     "NothingToForgetError",
+    "OutputPathError",
     "ProjectionError",
     "ProjectorBehindError",
     "ProjectorRunningError",
@@ -120,7 +122,6 @@ __all__ = [
     "ReadModelCorruptError",
     "ReadModelHeldError",
     "ReadModelUnreadableError",
-    "OutputPathError",
     "ReplayTargetError",
     "ReplayTargetExistsError",
     "ResolutionError",

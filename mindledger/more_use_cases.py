@@ -1,17 +1,41 @@
 """The floor's other use cases, as methods `MindLedger` inherits: the direct commands
 (concepts, threads, identity), the owner's knowledge decisions, autonomy, imports, the read
 models, reports, the graph and the model. Each delegates to the floor module that holds the
-use case and returns what the command's `--json` prints; writes hold the mind's write lock."""
+use case and returns its typed result (the JSON the command's `--json` prints, validated);
+writes hold the mind's write lock."""
 
 from __future__ import annotations
 
 import threading
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 from mindledger.checked import checked_methods
 from mindledger.compose import Home
 from mindledger.domain.budgets import DEFAULT_BUDGET
+from mindledger.results import KnowledgeChange, KnowledgeList, KnowledgeShown
+from mindledger.results_ledger import (
+    BackupDone,
+    ChatGPTImported,
+    ChatImported,
+    GraphNeighbors,
+    GraphStats,
+    ModelShown,
+    PMMImported,
+    Projected,
+    Replayed,
+    ReportRows,
+    TickResult,
+)
+from mindledger.results_listings import (
+    ConceptAliased,
+    ConceptDefined,
+    ConceptsRelated,
+    ModelSet,
+    NameAdopted,
+    ThreadOpened,
+    ThreadResolved,
+)
 
 
 @checked_methods
@@ -22,42 +46,43 @@ class DirectCommands:
     write_lock: threading.RLock
     _name: str | None
 
-    def define_concept(self, token: str, definition: str) -> dict[str, Any]:
+    def define_concept(self, token: str, definition: str) -> ConceptDefined:
         """`mind concept define TOKEN DEFINITION --json`."""
         from mindledger.listings import define_concept
 
         with self.write_lock:
-            return define_concept(self.home, token, definition)
+            return ConceptDefined.model_validate(define_concept(self.home, token, definition))
 
-    def alias_concept(self, token: str, alias: str) -> dict[str, Any]:
+    def alias_concept(self, token: str, alias: str) -> ConceptAliased:
         """`mind concept alias TOKEN ALIAS --json`."""
         from mindledger.listings import alias_concept
 
         with self.write_lock:
-            return alias_concept(self.home, token, alias)
+            return ConceptAliased.model_validate(alias_concept(self.home, token, alias))
 
-    def relate_concepts(self, source: str, target: str, relation: str) -> dict[str, Any]:
+    def relate_concepts(self, source: str, target: str, relation: str) -> ConceptsRelated:
         """`mind concept relate SOURCE TARGET --as RELATION --json`."""
         from mindledger.listings import relate_concepts
 
         with self.write_lock:
-            return relate_concepts(self.home, source, target, relation)
+            related = relate_concepts(self.home, source, target, relation)
+        return ConceptsRelated.model_validate(related)
 
-    def adopt_name(self, name: str, reason: str | None = None) -> dict[str, Any]:
+    def adopt_name(self, name: str, reason: str | None = None) -> NameAdopted:
         """`mind identity adopt NAME --json`: the owner renames the mind."""
         from mindledger.listings import adopt_name
 
         with self.write_lock:
-            adopted = adopt_name(self.home, name, reason)
-            self._name = adopted["name"]  # what `name` says from now on
+            adopted = NameAdopted.model_validate(adopt_name(self.home, name, reason))
+            self._name = adopted.name  # what `name` says from now on
             return adopted
 
-    def open_thread(self, label: str, content: str) -> dict[str, Any]:
+    def open_thread(self, label: str, content: str) -> ThreadOpened:
         """`mind thread open LABEL --content TEXT --json`."""
         from mindledger.threads import open_thread
 
         with self.write_lock:
-            return open_thread(self.home, label, content)
+            return ThreadOpened.model_validate(open_thread(self.home, label, content))
 
     def resolve_thread(
         self,
@@ -67,12 +92,13 @@ class DirectCommands:
         reason: str | None = None,
         artifact: str | None = None,
         by: str | None = None,
-    ) -> dict[str, Any]:
+    ) -> ThreadResolved:
         """`mind thread resolve ID --as VERDICT --json` (a short id, a prefix or a full id)."""
         from mindledger.threads import resolve_thread
 
         with self.write_lock:
-            return resolve_thread(self.home, thread, verdict, reason, artifact, by)
+            resolved = resolve_thread(self.home, thread, verdict, reason, artifact, by)
+        return ThreadResolved.model_validate(resolved)
 
     def tick(
         self,
@@ -80,7 +106,7 @@ class DirectCommands:
         model: str | None = None,
         mock_reply: str | None = None,
         budget: int = DEFAULT_BUDGET,
-    ) -> dict[str, Any]:
+    ) -> TickResult:
         """`mind tick --json`: one autonomy cycle (a fired one runs a turn on `model`)."""
         from mindledger.autonomy import tick
         from mindledger.domain.budgets import TURN_BUDGET_FLOOR, check_budget
@@ -88,66 +114,71 @@ class DirectCommands:
         check_budget(budget, TURN_BUDGET_FLOOR)  # before the cycle's decision is recorded
 
         with self.write_lock:
-            return tick(self.home, None, model, mock_reply, budget).data
+            ticked = tick(self.home, None, model, mock_reply, budget).data
+        return TickResult.model_validate(ticked)
 
-    def import_chat(self, path: str | Path, conversation: str | None = None) -> dict[str, Any]:
+    def import_chat(self, path: str | Path, conversation: str | None = None) -> ChatImported:
         """`mind import chat FILE [--conversation NAME] --json`: a JSONL transcript."""
         from mindledger.imports import import_chat
 
         with self.write_lock:
-            return import_chat(self.home, Path(path).expanduser(), conversation)
+            imported = import_chat(self.home, Path(path).expanduser(), conversation)
+        return ChatImported.model_validate(imported)
 
-    def import_chatgpt(self, path: str | Path) -> dict[str, Any]:
+    def import_chatgpt(self, path: str | Path) -> ChatGPTImported:
         """`mind import chatgpt FILE --json`: a ChatGPT data export (json or zip)."""
         from mindledger.imports import import_chatgpt
 
         with self.write_lock:
-            return import_chatgpt(self.home, Path(path).expanduser())
+            imported = import_chatgpt(self.home, Path(path).expanduser())
+        return ChatGPTImported.model_validate(imported)
 
-    def import_pmm(self, path: str | Path, *, accept_broken: bool = False) -> dict[str, Any]:
+    def import_pmm(self, path: str | Path, *, accept_broken: bool = False) -> PMMImported:
         """`mind import pmm FILE --json`: a Persistent Mind Model ledger."""
         from mindledger.imports import import_pmm
 
         with self.write_lock:
-            return import_pmm(self.home, Path(path).expanduser(), accept_broken)
+            imported = import_pmm(self.home, Path(path).expanduser(), accept_broken)
+        return PMMImported.model_validate(imported)
 
-    def project(self) -> dict[str, Any]:
+    def project(self) -> Projected:
         """`mind project --json`: the read models caught up to the ledger head."""
         from mindledger.projection import catch_up
 
-        return catch_up(self.home)
+        return Projected.model_validate(catch_up(self.home))
 
     def replay(
         self, target: str | Path | None = None, *, check: bool = False, swap: bool = False
-    ) -> dict[str, Any]:
+    ) -> Replayed:
         """`mind replay --json`: the read models rebuilt from position 0 (`swap`: put in
         place of the live ones; `check`: compared with them)."""
         from mindledger.projection import replay
 
         where = Path(target).expanduser() if target is not None else None
         with self.write_lock:
-            return replay(self.home, where, check, swap)
+            replayed = replay(self.home, where, check, swap)
+        return Replayed.model_validate(replayed)
 
-    def backup(self, dest: str | Path) -> dict[str, Any]:
+    def backup(self, dest: str | Path) -> BackupDone:
         """`mind backup DEST --json`: a verified copy of the mind (ledger, key store,
         settings) in a new or empty folder, taken while it keeps writing (no write lock)."""
         from mindledger.backup import backup_home
 
-        return backup_home(self.home, Path(dest).expanduser())
+        return BackupDone.model_validate(backup_home(self.home, Path(dest).expanduser()))
 
-    def report(self, name: str) -> list[dict[str, Any]]:
+    def report(self, name: str) -> ReportRows:
         """`mind report NAME --json` (commitments, activity)."""
         from mindledger.reports import report_records
 
-        return report_records(self.home, name)
+        return ReportRows.model_validate(report_records(self.home, name))
 
-    def graph_stats(self) -> dict[str, Any]:
+    def graph_stats(self) -> GraphStats:
         """`mind graph stats --json`: the mind as a graph of concepts, commitments, threads."""
         from mindledger.graph import graph_stats
 
-        return graph_stats(self.home)
+        return GraphStats.model_validate(graph_stats(self.home))
 
-    def graph_neighbors(self, node: str, depth: int = 1) -> list[dict[str, Any]]:
+    def graph_neighbors(self, node: str, depth: int = 1) -> GraphNeighbors:
         """`mind graph neighbors NODE --json` (`depth` 1 to 10)."""
         from mindledger.domain.errors import InvalidInputError
         from mindledger.graph import graph_neighbors
@@ -155,20 +186,20 @@ class DirectCommands:
         if not 1 <= depth <= 10:
             raise InvalidInputError(f"graph_neighbors: depth {depth} is not between 1 and 10")
 
-        return graph_neighbors(self.home, node, depth)
+        return GraphNeighbors.model_validate(graph_neighbors(self.home, node, depth))
 
-    def model(self) -> dict[str, Any]:
+    def model(self) -> ModelShown:
         """`mind model show --json`: the mind's model and the settings it runs with."""
         from mindledger.models import model_details
 
-        return model_details(self.home)
+        return ModelShown.model_validate(model_details(self.home))
 
-    def set_model(self, spec: str) -> dict[str, Any]:
+    def set_model(self, spec: str) -> ModelSet:
         """`mind model set SPEC --json`: the model later turns run on (recorded)."""
         from mindledger.models import set_model
 
         with self.write_lock:
-            return set_model(self.home, spec)
+            return ModelSet.model_validate(set_model(self.home, spec))
 
 
 @checked_methods
@@ -178,51 +209,56 @@ class KnowledgeCommands:
     home: Home
     write_lock: threading.RLock
 
-    def knowledge(self, include_deleted: bool = False) -> list[dict[str, Any]]:
+    def knowledge(self, include_deleted: bool = False) -> KnowledgeList:
         """`mind knowledge list --json`."""
         from mindledger.knowledge import knowledge_listing
 
-        return knowledge_listing(self.home, include_deleted)
+        return KnowledgeList.model_validate(knowledge_listing(self.home, include_deleted))
 
-    def knowledge_item(self, ref: str, *, history: bool = False) -> dict[str, Any]:
+    def knowledge_item(self, ref: str, *, history: bool = False) -> KnowledgeShown:
         """`mind knowledge show REF --json` (an id, an id prefix or the question)."""
         from mindledger.knowledge import knowledge_shown
 
-        return knowledge_shown(self.home, ref, history)
+        return KnowledgeShown.model_validate(knowledge_shown(self.home, ref, history))
 
     def judge(
         self, ref: str, judgement: Literal["verify", "dispute", "retract"], note: str | None = None
-    ) -> dict[str, Any]:
+    ) -> KnowledgeChange:
         """`mind knowledge verify|dispute|retract REF --json`: the owner's decision."""
         from mindledger.knowledge import change_json, judge_item
 
         with self.write_lock:
-            return change_json(judge_item(self.home, ref, judgement, note))
+            change = judge_item(self.home, ref, judgement, note)
+        return KnowledgeChange.model_validate(change_json(change))
 
-    def edit_knowledge(self, ref: str, answer: str) -> dict[str, Any]:
+    def edit_knowledge(self, ref: str, answer: str) -> KnowledgeChange:
         """`mind knowledge edit REF ANSWER --json`: a new revision."""
         from mindledger.knowledge import change_json, edit_item
 
         with self.write_lock:
-            return change_json(edit_item(self.home, ref, answer))
+            change = edit_item(self.home, ref, answer)
+        return KnowledgeChange.model_validate(change_json(change))
 
-    def delete_knowledge(self, ref: str, reason: str | None = None) -> dict[str, Any]:
+    def delete_knowledge(self, ref: str, reason: str | None = None) -> KnowledgeChange:
         """`mind knowledge delete REF --json`: a tombstone revision."""
         from mindledger.knowledge import change_json, delete_item
 
         with self.write_lock:
-            return change_json(delete_item(self.home, ref, reason))
+            change = delete_item(self.home, ref, reason)
+        return KnowledgeChange.model_validate(change_json(change))
 
-    def approve(self, turn: str) -> dict[str, Any]:
+    def approve(self, turn: str) -> KnowledgeChange:
         """`mind approve TURN --json`: the turn's answer becomes verified knowledge."""
         from mindledger.knowledge import change_json, decide_turn
 
         with self.write_lock:
-            return change_json(decide_turn(self.home, turn, "approve"))
+            change = decide_turn(self.home, turn, "approve")
+        return KnowledgeChange.model_validate(change_json(change))
 
-    def discard(self, turn: str) -> dict[str, Any]:
+    def discard(self, turn: str) -> KnowledgeChange:
         """`mind discard TURN --json`: the turn's knowledge is retracted."""
         from mindledger.knowledge import change_json, decide_turn
 
         with self.write_lock:
-            return change_json(decide_turn(self.home, turn, "discard"))
+            change = decide_turn(self.home, turn, "discard")
+        return KnowledgeChange.model_validate(change_json(change))

@@ -28,8 +28,12 @@ class JsonResponse(Response):
     media_type = "application/json"
 
     def render(self, content: Any) -> bytes:
+        from pydantic import BaseModel
+
         from mindledger.safe_text import json_text
 
+        if isinstance(content, BaseModel):  # a floor result: its JSON dump, as `--json` prints
+            content = content.model_dump(mode="json")
         return json_text(content, indent=None).encode("utf-8")
 
 

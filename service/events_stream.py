@@ -7,7 +7,6 @@ stream polls the ledger, briefly; each event is sent once, in position order, as
 from __future__ import annotations
 
 import asyncio
-import functools
 import time
 from collections.abc import AsyncIterator
 from typing import Any
@@ -22,7 +21,7 @@ KEEPALIVE_S = 15.0  # a comment line, so proxies and clients see the stream is a
 
 
 async def events(call: Call) -> Any:
-    from mindledger.service.http_api import in_thread, sse
+    from mindledger.service.http_api import sse
 
     mind = call.the_mind
     after = call.params.get("after")
@@ -31,7 +30,7 @@ async def events(call: Call) -> Any:
         if not last_id.isdigit():
             raise ApiError(400, "bad_request", "Last-Event-ID must be a ledger position")
         after = int(last_id)
-    head = (await in_thread(mind.status))["head"]["position"] or 0
+    head = (await mind.aio.status()).head.position or 0
     if after is None:  # from now on
         after = head
     elif after > head:  # a position this ledger has not reached: another ledger's, or made up
@@ -44,7 +43,7 @@ async def events(call: Call) -> Any:
         position, quiet_since = after, time.monotonic()
         yield b": connected\n\n"
         while not stopping.is_set():
-            rows = await in_thread(functools.partial(mind.events_after, position))
+            rows = (await mind.aio.events_after(position)).model_dump(mode="json")
             for row in rows:
                 position = row["position"]
                 yield sse("event", row, position)

@@ -1,5 +1,6 @@
-"""The /v1 JSON API: each handler calls one use case on the served mind, in a worker thread,
-and answers with the object the matching CLI command prints with `--json`."""
+"""The /v1 JSON API: each handler calls one use case on the served mind, in a worker thread
+(`mind.aio`), and answers with its result's JSON: what the matching CLI command prints with
+`--json`."""
 
 from __future__ import annotations
 
@@ -161,42 +162,42 @@ def _as_of(raw: str | None) -> Any:
 async def recall(call: Call) -> Any:
     p, mind = call.params, call.the_mind
     as_of = _as_of(p.get("as_of"))
-    return await in_thread(lambda: mind.recall(p["q"], p.get("budget", DEFAULT_BUDGET), as_of))
+    return await mind.aio.recall(p["q"], p.get("budget", DEFAULT_BUDGET), as_of)
 
 
 async def commitments(call: Call) -> Any:
     mind, closed = call.the_mind, call.params.get("all", False)
-    return await in_thread(lambda: mind.commitments(closed))
+    return await mind.aio.commitments(closed)
 
 
 async def threads(call: Call) -> Any:
     mind, resolved = call.the_mind, call.params.get("all", False)
     as_of = _as_of(call.params.get("as_of"))
-    return await in_thread(lambda: mind.threads(resolved, as_of))
+    return await mind.aio.threads(resolved, as_of)
 
 
 async def concepts(call: Call) -> Any:
-    return await in_thread(call.the_mind.concepts)
+    return await call.the_mind.aio.concepts()
 
 
 async def identity(call: Call) -> Any:
-    return await in_thread(call.the_mind.identity)
+    return await call.the_mind.aio.identity()
 
 
 async def status(call: Call) -> Any:
-    return await in_thread(call.the_mind.status)
+    return await call.the_mind.aio.status()
 
 
 async def log(call: Call) -> Any:
     p, mind = call.params, call.the_mind
     if "turn" in p:
-        return await in_thread(lambda: mind.turn_prompt(p["turn"]))
-    return await in_thread(lambda: mind.log(p.get("limit", 20), p.get("kind")))
+        return await mind.aio.turn_prompt(p["turn"])
+    return await mind.aio.log(p.get("limit", 20), p.get("kind"))
 
 
 async def verify(call: Call) -> Any:
-    data = await in_thread(call.the_mind.verify)
-    return data if data.get("ok") else JsonResponse(data, 409)
+    data = await call.the_mind.aio.verify()
+    return data if data.ok else JsonResponse(data, 409)
 
 
 async def query(call: Call) -> Any:
@@ -204,7 +205,7 @@ async def query(call: Call) -> Any:
     params = body.get("params", {})
     if not all(isinstance(v, str) for v in params.values()):
         raise ApiError(400, "bad_request", "field 'params' must map names to strings", "params")
-    return await in_thread(lambda: mind.query(body["sql"], params))
+    return await mind.aio.query(body["sql"], params)
 
 
 async def health(call: Call) -> Any:

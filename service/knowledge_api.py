@@ -13,7 +13,7 @@ from mindledger.domain.budgets import DEFAULT_BUDGET
 from mindledger.domain.knowledge import FRESHNESS, POLICIES, STATES
 from mindledger.service.endpoints import Call, Endpoint, Field, JsonResponse, Param
 from mindledger.service.errors import ApiError, error_body
-from mindledger.service.http_api import MIND, TURN_FIELDS, in_thread, in_turn_thread
+from mindledger.service.http_api import MIND, TURN_FIELDS, in_turn_thread
 
 KNOWLEDGE = f"{MIND}/knowledge"
 ITEM = f"{KNOWLEDGE}/{{ref}}"
@@ -47,17 +47,12 @@ def _ref(call: Call) -> str:
 
 
 async def list_knowledge(call: Call) -> Any:
-    from mindledger.knowledge import knowledge_listing
-
-    home, deleted = call.the_mind.home, call.params.get("all", False)
-    return await in_thread(lambda: knowledge_listing(home, deleted))
+    return await call.the_mind.aio.knowledge(call.params.get("all", False))
 
 
 async def show_knowledge(call: Call) -> Any:
-    from mindledger.knowledge import knowledge_shown
-
-    home, ref, history = call.the_mind.home, _ref(call), call.params.get("history", False)
-    return await _guarded(lambda: in_thread(lambda: knowledge_shown(home, ref, history)))
+    ref, history = _ref(call), call.params.get("history", False)
+    return await _guarded(lambda: call.the_mind.aio.knowledge_item(ref, history=history))
 
 
 async def remember(call: Call) -> Any:
@@ -122,7 +117,7 @@ def _decide(judgement: Any) -> Callable[[Call], Any]:
 
 async def ask(call: Call) -> Any:
     b, mind = call.body, call.the_mind
-    data = await in_turn_thread(
+    done = await in_turn_thread(
         call,
         lambda: mind.ask(
             b["question"],
@@ -133,6 +128,7 @@ async def ask(call: Call) -> Any:
             budget=b.get("budget", DEFAULT_BUDGET),
         ),
     )
+    data = done.model_dump(mode="json")
     if not data.get("failure"):
         return data
     failure = data["failure"]

@@ -1,8 +1,10 @@
 """MCP: one mind's tools and resources for agents (`mind mcp` over stdio, `/mcp/{name}` over
 streamable HTTP on the server, behind the same bearer token).
 
-Tools: `turn` (a result shaped like PMM's `pmm_turn`, service/turn_result.py), `recall`,
-`commitments`, `threads`, `query` (the read-only sandbox of `mind query`). Resources:
+Tools: `turn`, `recall`, `commitments`, `threads`, `query` (the read-only sandbox of `mind
+query`). Each tool's structured content is the use case's JSON, the same data `--json` and the
+HTTP API give; the turn's text content is a result shaped like PMM's `pmm_turn`
+(service/turn_result.py), for agents written against PMM. Resources:
 `mind://identity` and `mind://commitments/open`. Each mind is its own MCP server: on HTTP the
 path names it (`/mcp/Echo`); `/mcp` alone serves the one mind a token opens.
 """
@@ -16,6 +18,8 @@ from collections.abc import AsyncIterator, Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import unquote
+
+from mcp_types import CallToolResult  # at run time: the SDK reads the turn tool's annotation
 
 from mindledger.domain.budgets import DEFAULT_BUDGET
 from mindledger.domain.errors import MindError
@@ -76,47 +80,52 @@ def mind_mcp(mind: ServedMind, turn_pool: ThreadPoolExecutor) -> MCPServer:
         api_base: str | None = None,
         budget: int = DEFAULT_BUDGET,
         include_events: bool = False,
-    ) -> dict[str, Any]:
-        """Say `text` to the mind: one recorded turn. Returns its visible reply (`assistant`),
-        the raw reply with control lines, `generation_status` ("complete" or "failed") and
-        `generation_failure`, the ledger `event_range`, commitments `opened`/`closed`, `claims`,
-        `validation_failures` (refused control lines), `identity_updates`, and with
-        `include_events` the turn's ledger events. `model`: a model spec for this turn (default:
-        the mind's; `mock` with `mock_reply` for a scripted reply); `budget`: memory tokens."""
+    ) -> CallToolResult:
+        """Say `text` to the mind: one recorded turn. Structured content: the turn as `mind
+        turn --json` prints it (`reply`, `status`, `failure`, `opened`/`closed`, `claims`,
+        `rejections`, `context`, `events`, ...). Text content, shaped like PMM's `pmm_turn`:
+        its visible reply (`assistant`), the raw reply with control lines, `generation_status`
+        ("complete" or "failed") and `generation_failure`, the ledger `event_range`, commitments
+        `opened`/`closed`, `claims`, `validation_failures` (refused control lines),
+        `identity_updates`, and with `include_events` the turn's ledger events. `model`: a model
+        spec for this turn (default: the mind's; `mock` with `mock_reply` for a scripted reply);
+        `budget`: memory tokens."""
+        from mcp_types import TextContent
+
+        from mindledger.safe_text import json_text
         from mindledger.service.turn_result import turn_result
 
-        def run() -> dict[str, Any]:
+        def run() -> CallToolResult:
             done = mind.run_turn(
                 text, model=model, mock_reply=mock_reply, api_base=api_base, budget=budget
             )
-            return turn_result(mind.home, done.data, done.outcome.notification_ids, include_events)
+            data = done.data  # the result's JSON dump, as every front-end gives it
+            shaped = turn_result(mind.home, data, done.outcome.notification_ids, include_events)
+            text_content = TextContent(type="text", text=json_text(shaped, indent=None))
+            return CallToolResult(content=[text_content], structured_content=data)
 
         return await blocking(run, turn_pool)
 
     @server.tool()
     async def recall(query: str, budget: int = DEFAULT_BUDGET) -> dict[str, Any]:
         """Search the mind's memory for `query`: the items a turn would see (`mind recall`)."""
-        result: dict[str, Any] = await blocking(lambda: mind.recall(query, budget))
-        return result
+        return await blocking(lambda: mind.recall(query, budget).model_dump(mode="json"))
 
     @server.tool()
     async def commitments(include_closed: bool = False) -> list[dict[str, Any]]:
         """The mind's open commitments (with `include_closed`, the closed ones too)."""
-        result: list[dict[str, Any]] = await blocking(lambda: mind.commitments(include_closed))
-        return result
+        return await blocking(lambda: mind.commitments(include_closed).model_dump(mode="json"))
 
     @server.tool()
     async def threads(include_resolved: bool = False) -> list[dict[str, Any]]:
         """The mind's live threads by tension (with `include_resolved`, resolved ones too)."""
-        result: list[dict[str, Any]] = await blocking(lambda: mind.threads(include_resolved))
-        return result
+        return await blocking(lambda: mind.threads(include_resolved).model_dump(mode="json"))
 
     @server.tool()
     async def query(sql: str) -> list[dict[str, Any]]:
         """Read-only SQL over the mind's read models (the sandbox and limits of `mind query`):
         one object per row."""
-        result: list[dict[str, Any]] = await blocking(lambda: mind.query(sql))
-        return result
+        return await blocking(lambda: mind.query(sql).model_dump(mode="json"))
 
     @server.resource(
         "mind://identity",
@@ -125,7 +134,7 @@ def mind_mcp(mind: ServedMind, turn_pool: ThreadPoolExecutor) -> MCPServer:
         mime_type="application/json",
     )
     async def identity() -> str:
-        return json.dumps(await asyncio.to_thread(mind.identity), default=str)
+        return json.dumps((await mind.aio.identity()).model_dump(mode="json"))
 
     @server.resource(
         "mind://commitments/open",
@@ -134,7 +143,7 @@ def mind_mcp(mind: ServedMind, turn_pool: ThreadPoolExecutor) -> MCPServer:
         mime_type="application/json",
     )
     async def open_commitments() -> str:
-        return json.dumps(await asyncio.to_thread(mind.commitments, False), default=str)
+        return json.dumps((await mind.aio.commitments(False)).model_dump(mode="json"))
 
     return server
 

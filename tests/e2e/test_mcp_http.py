@@ -53,8 +53,9 @@ def test_a_turn_over_http_opens_a_commitment_the_resource_shows(server: Server) 
     result, commitments = anyio.run(scenario)
 
     assert not result.is_error, result.content
-    turn = result.structured_content
+    turn = json.loads(result.content[0].text)  # shaped like PMM's pmm_turn
     assert turn["assistant"] == "Noted." and turn["generation_status"] == "complete"
+    assert result.structured_content["reply"] == "Noted."  # `mind turn --json`
     assert [f["line"] for f in turn["validation_failures"]] == ["CLOSE: nosuch done"]
     assert turn["mind"] == "Echo"
     assert "events" not in turn

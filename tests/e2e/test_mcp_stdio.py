@@ -48,27 +48,32 @@ def structured(result: Any) -> Any:
     return result.structured_content
 
 
+def pmm_shaped(result: Any) -> Any:
+    """The turn tool's text content: the turn shaped like PMM's pmm_turn result."""
+    assert not result.is_error, result.content
+    return json.loads(result.content[0].text)
+
+
 def test_a_turn_opens_a_commitment_that_the_resource_and_the_tools_show(
     mind_home: Path, tmp_path: Path
 ) -> None:
     async def scenario() -> dict[str, Any]:
         async with stdio_session(mind_home, tmp_path / "stderr.log") as session:
-            turn = structured(
-                await session.call_tool(
-                    "turn",
-                    {
-                        "text": "Will you send Ada the report?",
-                        "model": "mock",
-                        "mock_reply": REPLY,
-                        "include_events": True,
-                    },
-                )
+            said = await session.call_tool(
+                "turn",
+                {
+                    "text": "Will you send Ada the report?",
+                    "model": "mock",
+                    "mock_reply": REPLY,
+                    "include_events": True,
+                },
             )
             resource = await session.read_resource("mind://commitments/open")
             listed = structured(await session.call_tool("commitments", {}))
             identity = await session.read_resource("mind://identity")
             return {
-                "turn": turn,
+                "turn": pmm_shaped(said),
+                "turn_json": structured(said),
                 "resource": json.loads(resource.contents[0].text),  # type: ignore[union-attr]
                 "listed": listed,
                 "identity": json.loads(identity.contents[0].text),  # type: ignore[union-attr]
@@ -89,6 +94,11 @@ def test_a_turn_opens_a_commitment_that_the_resource_and_the_tools_show(
     assert opened and opened[0]["text"] == "send Ada the report on Friday"
     assert [c["cid"] for c in got["listed"]["result"]] == [c["cid"] for c in got["resource"]]
     assert got["identity"]["name"] == "Echo"
+    # The structured content is the turn as `mind turn --json` prints it.
+    assert (
+        got["turn_json"]["reply"] == turn["assistant"] and got["turn_json"]["turn"] == turn["turn"]
+    )
+    assert got["turn_json"]["opened"] == turn["opened"] and got["turn_json"]["status"] == "complete"
 
 
 def test_the_tools_read_and_refuse_like_the_cli(mind_home: Path, tmp_path: Path) -> None:

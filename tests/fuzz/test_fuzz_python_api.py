@@ -58,19 +58,19 @@ def mind(tmp_path_factory: pytest.TempPathFactory) -> Iterator[mindledger.MindLe
 def test_a_call_returns_or_raises_one_mind_error_and_a_refusal_writes_nothing(
     mind: mindledger.MindLedger, use_case: str, a: Any, b: Any
 ) -> None:
-    head = mind.status()["head"]
+    head = mind.status().head
 
     try:
         CALLS[use_case](mind, a, b)
     except mindledger.MindError as e:
         message = str(e)
         assert "\n" not in message and "Traceback" not in message
-        assert mind.status()["head"] == head
+        assert mind.status().head == head
     # anything else (TypeError, KeyError, ...) fails the test
 
 
 def test_a_refused_turn_records_nothing(mind: mindledger.MindLedger, tmp_path: Path) -> None:
-    head = mind.status()["head"]
+    head = mind.status().head
 
     for bad in (None, 5, b"hi", "a\ud800b"):
         with pytest.raises(mindledger.InvalidInputError):
@@ -80,4 +80,4 @@ def test_a_refused_turn_records_nothing(mind: mindledger.MindLedger, tmp_path: P
     with pytest.raises(mindledger.InvalidInputError):
         mind.tick(budget=-5, model="mock", mock_reply="ok")
 
-    assert mind.status()["head"] == head
+    assert mind.status().head == head

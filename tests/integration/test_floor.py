@@ -1,5 +1,6 @@
 """The floor gives each use case the same data through every front-end: the Python API
-(`mindledger.open`), `mind ... --json` and the HTTP API (parsed JSON equal)."""
+(`mindledger.open`, a typed result whose JSON dump is the data), `mind ... --json`, the HTTP API
+and MCP's structured content (parsed JSON equal)."""
 
 from __future__ import annotations
 
@@ -103,7 +104,7 @@ def test_a_read_gives_the_same_data_through_python_the_command_line_and_http(
     from_http = http(method, tail, **request)
 
     assert from_cli.exit_code == 0, from_cli.stderr
-    shapes = [json.loads(json.dumps(from_python)), from_cli.json(), from_http]
+    shapes = [from_python.model_dump(mode="json"), from_cli.json(), from_http]
     if use_case.startswith("forget"):  # each plan is named anew (the id a real forget records)
         shapes = [{k: v for k, v in s.items() if k != "forget_id"} for s in shapes]
     assert shapes[0] == shapes[1] == shapes[2]
@@ -124,7 +125,7 @@ def test_a_turn_gives_the_same_data_through_python_the_command_line_and_http(
     said = {"model": "mock", "mock_reply": "Noted: the report."}
 
     with mindledger.open(filled) as mind:
-        from_python = mind.turn("Log the report", **said)
+        from_python = mind.turn("Log the report", model="mock", mock_reply=said["mock_reply"])
     from_cli = cli(
         "turn", "Log the report", "--model", "mock", "--mock-reply", said["mock_reply"],
         "--no-server", "--json",
@@ -132,7 +133,7 @@ def test_a_turn_gives_the_same_data_through_python_the_command_line_and_http(
     from_http = http("POST", "/turns", json={"text": "Log the report", **said})
 
     assert from_cli.exit_code == 0, from_cli.stderr
-    shapes = [_stable(json.loads(json.dumps(from_python))), _stable(from_cli.json())]
+    shapes = [_stable(from_python.model_dump(mode="json")), _stable(from_cli.json())]
     shapes.append(_stable(from_http))
     # The context grows with the ledger: each turn sees the one before.
     for shape in shapes:
@@ -150,23 +151,23 @@ def test_ask_gives_the_same_answer_through_python_the_command_line_and_http(
     from_http = http("POST", "/ask", json={"question": "What is the boiler code?"})
 
     assert from_cli.exit_code == 0, from_cli.stderr
-    assert json.loads(json.dumps(from_python)) == from_cli.json() == from_http
-    assert from_python["answer"] == "4471" and from_python["route"] == "memory-exact"
-    assert from_python["turn"] is None  # answered from knowledge: no model, no turn
+    assert from_python.model_dump(mode="json") == from_cli.json() == from_http
+    assert from_python.answer == "4471" and from_python.route == "memory-exact"
+    assert from_python.turn is None  # answered from knowledge: no model, no turn
 
 
 def test_a_budget_below_the_floor_is_refused_by_the_floor_and_writes_nothing(
     filled: Path,
 ) -> None:
     with mindledger.open(filled) as mind:
-        head = mind.status()["head"]
+        head = mind.status().head
 
         with pytest.raises(InvalidInputError, match="at least 200"):
             mind.turn("hi", model="mock", mock_reply="Hello", budget=199)
         with pytest.raises(InvalidInputError, match="at least 50"):
             mind.recall("hi", budget=49)
 
-        assert mind.status()["head"] == head
+        assert mind.status().head == head
 
 
 def test_opening_a_folder_without_a_mind_says_how_to_make_one(tmp_path: Path) -> None:
@@ -201,7 +202,7 @@ def test_one_turn_opens_the_application_once(
     assert len(opened) == 1
 
 
-MCP_READS = {
+MCP_READS: dict[str, tuple[str, dict[str, Any], Callable[[Any], Any]]] = {
     "recall": ("recall", {"query": "weekly report"}, lambda m: m.recall("weekly report")),
     "commitments": ("commitments", {}, lambda m: m.commitments()),
     "threads": ("threads", {}, lambda m: m.threads()),
@@ -236,8 +237,44 @@ def test_an_mcp_tool_gives_the_same_data_as_the_python_api(tool: str, filled: Pa
         from_python = through_python(mind)
 
     assert not result.is_error  # type: ignore[union-attr]
-    assert structured == json.loads(json.dumps(from_python))
+    assert structured == from_python.model_dump(mode="json")
     assert from_python
+
+
+def test_an_mcp_turn_gives_the_turn_json_as_structured_content_and_pmm_text_beside_it(
+    filled: Path, cli: Callable[..., Result]
+) -> None:
+    import asyncio
+    from concurrent.futures import ThreadPoolExecutor
+
+    from mindledger.service.mcp_server import mind_mcp
+
+    said = {"model": "mock", "mock_reply": "Noted: the report."}
+    minds = Minds.open([Home(filled)])
+    served = next(iter(minds))
+    try:
+        with ThreadPoolExecutor(1) as pool:
+            result: Any = asyncio.run(
+                mind_mcp(served, pool).call_tool("turn", {"text": "Log the report", **said})
+            )
+    finally:
+        minds.close(10)
+    from_cli = cli(
+        "turn", "Log the report", "--model", "mock", "--mock-reply", said["mock_reply"],
+        "--no-server", "--json",
+    )  # fmt: skip
+
+    assert not result.is_error
+    assert from_cli.exit_code == 0, from_cli.stderr
+    from_mcp, from_command = _stable(result.structured_content), _stable(from_cli.json())
+    for shape in (from_mcp, from_command):
+        shape.pop("context"), shape.pop("context_tokens")
+    assert from_mcp == from_command
+    assert from_mcp["reply"] == "Noted: the report."
+    shaped = json.loads(result.content[0].text)  # PMM's pmm_turn, for agents written for it
+    assert shaped["assistant"] == "Noted: the report."
+    assert shaped["generation_status"] == "complete"
+    assert shaped["turn"] == result.structured_content["turn"]
 
 
 def test_remember_gives_the_same_change_through_python_the_command_line_and_http(
@@ -255,10 +292,11 @@ def test_remember_gives_the_same_change_through_python_the_command_line_and_http
     )
 
     assert from_cli.exit_code == 0, from_cli.stderr
-    ids = {from_python.pop("id"), from_cli.json().get("id"), from_http.pop("id")}
+    python_json = from_python.model_dump(mode="json")
+    ids = {python_json.pop("id"), from_cli.json().get("id"), from_http.pop("id")}
     assert len(ids) == 3  # three questions, three items
-    assert from_python == {k: v for k, v in from_cli.json().items() if k != "id"} == from_http
-    assert from_python == {
+    assert python_json == {k: v for k, v in from_cli.json().items() if k != "id"} == from_http
+    assert python_json == {
         "revision": 1,
         "state": "unverified",
         "confidence_ppm": 800000,

@@ -57,7 +57,7 @@ def test_a_suppressed_tick_says_why() -> None:
     [
         ("threads.base_rate", "abc", "must be a number"),
         ("threads.base_rate", "0", "out of range"),
-        ("threads.top_k", "2.5", "must be a number"),
+        ("threads.top_k", "2.5", "must be a whole number"),
         ("threads.max_live_threads", "0", "out of range"),
         ("threads.cap", "nan", "out of range"),
         ("threads.speed", "1", "unknown setting"),
