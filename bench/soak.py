@@ -103,7 +103,10 @@ def sampler(pid: int, load: Load, every: float, out: list[dict[str, float]]) -> 
     start = time.monotonic()
     while time.monotonic() < load.until:
         rss, files = tree_usage(pid)
-        out.append({"t": round(time.monotonic() - start, 1), "rss_kb": rss, "files": files})
+        load1 = os.getloadavg()[0]  # how busy the machine was: p95 means little on a busy one
+        out.append(
+            {"t": round(time.monotonic() - start, 1), "rss_kb": rss, "files": files, "load": load1}
+        )
         time.sleep(every)  # a sampling period, not a wait for a condition
 
 
@@ -146,6 +149,10 @@ def judge(
         "rss_end_over_start": round(rss1 / max(rss0, 1), 3),
         "open_files_after_warmup": files0,
         "open_files_at_end": files1,
+        "load_first_last": [
+            level(usage, "load", warmup, warmup + width),
+            level(usage, "load", seconds - width, seconds),
+        ],
         "holds": {
             "rss_flat": rss1 <= rss0 * 1.10,
             # Each request in flight may hold a socket and an attached read-model file: that

@@ -26,6 +26,7 @@ from mindledger.domain.budgets import (
     check_budget,
 )
 from mindledger.more_use_cases import DirectCommands, KnowledgeCommands
+from mindledger.read_model_repair import repaired_methods
 from mindledger.results import AskResult, KnowledgeChange, RecallResult, TurnResult
 from mindledger.results_ledger import (
     Events,
@@ -82,6 +83,7 @@ class TurnDone:
         return self.result.model_dump(mode="json")
 
 
+@repaired_methods
 @checked_methods
 class MindLedger(DirectCommands, KnowledgeCommands):
     """One mind's use cases over one home. Open it with `mindledger.open(home)`; close it once

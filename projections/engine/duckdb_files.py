@@ -40,6 +40,26 @@ WAL_CHECKPOINT_BYTES = 192 * 1024
 ROW_GROUP_ROWS = 32_768
 
 
+# What DuckDB says when a file's bytes are damaged, measured on the DuckDB this project pins: a
+# flipped block ("Corrupt database file: computed checksum ..."), a garbled statistics block
+# ("Serialization Error: ..."), a file cut short ("Could not read enough bytes ..."), an empty
+# or foreign file ("... not a valid DuckDB database file"). A permission or disk error is not
+# damage: the file is fine and rebuilding it would not help.
+DAMAGE_SIGNS = (
+    "Corrupt database file",
+    "Serialization Error",
+    "Could not read enough bytes",
+    "not a valid DuckDB database file",
+)
+
+
+def damaged(e: BaseException) -> bool:
+    """Whether `e` says a read-model file's bytes are damaged (it is rebuilt, never patched)."""
+    if isinstance(e, ReadModelCorruptError):
+        return True
+    return isinstance(e, duckdb.Error) and any(sign in str(e) for sign in DAMAGE_SIGNS)
+
+
 def _hub() -> duckdb.DuckDBPyConnection:
     global _instance, _owner
     with _guard:

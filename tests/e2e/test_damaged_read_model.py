@@ -1,0 +1,107 @@
+"""A damaged read model (flipped bytes, cut short, emptied, deleted; the working file or the
+published copy) is rebuilt from the ledger by the next command that meets it, with one warning
+line: reads answer as before, the ledger is unchanged and verifies, and a write that met it
+stops in one line and works when run again."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REPO
+
+MIND = [sys.executable, "-c", "from mindledger.cli.main import main; main()"]
+
+
+def mind(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MIND_")}
+    env.update(
+        MIND_HOME=str(home),
+        MIND_NOW="2026-05-01T09:00:00Z",
+        MIND_NO_SERVER="1",
+        LITELLM_OFFLINE_MODE="true",
+        PYTHONPATH=str(REPO),
+    )
+    return subprocess.run([*MIND, *args], env=env, capture_output=True, text=True, timeout=300)
+
+
+def damage(path: Path, how: str) -> None:
+    if how == "flipped":
+        with open(path, "r+b") as f:  # the header block: its checksum no longer matches
+            f.seek(100)
+            f.write(b"\xff" * 64)
+    elif how == "cut short":
+        os.truncate(path, 5000)
+    elif how == "emptied":
+        os.truncate(path, 0)
+    else:
+        path.unlink()
+
+
+def ledger_events(home: Path) -> int:
+    return len(json.loads(mind(home, "log", "--json", "--limit", "1000").stdout))
+
+
+@pytest.fixture(scope="module")
+def made(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    home = tmp_path_factory.mktemp("made") / "mind"
+    assert mind(home, "init", "--name", "Echo").returncode == 0
+    assert mind(home, "commit", "Send the boiler report").returncode == 0
+    turn = mind(home, "turn", "The boiler code is 4471", "--model", "mock", "--mock-reply", "Ok")
+    assert turn.returncode == 0, turn.stderr
+    assert mind(home, "project").returncode == 0  # the published copy exists too
+    assert (home / "readmodel.published.duckdb").exists()
+    return home
+
+
+@pytest.mark.parametrize("how", ["flipped", "cut short", "emptied", "deleted"])
+@pytest.mark.parametrize("which", ["readmodel.duckdb", "readmodel.published.duckdb"])
+def test_a_read_rebuilds_a_damaged_read_model_and_answers(
+    made: Path, tmp_path: Path, which: str, how: str
+) -> None:
+    home = tmp_path / "mind"
+    subprocess.run(["cp", "-a", str(made), str(home)], check=True)
+    before = mind(home, "recall", "boiler", "--json")
+    events = ledger_events(home)
+    damage(home / which, how)
+
+    after = mind(home, "recall", "boiler", "--json")
+
+    assert after.returncode == 0, after.stderr
+    warnings = after.stderr.strip().splitlines()
+    assert len(warnings) <= 1 and "Traceback" not in after.stderr
+    if warnings or (which == "readmodel.duckdb" and how in ("flipped", "cut short")):
+        assert len(warnings) == 1, after.stderr  # the working file is read: damage is met
+        # (an emptied or deleted file is simply made again by the projector, silently)
+        assert warnings[0].startswith("Warning: the read model is damaged")
+    assert json.loads(after.stdout) == json.loads(before.stdout)
+    listed = mind(home, "commitments", "--json")
+    assert listed.returncode == 0 and listed.stderr == ""
+    assert [c["text"] for c in json.loads(listed.stdout)] == ["Send the boiler report"]
+    assert ledger_events(home) == events
+    assert json.loads(mind(home, "verify", "--json").stdout)["ok"] is True
+
+
+@pytest.mark.parametrize("how", ["flipped", "cut short", "emptied"])
+def test_a_turn_that_meets_a_damaged_read_model_stops_in_one_line_then_works(
+    made: Path, tmp_path: Path, how: str
+) -> None:
+    home = tmp_path / "mind"
+    subprocess.run(["cp", "-a", str(made), str(home)], check=True)
+    damage(home / "readmodel.duckdb", how)
+
+    turn = mind(home, "turn", "Hello again", "--model", "mock", "--mock-reply", "Hi")
+
+    assert "Traceback" not in turn.stderr
+    if turn.returncode != 0:
+        lines = turn.stderr.strip().splitlines()
+        assert lines[0].startswith("Warning: the read model is damaged")
+        assert len(lines) == 2 and lines[1].startswith("Error: the read model was damaged")
+        turn = mind(home, "turn", "Hello again", "--model", "mock", "--mock-reply", "Hi")
+    assert turn.returncode == 0, turn.stderr
+    assert json.loads(mind(home, "verify", "--json").stdout)["ok"] is True
