@@ -72,7 +72,8 @@ def status(home: Home, as_json: bool) -> None:
     "--turn",
     "turn_ref",
     metavar="ID",
-    help="Instead: the exact messages the model was sent in this turn (id, a prefix, or last).",
+    help="Instead: the exact messages the model was sent in this turn: last, its number (12 or "
+    "#12; all digits is a number first, then an id prefix), its id or 4+ hex digits of it.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_obj
@@ -88,7 +89,8 @@ def log(home: Home, limit: int, kind: str | None, turn_ref: str | None, as_json:
     finish_forgets(home)  # a forget a crash interrupted, before its words are shown
     if turn_ref is not None:
         from mindledger.cli.turn_prompt import echo_prompt
-        from mindledger.turn_prompt import resolve_turn, turn_prompt
+        from mindledger.turn_prompt import turn_prompt
+        from mindledger.turn_refs import resolve_turn
 
         data = turn_prompt(home, resolve_turn(home, turn_ref))
         emit_json(data) if as_json else echo_prompt(data)
