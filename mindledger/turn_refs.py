@@ -50,6 +50,8 @@ def resolve_turn(home: Home, ref: str) -> UUID:
     if given == "last":
         return _latest(home)
     if given.startswith("#") and given[1:].isascii() and given[1:].isdigit():
+        if int(given[1:]) >= MAX_NUMBER:
+            raise InvalidInputError(f"{ref.strip()[:40]!r} is not a turn number; {HOW}")
         return _numbered(home, ref, int(given[1:]), None)
     digits = given.replace("-", "")
     if not _HEX.fullmatch(digits) or not MIN_PREFIX <= len(digits) <= 32:

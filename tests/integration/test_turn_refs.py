@@ -87,12 +87,14 @@ def test_a_reference_that_names_no_turn_says_so(home: Home, ref: str, message: s
     assert str(raised.value) == message
 
 
-@pytest.mark.parametrize("ref", ["", "  ", "abc", "#", "#x1", "last1", "zzzz", "a" * 33, "1 2"])
+@pytest.mark.parametrize(
+    "ref", ["", "  ", "abc", "#", "#x1", "last1", "zzzz", "a" * 33, "1 2", "#" + "9" * 19]
+)
 def test_a_malformed_reference_is_refused_with_what_to_give(home: Home, ref: str) -> None:
     with pytest.raises(InvalidInputError) as raised:
         resolve_turn(home, ref)
 
-    assert "is not a turn reference; give 'last', a turn number (12 or #12)" in str(raised.value)
+    assert "; give 'last', a turn number (12 or #12), a turn id" in str(raised.value)
     assert "\n" not in str(raised.value)
 
 
@@ -108,7 +110,7 @@ def test_last_on_a_mind_without_turns_names_none(tmp_path: Path) -> None:
 @settings(
     max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
-@given(st.text(max_size=60))
+@given(st.text(max_size=60) | st.from_regex(r"#?[0-9a-fA-F-]{1,40}", fullmatch=True))
 def test_any_text_resolves_or_fails_in_one_line(home: Home, ref: str) -> None:
     try:
         found = resolve_turn(home, ref)
