@@ -55,7 +55,7 @@ def resolve_turn(home: Home, ref: str) -> UUID:
         return _numbered(home, ref, int(given[1:]), None)
     digits = given.replace("-", "")
     if not _HEX.fullmatch(digits) or not MIN_PREFIX <= len(digits) <= 32:
-        if given.isascii() and given.isdigit():  # 1 to 3 digits: a number only
+        if given.isascii() and given.isdigit() and len(given) < MIN_PREFIX:  # a number only
             return _numbered(home, ref, int(given), None)
         raise InvalidInputError(f"{ref.strip()[:40]!r} is not a turn reference; {HOW}")
     if given.isdigit() and int(given) < MAX_NUMBER:

@@ -88,7 +88,7 @@ def test_a_reference_that_names_no_turn_says_so(home: Home, ref: str, message: s
 
 
 @pytest.mark.parametrize(
-    "ref", ["", "  ", "abc", "#", "#x1", "last1", "zzzz", "a" * 33, "1 2", "#" + "9" * 19]
+    "ref", ["", "  ", "abc", "#", "#x1", "last1", "zzzz", "a" * 33, "1 2", "#" + "9" * 19, "9" * 40]
 )
 def test_a_malformed_reference_is_refused_with_what_to_give(home: Home, ref: str) -> None:
     with pytest.raises(InvalidInputError) as raised:
