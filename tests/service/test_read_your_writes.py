@@ -94,7 +94,7 @@ def cli(home: Path, *args: str) -> tuple[int, Any]:
 def pair(server: Server, home: Path, client: int, k: int) -> str | None:
     """One write and the action on its id at once; a description of the miss, or None."""
     tag = f"c{client}k{k}{uuid.uuid4().hex[:6]}"
-    kind = k % 5
+    kind = k % 7
     if kind in (0, 3):  # an HTTP turn, then approve it (HTTP) or show its prompt (CLI)
         body = {"text": f"Question {tag}?", "model": "mock", "mock_reply": f"Answer {tag}."}
         status, made = http(server, "POST", f"{M}/turns", body)
@@ -115,12 +115,19 @@ def pair(server: Server, home: Path, client: int, k: int) -> str | None:
             return f"remember {status} {made}"
         status, acted = http(server, "POST", f"{M}/knowledge/{made['id']}/verify", {})
         return None if status == 200 else f"item {made['id']}: {status} {acted}"
-    status, made = cli(home, "commit", f"Promise {tag}")  # CLI write, HTTP read of its id
-    if status != 0:
-        return f"commit {status} {made}"
-    listed = http(server, "GET", f"{M}/commitments")[1]
-    found = [c for c in listed if c["cid"] == made["cid"]]
-    return None if found else f"commitment {made['cid']} not listed"
+    if kind == 4:  # CLI writes, HTTP reads of the id: a commitment, a thread, a concept
+        status, made = cli(home, "commit", f"Promise {tag}")
+        key, value, listing = "cid", made.get("cid") if status == 0 else None, "commitments"
+    elif kind == 5:
+        status, made = cli(home, "thread", "open", f"Why {tag}?", "--content", f"About {tag}.")
+        key, value, listing = "id", made.get("id") if status == 0 else None, "threads"
+    else:
+        status, made = cli(home, "concept", "define", f"topic.{tag}", f"The {tag}.")
+        key, value, listing = "token", made.get("token") if status == 0 else None, "concepts"
+    if value is None:
+        return f"{listing} write {status} {made}"
+    listed = http(server, "GET", f"{M}/{listing}")[1]
+    return None if [c for c in listed if c[key] == value] else f"{listing}: {value} not listed"
 
 
 def client_run(server: Server, home: Path, client: int) -> list[str]:
