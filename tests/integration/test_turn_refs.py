@@ -16,6 +16,7 @@ import mindledger
 from mindledger.compose import Home
 from mindledger.domain.errors import InvalidInputError, UnknownTurnError
 from mindledger.turn_refs import AmbiguousTurnError, resolve_turn
+from tests.integration.backends import BACKENDS, backend_home
 
 # Ids chosen so prefixes collide on purpose: the first two share `abcd`, the third is all
 # digits for its first 8 (a prefix that looks like a number).
@@ -118,3 +119,15 @@ def test_any_text_resolves_or_fails_in_one_line(home: Home, ref: str) -> None:
         assert "\n" not in str(e) and len(str(e)) < 300
     else:
         assert found in (ABCD_1, ABCD_2, DIGITS)
+
+
+@pytest.mark.parametrize("kind", BACKENDS)
+def test_every_form_resolves_on_each_ledger_backend(kind: str, tmp_path: Path) -> None:
+    with backend_home(kind, tmp_path / "mind") as home:
+        mindledger.init(home.path, name="Backends")
+        with mindledger.open(home.path) as mind:
+            made = UUID(mind.turn("hello", model="mock", mock_reply="Hi.")["turn"])
+
+        found = {ref: resolve_turn(home, ref) for ref in ("last", "#1", made.hex, made.hex[:8])}
+
+        assert set(found.values()) == {made}
