@@ -268,14 +268,21 @@ def _decide(judgement: Literal["approve", "discard"], help_text: str) -> click.C
     return command
 
 
+TURN_HELP = (
+    "TURN is last, the turn's number (12 or #12), its id, or 4+ hex digits of its id; all "
+    "digits is a number first, then an id prefix."
+)
+
 approve = _decide(
     "approve",
-    "Approve a turn's answer (by number or id): it becomes verified knowledge (0.95).\n\n"
+    "Approve a turn's answer: it becomes verified knowledge (0.95).\n\n" + TURN_HELP + "\n\n"
     "Example:\n\n    mind approve 12",
 )
 discard = _decide(
     "discard",
     "Discard a turn's answer: its knowledge is retracted (0 ppm) and never reused.\n\n"
+    + TURN_HELP
+    + "\n\n"
     "Example:\n\n    mind discard 12",
 )
 

@@ -75,7 +75,8 @@ def status(home: Home, as_json: bool) -> None:
     "--turn",
     "turn_ref",
     metavar="ID",
-    help="Instead: the exact messages the model was sent in this turn (id, a prefix, or last).",
+    help="Instead: the exact messages the model was sent in this turn: last, its number (12 or "
+    "#12; all digits is a number first, then an id prefix), its id or 4+ hex digits of it.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_obj

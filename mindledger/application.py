@@ -422,7 +422,8 @@ class MindLedger(DirectCommands, KnowledgeCommands):
 
     def turn_prompt(self, ref: str) -> TurnPrompt:
         """`mind log --turn REF --json`: what the model was sent in that turn."""
-        from mindledger.turn_prompt import resolve_turn, turn_prompt
+        from mindledger.turn_prompt import turn_prompt
+        from mindledger.turn_refs import resolve_turn
 
         return TurnPrompt.model_validate(turn_prompt(self.home, resolve_turn(self.home, ref)))
 

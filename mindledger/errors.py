@@ -58,6 +58,7 @@ if TYPE_CHECKING:
     from mindledger.projections.engine.status import ReadModelUnreadableError
     from mindledger.projections.queries.analytics import QueryError, QueryStoppedError
     from mindledger.projections.queries.graph import UnknownNodeError
+    from mindledger.turn_refs import AmbiguousTurnError
 
 # The errors loaded on first use, by the module that defines them.
 _WHERE = {
@@ -86,11 +87,13 @@ _WHERE = {
     "EmbeddingModelMissingError": "mindledger.adapters.minilm",
     "KeyStoreError": "mindledger.adapters.key_store",
     "ExportInvalidError": "mindledger.adapters.export_check",
+    "AmbiguousTurnError": "mindledger.turn_refs",
 }
 
 __all__ = [
     "AlreadyInitialisedError",
     "AmbiguousKnowledgeError",
+    "AmbiguousTurnError",
     "AnchorUnreadableError",
     "CommitmentAlreadyClosedError",
     "ConflictError",

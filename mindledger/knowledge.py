@@ -5,14 +5,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar, cast
-from uuid import UUID
 
 from mindledger.compose import (
     Home,
     open_mind,
     read_model,
 )
-from mindledger.domain.errors import UnknownTurnError
 from mindledger.domain.knowledge import Judgement, Knowledge
 
 T = TypeVar("T")
@@ -69,21 +67,6 @@ def resolve_item(home: Home, target: str) -> str:
             [r["item_id"] for r in found],
         )
     return str(found[0]["intent_hash"])
-
-
-def resolve_turn(home: Home, target: str) -> UUID:
-    """The turn a number or an id prefix names (exactly one)."""
-    from mindledger.projections.queries.knowledge_queries import matching_turns
-
-    with read_model(home) as con:
-        found = matching_turns(con, target)
-    if len(found) != 1:
-        which = ", ".join(f"#{n} {s[:8]}" for s, n in found[:10])
-        raise UnknownTurnError(
-            f"{target!r} names {'no turn' if not found else f'{len(found)} turns: {which}'}; "
-            "nothing changed, give the turn's number or more of its id"
-        )
-    return UUID(found[0][0])
 
 
 def change_json(change: Any) -> dict[str, Any]:
@@ -153,7 +136,10 @@ def delete_item(home: Home, target: str, reason: str | None = None) -> Any:
 
 
 def decide_turn(home: Home, target: str, judgement: Judgement) -> Any:
-    """`mind approve|discard TURN`: the turn's answer decided, as its change."""
+    """`mind approve|discard TURN`: the turn's answer decided, as its change (TURN: see
+    mindledger/turn_refs.py)."""
+    from mindledger.turn_refs import resolve_turn
+
     turn_id = resolve_turn(home, target)
     return _on_mind(home, lambda app: app.decide_turn(turn_id, judgement))
 

@@ -15,6 +15,7 @@ from mindledger.domain.budgets import DEFAULT_BUDGET, RECALL_BUDGET_FLOOR, TURN_
 from mindledger.ledger_reads import KINDS
 from mindledger.service.endpoints import Call, Endpoint, Field, JsonResponse, Param
 from mindledger.service.errors import ApiError
+from mindledger.turn_refs import TURN_REF
 
 T = TypeVar("T")
 
@@ -281,7 +282,7 @@ def endpoints() -> list[Endpoint]:
             params=(
                 Param("limit", "integer", minimum=1, maximum=100_000, description="Default 20."),
                 Param("kind", choices=KINDS, description="Only one aggregate kind."),
-                Param("turn", description="A turn id, a prefix, or `last`."),
+                Param("turn", description=TURN_REF),
             ),
             tags=read,
         ),

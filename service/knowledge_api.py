@@ -14,19 +14,22 @@ from mindledger.domain.knowledge import FRESHNESS, POLICIES, STATES
 from mindledger.service.endpoints import Call, Endpoint, Field, JsonResponse, Param
 from mindledger.service.errors import ApiError, error_body
 from mindledger.service.http_api import MIND, TURN_FIELDS, in_turn_thread
+from mindledger.turn_refs import TURN_REF
 
 KNOWLEDGE = f"{MIND}/knowledge"
 ITEM = f"{KNOWLEDGE}/{{ref}}"
 AMBIGUOUS = {"409": "The reference names more than one item: nothing changed; see candidates."}
+AMBIGUOUS_TURN = {"409": "The reference names more than one turn: nothing changed; see candidates."}
 
 
 async def _guarded(fn: Callable[[], Any]) -> Any:
     """Answer an ambiguous or unknown reference as JSON (409 with the candidates, 404)."""
     from mindledger.domain.knowledge_commands import AmbiguousKnowledgeError, UnknownKnowledgeError
+    from mindledger.turn_refs import AmbiguousTurnError
 
     try:
         return await fn()
-    except AmbiguousKnowledgeError as e:
+    except (AmbiguousKnowledgeError, AmbiguousTurnError) as e:
         body = error_body(409, "ambiguous", str(e))
         body["error"]["candidates"] = e.candidates
         return JsonResponse(body, 409)
@@ -110,7 +113,7 @@ def _decide(judgement: Any) -> Callable[[Call], Any]:
         from mindledger.knowledge import decide_turn
 
         turn = str(call.request.path_params["turn"])
-        return await _write(call, lambda home: decide_turn(home, turn, judgement))()
+        return await _guarded(_write(call, lambda home: decide_turn(home, turn, judgement)))
 
     return decide
 
@@ -163,8 +166,9 @@ def knowledge_endpoints() -> list[Endpoint]:
             "POST",
             f"{MIND}/turns/{{turn}}/{action}",
             _decide(action),
-            f"`mind {action} TURN --json` (a turn's number or id prefix): {what}",
+            f"`mind {action} TURN --json`: {what} {TURN_REF}",
             tags=tags,
+            responses=AMBIGUOUS_TURN,
         )
         for action, what in (
             ("approve", "its answer becomes verified knowledge (0.95)."),

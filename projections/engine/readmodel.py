@@ -229,7 +229,9 @@ class ReadSession:
             return self.con  # read-only home: the file read still includes the head
         deadline = time.monotonic() + self.timeout
         while True:
-            if self.con is not None and published_position(self.paths.published) >= head:
+            # The connection's own position, not the published file's: a follower publishes by
+            # replacing the file, and a connection keeps reading the copy it opened.
+            if self.con is not None and self.position() >= head:
                 return self.con
             self.close()
             if self._hold():

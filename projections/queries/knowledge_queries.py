@@ -77,26 +77,3 @@ def matching_items(
     )
     seen = {r["item_id"] for r in by_id}
     return by_id + [r for r in by_question if r["item_id"] not in seen]
-
-
-def matching_turns(con: duckdb.DuckDBPyConnection, target: str) -> list[tuple[str, int]]:
-    """The turns a target names: by number, or by id prefix (4 characters at least)."""
-    given = target.strip().lower()
-    if given.isascii() and given.isdigit():
-        if len(given) > 18:
-            return []
-        return [
-            (s, n)
-            for s, n in con.execute(
-                "SELECT stream_id, seq FROM turns WHERE seq = ?", [int(given)]
-            ).fetchall()
-        ]
-    if len(given) < 4:
-        return []
-    return [
-        (s, n)
-        for s, n in con.execute(
-            "SELECT stream_id, seq FROM turns WHERE starts_with(stream_id, ?) ORDER BY seq",
-            [given],
-        ).fetchall()
-    ]

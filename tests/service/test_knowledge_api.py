@@ -187,3 +187,24 @@ def test_the_knowledge_routes_are_in_the_openapi_document(served: tuple[Server, 
     assert "/v1/minds/{name}/knowledge/{ref}/verify" in paths
     assert "/v1/minds/{name}/turns/{turn}/approve" in paths
     assert "post" in paths["/v1/minds/{name}/ask"]
+
+
+def test_a_turn_reference_that_is_malformed_or_names_no_turn_is_one_line(
+    served: tuple[Server, Path],
+) -> None:
+    server, _ = served
+    before = count_events(server)
+
+    malformed = server.request("POST", "/v1/minds/Echo/turns/zz/approve", {})
+    unknown = server.request("POST", "/v1/minds/Echo/turns/999999/discard", {})
+
+    assert (malformed.status, malformed.json()["error"]["message"]) == (
+        400,
+        "'zz' is not a turn reference; give 'last', a turn number (12 or #12), a turn id or at "
+        "least 4 hex digits of one",
+    )
+    assert (unknown.status, unknown.json()["error"]["message"]) == (
+        404,
+        "no turn is number 999999 and no turn has an id starting with 999999",
+    )
+    assert count_events(server) == before
