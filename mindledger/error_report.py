@@ -148,7 +148,10 @@ def _home_secrets(home: Path | None) -> list[str]:
 
 def _is_mind_home(home: Path) -> bool:
     """A folder a mind lives in (not one `mind init` has yet to make, nor any other folder)."""
-    return any((home / name).exists() for name in ("ledger.sqlite", "keys.sqlite", "config.json"))
+    try:
+        return any((home / n).exists() for n in ("ledger.sqlite", "keys.sqlite", "config.json"))
+    except OSError:  # a name the system refuses (too long): no mind lives there
+        return False
 
 
 @cache

@@ -74,6 +74,8 @@ def _guarded(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def _cause(e: BaseException) -> str:
+    if isinstance(e, ReadModelCorruptError):  # its own words already say what to run
+        return "not a DuckDB database file"
     text = str(e).strip().splitlines()
     return text[0][:160] if text else type(e).__name__
 

@@ -54,7 +54,7 @@ def configured_secrets(home: Path) -> list[str]:
     from mindledger.settings_sources import read_dotenv
 
     pairs = list(os.environ.items())
-    with contextlib.suppress(SettingError):
+    with contextlib.suppress(SettingError, OSError):  # OSError: a home name too long, say
         pairs += list(read_dotenv(home / ".env").items())
     return secret_values(pairs)
 
