@@ -167,6 +167,9 @@ def _read_model(home: Home) -> Check:
     finally:
         reader.close()
     paths = read_model_paths(home)
+    stopped = _projection_stop(home)
+    if stopped is not None:
+        return stopped
     if not paths.published.exists():
         return Check("read model", "behind", "not built yet", "run `mind project`")
     (status,) = projection_status(paths, head)
@@ -178,3 +181,24 @@ def _read_model(home: Home) -> Check:
             "run `mind project` (any read catches up too)",
         )
     return Check("read model", "ok", f"current (position {status['position']})")
+
+
+def _projection_stop(home: Home) -> Check | None:
+    """A `fail` naming the event projection cannot get past, else None (caught up, as any read
+    would: the read model is derived, so catching it up changes nothing of the mind's)."""
+    from mindledger.compose import read_model
+    from mindledger.projections.engine.projector import ProjectionError
+
+    try:
+        with read_model(home):
+            return None
+    except ProjectionError as e:
+        where = f"position {e.position}" if e.position is not None else "an event"
+        first = (str(e).splitlines() or [""])[0][:200]
+        return Check(
+            "read model",
+            "fail",
+            f"projection stops at {where}: {first}",
+            "`mind log` shows the event; this mindledger cannot read it (a newer one may), "
+            "so turns are refused until one does",
+        )

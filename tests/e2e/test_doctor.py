@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import stat
+import uuid
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -171,3 +172,23 @@ def test_fix_never_follows_a_link_out_of_the_home(
     assert stat.S_IMODE(outside.stat().st_mode) == 0o644
     assert outside.read_text() == "for everyone\n"
     assert stat.S_IMODE((mind_home / "workspace" / "script.sh").stat().st_mode) == 0o700
+
+
+def test_doctor_names_the_event_that_stops_projection(cli: Cli, mind_home: Path) -> None:
+    from eventsourcing.persistence import StoredEvent
+
+    from mindledger.compose import Home, open_mind
+
+    app = open_mind(Home(mind_home))  # an event this version cannot project (an older bug's)
+    app.recorder.insert_events(
+        [StoredEvent(uuid.uuid4(), 1, "evil.unknown", b'{"timestamp":"2026-05-01T09:00:00Z"}')]
+    )
+    app.close()
+
+    done = cli("doctor", "--json")
+
+    assert done.exit_code == 1
+    (check,) = [c for c in done.json()["checks"] if c["name"] == "read model"]
+    assert check["status"] == "fail"
+    assert "projection stops at position" in check["detail"] and "evil.unknown" in check["detail"]
+    assert "mind log" in check["fix"]
