@@ -117,8 +117,14 @@ def level(points: list[dict[str, float]], key: str, t0: float, t1: float) -> flo
 
 
 def window_p95(samples: list[tuple[float, str, float]], t0: float, t1: float) -> dict[str, Any]:
+    """The window's p50/p95 over every request, and per kind of request (which one slows)."""
     took = [s for t, _, s in samples if t0 <= t < t1]
-    return {"ops": len(took), **(percentiles(took) if took else {})}
+    by_op: dict[str, list[float]] = {}
+    for t, op, s in samples:
+        if t0 <= t < t1:
+            by_op.setdefault(op, []).append(s)
+    per_op = {op: percentiles(v) for op, v in sorted(by_op.items())}
+    return {"ops": len(took), **(percentiles(took) if took else {}), "by_op": per_op}
 
 
 def judge(
