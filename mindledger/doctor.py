@@ -170,7 +170,7 @@ def _read_model(home: Home) -> Check:
     stopped = _projection_stop(home)
     if stopped is not None:
         return stopped
-    if not paths.published.exists():
+    if not paths.working.exists() and not paths.published.exists():  # readers use either
         return Check("read model", "behind", "not built yet", "run `mind project`")
     (status,) = projection_status(paths, head)
     if status["lag"]:

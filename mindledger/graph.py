@@ -58,7 +58,7 @@ def export_graph(home: Home, out: Path, fmt: str = "graphml") -> dict[str, Any]:
     check_output(out, "--out")
     g = _graph(home)
     text = export(g, fmt) + "\n"  # made before anything is written
-    with output_file(out, "--out") as file:
+    with output_file(out, "--out", private=True) as file:  # commitments' and concepts' words
         file.write(text.encode("utf-8"))
     return {
         "out": str(out),

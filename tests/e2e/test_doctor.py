@@ -192,3 +192,17 @@ def test_doctor_names_the_event_that_stops_projection(cli: Cli, mind_home: Path)
     assert check["status"] == "fail"
     assert "projection stops at position" in check["detail"] and "evil.unknown" in check["detail"]
     assert "mind log" in check["fix"]
+
+
+def test_a_read_model_read_from_its_working_file_is_current_not_missing(
+    cli: Cli, home: Path
+) -> None:
+    assert cli("init", "--name", "Echo").exit_code == 0
+    assert cli("commit", "Water the plants").exit_code == 0
+    assert cli("commitments").exit_code == 0  # read without a follower: no published copy
+    assert not (home / "readmodel.published.duckdb").exists()
+
+    done = cli("doctor", "--json")
+
+    (check,) = [c for c in done.json()["checks"] if c["name"] == "read model"]
+    assert check["status"] == "ok", check
