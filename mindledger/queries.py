@@ -3,6 +3,7 @@ API's query)."""
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from mindledger.compose import (
@@ -13,7 +14,15 @@ from mindledger.compose import (
 
 def records(columns: list[str], rows: list[tuple[Any, ...]]) -> list[dict[str, Any]]:
     """Rows as objects keyed by column (what `--json` prints for a query or a report)."""
-    return [dict(zip(columns, r, strict=True)) for r in rows]
+    return [dict(zip(columns, [_finite(v) for v in r], strict=True)) for r in rows]
+
+
+def _finite(value: Any) -> Any:
+    """JSON has no infinity or NaN (`1/0` in DuckDB is one): such a float is given as its name,
+    "Infinity", "-Infinity" or "NaN", so every front-end prints valid JSON."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
+    return value
 
 
 def run_user_query(
