@@ -171,6 +171,8 @@ def output_path(path: Path, flag: str, private: bool = False) -> Iterator[Path]:
 def make_folder(folder: Path, flag: str, private: bool = False) -> None:
     """Create `folder` and its parents (a folder there already, or a link to one, is used as
     it is); a private one (an export's) is made 0700."""
+    if str(folder) == STDOUT:  # files go into a folder; `-` names standard output
+        raise OutputPathError(f"{flag} - is standard output, not a folder: give a folder's path")
     try:
         if private and not folder.is_dir():
             private_folder(folder)

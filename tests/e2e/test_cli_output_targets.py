@@ -293,3 +293,16 @@ def test_a_report_written_to_a_file_says_so_in_json(
     assert result.exit_code == 0
     assert result.json() == {"report": "activity", "format": "json", "path": str(out), "rows": 2}
     assert out.read_text().startswith("[")
+
+
+@pytest.mark.parametrize("fmt", ["jsonl", "md", "csv", "parquet"])
+def test_an_export_to_standard_output_is_refused_and_makes_no_folder(
+    cli: Cli, with_events: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fmt: str
+) -> None:
+    monkeypatch.chdir(tmp_path)
+
+    result = cli("export", "--format", fmt, "-")
+
+    assert result.exit_code == 1
+    assert "standard output, not a folder" in one_error_line(result)
+    assert not (tmp_path / "-").exists()
