@@ -82,11 +82,12 @@ def _cause(e: BaseException) -> str:
 
 def repairing(home: Home, name: str, call: Callable[[], T]) -> T:
     """`call()`; if it meets a damaged read model, rebuild it and run a read again once."""
-    from mindledger.projections.engine.duckdb_files import damaged
-
     try:
         return call()
     except Exception as e:
+        # Imported only on a failure: DuckDB must not load for a use case that never reads.
+        from mindledger.projections.engine.duckdb_files import damaged
+
         if not damaged(e):
             raise
         cause = _cause(e)
