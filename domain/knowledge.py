@@ -92,7 +92,7 @@ def content_hash(keys: TextKeys, **content: object) -> str:
 class Provenance(BaseModel):
     """Where an answer came from: source type, reference, time, content hash and a note."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     source: SourceType
     reference: str
