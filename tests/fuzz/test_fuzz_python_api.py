@@ -46,6 +46,10 @@ def mind(tmp_path_factory: pytest.TempPathFactory) -> Iterator[mindledger.MindLe
     mp.setenv("MIND_NO_SERVER", "1")
     mindledger.init(home, name="Echo")
     with mindledger.open(home) as opened:
+        # The scripted model by default: a call without `model` is then fuzzed in milliseconds
+        # instead of a real generation on the embedded model (minutes on a busy CI machine; the
+        # embedded model's own turn is tested in tests/e2e/test_cli_turns.py).
+        opened.set_model("mock")
         yield opened
     mp.undo()
 
