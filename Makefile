@@ -30,11 +30,12 @@ fmt: $(STAMP)
 	$(VENV)/bin/ruff check --fix .
 
 # Lint, types, then the whole suite (PostgreSQL contract cases against a local server; browser
-# tests in Debian's headless Chromium).
+# tests in Debian's headless Chromium). Work stealing: a few process-heavy tests run a minute
+# each, and a worker that finishes its share early takes tests from the other.
 test: lint
 	scripts/browser-test-setup.sh
 	MIND_TEST_POSTGRES_DSN="$${MIND_TEST_POSTGRES_DSN:-$$(timeout 600 scripts/postgres-test-server.sh)}" \
-	  $(PY) -m pytest -n 2 -p no:cacheprovider tests
+	  $(PY) -m pytest -n 2 --dist worksteal -p no:cacheprovider tests
 
 bench: $(STAMP)
 	$(PY) -m bench.ledger
