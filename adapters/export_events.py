@@ -5,7 +5,9 @@ can write a new file with the public hash rule. So every event is also read the 
 it: its topic must be one this version knows, its payload must decode through the mapper (the
 line's keys opening its sealed fields) into its event class (no missing, extra or mistyped
 field, no schema newer than the class), its time must be one the read side parses, and each
-stream's versions must run 1, 2, 3... with every event of a stream one aggregate's kind.
+stream's versions must run 1, 2, 3... with every event of a stream one aggregate's kind. Then
+what the domain assumes of its streams (derived ids, one identity, sealed fields sealed, turn
+numbers in order: adapters/export_streams.py).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from uuid import UUID
 from eventsourcing.persistence import MapperDeserialisationError, StoredEvent
 from pydantic import ValidationError
 
+from mindledger.adapters.export_streams import StreamProblem, StreamRules
 from mindledger.adapters.key_store import MemoryKeyStore
 from mindledger.adapters.pydantic_mapping import SCHEMA_KEY, PydanticMapper
 from mindledger.domain.event_types import known_event_types, stream_kind
@@ -25,7 +28,12 @@ from mindledger.domain.events import DomainEvent
 
 
 class EventProblem(ValueError):
-    """Raised when an exported event is not one this version can replay (the reason)."""
+    """Raised when an exported event is not one this version can replay (the reason);
+    `position` names an earlier event at fault (None: the one being checked)."""
+
+    def __init__(self, reason: str, position: int | None = None) -> None:
+        super().__init__(reason)
+        self.position = position
 
 
 class EventRules:
@@ -36,9 +44,16 @@ class EventRules:
         self.types = known_event_types()
         self.keys = MemoryKeyStore()
         self.mapper = PydanticMapper(keys=self.keys)
+        self.invariants = StreamRules()
 
     def check(
-        self, topic: str, aggregate: str, version: int, state: bytes, keys: dict[bytes, bytes]
+        self,
+        topic: str,
+        aggregate: str,
+        version: int,
+        state: bytes,
+        keys: dict[bytes, bytes],
+        position: int = 0,
     ) -> None:
         """Raise EventProblem when this event, following the ones checked before it, is not
         one this version can replay."""
@@ -59,8 +74,19 @@ class EventRules:
             )
         if known is not None and known[0] != kind:
             raise EventProblem(f"a {kind} event in stream {aggregate[:8]} of a {known[0]}")
-        self._decode(cls, stream, version, state, keys)
+        event, decoded = self._decode(cls, stream, version, state, keys)
+        try:
+            self.invariants.check(position, kind, stream, event, decoded)
+        except StreamProblem as e:
+            raise EventProblem(str(e)) from None
         self.streams[aggregate] = (kind, version)
+
+    def finish(self) -> None:
+        """Raise EventProblem (naming the event at fault) for what the file left undone."""
+        try:
+            self.invariants.finish()
+        except StreamProblem as e:
+            raise EventProblem(str(e), e.position) from None
 
     def _decode(
         self,
@@ -69,7 +95,7 @@ class EventRules:
         version: int,
         state: bytes,
         keys: dict[bytes, bytes],
-    ) -> None:
+    ) -> tuple[DomainEvent, dict[str, Any]]:
         topic = cls.TOPIC
         try:
             decoded = json.loads(state)
@@ -92,6 +118,7 @@ class EventRules:
             reason = type(e).__name__
             raise EventProblem(f"{topic}: the payload cannot be read ({reason})") from None
         _same_fields(event, decoded, topic)
+        return event, decoded
 
 
 def _stream(aggregate: str) -> UUID:

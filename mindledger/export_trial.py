@@ -38,7 +38,7 @@ def projected(events: Iterator[ExportedEvent]) -> Iterator[ExportedEvent]:
             for event in events:
                 try:
                     e = event
-                    rules.check(e.topic, e.aggregate, e.version, e.state, e.keys)
+                    rules.check(e.topic, e.aggregate, e.version, e.state, e.keys, e.position)
                 except EventProblem as problem:
                     raise ExportInvalidError(event.position + 1, str(problem)) from None
                 pending.append(event)
@@ -46,6 +46,10 @@ def projected(events: Iterator[ExportedEvent]) -> Iterator[ExportedEvent]:
                     _apply(projector, pending)
                     pending = []
                 yield event
+            try:
+                rules.finish()
+            except EventProblem as problem:
+                raise ExportInvalidError((problem.position or 0) + 1, str(problem)) from None
             _apply(projector, pending)
         finally:
             projector.close()

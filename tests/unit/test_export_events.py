@@ -6,16 +6,15 @@ from __future__ import annotations
 
 import json
 from typing import Any
-from uuid import UUID
 
 import pytest
 
 from mindledger.adapters.export_events import EventProblem, EventRules
 from mindledger.adapters.pydantic_mapping import PydanticMapper
-from mindledger.domain.concept import Concept
+from mindledger.domain.concept import Concept, concept_id
 from tests.conftest import T0
 
-STREAM = UUID("0b0bea2c-290a-51dc-9fc6-cd5dff6bbc84")
+STREAM = concept_id("user.tea")  # the stream the domain derives for the token
 
 
 def defined(**changes: Any) -> bytes:
@@ -68,5 +67,7 @@ def test_a_stream_holds_one_aggregate_kind() -> None:
     rules = EventRules()
     rules.check(Concept.Defined.TOPIC, STREAM.hex, 1, defined(), {})
 
-    with pytest.raises(EventProblem, match="a commitment event in stream 0b0bea2c of a concept"):
+    with pytest.raises(
+        EventProblem, match=f"a commitment event in stream {STREAM.hex[:8]} of a concept"
+    ):
         rules.check("mind.commitment.closed", STREAM.hex, 2, b'{"timestamp":"x"}', {})
