@@ -107,7 +107,7 @@ def test_plain_text_where_the_mind_seals_its_words_is_refused(
 @pytest.mark.parametrize(
     ("aggregate", "version", "reason"),
     [
-        (uuid.uuid4().hex, 1, "a second stream for one identity"),
+        ("5eed" * 8, 1, "a second stream for one identity"),
         (IDENTITY_ID.hex, None, "mind.identity.created again"),
     ],
 )

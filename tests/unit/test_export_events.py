@@ -51,6 +51,8 @@ def test_an_event_this_version_wrote_is_accepted() -> None:
         (defined(timestamp="tuesday"), Concept.Defined.TOPIC, 1, "the time is not an ISO 8601"),
         (defined(timestamp=1700000000), Concept.Defined.TOPIC, 1, "the time is not an ISO 8601"),
         (b"[1]", Concept.Defined.TOPIC, 1, "the stored state is not a JSON object"),
+        # json.loads reads these; the read side's parser (orjson) refuses them
+        (defined().replace(b'"hot"', b"NaN"), Concept.Defined.TOPIC, 1, "as the read side parses"),
     ],
 )
 def test_an_event_this_version_cannot_replay_is_refused_saying_why(
