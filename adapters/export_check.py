@@ -238,10 +238,13 @@ def _keys(obj: dict[str, Any], number: int, state: bytes) -> dict[bytes, bytes]:
     carried = obj[KEYS_FIELD]
     if not isinstance(carried, dict) or not carried:
         raise ExportInvalidError(number, "keys is not an object of key ids")
-    try:
-        decoded = json.loads(state)
-    except ValueError:
-        decoded = None
+    if isinstance(obj.get("payload"), dict):
+        decoded: Any = obj["payload"]  # the state's fields but its time (parsed already)
+    else:
+        try:
+            decoded = json.loads(state)
+        except ValueError:
+            decoded = None
     fields = decoded if isinstance(decoded, dict) else {}
     named: dict[bytes, list[str]] = {}
     for name, value in fields.items():

@@ -22,7 +22,11 @@ from eventsourcing.persistence import MapperDeserialisationError, StoredEvent
 from pydantic import ValidationError
 
 from mindledger.adapters.export_streams import StreamProblem, StreamRules
-from mindledger.adapters.pydantic_mapping import SCHEMA_KEY, PydanticMapper
+from mindledger.adapters.pydantic_mapping import (
+    SCHEMA_KEY,
+    CanonicalJSONTranscoder,
+    PydanticMapper,
+)
 from mindledger.adapters.sealing import open_state
 from mindledger.domain.event_types import known_event_types, stream_kind
 from mindledger.domain.events import DomainEvent
@@ -45,7 +49,7 @@ class EventRules:
         self.types = known_event_types()
         # Keyless: the mapper reads each state already opened (`_decode` opens it once, and
         # the scratch read model takes the same opened state: one decryption, not two).
-        self.mapper = PydanticMapper(keys=None)
+        self.mapper = PydanticMapper(_OpenedStates(), keys=None)
         self.invariants = StreamRules()
 
     def check(
@@ -133,6 +137,14 @@ class EventRules:
             raise EventProblem(f"{topic}: the payload cannot be read")
         _same_fields(event, decoded, topic)
         return event, decoded, opened
+
+
+class _OpenedStates(CanonicalJSONTranscoder):
+    """The mapper's reading of a state `_decode` encoded with orjson: orjson decodes it to
+    what json.loads would, in a third of the time."""
+
+    def decode(self, data: bytes) -> Any:
+        return orjson.loads(data)
 
 
 def _stream(aggregate: str) -> UUID:
