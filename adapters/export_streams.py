@@ -7,8 +7,9 @@ derives (uuid5 of the CID and episode, the token, the source...), so an event un
 is never found by the commands that should see it (`mind close` closes the derived one and the
 forged one stays open). So each event must sit on the stream its payload derives, open its
 stream (or follow the event that did), and keep the invariants the aggregates keep: one
-identity, a commitment episode opened once and closed once, the next episode only after the
-last one closed, turn numbers given once and in order, a relation to a concept that exists.
+identity, created first, a commitment episode opened once and closed once, the next episode
+only after the last one closed, turn numbers given once and in order, a relation to a concept
+that exists.
 """
 
 from __future__ import annotations
@@ -94,6 +95,8 @@ class StreamRules:
         """Raise StreamProblem when `event` (at `position`, of a `kind` stream, `raw` as
         stored) breaks an invariant given the events before it."""
         topic = type(event).TOPIC
+        if position == 1 and topic != OPENING["identity"][0]:
+            raise StreamProblem(f"a ledger begins with its mind's {OPENING['identity'][0]}")
         self._opening(kind, topic, event.originator_version)
         self._derived(event, stream)
         self._sealed(topic, type(event).SEALED, raw)

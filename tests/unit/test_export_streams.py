@@ -45,6 +45,7 @@ class Feed:
 
     def __init__(self) -> None:
         self.rules, self.position = StreamRules(), 0
+        self(Identity.Created, IDENTITY_ID, ledger_id="x", name="Echo", model="mock")
 
     def __call__(
         self, cls: type[DomainEvent], stream: UUID, version: int = 1, clear: bool = False, **f: Any
@@ -86,7 +87,7 @@ def given(feed: Feed, seq: int, turn: UUID, version: int) -> None:
 def test_a_consistent_history_passes() -> None:
     feed, one, two = Feed(), uuid.uuid4(), uuid.uuid4()
 
-    feed(Identity.Created, IDENTITY_ID, ledger_id="x", name="Echo", model="mock")
+    feed(Identity.DescriptionRevised, IDENTITY_ID, 2, text="curious")
     opened(feed)
     closed(feed)
     opened(feed, 2)
@@ -129,17 +130,30 @@ def test_the_derived_streams_are_the_domains() -> None:
     feed(Conversation.Started, conversation_id("chat/1"), source="chat/1", participants=[])
     feed(Forgetting.Forgotten, Forgetting.stream("f1"), **FORGOTTEN)
 
-    assert feed.position == 2
+    assert feed.position == 3
 
 
 def test_a_stream_begins_with_its_opening_event_which_comes_once() -> None:
     feed = Feed()
     with pytest.raises(StreamProblem, match="a commitment stream must begin with"):
         closed(feed, version=1)
-    feed(Identity.Created, IDENTITY_ID, ledger_id="x", name="Echo", model="mock")
 
     with pytest.raises(StreamProblem, match=re.escape("mind.identity.created again, as version 2")):
         feed(Identity.Created, IDENTITY_ID, 2, ledger_id="x", name="Mallory", model="mock")
+
+
+def test_a_ledger_begins_with_its_identity() -> None:
+    rules = StreamRules()
+    event = Concept.Defined(
+        originator_id=concept_id("user.tea"),
+        originator_version=1,
+        timestamp=T0,
+        token="user.tea",
+        definition="hot",
+    )
+
+    with pytest.raises(StreamProblem, match="a ledger begins with its mind's"):
+        rules.check(1, "concept", event.originator_id, event, event.model_dump(mode="json"))
 
 
 def test_commitment_episodes_open_in_order_after_the_last_one_closed_and_close_once() -> None:
@@ -194,7 +208,7 @@ def test_a_malformed_envelope_is_refused(envelope: dict[str, Any]) -> None:
     raw = {**event.model_dump(mode="json"), "text": envelope}
 
     with pytest.raises(StreamProblem, match="field 'text' is not a well-formed envelope"):
-        rules.check(1, "identity", IDENTITY_ID, event, raw)
+        rules.check(2, "identity", IDENTITY_ID, event, raw)
 
 
 def test_turn_numbers_are_given_once_in_order_right_after_their_turn() -> None:
@@ -213,7 +227,7 @@ def test_turn_numbers_are_given_once_in_order_right_after_their_turn() -> None:
         StreamProblem, match=re.escape("took number 2 and no mind.turn_numbers.given")
     ) as e:
         feed.rules.finish()
-    assert e.value.position == 4  # the second turn (a refused event counts a position here)
+    assert e.value.position == 5  # the second turn (a refused event counts a position here)
 
 
 def test_a_number_given_to_another_turn_or_twice_is_refused() -> None:
@@ -238,7 +252,7 @@ def test_names_of_what_does_not_exist_are_refused() -> None:
         StreamProblem, match=re.escape("concept 'user.nowhere' is never defined")
     ) as e:
         feed.rules.finish()
-    assert e.value.position == 3
+    assert e.value.position == 4
 
 
 def test_nothing_follows_a_resolved_thread() -> None:
