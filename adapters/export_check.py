@@ -105,9 +105,20 @@ class ExportReader:
                 number, f"the line is longer than {MAX_LINE_BYTES // (1024 * 1024)} MiB"
             )
         self.bytes_read += len(line)
-        if not line.endswith(b"\n"):
+        if not line.endswith(b"\n") and line.strip():
             raise ExportInvalidError(number, "the line does not end with a newline (cut short?)")
-        return line[:-1]
+        return line[:-1] if line.endswith(b"\n") else line
+
+    def _blank_to_the_end(self, number: int) -> None:
+        """Blank lines may end the file (an editor adds one); one before another line is
+        refused at its number."""
+        later = number
+        while (line := self._next_line(later + 1)) is not None:
+            later += 1
+            if line.strip():
+                raise ExportInvalidError(
+                    number, "a blank line in the middle of the file (only the end may have them)"
+                )
 
     def events(self) -> Iterator[ExportedEvent]:
         """Every event line, checked, in order; raises at the first bad line."""
@@ -117,6 +128,9 @@ class ExportReader:
             number += 1
             line = self._next_line(number)
             if line is None:
+                break
+            if not line.strip():
+                self._blank_to_the_end(number)
                 break
             if number - 1 > header.events:
                 raise ExportInvalidError(
@@ -224,10 +238,13 @@ def _keys(obj: dict[str, Any], number: int, state: bytes) -> dict[bytes, bytes]:
     carried = obj[KEYS_FIELD]
     if not isinstance(carried, dict) or not carried:
         raise ExportInvalidError(number, "keys is not an object of key ids")
-    try:
-        decoded = json.loads(state)
-    except ValueError:
-        decoded = None
+    if isinstance(obj.get("payload"), dict):
+        decoded: Any = obj["payload"]  # the state's fields but its time (parsed already)
+    else:
+        try:
+            decoded = json.loads(state)
+        except ValueError:
+            decoded = None
     fields = decoded if isinstance(decoded, dict) else {}
     named: dict[bytes, list[str]] = {}
     for name, value in fields.items():

@@ -10,7 +10,7 @@ from __future__ import annotations
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from mindledger.adapters.export_check import ExportedEvent
@@ -35,42 +35,43 @@ def projected(events: Iterator[ExportedEvent]) -> Iterator[ExportedEvent]:
         projector = Projector(Path(folder) / "trial.duckdb")
         try:
             pending: list[ExportedEvent] = []
+            opened: list[dict[str, Any]] = []  # their states, opened once by the rules
             for event in events:
                 try:
                     e = event
-                    rules.check(e.topic, e.aggregate, e.version, e.state, e.keys)
+                    state = rules.check(
+                        e.topic, e.aggregate, e.version, e.state, e.keys, e.position
+                    )
                 except EventProblem as problem:
                     raise ExportInvalidError(event.position + 1, str(problem)) from None
                 pending.append(event)
+                opened.append(state)
                 if len(pending) >= BATCH:
-                    _apply(projector, pending)
-                    pending = []
+                    _apply(projector, pending, opened)
+                    pending, opened = [], []
                 yield event
-            _apply(projector, pending)
+            try:
+                rules.finish()
+            except EventProblem as problem:
+                raise ExportInvalidError((problem.position or 0) + 1, str(problem)) from None
+            _apply(projector, pending, opened)
         finally:
             projector.close()
 
 
-def _apply(projector: Projector, events: list[ExportedEvent]) -> None:
+def _apply(projector: Projector, events: list[ExportedEvent], opened: list[dict[str, Any]]) -> None:
     from mindledger.adapters.export_check import ExportInvalidError
     from mindledger.adapters.hash_chain import ChainRow
-    from mindledger.adapters.key_store import MemoryKeyStore
-    from mindledger.adapters.sealing import open_rows
-    from mindledger.projections.engine.projector import (
-        UNREAD_FIELDS,
-        ProjectionError,
-    )
+    from mindledger.projections.engine.projector import ProjectionError
 
     if not events:
         return
     rows = [
         ChainRow(e.position, "", e.hash, e.topic, e.aggregate, e.version, e.state) for e in events
     ]
-    keys = MemoryKeyStore()
-    for e in events:
-        keys.keys.update(e.keys)  # the lines' keys open their envelopes, as the ledger's would
     try:
-        projector.apply(rows, open_rows(rows, keys, UNREAD_FIELDS))
+        # The states as the rules opened them with the lines' keys, as the ledger's would be.
+        projector.apply(rows, opened)
     except ProjectionError as e:
         line = (e.position or events[0].position) + 1
         reason = " ".join(str(e).split())[:300]  # one line, whatever the handler said
