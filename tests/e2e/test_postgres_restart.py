@@ -36,7 +36,9 @@ class Load:
     """What the clients sent and got, shared between their threads."""
 
     acked: dict[str, str] = field(default_factory=dict)  # text -> turn id
-    after: Counter[str] = field(default_factory=Counter)  # acknowledged after the restart, by server
+    after: Counter[str] = field(
+        default_factory=Counter
+    )  # acknowledged after the restart, by server
     refused: Counter[str] = field(default_factory=Counter)  # answers other than 200, by status
     said: dict[str, str] = field(default_factory=dict)  # the first message of each status
     restarted: bool = False
@@ -103,9 +105,7 @@ def test_two_servers_reconnect_after_postgres_restarts_and_lose_or_repeat_no_tur
                 thread.start()
             try:
                 with load.changed:
-                    before = load.changed.wait_for(
-                        lambda: len(load.acked) >= 2 * TURNS, DEADLINE_S
-                    )
+                    before = load.changed.wait_for(lambda: len(load.acked) >= 2 * TURNS, DEADLINE_S)
                 pg.restart()
                 with load.changed:
                     load.restarted = True
@@ -130,9 +130,7 @@ def test_two_servers_reconnect_after_postgres_restarts_and_lose_or_repeat_no_tur
     assert len(seqs) == len(set(seqs))
     assert ok
     assert set(load.refused) <= {"503"}, load.said  # the outage said as such, nothing else
-    unanswered = Counter(
-        t["kinds"][-1] for t in turns.values() if t["text"] not in load.acked
-    )
+    unanswered = Counter(t["kinds"][-1] for t in turns.values() if t["text"] not in load.acked)
     print(
         f"\npostgres restart: {len(load.acked)} acknowledged ({sum(load.after.values())} after "
         f"the restart), refused during it {dict(load.refused)}, recorded but unanswered "
