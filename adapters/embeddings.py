@@ -17,6 +17,7 @@ is gone after `forget`.
 
 from __future__ import annotations
 
+import errno
 import os
 import sqlite3
 import threading
@@ -27,7 +28,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from mindledger.domain.errors import MindError
+from mindledger.domain.errors import LedgerReadOnlyError, MindError
 from mindledger.domain.private_files import create_private_file
 from mindledger.domain.text_keys import EMBEDDINGS, TextKeys
 
@@ -37,6 +38,10 @@ LOCAL_PROVIDER = "local"
 LOCAL_MODELS = ("all-minilm-l6-v2",)
 MEMO = 200_000  # vectors kept in memory per embedder (~300 MB at 384 dimensions)
 KEYED_VERSION = 1  # the cache's user_version once its row keys are keyed hashes
+_READ_ONLY = (
+    "this process cannot write the embeddings cache (the home is read-only); nothing was "
+    "written: reading commands still work, recording needs a writable home"
+)
 
 Matrix = npt.NDArray[np.float32]
 
@@ -150,10 +155,25 @@ class LiteLLMEmbedder:
 
 
 def open_cache(path: Path) -> sqlite3.Connection:
-    """The vector cache at `path` (created when missing)."""
+    """The vector cache at `path` (created when missing); LedgerReadOnlyError when this
+    process cannot write it (a read-only home), before anything is asked of a model."""
+    try:
+        return _open_cache(path)
+    except (OSError, sqlite3.OperationalError) as e:
+        if isinstance(e, OSError) and e.errno not in (errno.EACCES, errno.EPERM, errno.EROFS):
+            raise
+        if isinstance(e, sqlite3.OperationalError) and "readonly" not in str(e):
+            raise
+        raise LedgerReadOnlyError(_READ_ONLY) from e
+
+
+def _open_cache(path: Path) -> sqlite3.Connection:
     # check_same_thread off: recall may call from a read thread; the embedder's lock
     # serialises use.
     create_private_file(path)  # cached vectors say what was asked; SQLite's journals follow
+    # SQLite opens a file this process cannot write read-only, and says so only at the first
+    # vector kept (after a model was asked): tried now, by opening it for writing (no change).
+    os.close(os.open(path, os.O_WRONLY))
     con = sqlite3.connect(path, check_same_thread=False)
     # Derived data: a write lost in a crash costs one embedding call again, so no fsync per
     # new query vector (a commit with it measured ~26 ms on a busy disk).

@@ -7,14 +7,16 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Iterable, Mapping
-from typing import Any
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, TypeVar
 
 import psycopg
 from psycopg.sql import SQL, Identifier
 
 from mindledger.adapters.key_store import KEY_BYTES, KeyStore, KeyStoreError, Wrapping
-from mindledger.domain.errors import MindError
+from mindledger.domain.errors import UnavailableError
+
+T = TypeVar("T")
 
 
 class PostgresKeyStore(KeyStore):
@@ -34,6 +36,11 @@ class PostgresKeyStore(KeyStore):
         self._db_lock = threading.RLock()
 
     def _connection(self) -> psycopg.Connection[Any]:
+        if self._con is not None and self._con.broken:
+            # The server ended the session (a restart): a new one. What failed on the old one
+            # was refused and not retried here (a write must not be made twice).
+            self._con.close()
+            self._con = None
         if self._con is None:
             e = self.env
             try:
@@ -46,7 +53,7 @@ class PostgresKeyStore(KeyStore):
                     autocommit=True,
                 )
             except psycopg.Error as err:
-                raise MindError(f"cannot connect to PostgreSQL: {err}".strip()) from None
+                raise UnavailableError(f"cannot connect to PostgreSQL: {err}".strip()) from None
             with con.transaction():
                 # Two processes creating the tables at once both pass IF NOT EXISTS and one
                 # fails on the catalog's unique index: the first takes this lock, the second
@@ -96,27 +103,33 @@ class PostgresKeyStore(KeyStore):
                 row = con.execute(select).fetchone()
         self.wrapping.verify(None if row is None else bytes(row[0]))
 
-    def _store(self, keys: Mapping[bytes, bytes]) -> None:
+    def _again(self, work: Callable[[psycopg.Connection[Any]], T]) -> T:
+        """`work` on the connection; on a session the server ended (a restart), once more on a
+        new one. Only for work that may run twice: a read, or an insert that skips what is
+        there (a failed transaction was rolled back with its session)."""
         with self._db_lock:
-            con = self._connection()
+            try:
+                return work(self._connection())
+            except psycopg.OperationalError:
+                if self._con is None or not self._con.broken:
+                    raise
+            return work(self._connection())
+
+    def _store(self, keys: Mapping[bytes, bytes]) -> None:
+        wrapped = [(i, self.wrapping.wrap(i, k)) for i, k in keys.items()]
+        insert = SQL("INSERT INTO {} VALUES (%s, %s) ON CONFLICT DO NOTHING").format(
+            self.keys_table
+        )
+
+        def store(con: psycopg.Connection[Any]) -> None:
             with con.transaction(), con.cursor() as cur:
-                cur.executemany(
-                    SQL("INSERT INTO {} VALUES (%s, %s) ON CONFLICT DO NOTHING").format(
-                        self.keys_table
-                    ),
-                    [(i, self.wrapping.wrap(i, k)) for i, k in keys.items()],
-                )
+                cur.executemany(insert, wrapped)
+
+        self._again(store)
 
     def _fetch(self, ids: list[bytes]) -> dict[bytes, bytes]:
-        with self._db_lock:
-            rows = (
-                self._connection()
-                .execute(
-                    SQL("SELECT id, key FROM {} WHERE id = ANY(%s)").format(self.keys_table),
-                    (ids,),
-                )
-                .fetchall()
-            )
+        select = SQL("SELECT id, key FROM {} WHERE id = ANY(%s)").format(self.keys_table)
+        rows = self._again(lambda con: con.execute(select, (ids,)).fetchall())
         return {bytes(i): self.wrapping.unwrap(bytes(i), bytes(k)) for i, k in rows}
 
     def destroy(self, ids: Iterable[bytes], forget_id: str, plan: str) -> int:
@@ -136,12 +149,8 @@ class PostgresKeyStore(KeyStore):
             return cur.rowcount
 
     def pending_forgets(self) -> list[tuple[str, str]]:
-        with self._db_lock:
-            rows = (
-                self._connection()
-                .execute(SQL("SELECT id, plan FROM {}").format(self.forgets_table))
-                .fetchall()
-            )
+        select = SQL("SELECT id, plan FROM {}").format(self.forgets_table)
+        rows = self._again(lambda con: con.execute(select).fetchall())
         return [(str(i), str(p)) for i, p in rows]
 
     def finish_forget(self, forget_id: str) -> None:

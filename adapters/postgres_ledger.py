@@ -20,7 +20,7 @@ from mindledger.adapters.library_settings import PREFIX
 from mindledger.adapters.sealed_factory import SealedFactory
 from mindledger.adapters.sealing import open_rows
 from mindledger.adapters.sqlite_ledger import new_genesis
-from mindledger.domain.errors import LedgerCorruptError, MindError
+from mindledger.domain.errors import LedgerCorruptError, MindError, UnavailableError
 
 EVENTS_TABLE = "mind_events"
 
@@ -174,10 +174,19 @@ class PostgresLedgerReader:
     """Reads the chain and events for verify, log and projectors."""
 
     def __init__(self, env: dict[str, str], keys: KeyStore | None = None) -> None:
-        self.keys = keys
+        self.keys, self.env = keys, env
         self.schema = env.get("POSTGRES_SCHEMA") or "public"
+        self.conn = self._connect()
+        self.listening = False
+        s = Identifier(self.schema)
+        self.events = SQL("{}.{}").format(s, Identifier(EVENTS_TABLE))
+        self.chain = SQL("{}.ledger_chain").format(s)
+        self.meta_table = SQL("{}.ledger_meta").format(s)
+
+    def _connect(self) -> psycopg.Connection[Any]:
+        env = self.env
         try:
-            self.conn = psycopg.connect(
+            return psycopg.connect(
                 dbname=env["POSTGRES_DBNAME"],
                 host=env["POSTGRES_HOST"],
                 port=env["POSTGRES_PORT"],
@@ -186,12 +195,14 @@ class PostgresLedgerReader:
                 autocommit=True,
             )
         except psycopg.Error as e:
-            raise MindError(f"cannot connect to PostgreSQL: {e}".strip()) from None
+            raise UnavailableError(f"cannot connect to PostgreSQL: {e}".strip()) from None
+
+    def _reconnect(self) -> None:
+        """A new session in place of one the server ended (a restart, a failover): a warm
+        `mind serve` keeps its reader for its whole life."""
+        self.conn.close()
+        self.conn = self._connect()
         self.listening = False
-        s = Identifier(self.schema)
-        self.events = SQL("{}.{}").format(s, Identifier(EVENTS_TABLE))
-        self.chain = SQL("{}.ledger_chain").format(s)
-        self.meta_table = SQL("{}.ledger_meta").format(s)
 
     def close(self) -> None:
         """Release the connection."""
@@ -208,13 +219,27 @@ class PostgresLedgerReader:
 
     def wait(self, timeout: float) -> None:
         """Block until the recorder NOTIFYs an insert (LISTEN), or `timeout` seconds pass."""
+        if self.conn.broken:
+            self._reconnect()  # a notification missed meanwhile: the caller reads the ledger
         if not self.listening:
             self.conn.execute(SQL("LISTEN {}").format(Identifier(EVENTS_TABLE)))
             self.listening = True
-        for _ in self.conn.notifies(timeout=timeout, stop_after=1):
-            pass
+        try:
+            for _ in self.conn.notifies(timeout=timeout, stop_after=1):
+                pass
+        except psycopg.OperationalError:
+            if not self.conn.broken:
+                raise  # ended by the server: the next wait reconnects
 
     def _query(self, sql: Any, params: tuple[Any, ...] = ()) -> list[Any]:
+        """Rows of one read; a session the server ended is opened again and the read asked
+        once more (a read changes nothing, so asking again is safe)."""
+        try:
+            return self.conn.execute(sql, params).fetchall()
+        except psycopg.OperationalError:
+            if not self.conn.broken:
+                raise
+        self._reconnect()
         return self.conn.execute(sql, params).fetchall()
 
     def meta(self) -> tuple[str, str, str]:

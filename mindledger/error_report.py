@@ -18,6 +18,7 @@ from datetime import UTC, datetime
 from functools import cache
 from pathlib import Path
 
+from mindledger.disk_full import DISK_FULL_MESSAGE, is_disk_full
 from mindledger.domain.errors import MindError
 from mindledger.domain.redaction import redact, secret_values
 
@@ -48,9 +49,12 @@ def failure_message(
     full_path: bool = True,
 ) -> str:
     """What a front-end says about `e`. A MindError's own words; a ledger error's, prefixed;
-    anything else is `unexpected` plus (with `cause`) the first line of its text. When something
+    anything else is `unexpected` plus (with `cause`) the first line of its text; a full disk is
+    said as such, whatever raised it (`disk_full`). When something
     was left out, the traceback is logged in `home` and the message ends with its error id and
     where the log is (`full_path`: its path; else named within the home, for a remote client)."""
+    if is_disk_full(_chain(e), home):
+        return DISK_FULL_MESSAGE  # what to do is all there is to say; no log could be written
     hidden = [*secrets, *_home_secrets(home)]
     known = isinstance(e, MindError)
     text = str(e) if known else first_line(str(e))

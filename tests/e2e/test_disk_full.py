@@ -1,0 +1,243 @@
+"""No room to write, met by an append, an import, a projection, an export and a forget: one
+line saying so (exit 1, no traceback), no partial event (the ledger's rows as before, none
+outside the chain), `mind verify` passes, and once there is room the same command works and the
+read model carries on from where it was (the same file, caught up: no rebuild).
+
+Two kinds of "no room": a real full disk (a small tmpfs mounted for the test, filled; skipped
+where `mount` is not permitted) and the file size limit on the command's process
+(RLIMIT_FSIZE 0; Python ignores SIGXFSZ, so a write past it fails with EFBIG), which needs no
+privilege. A third test leaves a little room, so that a long import and a long projection run
+out of it part of the way through."""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import sqlite3
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from mindledger.disk_full import DISK_FULL_MESSAGE
+from tests.conftest import REPO
+
+MIND = [sys.executable, "-c", "from mindledger.cli.main import main; main()"]
+OPS = ["append", "import", "projection", "export", "forget"]
+TRANSCRIPT_LINES = 2000  # the long import: far more than the room left
+ROOM = 512 * 1024  # bytes left on the disk for the long import and its projection
+
+
+def mind(
+    home: Path, *args: str, limit: bool = False, check: bool = False
+) -> subprocess.CompletedProcess[str]:
+    """`mind ARGS` on `home`; with `limit`, under a file size limit of 0 bytes."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MIND_")}
+    env.update(MIND_HOME=str(home), MIND_NO_SERVER="1", PYTHONPATH=str(REPO))
+    env["LITELLM_OFFLINE_MODE"] = "true"
+    ran = subprocess.run(
+        [*MIND, *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        preexec_fn=_no_file_growth if limit else None,
+    )
+    assert not check or ran.returncode == 0, ran.stderr
+    return ran
+
+
+def _no_file_growth() -> None:
+    resource.setrlimit(resource.RLIMIT_FSIZE, (0, resource.RLIM_INFINITY))
+
+
+class Disk:
+    """A small tmpfs of its own, which the test fills and frees."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.filler = root / "filler"
+
+    def fill(self, leave: int = 0) -> None:
+        """Write until the disk is full, then give back `leave` bytes."""
+        with open(self.filler, "wb") as f:
+            try:
+                while True:
+                    f.write(b"\0" * 65536)
+                    f.flush()
+            except OSError:
+                pass
+        if leave:
+            os.truncate(self.filler, max(0, self.filler.stat().st_size - leave))
+
+    def free(self) -> None:
+        self.filler.unlink(missing_ok=True)
+
+
+@pytest.fixture()
+def disk(tmp_path: Path) -> Iterator[Disk]:
+    root = tmp_path / "disk"
+    root.mkdir()
+    mounted = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=24m,mode=0700", "tmpfs", str(root)],
+        capture_output=True,
+        text=True,
+    )
+    if mounted.returncode != 0:
+        pytest.skip(f"mounting a tmpfs is not permitted here: {mounted.stderr.strip()}")
+    try:
+        yield Disk(root)
+    finally:
+        subprocess.run(["umount", "--lazy", str(root)], check=True)
+
+
+@pytest.fixture(scope="module")
+def made(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A mind with a commitment, a turn and its read model caught up."""
+    home = tmp_path_factory.mktemp("made") / "mind"
+    mind(home, "init", "--name", "Echo", check=True)
+    mind(home, "commit", "Water the plants", check=True)
+    mind(home, "turn", "The boat is red", "--model", "mock", "--mock-reply", "Noted.", check=True)
+    mind(home, "project", check=True)
+    return home
+
+
+def ledger_rows(home: Path) -> tuple[int, int]:
+    """(events, events outside the chain), read from the file (no command that might repair)."""
+    con = sqlite3.connect(f"file:{home / 'ledger.sqlite'}?mode=ro", uri=True)
+    try:
+        events = con.execute("SELECT count(*) FROM stored_events").fetchone()[0]
+        orphans = con.execute(
+            "SELECT count(*) FROM stored_events WHERE rowid NOT IN "
+            "(SELECT notification_id FROM ledger_chain)"
+        ).fetchone()[0]
+    finally:
+        con.close()
+    return int(events), int(orphans)
+
+
+def projected(home: Path) -> tuple[int, int]:
+    """(the head's position, the read model's)."""
+    status = json.loads(mind(home, "status", "--json", check=True).stdout)
+    return status["head"]["position"], status["projections"][0]["position"]
+
+
+def operation(home: Path, op: str, outside: Path) -> list[str]:
+    """The command for `op`; `outside` is a folder for its files (on the same disk)."""
+    if op == "append":
+        return ["commit", "Call the plumber"]
+    if op == "import":
+        transcript = outside.parent / "chat.jsonl"
+        if not transcript.exists():
+            lines = ['{"role": "user", "content": "The shed is blue"}']
+            transcript.write_text("\n".join([*lines, '{"role": "assistant", "content": "Ok"}']))
+        return ["import", "chat", str(transcript)]
+    if op == "projection":
+        return ["project"]
+    if op == "export":
+        return ["export", "--format", "jsonl", str(outside)]
+    cid = json.loads(mind(home, "commitments", "--json", check=True).stdout)[0]["cid"]
+    return ["forget", "--commitment", cid, "--yes"]
+
+
+def meet_no_room(
+    home: Path, op: str, outside: Path, no_room: Callable[[list[str]], str]
+) -> subprocess.CompletedProcess[str]:
+    """Run `op` with no room (`no_room` runs it so) and check what the fault left."""
+    if op == "projection":
+        mind(home, "commit", "Pay the gas bill", check=True)  # the ledger ahead of the read model
+    args = operation(home, op, outside)
+    before = ledger_rows(home)
+    inode = (home / "readmodel.duckdb").stat().st_ino
+
+    failed = no_room(args)
+
+    assert failed == f"Error: {DISK_FULL_MESSAGE}\n"
+    assert ledger_rows(home) == before  # no partial event, none outside the chain
+    verified = mind(home, "verify", "--json")
+    assert verified.returncode == 0 and json.loads(verified.stdout)["ok"] is True
+    again = mind(home, *args)
+    assert again.returncode == 0 and again.stderr == "", again.stderr
+    if op != "forget":  # a forget rebuilds every read model, by design
+        assert (home / "readmodel.duckdb").stat().st_ino == inode
+        mind(home, "project", check=True)
+        head, position = projected(home)
+        assert position == head and (home / "readmodel.duckdb").stat().st_ino == inode
+    return again
+
+
+@pytest.mark.parametrize("op", OPS)
+def test_a_full_disk_stops_a_command_in_one_line_and_it_works_once_there_is_room(
+    made: Path, disk: Disk, op: str
+) -> None:
+    home = disk.root / "mind"
+    subprocess.run(["cp", "-a", str(made), str(home)], check=True)
+
+    def full(args: list[str]) -> str:
+        disk.fill()
+        try:
+            ran = mind(home, *args)
+        finally:
+            disk.free()
+        assert ran.returncode == 1
+        return ran.stderr
+
+    meet_no_room(home, op, disk.root / "out", full)
+
+
+@pytest.mark.parametrize("op", OPS)
+def test_the_file_size_limit_stops_a_command_in_one_line_and_it_works_without_it(
+    made: Path, tmp_path: Path, op: str
+) -> None:
+    home = tmp_path / "mind"
+    subprocess.run(["cp", "-a", str(made), str(home)], check=True)
+
+    def limited(args: list[str]) -> str:
+        ran = mind(home, *args, limit=True)
+        assert ran.returncode == 1
+        return ran.stderr
+
+    meet_no_room(home, op, tmp_path / "out", limited)
+
+
+def test_a_long_import_and_a_projection_that_run_out_of_room_part_way_resume(
+    made: Path, disk: Disk
+) -> None:
+    home = disk.root / "mind"
+    subprocess.run(["cp", "-a", str(made), str(home)], check=True)
+    transcript = disk.root / "long.jsonl"
+    transcript.write_text(
+        "".join(
+            json.dumps({"role": "user" if i % 2 else "assistant", "content": f"Line {i} " * 40})
+            + "\n"
+            for i in range(TRANSCRIPT_LINES)
+        )
+    )
+    inode = (home / "readmodel.duckdb").stat().st_ino
+    before = ledger_rows(home)
+    disk.fill(leave=ROOM)
+
+    imported = mind(home, "import", "chat", str(transcript))
+    disk.free()
+    after_import = ledger_rows(home)
+    again = mind(home, "import", "chat", str(transcript), "--json")
+    disk.fill(leave=ROOM)
+    projecting = mind(home, "project")
+    disk.free()
+    part_way = projected(home)[1]
+    verified = mind(home, "verify", "--json")
+    resumed = mind(home, "project")
+    head, position = projected(home)
+
+    assert (imported.returncode, imported.stderr) == (1, f"Error: {DISK_FULL_MESSAGE}\n")
+    assert after_import == before  # the import is one transaction: all of it or nothing
+    assert again.returncode == 0, again.stderr
+    assert json.loads(again.stdout)["added"] == TRANSCRIPT_LINES
+    assert (projecting.returncode, projecting.stderr) == (1, f"Error: {DISK_FULL_MESSAGE}\n")
+    assert verified.returncode == 0 and json.loads(verified.stdout)["ok"] is True
+    assert resumed.returncode == 0 and resumed.stderr == ""
+    assert part_way < head and position == head
+    assert (home / "readmodel.duckdb").stat().st_ino == inode  # caught up, not rebuilt
