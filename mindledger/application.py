@@ -479,7 +479,7 @@ def _as_of(value: AsOf | str | None) -> AsOf | None:
 
 def _place(home: str | Path | None, overrides: dict[str, Any]) -> Home:
     place = Home.from_option(Path(home).expanduser() if home is not None else None)
-    place = place.with_flags(**{name: (name, value) for name, value in overrides.items()})
+    place = place.with_flags(**{name: (f"`{name}`", value) for name, value in overrides.items()})
     _ = place.loaded  # a bad setting is refused here, in one line
     return place
 

@@ -83,8 +83,8 @@ def replay(
     if target is not None:
         from mindledger.output_paths import check_new_file, refuse_home_file
 
-        refuse_home_file(home, target, "--into")
-        check_new_file(target, "--into")  # a new DuckDB file: never a link, device or FIFO
+        refuse_home_file(home, target, "target")
+        check_new_file(target, "target")  # a new DuckDB file: never a link, device or FIFO
     if swap:
         require_verified(home)
     paths, reader = read_model_paths(home), open_reader(home)
