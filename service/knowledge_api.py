@@ -136,6 +136,8 @@ NOTE = (Field("note", "string", description="Why (kept with the decision)."),)
 
 def knowledge_endpoints() -> list[Endpoint]:
     """The knowledge routes, registered in the /v1 route table."""
+    from mindledger.results import AskResult, KnowledgeChange, KnowledgeList, KnowledgeShown
+
     tags = ("knowledge",)
     judged = [
         Endpoint(
@@ -146,6 +148,7 @@ def knowledge_endpoints() -> list[Endpoint]:
             body=NOTE,
             tags=tags,
             responses=AMBIGUOUS,
+            result=KnowledgeChange,
         )
         for action, what in (
             ("verify", "the item becomes verified (0.95)."),
@@ -161,6 +164,7 @@ def knowledge_endpoints() -> list[Endpoint]:
             f"`mind {action} TURN --json`: {what} {TURN_REF}",
             tags=tags,
             responses=AMBIGUOUS_TURN,
+            result=KnowledgeChange,
         )
         for action, what in (
             ("approve", "its answer becomes verified knowledge (0.95)."),
@@ -175,6 +179,7 @@ def knowledge_endpoints() -> list[Endpoint]:
             "`mind knowledge list --json`.",
             params=(Param("all", "boolean", description="Include deleted items."),),
             tags=tags,
+            result=KnowledgeList,
         ),
         Endpoint(
             "GET",
@@ -184,6 +189,7 @@ def knowledge_endpoints() -> list[Endpoint]:
             params=(Param("history", "boolean", description="Every revision, from the ledger."),),
             tags=tags,
             responses=AMBIGUOUS,
+            result=KnowledgeShown,
         ),
         Endpoint(
             "POST",
@@ -200,6 +206,7 @@ def knowledge_endpoints() -> list[Endpoint]:
                 Field("reuse", "string", description=f"One of {', '.join(POLICIES)}."),
             ),
             tags=tags,
+            result=KnowledgeChange,
         ),
         *judged,
         Endpoint(
@@ -210,6 +217,7 @@ def knowledge_endpoints() -> list[Endpoint]:
             body=(Field("answer", "string", True, "The new answer."),),
             tags=tags,
             responses=AMBIGUOUS,
+            result=KnowledgeChange,
         ),
         Endpoint(
             "POST",
@@ -219,6 +227,7 @@ def knowledge_endpoints() -> list[Endpoint]:
             body=NOTE,
             tags=tags,
             responses=AMBIGUOUS,
+            result=KnowledgeChange,
         ),
         *decided,
         Endpoint(
@@ -232,5 +241,6 @@ def knowledge_endpoints() -> list[Endpoint]:
                 *(f for f in TURN_FIELDS if f.name not in ("text", "stream")),
             ),
             tags=tags,
+            result=AskResult,
         ),
     ]
