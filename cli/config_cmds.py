@@ -35,7 +35,7 @@ def show(home: Home, as_json: bool) -> None:
 
         mind config show --json
     """
-    from mindledger.application import config_show
+    from mindledger import config_show
 
     rows = config_show(home).model_dump(mode="json")
     if as_json:

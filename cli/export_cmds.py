@@ -61,7 +61,7 @@ def echo_export(data: dict[str, Any]) -> None:
 def verify_export(path: Path, as_json: bool, head: str | None = None) -> None:
     """`mind verify --export FILE [--head HASH]`: check an export without a mind; exit 1 at the
     first bad line, or when `head` (a hash kept elsewhere) is no event's hash in the file."""
-    from mindledger.application import verify_export as verify_file
+    from mindledger import verify_export as verify_file
 
     with TerminalBar(not as_json) as bar:
         data = verify_file(path, head, progress=bar, error_as_failure=as_json).model_dump(
@@ -96,7 +96,7 @@ def import_ledger(home: Home, path: Path, as_json: bool) -> None:
 
         mind --home ./restored import ledger ./backup/ledger.jsonl
     """
-    from mindledger.application import import_ledger as import_file
+    from mindledger import import_ledger as import_file
 
     with TerminalBar(not as_json) as bar:
         data = import_file(path, home, progress=bar).model_dump(mode="json")

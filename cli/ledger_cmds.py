@@ -34,7 +34,7 @@ def init(home: Home, name: str, dsn: str | None, schema: str, as_json: bool) -> 
 
         mind --home ./echo init --name Echo
     """
-    from mindledger.application import init as make
+    from mindledger import init as make
 
     data = make(home, name, dsn=dsn, schema=schema).model_dump(mode="json")
     if as_json:
@@ -144,7 +144,7 @@ def verify(home: Home, as_json: bool, head: str | None, export_file: Path | None
 
         verify_export(export_file, as_json, head)
         return
-    from mindledger.application import verify_home
+    from mindledger import verify_home
 
     # Not `MindLedger.verify`: a ledger that cannot be read is an error line here, and a home
     # without a mind is verified as a failure rather than refused; the result is the same.

@@ -88,7 +88,7 @@ def install_local(as_json: bool) -> None:
 
         mind model install-local
     """
-    from mindledger.application import install_local_model
+    from mindledger import install_local_model
 
     data = install_local_model().model_dump(mode="json")
     if as_json:
@@ -107,7 +107,7 @@ def stop_local(home: Home, as_json: bool) -> None:
 
         mind model stop-local
     """
-    from mindledger.application import stop_local_model
+    from mindledger import stop_local_model
 
     data = stop_local_model(home).model_dump(mode="json")
     if as_json:

@@ -21,19 +21,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from mindledger.application import (
-        MindLedger,
-        TurnDone,
-        config_show,
-        doctor,
-        import_ledger,
-        init,
-        install_local_model,
-        open,
-        stop_local_model,
-        verify_export,
-        verify_home,
-    )
+    from mindledger.application import MindLedger, TurnDone, open
     from mindledger.async_floor import AsyncMindLedger
     from mindledger.domain.budgets import DEFAULT_BUDGET, RECALL_BUDGET_FLOOR, TURN_BUDGET_FLOOR
     from mindledger.domain.errors import (
@@ -43,6 +31,16 @@ if TYPE_CHECKING:
         NotFoundError,
         NotInitialisedError,
         UnavailableError,
+    )
+    from mindledger.home_use_cases import (
+        check_home,
+        config_show,
+        import_ledger,
+        init,
+        install_local_model,
+        stop_local_model,
+        verify_export,
+        verify_home,
     )
     from mindledger.progress import Told
     from mindledger.results import (
@@ -246,8 +244,8 @@ __all__ = [
     "TurnResult",
     "UnavailableError",
     "VerifyResult",
+    "check_home",
     "config_show",
-    "doctor",
     "import_ledger",
     "init",
     "install_local_model",
@@ -260,16 +258,16 @@ __all__ = [
 
 _WHERE = {
     "open": "mindledger.application",
-    "init": "mindledger.application",
-    "import_ledger": "mindledger.application",
+    "init": "mindledger.home_use_cases",
+    "import_ledger": "mindledger.home_use_cases",
     "MindLedger": "mindledger.application",
     "TurnDone": "mindledger.application",
-    "config_show": "mindledger.application",
-    "doctor": "mindledger.application",
-    "install_local_model": "mindledger.application",
-    "stop_local_model": "mindledger.application",
-    "verify_export": "mindledger.application",
-    "verify_home": "mindledger.application",
+    "config_show": "mindledger.home_use_cases",
+    "check_home": "mindledger.home_use_cases",
+    "install_local_model": "mindledger.home_use_cases",
+    "stop_local_model": "mindledger.home_use_cases",
+    "verify_export": "mindledger.home_use_cases",
+    "verify_home": "mindledger.home_use_cases",
     "Told": "mindledger.progress",
     "ConceptBound": "mindledger.results_files",
     "ConfigRow": "mindledger.results_files",

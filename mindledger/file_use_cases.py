@@ -125,13 +125,15 @@ class FileCommands:
         self,
         on_start: Callable[[], None] | None = None,
         on_batch: Callable[[int, int], None] | None = None,
+        should_stop: Callable[[], bool] | None = None,
     ) -> Projected:
         """`mind project --follow --json`: keep the read models at the head, publishing after
-        every batch, until SIGINT or SIGTERM; `on_start` hears that following began,
-        `on_batch` each batch's events applied and the position reached."""
+        every batch, until SIGINT or SIGTERM or `should_stop()` (asked before each look at the
+        ledger); `on_start` hears that following began, `on_batch` each batch's events
+        applied and the position reached."""
         from mindledger.projection import follow
 
-        return Projected.model_validate(follow(self.home, on_start, on_batch))
+        return Projected.model_validate(follow(self.home, on_start, on_batch, should_stop))
 
     def replay(
         self,

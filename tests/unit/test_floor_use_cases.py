@@ -6,8 +6,6 @@ and what it writes reads back. Each test names the methods it covers with the `f
 from __future__ import annotations
 
 import json
-import os
-import signal
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -233,7 +231,7 @@ def test_an_export_and_a_backup_tell_their_progress_and_verify(
 
     exported = mind.export(tmp_path / "out", "jsonl", progress=lambda *a: told.append(a))
     copied = mind.backup(tmp_path / "copy")
-    checked = mindledger.application.verify_export(exported.file)
+    checked = mindledger.verify_export(exported.file)
 
     assert told[0] == (0, 2, "exporting jsonl") and told[-1] == (2, 2, "exporting jsonl")
     assert checked.ok is True and checked.head == exported.head == copied.head
@@ -277,13 +275,17 @@ def test_the_read_models_catch_up_rebuild_and_follow(
 
     projected = mind.project()
     replayed = mind.replay(tmp_path / "r.duckdb", check=True, progress=lambda *a: told.append(a))
-    # Following runs until SIGINT: the signal is sent once it has started (its handler is
-    # installed by then), so it stops after its first look at the ledger.
-    stopped = mind.follow(on_start=lambda: os.kill(os.getpid(), signal.SIGINT))
+    looks: list[str] = []
+
+    def enough() -> bool:  # one look at the ledger, then stop
+        looks.append("look")
+        return len(looks) > 1
+
+    stopped = mind.follow(should_stop=enough)
 
     assert projected.position == 2 and replayed.identical is True and replayed.applied == 2
     assert told[-1] == (2, 2, "projecting")
-    assert stopped.position == 2 and stopped.applied == 0
+    assert stopped.position == 2 and stopped.applied == 0 and looks == ["look", "look"]
 
 
 @pytest.mark.floor("tick", "run_tick")
@@ -299,7 +301,7 @@ def test_a_tick_records_its_decision(mind: mindledger.MindLedger) -> None:
 def test_a_chat_turn_asks_for_its_model_only_when_it_needs_one(
     mind: mindledger.MindLedger,
 ) -> None:
-    mind.remember("4471", question="What is the boiler code?")
+    mind.remember("4471", question="What is the boiler code?", state="verified", confidence=0.95)
     asked: list[str] = []
 
     def model() -> object:

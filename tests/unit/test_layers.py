@@ -286,3 +286,13 @@ def test_a_front_end_imports_only_the_floor_s_public_surface(front_end: str) -> 
     )
 
     assert offenders == []
+
+
+def test_no_public_name_is_also_a_floor_module() -> None:
+    # Once `mindledger.doctor` (a module) is imported, the package's attribute `doctor` is
+    # that module, not a function `__getattr__` would have given: such a name breaks at random.
+    import mindledger
+
+    modules = {p.stem for p in (REPO / "mindledger").glob("*.py")}
+
+    assert sorted(set(mindledger.__all__) & modules) == []
