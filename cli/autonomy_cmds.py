@@ -48,14 +48,16 @@ def tick(
 
     A time before the ledger's latest event is refused unless MIND_ALLOW_PAST_NOW=1.
     """
-    from mindledger import autonomy
+    from mindledger.cli.floor import opened
     from mindledger.cli.turn_cmds import check_mock_flags, echo_effects, reply_text
     from mindledger.results_ledger import TickResult
 
     # In this command's words, before @FILE is read; a tick takes --mock-reply only with
     # --model mock (never for the mind's own model), hence "" for no --model.
     check_mock_flags(spec or "", mock_reply)
-    done = autonomy.tick(home, now, spec, reply_text(mock_reply), budget)
+    done = opened(home).run_tick(
+        model=spec, mock_reply=reply_text(mock_reply), budget=budget, now=now
+    )
     data = TickResult.model_validate(done.data).model_dump(mode="json")  # `MindLedger.tick`'s
     if as_json:
         emit_json(data)

@@ -30,10 +30,11 @@ def backup(home: Home, dest: Path, as_json: bool) -> None:
 
         mind --home ~/backups/echo-2026-05-01 verify
     """
-    from mindledger.backup import backup_home
-    from mindledger.cli.export_cmds import shown_progress
+    from mindledger.cli.export_cmds import TerminalBar
+    from mindledger.cli.floor import opened
 
-    done = backup_home(home, dest.expanduser(), shown_progress(not as_json))
+    with TerminalBar(not as_json) as bar:
+        done = opened(home).backup(dest, progress=bar).model_dump(mode="json")
     if as_json:
         emit_json(done)
         return

@@ -13,7 +13,7 @@ import click
 from mindledger.cli.floor import opened
 from mindledger.cli.output import echo, json_text, table, write_out
 from mindledger.cli.server_client import NO_SERVER_HELP
-from mindledger.compose import Home, build_model
+from mindledger.compose import Home
 from mindledger.domain.errors import InvalidInputError, MindError
 
 if TYPE_CHECKING:
@@ -39,24 +39,15 @@ class Session:
     def __init__(
         self, home: Home, spec: str | None, api_base: str | None, mock_reply: str | None = None
     ) -> None:
-        from mindledger.chat_session import current_identity
-
         self.home, self.api_base = home, api_base
-        self.spec = spec or current_identity(home)["model"]
+        self.floor: MindLedger = opened(home)
+        self.spec = spec or self.floor.current_identity()["model"]
         self.mock_reply, self.no_server = mock_reply, False
         # `--model mock` with no script: only what knowledge answers (without a model) works.
         scripted = self.spec != "mock" or mock_reply is not None
-        self.model = build_model(home, self.spec, mock_reply, api_base) if scripted else None
+        self.model = self.floor.model_for(self.spec, mock_reply, api_base) if scripted else None
         self.last: Any = None
         self.as_json = False  # each turn printed as `mind turn --json` prints it, one per line
-        self._floor: MindLedger | None = None
-
-    @property
-    def floor(self) -> MindLedger:
-        """The mind's use cases, opened on the first slash command that reads it."""
-        if self._floor is None:
-            self._floor = opened(self.home)
-        return self._floor
 
     def slash(self, line: str) -> bool:
         """Run a slash command; returns False when the session should end."""
@@ -87,7 +78,7 @@ class Session:
                 spec = self.floor.set_model(arg.strip()).model
                 self.spec, self.mock_reply = spec, None
                 scripted = spec != "mock"
-                self.model = build_model(self.home, spec, None, self.api_base) if scripted else None
+                self.model = self.floor.model_for(spec, None, self.api_base) if scripted else None
                 echo(f"now using {self.spec} (recorded)")
         elif command == "context":
             if self.last is None:
@@ -102,12 +93,12 @@ class Session:
             echo(self.last.reply_raw if self.last else "no turn yet")
         elif command == "prompt":
             from mindledger.cli.turn_prompt import echo_prompt
-            from mindledger.turn_prompt import turn_prompt
 
             if self.last is None:
                 echo("no turn yet")
             else:  # read back from the ledger: what was recorded, not what is in memory
-                echo_prompt(turn_prompt(self.home, self.last.turn_id))
+                prompt = self.floor.turn_prompt(self.last.turn_id.hex)
+                echo_prompt(prompt.model_dump(mode="json"))
         elif command == "verify":
             echo(json.dumps(self.floor.verify().model_dump(mode="json")))
         elif command == "export":
@@ -164,9 +155,7 @@ class Session:
         """The turn in this process, routed as `mind turn` routes it: a message that
         exact-matches reusable knowledge is answered from it without the model; `on_reply`
         hears the visible reply as it comes (it adds up to the recorded reply)."""
-        from mindledger.chat_session import chat_turn
-
-        return chat_turn(self.home, text, self.completion_model, on_reply)
+        return self.floor.chat_turn(text, self.completion_model, on_reply).outcome
 
     def completion_model(self) -> Any:
         if self.model is None:
@@ -237,12 +226,9 @@ class Session:
 
     def say_json(self, text: str) -> None:
         """One turn, printed as one line of JSON (the fields of `mind turn --json`)."""
-        from mindledger.results import TurnResult
-        from mindledger.turns import outcome_json
-
-        outcome = self.run_here(text)
-        self.last = outcome
-        data = TurnResult.model_validate(outcome_json(self.home, outcome)).model_dump(mode="json")
+        done = self.floor.chat_turn(text, self.completion_model)
+        self.last = done.outcome
+        data = done.data
         write_out(json_text(data, indent=None))  # json_text escapes what a terminal would obey
 
 
@@ -286,7 +272,6 @@ def chat(
 
         mind chat --model ollama/llama3.2
     """
-    from mindledger.chat_session import current_identity
     from mindledger.cli.turn_cmds import reply_text
 
     if mock_reply is not None and spec != "mock":
@@ -297,7 +282,7 @@ def chat(
     if not no_server:
         _start_background_server(home)
     session.as_json = as_json
-    name = current_identity(home)["name"]
+    name = session.floor.current_identity()["name"]
     if not as_json:
         echo(f"Talking with {name} on {session.spec}. /help for commands, /exit to leave.")
     _tolerate_undecodable_input()

@@ -7,7 +7,6 @@ import click
 from mindledger.cli.floor import opened
 from mindledger.cli.output import echo, emit_json, table
 from mindledger.compose import Home
-from mindledger.listings import bind_concept
 
 
 @click.group()
@@ -80,16 +79,16 @@ def relate(home: Home, source: str, target: str, relation: str, as_json: bool) -
 
 @concept.command()
 @click.argument("token")
-@click.option("--commitment", "cid", help="Bind to a commitment CID.")
-@click.option("--thread", "thread_id", help="Bind to a thread id.")
+@click.option("--commitment", help="Bind to a commitment CID.")
+@click.option("--thread", help="Bind to a thread id.")
 @click.option("--event", "position", type=click.IntRange(1), help="Bind to a ledger position.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_obj
 def bind(
     home: Home,
     token: str,
-    cid: str | None,
-    thread_id: str | None,
+    commitment: str | None,
+    thread: str | None,
     position: int | None,
     as_json: bool,
 ) -> None:
@@ -99,7 +98,10 @@ def bind(
 
         mind concept bind project.alpha --commitment c1a2b3c4d5e
     """
-    done = bind_concept(home, token, cid, thread_id, position)
+    bound = opened(home).bind_concept(
+        token, commitment=commitment, thread=thread, position=position
+    )
+    done = bound.model_dump(mode="json")
     if as_json:
         emit_json(done)
         return

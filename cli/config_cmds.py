@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Any
-
 import click
 
+from mindledger.cli.floor import opened
 from mindledger.cli.output import echo, emit_json
-from mindledger.compose import Home, open_mind
-from mindledger.domain.settings import KEYS, WORKSPACE, check_setting, defaults, meaning
+from mindledger.compose import Home
+from mindledger.domain.settings import KEYS
 
 
 @click.group()
@@ -37,7 +35,9 @@ def show(home: Home, as_json: bool) -> None:
 
         mind config show --json
     """
-    rows = process_rows(home) + mind_rows(home)
+    from mindledger import config_show
+
+    rows = config_show(home).model_dump(mode="json")
     if as_json:
         emit_json(rows)
         return
@@ -46,46 +46,6 @@ def show(home: Home, as_json: bool) -> None:
         echo(f"{row['key']:<26} {value if value != '' else '(empty)'}  ({row['source']})")
         takes = f" (takes {row['accepts']})" if row["accepts"] else ""
         echo(f"    {row['meaning']}{takes}")
-
-
-def process_rows(home: Home) -> list[dict[str, Any]]:
-    """The process settings (mindledger/settings.py), named by their environment variable."""
-    from mindledger.settings import FIELDS, accepts, env_name, shown_value
-
-    loaded = home.loaded
-    rows = []
-    for name, declared in FIELDS.items():
-        origin = loaded.origins[name]
-        value = shown_value(name, getattr(loaded.values, name))
-        rows.append(
-            {
-                "key": env_name(name),
-                "value": value,
-                "default": origin.source == "default",
-                "meaning": declared.description,
-                "accepts": accepts(name),
-                "source": origin.source,
-                "origin": origin.describe() if origin.source != "default" else None,
-            }
-        )
-    return rows
-
-
-def mind_rows(home: Home) -> list[dict[str, Any]]:
-    """This mind's settings: from its ledger when set, else their defaults."""
-    current = open_mind(home).identity().config if home.exists() else {}
-    return [
-        {
-            "key": key,
-            "value": current.get(key, value),
-            "default": key not in current,
-            "meaning": meaning(key),
-            "accepts": None,
-            "source": "default" if key not in current else "ledger",
-            "origin": None if key not in current else "mind.identity.configured",
-        }
-        for key, value in defaults().items()
-    ]
 
 
 @config.command(name="set", context_settings={"ignore_unknown_options": True})
@@ -105,41 +65,11 @@ def set_(home: Home, key: str, value: str, as_json: bool) -> None:
     A number is refused unless finite and in its range (`mind config show` lists them); the
     workspace cannot be / or a system folder; a VALUE starting with - needs no `--`.
     """
-    if key == WORKSPACE:
-        check_setting(key, value)  # an empty path would resolve to the current folder
-        value = str(_workspace_folder(value))
-    changed = open_mind(home).configure(key, value)
+    done = opened(home).configure(key, value)
     if as_json:
-        emit_json({"key": key, "value": value, "changed": changed})
+        emit_json(done.model_dump(mode="json"))
         return
-    echo(f"{key} = {value}" if changed else f"{key} is already {value}")
-
-
-# The kernel's and devices' folders: never a workspace (nor, with the root, a parent of one).
-SYSTEM_FOLDERS = (Path("/proc"), Path("/sys"), Path("/dev"))
-
-
-def _workspace_folder(value: str) -> Path:
-    """`value` as an absolute folder, or InvalidInputError saying why it cannot be one."""
-    from mindledger.domain.errors import InvalidInputError
-
-    try:
-        folder = Path(value).expanduser().resolve()
-        is_file = folder.exists() and not folder.is_dir()
-    except (OSError, RuntimeError) as e:  # a name too long, a symlink loop, no such user (~x)
-        reason = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
-        raise InvalidInputError(
-            f"the workspace path {value[:80]!r}{'...' if len(value) > 80 else ''} cannot be "
-            f"used ({reason}); give a folder path the filesystem accepts"
-        ) from None
-    if is_file:
-        raise InvalidInputError(f"{folder} is a file; the workspace must be a directory")
-    if folder == Path(folder.anchor) or any(folder.is_relative_to(p) for p in SYSTEM_FOLDERS):
-        raise InvalidInputError(
-            f"the workspace cannot be {folder}: any file on the system (or the kernel's) would "
-            "count as evidence of work; give the folder you work in, e.g. ~/notes"
-        )
-    return folder
+    echo(f"{done.key} = {done.value}" if done.changed else f"{done.key} is already {done.value}")
 
 
 def register(group: click.Group) -> None:

@@ -35,9 +35,9 @@ def doctor(home: Home, fix: bool, as_json: bool) -> None:
 
         mind doctor --fix --json
     """
-    from mindledger.doctor import doctor as examine
+    from mindledger import check_home
 
-    report = examine(home, fix=fix)
+    report = check_home(home, fix=fix).model_dump(mode="json")
     if as_json:
         emit_json(report)
     else:

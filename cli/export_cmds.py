@@ -4,9 +4,7 @@ the progress bars the floor's long work is shown with."""
 
 from __future__ import annotations
 
-import contextlib
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +12,6 @@ import click
 
 from mindledger.cli.output import echo, emit_json
 from mindledger.compose import Home
-from mindledger.export import Progress, no_progress
 
 LEDGER_FORMATS = ("jsonl", "md")
 
@@ -22,33 +19,34 @@ LEDGER_FORMATS = ("jsonl", "md")
 PROGRESS_FROM = 5000  # events: below this a bar would only flicker
 
 
-@contextlib.contextmanager
-def progress(total: int, label: str, start_at: int = PROGRESS_FROM) -> Iterator[Any]:
-    """A progress bar on stderr when it is a terminal and the work is long (`start_at` items
-    or more); else a no-op."""
-    if total >= start_at and sys.stderr.isatty():
-        with click.progressbar(length=total, label=label, file=sys.stderr) as bar:
-            yield bar
-    else:
-        with no_progress(total, label) as bar:
-            yield bar
+class TerminalBar:
+    """The floor's `progress(done, total, doing)` drawn as a bar on stderr when it is a
+    terminal and the work is long (`start_at` items or more); nothing when not `enabled`
+    (--json). Decided at the first call (the total is known by then); closed with the block."""
 
+    def __init__(self, enabled: bool, start_at: int = PROGRESS_FROM) -> None:
+        self.enabled, self.start_at = enabled, start_at
+        self.bar: Any = None
+        self.decided = False
+        self.done = 0
 
-def terminal_progress(total: int, label: str) -> contextlib.AbstractContextManager[Any]:
-    """`progress`, shown (when stderr is a terminal and the work is long)."""
-    return progress(total, label)
+    def __enter__(self) -> TerminalBar:
+        return self
 
+    def __exit__(self, *exc: object) -> None:
+        if self.bar is not None:
+            bar, self.bar = self.bar, None
+            bar.__exit__(*exc)
 
-def shown_progress(enabled: bool, start_at: int = PROGRESS_FROM) -> Progress:
-    """The `progress` a floor function is given: `progress`'s bar, or none when not
-    `enabled` (with --json)."""
-    if not enabled:
-        return no_progress
-
-    def bar(total: int, label: str) -> contextlib.AbstractContextManager[Any]:
-        return progress(total, label, start_at)
-
-    return bar
+    def __call__(self, done: int, total: int, doing: str) -> None:
+        if not self.decided:
+            self.decided = True
+            if self.enabled and total >= self.start_at and sys.stderr.isatty():
+                self.bar = click.progressbar(length=total, label=doing, file=sys.stderr)
+                self.bar.__enter__()
+        if self.bar is not None and done > self.done:
+            self.bar.update(done - self.done)
+        self.done = done
 
 
 def echo_export(data: dict[str, Any]) -> None:
@@ -63,11 +61,12 @@ def echo_export(data: dict[str, Any]) -> None:
 def verify_export(path: Path, as_json: bool, head: str | None = None) -> None:
     """`mind verify --export FILE [--head HASH]`: check an export without a mind; exit 1 at the
     first bad line, or when `head` (a hash kept elsewhere) is no event's hash in the file."""
-    from mindledger import ledger_io
+    from mindledger import verify_export as verify_file
 
-    data = ledger_io.verify_export(
-        path, head, shown_progress(not as_json), error_as_failure=as_json
-    )
+    with TerminalBar(not as_json) as bar:
+        data = verify_file(path, head, progress=bar, error_as_failure=as_json).model_dump(
+            mode="json"
+        )
     if as_json:
         emit_json(data)
     elif data["ok"]:
@@ -97,12 +96,10 @@ def import_ledger(home: Home, path: Path, as_json: bool) -> None:
 
         mind --home ./restored import ledger ./backup/ledger.jsonl
     """
-    from mindledger import ledger_io
-    from mindledger.results_ledger import LedgerImported
+    from mindledger import import_ledger as import_file
 
-    # `mindledger.import_ledger`, with a progress bar.
-    data = ledger_io.import_ledger(home, path, shown_progress(not as_json))
-    data = LedgerImported.model_validate(data).model_dump(mode="json")
+    with TerminalBar(not as_json) as bar:
+        data = import_file(path, home, progress=bar).model_dump(mode="json")
     if as_json:
         emit_json(data)
     else:

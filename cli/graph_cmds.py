@@ -12,7 +12,7 @@ from mindledger.cli.floor import opened
 from mindledger.cli.output import echo, emit_json, table, write_out
 from mindledger.compose import Home
 from mindledger.domain.errors import InvalidInputError
-from mindledger.graph import GRAPH_FORMATS, export_graph, graph_text
+from mindledger.graph import GRAPH_FORMATS
 
 
 @click.group()
@@ -95,11 +95,11 @@ def export_(home: Home, fmt: str, out: Path, as_json: bool) -> None:
     if as_json and not to_file and fmt != "json" and chosen != ParameterSource.DEFAULT:
         raise InvalidInputError(f"--json prints JSON, not {fmt}: give --out FILE, or drop one")
     if not to_file:  # data for a pipe, faithfully; made harmless only for a terminal
-        text = graph_text(home, "json" if as_json else fmt) + "\n"
+        text = opened(home).graph_text("json" if as_json else fmt).text + "\n"
         (echo if sys.stdout.isatty() else write_out)(text, nl=False)
         return
     # --json describes the result; the file always holds the --format asked for.
-    done = export_graph(home, out, fmt)
+    done = opened(home).export_graph(out, fmt).model_dump(mode="json")
     if as_json:
         emit_json(done)
     else:

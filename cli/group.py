@@ -14,6 +14,7 @@ import click
 from mindledger.cli.arguments import refuse_undecodable_arguments
 from mindledger.cli.options import HOME_HELP, share_options
 from mindledger.cli.output import error_text
+from mindledger.cli.request_words import as_flags
 from mindledger.compose import Home, command_scope
 from mindledger.error_report import failure_message
 
@@ -35,7 +36,8 @@ class MindGroup(click.Group):
             raise
         except Exception as e:  # the process boundary: a MindError, or anything unforeseen
             home = _home(ctx)
-            raise click.ClickException(error_text(failure_message(e, home), home)) from None
+            message = as_flags(failure_message(e, home), ctx)
+            raise click.ClickException(error_text(message, home)) from None
 
 
 def _home(ctx: click.Context) -> Path | None:
@@ -65,7 +67,7 @@ def mind(ctx: click.Context, home: Path | None) -> None:
         mind commitments
         mind verify
     """
-    ctx.obj = Home.from_option(home)
+    ctx.obj = Home.from_option(home, "--home")
     opened = ExitStack()  # what the command opens is closed when it ends
     opened.callback(command_scope.set, None)
     command_scope.set(opened)

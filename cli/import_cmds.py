@@ -7,10 +7,12 @@ from typing import Any
 
 import click
 
+from mindledger.cli.export_cmds import TerminalBar
 from mindledger.cli.output import echo, emit_json, table
 from mindledger.compose import Home
 
 PATH = click.Path(exists=True, dir_okay=False, path_type=Path)
+IMPORT_PROGRESS_FROM = 1000  # items: an import's file is read whole first, so a bar helps sooner
 
 
 @click.group(name="import")
@@ -40,9 +42,9 @@ def locomo(home: Home, path: Path, sample: str | None, as_json: bool) -> None:
 
         mind import locomo locomo10.json --sample conv-26
     """
-    from mindledger.imports import import_locomo
+    from mindledger.cli.floor import opened
 
-    done = import_locomo(home, path, sample)
+    done = opened(home).import_locomo(path, sample).model_dump(mode="json")
     if as_json:
         emit_json(done)
         return
@@ -104,12 +106,11 @@ def pmm(home: Home, path: Path, accept_broken: bool, as_json: bool) -> None:
         mind init --name Echo
         mind import pmm chat_session_ledger.json
     """
-    from mindledger.imports import import_pmm
-    from mindledger.results_ledger import PMMImported
+    from mindledger.cli.floor import opened
 
-    with ImportProgress(not as_json) as bar:  # `MindLedger.import_pmm`, with a progress bar
-        done = import_pmm(home, path, accept_broken, bar.update, bar.start)
-    done = PMMImported.model_validate(done).model_dump(mode="json")
+    with TerminalBar(not as_json, IMPORT_PROGRESS_FROM) as bar:
+        imported = opened(home).import_pmm(path, accept_broken=accept_broken, progress=bar)
+    done = imported.model_dump(mode="json")
     if as_json:
         emit_json(done)
         return
@@ -143,12 +144,10 @@ def chatgpt(home: Home, path: Path, as_json: bool) -> None:
         mind init --name Echo
         mind import chatgpt chatgpt-export.zip
     """
-    from mindledger.imports import import_chatgpt
-    from mindledger.results_ledger import ChatGPTImported
+    from mindledger.cli.floor import opened
 
-    with ImportProgress(not as_json) as bar:  # `MindLedger.import_chatgpt`, with a progress bar
-        done = import_chatgpt(home, path, bar.update, bar.start)
-    done = ChatGPTImported.model_validate(done).model_dump(mode="json")
+    with TerminalBar(not as_json, IMPORT_PROGRESS_FROM) as bar:
+        done = opened(home).import_chatgpt(path, progress=bar).model_dump(mode="json")
     if as_json:
         emit_json(done)
         return
@@ -162,35 +161,6 @@ def _faults(ids: list[str], what: str) -> str:
         return f"no {what}s"
     shown = "; ".join(ids[:5]) + (f"; and {len(ids) - 5} more" if len(ids) > 5 else "")
     return f"{len(ids)} {what}{'s' if len(ids) > 1 else ''} (PMM id {shown})"
-
-
-class ImportProgress:
-    """A progress bar on stderr for long imports when it is a terminal; a no-op elsewhere.
-    The total is known only once the file is read (`start`)."""
-
-    MIN_TOTAL = 1000
-
-    def __init__(self, enabled: bool) -> None:
-        self.enabled = enabled
-        self.bar: Any = None
-
-    def __enter__(self) -> ImportProgress:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        if self.bar is not None:
-            self.bar.__exit__(*exc)
-
-    def start(self, total: int) -> None:
-        import sys
-
-        if self.enabled and total >= self.MIN_TOTAL and sys.stderr.isatty():
-            self.bar = click.progressbar(length=total, label="importing", file=sys.stderr)
-            self.bar.__enter__()
-
-    def update(self, n: int) -> None:
-        if self.bar is not None:
-            self.bar.update(n)
 
 
 def import_summary(done: dict[str, Any]) -> str:

@@ -9,7 +9,7 @@ import click
 
 from mindledger.cli.floor import opened
 from mindledger.cli.output import echo, emit_json, table
-from mindledger.compose import Home, finish_forgets
+from mindledger.compose import Home
 from mindledger.ledger_reads import KINDS
 
 
@@ -34,11 +34,9 @@ def init(home: Home, name: str, dsn: str | None, schema: str, as_json: bool) -> 
 
         mind --home ./echo init --name Echo
     """
-    from mindledger.init_mind import init_mind
-    from mindledger.results_ledger import MindMade
+    from mindledger import init as make
 
-    # Not `mindledger.init`: the PostgreSQL flags are the command line's; the result is the same.
-    data = MindMade.model_validate(init_mind(home, name, dsn, schema)).model_dump(mode="json")
+    data = make(home, name, dsn=dsn, schema=schema).model_dump(mode="json")
     if as_json:
         emit_json(data)
         return
@@ -89,7 +87,6 @@ def log(home: Home, limit: int, kind: str | None, turn_ref: str | None, as_json:
 
         mind log --turn last
     """
-    finish_forgets(home)  # a forget a crash interrupted, before its words are shown
     if turn_ref is not None:
         from mindledger.cli.turn_prompt import echo_prompt
 
@@ -147,13 +144,11 @@ def verify(home: Home, as_json: bool, head: str | None, export_file: Path | None
 
         verify_export(export_file, as_json, head)
         return
-    from mindledger.ledger_io import verify_ledger
-    from mindledger.results_ledger import VerifyResult
+    from mindledger import verify_home
 
     # Not `MindLedger.verify`: a ledger that cannot be read is an error line here, and a home
     # without a mind is verified as a failure rather than refused; the result is the same.
-    verified = verify_ledger(home, head, error_as_failure=as_json)
-    data = VerifyResult.model_validate(verified).model_dump(mode="json")
+    data = verify_home(home, head, error_as_failure=as_json).model_dump(mode="json")
     if as_json:
         emit_json(data)
     elif data["ok"]:

@@ -88,9 +88,9 @@ def install_local(as_json: bool) -> None:
 
         mind model install-local
     """
-    from mindledger.models import install_local_model
+    from mindledger import install_local_model
 
-    data = install_local_model()
+    data = install_local_model().model_dump(mode="json")
     if as_json:
         emit_json(data)
         return
@@ -107,9 +107,9 @@ def stop_local(home: Home, as_json: bool) -> None:
 
         mind model stop-local
     """
-    from mindledger.models import stop_local_model
+    from mindledger import stop_local_model
 
-    data = stop_local_model(home)
+    data = stop_local_model(home).model_dump(mode="json")
     if as_json:
         emit_json(data)
         return

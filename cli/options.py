@@ -9,6 +9,7 @@ from typing import Any, TypeVar
 
 import click
 
+from mindledger.cli.request_words import recording
 from mindledger.compose import Home
 from mindledger.rules import AsOf, UnreadableAsOfError, parse_as_of
 
@@ -48,6 +49,8 @@ def verbatim_examples(help_text: str) -> str:
 def share_options(group: click.Group) -> None:
     """Give every command below `group` a `--home` and verbatim examples."""
     for command in walk(group):
+        if command.callback is not None:  # errors name its flags (`cli.request_words`)
+            command.callback = recording(command.callback)
         if command.help:
             command.help = verbatim_examples(command.help)
         has_home = any(p.name == "home" or "--home" in p.opts for p in command.params)

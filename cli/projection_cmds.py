@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from mindledger.cli.export_cmds import PROGRESS_FROM, shown_progress
+from mindledger.cli.export_cmds import PROGRESS_FROM, TerminalBar
 from mindledger.cli.output import echo, emit_json
 from mindledger.compose import Home
 
@@ -29,9 +29,9 @@ def project(home: Home, follow: bool, as_json: bool) -> None:
 
         mind project --follow &
     """
-    from mindledger import projection
-    from mindledger.results_ledger import Projected
+    from mindledger.cli.floor import opened
 
+    mind = opened(home)
     if follow:
 
         def following() -> None:
@@ -42,10 +42,10 @@ def project(home: Home, follow: bool, as_json: bool) -> None:
             if not as_json:
                 echo(f"applied {applied} events, now at position {position}")
 
-        data = projection.follow(home, following, report)
+        data = mind.follow(following, report).model_dump(mode="json")
     else:
-        data = projection.catch_up(home, shown_progress(not as_json, PROJECT_PROGRESS_FROM))
-    data = Projected.model_validate(data).model_dump(mode="json")  # `MindLedger.project`'s
+        with TerminalBar(not as_json, PROJECT_PROGRESS_FROM) as bar:
+            data = mind.project(progress=bar).model_dump(mode="json")
     if as_json:
         emit_json(data)
     else:
@@ -79,12 +79,11 @@ def replay(home: Home, target: Path | None, check: bool, swap: bool, as_json: bo
 
         mind replay --into /tmp/rebuilt.duckdb --check
     """
-    from mindledger import projection
-    from mindledger.results_ledger import Replayed
+    from mindledger.cli.floor import opened
 
-    progress = shown_progress(not as_json, PROJECT_PROGRESS_FROM)
-    data = projection.replay(home, target, check, swap, progress)
-    data = Replayed.model_validate(data).model_dump(mode="json")  # `MindLedger.replay`'s
+    with TerminalBar(not as_json, PROJECT_PROGRESS_FROM) as bar:
+        replayed = opened(home).replay(target, check=check, swap=swap, progress=bar)
+    data = replayed.model_dump(mode="json")
     diffs = data["differences"]
     if as_json:
         emit_json(data)

@@ -10,17 +10,12 @@ from typing import Any
 
 import click
 
+from mindledger.cli.floor import opened
 from mindledger.cli.output import echo, emit_json, json_text, table_text, write_out
 from mindledger.compose import Home
 from mindledger.domain.errors import InvalidInputError
-from mindledger.queries import records, run_user_query
-from mindledger.reports import (
-    REPORT_NAMES,
-    export_tables,
-    report_png,
-    report_table,
-    report_to_file,
-)
+from mindledger.reports import REPORT_NAMES
+from mindledger.results_files import Table
 from mindledger.safe_text import for_terminal
 
 
@@ -29,19 +24,20 @@ def _text(columns: list[str], rows: list[tuple[Any, ...]], fmt: str) -> str:
     if fmt == "json":  # the rows as `MindLedger.query` / `MindLedger.report` give them
         from mindledger.results_ledger import QueryRows
 
-        return (
-            json_text(QueryRows.model_validate(records(columns, rows)).model_dump(mode="json"))
-            + "\n"
-        )
+        shown = QueryRows.model_validate(Table(columns=columns, rows=rows).records())
+        return json_text(shown.model_dump(mode="json")) + "\n"
     if fmt == "nl":
-        return "".join(json_text(record, indent=None) + "\n" for record in records(columns, rows))
+        return "".join(
+            json_text(record, indent=None) + "\n"
+            for record in Table(columns=columns, rows=rows).records()
+        )
     if fmt == "csv":
         buffer = io.StringIO()
         writer = csv.writer(buffer, lineterminator="\n")
         writer.writerow(columns)
         writer.writerows(rows)
         return for_terminal(buffer.getvalue())
-    return table_text(records(columns, rows), columns, "(no rows)")
+    return table_text(Table(columns=columns, rows=rows).records(), columns, "(no rows)")
 
 
 def _print(columns: list[str], rows: list[tuple[Any, ...]], fmt: str) -> None:
@@ -124,8 +120,10 @@ def query(
 
         mind query 'SELECT cid, text FROM commitments WHERE origin = $o' -p o owner --table
     """
-    columns, rows = run_user_query(home, sql, dict(params), seconds, max_rows, max_bytes)
-    _print(columns, rows, fmt)
+    found = opened(home).query_table(
+        sql, dict(params), seconds=seconds, max_rows=max_rows, max_bytes=max_bytes
+    )
+    _print(found.columns, found.rows, fmt)
 
 
 @click.command()
@@ -165,12 +163,13 @@ def report(home: Home, name: str, fmt: str, out: Path | None, as_json: bool) -> 
     if fmt == "png":
         if as_json and to_stdout:
             raise InvalidInputError("--json and --out - would mix JSON with the picture: drop one")
-        done = report_png(home, name, out)
+        done = opened(home).report_png(name, out).model_dump(mode="json")
     elif out is not None and not to_stdout:
-        done = report_to_file(home, name, out, fmt, lambda cols, rows: _text(cols, rows, fmt))
+        render = lambda cols, rows: _text(cols, rows, fmt)  # noqa: E731
+        done = opened(home).report_file(name, out, fmt, render).model_dump(mode="json")
     else:
-        columns, rows = report_table(home, name)
-        _print(columns, rows, "json" if as_json else fmt)
+        table = opened(home).report_table(name)
+        _print(table.columns, table.rows, "json" if as_json else fmt)
         return
     if as_json:
         emit_json(done)
@@ -213,17 +212,14 @@ def export(home: Home, folder: Path, fmt: str, force: bool, as_json: bool) -> No
         mind export --format jsonl --force ./backup
     """
     if fmt in ("jsonl", "md"):
-        from mindledger.cli.export_cmds import echo_export, terminal_progress
-        from mindledger.export import export_ledger, no_progress
-        from mindledger.results_ledger import ExportResult
+        from mindledger.cli.export_cmds import TerminalBar, echo_export
 
-        # `MindLedger.export`, with a progress bar.
-        progress = no_progress if as_json else terminal_progress
-        done = export_ledger(home, folder, fmt, progress, force)
-        done = ExportResult.model_validate(done).model_dump(mode="json")
+        with TerminalBar(not as_json) as bar:
+            exported = opened(home).export(folder, fmt, force, progress=bar)
+        done = exported.model_dump(mode="json")
         emit_json(done) if as_json else echo_export(done)
         return
-    done = export_tables(home, folder, fmt, force)
+    done = opened(home).export_tables(folder, fmt, force).model_dump(mode="json")
     if as_json:
         emit_json(done)
         return

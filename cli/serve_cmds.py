@@ -24,7 +24,7 @@ def _homes(ctx_home: Home, given: tuple[Path, ...]) -> list[Home]:
         return [ctx_home]
     seen: dict[Path, Home] = {}
     for path in given:
-        seen.setdefault(path.expanduser().resolve(), Home.from_option(path))
+        seen.setdefault(path.expanduser().resolve(), Home.from_option(path, "--home"))
     return list(seen.values())
 
 

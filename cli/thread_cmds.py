@@ -11,7 +11,6 @@ from mindledger.cli.output import echo, emit_json, table
 from mindledger.compose import Home
 from mindledger.domain.thread import VERDICTS
 from mindledger.rules import AsOf
-from mindledger.threads import thread_listing, thread_metrics
 
 
 @click.group()
@@ -110,7 +109,7 @@ def threads(
         mind threads --metrics
     """
     if metrics:
-        figures = thread_metrics(home, as_of)
+        figures = opened(home).thread_metrics(as_of).model_dump(mode="json")
         if as_json:
             emit_json(figures)
         else:
@@ -120,7 +119,9 @@ def threads(
     if as_json:
         emit_json(opened(home).threads(include_resolved, as_of).model_dump(mode="json"))
         return
-    rows, demand = thread_listing(home, include_resolved, as_of)
+    mind = opened(home)
+    rows = mind.threads(include_resolved, as_of).model_dump(mode="json")
+    demand = mind.thread_triage(as_of).model_dump(mode="json")["demand"]
     table(rows, ["id", "tension", "hours_unworked", "status", "mentions", "label"], "No threads.")
     if demand:
         lowest = ", ".join(f"{c['id']} ({c['tension']:.2f})" for c in demand["candidates"])

@@ -9,7 +9,18 @@ from __future__ import annotations
 
 
 class MindError(Exception):
-    """Raised when a command cannot be carried out; the message says what to do."""
+    """Raised when a command cannot be carried out; the message says what to do.
+
+    `param`: the argument at fault, by the floor method's parameter name, when one is (HTTP
+    answers it as OpenAI's error `param`). A message names arguments as request words in
+    backticks (`` `before` ``), which the command line shows as its flags (`--before`)."""
+
+    param: str | None = None
+
+    def __init__(self, *args: object, param: str | None = None) -> None:
+        super().__init__(*args)
+        if param is not None:
+            self.param = param
 
 
 class InvalidInputError(MindError):

@@ -25,15 +25,15 @@ from mindledger.domain.budgets import (
     TURN_BUDGET_FLOOR,
     check_budget,
 )
+from mindledger.file_use_cases import FileCommands
+from mindledger.home_use_cases import place
 from mindledger.more_use_cases import DirectCommands, KnowledgeCommands
 from mindledger.read_model_repair import repaired_methods
 from mindledger.results import AskResult, KnowledgeChange, RecallResult, TurnResult
+from mindledger.results_files import ConfigSet
 from mindledger.results_ledger import (
     Events,
-    ExportResult,
     ForgetResult,
-    LedgerImported,
-    MindMade,
     QueryRows,
     StatusResult,
     TurnPrompt,
@@ -85,7 +85,7 @@ class TurnDone:
 
 @repaired_methods
 @checked_methods
-class MindLedger(DirectCommands, KnowledgeCommands):
+class MindLedger(DirectCommands, KnowledgeCommands, FileCommands):
     """One mind's use cases over one home. Open it with `mindledger.open(home)`; close it once
     (it is a context manager). Blocking: a server calls it from worker threads."""
 
@@ -129,7 +129,11 @@ class MindLedger(DirectCommands, KnowledgeCommands):
     def name(self) -> str:
         """The mind's name (its identity's; a turn may change it)."""
         if self._name is None:
-            self._name = self.app.identity().name
+            from mindledger.compose import identity_of
+
+            # Read without opening the turn pipeline when it is not open (a server's start).
+            opened = self._service is not None
+            self._name = (self.app.identity() if opened else identity_of(self.home)).name
         return self._name
 
     # -- turns and asking ------------------------------------------------------------------
@@ -224,6 +228,29 @@ class MindLedger(DirectCommands, KnowledgeCommands):
                 self._drop_turns()
                 raise
         return AskResult.model_validate(ask_json(outcome))
+
+    def chat_turn(
+        self,
+        text: str,
+        model: Callable[[], Any],
+        on_delta: Callable[[str], None] | None = None,
+    ) -> TurnDone:
+        """One turn of a chat session, routed as `turn` routes it, whose `model()` is asked
+        for only when the message needs one (reusable knowledge may answer it without)."""
+        from mindledger.chat_session import chat_turn
+        from mindledger.turns import outcome_json
+
+        with self.write_lock:
+            outcome = chat_turn(self.home, text, model, on_delta)
+        result = TurnResult.model_validate(outcome_json(self.home, outcome))
+        self._name = result.identity.name or self._name
+        return TurnDone(outcome, result)
+
+    def current_identity(self) -> dict[str, str]:
+        """The mind's name and model as its ledger records them now (no read model needed)."""
+        from mindledger.chat_session import current_identity
+
+        return current_identity(self.home)
 
     def model_for(self, spec: str | None, mock_reply: str | None, api_base: str | None) -> Any:
         """The completion model a turn would use (checked: `mock` needs a scripted reply)."""
@@ -341,17 +368,13 @@ class MindLedger(DirectCommands, KnowledgeCommands):
             )
         return KnowledgeChange.model_validate(change_json(change))
 
-    def export(self, folder: str | Path, fmt: str = "jsonl", force: bool = False) -> ExportResult:
-        """`mind export --format jsonl|md FOLDER --json`: the whole ledger (jsonl: every hash
-        and the keys of its sealed text, so keep it private) or a readable transcript (md);
-        an earlier export's file there is refused unless `force`."""
-        from mindledger.domain.errors import InvalidInputError
-        from mindledger.export import FILE_NAMES, export_ledger
+    def configure(self, key: str, value: str) -> ConfigSet:
+        """`mind config set KEY VALUE --json`: change one of this mind's settings (recorded;
+        `changed` false when it had that value)."""
+        from mindledger.configuration import configure
 
-        if fmt not in FILE_NAMES:
-            raise InvalidInputError(f"format {fmt!r} is not one of {', '.join(FILE_NAMES)}")
-        exported = export_ledger(self.home, Path(folder).expanduser(), fmt, force=force)
-        return ExportResult.model_validate(exported)
+        with self.write_lock:
+            return ConfigSet.model_validate(configure(self.home, key, value))
 
     def owner_write(self, act: Callable[[Home], Any]) -> Any:
         """Run one owner action on the home, serialized with this mind's turns here."""
@@ -410,9 +433,11 @@ class MindLedger(DirectCommands, KnowledgeCommands):
         """`mind log [--limit N] [--kind K] --json`: the latest `limit` events (1 to 100,000),
         oldest first; `kind` one aggregate kind (identity, commitment, concept, thread,
         import)."""
+        from mindledger.compose import finish_forgets
         from mindledger.domain.errors import InvalidInputError
         from mindledger.ledger_reads import KINDS, log_events
 
+        finish_forgets(self.home)  # a forget a crash interrupted, before its words are shown
         if not 1 <= limit <= 100_000:
             raise InvalidInputError(f"log: limit {limit} is not between 1 and 100,000")
         if kind is not None and kind not in KINDS:
@@ -422,9 +447,11 @@ class MindLedger(DirectCommands, KnowledgeCommands):
 
     def turn_prompt(self, ref: str) -> TurnPrompt:
         """`mind log --turn REF --json`: what the model was sent in that turn."""
+        from mindledger.compose import finish_forgets
         from mindledger.turn_prompt import turn_prompt
         from mindledger.turn_refs import resolve_turn
 
+        finish_forgets(self.home)  # a forget a crash interrupted, before its words are shown
         return TurnPrompt.model_validate(turn_prompt(self.home, resolve_turn(self.home, ref)))
 
     def verify(self, head: str | None = None) -> VerifyResult:
@@ -461,6 +488,24 @@ class MindLedger(DirectCommands, KnowledgeCommands):
         finally:
             reader.close()
 
+    def turn_events(self, notification_ids: list[int]) -> Events:
+        """A turn's own events (`TurnOutcome.notification_ids`) in ledger order, as `mind log
+        --json` shows them (another writer's events between them left out)."""
+        from mindledger.compose import open_reader
+        from mindledger.ledger_reads import opened_events
+
+        reader = open_reader(self.home)
+        try:
+            positions = set(reader.positions(notification_ids))
+            if not positions:
+                return Events.model_validate([])
+            rows = reader.rows(after=min(positions) - 1, stop=max(positions))
+            return Events.model_validate(
+                opened_events(reader, [r for r in rows if r.position in positions])
+            )
+        finally:
+            reader.close()
+
     def warm(self) -> None:
         """Open what the first call would: the turn pipeline and a read session."""
         self._turns()
@@ -477,37 +522,9 @@ def _as_of(value: AsOf | str | None) -> AsOf | None:
     return parse_as_of(value, "as_of") if isinstance(value, str) else value
 
 
-def _place(home: str | Path | None, overrides: dict[str, Any]) -> Home:
-    place = Home.from_option(Path(home).expanduser() if home is not None else None)
-    place = place.with_flags(**{name: (name, value) for name, value in overrides.items()})
-    _ = place.loaded  # a bad setting is refused here, in one line
-    return place
-
-
 @checked
-def init(home: str | Path | None = None, name: str = "Mind", **overrides: Any) -> MindMade:
-    """`mind init --name NAME --json`: make a new mind at `home` (a folder without one)."""
-    from mindledger.init_mind import init_mind
-
-    return MindMade.model_validate(init_mind(_place(home, overrides), name))
-
-
-@checked
-def import_ledger(
-    path: str | Path, home: str | Path | None = None, **overrides: Any
-) -> LedgerImported:
-    """`mind import ledger FILE --json`: a `mind export --format jsonl` file made into a new
-    mind at `home` (the same genesis and head)."""
-    from mindledger.ledger_io import import_ledger as import_file
-
-    return LedgerImported.model_validate(
-        import_file(_place(home, overrides), Path(path).expanduser())
-    )
-
-
-@checked
-def open(home: str | Path | None = None, **overrides: Any) -> MindLedger:
+def open(home: str | Path | Home | None = None, **overrides: Any) -> MindLedger:
     """The mind at `home` (default `$MIND_HOME`, else the per-user data folder), made by `mind
     init`. `overrides`: settings that win over every other source, by name (`now`,
     `api_base`, `model_timeout`, ... as `mind config show` lists them)."""
-    return MindLedger(_place(home, overrides))
+    return MindLedger(place(home, overrides))

@@ -13,8 +13,20 @@ from typing import TYPE_CHECKING, Any
 from mindledger.application import MindLedger
 
 # Public methods that are plumbing, not use cases (`run_turn` is `turn` with its domain
-# outcome beside the result, for front-ends that render more than the JSON).
-PLUMBING = frozenset({"model_for", "owner_write", "warm", "close", "run_turn"})
+# outcome beside the result, for front-ends that render more than the JSON; `run_tick` and
+# `chat_turn` too; `current_identity` is the ledger's name and model for a chat's greeting).
+PLUMBING = frozenset(
+    {
+        "model_for",
+        "owner_write",
+        "warm",
+        "close",
+        "run_turn",
+        "run_tick",
+        "chat_turn",
+        "current_identity",
+    }
+)
 
 
 def public_methods(cls: type = MindLedger) -> list[str]:

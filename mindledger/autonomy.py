@@ -56,7 +56,7 @@ def tick(
 
     try:
         if now:  # every clock of this cycle, and nothing outside it
-            service.mind.clock = home.with_flags(now=("--now", now)).clock()
+            service.mind.clock = home.with_flags(now=("`now`", now)).clock()
         outcome = service.tick(service.mind.clock(), run_turn, unavailable)
     finally:
         service.close()

@@ -74,7 +74,7 @@ def backup_home(home: Home, dest: Path, progress: Progress = no_progress) -> dic
             rename_into_place(work, dest)
         except OSError as e:  # a full disk, a folder taken away: said, and nothing left
             shutil.rmtree(work, ignore_errors=True)
-            raise MindError(f"the backup failed ({why(e)}); nothing was named DEST") from None
+            raise MindError(f"the backup failed ({why(e)}); nothing was named `dest`") from None
         except BaseException:
             shutil.rmtree(work, ignore_errors=True)
             raise
@@ -173,7 +173,7 @@ def _check_keys(home: Home, copied: Home) -> int:
     if lost:
         raise LedgerCorruptError(
             f"the copy's key store lacks {len(lost)} data keys the home still holds (its sealed "
-            "text would not open); nothing was named DEST: run the backup again"
+            "text would not open); nothing was named `dest`: run the backup again"
         )
     return len(missing)
 
@@ -201,7 +201,7 @@ def _verify(copied: Home) -> None:
         reader.close()
     if not result.ok:
         raise LedgerCorruptError(
-            f"the copy does not verify ({result.reason}); nothing was named DEST: run `mind "
+            f"the copy does not verify ({result.reason}); nothing was named `dest`: run `mind "
             "verify` on this mind"
         )
 

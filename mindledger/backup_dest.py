@@ -19,40 +19,40 @@ def checked_dest(home: Home, dest: Path) -> Path:
     shown = click_name(dest)
     try:
         if not str(dest).strip():
-            raise InvalidInputError("DEST is empty: name a new or empty folder for the backup")
+            raise InvalidInputError("`dest` is empty: name a new or empty folder for the backup")
         dest = Path(os.path.abspath(dest))
         if not _utf8(str(dest)):  # it could never be opened: a home's path is UTF-8 text
             raise InvalidInputError(
-                f"DEST {shown} is not UTF-8 text, and a mind's home must be (`--home` takes "
+                f"`dest` {shown} is not UTF-8 text, and a mind's home must be (`home` takes "
                 "no other); name a folder whose path is UTF-8"
             )
         root, target = home.path.resolve(), dest.resolve()
         if target == root or target.is_relative_to(root):
             raise InvalidInputError(
-                f"DEST {shown} is inside this mind's home {click_name(root)}: a backup must "
+                f"`dest` {shown} is inside this mind's home {click_name(root)}: a backup must "
                 "live outside it; nothing was written"
             )
         if dest.is_symlink():
             raise InvalidInputError(
-                f"DEST {shown} is a symbolic link; name the folder itself (new or empty)"
+                f"`dest` {shown} is a symbolic link; name the folder itself (new or empty)"
             )
         if dest.exists() and not dest.is_dir():
             raise InvalidInputError(
-                f"DEST {shown} exists and is not a folder; name a new or empty folder"
+                f"`dest` {shown} exists and is not a folder; name a new or empty folder"
             )
         if dest.exists() and any(dest.iterdir()):
             raise InvalidInputError(
-                f"DEST {shown} exists and is not empty; name a new or empty folder "
+                f"`dest` {shown} exists and is not empty; name a new or empty folder "
                 "(a backup never mixes with other files)"
             )
         above = next((p for p in dest.parents if p.exists() or p == p.parent), dest)
         if not above.is_dir():
             raise InvalidInputError(
-                f"DEST {shown}: {click_name(above)} is not a folder; name a folder whose "
+                f"`dest` {shown}: {click_name(above)} is not a folder; name a folder whose "
                 "parents are folders"
             )
     except (OSError, ValueError, RuntimeError) as e:  # NUL, too long, a loop, no permission
-        raise InvalidInputError(f"DEST {shown} cannot be used: {why(e)}") from None
+        raise InvalidInputError(f"`dest` {shown} cannot be used: {why(e)}") from None
     return dest
 
 

@@ -70,17 +70,19 @@ def clock_from_env() -> Clock:
 class Home:
     """Every path of one mind comes from here, and so do the process's settings.
 
-    `flags`: setting -> (flag name, value) given on the command line (`--home`, `--api-base`,
-    `--now`); they win over every other source."""
+    `flags`: setting -> (name, value) given by the caller: a command-line flag (`--home`) or a
+    floor argument by its request word (`` `api_base` ``, `` `now` ``); they win over every
+    other source."""
 
     path: Path
     flags: dict[str, tuple[str, Any]] = field(default_factory=dict, compare=False)
 
     @classmethod
-    def from_option(cls, option: Path | None) -> Home:
-        """The home `--home` names, else MIND_HOME, else the per-user data directory."""
+    def from_option(cls, option: Path | None, name: str = "`home`") -> Home:
+        """The home `option` names (given as `name`: the command line's `--home`, a floor
+        argument's `home`), else MIND_HOME, else the per-user data directory."""
         if option is not None:
-            return cls(option, {"home": ("--home", option)})
+            return cls(option, {"home": (name, option)})
         return cls(default_home())
 
     def with_flags(self, **flags: tuple[str, Any]) -> Home:
@@ -98,7 +100,8 @@ class Home:
 
     def _home_origin(self, origin: type[Origin]) -> Origin:
         if "home" in self.flags:
-            return origin("flag", "--home")
+            name = self.flags["home"][0]
+            return origin("flag" if name.startswith("-") else "argument", name)
         if os.environ.get("MIND_HOME"):
             return origin("environment", "MIND_HOME")
         return origin("default", "MIND_HOME")
@@ -156,7 +159,7 @@ class Home:
         """Raise NotInitialisedError when there is no mind here."""
         if self.path.exists() and not self.path.is_dir():
             raise NotInitialisedError(
-                f"{self.path} is a file, not a mind's folder; point --home (or MIND_HOME) "
+                f"{self.path} is a file, not a mind's folder; point `home` (or MIND_HOME) "
                 "at a folder"
             )
         if not self.exists():

@@ -53,22 +53,22 @@ def export_ledger(
     )
 
     target = folder / FILE_NAMES[fmt]
-    refuse_home_file(home, folder, "FOLDER")
-    refuse_home_file(home, target, "FOLDER")
-    refuse_overwrite(folder, [target.name], "FOLDER", force)
-    check_output(target, "FOLDER")  # a link or a folder of that name: refused before any work
+    refuse_home_file(home, folder, "folder")
+    refuse_home_file(home, target, "folder")
+    refuse_overwrite(folder, [target.name], "folder", force)
+    check_output(target, "folder")  # a link or a folder of that name: refused before any work
     finish_forgets(home)  # a forget a crash interrupted is finished before anything goes out
     reader = open_reader(home)
     keys = open_keys(home)  # the data keys each jsonl line carries for its envelopes
     try:
         genesis = Genesis(*reader.meta())
         events, head = reader.head()  # a snapshot: events written meanwhile are not exported
-        make_folder(folder, "FOLDER", private=True)
+        make_folder(folder, "folder", private=True)
         started = time.perf_counter()
         written = 0
         with (
             progress(events, f"exporting {fmt}") as bar,
-            output_file(target, "FOLDER", private=True) as out,  # words and keys: 0600
+            output_file(target, "folder", private=True) as out,  # words and keys: 0600
         ):
             rows = counted(reader.rows(stop=events), bar)
             if fmt == "jsonl":

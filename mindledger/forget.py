@@ -101,26 +101,27 @@ def _flocked(fd: int, operation: int) -> Iterator[None]:
 
 
 def selector_of(kind: str, value: str) -> Selector:
-    """A checked selector (`--before` parsed as an ISO-8601 time)."""
+    """A checked selector (`before` parsed as an ISO-8601 time)."""
     if kind not in SELECTOR_KINDS:
         raise InvalidInputError(
-            f"unknown selector {kind!r}; use one of {', '.join(SELECTOR_KINDS)}"
+            f"unknown selector {kind!r}; use one of {', '.join(SELECTOR_KINDS)}", param="kind"
         )
     if not value.strip():
-        raise InvalidInputError(f"--{kind} needs a value")
+        raise InvalidInputError(f"`{kind}` needs a value", param="value")
     if kind == "before":
         from mindledger.domain.clock import parse_fixed_time
 
         try:
             at = parse_fixed_time(value)
         except MindError as e:
-            raise InvalidInputError(f"--before: {e}") from None
+            raise InvalidInputError(f"`before`: {e}", param="value") from None
         from mindledger.compose import clock_from_env
 
         if at > max(datetime.now(UTC), clock_from_env()()):
             raise InvalidInputError(
-                f"--before {value.strip()} is in the future: it would name the whole mind; "
-                "give a past time"
+                f"`before` {value.strip()} is in the future: it would name the whole mind; "
+                "give a past time",
+                param="value",
             )
         return Selector("before", value.strip(), at)
     return Selector(kind, value.strip())  # type: ignore[arg-type]  # checked above

@@ -54,11 +54,11 @@ def export_graph(home: Home, out: Path, fmt: str = "graphml") -> dict[str, Any]:
     from mindledger.projections.queries.graph import export
 
     _check_format(fmt)
-    refuse_home_file(home, out, "--out")
-    check_output(out, "--out")
+    refuse_home_file(home, out, "out")
+    check_output(out, "out")
     g = _graph(home)
     text = export(g, fmt) + "\n"  # made before anything is written
-    with output_file(out, "--out", private=True) as file:  # commitments' and concepts' words
+    with output_file(out, "out", private=True) as file:  # commitments' and concepts' words
         file.write(text.encode("utf-8"))
     return {
         "out": str(out),

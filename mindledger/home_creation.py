@@ -59,7 +59,7 @@ class NewHome:
         """Refuse a home that already holds a mind (or another mind's files); note what is new."""
         if home.path.exists() and not home.path.is_dir():
             raise InvalidInputError(
-                f"{click_name(home.path)} is a file, not a folder; give --home a new folder"
+                f"{click_name(home.path)} is a file, not a folder; give `home` a new folder"
             )
         files = [Path(f"{home.ledger}{s}") for s in LEDGER_SUFFIXES]
         files += [Path(f"{home.key_store}{s}") for s in LEDGER_SUFFIXES]  # the carried keys
@@ -69,7 +69,7 @@ class NewHome:
         if present:
             raise AlreadyInitialisedError(
                 f"{click_name(home.path)} already holds a mind ({present[0].name}); a ledger is "
-                "imported only into a new home: give --home a new folder"
+                "imported only into a new home: give `home` a new folder"
             )
         return cls(home, files, missing_folders(home.path))
 

@@ -23,7 +23,7 @@ def init_mind(
     name = clean_name(name)  # a refused name creates nothing
     if home.path.exists() and not home.path.is_dir():
         raise InvalidInputError(
-            f"{home.path} is a file, not a folder; give --home (or MIND_HOME) a folder path"
+            f"{home.path} is a file, not a folder; give `home` (or MIND_HOME) a folder path"
         )
     created = Creation(home)
     try:
@@ -42,11 +42,11 @@ def init_mind(
                 ),
             )
             # The settings this process read before config.json said postgres: the new mind is
-            # made where the flags say, as every later command will look for it.
+            # made where the arguments say, as every later command will look for it.
             home = home.with_flags(
-                backend=("--postgres", "postgres"),
-                postgres_dsn=("--postgres", dsn),
-                postgres_schema=("--schema", schema),
+                backend=("`dsn`", "postgres"),
+                postgres_dsn=("`dsn`", dsn),
+                postgres_schema=("`schema`", schema),
             )
         app = open_mind(home, create=True)
         try:

@@ -73,7 +73,9 @@ def bind_concept(
     kind: BindingKind
     given = [x for x in (commitment, thread, position) if x is not None]
     if len(given) != 1:
-        raise InvalidInputError("give exactly one of --commitment, --thread or --event")
+        raise InvalidInputError(
+            "give exactly one of `commitment`, `thread` or `position`", param="commitment"
+        )
     app = open_mind(home)
     try:
         if commitment is not None:

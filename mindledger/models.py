@@ -106,11 +106,11 @@ def build(
     home: Home, spec: str, mock_reply: str | None = None, api_base: str | None = None
 ) -> CompletionModel:
     """A CompletionModel for `spec` (a scripted `mock_reply` makes any spec the mock);
-    `api_base`: the --api-base flag; the rest comes from the settings."""
+    `api_base`: the caller's (`mind turn --api-base`); the rest comes from the settings."""
     from mindledger.adapters.litellm_model import ModelSettings
     from mindledger.adapters.local_model import EMBEDDED as EMBEDDED_TUNING
 
-    home = home.with_flags(api_base=("--api-base", api_base))
+    home = home.with_flags(api_base=("`api_base`", api_base))
     settings = home.settings
     load_dotenv(home)
     kind = model_kind("mock" if mock_reply is not None else spec)

@@ -1,8 +1,8 @@
 """The floor's other use cases, as methods `MindLedger` inherits: the direct commands
-(concepts, threads, identity), the owner's knowledge decisions, autonomy, imports, the read
-models, reports, the graph and the model. Each delegates to the floor module that holds the
-use case and returns its typed result (the JSON the command's `--json` prints, validated);
-writes hold the mind's write lock."""
+(concepts, threads, identity), the owner's knowledge decisions, autonomy, a chat import,
+reports, the graph and the model (files and long work: `file_use_cases`). Each delegates to
+the floor module that holds the use case and returns its typed result (the JSON the command's
+`--json` prints, validated); writes hold the mind's write lock."""
 
 from __future__ import annotations
 
@@ -10,20 +10,16 @@ import threading
 from pathlib import Path
 from typing import Literal
 
+from mindledger.autonomy import TickDone
 from mindledger.checked import checked_methods
 from mindledger.compose import Home
 from mindledger.domain.budgets import DEFAULT_BUDGET
 from mindledger.results import KnowledgeChange, KnowledgeList, KnowledgeShown
 from mindledger.results_ledger import (
-    BackupDone,
-    ChatGPTImported,
     ChatImported,
     GraphNeighbors,
     GraphStats,
     ModelShown,
-    PMMImported,
-    Projected,
-    Replayed,
     ReportRows,
     TickResult,
 )
@@ -40,7 +36,7 @@ from mindledger.results_listings import (
 
 @checked_methods
 class DirectCommands:
-    """Concepts, threads, identity, autonomy, imports, read models, reports, graph, model."""
+    """Concepts, threads, identity, autonomy, a chat import, reports, graph, model."""
 
     home: Home
     write_lock: threading.RLock
@@ -106,16 +102,30 @@ class DirectCommands:
         model: str | None = None,
         mock_reply: str | None = None,
         budget: int = DEFAULT_BUDGET,
+        now: str | None = None,
     ) -> TickResult:
-        """`mind tick --json`: one autonomy cycle (a fired one runs a turn on `model`)."""
+        """`mind tick --json`: one autonomy cycle (a fired one runs a turn on `model`);
+        `now`: an ISO-8601 time every clock of this cycle reads."""
+        ticked = self.run_tick(model=model, mock_reply=mock_reply, budget=budget, now=now)
+        return TickResult.model_validate(ticked.data)
+
+    def run_tick(
+        self,
+        *,
+        model: str | None = None,
+        mock_reply: str | None = None,
+        budget: int = DEFAULT_BUDGET,
+        now: str | None = None,
+    ) -> TickDone:
+        """`tick`, with the cycle's outcome beside its JSON (for front-ends that render the
+        fired turn's effects)."""
         from mindledger.autonomy import tick
         from mindledger.domain.budgets import TURN_BUDGET_FLOOR, check_budget
 
         check_budget(budget, TURN_BUDGET_FLOOR)  # before the cycle's decision is recorded
 
         with self.write_lock:
-            ticked = tick(self.home, None, model, mock_reply, budget).data
-        return TickResult.model_validate(ticked)
+            return tick(self.home, now, model, mock_reply, budget)
 
     def import_chat(self, path: str | Path, conversation: str | None = None) -> ChatImported:
         """`mind import chat FILE [--conversation NAME] --json`: a JSONL transcript."""
@@ -124,47 +134,6 @@ class DirectCommands:
         with self.write_lock:
             imported = import_chat(self.home, Path(path).expanduser(), conversation)
         return ChatImported.model_validate(imported)
-
-    def import_chatgpt(self, path: str | Path) -> ChatGPTImported:
-        """`mind import chatgpt FILE --json`: a ChatGPT data export (json or zip)."""
-        from mindledger.imports import import_chatgpt
-
-        with self.write_lock:
-            imported = import_chatgpt(self.home, Path(path).expanduser())
-        return ChatGPTImported.model_validate(imported)
-
-    def import_pmm(self, path: str | Path, *, accept_broken: bool = False) -> PMMImported:
-        """`mind import pmm FILE --json`: a Persistent Mind Model ledger."""
-        from mindledger.imports import import_pmm
-
-        with self.write_lock:
-            imported = import_pmm(self.home, Path(path).expanduser(), accept_broken)
-        return PMMImported.model_validate(imported)
-
-    def project(self) -> Projected:
-        """`mind project --json`: the read models caught up to the ledger head."""
-        from mindledger.projection import catch_up
-
-        return Projected.model_validate(catch_up(self.home))
-
-    def replay(
-        self, target: str | Path | None = None, *, check: bool = False, swap: bool = False
-    ) -> Replayed:
-        """`mind replay --json`: the read models rebuilt from position 0 (`swap`: put in
-        place of the live ones; `check`: compared with them)."""
-        from mindledger.projection import replay
-
-        where = Path(target).expanduser() if target is not None else None
-        with self.write_lock:
-            replayed = replay(self.home, where, check, swap)
-        return Replayed.model_validate(replayed)
-
-    def backup(self, dest: str | Path) -> BackupDone:
-        """`mind backup DEST --json`: a verified copy of the mind (ledger, key store,
-        settings) in a new or empty folder, taken while it keeps writing (no write lock)."""
-        from mindledger.backup import backup_home
-
-        return BackupDone.model_validate(backup_home(self.home, Path(dest).expanduser()))
 
     def report(self, name: str) -> ReportRows:
         """`mind report NAME --json` (commitments, activity)."""

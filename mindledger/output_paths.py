@@ -1,5 +1,6 @@
-"""Files the user names for output (`--out`, `export FOLDER`, `--into`), written as Unix tools
-write them; every command that writes a named path goes through here.
+"""Files the user names for output (a report's or graph's `out`, an export's `folder`, a
+replay's `target`), written as Unix tools write them; every command that writes a named path
+goes through here. Errors name the path by the floor's argument (its request word).
 
 - A regular file, or a name not there yet, gets the new bytes in a temporary file beside it,
   renamed over it only once complete: a failed write leaves whatever was there.
@@ -64,7 +65,7 @@ def file_mode(existing: os.stat_result | None, private: bool = False) -> int:
     return NEW_FILE_MODE & ~_umask()
 
 
-def refuse_home_file(home: Home, path: Path, flag: str) -> None:
+def refuse_home_file(home: Home, path: Path, param: str) -> None:
     """Raise InvalidInputError when `path` is, or resolves to (symlink, `..`), the home folder,
     one of its own files or folders, or a place inside one of its folders."""
     if str(path) == STDOUT:
@@ -80,8 +81,9 @@ def refuse_home_file(home: Home, path: Path, flag: str) -> None:
         return
     what = "folder" if not inside else repr(inside[0])
     raise InvalidInputError(
-        f"{flag} {click_name(path)} is this mind's own {what} in {click_name(root)}; writing "
-        "there would destroy it, nothing was written: choose a path outside the home's files"
+        f"`{param}` {click_name(path)} is this mind's own {what} in {click_name(root)}; writing "
+        "there would destroy it, nothing was written: choose a path outside the home's files",
+        param=param,
     )
 
 
@@ -90,7 +92,7 @@ def click_name(path: Path | str) -> str:
     return str(path).encode("utf-8", "backslashreplace").decode()
 
 
-def check_output(path: Path, flag: str) -> os.stat_result | None:
+def check_output(path: Path, param: str) -> os.stat_result | None:
     """Refuse, before any work, a path that cannot be written as named; returns what is there
     now (None for nothing, or for `-`)."""
     if str(path) == STDOUT:
@@ -100,58 +102,61 @@ def check_output(path: Path, flag: str) -> os.stat_result | None:
     except FileNotFoundError:
         return None
     except OSError as e:  # a parent that is a file, a name too long, no permission to look
-        raise _cannot(path, flag, e) from None
+        raise _cannot(path, param, e) from None
     kind = stat.S_IFMT(st.st_mode)
     if kind in (stat.S_IFREG, stat.S_IFIFO, stat.S_IFCHR):
         return st
     if kind == stat.S_IFLNK:
         raise OutputPathError(
-            f"{flag} {click_name(path)} is a symbolic link (to {click_name(os.readlink(path))}); "
-            "links are never written through or replaced: name the file itself (or - for "
-            "standard output)"
+            f"`{param}` {click_name(path)} is a symbolic link "
+            f"(to {click_name(os.readlink(path))}); links are never written through or "
+            "replaced: name the file itself (or - for standard output)",
+            param=param,
         )
     what = {stat.S_IFDIR: "a folder", stat.S_IFBLK: "a block device"}.get(kind, "a socket")
     raise OutputPathError(
-        f"{flag} {click_name(path)} is {what}; give a file, a FIFO, a character device or - "
-        "(standard output)"
+        f"`{param}` {click_name(path)} is {what}; give a file, a FIFO, a character device or - "
+        "(standard output)",
+        param=param,
     )
 
 
-def check_new_file(path: Path, flag: str) -> None:
+def check_new_file(path: Path, param: str) -> None:
     """Refuse a path that is there already, a symbolic link included (even one that points
     nowhere: the new file would be made where it points)."""
     if os.path.lexists(path):
         raise OutputPathError(
-            f"{flag} {click_name(path)} exists; give a new file's name (one not there yet)"
+            f"`{param}` {click_name(path)} exists; give a new file's name (one not there yet)",
+            param=param,
         )
 
 
 @contextlib.contextmanager
-def output_file(path: Path, flag: str, private: bool = False) -> Iterator[BinaryIO]:
+def output_file(path: Path, param: str, private: bool = False) -> Iterator[BinaryIO]:
     """A binary file to write `path`'s new bytes to (see the module's rules): a temporary file
     renamed over a regular file once the block ends without error, else the FIFO, device or
     standard output itself."""
-    existing = check_output(path, flag)
+    existing = check_output(path, param)
     if str(path) == STDOUT:
         yield from _standard_output()
     elif existing is not None and not stat.S_ISREG(existing.st_mode):
-        yield from _stream(path, flag)
+        yield from _stream(path, param)
     else:
-        yield from _replacing(path, flag, existing, private)
+        yield from _replacing(path, param, existing, private)
 
 
 @contextlib.contextmanager
-def output_path(path: Path, flag: str, private: bool = False) -> Iterator[Path]:
+def output_path(path: Path, param: str, private: bool = False) -> Iterator[Path]:
     """A new file's name for a writer that opens files itself (DuckDB, matplotlib), in a
     private temporary folder; once the block ends without error its bytes go to `path` as
     `output_file` puts them (renamed over a regular file, else copied into the stream)."""
-    existing = check_output(path, flag)
+    existing = check_output(path, param)
     regular = str(path) != STDOUT and (existing is None or stat.S_ISREG(existing.st_mode))
     parent = path.parent if regular else None  # beside the file: one rename, same filesystem
     try:
         folder = Path(tempfile.mkdtemp(prefix=f".{path.name[:40]}.", suffix=".part", dir=parent))
     except OSError as e:
-        raise _cannot(path, flag, e) from None
+        raise _cannot(path, param, e) from None
     try:
         temp = folder / "output"
         yield temp
@@ -160,40 +165,45 @@ def output_path(path: Path, flag: str, private: bool = False) -> Iterator[Path]:
                 os.chmod(temp, file_mode(existing, private))
                 os.replace(temp, path)
             except OSError as e:
-                raise _cannot(path, flag, e) from None
+                raise _cannot(path, param, e) from None
         else:
-            with open(temp, "rb") as made, output_file(path, flag, private) as out:
+            with open(temp, "rb") as made, output_file(path, param, private) as out:
                 shutil.copyfileobj(made, out, 1 << 20)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
 
 
-def make_folder(folder: Path, flag: str, private: bool = False) -> None:
+def make_folder(folder: Path, param: str, private: bool = False) -> None:
     """Create `folder` and its parents (a folder there already, or a link to one, is used as
     it is); a private one (an export's) is made 0700."""
     if str(folder) == STDOUT:  # files go into a folder; `-` names standard output
-        raise OutputPathError(f"{flag} - is standard output, not a folder: give a folder's path")
+        raise OutputPathError(
+            f"`{param}` - is standard output, not a folder: give a folder's path", param=param
+        )
     try:
         if private and not folder.is_dir():
             private_folder(folder)
         folder.mkdir(mode=FOLDER_MODE, parents=True, exist_ok=True)
     except FileExistsError:
-        raise OutputPathError(f"{flag} {click_name(folder)} is not a folder") from None
+        raise OutputPathError(
+            f"`{param}` {click_name(folder)} is not a folder", param=param
+        ) from None
     except OSError as e:
         raise OutputPathError(
             f"cannot create the folder {click_name(folder)!r}: {e.strerror or e}"
         ) from None
 
 
-def refuse_overwrite(folder: Path, names: list[str], flag: str, force: bool) -> None:
+def refuse_overwrite(folder: Path, names: list[str], param: str, force: bool) -> None:
     """Refuse an export into a folder that holds an earlier one's files, unless `force`:
     replacing them is asked for, never assumed."""
     there = [name for name in names if os.path.lexists(folder / name)]
     if there and not force:
         shown = ", ".join(there[:3]) + (f" and {len(there) - 3} more" if len(there) > 3 else "")
         raise OutputPathError(
-            f"{flag} {click_name(folder)} already holds {shown}; nothing was written: give "
-            f"--force to replace {'it' if len(there) == 1 else 'them'}, or choose another folder"
+            f"`{param}` {click_name(folder)} already holds {shown}; nothing was written: give "
+            f"`force` to replace {'it' if len(there) == 1 else 'them'}, or choose another folder",
+            param=param,
         )
 
 
@@ -218,25 +228,25 @@ def _standard_output() -> Generator[BinaryIO, None, None]:
             out.close()
 
 
-def _stream(path: Path, flag: str) -> Generator[BinaryIO, None, None]:
+def _stream(path: Path, param: str) -> Generator[BinaryIO, None, None]:
     # O_NOFOLLOW: a link put there since `check_output` looked is refused, not followed; a
     # FIFO waits here for its reader, as `>` does.
     try:
         fd = os.open(path, os.O_WRONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NOCTTY)
     except OSError as e:
-        raise _cannot(path, flag, e) from None
+        raise _cannot(path, param, e) from None
     with os.fdopen(fd, "wb") as out:
         try:
             yield out
             out.flush()
         except OSError as e:
-            raise _cannot(path, flag, e) from None
+            raise _cannot(path, param, e) from None
 
 
 def _replacing(
-    path: Path, flag: str, existing: os.stat_result | None, private: bool = False
+    path: Path, param: str, existing: os.stat_result | None, private: bool = False
 ) -> Generator[BinaryIO, None, None]:
-    fd, temp = _new_temp(path, flag, file_mode(existing, private))
+    fd, temp = _new_temp(path, param, file_mode(existing, private))
     try:
         with os.fdopen(fd, "wb", buffering=1 << 20) as out:
             yield out
@@ -246,14 +256,14 @@ def _replacing(
     except OSError as e:
         with contextlib.suppress(OSError):
             os.unlink(temp)
-        raise _cannot(path, flag, e) from None
+        raise _cannot(path, param, e) from None
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(temp)
         raise
 
 
-def _new_temp(path: Path, flag: str, mode: int) -> tuple[int, Path]:
+def _new_temp(path: Path, param: str, mode: int) -> tuple[int, Path]:
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
     for _ in range(100):
         temp = path.parent / f".{path.name[:40]}.{os.urandom(4).hex()}.part"
@@ -262,14 +272,16 @@ def _new_temp(path: Path, flag: str, mode: int) -> tuple[int, Path]:
         except FileExistsError:
             continue
         except OSError as e:
-            raise _cannot(path, flag, e) from None
+            raise _cannot(path, param, e) from None
         os.fchmod(fd, mode)  # exactly `mode`: os.open's is less the umask
         return fd, temp
     raise OutputPathError(f"cannot write {click_name(path)!r}: no free temporary name beside it")
 
 
-def _cannot(path: Path, flag: str, e: OSError) -> OutputPathError:
-    return OutputPathError(f"cannot write {flag} {click_name(path)!r}: {e.strerror or e}")
+def _cannot(path: Path, param: str, e: OSError) -> OutputPathError:
+    return OutputPathError(
+        f"cannot write `{param}` {click_name(path)!r}: {e.strerror or e}", param=param
+    )
 
 
 def _umask() -> int:

@@ -46,10 +46,12 @@ def follow(
     home: Home,
     on_start: Callable[[], None] | None = None,
     on_batch: Callable[[int, int], None] | None = None,
+    should_stop: Callable[[], bool] | None = None,
 ) -> dict[str, Any]:
     """Keep the read models at the ledger head, publishing after every batch, until SIGINT or
-    SIGTERM (what `mind project --follow --json` prints). `on_start` hears that following
-    began; `on_batch` hears each batch's events applied and the position reached."""
+    SIGTERM or `should_stop()` (what `mind project --follow --json` prints). `on_start` hears
+    that following began; `on_batch` hears each batch's events applied and the position
+    reached."""
     from mindledger.projections.engine.follower import follow as follow_ledger
     from mindledger.projections.engine.read_only_home import require_writable
 
@@ -59,7 +61,9 @@ def follow(
         started = time.perf_counter()
         if on_start is not None:
             on_start()
-        total = follow_ledger(paths, reader, on_batch or (lambda applied, position: None))
+        total = follow_ledger(
+            paths, reader, on_batch or (lambda applied, position: None), should_stop=should_stop
+        )
         position = reader.head()[0]
     finally:
         reader.close()
@@ -83,8 +87,8 @@ def replay(
     if target is not None:
         from mindledger.output_paths import check_new_file, refuse_home_file
 
-        refuse_home_file(home, target, "--into")
-        check_new_file(target, "--into")  # a new DuckDB file: never a link, device or FIFO
+        refuse_home_file(home, target, "target")
+        check_new_file(target, "target")  # a new DuckDB file: never a link, device or FIFO
     if swap:
         require_verified(home)
     paths, reader = read_model_paths(home), open_reader(home)

@@ -38,9 +38,9 @@ def run_user_query(
     from mindledger.projections.queries.analytics import QueryLimits, run_query
 
     chosen = home.with_flags(
-        query_timeout=("--timeout", seconds),
-        query_max_rows=("--max-rows", max_rows),
-        query_max_bytes=("--max-bytes", max_bytes),
+        query_timeout=("`seconds`", seconds),
+        query_max_rows=("`max_rows`", max_rows),
+        query_max_bytes=("`max_bytes`", max_bytes),
     ).settings
     limits = QueryLimits(chosen.query_timeout, chosen.query_max_rows, chosen.query_max_bytes)
     with sandboxed_read_model(home) as con:

@@ -45,12 +45,24 @@ READS = frozenset(
         "knowledge",
         "knowledge_item",
         "verify",
+        "export_tables",
+        "report_table",
+        "report_png",
+        "report_file",
+        "query_table",
+        "graph_text",
+        "export_graph",
+        "thread_metrics",
+        "thread_triage",
+        "turn_events",
     }
 )
 
 
 # Methods that are not use cases over the read model, or that rebuild it themselves.
-UNGUARDED = frozenset({"close", "warm", "model_for", "owner_write", "replay", "project", "forget"})
+UNGUARDED = frozenset(
+    {"close", "warm", "model_for", "owner_write", "replay", "project", "follow", "forget"}
+)
 
 C = TypeVar("C", bound=type)
 

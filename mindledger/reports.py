@@ -48,10 +48,10 @@ def report_png(home: Home, name: str, out: Path | None = None) -> dict[str, Any]
     from mindledger.projections.queries.plots import plot_report
 
     path = out or Path(f"report-{name}.png")
-    refuse_home_file(home, path, "--out")
-    check_output(path, "--out")
+    refuse_home_file(home, path, "out")
+    check_output(path, "out")
     columns, rows = report_table(home, name)
-    with output_path(path, "--out") as temp:
+    with output_path(path, "out") as temp:
         plot_report(name, columns, rows, temp)
     return {"report": name, "format": "png", "path": str(path)}
 
@@ -64,11 +64,11 @@ def report_to_file(home: Home, name: str, out: Path, fmt: str, render: Render) -
     """Write a named report to `out` as the text `render` makes of it (in `fmt`, which the
     result names), as `report_png` writes its picture (what `mind report NAME --format csv
     --out FILE --json` prints)."""
-    refuse_home_file(home, out, "--out")
-    check_output(out, "--out")
+    refuse_home_file(home, out, "out")
+    check_output(out, "out")
     columns, rows = report_table(home, name)
     text = render(columns, rows)  # made before anything is written
-    with output_file(out, "--out") as file:
+    with output_file(out, "out") as file:
         file.write(text.encode("utf-8", "surrogateescape"))
     return {"report": name, "format": fmt, "path": str(out), "rows": len(rows)}
 
@@ -84,16 +84,16 @@ def export_tables(
 
     if fmt not in TABLE_FORMATS:
         raise InvalidInputError(f"format {fmt!r} is not one of {', '.join(TABLE_FORMATS)}")
-    refuse_home_file(home, folder, "FOLDER")
+    refuse_home_file(home, folder, "folder")
     names = [f"{table}.{fmt}" for table in TABLES]
-    refuse_overwrite(folder, names, "FOLDER", force)
+    refuse_overwrite(folder, names, "folder", force)
     for name in names:
-        check_output(folder / name, "FOLDER")  # a link or a folder of that name: refused first
+        check_output(folder / name, "folder")  # a link or a folder of that name: refused first
     written = []
     with read_model(home) as con:
-        make_folder(folder, "FOLDER", private=True)
+        make_folder(folder, "folder", private=True)
         for table, name in zip(TABLES, names, strict=True):
-            with output_path(folder / name, "FOLDER", private=True) as temp:
+            with output_path(folder / name, "folder", private=True) as temp:
                 try:
                     analytics.copy_table(con, table, temp, fmt)
                 except analytics.QueryError as e:  # named by the file asked for, not the temp

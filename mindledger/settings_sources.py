@@ -37,8 +37,8 @@ LEGACY_MODEL_KEYS = {
 class Origin:
     """Where a value came from: the source, and the name it had there."""
 
-    source: str  # flag, environment, .env, config.json or default
-    name: str  # --api-base, MIND_API_BASE, model_settings.timeout, ...
+    source: str  # flag, argument (a floor method's), environment, .env, config.json or default
+    name: str  # --api-base, `api_base`, MIND_API_BASE, model_settings.timeout, ...
     path: Path | None = None  # the file, for .env and config.json
 
     def describe(self) -> str:
@@ -75,7 +75,7 @@ def load_settings(
     layers: list[tuple[dict[str, Any], dict[str, Origin]]] = [
         (
             {k: v for k, (_, v) in given.items()},
-            {k: Origin("flag", f) for k, (f, _) in given.items()},
+            {k: Origin(_given_as(f), f) for k, (f, _) in given.items()},
         ),
         (EnvSettingsSource(Settings)(), _named("environment", None)),
         (_dotenv_values(dotenv_path, dotenv), _named(".env", dotenv_path)),
@@ -127,6 +127,11 @@ def _check_home_path(home: Path, origin: Origin) -> None:
         pass  # created by init (a file on the way is reported as it is, below or by init)
     except OSError as e:
         raise invalid(e.strerror or str(e)) from None
+
+
+def _given_as(name: str) -> str:
+    """A command-line flag's source (`--api-base`), else a floor argument's (`` `api_base` ``)."""
+    return "flag" if name.startswith("-") else "argument"
 
 
 def _named(source: str, path: Path | None) -> dict[str, Origin]:

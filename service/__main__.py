@@ -35,7 +35,7 @@ def serve(spec: dict[str, Any]) -> None:
         spec["host"], spec["port"], spec["idle_s"], spec["allow_remote"], spec["max_body"]
     )
     check_bind(options)
-    minds = Minds.open([Home.from_option(Path(p)) for p in spec["homes"]])
+    minds = Minds.open([Home.from_option(Path(p), "--home") for p in spec["homes"]])
 
     def announce(ready: dict[str, Any]) -> None:
         if spec["json"]:
@@ -58,7 +58,7 @@ def mcp(spec: dict[str, Any]) -> None:
     """Serve one mind over stdio until the client closes it."""
     from mindledger.service.mcp_server import serve_stdio
 
-    serve_stdio(Home.from_option(Path(spec["home"])))
+    serve_stdio(Home.from_option(Path(spec["home"]), "--home"))
 
 
 def main(argv: list[str]) -> int:

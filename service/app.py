@@ -9,6 +9,7 @@ Extension` (more endpoints, mounted sub-apps, a lifespan); tests may pass extens
 from __future__ import annotations
 
 import contextlib
+import functools
 import importlib
 import importlib.util
 import threading
@@ -17,6 +18,7 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 from urllib.parse import unquote
 
 from eventsourcing.persistence import PersistenceError
@@ -261,10 +263,15 @@ def build_app(
     state = state or ServerState()
     extensions = optional_extensions(minds) if extensions is None else list(extensions)
     table = endpoints() + [ep for ext in extensions for ep in ext.endpoints]
-    document = openapi_document(table, version("mindledger"))
+
+    @functools.cache
+    def document() -> dict[str, Any]:
+        # Built on the first request: pydantic takes a moment over the result schemas, which
+        # a server's start (and every app a test builds) need not pay.
+        return openapi_document(table, version("mindledger"))
 
     async def openapi(request: Request) -> Response:
-        return JsonResponse(document)
+        return JsonResponse(document())
 
     secrets = all_secrets(minds)
     routes: list[BaseRoute] = [_route(ep, minds, max_body, secrets) for ep in table]
@@ -293,7 +300,7 @@ def build_app(
     )
     app.state.stopping = state.stopping
     app.state.minds = minds
-    app.state.openapi = document
+    app.state.openapi = document  # the document, made on first use
     app.add_middleware(RequestLog, state=state)
     return app
 

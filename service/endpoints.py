@@ -100,6 +100,9 @@ class Endpoint:
     tags: tuple[str, ...] = ()
     open_query: bool = False  # unknown query parameters are ignored instead of refused
     responses: dict[str, str] = field(default_factory=dict)
+    # What a 200 answers as JSON: the floor's result model (or a type pydantic can describe,
+    # such as a union), or a JSON schema written out; the OpenAPI document publishes it.
+    result: Any = None
 
 
 _TRUE, _FALSE = {"1", "true", "yes", "on"}, {"0", "false", "no", "off", ""}

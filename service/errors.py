@@ -78,14 +78,15 @@ def mind_error_response(
 ) -> JSONResponse:
     """A MindError as JSON: a client's mistake is 4xx with the message (`failure_message`:
     secrets redacted, a cause's first line at most; with `home`, what was left out is logged
-    there under an error id the message names)."""
+    there under an error id the message names) and the argument at fault as `param` (the
+    floor's request word, which is the route's JSON field)."""
     message = failure_message(e, home, secrets, full_path=False)
     if isinstance(e, QueryError) and "refused" in message:
         return error_response(403, "read_only", message)
     for kind, status, code in _MAPPED:
         if isinstance(e, kind):
-            return error_response(status, code, message)
-    return error_response(400, "bad_request", message)
+            return error_response(status, code, message, param=e.param)
+    return error_response(400, "bad_request", message, param=e.param)
 
 
 def internal_error_message(

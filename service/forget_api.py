@@ -29,6 +29,8 @@ async def forget(call: Call) -> Any:
 
 def forget_endpoints() -> list[Endpoint]:
     """The forget route, registered in the /v1 route table."""
+    from mindledger.results_ledger import ForgetResult
+
     return [
         Endpoint(
             "POST",
@@ -41,5 +43,6 @@ def forget_endpoints() -> list[Endpoint]:
                 Field("dry_run", "boolean", description="Count what would go; change nothing."),
             ),
             tags=("forget",),
+            result=ForgetResult,
         )
     ]

@@ -216,16 +216,29 @@ async def health(call: Call) -> Any:
 MIND = "/v1/minds/{name}"
 
 
+# What the two routes outside the floor answer, written out for the OpenAPI document.
+HEALTH = {"type": "object", "required": ["ok"], "properties": {"ok": {"type": "boolean"}}}
+MINDS = {
+    "type": "array",
+    "items": {"type": "object", "required": ["name"], "properties": {"name": {"type": "string"}}},
+}
+
+
 def endpoints() -> list[Endpoint]:
     """The /v1 routes (the events stream lives in service/events_stream.py)."""
+    from mindledger import results, results_ledger, results_listings
     from mindledger.service.events_stream import events_endpoint
     from mindledger.service.forget_api import forget_endpoints
     from mindledger.service.knowledge_api import knowledge_endpoints
 
     read = ("reads",)
     return [
-        Endpoint("GET", "/healthz", health, "Liveness (no token needed).", auth=False),
-        Endpoint("GET", "/v1/minds", list_minds, "The minds this token opens.", tags=read),
+        Endpoint(
+            "GET", "/healthz", health, "Liveness (no token needed).", auth=False, result=HEALTH
+        ),
+        Endpoint(
+            "GET", "/v1/minds", list_minds, "The minds this token opens.", tags=read, result=MINDS
+        ),
         Endpoint(
             "POST",
             f"{MIND}/turns",
@@ -234,6 +247,7 @@ def endpoints() -> list[Endpoint]:
             body=TURN_FIELDS,
             streams=True,
             tags=("turns",),
+            result=results.TurnResult,
         ),
         Endpoint(
             "GET",
@@ -251,6 +265,7 @@ def endpoints() -> list[Endpoint]:
                 Param("as_of", description="A ledger position or an ISO-8601 time."),
             ),
             tags=read,
+            result=results.RecallResult,
         ),
         Endpoint(
             "GET",
@@ -259,6 +274,7 @@ def endpoints() -> list[Endpoint]:
             "`mind commitments --json`.",
             params=(Param("all", "boolean", description="Include closed ones."),),
             tags=read,
+            result=results_listings.Commitments,
         ),
         Endpoint(
             "GET",
@@ -270,10 +286,32 @@ def endpoints() -> list[Endpoint]:
                 Param("as_of", description="A ledger position or an ISO-8601 time."),
             ),
             tags=read,
+            result=results_listings.Threads,
         ),
-        Endpoint("GET", f"{MIND}/concepts", concepts, "`mind concepts --json`.", tags=read),
-        Endpoint("GET", f"{MIND}/identity", identity, "`mind identity --json`.", tags=read),
-        Endpoint("GET", f"{MIND}/status", status, "`mind status --json`.", tags=read),
+        Endpoint(
+            "GET",
+            f"{MIND}/concepts",
+            concepts,
+            "`mind concepts --json`.",
+            tags=read,
+            result=results_listings.Concepts,
+        ),
+        Endpoint(
+            "GET",
+            f"{MIND}/identity",
+            identity,
+            "`mind identity --json`.",
+            tags=read,
+            result=results_listings.IdentityResult,
+        ),
+        Endpoint(
+            "GET",
+            f"{MIND}/status",
+            status,
+            "`mind status --json`.",
+            tags=read,
+            result=results_ledger.StatusResult,
+        ),
         Endpoint(
             "GET",
             f"{MIND}/log",
@@ -285,6 +323,7 @@ def endpoints() -> list[Endpoint]:
                 Param("turn", description=TURN_REF),
             ),
             tags=read,
+            result=results_ledger.Events | results_ledger.TurnPrompt,
         ),
         Endpoint(
             "POST",
@@ -292,6 +331,7 @@ def endpoints() -> list[Endpoint]:
             verify,
             "`mind verify --json` (409 when the ledger fails).",
             tags=read,
+            result=results_ledger.VerifyResult,
         ),
         Endpoint(
             "POST",
@@ -303,6 +343,7 @@ def endpoints() -> list[Endpoint]:
                 Field("params", "object", description="Named parameters ($NAME): strings."),
             ),
             tags=read,
+            result=results_ledger.QueryRows,
         ),
         events_endpoint(),
         *knowledge_endpoints(),

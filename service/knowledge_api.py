@@ -8,7 +8,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from mindledger.compose import Home
 from mindledger.domain.budgets import DEFAULT_BUDGET
 from mindledger.domain.knowledge import FRESHNESS, POLICIES, STATES
 from mindledger.service.endpoints import Call, Endpoint, Field, JsonResponse, Param
@@ -24,8 +23,11 @@ AMBIGUOUS_TURN = {"409": "The reference names more than one turn: nothing change
 
 async def _guarded(fn: Callable[[], Any]) -> Any:
     """Answer an ambiguous or unknown reference as JSON (409 with the candidates, 404)."""
-    from mindledger.domain.knowledge_commands import AmbiguousKnowledgeError, UnknownKnowledgeError
-    from mindledger.turn_refs import AmbiguousTurnError
+    from mindledger.errors import (
+        AmbiguousKnowledgeError,
+        AmbiguousTurnError,
+        UnknownKnowledgeError,
+    )
 
     try:
         return await fn()
@@ -37,12 +39,11 @@ async def _guarded(fn: Callable[[], Any]) -> Any:
         raise ApiError(404, "not_found", str(e)) from None
 
 
-def _write(call: Call, act: Callable[[Home], Any]) -> Callable[[], Any]:
-    """An owner action as a JSON change, run in the turn workers under the turn lock."""
-    from mindledger.knowledge import change_json
-
+def _write(call: Call, act: Callable[[Any], Any]) -> Callable[[], Any]:
+    """An owner action (a `MindLedger` method's call), run in the turn workers under the turn
+    lock."""
     mind = call.the_mind
-    return lambda: in_turn_thread(call, lambda: change_json(mind.owner_write(act)))
+    return lambda: in_turn_thread(call, lambda: act(mind))
 
 
 def _ref(call: Call) -> str:
@@ -59,8 +60,6 @@ async def show_knowledge(call: Call) -> Any:
 
 
 async def remember(call: Call) -> Any:
-    from mindledger.knowledge import remember_item
-
     b = call.body
     for name, allowed in (("state", STATES), ("freshness", FRESHNESS), ("reuse", POLICIES)):
         if name in b and b[name] not in allowed:
@@ -71,49 +70,42 @@ async def remember(call: Call) -> Any:
     confidence = str(b["confidence"]) if "confidence" in b else None
     return await _write(
         call,
-        lambda home: remember_item(
-            home,
+        lambda mind: mind.remember(
             b["text"],
-            b.get("question"),
-            about,
-            b.get("state"),
-            confidence,
-            b.get("freshness"),
-            b.get("reuse"),
+            question=b.get("question"),
+            concepts=about,
+            state=b.get("state"),
+            confidence=confidence,
+            freshness=b.get("freshness"),
+            reuse=b.get("reuse"),
         ),
     )()
 
 
 def _judge(judgement: Any) -> Callable[[Call], Any]:
     async def judge(call: Call) -> Any:
-        from mindledger.knowledge import judge_item
-
         ref, note = _ref(call), call.body.get("note")
-        return await _guarded(_write(call, lambda home: judge_item(home, ref, judgement, note)))
+        return await _guarded(_write(call, lambda mind: mind.judge(ref, judgement, note)))
 
     return judge
 
 
 async def edit(call: Call) -> Any:
-    from mindledger.knowledge import edit_item
-
     ref, answer = _ref(call), call.body["answer"]
-    return await _guarded(_write(call, lambda home: edit_item(home, ref, answer)))
+    return await _guarded(_write(call, lambda mind: mind.edit_knowledge(ref, answer)))
 
 
 async def delete(call: Call) -> Any:
-    from mindledger.knowledge import delete_item
-
     ref, note = _ref(call), call.body.get("note")
-    return await _guarded(_write(call, lambda home: delete_item(home, ref, note)))
+    return await _guarded(_write(call, lambda mind: mind.delete_knowledge(ref, note)))
 
 
-def _decide(judgement: Any) -> Callable[[Call], Any]:
+def _decide(judgement: str) -> Callable[[Call], Any]:
+    """`approve` or `discard` (the `MindLedger` methods of those names) on the route's turn."""
+
     async def decide(call: Call) -> Any:
-        from mindledger.knowledge import decide_turn
-
         turn = str(call.request.path_params["turn"])
-        return await _guarded(_write(call, lambda home: decide_turn(home, turn, judgement)))
+        return await _guarded(_write(call, lambda mind: getattr(mind, judgement)(turn)))
 
     return decide
 
@@ -144,6 +136,8 @@ NOTE = (Field("note", "string", description="Why (kept with the decision)."),)
 
 def knowledge_endpoints() -> list[Endpoint]:
     """The knowledge routes, registered in the /v1 route table."""
+    from mindledger.results import AskResult, KnowledgeChange, KnowledgeList, KnowledgeShown
+
     tags = ("knowledge",)
     judged = [
         Endpoint(
@@ -154,6 +148,7 @@ def knowledge_endpoints() -> list[Endpoint]:
             body=NOTE,
             tags=tags,
             responses=AMBIGUOUS,
+            result=KnowledgeChange,
         )
         for action, what in (
             ("verify", "the item becomes verified (0.95)."),
@@ -169,6 +164,7 @@ def knowledge_endpoints() -> list[Endpoint]:
             f"`mind {action} TURN --json`: {what} {TURN_REF}",
             tags=tags,
             responses=AMBIGUOUS_TURN,
+            result=KnowledgeChange,
         )
         for action, what in (
             ("approve", "its answer becomes verified knowledge (0.95)."),
@@ -183,6 +179,7 @@ def knowledge_endpoints() -> list[Endpoint]:
             "`mind knowledge list --json`.",
             params=(Param("all", "boolean", description="Include deleted items."),),
             tags=tags,
+            result=KnowledgeList,
         ),
         Endpoint(
             "GET",
@@ -192,6 +189,7 @@ def knowledge_endpoints() -> list[Endpoint]:
             params=(Param("history", "boolean", description="Every revision, from the ledger."),),
             tags=tags,
             responses=AMBIGUOUS,
+            result=KnowledgeShown,
         ),
         Endpoint(
             "POST",
@@ -208,6 +206,7 @@ def knowledge_endpoints() -> list[Endpoint]:
                 Field("reuse", "string", description=f"One of {', '.join(POLICIES)}."),
             ),
             tags=tags,
+            result=KnowledgeChange,
         ),
         *judged,
         Endpoint(
@@ -218,6 +217,7 @@ def knowledge_endpoints() -> list[Endpoint]:
             body=(Field("answer", "string", True, "The new answer."),),
             tags=tags,
             responses=AMBIGUOUS,
+            result=KnowledgeChange,
         ),
         Endpoint(
             "POST",
@@ -227,6 +227,7 @@ def knowledge_endpoints() -> list[Endpoint]:
             body=NOTE,
             tags=tags,
             responses=AMBIGUOUS,
+            result=KnowledgeChange,
         ),
         *decided,
         Endpoint(
@@ -240,5 +241,6 @@ def knowledge_endpoints() -> list[Endpoint]:
                 *(f for f in TURN_FIELDS if f.name not in ("text", "stream")),
             ),
             tags=tags,
+            result=AskResult,
         ),
     ]

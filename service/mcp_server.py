@@ -100,7 +100,7 @@ def mind_mcp(mind: ServedMind, turn_pool: ThreadPoolExecutor) -> MCPServer:
                 text, model=model, mock_reply=mock_reply, api_base=api_base, budget=budget
             )
             data = done.data  # the result's JSON dump, as every front-end gives it
-            shaped = turn_result(mind.home, data, done.outcome.notification_ids, include_events)
+            shaped = turn_result(mind, data, done.outcome.notification_ids, include_events)
             text_content = TextContent(type="text", text=json_text(shaped, indent=None))
             return CallToolResult(content=[text_content], structured_content=data)
 

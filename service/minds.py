@@ -38,17 +38,12 @@ class ServedMind(MindLedger):
         # A client-chosen api_base never receives the home's provider keys.
         self._withhold_client_keys = True
         self.via = "server"
-        self._name = self._identity_name()
+        _ = self.name  # read once here: a mind is served under its name
 
     @property
     def turn_lock(self) -> Any:
         """The lock that serializes this mind's writes in this server (the floor's)."""
         return self.write_lock
-
-    def _identity_name(self) -> str:
-        from mindledger.compose import identity_of
-
-        return identity_of(self.home).name
 
 
 class DivergingEnvironmentError(MindError):

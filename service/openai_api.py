@@ -258,6 +258,43 @@ def _streamed(
     return StreamingResponse(chunks(), media_type="text/event-stream", headers=headers)
 
 
+# OpenAI's shapes for the OpenAPI document (what these routes answer is OpenAI's, not a floor
+# result; `mind_turn` is the turn as `mind turn --json` prints it).
+MODELS = {
+    "type": "object",
+    "required": ["object", "data"],
+    "properties": {
+        "object": {"const": "list"},
+        "data": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "required": ["id", "object", "created", "owned_by"],
+                "properties": {
+                    "id": {"type": "string"},
+                    "object": {"const": "model"},
+                    "created": {"type": "integer"},
+                    "owned_by": {"type": "string"},
+                },
+            },
+        },
+    },
+}
+COMPLETION = {
+    "type": "object",
+    "required": ["id", "object", "created", "model", "choices", "usage", "mind_turn"],
+    "properties": {
+        "id": {"type": "string"},
+        "object": {"const": "chat.completion"},
+        "created": {"type": "integer"},
+        "model": {"type": "string"},
+        "choices": {"type": "array", "items": {"type": "object"}},
+        "usage": {"type": "object"},
+        "mind_turn": {"type": "object"},
+    },
+}
+
+
 def extension(minds: Minds) -> Extension:
     """`GET /v1/models` and `POST /v1/chat/completions` on the server."""
     from mindledger.service.app import Extension
@@ -270,6 +307,7 @@ def extension(minds: Minds) -> Extension:
                 list_models,
                 "OpenAI-compatible: the minds this token opens, as models mind/<name>.",
                 tags=("openai",),
+                result=MODELS,
             ),
             Endpoint(
                 "POST",
@@ -280,6 +318,7 @@ def extension(minds: Minds) -> Extension:
                 "`mind_options` {model, mock_reply, api_base, budget}.",
                 streams=True,
                 tags=("openai",),
+                result=COMPLETION,
             ),
         ]
     )

@@ -14,11 +14,32 @@ ERROR_SCHEMA = {
     "properties": {
         "error": {
             "type": "object",
-            "required": ["code", "message"],
-            "properties": {"code": {"type": "string"}, "message": {"type": "string"}},
+            "required": ["message", "type", "param", "code"],
+            "properties": {
+                "message": {"type": "string"},
+                "type": {"type": "string"},
+                "param": {"type": ["string", "null"]},
+                "code": {"type": ["string", "null"]},
+            },
         }
     },
 }
+REF = "#/components/schemas/{model}"
+
+
+def result_schema(result: Any, schemas: dict[str, Any]) -> dict[str, Any]:
+    """The JSON schema of what a route answers: a written-out schema as it is, else the
+    result type's as pydantic gives it for the dumped JSON, its nested models put in
+    `schemas` (components) and referred to from there."""
+    if result is None:
+        return {}
+    if isinstance(result, dict):
+        return result
+    from pydantic import TypeAdapter
+
+    schema = TypeAdapter(result).json_schema(mode="serialization", ref_template=REF)
+    schemas.update(schema.pop("$defs", {}))
+    return schema
 
 
 def _param_schema(p: Param) -> dict[str, Any]:
@@ -47,7 +68,7 @@ def _body_schema(fields: Sequence[Field]) -> dict[str, Any]:
     }
 
 
-def _operation(ep: Endpoint) -> dict[str, Any]:
+def _operation(ep: Endpoint, schemas: dict[str, Any]) -> dict[str, Any]:
     parameters = [
         {"name": name, "in": "path", "required": True, "schema": {"type": "string"}}
         for name in re.findall(r"{(\w+)(?::\w+)?}", ep.path)
@@ -62,7 +83,9 @@ def _operation(ep: Endpoint) -> dict[str, Any]:
         }
         for p in ep.params
     ]
-    content: dict[str, Any] = {"application/json": {"schema": {}}}
+    content: dict[str, Any] = {}
+    if ep.result is not None or not ep.streams:
+        content["application/json"] = {"schema": result_schema(ep.result, schemas)}
     if ep.streams:
         content["text/event-stream"] = {"schema": {"type": "string"}}
     error = {"description": "An error", "content": {"application/json": {"schema": ERROR_SCHEMA}}}
@@ -87,11 +110,13 @@ def _operation(ep: Endpoint) -> dict[str, Any]:
 
 
 def openapi_document(endpoints: Sequence[Endpoint], version: str) -> dict[str, Any]:
-    """Every endpoint, with its parameters, body and the error shape; bearer auth by default."""
+    """Every endpoint, with its parameters, body, what a 200 answers (the floor's result
+    schema) and the error shape; bearer auth by default."""
     paths: dict[str, dict[str, Any]] = {}
+    schemas: dict[str, Any] = {"Error": ERROR_SCHEMA}
     for ep in endpoints:
         path = re.sub(r"{(\w+):\w+}", r"{\1}", ep.path)
-        paths.setdefault(path, {})[ep.method.lower()] = _operation(ep)
+        paths.setdefault(path, {})[ep.method.lower()] = _operation(ep, schemas)
     return {
         "openapi": "3.1.0",
         "info": {
@@ -102,7 +127,7 @@ def openapi_document(endpoints: Sequence[Endpoint], version: str) -> dict[str, A
         "paths": paths,
         "components": {
             "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
-            "schemas": {"Error": ERROR_SCHEMA},
+            "schemas": schemas,
         },
         "security": [{"bearer": []}],
     }

@@ -11,15 +11,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from mindledger.compose import Home
+from mindledger.application import MindLedger
 
 
 def turn_result(
-    home: Home, data: dict[str, Any], notification_ids: list[int], include_events: bool = False
+    mind: MindLedger,
+    data: dict[str, Any],
+    notification_ids: list[int],
+    include_events: bool = False,
 ) -> dict[str, Any]:
     """The pmm_turn-shaped result of one turn. `data`: the `mind turn --json` object;
     `notification_ids`: the turn's events (`TurnOutcome.notification_ids`)."""
-    events = turn_events(home, notification_ids)
+    events = mind.turn_events(notification_ids).model_dump(mode="json")
     failure = data.get("failure")
     result: dict[str, Any] = {
         "assistant": data["reply"],
@@ -59,20 +62,3 @@ def turn_result(
     if include_events:
         result["events"] = events
     return result
-
-
-def turn_events(home: Home, notification_ids: list[int]) -> list[dict[str, Any]]:
-    """The turn's own events in ledger order, each as `mind log --json` shows one (another
-    writer's events between them are left out)."""
-    from mindledger.compose import open_reader
-    from mindledger.ledger_reads import opened_events
-
-    reader = open_reader(home)
-    try:
-        positions = set(reader.positions(notification_ids))
-        if not positions:
-            return []
-        rows = reader.rows(after=min(positions) - 1, stop=max(positions))
-        return opened_events(reader, [r for r in rows if r.position in positions])
-    finally:
-        reader.close()

@@ -219,7 +219,7 @@ def test_the_python_api_refuses_a_dest_that_is_not_a_path_in_one_error(mind_home
 
     with mindledger.open(mind_home) as mind, pytest.raises(InvalidInputError, match="backup"):
         mind.backup(42)  # type: ignore[arg-type]
-    with mindledger.open(mind_home) as mind, pytest.raises(InvalidInputError, match="DEST"):
+    with mindledger.open(mind_home) as mind, pytest.raises(InvalidInputError, match="`dest`"):
         mind.backup("has\x00nul")
 
 

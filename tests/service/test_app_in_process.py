@@ -265,3 +265,21 @@ def test_a_bad_field_is_named_in_the_error_param(served: tuple[TestClient, Minds
         "param": "budget",
         "code": "bad_request",
     }
+
+
+def test_a_floor_refusal_names_its_argument_as_the_error_param(
+    served: tuple[TestClient, Minds],
+) -> None:
+    client, minds = served
+
+    answer = client.post(
+        "/v1/minds/Echo/forget",
+        headers=auth(minds),
+        json={"selector": "before", "value": "2999-01-01T00:00:00Z", "dry_run": True},
+    )
+
+    error = answer.json()["error"]
+    assert answer.status_code == 400
+    assert (error["param"], error["code"]) == ("value", "bad_request")
+    assert error["message"].startswith("`before` 2999-01-01T00:00:00Z is in the future")
+    assert "--" not in error["message"]

@@ -1,4 +1,5 @@
-"""Long imports show a progress bar on a terminal's stderr, and nothing anywhere else."""
+"""Long work (imports, exports, replays) shows a progress bar on a terminal's stderr, drawn from
+the floor's `progress(done, total, doing)` calls, and nothing anywhere else."""
 
 from __future__ import annotations
 
@@ -6,7 +7,8 @@ import io
 
 import pytest
 
-from mindledger.cli.import_cmds import ImportProgress
+from mindledger.cli.export_cmds import TerminalBar
+from mindledger.cli.import_cmds import IMPORT_PROGRESS_FROM
 
 
 class Terminal(io.StringIO):
@@ -18,9 +20,9 @@ def test_a_long_import_draws_a_bar_on_a_terminal(monkeypatch: pytest.MonkeyPatch
     stderr = Terminal()
     monkeypatch.setattr("sys.stderr", stderr)
 
-    with ImportProgress(enabled=True) as bar:
-        bar.start(2000)
-        bar.update(1000)
+    with TerminalBar(True, IMPORT_PROGRESS_FROM) as bar:
+        bar(0, 2000, "importing")
+        bar(1000, 2000, "importing")
 
     assert "importing" in stderr.getvalue()
 
@@ -32,9 +34,9 @@ def test_no_bar_off_a_terminal_with_json_or_for_a_short_file(
     stderr = Terminal() if tty else io.StringIO()
     monkeypatch.setattr("sys.stderr", stderr)
 
-    with ImportProgress(enabled) as bar:
-        bar.start(total)
-        bar.update(total)
+    with TerminalBar(enabled, IMPORT_PROGRESS_FROM) as bar:
+        bar(0, total, "importing")
+        bar(total, total, "importing")
 
     assert stderr.getvalue() == ""
 
@@ -43,8 +45,24 @@ def test_no_bar_for_a_short_import_even_on_a_terminal(monkeypatch: pytest.Monkey
     stderr = Terminal()
     monkeypatch.setattr("sys.stderr", stderr)
 
-    with ImportProgress(enabled=True) as bar:
-        bar.start(ImportProgress.MIN_TOTAL - 1)
-        bar.update(10)
+    with TerminalBar(True, IMPORT_PROGRESS_FROM) as bar:
+        bar(0, IMPORT_PROGRESS_FROM - 1, "importing")
+        bar(10, IMPORT_PROGRESS_FROM - 1, "importing")
 
     assert stderr.getvalue() == ""
+
+
+def test_the_floor_tells_a_plain_callable_how_an_export_goes(tmp_path: object) -> None:
+    from pathlib import Path
+
+    import mindledger
+
+    home = Path(str(tmp_path)) / "mind"
+    mindledger.init(home, "Echo")
+    told: list[tuple[int, int, str]] = []
+
+    with mindledger.open(home) as mind:
+        mind.commit("Water the ferns on Sunday")
+        mind.export(Path(str(tmp_path)) / "out", progress=lambda *a: told.append(a))
+
+    assert told[0] == (0, 2, "exporting jsonl") and told[-1] == (2, 2, "exporting jsonl")

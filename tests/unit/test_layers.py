@@ -207,3 +207,92 @@ def test_no_sql_outside_the_projections_and_adapters() -> None:
                     offenders.append(f"{p.relative_to(REPO)}:{node.lineno}")
 
     assert offenders == []
+
+
+# -- the floor's public surface: what a front-end may import of the floor ---------------------
+
+# Modules a front-end may import anything from: the application and its results and errors
+# (`mindledger.__all__` is drawn from these), the rules every front-end reads, the progress
+# callable's type, and the floor's services that are no use case: the home a front-end opens
+# the floor on and closes with (`compose`: Home, command_scope), one error line per failure
+# (`error_report`), text made safe for a terminal or JSON (`safe_text`), and the server-file
+# protocol the command line and the server share (`server_files`), and the web page's read
+# session (`web_reads`: the page's own views over the read model, opened per request).
+PUBLIC_MODULES = {
+    "mindledger",
+    "mindledger.application",
+    "mindledger.async_floor",
+    "mindledger.results",
+    "mindledger.results_ledger",
+    "mindledger.results_listings",
+    "mindledger.results_files",
+    "mindledger.errors",
+    "mindledger.rules",
+    "mindledger.progress",
+    "mindledger.error_report",
+    "mindledger.safe_text",
+    "mindledger.server_files",
+    "mindledger.web_reads",
+}
+# Single names of other floor modules: vocabularies that click's choices and the OpenAPI
+# document read from their one source, and the server process's background warm-up.
+PUBLIC_NAMES = {
+    "mindledger.warmup.warm_model_client",
+    "mindledger.compose.Home",
+    "mindledger.compose.command_scope",
+    "mindledger.ledger_reads.KINDS",
+    "mindledger.turn_refs.TURN_REF",
+    "mindledger.reports.REPORT_NAMES",
+    "mindledger.graph.GRAPH_FORMATS",
+}
+
+
+def floor_imports(path: Path) -> list[tuple[int, str]]:
+    """What a file imports of the floor's own modules (mindledger/*.py), at any depth, as
+    `module` or `module.name`: every name of a `from` import is one entry."""
+    found: list[tuple[int, str]] = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, a.name) for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found += [(node.lineno, f"{node.module}.{a.name}") for a in node.names]
+    return [
+        (line, name)
+        for line, name in found
+        if name.startswith("mindledger") and layer_of(name) == "mindledger"
+    ]
+
+
+def public(name: str) -> bool:
+    """Whether a front-end may import `name` (`from mindledger import x`: only what
+    `mindledger.__all__` exports, so a floor module cannot come in as a name)."""
+    import mindledger
+
+    module, _, last = name.rpartition(".")
+    if name in PUBLIC_MODULES:
+        return True
+    if module == "mindledger":
+        return last in mindledger.__all__
+    return name in PUBLIC_MODULES or module in PUBLIC_MODULES or name in PUBLIC_NAMES
+
+
+@pytest.mark.parametrize("front_end", FRONT_ENDS)
+def test_a_front_end_imports_only_the_floor_s_public_surface(front_end: str) -> None:
+    offenders = sorted(
+        f"{p.relative_to(REPO)}:{line} {name}"
+        for p in files_of(front_end)
+        for line, name in floor_imports(p)
+        if not public(name)
+    )
+
+    assert offenders == []
+
+
+def test_no_public_name_is_also_a_floor_module() -> None:
+    # Once `mindledger.doctor` (a module) is imported, the package's attribute `doctor` is
+    # that module, not a function `__getattr__` would have given: such a name breaks at random.
+    import mindledger
+
+    modules = {p.stem for p in (REPO / "mindledger").glob("*.py")}
+
+    assert sorted(set(mindledger.__all__) & modules) == []
