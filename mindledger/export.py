@@ -45,6 +45,7 @@ def export_ledger(
     from mindledger.adapters.ledger_export import Genesis, export_lines
     from mindledger.adapters.ledger_transcript import transcript
     from mindledger.output_paths import (
+        check_export_folder,
         check_output,
         make_folder,
         output_file,
@@ -53,7 +54,7 @@ def export_ledger(
     )
 
     target = folder / FILE_NAMES[fmt]
-    refuse_home_file(home, folder, "FOLDER")
+    check_export_folder(home, folder, "FOLDER")
     refuse_home_file(home, target, "FOLDER")
     refuse_overwrite(folder, [target.name], "FOLDER", force)
     check_output(target, "FOLDER")  # a link or a folder of that name: refused before any work

@@ -8,8 +8,10 @@ write them; every command that writes a named path goes through here.
 - A symbolic link is refused, never written through or replaced (a link to `/proc/self/fd/1`,
   or to a file elsewhere, would otherwise become a regular file); so are a folder, a block
   device and a socket.
-- Never one of the home's own files (a refused export once truncated the ledger: the output was
-  opened before the input was read).
+- Never anything inside the home (a refused export once truncated the ledger: the output was
+  opened before the input was read); every file there is the mind's own or one it may make.
+- An export's folder is never a symbolic link or `-` (as `mind backup`'s DEST); one made, or
+  found empty, is made 0700 (its files carry the mind's words and keys).
 
 The permission bits a written file or folder gets are decided in one place, `file_mode` and
 `FOLDER_MODE`.
@@ -30,22 +32,11 @@ from typing import BinaryIO
 from mindledger.compose import Home
 from mindledger.domain.errors import InvalidInputError
 from mindledger.domain.private_files import FILE_MODE, private_folder
+from mindledger.domain.private_files import FOLDER_MODE as PRIVATE_FOLDER_MODE
 
 STDOUT = "-"
 FOLDER_MODE = 0o777  # less the umask, as `mkdir` makes a folder
 NEW_FILE_MODE = 0o666  # less the umask, as `>` makes a file
-
-# The home's own entries; a name starting with a prefix is a companion (SQLite's -wal/-shm/
-# -journal, DuckDB's .wal, the anchor's and replay's temporary files).
-HOME_ENTRIES = (
-    "ledger-head.json",
-    "config.json",
-    ".env",
-    "projector.lock",
-    "run",
-    "chat_history",
-)
-HOME_PREFIXES = ("ledger.sqlite", "readmodel.", "embeddings.sqlite", ".ledger-head.", "replay-")
 
 
 class OutputPathError(InvalidInputError):
@@ -65,24 +56,58 @@ def file_mode(existing: os.stat_result | None, private: bool = False) -> int:
 
 
 def refuse_home_file(home: Home, path: Path, flag: str) -> None:
-    """Raise InvalidInputError when `path` is, or resolves to (symlink, `..`), the home folder,
-    one of its own files or folders, or a place inside one of its folders."""
+    """Raise InvalidInputError when `path` is, or resolves to (symlink, `..`), the home folder
+    or anything inside it: the ledger, its key store and journals, the read models, locks,
+    logs and the workspace are all the mind's own, and a list of names would miss the next."""
     if str(path) == STDOUT:
         return
     try:
         root, target = home.path.resolve(), path.resolve()
     except (OSError, RuntimeError):  # a symlink loop: the write itself fails in its own words
         return
-    inside = target.relative_to(root).parts if target.is_relative_to(root) else None
-    if inside is None:
+    if target == root:
+        raise InvalidInputError(
+            f"{flag} {click_name(path)} is this mind's own folder in {click_name(root)}; "
+            "writing there could destroy it, nothing was written: choose a folder outside the home"
+        )
+    if target.is_relative_to(root):
+        raise InvalidInputError(
+            f"{flag} {click_name(path)} is inside this mind's own home {click_name(root)}; "
+            "writing there could destroy its files, nothing was written: choose a path outside "
+            "the home"
+        )
+
+
+def refuse_standard_output(folder: Path, flag: str) -> None:
+    """Refuse `-` where a folder is named: files go into a folder, `-` is standard output."""
+    if str(folder) == STDOUT:
+        raise OutputPathError(f"{flag} - is standard output, not a folder: give a folder's path")
+
+
+def refuse_link(folder: Path, flag: str, instead: str = "") -> None:
+    """Refuse a folder named through a symbolic link: what is written lands where the link
+    points, which may be anywhere (and may change between the check and the write)."""
+    if os.path.islink(folder):
+        raise OutputPathError(
+            f"{flag} {click_name(folder)} is a symbolic link (to "
+            f"{click_name(os.readlink(folder))}); name the folder itself{instead}"
+        )
+
+
+def check_export_folder(home: Home, folder: Path, flag: str) -> None:
+    """Refuse, before any work, a folder an export cannot go into: `-`, the home or a place
+    inside it, a symbolic link, something that is not a folder."""
+    refuse_standard_output(folder, flag)
+    refuse_home_file(home, folder, flag)
+    refuse_link(folder, flag)
+    try:
+        st = os.stat(folder)
+    except FileNotFoundError:
         return
-    if inside and inside[0] not in HOME_ENTRIES and not inside[0].startswith(HOME_PREFIXES):
-        return
-    what = "folder" if not inside else repr(inside[0])
-    raise InvalidInputError(
-        f"{flag} {click_name(path)} is this mind's own {what} in {click_name(root)}; writing "
-        "there would destroy it, nothing was written: choose a path outside the home's files"
-    )
+    except OSError as e:  # a parent that is a file, a name too long, no permission to look
+        raise _cannot(folder, flag, e) from None
+    if not stat.S_ISDIR(st.st_mode):
+        raise OutputPathError(f"{flag} {click_name(folder)} is not a folder; give a folder's path")
 
 
 def click_name(path: Path | str) -> str:
@@ -169,12 +194,15 @@ def output_path(path: Path, flag: str, private: bool = False) -> Iterator[Path]:
 
 
 def make_folder(folder: Path, flag: str, private: bool = False) -> None:
-    """Create `folder` and its parents (a folder there already, or a link to one, is used as
-    it is); a private one (an export's) is made 0700."""
-    if str(folder) == STDOUT:  # files go into a folder; `-` names standard output
-        raise OutputPathError(f"{flag} - is standard output, not a folder: give a folder's path")
+    """Create `folder` and its parents (one there already is used as it is); a private one (an
+    export's) is made 0700, and so is one found empty (it becomes the export's own; a folder
+    that holds other files keeps its mode, and the export's files are 0600 in it)."""
+    refuse_standard_output(folder, flag)
     try:
-        if private and not folder.is_dir():
+        if private and folder.is_dir() and not any(folder.iterdir()):
+            with contextlib.suppress(OSError):  # not ours to change: its files stay 0600
+                os.chmod(folder, PRIVATE_FOLDER_MODE)
+        elif private:
             private_folder(folder)
         folder.mkdir(mode=FOLDER_MODE, parents=True, exist_ok=True)
     except FileExistsError:
