@@ -4,7 +4,8 @@ write them; every command that writes a named path goes through here.
 - A regular file, or a name not there yet, gets the new bytes in a temporary file beside it,
   renamed over it only once complete: a failed write leaves whatever was there.
 - A FIFO or a character device (`/dev/null`, `/dev/stdout`) is opened and written, never
-  replaced; `-` is standard output.
+  replaced; `-` is standard output. A FIFO nobody reads yet is waited for, as `>` waits, after
+  one line on standard error saying so (Ctrl-C stops the wait).
 - A symbolic link is refused, never written through or replaced (a link to `/proc/self/fd/1`,
   or to a file elsewhere, would otherwise become a regular file); so are a folder, a block
   device and a socket.
@@ -20,6 +21,7 @@ The permission bits a written file or folder gets are decided in one place, `fil
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import shutil
 import stat
@@ -33,6 +35,7 @@ from mindledger.compose import Home
 from mindledger.domain.errors import InvalidInputError
 from mindledger.domain.private_files import FILE_MODE, private_folder
 from mindledger.domain.private_files import FOLDER_MODE as PRIVATE_FOLDER_MODE
+from mindledger.notices import say
 
 STDOUT = "-"
 FOLDER_MODE = 0o777  # less the umask, as `mkdir` makes a folder
@@ -160,7 +163,7 @@ def output_file(path: Path, flag: str, private: bool = False) -> Iterator[Binary
     if str(path) == STDOUT:
         yield from _standard_output()
     elif existing is not None and not stat.S_ISREG(existing.st_mode):
-        yield from _stream(path, flag)
+        yield from _stream(path, flag, stat.S_ISFIFO(existing.st_mode))
     else:
         yield from _replacing(path, flag, existing, private)
 
@@ -246,19 +249,35 @@ def _standard_output() -> Generator[BinaryIO, None, None]:
             out.close()
 
 
-def _stream(path: Path, flag: str) -> Generator[BinaryIO, None, None]:
-    # O_NOFOLLOW: a link put there since `check_output` looked is refused, not followed; a
-    # FIFO waits here for its reader, as `>` does.
-    try:
-        fd = os.open(path, os.O_WRONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NOCTTY)
-    except OSError as e:
-        raise _cannot(path, flag, e) from None
+def _stream(path: Path, flag: str, fifo: bool) -> Generator[BinaryIO, None, None]:
+    fd = _open_stream(path, flag, fifo)
     with os.fdopen(fd, "wb") as out:
         try:
             yield out
             out.flush()
         except OSError as e:
             raise _cannot(path, flag, e) from None
+
+
+def _open_stream(path: Path, flag: str, fifo: bool) -> int:
+    # O_NOFOLLOW: a link put there since `check_output` looked is refused, not followed.
+    flags = os.O_WRONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NOCTTY
+    try:
+        if fifo:
+            # A FIFO with no reader would block the open with no word: said once, then
+            # waited for, as `>` waits (Ctrl-C stops it).
+            try:
+                fd = os.open(path, flags | os.O_NONBLOCK)
+            except OSError as e:
+                if e.errno != errno.ENXIO:  # ENXIO: nobody has it open for reading yet
+                    raise
+                say(f"waiting for a reader on FIFO {click_name(path)} (Ctrl-C to stop)")
+            else:
+                os.set_blocking(fd, True)
+                return fd
+        return os.open(path, flags)
+    except OSError as e:
+        raise _cannot(path, flag, e) from None
 
 
 def _replacing(
