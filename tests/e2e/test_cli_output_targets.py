@@ -347,8 +347,8 @@ def _writing_to_a_fifo(home: Path, fifo: Path) -> subprocess.Popen[str]:
         [*MIND, "graph", "export", "--format", "json", "--out", str(fifo)],
         env=subprocess_env(home, LITELLM_OFFLINE_MODE="true", MIND_NO_SERVER="1"),
         stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,  # read by `StderrLines` alone
         text=True,
         # Ctrl-C's signal must reach Python's handler (a parent may have it ignored).
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
@@ -365,7 +365,7 @@ def test_a_fifo_nobody_reads_says_once_that_it_waits_then_writes_to_the_reader(
 
     stderr.wait_for(WAITING)
     received = fifo.read_bytes()
-    process.communicate(timeout=DEADLINE_S)
+    process.wait(DEADLINE_S)
 
     assert process.returncode == 0
     assert stderr.all() == [f"{WAITING} {fifo} (Ctrl-C to stop)"]
@@ -383,7 +383,7 @@ def test_ctrl_c_while_waiting_for_a_fifo_reader_stops_in_one_line_and_writes_not
 
     stderr.wait_for(WAITING)
     process.send_signal(signal.SIGINT)
-    process.communicate(timeout=DEADLINE_S)
+    process.wait(DEADLINE_S)
 
     assert process.returncode == 1
     lines = stderr.all()
