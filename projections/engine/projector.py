@@ -161,6 +161,13 @@ def reached(path: Path) -> int:
     return _reached.get(os.path.abspath(path), 0)
 
 
+def note_reached(path: Path, position: int) -> None:
+    """Note that the events up to `position` apply to the read model at `path` (a projector
+    here brought it, or a copy of it, that far)."""
+    key = os.path.abspath(path)
+    _reached[key] = max(_reached.get(key, 0), position)
+
+
 class Projector:
     """Owns one DuckDB file read-write; only one process may hold it (see ARCHITECTURE.md)."""
 
@@ -211,8 +218,7 @@ class Projector:
 
     def _note_reached(self) -> None:
         if self.path is not None and self._position is not None:
-            key = os.path.abspath(self.path)
-            _reached[key] = max(_reached.get(key, 0), self._position)
+            note_reached(self.path, self._position)
 
     def close(self) -> None:
         """Release the file."""
