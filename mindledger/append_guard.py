@@ -10,7 +10,8 @@ naming the event's position and `mind doctor`, and nothing appended.
 The check costs a read model's catch-up, so it is made once: after it, this mind's own appends
 follow what was checked and need no other, and a read model a projector in this process has
 already brought to the head (the turn's own session) needs none either. When another writer
-appended meanwhile, the next save checks again.
+appended meanwhile, the next save checks again; while a session of this process holds the
+read model (a turn between its context and its message), the check is left to the next save.
 """
 
 from __future__ import annotations
@@ -38,16 +39,23 @@ class GuardedMind(Mind):
 
     def save(self, *objs: Any, **kwargs: Any) -> list[Recording[Any]]:
         """Check (see the module), then append as `Mind` does."""
-        head = self._head()
-        if head > self._vouched:
-            from mindledger.projections.engine.projector import reached
+        from mindledger.projections.engine.projector import reached
+        from mindledger.projections.engine.readmodel import held_here
 
-            if head > reached(self._guarded_home.readmodel):
-                require_projectable(self._guarded_home)
-            self._vouched = head
+        home = self._guarded_home
+        head = self._head()
+        checked = head <= self._vouched or head <= reached(home.readmodel)
+        # A session of this process holding the read model (a turn's context, caught up just
+        # before) would make the check wait for itself: what another writer appended since is
+        # checked by the next save.
+        if not checked and not held_here(home.projector_lock):
+            require_projectable(home)
+            checked = True
+        if checked:
+            self._vouched = max(self._vouched, head)
         recordings: list[Recording[Any]] = super().save(*objs, **kwargs)
-        if recordings and self._head() == head + len(recordings):  # no other writer between
-            self._vouched = head + len(recordings)
+        if checked and recordings and self._head() == head + len(recordings):
+            self._vouched = head + len(recordings)  # this mind's own, after what was checked
         return recordings
 
     def _head(self) -> int:
