@@ -10,7 +10,7 @@ from pathlib import Path
 from mindledger.compose import Home
 from mindledger.domain.errors import InvalidInputError, MindError
 from mindledger.domain.private_files import FOLDER_MODE
-from mindledger.output_paths import click_name
+from mindledger.output_paths import click_name, refuse_link, refuse_standard_output
 
 
 def checked_dest(home: Home, dest: Path) -> Path:
@@ -20,6 +20,7 @@ def checked_dest(home: Home, dest: Path) -> Path:
     try:
         if not str(dest).strip():
             raise InvalidInputError("`dest` is empty: name a new or empty folder for the backup")
+        refuse_standard_output(dest, "dest")  # not a folder named "-" in the working folder
         dest = Path(os.path.abspath(dest))
         if not _utf8(str(dest)):  # it could never be opened: a home's path is UTF-8 text
             raise InvalidInputError(
@@ -32,10 +33,7 @@ def checked_dest(home: Home, dest: Path) -> Path:
                 f"`dest` {shown} is inside this mind's home {click_name(root)}: a backup must "
                 "live outside it; nothing was written"
             )
-        if dest.is_symlink():
-            raise InvalidInputError(
-                f"`dest` {shown} is a symbolic link; name the folder itself (new or empty)"
-            )
+        refuse_link(dest, "dest", " (new or empty)")  # as an export's folder
         if dest.exists() and not dest.is_dir():
             raise InvalidInputError(
                 f"`dest` {shown} exists and is not a folder; name a new or empty folder"

@@ -272,9 +272,12 @@ def finish_forgets(home: Home) -> None:
 command_scope: ContextVar[ExitStack | None] = ContextVar("command_scope", default=None)
 
 
-def open_mind(home: Home, *, create: bool = False) -> Mind:
-    """The application over this home's ledger."""
+def open_mind(home: Home, *, create: bool = False, guarded: bool = True) -> Mind:
+    """The application over this home's ledger; it appends only while the read model can be
+    brought up to date (`append_guard`; a new ledger, or `guarded` False, has nothing to
+    check)."""
     from mindledger.adapters.library_settings import refuse_library_settings
+    from mindledger.append_guard import GuardedMind
 
     if not create:
         home.require()
@@ -282,7 +285,8 @@ def open_mind(home: Home, *, create: bool = False) -> Mind:
     refuse_library_settings(os.environ, home.loaded.dotenv)  # before anything is made
     if create:
         make_private_home(home)
-    app = Mind(env=persistence_env(home, create=create), clock=home.clock())
+    env, clock = persistence_env(home, create=create), home.clock()
+    app = Mind(env=env, clock=clock) if create or not guarded else GuardedMind(home, env, clock)
     # A command's mind is closed when the command ends (its ledger and key-store connections
     # released then, not whenever the collector reaches them); a server's outlive any command.
     scope = command_scope.get()

@@ -194,7 +194,7 @@ def _projection_stop(home: Home) -> Check | None:
             return None
     except ProjectionError as e:
         where = f"position {e.position}" if e.position is not None else "an event"
-        first = (str(e).splitlines() or [""])[0][:200]
+        first = (e.reason.splitlines() or [""])[0][:200]
         return Check(
             "read model",
             "fail",

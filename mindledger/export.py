@@ -45,6 +45,7 @@ def export_ledger(
     from mindledger.adapters.ledger_export import Genesis, export_lines
     from mindledger.adapters.ledger_transcript import transcript
     from mindledger.output_paths import (
+        check_export_folder,
         check_output,
         make_folder,
         output_file,
@@ -53,7 +54,7 @@ def export_ledger(
     )
 
     target = folder / FILE_NAMES[fmt]
-    refuse_home_file(home, folder, "folder")
+    check_export_folder(home, folder, "folder")
     refuse_home_file(home, target, "folder")
     refuse_overwrite(folder, [target.name], "folder", force)
     check_output(target, "folder")  # a link or a folder of that name: refused before any work

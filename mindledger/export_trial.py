@@ -74,5 +74,5 @@ def _apply(projector: Projector, events: list[ExportedEvent], opened: list[dict[
         projector.apply(rows, opened)
     except ProjectionError as e:
         line = (e.position or events[0].position) + 1
-        reason = " ".join(str(e).split())[:300]  # one line, whatever the handler said
+        reason = " ".join(e.reason.split())[:300]  # one line, whatever the handler said
         raise ExportInvalidError(line, f"the read side cannot apply it: {reason}") from None

@@ -21,3 +21,8 @@ notice_sink: ContextVar[Callable[[str], None]] = ContextVar("notice_sink", defau
 def warn(message: str) -> None:
     """Give one `Warning: ...` line to whoever listens (standard error by default)."""
     notice_sink.get()(f"Warning: {message}")
+
+
+def say(message: str) -> None:
+    """Give one line of what the floor is doing (waiting, not failing) to whoever listens."""
+    notice_sink.get()(message)

@@ -5,12 +5,15 @@ goes through here. Errors name the path by the floor's argument (its request wor
 - A regular file, or a name not there yet, gets the new bytes in a temporary file beside it,
   renamed over it only once complete: a failed write leaves whatever was there.
 - A FIFO or a character device (`/dev/null`, `/dev/stdout`) is opened and written, never
-  replaced; `-` is standard output.
+  replaced; `-` is standard output. A FIFO nobody reads yet is waited for, as `>` waits, after
+  one line on standard error saying so (Ctrl-C stops the wait).
 - A symbolic link is refused, never written through or replaced (a link to `/proc/self/fd/1`,
   or to a file elsewhere, would otherwise become a regular file); so are a folder, a block
   device and a socket.
-- Never one of the home's own files (a refused export once truncated the ledger: the output was
-  opened before the input was read).
+- Never anything inside the home (a refused export once truncated the ledger: the output was
+  opened before the input was read); every file there is the mind's own or one it may make.
+- An export's folder is never a symbolic link or `-` (as `mind backup`'s DEST); one made, or
+  found empty, is made 0700 (its files carry the mind's words and keys).
 
 The permission bits a written file or folder gets are decided in one place, `file_mode` and
 `FOLDER_MODE`.
@@ -19,6 +22,7 @@ The permission bits a written file or folder gets are decided in one place, `fil
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import shutil
 import stat
@@ -31,22 +35,12 @@ from typing import BinaryIO
 from mindledger.compose import Home
 from mindledger.domain.errors import InvalidInputError
 from mindledger.domain.private_files import FILE_MODE, private_folder
+from mindledger.domain.private_files import FOLDER_MODE as PRIVATE_FOLDER_MODE
+from mindledger.notices import say
 
 STDOUT = "-"
 FOLDER_MODE = 0o777  # less the umask, as `mkdir` makes a folder
 NEW_FILE_MODE = 0o666  # less the umask, as `>` makes a file
-
-# The home's own entries; a name starting with a prefix is a companion (SQLite's -wal/-shm/
-# -journal, DuckDB's .wal, the anchor's and replay's temporary files).
-HOME_ENTRIES = (
-    "ledger-head.json",
-    "config.json",
-    ".env",
-    "projector.lock",
-    "run",
-    "chat_history",
-)
-HOME_PREFIXES = ("ledger.sqlite", "readmodel.", "embeddings.sqlite", ".ledger-head.", "replay-")
 
 
 class OutputPathError(InvalidInputError):
@@ -66,25 +60,65 @@ def file_mode(existing: os.stat_result | None, private: bool = False) -> int:
 
 
 def refuse_home_file(home: Home, path: Path, param: str) -> None:
-    """Raise InvalidInputError when `path` is, or resolves to (symlink, `..`), the home folder,
-    one of its own files or folders, or a place inside one of its folders."""
+    """Raise InvalidInputError when `path` is, or resolves to (symlink, `..`), the home folder
+    or anything inside it: the ledger, its key store and journals, the read models, locks,
+    logs and the workspace are all the mind's own, and a list of names would miss the next."""
     if str(path) == STDOUT:
         return
     try:
         root, target = home.path.resolve(), path.resolve()
     except (OSError, RuntimeError):  # a symlink loop: the write itself fails in its own words
         return
-    inside = target.relative_to(root).parts if target.is_relative_to(root) else None
-    if inside is None:
+    if target == root:
+        raise InvalidInputError(
+            f"`{param}` {click_name(path)} is this mind's own folder in {click_name(root)}; "
+            "writing there could destroy it, nothing was written: choose a folder outside the home",
+            param=param,
+        )
+    if target.is_relative_to(root):
+        raise InvalidInputError(
+            f"`{param}` {click_name(path)} is inside this mind's own home {click_name(root)}; "
+            "writing there could destroy its files, nothing was written: choose a path outside "
+            "the home",
+            param=param,
+        )
+
+
+def refuse_standard_output(folder: Path, param: str) -> None:
+    """Refuse `-` where a folder is named: files go into a folder, `-` is standard output."""
+    if str(folder) == STDOUT:
+        raise OutputPathError(
+            f"`{param}` - is standard output, not a folder: give a folder's path", param=param
+        )
+
+
+def refuse_link(folder: Path, param: str, instead: str = "") -> None:
+    """Refuse a folder named through a symbolic link: what is written lands where the link
+    points, which may be anywhere (and may change between the check and the write)."""
+    if os.path.islink(folder):
+        raise OutputPathError(
+            f"`{param}` {click_name(folder)} is a symbolic link (to "
+            f"{click_name(os.readlink(folder))}); name the folder itself{instead}",
+            param=param,
+        )
+
+
+def check_export_folder(home: Home, folder: Path, param: str) -> None:
+    """Refuse, before any work, a folder an export cannot go into: `-`, the home or a place
+    inside it, a symbolic link, something that is not a folder."""
+    refuse_standard_output(folder, param)
+    refuse_home_file(home, folder, param)
+    refuse_link(folder, param)
+    try:
+        st = os.stat(folder)
+    except FileNotFoundError:
         return
-    if inside and inside[0] not in HOME_ENTRIES and not inside[0].startswith(HOME_PREFIXES):
-        return
-    what = "folder" if not inside else repr(inside[0])
-    raise InvalidInputError(
-        f"`{param}` {click_name(path)} is this mind's own {what} in {click_name(root)}; writing "
-        "there would destroy it, nothing was written: choose a path outside the home's files",
-        param=param,
-    )
+    except OSError as e:  # a parent that is a file, a name too long, no permission to look
+        raise _cannot(folder, param, e) from None
+    if not stat.S_ISDIR(st.st_mode):
+        raise OutputPathError(
+            f"`{param}` {click_name(folder)} is not a folder; give a folder's path", param=param
+        )
 
 
 def click_name(path: Path | str) -> str:
@@ -140,7 +174,7 @@ def output_file(path: Path, param: str, private: bool = False) -> Iterator[Binar
     if str(path) == STDOUT:
         yield from _standard_output()
     elif existing is not None and not stat.S_ISREG(existing.st_mode):
-        yield from _stream(path, param)
+        yield from _stream(path, param, stat.S_ISFIFO(existing.st_mode))
     else:
         yield from _replacing(path, param, existing, private)
 
@@ -174,14 +208,15 @@ def output_path(path: Path, param: str, private: bool = False) -> Iterator[Path]
 
 
 def make_folder(folder: Path, param: str, private: bool = False) -> None:
-    """Create `folder` and its parents (a folder there already, or a link to one, is used as
-    it is); a private one (an export's) is made 0700."""
-    if str(folder) == STDOUT:  # files go into a folder; `-` names standard output
-        raise OutputPathError(
-            f"`{param}` - is standard output, not a folder: give a folder's path", param=param
-        )
+    """Create `folder` and its parents (one there already is used as it is); a private one (an
+    export's) is made 0700, and so is one found empty (it becomes the export's own; a folder
+    that holds other files keeps its mode, and the export's files are 0600 in it)."""
+    refuse_standard_output(folder, param)
     try:
-        if private and not folder.is_dir():
+        if private and folder.is_dir() and not any(folder.iterdir()):
+            with contextlib.suppress(OSError):  # not ours to change: its files stay 0600
+                os.chmod(folder, PRIVATE_FOLDER_MODE)
+        elif private:
             private_folder(folder)
         folder.mkdir(mode=FOLDER_MODE, parents=True, exist_ok=True)
     except FileExistsError:
@@ -228,19 +263,35 @@ def _standard_output() -> Generator[BinaryIO, None, None]:
             out.close()
 
 
-def _stream(path: Path, param: str) -> Generator[BinaryIO, None, None]:
-    # O_NOFOLLOW: a link put there since `check_output` looked is refused, not followed; a
-    # FIFO waits here for its reader, as `>` does.
-    try:
-        fd = os.open(path, os.O_WRONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NOCTTY)
-    except OSError as e:
-        raise _cannot(path, param, e) from None
+def _stream(path: Path, param: str, fifo: bool) -> Generator[BinaryIO, None, None]:
+    fd = _open_stream(path, param, fifo)
     with os.fdopen(fd, "wb") as out:
         try:
             yield out
             out.flush()
         except OSError as e:
             raise _cannot(path, param, e) from None
+
+
+def _open_stream(path: Path, param: str, fifo: bool) -> int:
+    # O_NOFOLLOW: a link put there since `check_output` looked is refused, not followed.
+    flags = os.O_WRONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NOCTTY
+    try:
+        if fifo:
+            # A FIFO with no reader would block the open with no word: said once, then
+            # waited for, as `>` waits (Ctrl-C stops it).
+            try:
+                fd = os.open(path, flags | os.O_NONBLOCK)
+            except OSError as e:
+                if e.errno != errno.ENXIO:  # ENXIO: nobody has it open for reading yet
+                    raise
+                say(f"waiting for a reader on FIFO {click_name(path)} (Ctrl-C to stop)")
+            else:
+                os.set_blocking(fd, True)
+                return fd
+        return os.open(path, flags)
+    except OSError as e:
+        raise _cannot(path, param, e) from None
 
 
 def _replacing(

@@ -47,8 +47,8 @@ def export_dotenv(loaded: LoadedSettings) -> None:
 
 
 def provider_variables(loaded: LoadedSettings) -> list[ProviderVariable]:
-    """Every key, base URL, proxy and certificate bundle in the environment or the home's .env,
-    and the model base URL setting when a home file set it."""
+    """Every key, base URL, proxy and certificate bundle in the environment or the home's .env
+    (the model's own base URL, MIND_API_BASE, is a setting: `model_details` lists it once)."""
     found: list[ProviderVariable] = []
     names = {n for n in (*os.environ, *loaded.dotenv) if not n.upper().startswith("MIND_")}
     for name in sorted(names):
@@ -63,19 +63,22 @@ def provider_variables(loaded: LoadedSettings) -> list[ProviderVariable]:
             found.append(ProviderVariable(name, kind, shown, "environment", "your environment"))
         else:
             found.append(ProviderVariable(name, kind, shown, ".env", str(loaded.dotenv_path)))
-    origin = loaded.origins["api_base"]
-    if loaded.values.api_base and origin.path is not None:
-        shown = mask_url(loaded.values.api_base)
-        found.append(
-            ProviderVariable(origin.name, "base_url", shown, origin.source, str(origin.path))
-        )
     return found
+
+
+def _model_base_from_file(loaded: LoadedSettings) -> list[ProviderVariable]:
+    """The model base URL setting, when a home file (.env, config.json) set it."""
+    origin = loaded.origins["api_base"]
+    if not loaded.values.api_base or origin.path is None:
+        return []
+    shown = mask_url(loaded.values.api_base)
+    return [ProviderVariable(origin.name, "base_url", shown, origin.source, str(origin.path))]
 
 
 def redirect_warnings(loaded: LoadedSettings) -> list[str]:
     """One warning per base URL a home file set while a key comes from the user's environment:
     the file can send that key anywhere."""
-    variables = provider_variables(loaded)
+    variables = provider_variables(loaded) + _model_base_from_file(loaded)
     keys = [v.name for v in variables if v.kind == "key" and v.source == "environment"]
     if not keys:
         return []

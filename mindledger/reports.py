@@ -11,6 +11,7 @@ from mindledger.compose import Home, read_model
 from mindledger.domain.errors import InvalidInputError
 from mindledger.output_paths import (
     OutputPathError,
+    check_export_folder,
     check_output,
     click_name,
     make_folder,
@@ -84,7 +85,7 @@ def export_tables(
 
     if fmt not in TABLE_FORMATS:
         raise InvalidInputError(f"format {fmt!r} is not one of {', '.join(TABLE_FORMATS)}")
-    refuse_home_file(home, folder, "folder")
+    check_export_folder(home, folder, "folder")
     names = [f"{table}.{fmt}" for table in TABLES]
     refuse_overwrite(folder, names, "folder", force)
     for name in names:

@@ -42,12 +42,17 @@ UNREAD_FIELDS = frozenset({"prompt"})
 GAP = timedelta(hours=24)
 
 
+# Said by every error that names the event a projection stops at: a read, a write or a turn.
+STOPS_HINT = "; `mind doctor` names the event that stops the read model"
+
+
 class ProjectionError(MindError):
     """Raised when an event cannot be applied; the projector stops before it."""
 
     def __init__(self, message: str, position: int | None = None) -> None:
-        super().__init__(message)
+        super().__init__(message if position is None else f"{message}{STOPS_HINT}")
         self.position = position  # of the event that stopped it, when one did
+        self.reason = message  # without the hint (what `mind doctor` itself shows)
 
 
 def _decode(row: LedgerRow, opened: dict[str, Any] | None = None) -> Ev:
@@ -145,6 +150,24 @@ def _create(path: Path) -> None:
         Path(f"{tmp}.wal").unlink(missing_ok=True)
 
 
+# How far a projector in this process has brought each read-model file (by absolute path):
+# the events up to there are known to apply. The floor's append guard asks before it would
+# catch a read model up again (a turn's own read session holds the file while it appends).
+_reached: dict[str, int] = {}
+
+
+def reached(path: Path) -> int:
+    """The furthest ledger position a projector in this process brought `path` to (0: none)."""
+    return _reached.get(os.path.abspath(path), 0)
+
+
+def note_reached(path: Path, position: int) -> None:
+    """Note that the events up to `position` apply to the read model at `path` (a projector
+    here brought it, or a copy of it, that far)."""
+    key = os.path.abspath(path)
+    _reached[key] = max(_reached.get(key, 0), position)
+
+
 class Projector:
     """Owns one DuckDB file read-write; only one process may hold it (see ARCHITECTURE.md)."""
 
@@ -190,7 +213,12 @@ class Projector:
             return False
         _, position, time = rows[0]
         self._position, self._last_time = int(position or 0), time
+        self._note_reached()
         return True
+
+    def _note_reached(self) -> None:
+        if self.path is not None and self._position is not None:
+            note_reached(self.path, self._position)
 
     def close(self) -> None:
         """Release the file."""
@@ -417,6 +445,7 @@ class Projector:
             if self.path is not None:
                 tighten(f"{self.path}.wal")  # DuckDB made it anew, with the umask's mode
             self._position, self._last_time = events[-1].position, events[-1].time
+            self._note_reached()
         except ProjectionError:
             raise
         except BaseException:

@@ -19,7 +19,7 @@ import duckdb
 from mindledger.domain.errors import MindError
 from mindledger.projections.engine.duckdb_files import close, connect
 from mindledger.projections.engine.ports import LedgerReader
-from mindledger.projections.engine.projector import Projector
+from mindledger.projections.engine.projector import Projector, note_reached
 from mindledger.projections.engine.schema import schema_version
 
 
@@ -81,6 +81,7 @@ def current_copy(working: Path, published: Path, reader: LedgerReader, head: int
     for candidate in (working, published):
         position = position_of(candidate)
         if position is not None and position >= head:
+            note_reached(working, position)
             yield candidate
             return
     try:
@@ -101,6 +102,7 @@ def current_copy(working: Path, published: Path, reader: LedgerReader, head: int
         projector = Projector(copy)
         try:
             projector.catch_up(reader)
+            note_reached(working, projector.position())  # the copy's events apply to it too
         finally:
             projector.close()
         yield copy

@@ -54,6 +54,16 @@ def _tracked(con: duckdb.DuckDBPyConnection) -> int:
     return int(row[0]) if row and row[0] is not None else 0
 
 
+# The lock files this process holds now (how many times each): a read that waited for one of
+# them would wait for itself (the floor's append check asks).
+_held: dict[str, int] = {}
+
+
+def held_here(path: Path) -> bool:
+    """Whether this process holds the projector lock at `path` now."""
+    return _held.get(os.path.abspath(path), 0) > 0
+
+
 @contextmanager
 def projector_lock(path: Path, *, wait: bool) -> Iterator[bool]:
     """Hold the projector lock (released by the OS if the holder dies); yields False if busy.
@@ -76,9 +86,12 @@ def projector_lock(path: Path, *, wait: bool) -> Iterator[bool]:
         except BlockingIOError:
             yield False
             return
+        key = os.path.abspath(path)
+        _held[key] = _held.get(key, 0) + 1
         try:
             yield True
         finally:
+            _held[key] -= 1
             fcntl.flock(fd, fcntl.LOCK_UN)
     finally:
         os.close(fd)

@@ -26,8 +26,8 @@ from mindledger.projections.retrieval.recall import recall
 # batches, as any reader would.
 BACKGROUND_EVENTS = 1000
 REFUSED = (
-    "this mindledger cannot bring the read model past it (`mind log` shows the event; a newer "
-    "mindledger may read it), so the turn was refused and nothing was written"
+    "this mindledger cannot bring the read model past it (a newer mindledger may read it), so "
+    "the turn was refused and nothing was written"
 )
 
 
@@ -62,7 +62,7 @@ class ReadModelRetrieval:
             return PendingRead(session, request, session.position())
         except ProjectionError as e:
             session.close()
-            raise ProjectionError(f"{e}; {REFUSED}", e.position) from None
+            raise ProjectionError(f"{e.reason}; {REFUSED}", e.position) from None
         except BaseException:
             session.close()
             raise

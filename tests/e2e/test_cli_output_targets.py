@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import stat
 import subprocess
 import sys
@@ -14,6 +15,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -306,3 +308,85 @@ def test_an_export_to_standard_output_is_refused_and_makes_no_folder(
     assert result.exit_code == 1
     assert "standard output, not a folder" in one_error_line(result)
     assert not (tmp_path / "-").exists()
+
+
+WAITING = "waiting for a reader on FIFO"
+
+
+class StderrLines:
+    """A process's standard error, line by line, read in a thread so a test can wait for a line
+    with a deadline instead of sleeping."""
+
+    def __init__(self, process: subprocess.Popen[str]) -> None:
+        self.lines: list[str] = []
+        self.changed = threading.Condition()
+        assert process.stderr is not None
+        self.thread = threading.Thread(target=self._read, args=(process.stderr,), daemon=True)
+        self.thread.start()
+
+    def _read(self, stream: Any) -> None:
+        for line in stream:
+            with self.changed:
+                self.lines.append(line.rstrip("\n"))
+                self.changed.notify_all()
+
+    def wait_for(self, text: str) -> None:
+        with self.changed:
+            found = self.changed.wait_for(
+                lambda: any(text in line for line in self.lines), DEADLINE_S
+            )
+        assert found, self.lines
+
+    def all(self) -> list[str]:
+        self.thread.join(DEADLINE_S)
+        return [line for line in self.lines if line.strip()]
+
+
+def _writing_to_a_fifo(home: Path, fifo: Path) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [*MIND, "graph", "export", "--format", "json", "--out", str(fifo)],
+        env=subprocess_env(home, LITELLM_OFFLINE_MODE="true", MIND_NO_SERVER="1"),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,  # read by `StderrLines` alone
+        text=True,
+        # Ctrl-C's signal must reach Python's handler (a parent may have it ignored).
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
+
+
+def test_a_fifo_nobody_reads_says_once_that_it_waits_then_writes_to_the_reader(
+    cli: Cli, with_events: Path, tmp_path: Path
+) -> None:
+    fifo = tmp_path / "graph.fifo"
+    os.mkfifo(fifo)
+    process = _writing_to_a_fifo(with_events, fifo)
+    stderr = StderrLines(process)
+
+    stderr.wait_for(WAITING)
+    received = fifo.read_bytes()
+    process.wait(DEADLINE_S)
+
+    assert process.returncode == 0
+    assert stderr.all() == [f"{WAITING} {fifo} (Ctrl-C to stop)"]
+    assert b'"nodes"' in received
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
+
+
+def test_ctrl_c_while_waiting_for_a_fifo_reader_stops_in_one_line_and_writes_nothing(
+    cli: Cli, with_events: Path, tmp_path: Path
+) -> None:
+    fifo = tmp_path / "graph.fifo"
+    os.mkfifo(fifo)
+    process = _writing_to_a_fifo(with_events, fifo)
+    stderr = StderrLines(process)
+
+    stderr.wait_for(WAITING)
+    process.send_signal(signal.SIGINT)
+    process.wait(DEADLINE_S)
+
+    assert process.returncode == 1
+    lines = stderr.all()
+    assert lines[0].startswith(WAITING) and lines[1:] == ["Aborted!"], lines
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["graph.fifo", "mind"]
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)

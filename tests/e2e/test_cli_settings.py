@@ -436,3 +436,27 @@ def test_a_bad_flag_value_is_one_line_naming_the_flag_and_changes_nothing(
 
     assert named in line and "it takes" in line
     assert head(cli) == before
+
+
+@pytest.mark.parametrize("source", [".env", "config.json", "environment"])
+def test_model_show_lists_each_setting_once_wherever_the_base_url_comes_from(
+    cli: Cli, mind_home: Path, monkeypatch: pytest.MonkeyPatch, source: str
+) -> None:
+    base = "http://models.example/v1"
+    if source == ".env":
+        (mind_home / ".env").write_text(f"MIND_API_BASE={base}\n")
+    elif source == "config.json":
+        (mind_home / "config.json").write_text(json.dumps({"model_settings": {"api_base": base}}))
+    else:
+        monkeypatch.setenv("MIND_API_BASE", base)
+
+    shown = cli("model", "show")
+    data = cli("model", "show", "--json").json()
+
+    names = [row["key"] for row in data["settings"]]
+    names += [v["name"] for v in data["provider_variables"]]
+    assert len(names) == len(set(names)), names
+    listed = [line.split()[0] for line in shown.output.splitlines()[2:]]
+    assert listed.count("MIND_API_BASE") == 1, shown.output
+    (row,) = [r for r in data["settings"] if r["key"] == "MIND_API_BASE"]
+    assert (row["value"], row["source"]) == (base, source)

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import stat
+import subprocess
+import sys
 import uuid
 from collections.abc import Callable
 from pathlib import Path
@@ -14,7 +16,7 @@ from typing import Any
 import pytest
 
 from mindledger.optional_parts import names
-from tests.conftest import Result
+from tests.conftest import Result, subprocess_env
 
 Cli = Callable[..., Result]
 
@@ -206,3 +208,33 @@ def test_a_read_model_read_from_its_working_file_is_current_not_missing(
 
     (check,) = [c for c in done.json()["checks"] if c["name"] == "read model"]
     assert check["status"] == "ok", check
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("commit", "Water the ficus"),
+        ("turn", "--model", "mock", "--mock-reply", "Noted.", "hello"),
+        ("export", "--format", "jsonl", "{tmp}/export"),
+        ("backup", "{tmp}/backup"),
+    ],
+    ids=["commit", "turn", "export", "backup"],
+)
+def test_a_loose_home_warns_once_per_command_however_often_the_command_opens_it(
+    mind_home: Path, tmp_path: Path, args: tuple[str, ...]
+) -> None:
+    mind_home.chmod(0o755)
+
+    done = subprocess.run(
+        [sys.executable, "-c", "from mindledger.cli.main import main; main()"]
+        + [a.format(tmp=tmp_path) for a in args],
+        env=subprocess_env(mind_home, LITELLM_OFFLINE_MODE="true", MIND_NO_SERVER="1"),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+    assert done.returncode == 0, done.stderr
+    warnings = [line for line in done.stderr.splitlines() if "other users may read" in line]
+    assert len(warnings) == 1, done.stderr

@@ -101,6 +101,7 @@ def test_an_export_into_a_folder_that_exists_keeps_the_folders_mode_but_not_the_
     run("init", "--home", str(home))
     shared.mkdir(mode=0o755)
     shared.chmod(0o755)
+    (shared / "notes.txt").write_text("mine")  # an empty one becomes the export's: made 0700
 
     run("export", "--home", str(home), "--format", "jsonl", str(shared))
 

@@ -52,7 +52,7 @@ def test_two_concurrent_writers_never_fork_the_chain_or_lose_a_command(tmp_path:
     assert len(set(acked)) == 1000
     assert verify(tmp_path / "ledger.sqlite") == (True, 1001)
     anchored = verify_home(Home(tmp_path))  # the head anchor two writers kept is never ahead
-    assert (anchored.ok, [a.status for a in anchored.anchors]) == (True, ["ok"])
+    assert anchored.ok and {a.status for a in anchored.anchors} == {"ok"}  # head, read model
     app = open_mind(Home(tmp_path))
     assert all(not app.commitment(cid).closed for cid in acked)
 

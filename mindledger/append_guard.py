@@ -1,0 +1,90 @@
+"""No write to a mind whose read model cannot be brought up to date.
+
+A ledger event this mindledger cannot project (an older release's bug, a newer release's event)
+stops every read past it; a write appended after it adds to a mind nobody can read. A turn
+refuses first (its context catches the read model up before its message is saved); every other
+append goes through `GuardedMind.save`, the one unit of work every use case's events pass
+(`compose.open_mind`), which does the same check before the first event it appends: one line
+naming the event's position and `mind doctor`, and nothing appended.
+
+The check costs a read model's catch-up, so it is made once: after it, this mind's own appends
+follow what was checked and need no other, and a read model a projector in this process has
+already brought to the head (the turn's own session) needs none either. When another writer
+appended meanwhile, the next save checks again; while a session of this process holds the
+read model (a turn between its context and its message), the check is left to the next save.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from mindledger.domain.application import Mind
+from mindledger.domain.clock import Clock
+
+if TYPE_CHECKING:
+    from eventsourcing.persistence import Recording
+
+    from mindledger.compose import Home
+    from mindledger.projections.engine.ports import LedgerReader
+
+
+class GuardedMind(Mind):
+    """A `Mind` that appends only while its read model can be brought up to the ledger head."""
+
+    def __init__(self, home: Home, env: dict[str, str], clock: Clock) -> None:
+        super().__init__(env=env, clock=clock)
+        self._guarded_home = home
+        self._reader: LedgerReader | None = None
+        self._vouched = -1  # the ledger position up to which appending is known to be safe
+
+    def save(self, *objs: Any, **kwargs: Any) -> list[Recording[Any]]:
+        """Check (see the module), then append as `Mind` does."""
+        from mindledger.projections.engine.projector import reached
+        from mindledger.projections.engine.readmodel import held_here
+
+        home = self._guarded_home
+        head = self._head()
+        checked = head <= self._vouched or head <= reached(home.readmodel)
+        # A session of this process holding the read model (a turn's context, caught up just
+        # before) would make the check wait for itself: what another writer appended since is
+        # checked by the next save.
+        if not checked and not held_here(home.projector_lock):
+            require_projectable(home)
+            checked = True
+        if checked:
+            self._vouched = max(self._vouched, head)
+        recordings: list[Recording[Any]] = super().save(*objs, **kwargs)
+        if checked and recordings and self._head() == head + len(recordings):
+            self._vouched = head + len(recordings)  # this mind's own, after what was checked
+        return recordings
+
+    def _head(self) -> int:
+        if self._reader is None:
+            from mindledger.compose import open_reader
+
+            self._reader = open_reader(self._guarded_home)
+        return self._reader.head()[0]
+
+    def close(self) -> None:
+        """Release the ledger reader too."""
+        if self._reader is not None:
+            reader, self._reader = self._reader, None
+            reader.close()
+        super().close()
+
+
+def require_projectable(home: Home) -> None:
+    """Bring the read model up to the ledger head, or raise ProjectionError saying that nothing
+    was written and where the projection stops."""
+    from mindledger.compose import read_model
+    from mindledger.projections.engine.projector import ProjectionError
+
+    try:
+        with read_model(home):
+            return
+    except ProjectionError as e:
+        raise ProjectionError(
+            f"{e.reason}; this mindledger cannot bring the read model past it (a newer "
+            "mindledger may read it), so nothing was written",
+            e.position,  # and the hint naming `mind doctor`
+        ) from None
