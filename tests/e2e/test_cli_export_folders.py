@@ -97,7 +97,7 @@ def test_a_dash_is_refused_as_a_folder_and_no_folder_named_dash_is_made(
 def test_any_output_inside_the_home_is_refused_and_the_home_kept(
     cli: Cli, with_events: Path, args: tuple[str, ...]
 ) -> None:
-    (with_events / "workspace").mkdir(exist_ok=True)
+    (with_events / "workspace").mkdir(mode=0o700, exist_ok=True)  # private, as the home is
     home_before = tree(with_events)
 
     result = cli(*(a.format(home=with_events) for a in args))
