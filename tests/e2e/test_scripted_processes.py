@@ -187,3 +187,33 @@ def test_a_turn_of_a_mind_on_mock_without_a_script_is_refused_and_records_nothin
         "--mock-reply on the command line) or another model (mind model set MODEL)"
     )
     assert run_cli(home, "log", "--json") == before
+
+
+def test_asking_with_a_scripted_reply_matches_questions_without_importing_litellm(
+    tmp_path: Path, probe: dict[str, str]
+) -> None:
+    home = tmp_path / "echo"
+    run_cli(home, "init", "--name", "Echo", "--json")
+    run_cli(home, "remember", "Paris", "--question", "capital of France", "--json")
+    args = ["ask", "what is the capital city of France?", "--model", "mock"]
+
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "from mindledger.cli.main import main; main()",
+            *args,
+            "--mock-reply",
+            "Paris, I think.",
+            "--json",
+        ],
+        env=subprocess_env(home, **probe),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["score"] > 0  # the question was matched by its meaning
+    started, imported = probed(probe)
+    assert started >= 1 and imported == 0

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from mindledger.adapters.litellm_model import LiteLLMModel, ModelSettings
 from mindledger.adapters.scripted_model import ScriptedModel
+from mindledger.domain.model_port import ModelFailure
 
 MESSAGES = [
     {"role": "system", "content": "You are Echo."},
@@ -44,7 +45,7 @@ def answer(model: Any, streamed: bool) -> dict[str, Any]:
     heard: list[str] = []
     try:
         c = model.complete([dict(m) for m in MESSAGES], heard.append if streamed else None)
-    except Exception as e:
+    except ModelFailure as e:
         return {"failure": (type(e).__name__, e.kind, e.message), "heard": heard}
     return {
         "completion": (c.text, c.model, c.provider, c.finish_reason, c.mock, c.cut_off),
