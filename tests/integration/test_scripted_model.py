@@ -72,7 +72,7 @@ def test_a_scripted_reply_answers_as_litellms_mock_answered(reply: str, streamed
     assert got == expected
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.text(max_size=40))
 def test_any_text_streams_in_the_pieces_litellms_mock_streamed(reply: str) -> None:
     expected = answer(litellm_mock(reply), streamed=True)
