@@ -1,10 +1,11 @@
 """Embeddings through LiteLLM: recall's vector channel and semantic matching of questions.
 
 `embedding.model` names a LiteLLM embedding model. The default, `local/all-minilm-l6-v2`, runs
-offline in this process (adapters/minilm.py), registered with LiteLLM as the custom embedding
-provider `local` (`litellm.custom_provider_map`), so that a hosted model replaces it by
-configuration alone: `mind config set embedding.model openai/text-embedding-3-small` (and
-`embedding.api_base URL` for a local OpenAI-compatible server). Vectors are cached in
+offline in this process (adapters/minilm.py), called directly (no LiteLLM import) and also
+registered with LiteLLM as the custom embedding provider `local`
+(`litellm.custom_provider_map`), so that a hosted model replaces it by configuration alone:
+`mind config set embedding.model openai/text-embedding-3-small` (and `embedding.api_base URL`
+for a local OpenAI-compatible server). Vectors are cached in
 MIND_HOME/embeddings.sqlite by model and keyed text hash (HMAC under the mind's "embeddings"
 secret: a plain sha256 of a short sentence would confirm a guess of it), so a text is embedded
 once, not at every query. The cache is derived data: deleting it costs only new embedding calls;
@@ -128,6 +129,8 @@ class LiteLLMEmbedder:
         return out
 
     def _embed(self, texts: list[str]) -> list[list[float]]:
+        if self.model.startswith(f"{LOCAL_PROVIDER}/"):
+            return self._embed_here(texts)
         from mindledger.adapters.litellm_model import (
             import_litellm,
         )  # litellm costs seconds to import
@@ -152,6 +155,19 @@ class LiteLLMEmbedder:
                 f"embedding model {self.model} returned {len(data)} vectors for {len(texts)} texts"
             )
         return [list(map(float, d["embedding"])) for d in data]
+
+    def _embed_here(self, texts: list[str]) -> list[list[float]]:
+        """The offline model, called in this process as LiteLLM's `local` provider would call
+        it, without importing LiteLLM (seconds of CPU for a numpy forward pass)."""
+        self.calls += 1
+        self.embedded += len(texts)
+        try:
+            vectors = local_vectors(self.model, texts)
+        except MindError:
+            raise
+        except Exception as e:  # the model's boundary, as for a provider
+            raise EmbeddingError(f"embedding model {self.model} failed: {e}") from None
+        return [list(map(float, v)) for v in vectors]
 
 
 def open_cache(path: Path) -> sqlite3.Connection:
@@ -221,6 +237,19 @@ def forget_cached(path: Path, keys: TextKeys, texts: Iterable[str]) -> int:
         con.close()
 
 
+def local_vectors(model: str, texts: list[str]) -> list[list[float]]:
+    """The offline model's vectors of `texts`; `model`: `local/NAME` (or NAME)."""
+    from mindledger.adapters.minilm import shared_model
+
+    name = model.removeprefix(LOCAL_PROVIDER + "/")
+    if name not in LOCAL_MODELS:
+        raise EmbeddingError(
+            f"unknown local embedding model {model!r}; local models: "
+            + ", ".join(f"{LOCAL_PROVIDER}/{m}" for m in LOCAL_MODELS)
+        )
+    return [v.tolist() for v in shared_model().encode(texts)]
+
+
 def register_local_provider(litellm: Any) -> None:
     """Make `local/all-minilm-l6-v2` a LiteLLM embedding model (once per process). Only the
     `local` provider is claimed: completions on the embedded chat model go to
@@ -250,21 +279,12 @@ def _local_handler(litellm: Any) -> Any:
             timeout: Any = None,
             litellm_params: Any = None,
         ) -> Any:
-            from mindledger.adapters.minilm import shared_model
-
-            name = model.removeprefix(LOCAL_PROVIDER + "/")
-            if name not in LOCAL_MODELS:
-                raise EmbeddingError(
-                    f"unknown local embedding model {model!r}; local models: "
-                    + ", ".join(f"{LOCAL_PROVIDER}/{m}" for m in LOCAL_MODELS)
-                )
             texts = [input] if isinstance(input, str) else list(input)
-            vectors = shared_model().encode(texts)
-            model_response.model = f"{LOCAL_PROVIDER}/{name}"
+            vectors = local_vectors(model, texts)
+            model_response.model = f"{LOCAL_PROVIDER}/{model.removeprefix(LOCAL_PROVIDER + '/')}"
             model_response.object = "list"
             model_response.data = [
-                {"object": "embedding", "index": i, "embedding": v.tolist()}
-                for i, v in enumerate(vectors)
+                {"object": "embedding", "index": i, "embedding": v} for i, v in enumerate(vectors)
             ]
             return model_response
 

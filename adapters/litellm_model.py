@@ -204,7 +204,8 @@ class LiteLLMModel:
             "num_retries": s.retries,
         }
         if s.mock_reply is not None:
-            # LiteLLM runs its whole path without a server; the model must name a provider.
+            # LiteLLM's own mock: turns on `mock` use adapters/scripted_model.py; this stays as
+            # the reference tests compare it with. The model must name a provider.
             args.update(model="openai/mock", mock_response=s.mock_reply)
         if s.api_base:
             args["api_base"] = s.api_base

@@ -89,7 +89,7 @@ def model_options(fn: Any) -> Any:
             click.option(
                 "--mock-reply",
                 metavar="TEXT|@FILE",
-                help="With --model mock: the scripted reply (through LiteLLM's mock).",
+                help="With --model mock: the scripted reply (no model is called).",
             ),
             click.option(
                 "--api-base", metavar="URL", help="An OpenAI-compatible server's base URL."

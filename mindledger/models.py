@@ -1,6 +1,7 @@
 """The models a turn can run on: a small registry of kinds (the embedded model, the scripted
-mock, any LiteLLM model), each built from the settings and checked without being called; and
-`mind model`'s use cases (show, set, install the local model, stop its server)."""
+mock, which needs no model client, and any LiteLLM model), each built from the settings and
+checked without being called; and `mind model`'s use cases (show, set, install the local
+model, stop its server)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ if TYPE_CHECKING:
     from mindledger.adapters.litellm_model import ModelSettings
     from mindledger.domain.model_port import CompletionModel
 
+MOCK_NEEDS_REPLY = 'model "mock" needs "mock_reply" (the reply text to script)'
 # The call settings `mind model show` lists, each with where its value came from.
 MODEL_SETTINGS = ("api_base", "model_timeout", "model_retries", "max_tokens", "model_fallbacks")
 
@@ -44,6 +46,15 @@ def _litellm(home: Home, settings: ModelSettings) -> CompletionModel:
         for warning in redirect_warnings(home.loaded):
             warn(warning)
     return LiteLLMModel(settings)
+
+
+def _scripted(home: Home, settings: ModelSettings) -> CompletionModel:
+    from mindledger.adapters.scripted_model import ScriptedModel
+    from mindledger.domain.errors import InvalidInputError
+
+    if settings.mock_reply is None:  # a mind set to `mock`, turned without a script
+        raise InvalidInputError(MOCK_NEEDS_REPLY)
+    return ScriptedModel(settings.mock_reply)
 
 
 def _routed_litellm(home: Home, settings: ModelSettings) -> CompletionModel:
@@ -91,7 +102,7 @@ def _litellm_unavailable(home: Home, spec: str) -> str | None:
 EMBEDDED = ModelKind(
     "embedded", lambda spec: spec.startswith("local/"), _embedded, _embedded_unavailable
 )
-MOCK = ModelKind("mock", lambda spec: spec == "mock", _litellm, _always_available)
+MOCK = ModelKind("mock", lambda spec: spec == "mock", _scripted, _always_available)
 LITELLM = ModelKind("litellm", lambda spec: True, _routed_litellm, _litellm_unavailable)
 # First match wins; LiteLLM takes every spec the others do not name.
 KINDS = (EMBEDDED, MOCK, LITELLM)

@@ -264,7 +264,9 @@ def serve(
             write_atomically(server_file(mind.home.path), described)
             written.append(server_file(mind.home.path))
         logs.server.info("serving %s at %s (pid %d)", ", ".join(minds.names()), url, os.getpid())
-        threading.Thread(target=_import_litellm, name="import-litellm", daemon=True).start()
+        threading.Thread(
+            target=_import_litellm, args=(minds_list,), name="import-litellm", daemon=True
+        ).start()
         announce(
             {
                 **describe(
@@ -318,13 +320,14 @@ def _noted(sig: int, frame: Any) -> None:
     """A stop signal after uvicorn's own handling: nothing more to do."""
 
 
-def _import_litellm() -> None:
-    """Import LiteLLM once, in the background, so the first turn does not pay for it."""
+def _import_litellm(minds: list[Any]) -> None:
+    """Import LiteLLM once, in the background, so the first turn does not pay for it (not for
+    minds whose model is the scripted mock)."""
     from mindledger.warmup import warm_model_client
 
     # A thread's boundary: a failed warm-up only means the first turn imports it itself.
     with contextlib.suppress(Exception):
-        warm_model_client()
+        warm_model_client(mind.identity().model or "" for mind in minds)
 
 
 async def _idle_watch(server: Any, state: Any, idle_s: float, log: logging.Logger) -> None:

@@ -1,5 +1,5 @@
 """The README's Python API examples run as written, in order, on a mind made by `mind init`
-(the real-model line runs on LiteLLM's mock here: the embedded model is not needed to check
+(the real-model line runs on the scripted mock here: the embedded model is not needed to check
 the API)."""
 
 from __future__ import annotations

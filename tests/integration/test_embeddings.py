@@ -205,3 +205,20 @@ def test_the_offline_model_is_the_default_and_recall_leaves_it_off(
     assert model is not None and model.model == DEFAULT_EMBEDDING_MODEL
     assert embedding_model(Home(mind_home), {"embedding.model": "off"}) is None
     assert embedder(Home(mind_home), {"embedding.recall": "on"}) is not None
+
+
+def test_the_offline_model_is_called_here_with_the_vectors_litellms_local_provider_gives(
+    tmp_path: Path,
+) -> None:
+    litellm = import_litellm()
+    register_local_provider(litellm)
+    response = litellm.embedding(model=DEFAULT_EMBEDDING_MODEL, input=LINES)
+    through_litellm = [
+        list(map(float, d["embedding"])) for d in sorted(response.data, key=lambda d: d["index"])
+    ]
+    embed = LiteLLMEmbedder(DEFAULT_EMBEDDING_MODEL, tmp_path / "e.sqlite", KEYS)
+
+    here = embed(LINES)
+
+    assert here == through_litellm
+    assert (embed.calls, embed.embedded) == (1, 3)

@@ -1,4 +1,4 @@
-"""Turns through the application service, with scripted replies through LiteLLM's mock."""
+"""Turns through the application service, with scripted replies through LiteLLM's own mock."""
 
 from __future__ import annotations
 

@@ -8,7 +8,7 @@ import json
 import sys
 from pathlib import Path
 
-from mindledger.adapters.litellm_model import LiteLLMModel, ModelSettings
+from mindledger.adapters.scripted_model import ScriptedModel
 from mindledger.compose import Home, turn_service
 
 
@@ -21,7 +21,7 @@ def reply(i: int, tag: str, other: str) -> str:
 def main() -> None:
     home, tag, other, count = Path(sys.argv[1]), sys.argv[2], sys.argv[3], int(sys.argv[4])
     for i in range(count):
-        model = LiteLLMModel(ModelSettings(spec="mock", mock_reply=reply(i, tag, other)))
+        model = ScriptedModel(reply(i, tag, other))  # no LiteLLM import: seconds per process
         with turn_service(Home(home)) as service:
             outcome = service.run(f"{tag} message {i}", model)
         print(json.dumps({"seq": outcome.seq, "identity": outcome.identity}), flush=True)
