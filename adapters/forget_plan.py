@@ -43,6 +43,9 @@ class ForgetPlan:
     # Reached events whose words were stored before sealing (an older ledger): in the clear,
     # so no key destruction reaches them.
     unsealed: int = 0
+    # The first ledger position whose words the keys sealed: the purge may start from a read
+    # model built before it (`projections.engine.purge`).
+    first_position: int | None = None
 
     def summary(self, existing: int | None = None) -> dict[str, Any]:
         """The plan as the Forgotten event and `--dry-run` state it."""
@@ -72,6 +75,8 @@ def plan_forget(reader: Any, selector: Selector, keys: KeyStore | None) -> Forge
     reached: set[int] = set()
     reached_streams: set[str] = set()
     context_keys: dict[str, set[bytes]] = {}  # turn stream -> its "context" key ids
+    context_first: dict[str, int] = {}  # turn stream -> the first position with such a key
+    first_seen: dict[str, int] = {}  # stream -> the position of its first event
     contexts: list[Any] = []  # turn.completed rows, opened later
     messages: list[Any] = []  # reached turn messages (the chat history is scrubbed of them)
     hexes: dict[Any, str] = {}  # a stream's events share its id: parsed once (a third of a scan)
@@ -85,6 +90,7 @@ def plan_forget(reader: Any, selector: Selector, keys: KeyStore | None) -> Forge
         stream = hexes.get(row.originator_id)
         if stream is None:
             stream = hexes[row.originator_id] = _hex(row.originator_id)
+            first_seen[stream] = row.position
         at = datetime.fromisoformat(state["timestamp"])
         hit = reach.event(row.topic, stream, state, at)
         turn = row.topic.startswith("mind.turn.")
@@ -97,6 +103,7 @@ def plan_forget(reader: Any, selector: Selector, keys: KeyStore | None) -> Forge
             scoped = {ids[f] for f, scope in cls.SEALED.items() if scope == "context" and f in ids}
             if scoped:
                 context_keys.setdefault(stream, set()).update(scoped)
+                context_first.setdefault(stream, row.position)
         if hold:
             held.setdefault(stream, []).append((row, ids))
         if hit:
@@ -113,6 +120,11 @@ def plan_forget(reader: Any, selector: Selector, keys: KeyStore | None) -> Forge
             f"{selector.describe()} names nothing this mind holds; `mind log` and the "
             "listings show what there is"
         )
+    # A prompt quotes only what was written before it: a turn recorded before the first reached
+    # event and before the first event of every reached stream cannot have quoted any of them,
+    # so its context is not opened (the contexts of the whole ledger were most of a scan).
+    floor = min([*reached, *(first_seen[s] for s in reached_streams)])
+    contexts = [row for row in contexts if row.position > floor]
     opener = getattr(reader, "open_states", None)
     if opener is not None:
         for start in range(0, len(contexts), OPEN_BATCH):
@@ -123,6 +135,9 @@ def plan_forget(reader: Any, selector: Selector, keys: KeyStore | None) -> Forge
         plan.messages = [str(s.get("text") or "") for s in opener(messages)] if messages else []
     for turn in plan.context_turns:
         plan.keys.update(context_keys.get(turn, ()))
+    plan.first_position = min(
+        [*reached, *(context_first[t] for t in plan.context_turns if t in context_first)]
+    )
     return plan
 
 

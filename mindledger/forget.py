@@ -195,7 +195,9 @@ def forget_data(
         # Before the keys go: afterwards nothing can tell which history lines were the
         # forgotten messages, so a crash right after the destruction would leave them for good.
         _scrub_chat_history(home, plan.messages)
-        note = json.dumps({**summary, "role": role, "via": via}, sort_keys=True)
+        # The first position is no content: the purge starts after it where it can.
+        first = {"first_position": plan.first_position}
+        note = json.dumps({**summary, "role": role, "via": via, **first}, sort_keys=True)
         marker = home.path / MARKER
         write_private_text(marker, plan.forget_id + "\n")
         keys = open_keys(home, read_only=False)
@@ -227,7 +229,7 @@ def _finish(home: Home) -> int:
             finally:
                 mind.close()
             _crash_point("after-event")
-            _purge(home)
+            _purge(home, plan.get("first_position"))
             _crash_point("after-purge")
             keys.finish_forget(forget_id)
     finally:
@@ -249,7 +251,7 @@ def _require_read_model_free(home: Home) -> None:
         pass
 
 
-def _purge(home: Home) -> None:
+def _purge(home: Home, first_position: int | None) -> None:
     from mindledger.projections.engine.purge import rebuild_in_place
 
     # A cache of vectors by text: dropped whole (it is rebuilt on demand) rather than pruned.
@@ -257,7 +259,7 @@ def _purge(home: Home) -> None:
         (home.path / name).unlink(missing_ok=True)
     reader = open_reader(home)
     try:
-        rebuild_in_place(read_model_paths(home), reader)
+        rebuild_in_place(read_model_paths(home), reader, first_position)
     finally:
         reader.close()
 
