@@ -159,15 +159,28 @@ def logged_requests(home: Path, marker: str) -> int:
     return total
 
 
+def run_in_process(args: Sequence[str], env: dict[str, str]) -> Ran:
+    """`mind ARGS...` in this process with `env` (click's runner): for the set-up and read-back
+    around the processes under test, where a process of its own would only pay the start-up."""
+    from click.testing import CliRunner
+
+    from mindledger.cli.main import mind
+
+    done = CliRunner(env=env).invoke(mind, list(args), catch_exceptions=False)
+    return Ran(done.exit_code, done.stdout, done.stderr)
+
+
 def init_mind(home: Path, name: str = "Echo", *extra: str) -> None:
     """`mind init` in-process (no server)."""
-    done = run_mind(["init", "--name", name, *extra], client_env(home, MIND_NO_SERVER="1"))
+    done = run_in_process(["init", "--name", name, *extra], client_env(home, MIND_NO_SERVER="1"))
     assert done.code == 0, done.err
 
 
 def ledger_turns(home: Path) -> tuple[list[tuple[int, str]], int]:
     """(seq, text) of every turn the ledger started, and how many completed (read in-process)."""
-    done = run_mind(["log", "--json", "--limit", "100000"], client_env(home, MIND_NO_SERVER="1"))
+    done = run_in_process(
+        ["log", "--json", "--limit", "100000"], client_env(home, MIND_NO_SERVER="1")
+    )
     assert done.code == 0, done.err
     events = done.json()
     started = [

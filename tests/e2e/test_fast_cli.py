@@ -20,6 +20,7 @@ from tests.e2e.server_processes import (
     init_mind,
     ledger_turns,
     logged_requests,
+    run_in_process,
     run_mind,
     server_info,
     serving,
@@ -38,7 +39,7 @@ def twin_homes(tmp_path: Path) -> tuple[Path, Path]:
     """Two homes holding the same ledger (one copied from the other before any server)."""
     served = tmp_path / "a"
     init_mind(served)
-    done = run_mind(
+    done = run_in_process(  # set-up: the turns under test are the processes below
         ["turn", "first words", "--model", "mock", "--mock-reply", "Hello."],
         client_env(served, MIND_NO_SERVER="1"),
     )

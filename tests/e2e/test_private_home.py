@@ -1,11 +1,14 @@
 """A home is private whatever the umask: the folder 0700, every file in it 0600, exports of the
 ledger, the transcript and the tables 0600 in a new 0700 folder.
 
-Every command runs as a real `mind` process started with umask 022 (set in the child only:
-the umask is process-wide, and the test workers run other tests meanwhile)."""
+The commands run, one after another as `mind` runs each, in a real process started with umask 022
+(set in the child only: the umask is process-wide, and the test workers run other tests
+meanwhile). One process for them all, not one each: each would pay the start-up again for the
+same umask, and no command sets the umask for the next (the product only ever restores it)."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import stat
@@ -22,6 +25,21 @@ from tests.conftest import REPO
 Run = Callable[..., subprocess.CompletedProcess[str]]
 NOBODY = 65534
 
+# Each ARGS list as `mind ARGS...` would run it (its entry point, its exit), in order; the first
+# that fails ends the process with its exit code.
+COMMANDS = """
+import json, sys
+from mindledger.cli.main import main
+for argv in json.loads(sys.argv[1]):
+    sys.argv = ["mind", *argv]
+    try:
+        main()
+    except SystemExit as e:
+        if e.code not in (0, None):
+            print(f"mind {' '.join(argv)}: exit {e.code}", file=sys.stderr)
+            sys.exit(e.code if isinstance(e.code, int) else 1)
+"""
+
 
 def _umask_022() -> None:
     os.umask(0o022)
@@ -29,13 +47,14 @@ def _umask_022() -> None:
 
 @pytest.fixture
 def run(tmp_path: Path) -> Run:
-    """`mind ARGS...` as a process with umask 022, no background server, a fixed clock."""
+    """`mind ARGS...` for each ARGS list, in one process with umask 022, no background server and
+    a fixed clock."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("MIND_")}
     env.update(PYTHONPATH=str(REPO), MIND_NO_SERVER="1", MIND_NOW="2026-05-01T09:00:00Z")
 
-    def mind(*args: str) -> subprocess.CompletedProcess[str]:
+    def mind(*commands: list[str]) -> subprocess.CompletedProcess[str]:
         done = subprocess.run(
-            [sys.executable, "-c", "from mindledger.cli.main import main; main()", *args],
+            [sys.executable, "-c", COMMANDS, json.dumps(commands)],
             env=env,
             capture_output=True,
             text=True,
@@ -65,17 +84,19 @@ def not_private(found: dict[str, int], folder: Path) -> dict[str, str]:
 
 
 def _fill(run: Run, home: Path, exports: Path) -> None:
-    run("init", "--home", str(home), "--name", "Echo")
-    run("turn", "--home", str(home), "--model", "mock", "--mock-reply", "Noted.", "My PIN is 4417")
-    run("remember", "--home", str(home), "The spare key is under the blue pot")
-    run("commit", "--home", str(home), "Water the plants on Sunday")
-    run("project", "--home", str(home))
-    run("status", "--home", str(home))
-    run("verify", "--home", str(home))
-    run("recall", "--home", str(home), "spare key")
-    run("log", "--home", str(home))
-    for fmt in ("jsonl", "md", "csv"):
-        run("export", "--home", str(home), "--format", fmt, str(exports / fmt))
+    at = ["--home", str(home)]
+    run(
+        ["init", *at, "--name", "Echo"],
+        ["turn", *at, "--model", "mock", "--mock-reply", "Noted.", "My PIN is 4417"],
+        ["remember", *at, "The spare key is under the blue pot"],
+        ["commit", *at, "Water the plants on Sunday"],
+        ["project", *at],
+        ["status", *at],
+        ["verify", *at],
+        ["recall", *at, "spare key"],
+        ["log", *at],
+        *(["export", *at, "--format", fmt, str(exports / fmt)] for fmt in ("jsonl", "md", "csv")),
+    )
 
 
 def test_every_file_a_home_holds_is_the_owners_only_under_umask_022(
@@ -98,12 +119,14 @@ def test_an_export_into_a_folder_that_exists_keeps_the_folders_mode_but_not_the_
     run: Run, tmp_path: Path
 ) -> None:
     home, shared = tmp_path / "mind", tmp_path / "shared"
-    run("init", "--home", str(home))
     shared.mkdir(mode=0o755)
     shared.chmod(0o755)
     (shared / "notes.txt").write_text("mine")  # an empty one becomes the export's: made 0700
 
-    run("export", "--home", str(home), "--format", "jsonl", str(shared))
+    run(
+        ["init", "--home", str(home)],
+        ["export", "--home", str(home), "--format", "jsonl", str(shared)],
+    )
 
     assert stat.S_IMODE(shared.stat().st_mode) == 0o755  # the user's folder, the user's choice
     assert stat.S_IMODE((shared / "ledger.jsonl").stat().st_mode) == 0o600
@@ -142,8 +165,10 @@ def test_another_user_cannot_read_a_homes_files_even_when_its_folder_is_opened(
     try:
         base.chmod(0o711)
         home = base / "mind"
-        run("init", "--home", str(home))
-        run("turn", "--home", str(home), "--model", "mock", "--mock-reply", "Hi.", "hello")
+        run(
+            ["init", "--home", str(home)],
+            ["turn", "--home", str(home), "--model", "mock", "--mock-reply", "Hi.", "hello"],
+        )
         files = [p for p in home.rglob("*") if p.is_file()]
         assert len(files) >= 5
 

@@ -1,19 +1,26 @@
 """A provider that quotes the API key back: the key lands in no file of the home and on no
-output stream."""
+output stream.
+
+The turn, which meets the provider (and LiteLLM's own logging), runs as a real `mind` process;
+the mind is made in-process and read back with the in-process CLI, which prints what the
+files hold (a process each would pay the start-up again for the same output)."""
 
 from __future__ import annotations
 
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import subprocess_env
+import mindledger
+from tests.conftest import Result, subprocess_env
 from tests.integration.fake_provider import recording_provider
 
 MIND = [sys.executable, "-c", "from mindledger.cli.main import main; main()"]
 CANARY = "canary-7d1f0c9e5b3a4f2e"
+Cli = Callable[..., Result]
 
 
 def mind(home: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
@@ -23,23 +30,27 @@ def mind(home: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]
 
 
 @pytest.mark.parametrize("where", ["environment", "dotenv"])
-def test_a_key_echoed_by_the_provider_is_redacted_everywhere(tmp_path: Path, where: str) -> None:
-    home = tmp_path / "mind"
-    assert mind(home, "init", "--name", "Echo").returncode == 0
+def test_a_key_echoed_by_the_provider_is_redacted_everywhere(
+    cli: Cli, home: Path, monkeypatch: pytest.MonkeyPatch, where: str
+) -> None:
+    mindledger.init(home, name="Echo")
     env = {"OPENAI_API_KEY": CANARY} if where == "environment" else {"OPENAI_API_KEY": ""}
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
     if where == "dotenv":
         (home / ".env").write_text(f"OPENAI_API_KEY={CANARY}\n")
     with recording_provider(echo_auth=True) as (base, requests):
         turn = mind(home, "turn", "hello", "--model", "openai/fake", "--api-base", base, **env)
-        shown = mind(home, "log", "--json", **env)
-        recall = mind(home, "recall", "hello", **env)
+        shown = cli("log", "--json")
+        recall = cli("recall", "hello")
 
     assert len(requests) == 1 and turn.returncode == 1
     assert "generation failed (auth)" in turn.stderr and "[redacted]" in turn.stderr
-    assert shown.returncode == 0 and recall.returncode == 0
-    assert "[redacted]" in shown.stdout
-    for output in (turn, shown, recall):
-        assert CANARY not in output.stdout + output.stderr
+    assert shown.exit_code == 0 and recall.exit_code == 0
+    assert "[redacted]" in shown.output
+    assert CANARY not in turn.stdout + turn.stderr
+    for output in (shown, recall):
+        assert CANARY not in output.output + output.stderr
     files = [p for p in home.rglob("*") if p.is_file()]
     assert any(p.name.startswith("readmodel") for p in files)
     assert [p for p in files if CANARY.encode() in p.read_bytes()] == [
@@ -47,11 +58,12 @@ def test_a_key_echoed_by_the_provider_is_redacted_everywhere(tmp_path: Path, whe
     ]
 
 
-def test_a_password_in_the_api_base_is_redacted_in_every_form_everywhere(tmp_path: Path) -> None:
+def test_a_password_in_the_api_base_is_redacted_in_every_form_everywhere(
+    cli: Cli, home: Path
+) -> None:
     import base64
 
-    home = tmp_path / "mind"
-    assert mind(home, "init", "--name", "Echo").returncode == 0
+    mindledger.init(home, name="Echo")
     password = "urlCanaryPw"
     basic = base64.b64encode(f"bob:{password}".encode()).decode()
     with recording_provider(echo_auth=True) as (base, requests):
@@ -60,13 +72,13 @@ def test_a_password_in_the_api_base_is_redacted_in_every_form_everywhere(tmp_pat
             home, "turn", "hello", "--model", "openai/fake", "--api-base", api_base,
             OPENAI_API_KEY="",
         )  # fmt: skip
-        shown = mind(home, "log", "--json")
+        shown = cli("log", "--json")
 
-    assert len(requests) == 1 and turn.returncode == 1
+    assert len(requests) == 1 and turn.returncode == 1 and shown.exit_code == 0
     assert "generation failed (auth)" in turn.stderr and "[redacted]]" not in turn.stderr
-    for output in (turn, shown):
+    for text in (turn.stdout + turn.stderr, shown.output + shown.stderr):
         for form in (password, basic, basic.rstrip("=")):
-            assert form not in output.stdout + output.stderr
+            assert form not in text
     files = [p for p in home.rglob("*") if p.is_file()]
     assert any(p.name.startswith("readmodel") for p in files)
     leaks = [p for p in files for form in (password, basic) if form.encode() in p.read_bytes()]
