@@ -31,6 +31,10 @@ if TYPE_CHECKING:
 class GuardedMind(Mind):
     """A `Mind` that appends only while its read model can be brought up to the ledger head."""
 
+    # The library names an application's tables and settings prefix after its `name`, which a
+    # subclass would otherwise change to its own: PostgreSQL would look for `guardedmind_events`.
+    name = Mind.name
+
     def __init__(self, home: Home, env: dict[str, str], clock: Clock) -> None:
         super().__init__(env=env, clock=clock)
         self._guarded_home = home
@@ -49,8 +53,14 @@ class GuardedMind(Mind):
         # before) would make the check wait for itself: what another writer appended since is
         # checked by the next save.
         if not checked and not held_here(home.projector_lock):
-            require_projectable(home)
-            checked = True
+            if projector_running_elsewhere(home):
+                # A follower owns the read model and brings it up itself: waiting for it would
+                # stall every write behind a slow (or stopped) follower. If it stops at an
+                # event, it lets go of the lock and the next save checks here.
+                pass
+            else:
+                require_projectable(home)
+                checked = True
         if checked:
             self._vouched = max(self._vouched, head)
         recordings: list[Recording[Any]] = super().save(*objs, **kwargs)
@@ -71,6 +81,14 @@ class GuardedMind(Mind):
             reader, self._reader = self._reader, None
             reader.close()
         super().close()
+
+
+def projector_running_elsewhere(home: Home) -> bool:
+    """Whether another process holds the projector lock now (a `mind project --follow`)."""
+    from mindledger.projections.engine.readmodel import projector_lock
+
+    with projector_lock(home.projector_lock, wait=False) as got:
+        return not got
 
 
 def require_projectable(home: Home) -> None:

@@ -126,7 +126,7 @@ def test_an_init_that_fails_midway_removes_what_it_created(
 
     result = cli("init", "--name", "Echo")
 
-    assert_one_error_line(result, "cannot create a mind", "No space left on device")
+    assert_one_error_line(result, "no space left to write", "free some space")
     assert not home.exists()
 
 

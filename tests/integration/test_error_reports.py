@@ -189,14 +189,27 @@ def served(home: Path) -> Iterator[tuple[TestClient, Minds]]:
 def inject(monkeypatch: pytest.MonkeyPatch, path: str, boundary: str, failure: Failure) -> None:
     """Fail at one boundary: `recall` (the read model's retrieval), `turn` (a turn's context),
     `embedding` or `completion` (LiteLLM's calls)."""
+    from mindledger.adapters import embeddings
+    from mindledger.adapters.litellm_model import LiteLLMModel, ModelSettings
+    from mindledger.adapters.scripted_model import ScriptedModel
     from mindledger.projections.retrieval import recall, turn_reads
 
     litellm = import_litellm()
 
     if path == "embedding":
         monkeypatch.setattr(litellm, "embedding", raising("litellm", failure))
+        # The offline model is called in-process, not through LiteLLM: its call is the boundary.
+        monkeypatch.setattr(embeddings, "local_vectors", raising("litellm", failure))
     elif path == "completion":
         monkeypatch.setattr(litellm, "completion", raising("litellm", failure))
+
+        # Scripted turns need no model client; here they go through LiteLLM's mock (the
+        # reference the scripted model is compared with) so that its failing call is met.
+        def through_litellm(self: ScriptedModel, messages: Any, on_token: Any = None) -> Any:
+            settings = ModelSettings(spec="mock", mock_reply=self.reply)
+            return LiteLLMModel(settings).complete(messages, on_token)
+
+        monkeypatch.setattr(ScriptedModel, "complete", through_litellm)
     else:
         module = recall if path == "recall" else turn_reads
         monkeypatch.setattr(module, "recall", raising(boundary, failure))
