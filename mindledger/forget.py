@@ -192,6 +192,12 @@ def forget_data(
         if via != "server":  # a server forgets its own words; another process stops it
             _stop_background_server(home)
         _require_read_model_free(home)
+        # A purge rebuilds the read model from the ledger: on a mind it cannot be brought up to
+        # date, the keys would go, the fact be appended and the purge then fail, leaving a
+        # pending forget no command can finish. Refused first, as every other write is.
+        from mindledger.append_guard import require_projectable
+
+        require_projectable(home)
         # Before the keys go: afterwards nothing can tell which history lines were the
         # forgotten messages, so a crash right after the destruction would leave them for good.
         _scrub_chat_history(home, plan.messages)

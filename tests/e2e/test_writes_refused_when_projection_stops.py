@@ -39,6 +39,8 @@ WRITES = {
     "discard": ("discard", "last"),
     "config-set": ("config", "set", "threads.top_k", "7"),
     "import-chat": ("import", "chat", "{chat}"),
+    # A forget's purge rebuilds the read model: refused before any key goes.
+    "forget": ("forget", "--commitment", "{cid}", "--yes"),
 }
 
 
@@ -86,6 +88,7 @@ def test_a_write_to_a_mind_that_cannot_project_is_refused_and_appends_nothing(
     assert f"position {before}" in lines[0] and "mind doctor" in lines[0]
     assert "Traceback" not in result.stderr
     assert head(mind_home) == before
+    assert not (mind_home / "forget.pending").exists()  # no forget left half done
 
 
 def test_the_check_before_appending_costs_nothing_more_once_made(cli: Cli, mind_home: Path) -> None:
