@@ -27,7 +27,7 @@ from mindledger.adapters.pydantic_mapping import (
     CanonicalJSONTranscoder,
     PydanticMapper,
 )
-from mindledger.adapters.sealing import open_state
+from mindledger.adapters.sealing import key_ids, open_state
 from mindledger.domain.event_types import known_event_types, stream_kind
 from mindledger.domain.events import DomainEvent
 
@@ -51,6 +51,11 @@ class EventRules:
         # the scratch read model takes the same opened state: one decryption, not two).
         self.mapper = PydanticMapper(_OpenedStates(), keys=None)
         self.invariants = StreamRules()
+        # Key ids by the line that carries them, and those named by an envelope whose line does
+        # not carry them (a forgotten field): an import stores the keys of every line in one
+        # key store, so an envelope must never meet another line's key there.
+        self.key_lines: dict[bytes, int] = {}
+        self.keyless: dict[bytes, int] = {}
 
     def check(
         self,
@@ -82,12 +87,36 @@ class EventRules:
         if known is not None and known[0] != kind:
             raise EventProblem(f"a {kind} event in stream {aggregate[:8]} of a {known[0]}")
         event, decoded, opened = self._decode(cls, stream, version, state, keys)
+        self._own_keys(topic, decoded, keys, position + 1)
         try:
             self.invariants.check(position, kind, stream, event, decoded)
         except StreamProblem as e:
             raise EventProblem(str(e)) from None
         self.streams[aggregate] = (kind, version)
         return opened
+
+    def _own_keys(
+        self, topic: str, decoded: dict[str, Any], keys: dict[bytes, bytes], line: int
+    ) -> None:
+        """Each line's keys are its own: no key id on two lines, no envelope under a key id
+        that another line carries (earlier or, noted here, later)."""
+        for key_id in keys:
+            other = self.key_lines.get(key_id, self.keyless.get(key_id))
+            if other is not None:
+                raise EventProblem(
+                    f"key {key_id.hex()[:12]} is named by line {other} too: each event's data "
+                    "keys are its own (the import keeps every line's keys in one key store)"
+                )
+            self.key_lines[key_id] = line
+        for field, key_id in key_ids(topic, decoded).items():
+            if key_id in keys:
+                continue
+            if key_id in self.key_lines:
+                raise EventProblem(
+                    f"{topic}: field {field!r} is sealed under the key of line "
+                    f"{self.key_lines[key_id]}; each event's data keys are its own"
+                )
+            self.keyless.setdefault(key_id, line)
 
     def finish(self) -> None:
         """Raise EventProblem (naming the event at fault) for what the file left undone."""

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from mindledger.adapters.sealing import ENVELOPE
 from mindledger.domain.commitment import episode_id
 from mindledger.domain.identity import IDENTITY_ID
 from tests.conftest import Result
@@ -180,3 +181,32 @@ def test_trailing_blank_lines_are_accepted_and_a_blank_line_inside_is_refused(
     assert "line 4: a blank line in the middle of the file" in refused.stderr, refused.describe()
     assert not_imported.stderr.startswith("Error: line 4: a blank line"), not_imported.describe()
     assert not (tmp_path / "b").exists()
+
+
+@pytest.mark.parametrize("carried", ["no key", "another key under its id"])
+def test_an_envelope_under_another_lines_key_is_refused(
+    exported: list[dict[str, Any]], mind_home: Path, tmp_path: Path, carried: str
+) -> None:
+    """The trial's attack: a new commitment whose sealed text is a copy of another event's
+    envelope. The import keeps every line's keys in one store, so the copy would meet the
+    other line's key there (or, with a key of its own under that id, overwrite it) and stop
+    every read of the new mind; each line's keys must be its own."""
+    opened = _first(exported, "mind.commitment.opened")
+    (key_id,) = opened["keys"]
+    cid = "c" + uuid.uuid4().hex[:10]
+    forged: dict[str, Any] = {
+        "topic": opened["topic"],
+        "aggregate": episode_id(cid, 1).hex,
+        "version": 1,
+        "time": exported[-1]["time"],
+        "payload": {**opened["payload"], "cid": cid},
+    }
+    if carried != "no key":  # its own words sealed under its own key, named as line 2's is
+        forged = sealed({**forged, "payload": {**opened_payload(opened), "cid": cid}})
+        (own,) = forged["keys"]
+        forged["keys"] = {key_id: forged["keys"][own]}
+        envelope = forged["payload"]["text"]
+        forged["payload"]["text"] = {**envelope, ENVELOPE: key_id}
+    reason = "sealed under the key of line" if carried == "no key" else "is named by line"
+
+    _refused(forge(exported, forged), tmp_path, len(exported) + 1, reason, mind_home)
