@@ -264,8 +264,11 @@ def serve(
             write_atomically(server_file(mind.home.path), described)
             written.append(server_file(mind.home.path))
         logs.server.info("serving %s at %s (pid %d)", ", ".join(minds.names()), url, os.getpid())
+        # The models are read here, not in the thread: a daemon thread still inside DuckDB
+        # when an idle server exits aborts the process (C++ meets the thread's forced exit).
+        models = [mind.identity().model or "" for mind in minds_list]
         threading.Thread(
-            target=_import_litellm, args=(minds_list,), name="import-litellm", daemon=True
+            target=_import_litellm, args=(models,), name="import-litellm", daemon=True
         ).start()
         announce(
             {
@@ -320,14 +323,14 @@ def _noted(sig: int, frame: Any) -> None:
     """A stop signal after uvicorn's own handling: nothing more to do."""
 
 
-def _import_litellm(minds: list[Any]) -> None:
-    """Import LiteLLM once, in the background, so the first turn does not pay for it (not for
-    minds whose model is the scripted mock)."""
+def _import_litellm(models: list[str]) -> None:
+    """Import LiteLLM once, in the background, so the first turn does not pay for it (not when
+    every served mind's model is the scripted mock)."""
     from mindledger.warmup import warm_model_client
 
     # A thread's boundary: a failed warm-up only means the first turn imports it itself.
     with contextlib.suppress(Exception):
-        warm_model_client(mind.identity().model or "" for mind in minds)
+        warm_model_client(models)
 
 
 async def _idle_watch(server: Any, state: Any, idle_s: float, log: logging.Logger) -> None:
