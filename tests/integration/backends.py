@@ -52,3 +52,19 @@ def backend_home(kind: str, folder: Path) -> Iterator[Home]:
 
 
 BACKENDS = [pytest.param("sqlite"), pytest.param("postgres", marks=needs_postgres)]
+
+
+@contextmanager
+def mind_with_a_commitment(kind: str, folder: Path) -> Iterator[Home]:
+    """A home on backend `kind` with an initialised mind and one open commitment."""
+    from contextlib import closing
+
+    from mindledger.compose import open_mind, open_reader
+
+    with backend_home(kind, folder) as h:
+        app = open_mind(h, create=True)
+        with closing(open_reader(h)) as reader:
+            app.init("Echo", reader.meta()[0])
+        app.open_commitment("Water the plants")
+        app.close()
+        yield h

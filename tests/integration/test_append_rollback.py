@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Callable, Iterator
-from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -22,8 +21,8 @@ from eventsourcing.sqlite import SQLiteCursor
 import mindledger
 from mindledger.adapters import postgres_ledger, sqlite_ledger
 from mindledger.adapters.head_anchor import AnchoredRecorder, HeadAnchorFile
-from mindledger.compose import Home, open_mind, open_reader
-from tests.integration.backends import BACKENDS, backend_home
+from mindledger.compose import Home, open_mind
+from tests.integration.backends import BACKENDS, mind_with_a_commitment
 
 
 class InjectedError(Exception):
@@ -36,12 +35,7 @@ def home(
 ) -> Iterator[Home]:
     monkeypatch.delenv("MIND_BACKEND", raising=False)
     monkeypatch.delenv("MIND_NOW", raising=False)
-    with backend_home(request.param, tmp_path / "mind") as h:
-        app = open_mind(h, create=True)
-        with closing(open_reader(h)) as reader:
-            app.init("Echo", reader.meta()[0])
-        app.open_commitment("Water the plants")
-        app.close()
+    with mind_with_a_commitment(request.param, tmp_path / "mind") as h:
         yield h
 
 

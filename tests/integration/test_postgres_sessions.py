@@ -5,15 +5,14 @@ whole life, and answered 500 to the first request after a restart before."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from contextlib import closing
 from pathlib import Path
 
 import pytest
 
 from mindledger.adapters.postgres_keys import PostgresKeyStore
 from mindledger.adapters.postgres_ledger import PostgresLedgerReader
-from mindledger.compose import Home, open_mind, open_reader, persistence_env
-from tests.integration.backends import POSTGRES_DSN, backend_home, needs_postgres
+from mindledger.compose import Home, open_reader, persistence_env
+from tests.integration.backends import POSTGRES_DSN, mind_with_a_commitment, needs_postgres
 
 pytestmark = [pytest.mark.postgres, needs_postgres]
 
@@ -29,12 +28,7 @@ def end_session(backend_pid: int) -> None:
 def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Home]:
     monkeypatch.delenv("MIND_BACKEND", raising=False)
     monkeypatch.delenv("MIND_NOW", raising=False)
-    with backend_home("postgres", tmp_path / "mind") as h:
-        app = open_mind(h, create=True)
-        with closing(open_reader(h)) as reader:
-            app.init("Echo", reader.meta()[0])
-        app.open_commitment("Water the plants")
-        app.close()
+    with mind_with_a_commitment("postgres", tmp_path / "mind") as h:
         yield h
 
 
