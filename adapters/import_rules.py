@@ -26,6 +26,9 @@ MAX_NUMBER_DIGITS = 4300
 # An import is read whole before anything is written; LoCoMo's ten conversations are 2.8 MB.
 MAX_IMPORT_BYTES = 512 * 1024 * 1024
 
+# Why JSON nested past Python's stack (a few thousand levels: a few KB) is refused.
+TOO_DEEP = "it is nested too deeply to read"
+
 # Why a message was not added (the keys of `skipped_reasons` in the import's JSON).
 ALREADY_IMPORTED = "already imported"
 EMPTY_MESSAGE = "empty message"
@@ -40,7 +43,9 @@ def load_json(data: bytes, refusal: str) -> Any:
         return json.loads(data, parse_int=_whole_number)
     except InvalidInputError:
         raise
-    except (ValueError, RecursionError) as e:
+    except RecursionError:
+        raise InvalidInputError(refusal.format(TOO_DEEP)) from None
+    except ValueError as e:
         reason = str(e).splitlines()[0][:120] if str(e) else type(e).__name__
         raise InvalidInputError(refusal.format(reason)) from None
 

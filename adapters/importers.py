@@ -16,6 +16,7 @@ from mindledger.adapters.import_rules import (
     check_locomo_shape,
     import_bytes,
     legacy_chat_line_id,
+    load_json,
     message_text,
     message_time,
     skipped_reasons,
@@ -53,10 +54,7 @@ def parse_locomo_time(value: str) -> datetime:
 
 def locomo_samples(path: Path) -> list[dict[str, Any]]:
     """The samples of a LoCoMo file."""
-    try:
-        data = json.loads(import_bytes(path))
-    except ValueError as e:
-        raise InvalidInputError(f"{path} is not a readable LoCoMo JSON file ({e})") from None
+    data = load_json(import_bytes(path), f"{path} is not a readable LoCoMo JSON file ({{}})")
     return check_locomo_shape(data, str(path))
 
 
