@@ -132,12 +132,6 @@ def chat_line_id(role: str, time: str | None, text: str, occurrence: int) -> str
     return "chat:" + hashlib.sha256(key.encode()).hexdigest()[:32]
 
 
-def legacy_chat_line_id(file_name: str, line: int) -> str:
-    """The id that imports before content ids gave a line (`history.jsonl:3`); a re-import
-    recognises such a message when its speaker and text are the same (`Conversation.holds`)."""
-    return f"{file_name}:{line}"
-
-
 def skipped_reasons(already: int, empty: int) -> dict[str, int]:
     """The reasons messages were skipped, with their counts (reasons with none left out)."""
     reasons = {ALREADY_IMPORTED: already, EMPTY_MESSAGE: empty}
