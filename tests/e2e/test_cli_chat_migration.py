@@ -15,6 +15,7 @@ import pytest
 from mindledger.adapters.importers import chat_messages
 from mindledger.compose import Home, open_mind
 from mindledger.domain.application import Mind
+from mindledger.domain.conversation import conversation_id
 from tests.conftest import Result
 from tests.fuzz.harness import ledger_state
 
@@ -105,4 +106,18 @@ def test_another_transcript_under_an_old_conversations_name_is_never_folded_in(
     assert done["source"] != "chat/history.jsonl"
     assert (done["added"], done["skipped"]) == (3, 0)
     assert (again["source"], again["added"]) == (done["source"], 0)
+    assert cli("verify").exit_code == 0
+
+
+def test_a_forgotten_old_conversation_is_no_transcript_and_stops_no_import(
+    cli: Cli, mind_home: Path, tmp_path: Path, old_history: Path
+) -> None:
+    stream = conversation_id("chat/history.jsonl").hex
+    assert cli("forget", "--conversation", stream, "--yes").exit_code == 0
+
+    again = imported(cli, old_history)
+    other = imported(cli, chat(tmp_path / "new" / "cake.jsonl", "I like cake"))
+
+    assert again["source"] != "chat/history.jsonl"
+    assert other["added"] == 1
     assert cli("verify").exit_code == 0
