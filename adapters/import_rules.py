@@ -26,6 +26,9 @@ MAX_NUMBER_DIGITS = 4300
 # An import is read whole before anything is written; LoCoMo's ten conversations are 2.8 MB.
 MAX_IMPORT_BYTES = 512 * 1024 * 1024
 
+# Why JSON nested past Python's stack (a few thousand levels: a few KB) is refused.
+TOO_DEEP = "it is nested too deeply to read"
+
 # Why a message was not added (the keys of `skipped_reasons` in the import's JSON).
 ALREADY_IMPORTED = "already imported"
 EMPTY_MESSAGE = "empty message"
@@ -40,7 +43,9 @@ def load_json(data: bytes, refusal: str) -> Any:
         return json.loads(data, parse_int=_whole_number)
     except InvalidInputError:
         raise
-    except (ValueError, RecursionError) as e:
+    except RecursionError:
+        raise InvalidInputError(refusal.format(TOO_DEEP)) from None
+    except ValueError as e:
         reason = str(e).splitlines()[0][:120] if str(e) else type(e).__name__
         raise InvalidInputError(refusal.format(reason)) from None
 
@@ -125,12 +130,6 @@ def chat_line_id(role: str, time: str | None, text: str, occurrence: int) -> str
     new lines, and a message said twice is kept twice."""
     key = json.dumps([role, time, text, occurrence], ensure_ascii=False)
     return "chat:" + hashlib.sha256(key.encode()).hexdigest()[:32]
-
-
-def legacy_chat_line_id(file_name: str, line: int) -> str:
-    """The id that imports before content ids gave a line (`history.jsonl:3`); a re-import
-    recognises such a message when its speaker and text are the same (`Conversation.holds`)."""
-    return f"{file_name}:{line}"
 
 
 def skipped_reasons(already: int, empty: int) -> dict[str, int]:

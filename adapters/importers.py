@@ -15,7 +15,7 @@ from mindledger.adapters.import_rules import (
     chat_role,
     check_locomo_shape,
     import_bytes,
-    legacy_chat_line_id,
+    load_json,
     message_text,
     message_time,
     skipped_reasons,
@@ -28,6 +28,8 @@ from mindledger.domain.text import clean_text
 from mindledger.domain.text_keys import IMPORT
 
 BATCH = 500
+# The sources of chat transcripts' conversations begin so (`chat/<content name>`, `chat/NAME`).
+CHAT = "chat/"
 
 __all__ = ["Observed", "import_chat", "import_locomo", "record"]
 
@@ -53,10 +55,7 @@ def parse_locomo_time(value: str) -> datetime:
 
 def locomo_samples(path: Path) -> list[dict[str, Any]]:
     """The samples of a LoCoMo file."""
-    try:
-        data = json.loads(import_bytes(path))
-    except ValueError as e:
-        raise InvalidInputError(f"{path} is not a readable LoCoMo JSON file ({e})") from None
+    data = load_json(import_bytes(path), f"{path} is not a readable LoCoMo JSON file ({{}})")
     return check_locomo_shape(data, str(path))
 
 
@@ -147,8 +146,7 @@ def chat_messages(path: Path) -> Iterator[Observed]:
         key = (role, time, text)
         source_id = chat_line_id(role, time, text, seen[key])
         seen[key] += 1
-        legacy = legacy_chat_line_id(path.name, n)
-        yield Observed(role, text, said_at, source_id, legacy_id=legacy)
+        yield Observed(role, text, said_at, source_id)
 
 
 def chat_sources(mind: Mind, messages: list[Observed]) -> Iterator[str]:
@@ -156,24 +154,20 @@ def chat_sources(mind: Mind, messages: list[Observed]) -> Iterator[str]:
     `chat/<keyed hash of its first message>`, then `.../2`, `.../3`: a conversation is named
     by what it contains, and a transcript that begins like another but then differs gets the
     next name. Keyed (`TextKeys`): the name is in the clear, the message's id is sealed."""
-    first = f"chat/{mind.text_keys.keyed(IMPORT, messages[0].source_id)[:32]}"
+    first = f"{CHAT}{mind.text_keys.keyed(IMPORT, messages[0].source_id)[:32]}"
     yield first
     for n in itertools.count(2):
         yield f"{first}/{n}"
 
 
 def _transcript(
-    mind: Mind,
-    kept: list[Observed],
-    speakers: list[str],
-    file_name: str,
-    progress: Callable[[int], None] | None,
+    mind: Mind, kept: list[Observed], speakers: list[str], progress: Callable[[int], None] | None
 ) -> tuple[str, int, int]:
-    """Import a transcript where its content says it belongs: (source, added, skipped)."""
+    """Import a transcript where its content says it belongs: (source, added, skipped). A
+    conversation imported before content names (under its file's name) or under a name given
+    with --conversation is found too, whatever the file is called now (`transcript_source`)."""
     for _ in range(CONFLICT_RETRIES):
-        # Imports before content identity named a conversation after its file: one there that
-        # this transcript is goes on there.
-        source = mind.transcript_source(kept, chat_sources(mind, kept), older=[f"chat/{file_name}"])
+        source = mind.transcript_source(kept, chat_sources(mind, kept), kin=CHAT)
         try:
             added, already = mind.import_conversation(
                 source, speakers, kept, progress, BATCH, same_transcript=True
@@ -182,6 +176,31 @@ def _transcript(
             continue  # a transcript that begins alike was imported meanwhile: choose again
         return source, added, already
     raise ConflictError("other imports keep taking this transcript's name; run it again")
+
+
+def _named(
+    mind: Mind,
+    path: Path,
+    name: str,
+    kept: list[Observed],
+    speakers: list[str],
+    progress: Callable[[int], None] | None,
+) -> tuple[str, int, int]:
+    """Import a transcript into the conversation `chat/NAME`: a new one, or the one the
+    transcript is (its same first messages: it adds the messages after them); a conversation
+    that holds another transcript is refused, with nothing written."""
+    source = f"{CHAT}{clean_text(name, 'conversation name', 200, single_line=True)}"
+    try:
+        added, already = mind.import_conversation(
+            source, speakers, kept, progress, BATCH, same_transcript=True
+        )
+    except ConversationTakenError as e:
+        raise InvalidInputError(
+            f"{path} is not conversation {name!r}: its message {e.position} is not the "
+            f"conversation's message {e.position}, so it is another transcript (nothing was "
+            "imported); import it without --conversation, or name a new conversation"
+        ) from None
+    return source, added, already
 
 
 def import_chat(
@@ -196,8 +215,9 @@ def import_chat(
     lies: the same transcript again adds nothing, one that goes on from an imported one (the
     same first messages, then more) adds its new messages to it, and one that begins like an
     imported one but then differs is another conversation (`chat_sources`). `conversation`
-    names the conversation instead (`chat/NAME`): the file's messages not already in it are
-    added. A transcript with no message is refused (nothing is recorded)."""
+    names the conversation instead (`chat/NAME`): a new one, or the one the transcript is (the
+    same first messages); one holding another transcript is refused (`_named`). A transcript
+    with no message is refused (nothing is recorded)."""
     messages = list(chat_messages(path))
     kept = [m for m in messages if m.text]
     if not kept:
@@ -207,10 +227,9 @@ def import_chat(
         )
     speakers = sorted({m.speaker for m in kept})
     if conversation is not None:
-        source = f"chat/{clean_text(conversation, 'conversation name', 200, single_line=True)}"
-        added, already = record(mind, source, speakers, iter(kept), progress)
+        source, added, already = _named(mind, path, conversation, kept, speakers, progress)
     else:
-        source, added, already = _transcript(mind, kept, speakers, path.name, progress)
+        source, added, already = _transcript(mind, kept, speakers, progress)
     empty = len(messages) - len(kept)
     return {
         "source": source,

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
 
+from mindledger.cli.standard_input import decoded
 from mindledger.domain.budgets import DEFAULT_BUDGET, RECALL_BUDGET_FLOOR, TURN_BUDGET_FLOOR
 
 # option -> takes a value; options of `turn` and `recall` the fast path understands.
@@ -163,12 +164,9 @@ def _read_stdin() -> str | None:
         return None
     raw = stdin.buffer.read()
 
-    def again(errors: str | None) -> io.TextIOWrapper:
-        return io.TextIOWrapper(io.BytesIO(raw), encoding=stdin.encoding, errors=errors)
-
-    sys.stdin = again(stdin.errors)
+    sys.stdin = io.TextIOWrapper(io.BytesIO(raw), encoding=stdin.encoding, errors=stdin.errors)
     try:
-        return again("strict").read()
+        return decoded(raw, stdin.encoding)
     except (UnicodeDecodeError, LookupError):
         return None
 

@@ -57,7 +57,10 @@ def locomo(home: Home, path: Path, sample: str | None, as_json: bool) -> None:
 @click.option(
     "--conversation",
     metavar="NAME",
-    help="Add to the conversation of this name instead of the one the file's messages name.",
+    help=(
+        "Import into the conversation of this name: a new one, or the one this transcript is "
+        "(the same first messages); one holding another transcript is refused."
+    ),
 )
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_obj
@@ -66,11 +69,19 @@ def chat(home: Home, path: Path, conversation: str | None, as_json: bool) -> Non
 
     A transcript is known by its messages, not its file name: importing it again adds
     nothing, a grown copy (the same first messages, then more) adds the new ones, and a
-    transcript that differs is another conversation.
+    transcript that differs is another conversation. Conversations imported by earlier
+    versions (named after their file) are found the same way, whatever the file is called now.
+
+    With --conversation NAME the transcript goes into that conversation when it is new or
+    when the transcript is that conversation (again, grown, or shorter). A different transcript
+    is never folded into another: one whose messages differ from NAME's at some position
+    (even if its first lines are the same) is refused and nothing is written; import it
+    without --conversation, or give a new NAME.
 
     Example:
 
         mind import chat history.jsonl
+        mind import chat monday.jsonl --conversation work
     """
     from mindledger.cli.floor import opened
 

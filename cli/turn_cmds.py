@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import io
 import sys
 from pathlib import Path
 from typing import Any
@@ -13,6 +12,7 @@ from mindledger.cli.floor import opened
 from mindledger.cli.output import echo
 from mindledger.cli.render import echo_turn
 from mindledger.cli.server_client import NO_SERVER_HELP
+from mindledger.cli.standard_input import BOM, decoded
 from mindledger.compose import Home
 from mindledger.domain.budgets import DEFAULT_BUDGET, TURN_BUDGET_FLOOR
 
@@ -39,16 +39,17 @@ def reply_text(value: str | None) -> str | None:
 
 def stdin_text() -> str:
     """`mind turn -`: standard input, decoded strictly in its encoding (UTF-8 unless the locale
-    says otherwise), newlines as in any text file; bytes that do not decode are one line."""
+    says otherwise), newlines as in any text file; bytes that do not decode are one line. A
+    UTF-8 byte-order mark (Notepad, PowerShell) is not part of the text, as in `import chat`."""
     from mindledger.domain.errors import InvalidInputError
 
     stream = sys.stdin
     raw = stream.buffer.read() if hasattr(stream, "buffer") else None
     if raw is None:  # a text stream only (an embedding program's): already text
-        return stream.read()
+        return stream.read().removeprefix(BOM)
     encoding = stream.encoding or "utf-8"
     try:
-        return io.TextIOWrapper(io.BytesIO(raw), encoding=encoding, errors="strict").read()
+        return decoded(raw, encoding)
     except UnicodeDecodeError as e:
         raise InvalidInputError(
             f"standard input is not {encoding} text (byte {e.start} of {len(raw)}); nothing was "

@@ -9,7 +9,7 @@ from uuid import UUID
 from eventsourcing.application import Application
 from eventsourcing.persistence import IntegrityError, Recording
 
-from mindledger.domain import commands
+from mindledger.domain import commands, transcripts
 from mindledger.domain.changes import CONFLICT_RETRIES, Changes
 from mindledger.domain.clock import Clock, system_clock
 from mindledger.domain.commands import OpenOutcome
@@ -281,8 +281,10 @@ class Mind(KnowledgeUseCases, Application[UUID]):
         told the source ids recorded before this import (a re-import can say which of them
         its file no longer holds). Another import of the same conversation writing at the same
         time makes this one read what it wrote and go on; ConflictError when it keeps winning.
-        `same_transcript`: `source` was chosen for these messages (`transcript_source`), so
-        ConversationTakenError when it holds another transcript by the time it is written."""
+        `same_transcript`: the messages are a transcript whose conversation `source` is (one
+        `transcript_source` chose, or one named for it): the transcript's messages the
+        conversation already holds, by position, are skipped, and ConversationTakenError when
+        it holds another transcript by the time it is written."""
         given = list(messages)
         saved = [0]  # messages this import saved, over every attempt
         for _ in range(CONFLICT_RETRIES):
@@ -321,8 +323,14 @@ class Mind(KnowledgeUseCases, Application[UUID]):
         self.identity()
         changes = Changes(self)
         conversation = changes.find(Conversation, conversation_id(source))
-        if same_transcript and conversation is not None and not conversation.agrees(messages):
-            raise ConversationTakenError(f"conversation {source} holds another transcript")
+        known = 0  # the transcript's first messages, which the conversation holds
+        if same_transcript and conversation is not None:
+            differs = conversation.differs_at(messages)
+            if differs is not None:
+                raise ConversationTakenError(
+                    f"conversation {source} holds another transcript", differs
+                )
+            known = len(conversation.order)
         if conversation is None:
             conversation = Conversation.start(source, participants, self.clock())
         elif recorded is not None:
@@ -330,9 +338,7 @@ class Mind(KnowledgeUseCases, Application[UUID]):
         if title is not None:
             conversation.entitle(title, self.clock())
         added = 0  # since the last save
-        for m in messages:
-            if m.legacy_id is not None and conversation.holds(m.legacy_id, m.speaker, m.text):
-                continue  # recorded by an import from before content ids
+        for m in messages[known:]:
             if conversation.observe(
                 m.speaker, m.text, m.said_at, m.source_id, self.clock(), m.session, m.caption
             ):
@@ -346,22 +352,11 @@ class Mind(KnowledgeUseCases, Application[UUID]):
         saved[0] += added
 
     def transcript_source(
-        self, messages: Sequence[Observed], sources: Iterable[str], older: Sequence[str] = ()
+        self, messages: Sequence[Observed], sources: Iterable[str], kin: str = "chat/"
     ) -> str:
-        """Where an import of the transcript `messages` belongs: the first of `older` (names
-        earlier imports used) holding a conversation it is, else the first of `sources` whose
-        conversation it is or that holds none yet. A transcript is a conversation when their
-        messages are the same, in order, as far as the shorter goes (`Conversation.agrees`)."""
-        changes = Changes(self)
-        for source in older:
-            found = changes.find(Conversation, conversation_id(source))
-            if found is not None and found.agrees(messages):
-                return source
-        for source in sources:
-            found = changes.find(Conversation, conversation_id(source))
-            if found is None or found.agrees(messages):
-                return source
-        raise AssertionError("sources ended before a free one")  # callers give endless ones
+        """Where an import of the transcript `messages` belongs: the conversation it is, by its
+        content (`domain.transcripts`), else the first free of `sources`."""
+        return transcripts.transcript_source(Changes(self), messages, sources, kin)
 
     def import_foreign(
         self,

@@ -86,6 +86,15 @@ class Changes:
         assert isinstance(event, DomainEvent)
         return event
 
+    def first_events(self, stream: UUID, limit: int) -> list[DomainEvent]:
+        """A stream's first `limit` events, read with one query (the stream is not replayed)."""
+        found = []
+        for stored in self.app.recorder.select_events(stream, limit=limit):
+            event = self.app.mapper.to_domain_event(stored)
+            assert isinstance(event, DomainEvent)
+            found.append(event)
+        return found
+
     def scan(self, topics: Sequence[str]) -> Iterator[DomainEvent]:
         """Every event of these topics, in ledger order (a read of the whole ledger: for a
         one-time upgrade, never on a command's usual path)."""

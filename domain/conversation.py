@@ -23,7 +23,13 @@ def conversation_id(source: str) -> UUID:
 
 class ConversationTakenError(ConflictError):
     """Raised when a conversation chosen for a transcript holds another one by the time the
-    transcript is written (a concurrent import of a transcript that begins alike took it)."""
+    transcript is written (a concurrent import of a transcript that begins alike took it), or
+    a transcript is given a conversation that holds another (`position`: the first message, from
+    1, where the two differ)."""
+
+    def __init__(self, message: str, position: int) -> None:
+        super().__init__(message)
+        self.position = position
 
 
 @dataclass(frozen=True)
@@ -36,8 +42,6 @@ class Observed:
     source_id: str
     session: str | None = None
     caption: str | None = None
-    # The id an import before content ids gave this message (chat transcripts only).
-    legacy_id: str | None = None
 
 
 class Conversation(AggregateRoot):
@@ -72,10 +76,10 @@ class Conversation(AggregateRoot):
         self.source_ids: set[str] = set()
         self.title: str | None = None
         # source id -> digest of (speaker, text): lets an import recognise a message recorded
-        # under an older id scheme (`holds`).
+        # under an older id scheme (`same_message`).
         self.fingerprints: dict[str, bytes] = {}
-        # The source ids in the order they were recorded: a transcript is this conversation
-        # when one of the two begins the other (`agrees`).
+        # The ids of the messages with text in the order they were recorded: a transcript is
+        # this conversation when one of the two begins the other (`differs_at`).
         self.order: list[str] = []
 
     @classmethod
@@ -116,22 +120,19 @@ class Conversation(AggregateRoot):
         if title and title != self.title:
             self.trigger(self.Titled, at, title=clean_text(title, "title", MAX_TITLE))
 
-    def holds(self, source_id: str, speaker: str, text: str) -> bool:
-        """Whether the message recorded under `source_id` has this speaker and (cleaned) text."""
-        recorded = self.fingerprints.get(source_id)
-        return recorded is not None and recorded == _fingerprint(speaker, text)
+    def differs_at(self, messages: Sequence[Observed]) -> int | None:
+        """Where the transcript `messages` and this conversation's messages, both in order,
+        first differ (a position from 1), or None when they are the same as far as the shorter
+        goes: the transcript is this conversation again, grown, or an older copy of it."""
+        for n, (recorded, m) in enumerate(zip(self.order, messages, strict=False), 1):
+            if not same_message(recorded, self.fingerprints[recorded], m):
+                return n
+        return None
 
     def agrees(self, messages: Sequence[Observed]) -> bool:
-        """Whether the transcript `messages` and this conversation's messages, both in order,
-        are the same as far as the shorter goes: the transcript is this conversation again,
-        grown, or an older copy of it (a message from before content ids counts as the same
-        when its speaker and text are)."""
-        for recorded, m in zip(self.order, messages, strict=False):
-            if recorded != m.source_id and not (
-                m.legacy_id == recorded and self.holds(recorded, m.speaker, m.text)
-            ):
-                return False
-        return bool(self.order)
+        """Whether the transcript `messages` is this conversation (`differs_at`), which holds
+        a message (an empty one is no transcript's)."""
+        return bool(self.order) and self.differs_at(messages) is None
 
     def when_Started(self, e: Started) -> None:
         self.source, self.participants = e.source, list(e.participants)
@@ -141,10 +142,23 @@ class Conversation(AggregateRoot):
 
     def when_MessageObserved(self, e: MessageObserved) -> None:
         self.source_ids.add(e.source_id)
-        self.order.append(e.source_id)
-        self.fingerprints[e.source_id] = _fingerprint(e.speaker, e.text)
+        if e.text:  # imports before empty messages were skipped recorded them
+            self.order.append(e.source_id)
+        self.fingerprints[e.source_id] = fingerprint(e.speaker, e.text)
 
 
-def _fingerprint(speaker: str, text: str) -> bytes:
+def same_message(recorded_id: str, recorded_print: bytes, m: Observed) -> bool:
+    """Whether the message recorded as `recorded_id` (with the `fingerprint` `recorded_print`)
+    is the transcript's message `m` at the same position: the same id, or an id of another
+    scheme (the part before its first colon: chat imports before content ids named a line
+    `history.jsonl:3`, now `chat:<hash>`) with the same speaker and text."""
+    if recorded_id == m.source_id:
+        return True
+    older = recorded_id.partition(":")[0] != m.source_id.partition(":")[0]
+    return older and recorded_print == fingerprint(m.speaker, m.text)
+
+
+def fingerprint(speaker: str, text: str) -> bytes:
+    """A digest of a message's speaker and (cleaned) text."""
     # Speakers compared without case: imports now store chat roles lower-cased.
     return hashlib.blake2b(f"{speaker.lower()}\x00{text}".encode(), digest_size=16).digest()

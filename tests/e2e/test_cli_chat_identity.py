@@ -65,14 +65,38 @@ def test_a_grown_transcript_adds_its_new_messages_to_the_same_conversation(
     assert (older["source"], older["added"]) == (first["source"], 0)
 
 
-def test_a_named_conversation_takes_any_transcript(
+def test_a_named_conversation_goes_on_with_its_own_transcript(
     cli: Cli, mind_home: Path, tmp_path: Path
 ) -> None:
     one = imported(cli, chat(tmp_path / "a.jsonl", "hello", "hi Ann"), "--conversation", "Ann")
-    two = imported(cli, chat(tmp_path / "b.jsonl", "hello", "hi Bob"), "--conversation", "Ann")
+    grown = chat(tmp_path / "b.jsonl", "hello", "hi Ann", "bye")
 
-    assert one["source"] == two["source"] == "chat/Ann"
-    assert (two["added"], two["skipped"]) == (1, 1)
+    two = imported(cli, grown, "--conversation", "Ann")
+    again = imported(cli, grown)  # the same transcript, its conversation not named
+
+    assert one["source"] == two["source"] == again["source"] == "chat/Ann"
+    assert (two["added"], two["skipped"], again["added"], again["skipped"]) == (1, 2, 0, 3)
+
+
+def test_a_named_conversation_refuses_another_transcript_that_begins_alike(
+    cli: Cli, mind_home: Path, tmp_path: Path
+) -> None:
+    imported(cli, chat(tmp_path / "a.jsonl", "hello", "hi Ann", "bye"), "--conversation", "work")
+    bobs = chat(tmp_path / "b.jsonl", "hello", "hi Bob")
+    before = ledger_state(mind_home)
+
+    done = cli("import", "chat", str(bobs), "--conversation", "work")
+
+    assert done.exit_code == 1
+    assert done.stderr.splitlines() == [
+        f"Error: {bobs} is not conversation 'work': its message 2 is not the conversation's "
+        "message 2, so it is another transcript (nothing was imported); import it without "
+        "--conversation, or name a new conversation"
+    ]
+    assert ledger_state(mind_home) == before
+    assert cli("verify").exit_code == 0
+    alone = imported(cli, bobs)
+    assert (alone["source"] != "chat/work", alone["added"]) == (True, 2)
 
 
 def test_a_conversation_imported_under_its_file_name_goes_on_there(tmp_path: Path) -> None:
