@@ -58,8 +58,9 @@ def locomo(home: Home, path: Path, sample: str | None, as_json: bool) -> None:
     "--conversation",
     metavar="NAME",
     help=(
-        "Import into the conversation of this name: a new one, or the one this transcript is "
-        "(the same first messages); one holding another transcript is refused."
+        "Import into the conversation of this name: a new one, the one this transcript is "
+        "(again, grown, or a part of it), or one it continues (its first message is not there); "
+        "one holding another transcript that begins alike is refused."
     ),
 )
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
@@ -72,16 +73,18 @@ def chat(home: Home, path: Path, conversation: str | None, as_json: bool) -> Non
     transcript that differs is another conversation. Conversations imported by earlier
     versions (named after their file) are found the same way, whatever the file is called now.
 
-    With --conversation NAME the transcript goes into that conversation when it is new or
-    when the transcript is that conversation (again, grown, or shorter). A different transcript
-    is never folded into another: one whose messages differ from NAME's at some position
-    (even if its first lines are the same) is refused and nothing is written; import it
-    without --conversation, or give a new NAME.
+    With --conversation NAME the transcript goes into that conversation: when it is new, when
+    the transcript is that conversation from some message on (again, grown, or a later part),
+    or when it continues it (its first message is not there: a day's log after the day
+    before). A different transcript is never folded into another: one whose first message is
+    in NAME but whose next ones differ is refused and nothing is written; import it without
+    --conversation, or give a new NAME.
 
     Example:
 
         mind import chat history.jsonl
         mind import chat monday.jsonl --conversation work
+        mind import chat tuesday.jsonl --conversation work
     """
     from mindledger.cli.floor import opened
 

@@ -17,7 +17,6 @@ from mindledger.domain.commitment import Commitment, Origin
 from mindledger.domain.concept import BindingKind, Concept
 from mindledger.domain.conversation import (
     Conversation,
-    ConversationTakenError,
     Observed,
     conversation_id,
 )
@@ -283,8 +282,8 @@ class Mind(KnowledgeUseCases, Application[UUID]):
         time makes this one read what it wrote and go on; ConflictError when it keeps winning.
         `same_transcript`: the messages are a transcript whose conversation `source` is (one
         `transcript_source` chose, or one named for it): the transcript's messages the
-        conversation already holds, by position, are skipped, and ConversationTakenError when
-        it holds another transcript by the time it is written."""
+        conversation already holds are skipped (`Conversation.held_of`), and
+        ConversationTakenError when it holds another transcript by the time it is written."""
         given = list(messages)
         saved = [0]  # messages this import saved, over every attempt
         for _ in range(CONFLICT_RETRIES):
@@ -325,12 +324,7 @@ class Mind(KnowledgeUseCases, Application[UUID]):
         conversation = changes.find(Conversation, conversation_id(source))
         known = 0  # the transcript's first messages, which the conversation holds
         if same_transcript and conversation is not None:
-            differs = conversation.differs_at(messages)
-            if differs is not None:
-                raise ConversationTakenError(
-                    f"conversation {source} holds another transcript", differs
-                )
-            known = len(conversation.order)
+            known = conversation.held_of(messages)
         if conversation is None:
             conversation = Conversation.start(source, participants, self.clock())
         elif recorded is not None:

@@ -129,6 +129,31 @@ class Conversation(AggregateRoot):
                 return n
         return None
 
+    def held_of(self, messages: Sequence[Observed]) -> int:
+        """How many of the transcript's first messages this conversation already holds: the
+        transcript is this conversation from some message on (again, grown, or a later part
+        of it: what overlaps its end is held), or continues it (its first message is not
+        here: 0, so a day's log after the day before goes on where it ended). Raises
+        ConversationTakenError when its first message is here but what follows differs:
+        another transcript that begins alike, which must not be folded in."""
+        if not messages:
+            return 0
+        first = messages[0]
+        starts = [
+            p
+            for p, recorded in enumerate(self.order)
+            if same_message(recorded, self.fingerprints[recorded], first)
+        ]
+        for p in starts:
+            tail = self.order[p:]
+            pairs = zip(tail, messages, strict=False)
+            if all(same_message(r, self.fingerprints[r], m) for r, m in pairs):
+                return min(len(tail), len(messages))
+        if not starts:
+            return 0
+        at = self.differs_at(messages) or 1
+        raise ConversationTakenError(f"conversation {self.source} holds another transcript", at)
+
     def agrees(self, messages: Sequence[Observed]) -> bool:
         """Whether the transcript `messages` is this conversation (`differs_at`), which holds
         a message (an empty one is no transcript's)."""

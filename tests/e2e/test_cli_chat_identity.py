@@ -78,6 +78,27 @@ def test_a_named_conversation_goes_on_with_its_own_transcript(
     assert (two["added"], two["skipped"], again["added"], again["skipped"]) == (1, 2, 0, 3)
 
 
+def test_a_named_conversation_takes_the_next_days_log_once(
+    cli: Cli, mind_home: Path, tmp_path: Path
+) -> None:
+    imported(cli, chat(tmp_path / "mon.jsonl", "hello", "hi Ann"), "--conversation", "work")
+    tuesday = chat(tmp_path / "tue.jsonl", "back again", "welcome back")
+
+    goes_on = imported(cli, tuesday, "--conversation", "work")
+    again = imported(cli, tuesday, "--conversation", "work")
+    grown = imported(
+        cli,
+        chat(tmp_path / "tue2.jsonl", "back again", "welcome back", "bye"),
+        "--conversation",
+        "work",
+    )
+
+    assert (goes_on["source"], goes_on["added"]) == ("chat/work", 2)
+    assert (again["added"], again["skipped"]) == (0, 2)
+    assert (grown["added"], grown["skipped"]) == (1, 2)
+    assert cli("verify").exit_code == 0
+
+
 def test_a_named_conversation_refuses_another_transcript_that_begins_alike(
     cli: Cli, mind_home: Path, tmp_path: Path
 ) -> None:
