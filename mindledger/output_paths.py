@@ -52,6 +52,8 @@ class OutputPathError(InvalidInputError):
     """Raised when a path named for output cannot be written as named: a symbolic link, a
     folder, a block device, a folder that is missing or read-only, a full disk."""
 
+    reason: str | None = None  # the system's words when the system refused (a full disk)
+
 
 def file_mode(existing: os.stat_result | None, private: bool = False) -> int:
     """The permission bits a written file gets: 0600 for a private output (an export holds
@@ -460,9 +462,11 @@ def _new_temp(path: Path, param: str, mode: int) -> tuple[int, Path]:
 
 
 def _cannot(path: Path, param: str, e: OSError) -> OutputPathError:
-    return OutputPathError(
+    failed = OutputPathError(
         f"cannot write `{param}` {click_name(path)!r}: {e.strerror or e}", param=param
     )
+    failed.reason = e.strerror or str(e)
+    return failed
 
 
 def _umask() -> int:

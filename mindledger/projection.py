@@ -138,10 +138,16 @@ def _building(target: Path, scratch: Path | None) -> Iterator[Path]:
     if scratch is not None:
         yield target
         return
-    from mindledger.output_paths import output_path
+    from mindledger.output_paths import OutputPathError, output_path
+    from mindledger.projections.engine.replay import unusable_target
 
-    with output_path(target, "target", private=True) as temp:  # every message's text: 0600
-        yield temp
+    try:
+        with output_path(target, "target", private=True) as temp:  # every message's text: 0600
+            yield temp
+    except OutputPathError as e:  # the system refused (a missing folder): said as replay says it
+        if e.reason is None:
+            raise
+        raise unusable_target(target, e.reason) from None
 
 
 def require_verified(home: Home) -> None:
