@@ -13,6 +13,7 @@ from mindledger.cli.output import echo, emit_json, table, write_out
 from mindledger.compose import Home
 from mindledger.domain.errors import InvalidInputError
 from mindledger.graph import GRAPH_FORMATS
+from mindledger.output_paths import names_standard_output
 
 
 @click.group()
@@ -74,7 +75,8 @@ def neighbors_(home: Home, node_id: str, depth: int, as_json: bool) -> None:
     type=click.Path(dir_okay=False, allow_dash=True, path_type=Path),
     default="-",
     help="File to write (default -, standard output). A file is replaced whole; a FIFO or "
-    "device is written; a symbolic link is refused.",
+    "device is written, and so is a symbolic link to one (/dev/stdout); any other link is "
+    "refused.",
 )
 @click.option(
     "--json",
@@ -90,13 +92,14 @@ def export_(home: Home, fmt: str, out: Path, as_json: bool) -> None:
 
         mind graph export --format graphml --out mind.graphml
     """
-    to_file = str(out) != "-"
+    to_file = not names_standard_output(out)  # `-` or `/dev/stdout`: printed here
     chosen = click.get_current_context().get_parameter_source("fmt")
     if as_json and not to_file and fmt != "json" and chosen != ParameterSource.DEFAULT:
         raise InvalidInputError(f"--json prints JSON, not {fmt}: give --out FILE, or drop one")
     if not to_file:  # data for a pipe, faithfully; made harmless only for a terminal
         text = opened(home).graph_text("json" if as_json else fmt).text + "\n"
-        (echo if sys.stdout.isatty() else write_out)(text, nl=False)
+        terminal = sys.stdout is not None and sys.stdout.isatty()  # None: started with it closed
+        (echo if terminal else write_out)(text, nl=False)
         return
     # --json describes the result; the file always holds the --format asked for.
     done = opened(home).export_graph(out, fmt).model_dump(mode="json")

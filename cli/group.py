@@ -12,8 +12,10 @@ from typing import Any
 import click
 
 from mindledger.cli.arguments import refuse_undecodable_arguments
+from mindledger.cli.floor import last_write
 from mindledger.cli.options import HOME_HELP, share_options
-from mindledger.cli.output import error_text
+from mindledger.cli.output import OutputFailedError, error_text
+from mindledger.cli.render import recorded_words
 from mindledger.cli.request_words import as_flags
 from mindledger.compose import Home, command_scope
 from mindledger.error_report import failure_message
@@ -29,6 +31,9 @@ class MindGroup(click.Group):
             return super().invoke(ctx)
         except click.exceptions.NoArgsIsHelpError:
             raise  # a group named alone: its help, printed as the help is (not one line)
+        except OutputFailedError as e:  # stdout failed: say what was recorded all the same
+            also = "" if e.also else recorded_words(last_write.get())
+            raise (e.saying(also) if also else e) from None
         except click.ClickException as e:  # usage errors quote what was typed
             setattr(e, "message", error_text(e.message, _home(ctx)))  # noqa: B010 (typed Final)
             raise
@@ -68,6 +73,7 @@ def mind(ctx: click.Context, home: Path | None) -> None:
         mind verify
     """
     ctx.obj = Home.from_option(home, "--home")
+    last_write.set(None)  # this command's writes (a test runs many in one process)
     opened = ExitStack()  # what the command opens is closed when it ends
     opened.callback(command_scope.set, None)
     command_scope.set(opened)

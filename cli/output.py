@@ -55,7 +55,11 @@ class OutputFailedError(click.ClickException):
 @contextlib.contextmanager
 def writing_stdout() -> Iterator[None]:
     """Turn a failed write to standard output into OutputFailedError, and point the process's
-    stdout at /dev/null so that what is left in its buffer cannot fail again at exit."""
+    stdout at /dev/null so that what is left in its buffer cannot fail again at exit. A
+    process started with stdout closed (`>&-`: Python's `sys.stdout` is None, and click would
+    print nothing without a word) fails the same way."""
+    if sys.stdout is None:
+        raise OutputFailedError(OSError(errno.EBADF, "standard output is closed"))
     try:
         yield
     except OSError as e:

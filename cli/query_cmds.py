@@ -14,6 +14,7 @@ from mindledger.cli.floor import opened
 from mindledger.cli.output import echo, emit_json, json_text, table_text, write_out
 from mindledger.compose import Home
 from mindledger.domain.errors import InvalidInputError
+from mindledger.output_paths import names_standard_output
 from mindledger.reports import REPORT_NAMES
 from mindledger.results_files import Table
 from mindledger.safe_text import for_terminal
@@ -140,7 +141,7 @@ def query(
     type=click.Path(dir_okay=False, allow_dash=True, path_type=Path),
     help="Write the report to this file in --format instead of printing it (- is standard "
     "output; png's default: report-NAME.png). A file is replaced whole; a FIFO or device is "
-    "written; a symbolic link is refused.",
+    "written, and so is a symbolic link to one (/dev/stdout); any other link is refused.",
 )
 @click.option(
     "--json",
@@ -159,7 +160,7 @@ def report(home: Home, name: str, fmt: str, out: Path | None, as_json: bool) -> 
 
         mind report commitments --format csv --out commitments.csv
     """
-    to_stdout = out is not None and str(out) == "-"
+    to_stdout = out is not None and names_standard_output(out)  # `-` or `/dev/stdout`
     if fmt == "png":
         if as_json and to_stdout:
             raise InvalidInputError("--json and --out - would mix JSON with the picture: drop one")

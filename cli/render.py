@@ -13,6 +13,37 @@ from mindledger.cli.turn_lines import effect_lines
 
 RECALL_COLUMNS = ["id", "channel", "score", "tokens", "day", "text"]
 
+# The keys that say a write changed nothing (false), or only counted (`dry_run` true).
+UNCHANGED = ("opened", "closed", "added", "changed", "forgotten")
+# The keys that name what a write recorded, the most telling first.
+NAMES = (
+    "turn",
+    "cid",
+    "forget_id",
+    "id",
+    "tick",
+    "token",
+    "key",
+    "name",
+    "model",
+    "file",
+    "source",
+)
+
+
+def recorded_words(done: Mapping[str, Any] | None) -> str:
+    """What to add to a failed stdout's line when the command's write (`done`, its JSON) was
+    recorded all the same, naming it so that it is not run again; "" when nothing was."""
+    if done is None or done.get("dry_run") is True:
+        return ""
+    if any(done.get(key) is False or done.get(key) == 0 for key in UNCHANGED if key in done):
+        return ""
+    if done.get("route") == "memory" and not done.get("stored"):  # an ask memory answered
+        return ""
+    named = next(((key, done[key]) for key in NAMES if isinstance(done.get(key), str)), None)
+    what = f" ({named[0]} {named[1]})" if named is not None else ""
+    return f"; it was recorded all the same{what}: see `mind log` before running it again"
+
 
 def echo_turn(turn: Mapping[str, Any], as_json: bool) -> int:
     """Print a turn as `mind turn` does (the JSON, or the reply with its effects); returns the

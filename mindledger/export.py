@@ -47,8 +47,8 @@ def export_ledger(
     from mindledger.output_paths import (
         check_export_folder,
         check_output,
-        make_folder,
         output_file,
+        output_folder,
         refuse_home_file,
         refuse_overwrite,
     )
@@ -64,12 +64,12 @@ def export_ledger(
     try:
         genesis = Genesis(*reader.meta())
         events, head = reader.head()  # a snapshot: events written meanwhile are not exported
-        make_folder(folder, "folder", private=True)
         started = time.perf_counter()
         written = 0
         with (
             progress(events, f"exporting {fmt}") as bar,
-            output_file(target, "folder", private=True) as out,  # words and keys: 0600
+            output_folder(folder, "folder") as temp,  # nothing left if it fails part-way
+            output_file(temp / target.name, "folder", private=True) as out,  # words and keys
         ):
             rows = counted(reader.rows(stop=events), bar)
             if fmt == "jsonl":

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -52,7 +53,7 @@ def verify_export(
     started = time.perf_counter()
     data: dict[str, Any] = {"ok": True, "file": str(path), "line": None, "reason": None}
     try:
-        with open_export(path) as handle:
+        with open_export(path, _waiting_for(path)) as handle:
             reader = ExportReader(handle)
             header = reader.header
             found = 0 if head == header.genesis.genesis else None
@@ -94,7 +95,7 @@ def import_ledger(home: Home, path: Path, progress: Progress = no_progress) -> d
     from mindledger.home_creation import NewHome
 
     started = time.perf_counter()
-    with open_export(path) as handle:
+    with open_export(path, _waiting_for(path)) as handle:
         reader = ExportReader(handle)  # a bad header stops here, before anything is created
         header = reader.header
         created = NewHome.prepare(home)
@@ -130,3 +131,12 @@ def import_ledger(home: Home, path: Path, progress: Progress = no_progress) -> d
         "bytes": size,
         "seconds": round(time.perf_counter() - started, 3),
     }
+
+
+def _waiting_for(path: Path) -> Callable[[], None]:
+    """What an export read from a FIFO says once while nobody writes to it yet (as an output
+    to a FIFO nobody reads says it waits for a reader)."""
+    from mindledger.notices import say
+    from mindledger.output_paths import click_name
+
+    return lambda: say(f"waiting for a writer on FIFO {click_name(path)} (Ctrl-C to stop)")

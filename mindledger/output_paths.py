@@ -3,17 +3,22 @@ replay's `target`), written as Unix tools write them; every command that writes 
 goes through here. Errors name the path by the floor's argument (its request word).
 
 - A regular file, or a name not there yet, gets the new bytes in a temporary file beside it,
-  renamed over it only once complete: a failed write leaves whatever was there.
-- A FIFO or a character device (`/dev/null`, `/dev/stdout`) is opened and written, never
-  replaced; `-` is standard output. A FIFO nobody reads yet is waited for, as `>` waits, after
-  one line on standard error saying so (Ctrl-C stops the wait).
-- A symbolic link is refused, never written through or replaced (a link to `/proc/self/fd/1`,
-  or to a file elsewhere, would otherwise become a regular file); so are a folder, a block
-  device and a socket.
+  renamed over it only once complete: a failed write leaves whatever was there, and no
+  temporary file.
+- A FIFO or a character device (`/dev/null`) is opened and written, never replaced; `-` is
+  standard output. A FIFO nobody reads yet is waited for, as `>` waits, after one line on
+  standard error saying so (Ctrl-C stops the wait).
+- A symbolic link is written through when it leads to this process's standard output
+  (`/dev/stdout`, `/proc/self/fd/1`: written as `-`), a FIFO or a character device; a link to
+  anything else (a file elsewhere, nothing) is refused in one line, never written through or
+  replaced. So are a folder, a block device and a socket.
 - Never anything inside the home (a refused export once truncated the ledger: the output was
   opened before the input was read); every file there is the mind's own or one it may make.
-- An export's folder is never a symbolic link or `-` (as `mind backup`'s DEST); one made, or
-  found empty, is made 0700 (its files carry the mind's words and keys).
+- An export's folder is never a symbolic link or `-` (as `mind backup`'s DEST). Its files are
+  written into a private temporary folder (`output_folder`) and moved into place only once all
+  of them are whole: a refused or failed export leaves nothing, not even a folder it made. One
+  made, or found empty, ends up 0700 (its files carry the mind's words and keys).
+- A new file a library makes itself (`mind replay --into`'s DuckDB file) is never `-`.
 
 The permission bits a written file or folder gets are decided in one place, `file_mode` and
 `FOLDER_MODE`.
@@ -34,7 +39,7 @@ from typing import BinaryIO
 
 from mindledger.compose import Home
 from mindledger.domain.errors import InvalidInputError
-from mindledger.domain.private_files import FILE_MODE, private_folder
+from mindledger.domain.private_files import FILE_MODE
 from mindledger.domain.private_files import FOLDER_MODE as PRIVATE_FOLDER_MODE
 from mindledger.notices import say
 
@@ -46,6 +51,8 @@ NEW_FILE_MODE = 0o666  # less the umask, as `>` makes a file
 class OutputPathError(InvalidInputError):
     """Raised when a path named for output cannot be written as named: a symbolic link, a
     folder, a block device, a folder that is missing or read-only, a full disk."""
+
+    reason: str | None = None  # the system's words when the system refused (a full disk)
 
 
 def file_mode(existing: os.stat_result | None, private: bool = False) -> int:
@@ -129,24 +136,33 @@ def click_name(path: Path | str) -> str:
 def check_output(path: Path, param: str) -> os.stat_result | None:
     """Refuse, before any work, a path that cannot be written as named; returns what is there
     now (None for nothing, or for `-`)."""
+    return _target(path, param)[1]
+
+
+# What a named output is, as `_target` finds it: written as standard output, opened and
+# written (a FIFO or a character device, named or through a link), or a regular file (or a
+# name not there yet) replaced whole.
+STANDARD_OUTPUT, STREAM, REGULAR = "stdout", "stream", "regular"
+
+
+def _target(path: Path, param: str) -> tuple[str, os.stat_result | None]:
+    """How `path` is written (see the module) and what is there now; refused in one line when
+    it cannot be written as named."""
     if str(path) == STDOUT:
-        return None
+        return STANDARD_OUTPUT, None
     try:
         st = os.lstat(path)
     except FileNotFoundError:
-        return None
+        return REGULAR, None
     except OSError as e:  # a parent that is a file, a name too long, no permission to look
         raise _cannot(path, param, e) from None
     kind = stat.S_IFMT(st.st_mode)
-    if kind in (stat.S_IFREG, stat.S_IFIFO, stat.S_IFCHR):
-        return st
+    if kind == stat.S_IFREG:
+        return REGULAR, st
+    if kind in (stat.S_IFIFO, stat.S_IFCHR):
+        return STREAM, st
     if kind == stat.S_IFLNK:
-        raise OutputPathError(
-            f"`{param}` {click_name(path)} is a symbolic link "
-            f"(to {click_name(os.readlink(path))}); links are never written through or "
-            "replaced: name the file itself (or - for standard output)",
-            param=param,
-        )
+        return _through_link(path, param)
     what = {stat.S_IFDIR: "a folder", stat.S_IFBLK: "a block device"}.get(kind, "a socket")
     raise OutputPathError(
         f"`{param}` {click_name(path)} is {what}; give a file, a FIFO, a character device or - "
@@ -155,9 +171,52 @@ def check_output(path: Path, param: str) -> os.stat_result | None:
     )
 
 
+def _through_link(path: Path, param: str) -> tuple[str, os.stat_result | None]:
+    """A symbolic link is written through only to a stream: this process's standard output
+    (`/dev/stdout` is a link to `/proc/self/fd/1`, whatever stdout is), a FIFO or a character
+    device. Replacing a file it points to would write wherever the link's owner chose."""
+    with contextlib.suppress(OSError, RuntimeError):  # a loop or nothing there: refused below
+        st = os.stat(path)
+        if _is_standard_output(st):
+            return STANDARD_OUTPUT, None
+        if stat.S_ISFIFO(st.st_mode) or stat.S_ISCHR(st.st_mode):
+            return STREAM, st
+    raise OutputPathError(
+        f"`{param}` {click_name(path)} is a symbolic link "
+        f"(to {click_name(os.readlink(path))}) that leads to no FIFO, device or standard "
+        "output; links are never replaced: name the file itself (or - for standard output)",
+        param=param,
+    )
+
+
+def names_standard_output(path: Path) -> bool:
+    """Whether `path` is written as standard output: `-`, or a link that leads to it
+    (`/dev/stdout`); a front-end prints nothing else there then ("wrote FILE")."""
+    if str(path) == STDOUT:
+        return True
+    try:
+        return os.path.islink(path) and _is_standard_output(os.stat(path))
+    except (OSError, RuntimeError):
+        return False
+
+
+def _is_standard_output(st: os.stat_result) -> bool:
+    try:
+        return os.path.samestat(st, os.fstat(1))
+    except OSError:  # standard output is closed
+        return False
+
+
 def check_new_file(path: Path, param: str) -> None:
-    """Refuse a path that is there already, a symbolic link included (even one that points
-    nowhere: the new file would be made where it points)."""
+    """Refuse `-` (the library writing it makes a file of that name, which cannot go to
+    standard output) and a path that is there already, a symbolic link included (even one
+    that points nowhere: the new file would be made where it points)."""
+    if str(path) == STDOUT:
+        raise OutputPathError(
+            f"`{param}` - would be standard output, but this writes a database file, which "
+            "cannot go to a stream: give a new file's name",
+            param=param,
+        )
     if os.path.lexists(path):
         raise OutputPathError(
             f"`{param}` {click_name(path)} exists; give a new file's name (one not there yet)",
@@ -170,10 +229,11 @@ def output_file(path: Path, param: str, private: bool = False) -> Iterator[Binar
     """A binary file to write `path`'s new bytes to (see the module's rules): a temporary file
     renamed over a regular file once the block ends without error, else the FIFO, device or
     standard output itself."""
-    existing = check_output(path, param)
-    if str(path) == STDOUT:
+    how, existing = _target(path, param)
+    if how == STANDARD_OUTPUT:
         yield from _standard_output()
-    elif existing is not None and not stat.S_ISREG(existing.st_mode):
+    elif how == STREAM:
+        assert existing is not None
         yield from _stream(path, param, stat.S_ISFIFO(existing.st_mode))
     else:
         yield from _replacing(path, param, existing, private)
@@ -183,9 +243,10 @@ def output_file(path: Path, param: str, private: bool = False) -> Iterator[Binar
 def output_path(path: Path, param: str, private: bool = False) -> Iterator[Path]:
     """A new file's name for a writer that opens files itself (DuckDB, matplotlib), in a
     private temporary folder; once the block ends without error its bytes go to `path` as
-    `output_file` puts them (renamed over a regular file, else copied into the stream)."""
-    existing = check_output(path, param)
-    regular = str(path) != STDOUT and (existing is None or stat.S_ISREG(existing.st_mode))
+    `output_file` puts them (renamed over a regular file, else copied into the stream). The
+    temporary folder goes on every way out."""
+    how, existing = _target(path, param)
+    regular = how == REGULAR
     parent = path.parent if regular else None  # beside the file: one rename, same filesystem
     try:
         folder = Path(tempfile.mkdtemp(prefix=f".{path.name[:40]}.", suffix=".part", dir=parent))
@@ -207,26 +268,82 @@ def output_path(path: Path, param: str, private: bool = False) -> Iterator[Path]
         shutil.rmtree(folder, ignore_errors=True)
 
 
-def make_folder(folder: Path, param: str, private: bool = False) -> None:
-    """Create `folder` and its parents (one there already is used as it is); a private one (an
-    export's) is made 0700, and so is one found empty (it becomes the export's own; a folder
-    that holds other files keeps its mode, and the export's files are 0600 in it)."""
+@contextlib.contextmanager
+def output_folder(folder: Path, param: str) -> Iterator[Path]:
+    """A private (0700) temporary folder to write an export's files into, on `folder`'s
+    filesystem (inside it when it is there, else beside it). Once the block ends without error
+    the files are made 0600 and moved into `folder`, each replacing one of its name; a new
+    folder is the temporary one renamed into place, and an empty one is made 0700. On any
+    failure (a full disk part of the way) the temporary folder goes, and so do the parents
+    made for it: nothing is left behind."""
     refuse_standard_output(folder, param)
+    there = folder.is_dir()
+    made = [] if there else _make_parents(folder.parent, param)
     try:
-        if private and folder.is_dir() and not any(folder.iterdir()):
-            with contextlib.suppress(OSError):  # not ours to change: its files stay 0600
-                os.chmod(folder, PRIVATE_FOLDER_MODE)
-        elif private:
-            private_folder(folder)
-        folder.mkdir(mode=FOLDER_MODE, parents=True, exist_ok=True)
-    except FileExistsError:
-        raise OutputPathError(
-            f"`{param}` {click_name(folder)} is not a folder", param=param
-        ) from None
+        where = folder if there else folder.parent
+        temp = Path(tempfile.mkdtemp(prefix=f".{folder.name[:40]}.", suffix=".part", dir=where))
     except OSError as e:
+        _remove_folders(made)
+        raise _cannot(folder, param, e) from None
+    try:
+        yield temp
+        for name in os.listdir(temp):
+            os.chmod(temp / name, FILE_MODE)  # a library made it with the umask's mode
+        if there:
+            _move_into(temp, folder, param)
+        else:
+            os.rename(temp, folder)  # a folder made meanwhile, and not empty: refused
+    except OSError as e:
+        _discard(temp, made)
+        raise _cannot(folder, param, e) from None
+    except BaseException:
+        _discard(temp, made)
+        raise
+
+
+def _move_into(temp: Path, folder: Path, param: str) -> None:
+    """Each file into `folder`: renamed over a regular file (or a name not there yet), copied
+    into a FIFO or device of its name (opened and written, never replaced)."""
+    empty = not any(p for p in folder.iterdir() if p != temp)
+    for name in sorted(os.listdir(temp)):
+        if _target(folder / name, param)[0] == REGULAR:
+            os.replace(temp / name, folder / name)
+        else:
+            with open(temp / name, "rb") as made, output_file(folder / name, param) as out:
+                shutil.copyfileobj(made, out, 1 << 20)
+    shutil.rmtree(temp)
+    if empty:  # it becomes the export's own; one that holds other files keeps its mode
+        with contextlib.suppress(OSError):  # not ours to change: its files stay 0600
+            os.chmod(folder, PRIVATE_FOLDER_MODE)
+
+
+def _make_parents(parent: Path, param: str) -> list[Path]:
+    """Make `parent` and its missing ancestors (ordinary modes); returns those made, the
+    outermost first."""
+    missing = []
+    for ancestor in (parent, *parent.parents):
+        if os.path.lexists(ancestor):
+            break
+        missing.append(ancestor)
+    try:
+        parent.mkdir(mode=FOLDER_MODE, parents=True, exist_ok=True)
+    except OSError as e:
+        _remove_folders(list(reversed(missing)))
         raise OutputPathError(
-            f"cannot create the folder {click_name(folder)!r}: {e.strerror or e}"
+            f"cannot create the folder {click_name(parent)!r}: {e.strerror or e}", param=param
         ) from None
+    return list(reversed(missing))
+
+
+def _discard(temp: Path, made: list[Path]) -> None:
+    shutil.rmtree(temp, ignore_errors=True)
+    _remove_folders(made)
+
+
+def _remove_folders(made: list[Path]) -> None:
+    for folder in reversed(made):  # innermost first; one that something else filled stays
+        with contextlib.suppress(OSError):
+            os.rmdir(folder)
 
 
 def refuse_overwrite(folder: Path, names: list[str], param: str, force: bool) -> None:
@@ -243,6 +360,8 @@ def refuse_overwrite(folder: Path, names: list[str], param: str, force: bool) ->
 
 
 def _standard_output() -> Generator[BinaryIO, None, None]:
+    if sys.stdout is None:  # the process was started with it closed (`>&-`)
+        raise OutputPathError("cannot write the output (standard output is closed)")
     sys.stdout.flush()  # what was printed before comes first
     try:
         fd = os.dup(sys.stdout.fileno())
@@ -264,7 +383,7 @@ def _standard_output() -> Generator[BinaryIO, None, None]:
 
 
 def _stream(path: Path, param: str, fifo: bool) -> Generator[BinaryIO, None, None]:
-    fd = _open_stream(path, param, fifo)
+    fd = _open_stream(path, param, fifo, through=os.path.islink(path))
     with os.fdopen(fd, "wb") as out:
         try:
             yield out
@@ -273,9 +392,22 @@ def _stream(path: Path, param: str, fifo: bool) -> Generator[BinaryIO, None, Non
             raise _cannot(path, param, e) from None
 
 
-def _open_stream(path: Path, param: str, fifo: bool) -> int:
-    # O_NOFOLLOW: a link put there since `check_output` looked is refused, not followed.
-    flags = os.O_WRONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NOCTTY
+def _open_stream(path: Path, param: str, fifo: bool, through: bool = False) -> int:
+    # O_NOFOLLOW: a link put there since `_target` looked is refused, not followed. A link
+    # written through (to a FIFO or a device) is followed, and what it led to checked again.
+    flags = os.O_WRONLY | os.O_CLOEXEC | os.O_NOCTTY | (0 if through else os.O_NOFOLLOW)
+    fd = _opened(path, param, fifo, flags)
+    if through and stat.S_ISREG(os.fstat(fd).st_mode):  # the link was changed meanwhile
+        os.close(fd)  # opened without O_TRUNC: nothing of that file was changed
+        raise OutputPathError(
+            f"`{param}` {click_name(path)} is a symbolic link that now leads to a regular "
+            "file; nothing was written: name the file itself",
+            param=param,
+        )
+    return fd
+
+
+def _opened(path: Path, param: str, fifo: bool, flags: int) -> int:
     try:
         if fifo:
             # A FIFO with no reader would block the open with no word: said once, then
@@ -330,9 +462,11 @@ def _new_temp(path: Path, param: str, mode: int) -> tuple[int, Path]:
 
 
 def _cannot(path: Path, param: str, e: OSError) -> OutputPathError:
-    return OutputPathError(
+    failed = OutputPathError(
         f"cannot write `{param}` {click_name(path)!r}: {e.strerror or e}", param=param
     )
+    failed.reason = e.strerror or str(e)
+    return failed
 
 
 def _umask() -> int:

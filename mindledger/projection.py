@@ -3,10 +3,11 @@ read model from position 0 (`mind replay`), checked against or swapped for the l
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -86,18 +87,20 @@ def replay(
 
     if target is not None:
         from mindledger.output_paths import check_new_file, refuse_home_file
+        from mindledger.projections.engine.replay import check_target
 
         refuse_home_file(home, target, "target")
-        check_new_file(target, "target")  # a new DuckDB file: never a link, device or FIFO
+        check_new_file(target, "target")  # a new DuckDB file: never -, a link, device or FIFO
+        check_target(target)
     if swap:
         require_verified(home)
     paths, reader = read_model_paths(home), open_reader(home)
+    scratch = None
     try:
         if target is None or swap or check:
             from mindledger.projections.engine.read_only_home import require_writable
 
             require_writable(home.path, paths.working, doing="replay in this home")
-        scratch = None
         if target is None:
             scratch = Path(tempfile.mkdtemp(prefix="replay-", dir=home.path))
             target = scratch / "readmodel.duckdb"
@@ -106,16 +109,16 @@ def replay(
             ensure_fresh(paths, reader)
             stop = live_position(paths)
         started = time.perf_counter()
-        with progress(reader.head()[0], LABEL) as bar:
-            applied = rebuild(target, reader, stop=stop, on_batch=bar.update)
+        with progress(reader.head()[0], LABEL) as bar, _building(target, scratch) as building:
+            applied = rebuild(building, reader, stop=stop, on_batch=bar.update)
         seconds = _since(started)
         diffs = differences(paths.published, target) if check else []
         if swap and not diffs:
             swap_in(paths, target)
-        if scratch is not None:
-            shutil.rmtree(scratch)  # nothing named it, so nothing should keep it
     finally:
         reader.close()
+        if scratch is not None:  # nothing named it, so nothing should keep it, even on failure
+            shutil.rmtree(scratch, ignore_errors=True)
     return {
         "into": str(target) if scratch is None else None,
         "applied": applied,
@@ -125,6 +128,26 @@ def replay(
         "differences": diffs,
         "swapped": swap and not diffs,
     }
+
+
+@contextlib.contextmanager
+def _building(target: Path, scratch: Path | None) -> Iterator[Path]:
+    """Where the rebuild writes: the scratch file itself, or a file in a private temporary
+    folder beside a named `target`, moved into place only once whole (a full disk part of the
+    way leaves nothing, not even DuckDB's own temporary files)."""
+    if scratch is not None:
+        yield target
+        return
+    from mindledger.output_paths import OutputPathError, output_path
+    from mindledger.projections.engine.replay import unusable_target
+
+    try:
+        with output_path(target, "target", private=True) as temp:  # every message's text: 0600
+            yield temp
+    except OutputPathError as e:  # the system refused (a missing folder): said as replay says it
+        if e.reason is None:
+            raise
+        raise unusable_target(target, e.reason) from None
 
 
 def require_verified(home: Home) -> None:

@@ -14,8 +14,8 @@ from mindledger.output_paths import (
     check_export_folder,
     check_output,
     click_name,
-    make_folder,
     output_file,
+    output_folder,
     output_path,
     refuse_home_file,
     refuse_overwrite,
@@ -91,15 +91,12 @@ def export_tables(
     for name in names:
         check_output(folder / name, "folder")  # a link or a folder of that name: refused first
     written = []
-    with read_model(home) as con:
-        make_folder(folder, "folder", private=True)
+    # All the files or none: written into a temporary folder, moved into place once whole.
+    with read_model(home) as con, output_folder(folder, "folder") as temp:
         for table, name in zip(TABLES, names, strict=True):
-            with output_path(folder / name, "folder", private=True) as temp:
-                try:
-                    analytics.copy_table(con, table, temp, fmt)
-                except analytics.QueryError as e:  # named by the file asked for, not the temp
-                    raise OutputPathError(
-                        f"cannot write {click_name(folder / name)!r}: {e}"
-                    ) from None
+            try:
+                analytics.copy_table(con, table, temp / name, fmt)
+            except analytics.QueryError as e:  # named by the file asked for, not the temp
+                raise OutputPathError(f"cannot write {click_name(folder / name)!r}: {e}") from None
             written.append(folder / name)
     return {"folder": str(folder), "format": fmt, "files": [str(p) for p in written]}

@@ -44,7 +44,8 @@ def check_target(target: Path) -> None:
         )
 
 
-def _unusable(target: Path, reason: str) -> ReplayTargetError:
+def unusable_target(target: Path, reason: str) -> ReplayTargetError:
+    """The error for a target the filesystem refused, in replay's words."""
     return ReplayTargetError(
         f"cannot create {target} ({reason}); choose a new file in an existing, writable folder"
     )
@@ -63,9 +64,10 @@ def rebuild(
             raise ReplayTargetExistsError(f"{target} exists; replay writes only into a new file")
         projector = Projector(target)
     except OSError as e:  # a name too long, a folder that is a file, no permission
-        raise _unusable(target, e.strerror or str(e)) from None
+        raise unusable_target(target, e.strerror or str(e)) from None
     except duckdb.IOException as e:  # DuckDB's own open of the file, e.g. no such folder
-        raise _unusable(target, str(e).partition(": ")[2].rpartition(": ")[2] or str(e)) from None
+        reason = str(e).partition(": ")[2].rpartition(": ")[2] or str(e)
+        raise unusable_target(target, reason) from None
     try:
         applied = projector.catch_up(reader, stop=stop, on_batch=on_batch, maintain=True)
         projector.con.execute("CHECKPOINT")

@@ -5,6 +5,7 @@ cannot write is one error line that changes nothing."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -390,3 +391,91 @@ def test_ctrl_c_while_waiting_for_a_fifo_reader_stops_in_one_line_and_writes_not
     assert lines[0].startswith(WAITING) and lines[1:] == ["Aborted!"], lines
     assert sorted(p.name for p in tmp_path.iterdir()) == ["graph.fifo", "mind"]
     assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
+
+
+def test_replay_into_a_dash_is_refused_and_makes_no_file(
+    cli: Cli, with_events: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+
+    result = cli("replay", "--into", "-")
+
+    assert result.exit_code == 1
+    assert "cannot go to a stream" in one_error_line(result)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["mind"]
+
+
+STREAMED = [
+    (["graph", "export", "--out", "/dev/stdout"], b"<graphml"),
+    (["graph", "export", "--format", "json", "--out", "/dev/stdout"], b"{\n"),
+    (["report", "activity", "--format", "csv", "--out", "/dev/stdout"], b"day,type,events\n"),
+]
+
+
+@pytest.mark.parametrize("into", ["pipe", "file"])
+@pytest.mark.parametrize("args,starts", STREAMED, ids=["graphml", "graph-json", "report-csv"])
+def test_out_dev_stdout_writes_the_stream_to_standard_output(
+    with_events: Path, tmp_path: Path, args: list[str], starts: bytes, into: str
+) -> None:
+    # /dev/stdout is a link to /proc/self/fd/1: written through, as `-` is, wherever stdout
+    # goes (a pipe, or a file the shell opened), and nothing else is printed there.
+    if not os.path.islink("/dev/stdout"):
+        pytest.skip("no /dev/stdout link here")
+    captured = tmp_path / "captured"
+    with open(captured, "wb") as file:
+        result = subprocess.run(
+            [*MIND, *args],
+            env=subprocess_env(with_events, LITELLM_OFFLINE_MODE="true", MIND_NO_SERVER="1"),
+            stdout=subprocess.PIPE if into == "pipe" else file,
+            stderr=subprocess.PIPE,
+            timeout=DEADLINE_S,
+            check=False,
+        )
+    out = result.stdout if into == "pipe" else captured.read_bytes()
+
+    assert (result.returncode, result.stderr) == (0, b"")
+    assert out.startswith(starts) and b"wrote " not in out
+    assert os.path.islink("/dev/stdout")
+
+
+def test_a_link_to_a_fifo_is_written_through(cli: Cli, with_events: Path, tmp_path: Path) -> None:
+    fifo = tmp_path / "graph.fifo"
+    os.mkfifo(fifo)
+    (tmp_path / "link").symlink_to(fifo)
+    received: list[bytes] = []
+    reader = threading.Thread(target=lambda: received.append(fifo.read_bytes()), daemon=True)
+    reader.start()
+
+    result = cli("graph", "export", "--format", "json", "--out", str(tmp_path / "link"))
+
+    reader.join(DEADLINE_S)
+    assert result.exit_code == 0, result.stderr
+    assert received and b'"nodes"' in received[0]
+    assert (tmp_path / "link").is_symlink() and stat.S_ISFIFO(os.lstat(fifo).st_mode)
+
+
+def test_verify_export_from_a_fifo_says_once_that_it_waits_for_a_writer_then_checks_it(
+    cli: Cli, with_events: Path, tmp_path: Path
+) -> None:
+    assert cli("export", "--format", "jsonl", str(tmp_path / "export")).exit_code == 0
+    fifo = tmp_path / "ledger.fifo"
+    os.mkfifo(fifo)
+    process = subprocess.Popen(
+        [*MIND, "verify", "--export", str(fifo), "--json"],
+        env=subprocess_env(with_events, LITELLM_OFFLINE_MODE="true", MIND_NO_SERVER="1"),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    stderr = StderrLines(process)
+
+    stderr.wait_for("waiting for a writer on FIFO")
+    fifo.write_bytes((tmp_path / "export" / "ledger.jsonl").read_bytes())
+    assert process.stdout is not None
+    verified = json.loads(process.stdout.read())
+    process.wait(DEADLINE_S)
+
+    assert process.returncode == 0
+    assert stderr.all() == [f"waiting for a writer on FIFO {fifo} (Ctrl-C to stop)"]
+    assert verified["ok"] is True and verified["events"] == 2

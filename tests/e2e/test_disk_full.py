@@ -241,3 +241,58 @@ def test_a_long_import_and_a_projection_that_run_out_of_room_part_way_resume(
     assert resumed.returncode == 0 and resumed.stderr == ""
     assert part_way < head and position == head
     assert (home / "readmodel.duckdb").stat().st_ino == inode  # caught up, not rebuilt
+
+
+# Outputs the user names: a refused or failed one leaves nothing behind (no part of a folder
+# export, no folder made for it, no temporary file beside a replay's file), and the same
+# command then works without --force.
+OUTPUTS = {
+    "csv": ["export", "--format", "csv", "{out}/tables"],
+    "parquet": ["export", "--format", "parquet", "{out}/tables"],
+    "jsonl": ["export", "--format", "jsonl", "{out}/new/ledger"],
+    "replay": ["replay", "--into", "{out}/copy.duckdb"],
+}
+
+
+def no_room_for_an_output(
+    home: Path,
+    out: Path,
+    name: str,
+    no_room: Callable[[list[str]], subprocess.CompletedProcess[str]],
+) -> None:
+    args = [a.format(out=out) for a in OUTPUTS[name]]
+    out.mkdir(exist_ok=True)
+    before = ledger_rows(home)
+
+    failed = no_room(args)
+
+    assert (failed.returncode, failed.stderr) == (1, f"Error: {DISK_FULL_MESSAGE}\n")
+    assert sorted(p.name for p in out.iterdir()) == []  # nothing left, no folder made
+    assert ledger_rows(home) == before
+    again = mind(home, *args)
+    assert again.returncode == 0 and again.stderr == "", again.stderr
+
+
+@pytest.mark.parametrize("name", list(OUTPUTS))
+def test_a_full_disk_leaves_no_part_of_an_output(made: Path, disk: Disk, name: str) -> None:
+    home = disk.root / "mind"
+    subprocess.run(["cp", "-a", str(made), str(home)], check=True)
+
+    def full(args: list[str]) -> subprocess.CompletedProcess[str]:
+        disk.fill()
+        try:
+            return mind(home, *args)
+        finally:
+            disk.free()
+
+    no_room_for_an_output(home, disk.root / "out", name, full)
+
+
+@pytest.mark.parametrize("name", list(OUTPUTS))
+def test_the_file_size_limit_leaves_no_part_of_an_output(
+    made: Path, tmp_path: Path, name: str
+) -> None:
+    home = tmp_path / "mind"
+    subprocess.run(["cp", "-a", str(made), str(home)], check=True)
+
+    no_room_for_an_output(home, tmp_path / "out", name, lambda args: mind(home, *args, limit=True))

@@ -244,6 +244,8 @@ PUBLIC_NAMES = {
     "mindledger.turn_refs.TURN_REF",
     "mindledger.reports.REPORT_NAMES",
     "mindledger.graph.GRAPH_FORMATS",
+    "mindledger.read_model_repair.READS",  # the use cases that write nothing (`cli.floor`)
+    "mindledger.output_paths.names_standard_output",  # `--out /dev/stdout` printed as `-`
 }
 
 
