@@ -37,8 +37,18 @@ def check_model_spec(spec: str) -> str:
     a model, never on a read path."""
     spec = clean_text(spec, "model", 200, single_line=True)
     provider, slash, name = spec.partition("/")
-    if spec == "mock" or (provider == "local" and name.strip()):
+    if spec == "mock":
         return spec
+    if provider == "local" and name.strip():
+        from mindledger.adapters.local_model import unknown_local_model
+
+        unknown = unknown_local_model(spec)
+        if unknown is None:
+            return spec
+        raise InvalidInputError(
+            f"unknown model {spec!r}: the local model is {EMBEDDED_SPEC} (set it with "
+            f"mind model set {EMBEDDED_SPEC}); other models are provider/model"
+        )
     if slash and name.strip() and provider in {str(p) for p in _providers()}:
         return spec
     raise InvalidInputError(

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from mindledger.domain.identity import DEFAULT_MODEL
 from mindledger.domain.model_port import Completion, ModelFailure
 from mindledger.domain.private_files import private_folder, private_opener, write_private_text
 
@@ -61,6 +62,21 @@ EMBEDDED = EmbeddedTuning(
     compact_prompt=True,
     memory_budget=600,
 )
+
+
+# The local models a turn can run on: the one embedded model. Any other `local/NAME` would run
+# it all the same and record NAME, so each is refused before anything is written.
+LOCAL_MODELS = (DEFAULT_MODEL,)
+
+
+def unknown_local_model(spec: str) -> str | None:
+    """Why `spec` (a `local/NAME`) is not a local model, or None when it is one."""
+    if spec in LOCAL_MODELS:
+        return None
+    return (
+        f"unknown local model {spec!r}, so nothing was recorded: the local model is "
+        f"{' or '.join(LOCAL_MODELS)}"
+    )
 
 
 def model_path() -> Path | None:

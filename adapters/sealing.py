@@ -137,9 +137,14 @@ def _open(
             raw = binascii.a2b_base64(str(envelope.get("c", "")))
             plain = AESGCM(key).decrypt(raw[:12], raw[12:], _aad(stream, version, topic, field))
         except (InvalidTag, ValueError) as e:
+            # Not the chain (`mind verify` checks that, and passes): the key store holds a
+            # different key under this id than the one that sealed the field.
             raise LedgerCorruptError(
                 f"{topic} v{version} of {stream}: its sealed field {field!r} does not open "
-                f"with its key ({type(e).__name__}); run `mind verify`"
+                f"with key {(key_id or b'').hex()} from the key store ({type(e).__name__}): the key "
+                "store does not match the ledger (a key store of another copy of this home, "
+                "or a changed one); restore it from a backup of this home, and `mind doctor` "
+                "checks every sealed field against it"
             ) from None
         state[field] = orjson.loads(plain)
 

@@ -16,6 +16,19 @@ import click
 from mindledger.domain.errors import InvalidInputError
 
 
+class RefusedValueError(click.ClickException):
+    """Raised when a value typed on the command line is refused (click's own checks of a path
+    or a choice, a setting out of range): one line `Error: ...` and exit 2, as a usage error
+    exits, but without the usage block, which says nothing about the value."""
+
+    exit_code = 2
+
+
+def one_line_refusal(e: click.BadParameter) -> RefusedValueError:
+    """Click's refusal of a value (`Invalid value for 'FOLDER': ... is a file.`) as one line."""
+    return RefusedValueError(e.format_message())
+
+
 def undecodable_part(value: str) -> str | None:
     """What in `value` is not UTF-8 (`byte 0xFF`), or None when all of it is."""
     for ch in value:

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import click
 
+from mindledger.cli.arguments import RefusedValueError
 from mindledger.cli.floor import opened
 from mindledger.cli.output import echo, emit_json
 from mindledger.compose import Home
+from mindledger.domain.errors import InvalidInputError
 from mindledger.domain.settings import KEYS
 
 
@@ -49,7 +51,7 @@ def show(home: Home, as_json: bool) -> None:
 
 
 @config.command(name="set", context_settings={"ignore_unknown_options": True})
-@click.argument("key", type=click.Choice(KEYS))
+@click.argument("key", type=click.Choice(KEYS), metavar="KEY")
 @click.argument("value")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_obj
@@ -65,7 +67,10 @@ def set_(home: Home, key: str, value: str, as_json: bool) -> None:
     A number is refused unless finite and in its range (`mind config show` lists them); the
     workspace cannot be / or a system folder; a VALUE starting with - needs no `--`.
     """
-    done = opened(home).configure(key, value)
+    try:
+        done = opened(home).configure(key, value)
+    except InvalidInputError as e:  # a value typed here: refused as click refuses one (exit 2)
+        raise RefusedValueError(str(e)) from None
     if as_json:
         emit_json(done.model_dump(mode="json"))
         return

@@ -195,6 +195,11 @@ def run_via_server(argv: list[str], environ: Mapping[str, str] | None = None) ->
     except OutputFailedError as e:  # stdout failed; a turn says it was recorded all the same
         e.show()
         return e.exit_code
+    except sc.ServerRefused as e:
+        from mindledger.cli.output import error_text
+
+        print(f"Error: {error_text(str(e), None)}", file=sys.stderr)
+        return 1
     except sc.ServerLost as e:
         from mindledger.cli.output import error_text
 

@@ -11,7 +11,7 @@ from typing import Any
 
 import click
 
-from mindledger.cli.arguments import refuse_undecodable_arguments
+from mindledger.cli.arguments import one_line_refusal, refuse_undecodable_arguments
 from mindledger.cli.floor import last_write
 from mindledger.cli.options import HOME_HELP, share_options
 from mindledger.cli.output import OutputFailedError, error_text
@@ -34,6 +34,13 @@ class MindGroup(click.Group):
         except OutputFailedError as e:  # stdout failed: say what was recorded all the same
             also = "" if e.also else recorded_words(last_write.get())
             raise (e.saying(also) if also else e) from None
+        except click.BadParameter as e:
+            # A value refused (a FOLDER that is a file, an unknown KEY): one line, exit 2. A
+            # missing argument is a syntax error and keeps click's usage block.
+            if isinstance(e, click.MissingParameter):
+                setattr(e, "message", error_text(e.message, _home(ctx)))  # noqa: B010
+                raise
+            raise one_line_refusal(e) from None
         except click.ClickException as e:  # usage errors quote what was typed
             setattr(e, "message", error_text(e.message, _home(ctx)))  # noqa: B010 (typed Final)
             raise
@@ -43,6 +50,21 @@ class MindGroup(click.Group):
             home = _home(ctx)
             message = as_flags(failure_message(e, home), ctx)
             raise click.ClickException(error_text(message, home)) from None
+
+    def make_context(
+        self,
+        info_name: str | None,
+        args: list[str],
+        parent: click.Context | None = None,
+        **extra: Any,
+    ) -> click.Context:
+        """The group's own options (`mind --home FILE status`) refused in one line too."""
+        try:
+            return super().make_context(info_name, args, parent, **extra)
+        except click.BadParameter as e:
+            if isinstance(e, click.MissingParameter):
+                raise
+            raise one_line_refusal(e) from None
 
 
 def _home(ctx: click.Context) -> Path | None:

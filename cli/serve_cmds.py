@@ -158,9 +158,11 @@ def status(home: Home, as_json: bool) -> None:
     """
     from datetime import UTC, datetime
 
-    from mindledger.server_files import server_record
+    from mindledger.server_files import server_record, serves_this_home
 
     data, stale = server_record(home.path)
+    if data is not None and not serves_this_home(home.path, data):
+        data, stale = None, True  # it names a server that does not serve this home
     if data is None:
         if as_json:
             emit_json(
@@ -199,7 +201,7 @@ def stop(home: Home, timeout: float, as_json: bool) -> None:
     """
     from mindledger.domain.errors import MindError
     from mindledger.server_files import any_pid_alive as pid_alive
-    from mindledger.server_files import remove_stale_record, server_record
+    from mindledger.server_files import remove_stale_record, server_record, serves_this_home
 
     data, stale = server_record(home.path)
     if data is None:
@@ -213,6 +215,12 @@ def stop(home: Home, timeout: float, as_json: bool) -> None:
             echo(f"no server is serving {home.path}{removed if stale else ''}")
         return
     pid = int(data["pid"])
+    if not serves_this_home(home.path, data):
+        raise MindError(
+            f"server.json names a server (pid {pid}) that does not serve {home.path} (it does "
+            "not answer on this home's socket with this home's token), so nothing was stopped; "
+            "`mind server status` shows the file as stale"
+        )
     try:
         os.kill(pid, signal.SIGTERM)
     except ProcessLookupError:

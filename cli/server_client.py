@@ -57,6 +57,11 @@ class ServerUnavailable(Exception):
         self.code = code
 
 
+class ServerRefused(Exception):
+    """Raised when the server refused a request for a reason running it here would meet too
+    (a full disk: 507): its one line is printed as the in-process command prints it."""
+
+
 class ServerLost(Exception):
     """Raised when the server failed after it had the whole request: the turn may or may not
     be recorded, so it is not run again."""
@@ -218,6 +223,8 @@ def _answer(status: int, raw: bytes) -> Any:
     error = data.get("error") if isinstance(data, dict) else None
     code = error.get("code") if isinstance(error, dict) else None
     message = error.get("message") if isinstance(error, dict) else None
+    if status == 507 and isinstance(message, str) and message:
+        raise ServerRefused(message)  # no room to write: the same here, and nothing recorded
     if status == 503 or 400 <= status < 500:
         # Refused before anything was recorded (bad input, stopping, unknown mind): running
         # in-process gives the same answer, or the same error in the same words.

@@ -28,19 +28,23 @@ _ALWAYS = (
 )
 _VALUE = r"[^\s\"',;&}\]]"
 _DONE = r"(?!\[redacted\])"  # a value replaced already (a configured secret) is left alone
+# A name is a header or parameter only where it starts a word that is not part of a path: in
+# `'../../etc/passwd': give ...` the quote and colon after `passwd` close a quoted path, and the
+# word after them is the message's, not a password.
+_NAME_START = r"(?<![\w/\\])"
 _USERINFO = re.compile(r"://([^/\s:@]*):([^@\s/]+)@")
 _SHAPES = [
     # Authorization: Bearer abc / "api_key": "abc" / api-key=abc / x-api-key: abc
     (
         re.compile(
-            rf"(?i)\b({_ALWAYS})([\"']?\s*[:=]\s*[\"']?){_DONE}(?>(?:(?:bearer|basic|token)\s+)?)"
+            rf"(?i){_NAME_START}({_ALWAYS})([\"']?\s*[:=]\s*[\"']?){_DONE}(?>(?:(?:bearer|basic|token)\s+)?)"
             rf"{_DONE}{_VALUE}+"
         ),
         rf"\1\2{REDACTED}",
     ),
     (
         re.compile(
-            rf"(?i)\b(token|key|secret)([\"']?\s*[:=]\s*[\"']?){_DONE}(?={_VALUE}*\d){_VALUE}{{8,}}"
+            rf"(?i){_NAME_START}(token|key|secret)([\"']?\s*[:=]\s*[\"']?){_DONE}(?={_VALUE}*\d){_VALUE}{{8,}}"
         ),
         rf"\1\2{REDACTED}",
     ),

@@ -18,6 +18,9 @@ from mindledger.domain.tension import TensionParams
 # `check_setting`), and bounded: a rate or cap of 1e300 would overflow the tension law.
 _NUMBER: Callable[[str], float] = float
 _MILLION = 1_000_000
+# The smallest size a number other than 0 may have: a rate of 1e-320 (a denormal) is a law
+# that never moves, and hours or tension finer than a millionth mean nothing here.
+_SMALLEST = 1e-6
 SETTINGS: dict[str, tuple[Callable[[str], float | int], Callable[[float], bool], str]] = {
     "threads.base_rate": (
         _NUMBER,
@@ -114,9 +117,15 @@ def check_setting(key: str, value: str) -> str:
         number = parse(value.strip())
     except ValueError:  # also a whole number of more than 4300 digits
         raise InvalidInputError(f"{key} must be {what}: {meaning}") from None
+    shown = value if len(value) <= 40 else value[:37] + "..."
     if not math.isfinite(number) or not ok(number):  # NaN fails every comparison; inf passes >
-        shown = value if len(value) <= 40 else value[:37] + "..."
         raise InvalidInputError(f"{key}={shown!r} is out of range: {meaning}")
+    if math.copysign(1.0, number) < 0:  # -0 passes `0 <= v` and would be recorded as "-0.0"
+        raise InvalidInputError(f"{key}={shown!r} is negative: {meaning}")
+    if number != 0 and abs(number) < _SMALLEST:
+        raise InvalidInputError(
+            f"{key}={shown!r} is too small (the least above 0 is {_SMALLEST:g}): {meaning}"
+        )
     return str(number)
 
 

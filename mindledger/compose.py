@@ -26,7 +26,7 @@ from mindledger.domain.clock import (
     parse_fixed_time,
     system_clock,
 )
-from mindledger.domain.errors import LedgerCorruptError, NotInitialisedError
+from mindledger.domain.errors import NotInitialisedError
 
 if TYPE_CHECKING:
     import duckdb
@@ -197,9 +197,15 @@ def head_time(home: Home) -> datetime | None:
     try:
         return datetime.fromisoformat(json.loads(rows[-1].state)["timestamp"])
     except (ValueError, KeyError, TypeError):
-        raise LedgerCorruptError(
-            f"the ledger's latest event (position {rows[-1].position}) cannot be read; "
-            "run `mind verify`"
+        # The chain verifies (`mind verify` passes); it is the event this mindledger cannot
+        # read, and the projector stops at it too: refused as the append guard refuses.
+        from mindledger.projections.engine.projector import ProjectionError
+
+        position = rows[-1].position
+        raise ProjectionError(
+            f"the ledger's latest event (position {position}) has no readable timestamp, so "
+            "this mindledger cannot record after it and nothing was written",
+            position,
         ) from None
 
 

@@ -68,7 +68,7 @@ def configure(home: Home, key: str, value: str) -> dict[str, Any]:
     first); what `mind config set --json` prints."""
     if key == WORKSPACE:
         check_setting(key, value)  # an empty path would resolve to the current folder
-        value = str(workspace_folder(value))
+        value = str(workspace_folder(value, home.path))
     app = open_mind(home)
     try:
         changed = app.configure(key, value)
@@ -81,8 +81,11 @@ def configure(home: Home, key: str, value: str) -> dict[str, Any]:
 SYSTEM_FOLDERS = (Path("/proc"), Path("/sys"), Path("/dev"))
 
 
-def workspace_folder(value: str) -> Path:
-    """`value` as an absolute folder, or InvalidInputError saying why it cannot be one."""
+def workspace_folder(value: str, mind_home: Path | None = None) -> Path:
+    """`value` as an absolute folder, or InvalidInputError saying why it cannot be one: not the
+    root or a system folder, not the user's home folder or one above it (every file the user
+    has would count as work), and not a folder holding `mind_home` (the mind's own writes
+    would count as its work)."""
     try:
         folder = Path(value).expanduser().resolve()
         is_file = folder.exists() and not folder.is_dir()
@@ -99,4 +102,22 @@ def workspace_folder(value: str) -> Path:
             f"the workspace cannot be {folder}: any file on the system (or the kernel's) would "
             "count as evidence of work; give the folder you work in, e.g. ~/notes"
         )
+    user_home = _user_home()
+    if user_home is not None and user_home.is_relative_to(folder):
+        raise InvalidInputError(
+            f"the workspace cannot be {folder}: it holds your whole home folder, so every file "
+            "you have would count as evidence of work; give the folder you work in, e.g. ~/notes"
+        )
+    if mind_home is not None and mind_home.resolve().is_relative_to(folder):
+        raise InvalidInputError(
+            f"the workspace cannot be {folder}: it holds this mind's own files, whose every "
+            "write would count as evidence of work; give the folder you work in, e.g. ~/notes"
+        )
     return folder
+
+
+def _user_home() -> Path | None:
+    try:
+        return Path.home().resolve()
+    except (OSError, RuntimeError):  # no HOME and no password entry: nothing to compare
+        return None

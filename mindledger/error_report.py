@@ -113,6 +113,11 @@ def log_failure(e: BaseException, home: Path | None, secrets: Sequence[str]) -> 
     return error_id
 
 
+def was_disk_full(e: BaseException, home: Path | None) -> bool:
+    """Whether `e` (or a cause of it) says the disk was full (`disk_full`)."""
+    return is_disk_full(_chain(e), home)
+
+
 def _chain(e: BaseException) -> list[BaseException]:
     """`e` and its causes, outermost first; a cause a wrapper hid (`from None`) counts too."""
     found: list[BaseException] = []

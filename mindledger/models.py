@@ -32,8 +32,12 @@ class ModelKind:
 
 
 def _embedded(home: Home, settings: ModelSettings) -> CompletionModel:
-    from mindledger.adapters.local_model import EmbeddedModel
+    from mindledger.adapters.local_model import EmbeddedModel, unknown_local_model
+    from mindledger.domain.errors import InvalidInputError
 
+    unknown = unknown_local_model(settings.spec)
+    if unknown is not None:  # before a turn records anything, as `_routed_litellm` checks
+        raise InvalidInputError(unknown)
     return EmbeddedModel(home.path / "run", settings)
 
 
@@ -65,8 +69,11 @@ def _routed_litellm(home: Home, settings: ModelSettings) -> CompletionModel:
 
 
 def _embedded_unavailable(home: Home, spec: str) -> str | None:
-    from mindledger.adapters.local_model import model_path
+    from mindledger.adapters.local_model import model_path, unknown_local_model
 
+    unknown = unknown_local_model(spec)
+    if unknown is not None:
+        return unknown
     if model_path() is None:
         return "the local model is not installed (`mind model install-local`)"
     return None

@@ -178,6 +178,75 @@ def server_record(home: Path) -> tuple[dict[str, Any] | None, bool]:
     return data, False
 
 
+def serves_this_home(home: Path, info: Mapping[str, Any], timeout: float = 10.0) -> bool:
+    """Whether the server `info` (the home's server.json) names answers for `home`, asked the
+    server itself: server.json's word is not enough (a copied or edited file can name another
+    home's server, which `mind server stop` must never signal). Its socket is the home's own,
+    the process on the other end of it is the recorded pid (where the system says), and it
+    takes this home's token. Without a socket (a path too long for one), its URL is asked."""
+    token = None
+    with contextlib.suppress(MindError):  # no token, or one open to others: not ours to use
+        token = read_token(home)
+    if not token:
+        return False
+    request = (
+        f"GET /v1/minds HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer {token}\r\n"
+        "Connection: close\r\n\r\n"
+    ).encode()
+    recorded = info.get("socket")
+    if recorded is None:
+        return _url_takes(str(info.get("url") or ""), request, timeout)
+    socket_path = home / SOCKET_FILE
+    if not isinstance(recorded, str) or os.path.abspath(recorded) != str(socket_path.absolute()):
+        return False  # another home's socket
+    if not own_private(socket_path, stat.S_IFSOCK):
+        return False
+    import socket
+
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+        try:
+            sock.settimeout(timeout)
+            sock.connect(str(socket_path))
+            peer = _peer_pid(sock)
+            if peer is not None and peer != info.get("pid"):
+                return False  # the socket is served by another process than server.json's
+            sock.sendall(request)
+            return sock.recv(64).startswith((b"HTTP/1.1 200", b"HTTP/1.0 200"))
+        except OSError:
+            return False
+
+
+def _peer_pid(sock: Any) -> int | None:
+    """The pid of the process at the other end of a Unix socket (Linux), else None."""
+    import socket
+    import struct
+
+    option = getattr(socket, "SO_PEERCRED", None)
+    if option is None:
+        return None
+    try:
+        pid, _, _ = struct.unpack("3i", sock.getsockopt(socket.SOL_SOCKET, option, 12))
+    except OSError:
+        return None
+    return int(pid)
+
+
+def _url_takes(url: str, request: bytes, timeout: float) -> bool:
+    """Whether the loopback server at `url` answers `request` with 200."""
+    import socket
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    if parts.scheme != "http" or parts.hostname not in ("127.0.0.1", "::1", "localhost"):
+        return False
+    try:
+        with socket.create_connection((parts.hostname, parts.port or 80), timeout) as sock:
+            sock.sendall(request)
+            return sock.recv(64).startswith((b"HTTP/1.1 200", b"HTTP/1.0 200"))
+    except (OSError, ValueError):
+        return False
+
+
 def running_server(home: Path) -> dict[str, Any] | None:
     """The home's server.json when its process is alive (a stale file means no server)."""
     return server_record(home)[0]

@@ -31,7 +31,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from mindledger.domain.errors import MindError
 from mindledger.domain.redaction import redact
-from mindledger.error_report import failure_message
+from mindledger.error_report import failure_message, was_disk_full
 from mindledger.service.auth import bearer
 from mindledger.service.endpoints import (
     DEFAULT_MAX_BODY,
@@ -168,6 +168,8 @@ def _route(ep: Endpoint, minds: Minds, max_body: int, secrets: list[str]) -> Rou
         except MindError as e:
             return mind_error_response(e, secrets, _home_of(mind, opened))
         except PersistenceError as e:
+            if was_disk_full(e, _home_of(mind, opened)):
+                return internal_error_response(e, secrets, _home_of(mind, opened))  # 507
             message = failure_message(e, _home_of(mind, opened), secrets, full_path=False)
             return error_response(500, "ledger_error", message)
         except ClientDisconnect:

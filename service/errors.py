@@ -11,7 +11,7 @@ from typing import Any
 
 from starlette.responses import JSONResponse
 
-from mindledger.error_report import clean_text, failure_message, first_line
+from mindledger.error_report import clean_text, failure_message, first_line, was_disk_full
 from mindledger.errors import (
     ConflictError,
     LedgerBusyError,
@@ -20,6 +20,7 @@ from mindledger.errors import (
     MindError,
     NotFoundError,
     NotInitialisedError,
+    ProjectionError,
     QueryError,
     QueryStoppedError,
     ReadModelCorruptError,
@@ -27,6 +28,9 @@ from mindledger.errors import (
 )
 
 log = logging.getLogger("mindledger.server")
+# A full disk (or the file size limit): nothing could be written, and the client's command line
+# prints the message as the in-process command does (`cli.server_client`).
+INSUFFICIENT_STORAGE = 507
 
 
 class ApiError(Exception):
@@ -66,6 +70,9 @@ _MAPPED: list[tuple[type[Exception], int, str]] = [
     (LedgerReadOnlyError, 409, "read_only_home"),
     (LedgerCorruptError, 500, "ledger_corrupt"),
     (ReadModelCorruptError, 500, "read_model_corrupt"),
+    # The append guard's refusal (a ledger event this mindledger cannot project): a known
+    # refusal with nothing written, which the command line runs in-process to the same line.
+    (ProjectionError, 409, "projection_stopped"),
     # The kinds (mindledger.domain.errors): what is left of each maps here.
     (NotFoundError, 404, "not_found"),
     (ConflictError, 409, "conflict"),
@@ -81,6 +88,8 @@ def mind_error_response(
     there under an error id the message names) and the argument at fault as `param` (the
     floor's request word, which is the route's JSON field)."""
     message = failure_message(e, home, secrets, full_path=False)
+    if was_disk_full(e, home):
+        return error_response(INSUFFICIENT_STORAGE, "insufficient_storage", message)
     if isinstance(e, QueryError) and "refused" in message:
         return error_response(403, "read_only", message)
     for kind, status, code in _MAPPED:
@@ -106,5 +115,9 @@ def internal_error_message(
 def internal_error_response(
     e: BaseException, secrets: Sequence[str], home: Path | None = None
 ) -> JSONResponse:
-    """An unexpected failure answered with a plain 500 (`internal_error_message`)."""
+    """An unexpected failure answered with a plain 500 (`internal_error_message`); a full disk
+    with 507 and the line that says so."""
+    if was_disk_full(e, home):
+        message = failure_message(e, home, secrets, full_path=False)
+        return error_response(INSUFFICIENT_STORAGE, "insufficient_storage", message)
     return error_response(500, "internal", internal_error_message(e, secrets, home))

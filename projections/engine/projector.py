@@ -73,6 +73,20 @@ def _decode(row: LedgerRow, opened: dict[str, Any] | None = None) -> Ev:
     )
 
 
+def _decode_until_unreadable(
+    batch: Sequence[LedgerRow], opened: Sequence[dict[str, Any]] | None
+) -> list[Ev]:
+    """The batch's events up to the first whose time cannot be read (a forged or foreign
+    event): the projector applies those and stops there, as at any event it cannot apply."""
+    events: list[Ev] = []
+    for i, row in enumerate(batch):
+        try:
+            events.append(_decode(row, None if opened is None else opened[i]))
+        except (KeyError, TypeError, ValueError):
+            break
+    return events
+
+
 def _mark_forgotten(rows: Rows, e: Ev) -> None:
     # A forgotten commitment, thread or knowledge item stays a row (its structure is kept) but
     # leaves every listing of open or usable ones: retrieval never offers "[forgotten]".
@@ -404,10 +418,16 @@ class Projector:
         `opened`: the rows' states as the reader opened them (sealed fields in the clear)."""
         if not batch:
             return 0
-        if opened is None:
-            events = [_decode(r) for r in batch]
-        else:
-            events = [_decode(r, s) for r, s in zip(batch, opened, strict=True)]
+        events = _decode_until_unreadable(batch, opened)
+        if len(events) < len(batch):  # an event with no readable time stops projection there
+            if events:
+                self.apply(batch[: len(events)], None if opened is None else opened[: len(events)])
+            bad = batch[len(events)]
+            raise ProjectionError(
+                f"cannot apply event at position {bad.position} ({bad.topic}): it has no "
+                "readable timestamp",
+                bad.position,
+            )
         expected = self.position() + 1
         if events[0].position != expected:
             raise ProjectionError(

@@ -47,9 +47,9 @@ def head(cli: Cli) -> int:
     return position
 
 
-def one_error_line(result: Result) -> str:
+def one_error_line(result: Result, exit_code: int = 1) -> str:
     lines = result.stderr.strip().splitlines()
-    assert result.exit_code == 1, result.output
+    assert result.exit_code == exit_code, result.output
     assert len(lines) == 1 and lines[0].startswith("Error: "), result.stderr
     assert "Traceback" not in result.stderr + result.output
     return lines[0]
@@ -352,7 +352,7 @@ def test_a_bad_per_mind_setting_is_one_line_naming_it_and_changes_nothing(
 ) -> None:
     before = head(cli)
 
-    line = one_error_line(cli("config", "set", key, "--", BAD_MIND[key]))
+    line = one_error_line(cli("config", "set", key, "--", BAD_MIND[key]), exit_code=2)
 
     assert key in line
     assert head(cli) == before
@@ -366,7 +366,7 @@ def test_an_embedding_server_that_is_not_an_http_url_is_refused(
 ) -> None:
     before = head(cli)
 
-    line = one_error_line(cli("config", "set", "embedding.api_base", url))
+    line = one_error_line(cli("config", "set", "embedding.api_base", url), exit_code=2)
 
     assert "http://" in line and "embedding.api_base" in line
     assert head(cli) == before

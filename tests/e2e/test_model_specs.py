@@ -75,3 +75,26 @@ def test_chat_help_lists_every_slash_command(cli: Cli, mind_home: Path) -> None:
     assert result.exit_code == 0, result.stderr
     listed = {word[1:].rstrip(",") for word in result.output.split() if word.startswith("/")}
     assert set(commands) <= listed
+
+
+@pytest.mark.parametrize("spec", ["local/nosuch", "local/smollm2", "local/all-minilm-l6-v2"])
+def test_a_local_name_that_is_not_the_local_model_is_refused_before_a_turn_writes(
+    cli: Cli, mind_home: Path, spec: str
+) -> None:
+    before = ledger_head(mind_home)
+
+    turned = cli("turn", "hello", "--model", spec)
+    chosen = cli("model", "set", spec)
+
+    assert_one_error_line(turned, f"unknown local model {spec!r}", "nothing was recorded")
+    assert_one_error_line(chosen, f"unknown model {spec!r}", BACK)
+    assert ledger_head(mind_home) == before
+    assert cli("verify").exit_code == 0
+
+
+def test_a_mind_set_to_an_unknown_local_name_says_so_when_asked_what_runs(mind_home: Path) -> None:
+    from mindledger.models import model_unavailable
+
+    reason = model_unavailable(Home(mind_home), "local/nosuch")
+
+    assert reason is not None and "unknown local model 'local/nosuch'" in reason

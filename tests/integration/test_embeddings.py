@@ -199,7 +199,7 @@ def test_the_offline_model_is_the_default_and_recall_leaves_it_off(
     bad = cli("config", "set", "embedding.recall", "sometimes")
 
     assert DEFAULT_EMBEDDING_MODEL in shown and "embedding.recall" in shown
-    assert bad.exit_code == 1 and "on or off" in bad.stderr
+    assert bad.exit_code == 2 and "on or off" in bad.stderr
     assert embedder(Home(mind_home), {}) is None
     model = embedding_model(Home(mind_home), {})
     assert model is not None and model.model == DEFAULT_EMBEDDING_MODEL

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from eventsourcing.persistence import PersistenceError
 from hypothesis import given
 from hypothesis import strategies as st
 from starlette.requests import ClientDisconnect
@@ -19,6 +20,7 @@ from starlette.routing import Mount, Route, Router
 from starlette.testclient import TestClient
 
 from mindledger.compose import Home
+from mindledger.disk_full import DISK_FULL_MESSAGE
 from mindledger.service.app import Extension, build_app, require_token, served_routes
 from mindledger.service.endpoints import Call, Endpoint, Field, Param, check_body
 from mindledger.service.errors import ApiError
@@ -283,3 +285,36 @@ def test_a_floor_refusal_names_its_argument_as_the_error_param(
     assert (error["param"], error["code"]) == ("value", "bad_request")
     assert error["message"].startswith("`before` 2999-01-01T00:00:00Z is in the future")
     assert "--" not in error["message"]
+
+
+def _disk_full_app(mind_home: Path, failure: BaseException) -> tuple[TestClient, Minds]:
+    async def fail(call: Call) -> Any:
+        raise failure
+
+    minds = Minds.open([Home(mind_home)])
+    extra = Extension(endpoints=[Endpoint("GET", "/v1/full", fail, "Always out of room.")])
+    return TestClient(build_app(minds, extensions=[extra]), raise_server_exceptions=False), minds
+
+
+@pytest.mark.parametrize(
+    "failure",
+    [
+        OSError(28, "No space left on device"),
+        PersistenceError("database or disk is full"),
+    ],
+    ids=["enospc", "sqlite-full"],
+)
+def test_a_full_disk_is_answered_507_with_the_line_that_says_so(
+    mind_home: Path, failure: BaseException
+) -> None:
+    client, minds = _disk_full_app(mind_home, failure)
+
+    try:
+        with client:
+            response = client.get("/v1/full", headers=auth(minds))
+    finally:
+        minds.close(10)
+
+    assert response.status_code == 507
+    error = response.json()["error"]
+    assert error["code"] == "insufficient_storage" and error["message"] == DISK_FULL_MESSAGE

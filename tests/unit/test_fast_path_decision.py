@@ -455,3 +455,17 @@ def test_no_server_is_started_where_its_socket_path_would_be_too_long(tmp_path: 
     assert len(os.fsencode(home / sc.SOCKET_FILE)) > sc.UNIX_PATH_MAX
     assert not sc.may_start_server(home)
     assert sc.may_start_server(tmp_path / "short") is False  # not a mind; the length is fine
+
+
+def test_a_full_disk_on_the_server_is_its_one_line_not_a_lost_turn() -> None:
+    body = {"error": {"message": "no space left to write", "code": "insufficient_storage"}}
+
+    with pytest.raises(sc.ServerRefused, match=r"^no space left to write$"):
+        sc._answer(507, json.dumps(body).encode())
+
+
+def test_a_refusal_by_the_append_guard_runs_in_process() -> None:
+    body = {"error": {"message": "cannot apply event at position 6", "code": "projection_stopped"}}
+
+    with pytest.raises(sc.ServerUnavailable):
+        sc._answer(409, json.dumps(body).encode())

@@ -55,6 +55,37 @@ def test_ordinary_messages_are_left_alone(message: str) -> None:
     assert redact(message) == message
 
 
+# Prose and paths with no credential in them: the words that name a credential (`passwd`,
+# `api_key`, `token`, ...) appear only as parts of paths, the way a path a user typed is quoted
+# back in a message (`unknown model '../../etc/passwd': give provider/model ...`).
+_CREDENTIAL_WORDS = ("passwd", "password", "api_key", "api-key", "token", "key", "secret")
+_PLAIN_WORD = st.text("abcdefghijklmnopqrstuvwxyz", min_size=1, max_size=12).filter(
+    lambda w: (
+        not any(c in w for c in ("passw", "key", "token", "secret", "auth", "bearer", "basic"))
+    )
+)
+_PATH = st.builds(
+    lambda up, parts, last: "../" * up + "/".join(parts) + "/" + last,
+    st.integers(0, 3),
+    st.lists(_PLAIN_WORD, max_size=3),
+    st.one_of(st.sampled_from(_CREDENTIAL_WORDS), _PLAIN_WORD),
+)
+_GLUE = st.sampled_from([" ", ": ", "': ", '": "', "=", ", ", " (", ") ", "; "])
+
+
+@given(st.lists(st.tuples(st.one_of(_PLAIN_WORD, _PATH), _GLUE), max_size=12))
+def test_a_message_without_secrets_comes_out_unchanged(pieces: list[tuple[str, str]]) -> None:
+    message = "".join(word + glue for word, glue in pieces)
+
+    assert redact(message) == message
+
+
+def test_a_path_naming_a_credential_file_keeps_the_words_after_it() -> None:
+    message = "unknown model '../../etc/passwd': give provider/model with a provider"
+
+    assert redact(message) == message
+
+
 def test_secret_names_and_values() -> None:
     env = {
         "OPENAI_API_KEY": "sk-111111111111",
