@@ -134,13 +134,24 @@ def serve(tmp_path: Path) -> Iterator[Callable[..., Served]]:
 
 @pytest.fixture
 def new_mind(tmp_path: Path) -> Callable[..., Path]:
-    """A new mind called Echo (created at `now` when given) in a fresh home."""
+    """A new mind called Echo (created at `now` when given) in a fresh home, set to `model`
+    (None: the default, the embedded one, whose client the server warms)."""
     count = [0]
 
-    def make(now: str | None = None) -> Path:
+    def make(now: str | None = None, model: str | None = "mock") -> Path:
+        from click.testing import CliRunner
+
+        from mindledger.cli.main import mind as mind_command
+
         count[0] += 1
         home = tmp_path / f"mind{count[0]}"
-        mind(home, "init", "--name", "Echo", now=now)
+        env = {**subprocess_env(home, MIND_NO_SERVER="1"), "MIND_NOW": now}
+        # In-process: the server and the page are under test, not `mind init`. The scripted
+        # mock by default: a server warms LiteLLM (seconds of CPU) for any other model, and
+        # each turn here names its model.
+        for args in (["init", "--name", "Echo"], *([["model", "set", model]] if model else [])):
+            done = CliRunner(env=env).invoke(mind_command, args, catch_exceptions=False)
+            assert done.exit_code == 0, done.stderr
         return home
 
     return make
