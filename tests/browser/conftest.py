@@ -65,6 +65,19 @@ def mind(home: Path, *args: str, now: str | None = None, check: bool = True) -> 
     return json.loads(done.stdout) if "--json" in args and done.stdout.strip() else done
 
 
+def in_process(home: Path, args: list[str], now: str | None = None) -> Any:
+    """`mind ARGS` in this process, with the environment `mind` gives the processes: for the
+    set-up the page's tests do not test (a process would only pay the start-up)."""
+    from click.testing import CliRunner
+
+    from mindledger.cli.main import mind as mind_command
+
+    env = {**subprocess_env(home, MIND_NO_SERVER="1", LITELLM_OFFLINE_MODE="true"), "MIND_NOW": now}
+    done = CliRunner(env=env).invoke(mind_command, args, catch_exceptions=False)
+    assert done.exit_code == 0, done.stderr
+    return done
+
+
 @dataclass
 class Served:
     """A running `mind serve`: its URL, the mind's name and token, and its home."""
@@ -84,7 +97,7 @@ def start_server(home: Path, now: str | None = None) -> Served:
     env = {k: v for k, v in env.items() if not k.endswith(("_API_KEY", "_API_BASE"))}
     if now:
         env["MIND_NOW"] = now
-    token = mind(home, "serve", "--print-token").stdout.strip()
+    token = in_process(home, ["serve", "--print-token"], now).stdout.strip()
     process = subprocess.Popen(
         [*MIND, "serve", "--port", "0", "--json"],
         env=env,
@@ -134,13 +147,18 @@ def serve(tmp_path: Path) -> Iterator[Callable[..., Served]]:
 
 @pytest.fixture
 def new_mind(tmp_path: Path) -> Callable[..., Path]:
-    """A new mind called Echo (created at `now` when given) in a fresh home."""
+    """A new mind called Echo (created at `now` when given) in a fresh home, set to `model`
+    (None: the default, the embedded one, whose client the server warms)."""
     count = [0]
 
-    def make(now: str | None = None) -> Path:
+    def make(now: str | None = None, model: str | None = "mock") -> Path:
         count[0] += 1
         home = tmp_path / f"mind{count[0]}"
-        mind(home, "init", "--name", "Echo", now=now)
+        # In-process: the server and the page are under test, not `mind init`. The scripted
+        # mock by default: a server warms LiteLLM (seconds of CPU) for any other model, and
+        # each turn here names its model.
+        for args in (["init", "--name", "Echo"], *([["model", "set", model]] if model else [])):
+            in_process(home, args, now)
         return home
 
     return make

@@ -198,7 +198,7 @@ def test_mind_open_s_link_logs_in_once(browser: Any, new_mind: NewMind, serve: S
 def test_a_failed_generation_is_shown_as_failed_and_the_message_kept(
     browser: Any, new_mind: NewMind, serve: Serve
 ) -> None:
-    home = new_mind()
+    home = new_mind(model=None)  # the server warms LiteLLM, which the hosted model needs
     served = serve(home)
     log_in(browser, served)
     chat = show(browser, served, "chat")

@@ -36,6 +36,24 @@ class Memories:
     selectors: dict[str, tuple[str, str]]  # canary's kind -> (option, value)
 
 
+def module_cli(home: Path) -> Cli:
+    """`mind ARGS...` in-process on `home` at the suite's fixed time, outside any test's own
+    home: for a mind a module builds once and each test reads a copy of."""
+    from click.testing import CliRunner
+
+    from mindledger.cli.main import mind
+
+    runner = CliRunner(
+        env={"MIND_HOME": str(home), "MIND_NOW": "2026-05-01T09:00:00Z", "MIND_BACKEND": None}
+    )
+
+    def run(*args: str, input: str | None = None) -> Result:
+        r = runner.invoke(mind, list(args), input=input, catch_exceptions=False)
+        return Result(r.exit_code, r.stdout, r.stderr)
+
+    return run
+
+
 def turn(cli: Cli, message: str, reply: str) -> dict[str, object]:
     result = cli("turn", message, *MOCK, "--mock-reply", reply, "--json")
     assert result.exit_code == 0, result.stderr

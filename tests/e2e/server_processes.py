@@ -170,10 +170,17 @@ def run_in_process(args: Sequence[str], env: dict[str, str]) -> Ran:
     return Ran(done.exit_code, done.stdout, done.stderr)
 
 
-def init_mind(home: Path, name: str = "Echo", *extra: str) -> None:
-    """`mind init` in-process (no server)."""
-    done = run_in_process(["init", "--name", name, *extra], client_env(home, MIND_NO_SERVER="1"))
+def init_mind(home: Path, name: str = "Echo", *extra: str, model: str | None = "mock") -> None:
+    """`mind init` in-process (no server), then the mind set to `model` (None: the default, the
+    embedded one). The scripted mock by default: a server warms LiteLLM (seconds of CPU,
+    holding the GIL while requests wait) for any other model, and these tests name the model
+    of each turn they run."""
+    env = client_env(home, MIND_NO_SERVER="1")
+    done = run_in_process(["init", "--name", name, *extra], env)
     assert done.code == 0, done.err
+    if model is not None:
+        done = run_in_process(["model", "set", model], env)
+        assert done.code == 0, done.err
 
 
 def ledger_turns(home: Path) -> tuple[list[tuple[int, str]], int]:

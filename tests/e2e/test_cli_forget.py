@@ -5,6 +5,7 @@ the same thing changes nothing, and a forget killed at any point is finished by 
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 from collections.abc import Callable
@@ -24,6 +25,7 @@ from tests.e2e.forget_memories import (
     forget,
     holds,
     ledger_head,
+    module_cli,
     read_side,
     recalls,
     stored_keys,
@@ -36,9 +38,23 @@ MIND = [sys.executable, "-c", "from mindledger.cli.main import main; main()"]
 FORGOTTEN = "mind.forget.forgotten"
 
 
+@pytest.fixture(scope="module")
+def memories_once(tmp_path_factory: pytest.TempPathFactory) -> Memories:
+    """The mind with every canary, built once for the module."""
+    folder = tmp_path_factory.mktemp("memories")
+    cli = module_cli(folder / "mind")
+    assert cli("init", "--name", "Echo").exit_code == 0
+    return build_memories(cli, folder / "mind", folder)
+
+
 @pytest.fixture
-def memories(cli: Cli, mind_home: Path, tmp_path: Path) -> Memories:
-    return build_memories(cli, mind_home, tmp_path)
+def memories(memories_once: Memories, home: Path, cli: Cli) -> Memories:
+    """Each test's own copy of that mind, as the test's home (the tests forget from it)."""
+    shutil.copytree(memories_once.home, home)
+    # This process has used the home before the test, as when the test built it: a warning
+    # (the chat history's file mode) is printed once per process and home.
+    assert cli("status").exit_code == 0
+    return Memories(home, memories_once.selectors)
 
 
 @pytest.mark.parametrize("kind", sorted(CANARIES))

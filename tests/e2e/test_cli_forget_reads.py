@@ -4,6 +4,7 @@ traceback, and shows "[forgotten]" where the words were (never the words)."""
 from __future__ import annotations
 
 import json
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 
@@ -17,19 +18,31 @@ from tests.e2e.forget_memories import (
     Memories,
     build_memories,
     forget,
+    module_cli,
 )
 
 Cli = Callable[..., Result]
 MARK = "[forgotten]"
 
 
-@pytest.fixture
-def forgotten(cli: Cli, mind_home: Path, tmp_path: Path) -> Memories:
-    """A mind whose every canary memory was forgotten."""
-    memories = build_memories(cli, mind_home, tmp_path)
+@pytest.fixture(scope="module")
+def forgotten_once(tmp_path_factory: pytest.TempPathFactory) -> Memories:
+    """A mind whose every canary memory was forgotten, built once for the module (nine forgets
+    and two imports: seconds a test)."""
+    folder = tmp_path_factory.mktemp("forgotten")
+    cli = module_cli(folder / "mind")
+    assert cli("init", "--name", "Echo").exit_code == 0
+    memories = build_memories(cli, folder / "mind", folder)
     for option, value in memories.selectors.values():
         assert forget(cli, option, value).exit_code == 0
     return memories
+
+
+@pytest.fixture
+def forgotten(forgotten_once: Memories, home: Path) -> Memories:
+    """Each test's own copy of that mind, as the test's home (a read may rebuild a read model)."""
+    shutil.copytree(forgotten_once.home, home)
+    return Memories(home, forgotten_once.selectors)
 
 
 def clean(result: Result) -> str:

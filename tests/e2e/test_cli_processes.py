@@ -8,6 +8,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+from click.testing import CliRunner
+
+from mindledger.cli.main import mind
 from tests.conftest import REPO, sealed_text_changed, subprocess_env
 
 MIND = [sys.executable, "-c", "from mindledger.cli.main import main; main()"]
@@ -24,8 +27,15 @@ def run(home: Path, *args: str | bytes) -> subprocess.CompletedProcess[str]:
     )
 
 
+def made_here(home: Path, *args: str) -> None:
+    """`mind ARGS` in this process, in the environment `run` gives: for the set-up around the
+    processes under test."""
+    env = {**subprocess_env(home), "MIND_NOW": None}
+    assert CliRunner(env=env).invoke(mind, list(args), catch_exceptions=False).exit_code == 0
+
+
 def test_non_utf8_arguments_get_a_clear_error_not_a_traceback(tmp_path: Path) -> None:
-    run(tmp_path, "init")
+    made_here(tmp_path, "init")
 
     result = run(tmp_path, b"caf\xe9 au lait")
 
@@ -39,7 +49,7 @@ def test_non_utf8_arguments_get_a_clear_error_not_a_traceback(tmp_path: Path) ->
 
 
 def test_status_and_listings_do_not_import_litellm(tmp_path: Path) -> None:
-    run(tmp_path, "init")
+    made_here(tmp_path, "init")
     probe = (
         "import sys; from mindledger.cli.main import mind\n"
         "for args in (['status'], ['commitments'], ['log'], ['--help'],\n"
@@ -62,9 +72,9 @@ def test_status_and_listings_do_not_import_litellm(tmp_path: Path) -> None:
 
 
 def test_verify_exits_1_naming_the_first_bad_position(tmp_path: Path) -> None:
-    run(tmp_path, "init")
+    made_here(tmp_path, "init")
     for text in ("one", "two", "three"):
-        run(tmp_path, "commit", text)
+        made_here(tmp_path, "commit", text)
     con = sqlite3.connect(tmp_path / "ledger.sqlite")
     (state,) = con.execute("SELECT state FROM stored_events WHERE rowid = 3").fetchone()
     changed = sealed_text_changed(state)  # "two", sealed, edited
@@ -90,7 +100,7 @@ def test_verify_exits_1_naming_the_first_bad_position(tmp_path: Path) -> None:
 def test_a_writer_blocked_past_the_lock_timeout_fails_clearly_and_a_retry_lands(
     tmp_path: Path,
 ) -> None:
-    run(tmp_path, "init")
+    made_here(tmp_path, "init")
     holder = sqlite3.connect(tmp_path / "ledger.sqlite", isolation_level=None)
     holder.execute("BEGIN IMMEDIATE")  # another process holding the write lock
 

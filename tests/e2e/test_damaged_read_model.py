@@ -9,10 +9,14 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
+from click.testing import CliRunner, Result
 
+from mindledger.cli.main import mind as mind_command
 from tests.conftest import REPO
 
 MIND = [sys.executable, "-c", "from mindledger.cli.main import main; main()"]
@@ -30,6 +34,15 @@ def mind(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([*MIND, *args], env=env, capture_output=True, text=True, timeout=300)
 
 
+def here(home: Path, *args: str) -> Result:
+    """`mind ARGS` in this process with the environment `mind` gets above: for the set-up and
+    the reads before any damage (the commands that meet the damage run as processes: one that
+    failed inside DuckDB must not take the test runner with it)."""
+    env: dict[str, str | None] = {"MIND_HOME": str(home), "MIND_NOW": "2026-05-01T09:00:00Z"}
+    env.update(MIND_NO_SERVER="1", LITELLM_OFFLINE_MODE="true", MIND_BACKEND=None)
+    return CliRunner(env=env).invoke(mind_command, list(args), catch_exceptions=False)
+
+
 def damage(path: Path, how: str) -> None:
     if how == "flipped":
         with open(path, "r+b") as f:  # the header block: its checksum no longer matches
@@ -43,18 +56,18 @@ def damage(path: Path, how: str) -> None:
         path.unlink()
 
 
-def ledger_events(home: Path) -> int:
-    return len(json.loads(mind(home, "log", "--json", "--limit", "1000").stdout))
+def ledger_events(home: Path, ran: Callable[..., Any] = mind) -> int:
+    return len(json.loads(ran(home, "log", "--json", "--limit", "1000").stdout))
 
 
 @pytest.fixture(scope="module")
 def made(tmp_path_factory: pytest.TempPathFactory) -> Path:
     home = tmp_path_factory.mktemp("made") / "mind"
-    assert mind(home, "init", "--name", "Echo").returncode == 0
-    assert mind(home, "commit", "Send the boiler report").returncode == 0
-    turn = mind(home, "turn", "The boiler code is 4471", "--model", "mock", "--mock-reply", "Ok")
-    assert turn.returncode == 0, turn.stderr
-    assert mind(home, "project").returncode == 0  # the published copy exists too
+    assert here(home, "init", "--name", "Echo").exit_code == 0
+    assert here(home, "commit", "Send the boiler report").exit_code == 0
+    turn = here(home, "turn", "The boiler code is 4471", "--model", "mock", "--mock-reply", "Ok")
+    assert turn.exit_code == 0, turn.stderr
+    assert here(home, "project").exit_code == 0  # the published copy exists too
     assert (home / "readmodel.published.duckdb").exists()
     return home
 
@@ -66,8 +79,8 @@ def test_a_read_rebuilds_a_damaged_read_model_and_answers(
 ) -> None:
     home = tmp_path / "mind"
     subprocess.run(["cp", "-a", str(made), str(home)], check=True)
-    before = mind(home, "recall", "boiler", "--json")
-    events = ledger_events(home)
+    before = here(home, "recall", "boiler", "--json")
+    events = ledger_events(home, here)
     damage(home / which, how)
 
     after = mind(home, "recall", "boiler", "--json")

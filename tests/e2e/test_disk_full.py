@@ -21,7 +21,9 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner, Result
 
+from mindledger.cli.main import mind as mind_command
 from mindledger.disk_full import DISK_FULL_MESSAGE
 from tests.conftest import REPO
 
@@ -47,6 +49,16 @@ def mind(
         preexec_fn=_no_file_growth if limit else None,
     )
     assert not check or ran.returncode == 0, ran.stderr
+    return ran
+
+
+def here(home: Path, *args: str) -> Result:
+    """`mind ARGS` in this process with the environment `mind` gets above (no size limit): for
+    the set-up and the read-back around the commands under test, which stay processes."""
+    env: dict[str, str | None] = {"MIND_HOME": str(home), "MIND_NO_SERVER": "1"}
+    env.update(LITELLM_OFFLINE_MODE="true", MIND_NOW=None, MIND_BACKEND=None)
+    ran = CliRunner(env=env).invoke(mind_command, list(args), catch_exceptions=False)
+    assert ran.exit_code == 0, ran.stderr
     return ran
 
 
@@ -98,10 +110,10 @@ def disk(tmp_path: Path) -> Iterator[Disk]:
 def made(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A mind with a commitment, a turn and its read model caught up."""
     home = tmp_path_factory.mktemp("made") / "mind"
-    mind(home, "init", "--name", "Echo", check=True)
-    mind(home, "commit", "Water the plants", check=True)
-    mind(home, "turn", "The boat is red", "--model", "mock", "--mock-reply", "Noted.", check=True)
-    mind(home, "project", check=True)
+    here(home, "init", "--name", "Echo")
+    here(home, "commit", "Water the plants")
+    here(home, "turn", "The boat is red", "--model", "mock", "--mock-reply", "Noted.")
+    here(home, "project")
     return home
 
 
@@ -121,7 +133,7 @@ def ledger_rows(home: Path) -> tuple[int, int]:
 
 def projected(home: Path) -> tuple[int, int]:
     """(the head's position, the read model's)."""
-    status = json.loads(mind(home, "status", "--json", check=True).stdout)
+    status = json.loads(here(home, "status", "--json").stdout)
     return status["head"]["position"], status["projections"][0]["position"]
 
 
@@ -139,7 +151,7 @@ def operation(home: Path, op: str, outside: Path) -> list[str]:
         return ["project"]
     if op == "export":
         return ["export", "--format", "jsonl", str(outside)]
-    cid = json.loads(mind(home, "commitments", "--json", check=True).stdout)[0]["cid"]
+    cid = json.loads(here(home, "commitments", "--json").stdout)[0]["cid"]
     return ["forget", "--commitment", cid, "--yes"]
 
 
@@ -148,7 +160,7 @@ def meet_no_room(
 ) -> subprocess.CompletedProcess[str]:
     """Run `op` with no room (`no_room` runs it so) and check what the fault left."""
     if op == "projection":
-        mind(home, "commit", "Pay the gas bill", check=True)  # the ledger ahead of the read model
+        here(home, "commit", "Pay the gas bill")  # the ledger ahead of the read model
     args = operation(home, op, outside)
     before = ledger_rows(home)
     inode = (home / "readmodel.duckdb").stat().st_ino
@@ -157,13 +169,12 @@ def meet_no_room(
 
     assert failed == f"Error: {DISK_FULL_MESSAGE}\n"
     assert ledger_rows(home) == before  # no partial event, none outside the chain
-    verified = mind(home, "verify", "--json")
-    assert verified.returncode == 0 and json.loads(verified.stdout)["ok"] is True
+    assert json.loads(here(home, "verify", "--json").stdout)["ok"] is True
     again = mind(home, *args)
     assert again.returncode == 0 and again.stderr == "", again.stderr
     if op != "forget":  # a forget rebuilds every read model, by design
         assert (home / "readmodel.duckdb").stat().st_ino == inode
-        mind(home, "project", check=True)
+        here(home, "project")
         head, position = projected(home)
         assert position == head and (home / "readmodel.duckdb").stat().st_ino == inode
     return again

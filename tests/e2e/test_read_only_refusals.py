@@ -19,6 +19,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from click.testing import Result
 
 from tests.conftest import subprocess_env
 from tests.service.stub_provider import Gate, held_provider
@@ -82,14 +83,25 @@ def made(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str]
         ["turn", "The shed is blue", "--model", "mock", "--mock-reply", "Noted."],
         ["project"],
     ):
-        done = mind(home, *args)
-        assert done.returncode == 0, done.stderr
+        done = made_here(home, *args)
+        assert done.exit_code == 0, done.stderr
     ids = {
-        "@cid": json.loads(mind(home, "commitments", "--json").stdout)[0]["cid"],
-        "@thread": json.loads(mind(home, "threads", "--json").stdout)[0]["id"],
-        "@item": json.loads(mind(home, "knowledge", "list", "--json").stdout)[0]["item_id"],
+        "@cid": json.loads(made_here(home, "commitments", "--json").stdout)[0]["cid"],
+        "@thread": json.loads(made_here(home, "threads", "--json").stdout)[0]["id"],
+        "@item": json.loads(made_here(home, "knowledge", "list", "--json").stdout)[0]["item_id"],
     }
     return home, ids
+
+
+def made_here(home: Path, *args: str) -> Result:
+    """`mind ARGS` in this process, with the environment `mind` gives the processes: for the
+    set-up (the processes under test are the refused writes)."""
+    from click.testing import CliRunner
+
+    from mindledger.cli.main import mind as mind_command
+
+    env = {**subprocess_env(home, LITELLM_OFFLINE_MODE="true"), "MIND_NOW": None}
+    return CliRunner(env=env).invoke(mind_command, list(args), catch_exceptions=False)
 
 
 @pytest.fixture()

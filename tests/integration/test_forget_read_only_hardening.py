@@ -21,21 +21,18 @@ CANARY = CANARIES["turn"]
 
 
 def _told(home: Path) -> str:
-    """A mind holding one turn with the canary, projected; returns the turn's id."""
-    writer = _mind(home, [])
-    assert writer("init", "--name", "Echo").returncode == 0
-    said = writer(
-        "turn",
-        f"My bank PIN is {CANARY} 0451",
-        "--model",
-        "mock",
-        "--mock-reply",
-        "Noted.",
-        "--no-server",
-        "--json",
-    )
-    assert said.returncode == 0, said.stderr
-    assert writer("commitments").returncode == 0
+    """A mind holding one turn with the canary, projected; returns the turn's id. Made
+    in-process, in the environment the processes get: the forgets under test are those."""
+    from click.testing import CliRunner
+
+    from mindledger.cli.main import mind
+
+    writer = CliRunner(env={**subprocess_env(home, LITELLM_OFFLINE_MODE="true"), "MIND_NOW": None})
+    assert writer.invoke(mind, ["init", "--name", "Echo"], catch_exceptions=False).exit_code == 0
+    turn = ["turn", f"My bank PIN is {CANARY} 0451", "--model", "mock", "--mock-reply", "Noted."]
+    said = writer.invoke(mind, [*turn, "--no-server", "--json"], catch_exceptions=False)
+    assert said.exit_code == 0, said.stderr
+    assert writer.invoke(mind, ["commitments"], catch_exceptions=False).exit_code == 0
     return str(json.loads(said.stdout)["turn"])
 
 

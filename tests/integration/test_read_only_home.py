@@ -59,12 +59,20 @@ def _snapshot(home: Path) -> dict[str, bytes]:
 def read_only_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, Run]]:
     """A mind with one projected and one not yet projected commitment, made read-only (shared
     by this module's tests: each asserts that it changed nothing)."""
+    from click.testing import CliRunner
+
+    from mindledger.cli.main import mind
+
     home = tmp_path_factory.mktemp("read-only") / "mind"
-    writer = _mind(home, [])
-    assert writer("init", "--name", "Echo").returncode == 0
-    assert writer("commit", "Send the weekly report").returncode == 0
-    assert writer("commitments").returncode == 0  # the read model now includes position 2
-    assert writer("commit", "Water the ficus").returncode == 0  # not projected yet
+    # Made in-process, in the environment the processes get: the reads under test are those.
+    writer = CliRunner(env={**subprocess_env(home, LITELLM_OFFLINE_MODE="true"), "MIND_NOW": None})
+    for args in (
+        ["init", "--name", "Echo"],
+        ["commit", "Send the weekly report"],
+        ["commitments"],  # the read model now includes position 2
+        ["commit", "Water the ficus"],  # not projected yet
+    ):
+        assert writer.invoke(mind, args, catch_exceptions=False).exit_code == 0
     prefix = _unprivileged_prefix()
     for path in [home, *home.iterdir()]:
         path.chmod(path.stat().st_mode & ~0o222)

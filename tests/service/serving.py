@@ -34,10 +34,20 @@ def run_mind(home: Path, *args: str, **env: str) -> subprocess.CompletedProcess[
     )
 
 
-def init_home(path: Path, name: str) -> Path:
-    """A new mind called `name` at `path`."""
-    result = run_mind(path, "init", "--name", name)
-    assert result.returncode == 0, result.stderr
+def init_home(path: Path, name: str, model: str | None = "mock") -> Path:
+    """A new mind called `name` at `path`, set to `model` (None: the default, the embedded
+    one). Made in-process: only the server under test needs a process of its own. The scripted
+    mock by default: a server warms LiteLLM (seconds of CPU, holding the GIL while requests
+    wait) for any other model, and these tests name the model of each turn they run."""
+    from click.testing import CliRunner
+
+    from mindledger.cli.main import mind
+
+    env = {**subprocess_env(path), "MIND_NOW": None}
+    commands = [["init", "--name", name], *([["model", "set", model]] if model else [])]
+    for args in commands:
+        done = CliRunner(env=env).invoke(mind, args, catch_exceptions=False)
+        assert done.exit_code == 0, done.stderr
     return path
 
 
