@@ -57,6 +57,7 @@ from mindledger.service.minds import Minds, ServedMind
 CLIENT_GONE = 499  # the status the request log shows for a client that left (nginx's)
 OPTIONAL_EXTENSIONS = (
     "mindledger.service.openai_api",
+    "mindledger.service.openai_models",
     "mindledger.service.mcp_server",
     "mindledger.service.web",
 )
@@ -359,5 +360,5 @@ def served_routes(app: Starlette) -> list[tuple[str, str]]:
     pairs = []
     for route in app.routes:
         if isinstance(route, Route) and route.methods:
-            pairs += [(m, route.path) for m in route.methods if m != "HEAD"]
+            pairs += [(m, route.path_format) for m in route.methods if m != "HEAD"]
     return pairs
