@@ -98,7 +98,7 @@ def serve(
     home's configured one is called without the home's provider keys. Browsers: no page of
     another site may call the server unless --cors names its origin (scheme://host[:port]).
     Answered without a token: /healthz, /openapi.json, the page (/, /static/...) and its login
-    exchange. SIGTERM: running requests and turns get 1 s, then a turn still waiting on its
+    exchange. SIGTERM: running requests and turns get 0.5 s, then a turn still waiting on its
     model is recorded interrupted and the server exits.
 
     Example:

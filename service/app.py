@@ -154,7 +154,11 @@ async def _unless_stopped(work: Awaitable[Any], state: ServerState) -> Any:
     interrupted by the stopping process, unless it finishes first: service/process.py)."""
     task = asyncio.ensure_future(work)
     while not task.done():
-        await asyncio.wait({task}, timeout=STOP_POLL_S)
+        try:
+            await asyncio.wait({task}, timeout=STOP_POLL_S)
+        except asyncio.CancelledError:  # the client left: the handler hears it as before
+            task.cancel()
+            raise
         if not task.done() and time.monotonic() >= state.stop_deadline:
             task.cancel()
             raise ApiError(

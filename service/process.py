@@ -50,7 +50,7 @@ LOG_BYTES, LOG_BACKUPS = 1024 * 1024, 3
 # How long a stop waits for running requests and turns, counted from the signal: a model may
 # take a minute to answer, and a supervisor (systemd, Docker, a test) expects a stopped server
 # gone in seconds; what is still running then is recorded interrupted.
-GRACE_S = 1.0
+GRACE_S = 0.5
 STOPPED_REASON = "the server stopped before this turn's model answered"
 
 

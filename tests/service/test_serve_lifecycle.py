@@ -303,6 +303,33 @@ def test_a_bind_other_machines_can_reach_needs_allow_remote(tmp_path: Path) -> N
     assert not (home / "server.json").exists()
 
 
+def test_a_malformed_cors_origin_is_refused_in_one_line_before_serving(tmp_path: Path) -> None:
+    home = init_home(tmp_path / "a", "Echo")
+
+    result = run_mind(home, "serve", "--port", "0", "--cors", "localhost:5173")
+
+    assert result.returncode == 1
+    assert result.stderr.startswith("Error: --cors 'localhost:5173': an origin is scheme://")
+    assert len(result.stderr.strip().splitlines()) == 1
+    assert not (home / "server.json").exists()
+
+
+def test_cors_names_the_origins_whose_pages_may_call_the_server(tmp_path: Path) -> None:
+    home = init_home(tmp_path / "echo", "Echo")
+    page = "http://localhost:5173"
+    running = start_server([home], "--cors", f"{page}/", "--cors", "https://example.com")
+    try:
+        asked = {"Origin": page, "Access-Control-Request-Method": "POST"}
+        preflight = running.request("OPTIONS", "/v1/chat/completions", token=None, headers=asked)
+        other = running.request("GET", "/v1/minds", headers={"Origin": "https://evil.example"})
+    finally:
+        running.kill()
+
+    assert preflight.status == 200
+    assert preflight.headers["access-control-allow-origin"] == page
+    assert other.status == 200 and "access-control-allow-origin" not in other.headers
+
+
 def test_print_token_makes_one_private_token_and_prints_the_same_one_again(
     tmp_path: Path,
 ) -> None:

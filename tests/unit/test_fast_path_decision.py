@@ -455,3 +455,16 @@ def test_no_server_is_started_where_its_socket_path_would_be_too_long(tmp_path: 
     assert len(os.fsencode(home / sc.SOCKET_FILE)) > sc.UNIX_PATH_MAX
     assert not sc.may_start_server(home)
     assert sc.may_start_server(tmp_path / "short") is False  # not a mind; the length is fine
+
+
+def test_a_server_that_stopped_mid_request_is_lost_not_unavailable() -> None:
+    # A 503 refusal means nothing was recorded (run it here); a stop mid-turn may have
+    # recorded the turn interrupted, so it is not run again.
+    def error(code: str) -> bytes:
+        body = {"message": code, "type": "server_error", "param": None, "code": code}
+        return json.dumps({"error": body}).encode()
+
+    with pytest.raises(sc.ServerLost):
+        sc._answer(503, error("server_stopping"))
+    with pytest.raises(sc.ServerUnavailable):
+        sc._answer(503, error("busy"))
