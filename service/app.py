@@ -152,21 +152,29 @@ async def _unless_stopped(work: Awaitable[Any], state: ServerState) -> Any:
     """What `work` gives, or a 503 once a stop's grace has run out: the client hears why
     instead of a dropped connection (a turn still waiting on its model is then recorded
     interrupted by the stopping process, unless it finishes first: service/process.py)."""
+    stopped = ApiError(
+        503,
+        "server_stopping",
+        "the server stopped before this request finished; a turn it started is recorded "
+        "finished or interrupted (the mind's log shows which)",
+    )
     task = asyncio.ensure_future(work)
     while not task.done():
         try:
             await asyncio.wait({task}, timeout=STOP_POLL_S)
-        except asyncio.CancelledError:  # the client left: the handler hears it as before
-            task.cancel()
-            raise
+        except asyncio.CancelledError:
+            task.cancel()  # the handler hears it as it did before this wrapper
+            if not state.stopping.is_set():
+                raise
+            # uvicorn's own stop wait gave up on the request before the check below saw the
+            # deadline (a starved event loop): the client is answered all the same.
+            current = asyncio.current_task()
+            if current is not None:
+                current.uncancel()
+            raise stopped from None
         if not task.done() and time.monotonic() >= state.stop_deadline:
             task.cancel()
-            raise ApiError(
-                503,
-                "server_stopping",
-                "the server stopped before this request finished; a turn it started is "
-                "recorded finished or interrupted (the mind's log shows which)",
-            )
+            raise stopped
     return task.result()
 
 

@@ -187,12 +187,14 @@ def test_sigterm_while_the_model_answers_exits_with_the_turn_finished_or_interru
     recorded = turns(home)
     assert recorded in ([{"seq": 1, "status": "complete"}], [{"seq": 1, "status": "interrupted"}])
     answer = answers[0]
+    seen = (recorded, answer.status, answer.body[:300])
     if recorded[0]["status"] == "interrupted":
-        assert answer.status == 503
+        assert answer.status == 503, seen
     if answer.status == 200:
         assert recorded[0]["status"] == "complete" and answer.json()["reply"] == "Finished."
     else:  # the stop's grace ran out first, whether or not the turn then finished
-        assert answer.status == 503 and answer.json()["error"]["code"] == "server_stopping"
+        assert answer.status == 503, seen
+        assert answer.json()["error"]["code"] == "server_stopping"
     assert not (home / "server.json").exists()
     assert not (home / "server.sock").exists()
     assert verified(home)
