@@ -105,9 +105,9 @@ def serve(
 
         mind serve --port 0 --json
 
-        mind serve --cors http://localhost:5173
-
         curl -H "Authorization: Bearer $(mind serve --print-token)" http://127.0.0.1:8421/v1/minds
+
+        mind serve --cors http://localhost:5173
     """
     from mindledger.server_files import ensure_token
 
