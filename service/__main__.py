@@ -3,9 +3,8 @@
 `mind serve` and `mind mcp` parse and check their arguments (click's business), then hand the
 process over to this entry (`os.execv`: the same pid, streams and signals), so the command line
 never imports the server and the server never imports the command line. SPEC is one JSON
-object: `{"homes": [...], "host", "port", "idle_s", "allow_remote", "max_body", "cors",
-"json"}` for
-`serve`, `{"home": ...}` for `mcp`. Errors are one `Error: ...` line and exit 1, as every
+object: `{"homes": [...], "host", "port", "idle_s", "allow_remote", "max_body", "cors", "json"}`
+for `serve`, `{"home": ...}` for `mcp`. Errors are one `Error: ...` line and exit 1, as every
 command's are.
 """
 
@@ -54,8 +53,9 @@ def serve(spec: dict[str, Any]) -> None:
         _say("  token: `mind serve --print-token`; stop: `mind server stop` or Ctrl-C")
 
     if not run(minds, options, announce):
-        # A turn still runs after the grace period: leave without waiting for its thread; it
-        # stays `started` with this pid, and the next turn on the ledger marks it interrupted.
+        # A turn still runs after the grace period: it is recorded interrupted (should that
+        # fail, it stays `started` with this pid and the next turn on the ledger marks it);
+        # leave without waiting for its thread, which waits on its model.
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(0)

@@ -128,7 +128,7 @@ class Minds:
 
     def close(self, wait_s: float) -> bool:
         """Stop taking turns and wait up to `wait_s` for those running; False when some are
-        still running (left to the unfinished-turn recovery of the next writer)."""
+        still running (a stopping server then records them interrupted: `interrupt_running`)."""
         done = threading.Event()
 
         def drain() -> None:

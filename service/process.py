@@ -317,7 +317,8 @@ def serve(
         finished = minds.close(max(0.0, deadline - time.monotonic()))
         if not finished:
             marked = minds.interrupt_running(STOPPED_REASON)
-            logs.server.warning("stopped with %d turn(s) still running: interrupted", len(marked))
+            running = "stopped with a turn still running: %d recorded interrupted"
+            logs.server.warning(running, len(marked))
         # The sockets first: once server.json is gone a fresh server may start and bind its own.
         for mind in minds:
             if unix[mind.home.path] is not None:

@@ -221,7 +221,7 @@ def test_sigterm_while_the_model_never_answers_exits_and_records_the_turn_interr
     assert turns(home) == [{"seq": 1, "status": "interrupted"}]
     log = run_mind(home, "log", "--json", "--limit", "5")
     assert "the server stopped before this turn's model answered" in log.stdout
-    assert "stopped with 1 turn(s) still running" in (home / "logs" / "server.log").read_text()
+    assert "1 recorded interrupted" in (home / "logs" / "server.log").read_text()
     assert not (home / "server.json").exists()
     assert verified(home)
     after = run_mind(home, "turn", "and now?", "--model", "mock", "--mock-reply", "Here.")
