@@ -64,6 +64,13 @@ def _homes(ctx_home: Home, given: tuple[Path, ...]) -> list[Home]:
     type=click.IntRange(1024),
     help="Refuse request bodies larger than this many bytes (413).",
 )
+@click.option(
+    "--cors",
+    "origins",
+    multiple=True,
+    metavar="ORIGIN",
+    help="Let web pages from this origin call the server (repeat for several; default: none).",
+)
 @click.option("--print-token", is_flag=True, help="Print the home's token (made if need be); exit.")
 @click.option("--json", "as_json", is_flag=True, help="Print the ready line as JSON.")
 @click.pass_obj
@@ -75,6 +82,7 @@ def serve(
     allow_remote: bool,
     idle_minutes: float,
     max_body: int,
+    origins: tuple[str, ...],
     print_token: bool,
     as_json: bool,
 ) -> None:
@@ -87,13 +95,19 @@ def serve(
     unless --host says otherwise; an address other machines can reach needs --allow-remote.
     Writes HOME/server.json when ready (removed on exit) and logs each request to
     HOME/logs/server.log (rotated; never bodies or tokens). A turn's `api_base` other than the
-    home's configured one is called without the home's provider keys.
+    home's configured one is called without the home's provider keys. Browsers: no page of
+    another site may call the server unless --cors names its origin (scheme://host[:port]).
+    Answered without a token: /healthz, /openapi.json, the page (/, /static/...) and its login
+    exchange. SIGTERM: running requests and turns get 0.5 s, then a turn still waiting on its
+    model is recorded interrupted and the server exits.
 
     Example:
 
         mind serve --port 0 --json
 
         curl -H "Authorization: Bearer $(mind serve --print-token)" http://127.0.0.1:8421/v1/minds
+
+        mind serve --cors http://localhost:5173
     """
     from mindledger.server_files import ensure_token
 
@@ -119,6 +133,7 @@ def serve(
             "idle_s": idle_minutes * 60,
             "allow_remote": allow_remote,
             "max_body": max_body,
+            "cors": list(origins),
             "json": as_json,
         },
     )

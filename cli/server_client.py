@@ -225,6 +225,8 @@ def _answer(status: int, raw: bytes) -> Any:
     message = error.get("message") if isinstance(error, dict) else None
     if status == 507 and isinstance(message, str) and message:
         raise ServerRefused(message)  # no room to write: the same here, and nothing recorded
+    if code == "server_stopping":  # it stopped mid-request: a turn may be recorded (interrupted)
+        raise ServerLost(f"the server stopped before answering ({status} {code})")
     if status == 503 or 400 <= status < 500:
         # Refused before anything was recorded (bad input, stopping, unknown mind): running
         # in-process gives the same answer, or the same error in the same words.

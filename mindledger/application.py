@@ -506,6 +506,14 @@ class MindLedger(DirectCommands, KnowledgeCommands, FileCommands):
         finally:
             reader.close()
 
+    def interrupt_own_turns(self, reason: str) -> list[str]:
+        """Record as interrupted every turn this process started on the mind that has no
+        outcome yet (a server stopping before a model answered); their ids. Takes no write
+        lock: the turn still running holds it (see `mindledger.turn_stop`)."""
+        from mindledger.turn_stop import interrupt_own_turns
+
+        return interrupt_own_turns(self.home, reason)
+
     def warm(self) -> None:
         """Open what the first call would: the turn pipeline and a read session."""
         self._turns()

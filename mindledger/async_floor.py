@@ -14,7 +14,8 @@ from mindledger.application import MindLedger
 
 # Public methods that are plumbing, not use cases (`run_turn` is `turn` with its domain
 # outcome beside the result, for front-ends that render more than the JSON; `run_tick` and
-# `chat_turn` too; `current_identity` is the ledger's name and model for a chat's greeting).
+# `chat_turn` too; `current_identity` is the ledger's name and model for a chat's greeting;
+# `interrupt_own_turns` is a stopping server's last write).
 PLUMBING = frozenset(
     {
         "model_for",
@@ -25,6 +26,7 @@ PLUMBING = frozenset(
         "run_tick",
         "chat_turn",
         "current_identity",
+        "interrupt_own_turns",
     }
 )
 

@@ -61,7 +61,17 @@ READS = frozenset(
 
 # Methods that are not use cases over the read model, or that rebuild it themselves.
 UNGUARDED = frozenset(
-    {"close", "warm", "model_for", "owner_write", "replay", "project", "follow", "forget"}
+    {
+        "close",
+        "warm",
+        "model_for",
+        "owner_write",
+        "replay",
+        "project",
+        "follow",
+        "forget",
+        "interrupt_own_turns",  # a stopping server's last write: no time for a repair
+    }
 )
 
 C = TypeVar("C", bound=type)

@@ -3,8 +3,8 @@
 `mind serve` and `mind mcp` parse and check their arguments (click's business), then hand the
 process over to this entry (`os.execv`: the same pid, streams and signals), so the command line
 never imports the server and the server never imports the command line. SPEC is one JSON
-object: `{"homes": [...], "host", "port", "idle_s", "allow_remote", "max_body", "json"}` for
-`serve`, `{"home": ...}` for `mcp`. Errors are one `Error: ...` line and exit 1, as every
+object: `{"homes": [...], "host", "port", "idle_s", "allow_remote", "max_body", "cors", "json"}`
+for `serve`, `{"home": ...}` for `mcp`. Errors are one `Error: ...` line and exit 1, as every
 command's are.
 """
 
@@ -27,12 +27,18 @@ def _say(text: str) -> None:
 
 def serve(spec: dict[str, Any]) -> None:
     """Serve the homes until SIGTERM or Ctrl-C, printing the ready line once."""
+    from mindledger.service.cors import check_origins
     from mindledger.service.minds import Minds
     from mindledger.service.process import ServeOptions, check_bind
     from mindledger.service.process import serve as run
 
     options = ServeOptions(
-        spec["host"], spec["port"], spec["idle_s"], spec["allow_remote"], spec["max_body"]
+        spec["host"],
+        spec["port"],
+        spec["idle_s"],
+        spec["allow_remote"],
+        spec["max_body"],
+        cors=tuple(check_origins(spec.get("cors", []))),
     )
     check_bind(options)
     minds = Minds.open([Home.from_option(Path(p), "--home") for p in spec["homes"]])
@@ -47,8 +53,9 @@ def serve(spec: dict[str, Any]) -> None:
         _say("  token: `mind serve --print-token`; stop: `mind server stop` or Ctrl-C")
 
     if not run(minds, options, announce):
-        # A turn still runs after the grace period: leave without waiting for its thread; it
-        # stays `started` with this pid, and the next turn on the ledger marks it interrupted.
+        # A turn still runs after the grace period: it is recorded interrupted (should that
+        # fail, it stays `started` with this pid and the next turn on the ledger marks it);
+        # leave without waiting for its thread, which waits on its model.
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(0)

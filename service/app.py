@@ -8,13 +8,15 @@ Extension` (more endpoints, mounted sub-apps, a lifespan); tests may pass extens
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import functools
 import importlib
 import importlib.util
+import math
 import threading
 import time
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,7 +28,8 @@ from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
-from starlette.routing import BaseRoute, Route
+from starlette.routing import BaseRoute, Match, Route
+from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from mindledger.domain.errors import MindError
@@ -54,6 +57,7 @@ from mindledger.service.minds import Minds, ServedMind
 CLIENT_GONE = 499  # the status the request log shows for a client that left (nginx's)
 OPTIONAL_EXTENSIONS = (
     "mindledger.service.openai_api",
+    "mindledger.service.openai_models",
     "mindledger.service.mcp_server",
     "mindledger.service.web",
 )
@@ -74,10 +78,12 @@ class Extension:
 
 @dataclass
 class ServerState:
-    """What the process watches: stopping (set on SIGTERM; long streams end), requests in
-    flight and when the last one ended (idle exit), and a hook per finished request (log)."""
+    """What the process watches: stopping (set on SIGTERM; long streams end) and when a stop
+    stops waiting for requests (`stop_deadline`, monotonic), requests in flight and when the
+    last one ended (idle exit), and a hook per finished request (log)."""
 
     stopping: threading.Event = field(default_factory=threading.Event)
+    stop_deadline: float = math.inf
     in_flight: int = 0
     last_activity: float = field(default_factory=time.monotonic)
     on_request: RequestHook | None = None
@@ -139,7 +145,42 @@ def require_token(app: ASGIApp, minds: Minds) -> ASGIApp:
 _CHALLENGE = {"WWW-Authenticate": 'Bearer realm="mindledger"'}
 
 
-def _route(ep: Endpoint, minds: Minds, max_body: int, secrets: list[str]) -> Route:
+STOP_POLL_S = 0.1  # how often a request still running checks for a stop's deadline
+
+
+async def _unless_stopped(work: Awaitable[Any], state: ServerState) -> Any:
+    """What `work` gives, or a 503 once a stop's grace has run out: the client hears why
+    instead of a dropped connection (a turn still waiting on its model is then recorded
+    interrupted by the stopping process, unless it finishes first: service/process.py)."""
+    stopped = ApiError(
+        503,
+        "server_stopping",
+        "the server stopped before this request finished; a turn it started is recorded "
+        "finished or interrupted (the mind's log shows which)",
+    )
+    task = asyncio.ensure_future(work)
+    while not task.done():
+        try:
+            await asyncio.wait({task}, timeout=STOP_POLL_S)
+        except asyncio.CancelledError:
+            task.cancel()  # the handler hears it as it did before this wrapper
+            if not state.stopping.is_set():
+                raise
+            # uvicorn's own stop wait gave up on the request before the check below saw the
+            # deadline (a starved event loop): the client is answered all the same.
+            current = asyncio.current_task()
+            if current is not None:
+                current.uncancel()
+            raise stopped from None
+        if not task.done() and time.monotonic() >= state.stop_deadline:
+            task.cancel()
+            raise stopped
+    return task.result()
+
+
+def _route(
+    ep: Endpoint, minds: Minds, max_body: int, secrets: list[str], state: ServerState
+) -> Route:
     async def endpoint(request: Request) -> Response:
         mind: ServedMind | None = None
         opened: list[ServedMind] = []
@@ -159,7 +200,8 @@ def _route(ep: Endpoint, minds: Minds, max_body: int, secrets: list[str]) -> Rou
             body = {}
             if ep.body is not None:
                 body = check_body(await read_json(request, max_body), ep.body)
-            result = await ep.handler(Call(request, params, body, mind, opened, minds, max_body))
+            call = Call(request, params, body, mind, opened, minds, max_body)
+            result = await _unless_stopped(ep.handler(call), state)
         except ApiError as e:
             headers = _CHALLENGE if e.status == 401 else None
             return error_response(
@@ -255,8 +297,10 @@ def build_app(
     extensions: Sequence[Extension] | None = None,
     max_body: int = DEFAULT_MAX_BODY,
     state: ServerState | None = None,
+    cors: Sequence[str] = (),
 ) -> Starlette:
-    """The server's application over `minds`. `extensions`: default, the optional modules."""
+    """The server's application over `minds`. `extensions`: default, the optional modules;
+    `cors`: the origins browsers may call it from (checked: service/cors.py), none by default."""
     from importlib.metadata import version
 
     from mindledger.service.http_api import endpoints
@@ -276,7 +320,7 @@ def build_app(
         return JsonResponse(document())
 
     secrets = all_secrets(minds)
-    routes: list[BaseRoute] = [_route(ep, minds, max_body, secrets) for ep in table]
+    routes: list[BaseRoute] = [_route(ep, minds, max_body, secrets, state) for ep in table]
     routes.append(Route("/openapi.json", openapi, methods=["GET"]))
     routes += [mount for ext in extensions for mount in ext.mounts]
 
@@ -291,10 +335,12 @@ def build_app(
     async def http_error(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, HTTPException)
         code = "not_found" if exc.status_code == 404 else "bad_request"
+        headers = dict(exc.headers or {})
         if exc.status_code == 405:
             code = "method_not_allowed"
+            headers["Allow"] = allowed_methods(request.scope, routes, headers.get("Allow"))
         return error_response(
-            exc.status_code, code, f"{request.method} {request.url.path}: {exc.detail}"
+            exc.status_code, code, f"{request.method} {request.url.path}: {exc.detail}", headers
         )
 
     app = Starlette(
@@ -303,8 +349,24 @@ def build_app(
     app.state.stopping = state.stopping
     app.state.minds = minds
     app.state.openapi = document  # the document, made on first use
+    if cors:
+        from mindledger.service.cors import MindCORS
+
+        app.add_middleware(MindCORS, origins=cors)  # inside the request log: preflights logged
     app.add_middleware(RequestLog, state=state)
     return app
+
+
+def allowed_methods(scope: Scope, routes: Sequence[BaseRoute], given: str | None) -> str:
+    """The `Allow` of a 405: every method some route serves at the path (Starlette names only
+    the first route's; one path has a route per method here), or `given`, or a static file's."""
+    methods = {m.strip() for m in (given or "").split(",") if m.strip()}
+    for route in routes:
+        if isinstance(route, Route) and route.methods and route.matches(scope)[0] != Match.NONE:
+            methods |= route.methods
+    if not methods and isinstance(scope.get("endpoint"), StaticFiles):
+        methods = {"GET", "HEAD"}  # StaticFiles raises its 405 without one
+    return ", ".join(sorted(methods))
 
 
 def served_routes(app: Starlette) -> list[tuple[str, str]]:
@@ -312,5 +374,5 @@ def served_routes(app: Starlette) -> list[tuple[str, str]]:
     pairs = []
     for route in app.routes:
         if isinstance(route, Route) and route.methods:
-            pairs += [(m, route.path) for m in route.methods if m != "HEAD"]
+            pairs += [(m, route.path_format) for m in route.methods if m != "HEAD"]
     return pairs

@@ -112,9 +112,23 @@ class Minds:
 
         return [m for m in self._minds if same_token(token, m.token)]
 
+    def interrupt_running(self, reason: str) -> list[str]:
+        """Record as interrupted the turns of this process still running on each mind (a stop
+        that cannot wait for their model); their ids. A mind whose ledger refuses the write
+        keeps its turn `started`, for the next turn's recovery to mark."""
+        from mindledger.service.errors import internal_error_message
+
+        marked = []
+        for m in self._minds:
+            try:
+                marked += m.interrupt_own_turns(reason)
+            except Exception as e:  # the process boundary: the stop goes on for the others
+                internal_error_message(e, m.secrets, m.home.path, "could not mark a turn")
+        return marked
+
     def close(self, wait_s: float) -> bool:
         """Stop taking turns and wait up to `wait_s` for those running; False when some are
-        still running (left to the unfinished-turn recovery of the next writer)."""
+        still running (a stopping server then records them interrupted: `interrupt_running`)."""
         done = threading.Event()
 
         def drain() -> None:

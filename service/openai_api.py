@@ -36,13 +36,9 @@ def openai_error(status: int, code: str, message: str) -> JSONResponse:
 
 
 async def list_models(call: Call) -> Any:
-    return {
-        "object": "list",
-        "data": [
-            {"id": PREFIX + m.name, "object": "model", "created": 0, "owned_by": "mindledger"}
-            for m in call.opened
-        ],
-    }
+    from mindledger.service.openai_models import model_object
+
+    return {"object": "list", "data": [await model_object(m) for m in call.opened]}
 
 
 def _the_mind(call: Call, model: Any) -> ServedMind:

@@ -1,9 +1,10 @@
 """Running the server: uvicorn on a TCP port and on each home's Unix socket, `server.json`
 when ready, a rotating log per home, idle exit, and a clean stop on SIGTERM.
 
-A stop lets running turns finish (a bounded wait); a turn still running after it stays
-`started` with this process's pid, and the next turn on that ledger marks it interrupted
-(the turn pipeline's unfinished-turn recovery), so a turn is never left half-recorded.
+A stop lets running requests and turns finish for `GRACE_S`; a turn still waiting on its
+model then is recorded interrupted by this process (`MindLedger.interrupt_own_turns`) and the
+process exits without waiting for the model, so a stop takes under 2 s and no turn is left
+`started` (a process killed outright leaves it to the next turn's unfinished-turn recovery).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import contextlib
 import ipaddress
 import logging
 import logging.handlers
+import math
 import os
 import signal
 import socket
@@ -45,7 +47,11 @@ from mindledger.service.minds import Minds
 
 LOG_FILE = Path("logs") / "server.log"
 LOG_BYTES, LOG_BACKUPS = 1024 * 1024, 3
-GRACE_S = 30.0  # how long a stop waits for running requests, then for running turns
+# How long a stop waits for running requests and turns, counted from the signal: a model may
+# take a minute to answer, and a supervisor (systemd, Docker, a test) expects a stopped server
+# gone in seconds; what is still running then is recorded interrupted.
+GRACE_S = 0.5
+STOPPED_REASON = "the server stopped before this turn's model answered"
 
 
 class ServerRunningError(MindError):
@@ -66,6 +72,7 @@ class ServeOptions:
     allow_remote: bool = False
     max_body: int = DEFAULT_MAX_BODY
     grace_s: float = GRACE_S
+    cors: tuple[str, ...] = ()  # origins browsers may call from (service/cors.py)
 
 
 def is_loopback(host: str) -> bool:
@@ -202,7 +209,7 @@ def serve(
             )
     logs = ServerLogs(minds)
     state = ServerState(on_request=logs.request)
-    app = build_app(minds, max_body=options.max_body, state=state)
+    app = build_app(minds, max_body=options.max_body, state=state, cors=options.cors)
     tcp = _tcp_socket(options.host, options.port)
     port = tcp.getsockname()[1]
     shown_host = f"[{options.host}]" if ":" in options.host else options.host
@@ -215,12 +222,14 @@ def serve(
         log_level="warning",
         access_log=False,
         lifespan="on",
-        timeout_graceful_shutdown=int(options.grace_s),
+        timeout_graceful_shutdown=max(1, math.ceil(options.grace_s)),  # uvicorn's: whole seconds
         ws="none",
     )
 
     class Server(uvicorn.Server):
         def handle_exit(self, sig: int, frame: Any) -> None:
+            if not state.stopping.is_set():  # requests and turns wait from the first signal
+                state.stop_deadline = time.monotonic() + options.grace_s
             state.stopping.set()  # event streams end, so the graceful wait can finish
             super().handle_exit(sig, frame)
 
@@ -304,9 +313,12 @@ def serve(
         for sig, handler in previous.items():
             signal.signal(sig, handler)
         state.stopping.set()
-        finished = minds.close(options.grace_s)
+        deadline = min(state.stop_deadline, time.monotonic() + options.grace_s)
+        finished = minds.close(max(0.0, deadline - time.monotonic()))
         if not finished:
-            logs.server.warning("stopped with a turn still running: the next turn marks it")
+            marked = minds.interrupt_running(STOPPED_REASON)
+            running = "stopped with a turn still running: %d recorded interrupted"
+            logs.server.warning(running, len(marked))
         # The sockets first: once server.json is gone a fresh server may start and bind its own.
         for mind in minds:
             if unix[mind.home.path] is not None:

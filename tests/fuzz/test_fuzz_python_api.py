@@ -35,6 +35,7 @@ CALLS = {
     "forget": lambda m, a, b: m.forget(a, b, dry_run=True),
     "threads": lambda m, a, b: m.threads(a, b),
     "tick": lambda m, a, b: m.tick(model=a, mock_reply=b),
+    "interrupt_own_turns": lambda m, a, b: m.interrupt_own_turns(a),
 }
 
 

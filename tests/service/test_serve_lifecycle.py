@@ -156,32 +156,76 @@ def test_serving_a_folder_without_a_mind_is_refused_in_one_line(tmp_path: Path) 
     assert len(result.stderr.strip().splitlines()) == 1
 
 
-def test_sigterm_mid_turn_finishes_the_turn_then_exits_cleanly(tmp_path: Path) -> None:
+def turn_in_flight(running: Server, gate: Any, answers: list[Reply]) -> threading.Thread:
+    """A turn sent to the server, caught waiting on the held model; `answers` gets its reply."""
+    body = {"text": "in flight", "model": "openai/stub", "api_base": gate.url}
+    client = threading.Thread(
+        target=lambda: answers.append(running.request("POST", "/v1/minds/Echo/turns", body))
+    )
+    client.start()
+    assert gate.received.wait(120)
+    return client
+
+
+def test_sigterm_while_the_model_answers_exits_with_the_turn_finished_or_interrupted(
+    tmp_path: Path,
+) -> None:
     home = init_home(tmp_path / "echo", "Echo")
     running = start_server([home], **PROVIDER_ENV)
     try:
         answers: list[Reply] = []
         with held_provider("Finished.") as gate:
-            body = {"text": "in flight", "model": "openai/stub", "api_base": gate.url}
-            client = threading.Thread(
-                target=lambda: answers.append(running.request("POST", "/v1/minds/Echo/turns", body))
-            )
-            client.start()
-            assert gate.received.wait(120)
+            client = turn_in_flight(running, gate, answers)
             running.process.send_signal(signal.SIGTERM)
-            gate.release.set()
-            client.join(120)
+            gate.release.set()  # the model answers as the stop begins: either may come first
             code = running.process.wait(120)
+            client.join(120)
     finally:
         running.kill()
 
     assert code == 0
-    assert answers and answers[0].status == 200
-    assert answers[0].json()["reply"] == "Finished."
+    recorded = turns(home)
+    assert recorded in ([{"seq": 1, "status": "complete"}], [{"seq": 1, "status": "interrupted"}])
+    answer = answers[0]
+    seen = (recorded, answer.status, answer.body[:300])
+    if recorded[0]["status"] == "interrupted":
+        assert answer.status == 503, seen
+    if answer.status == 200:
+        assert recorded[0]["status"] == "complete" and answer.json()["reply"] == "Finished."
+    else:  # the stop's grace ran out first, whether or not the turn then finished
+        assert answer.status == 503, seen
+        assert answer.json()["error"]["code"] == "server_stopping"
     assert not (home / "server.json").exists()
     assert not (home / "server.sock").exists()
-    assert turns(home) == [{"seq": 1, "status": "complete"}]
     assert verified(home)
+
+
+def test_sigterm_while_the_model_never_answers_exits_and_records_the_turn_interrupted(
+    tmp_path: Path,
+) -> None:
+    home = init_home(tmp_path / "echo", "Echo")
+    running = start_server([home], **PROVIDER_ENV)
+    try:
+        answers: list[Reply] = []
+        with held_provider("Never sent.") as gate:
+            client = turn_in_flight(running, gate, answers)
+            running.process.send_signal(signal.SIGTERM)
+            code = running.process.wait(120)  # the model is held until after the exit
+            client.join(120)
+    finally:
+        running.kill()
+
+    assert code == 0
+    assert answers[0].status == 503
+    assert answers[0].json()["error"]["code"] == "server_stopping"
+    assert turns(home) == [{"seq": 1, "status": "interrupted"}]
+    log = run_mind(home, "log", "--json", "--limit", "5")
+    assert "the server stopped before this turn's model answered" in log.stdout
+    assert "1 recorded interrupted" in (home / "logs" / "server.log").read_text()
+    assert not (home / "server.json").exists()
+    assert verified(home)
+    after = run_mind(home, "turn", "and now?", "--model", "mock", "--mock-reply", "Here.")
+    assert after.returncode == 0, after.stderr
 
 
 def test_server_status_and_stop_find_the_server_through_the_home(tmp_path: Path) -> None:
@@ -259,6 +303,33 @@ def test_a_bind_other_machines_can_reach_needs_allow_remote(tmp_path: Path) -> N
     assert result.returncode == 1
     assert "--allow-remote" in result.stderr
     assert not (home / "server.json").exists()
+
+
+def test_a_malformed_cors_origin_is_refused_in_one_line_before_serving(tmp_path: Path) -> None:
+    home = init_home(tmp_path / "a", "Echo")
+
+    result = run_mind(home, "serve", "--port", "0", "--cors", "localhost:5173")
+
+    assert result.returncode == 1
+    assert result.stderr.startswith("Error: --cors 'localhost:5173': an origin is scheme://")
+    assert len(result.stderr.strip().splitlines()) == 1
+    assert not (home / "server.json").exists()
+
+
+def test_cors_names_the_origins_whose_pages_may_call_the_server(tmp_path: Path) -> None:
+    home = init_home(tmp_path / "echo", "Echo")
+    page = "http://localhost:5173"
+    running = start_server([home], "--cors", f"{page}/", "--cors", "https://example.com")
+    try:
+        asked = {"Origin": page, "Access-Control-Request-Method": "POST"}
+        preflight = running.request("OPTIONS", "/v1/chat/completions", token=None, headers=asked)
+        other = running.request("GET", "/v1/minds", headers={"Origin": "https://evil.example"})
+    finally:
+        running.kill()
+
+    assert preflight.status == 200
+    assert preflight.headers["access-control-allow-origin"] == page
+    assert other.status == 200 and "access-control-allow-origin" not in other.headers
 
 
 def test_print_token_makes_one_private_token_and_prints_the_same_one_again(

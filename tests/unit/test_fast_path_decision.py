@@ -469,3 +469,16 @@ def test_a_refusal_by_the_append_guard_runs_in_process() -> None:
 
     with pytest.raises(sc.ServerUnavailable):
         sc._answer(409, json.dumps(body).encode())
+
+
+def test_a_server_that_stopped_mid_request_is_lost_not_unavailable() -> None:
+    # A 503 refusal means nothing was recorded (run it here); a stop mid-turn may have
+    # recorded the turn interrupted, so it is not run again.
+    def error(code: str) -> bytes:
+        body = {"message": code, "type": "server_error", "param": None, "code": code}
+        return json.dumps({"error": body}).encode()
+
+    with pytest.raises(sc.ServerLost):
+        sc._answer(503, error("server_stopping"))
+    with pytest.raises(sc.ServerUnavailable):
+        sc._answer(503, error("busy"))

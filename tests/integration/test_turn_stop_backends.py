@@ -1,0 +1,55 @@
+"""A stopping server's turn still waiting on its model is recorded interrupted, and its late
+reply is refused, on SQLite and on PostgreSQL (the interrupt writes through a ledger connection
+of its own while the turn's holds the mind's write lock)."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+import mindledger
+from mindledger.domain.turn import TurnFinishedError
+from tests.integration.backends import BACKENDS, mind_with_a_commitment
+from tests.unit.test_turn_stop import WAIT_S, HeldModel
+
+
+@pytest.fixture(params=BACKENDS)
+def mind(
+    request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[mindledger.MindLedger]:
+    monkeypatch.delenv("MIND_BACKEND", raising=False)
+    with (
+        mind_with_a_commitment(request.param, tmp_path / "mind") as home,
+        mindledger.open(home.path) as opened,
+    ):
+        yield opened
+
+
+def test_a_turn_waiting_on_its_model_is_interrupted_on_either_backend(
+    mind: mindledger.MindLedger,
+) -> None:
+    model = HeldModel()
+    failures: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            mind.chat_turn("Water the ferns at noon", lambda: model)
+        except BaseException as e:  # the turn's own save meets a finished turn
+            failures.append(e)
+
+    turn = threading.Thread(target=run)
+    turn.start()
+    assert model.asked.wait(WAIT_S)
+
+    marked = mind.interrupt_own_turns("the server stopped before the model answered")
+    model.release.set()
+    turn.join(WAIT_S)
+
+    assert len(marked) == 1
+    assert [type(e) for e in failures] == [TurnFinishedError]
+    statuses = [row["status"] for row in mind.query("SELECT status FROM turns ORDER BY seq")]
+    assert statuses == ["interrupted"]
+    assert mind.verify().ok is True

@@ -1,0 +1,83 @@
+"""A stopping process records its own turns still waiting on their model as interrupted (the
+floor's `interrupt_own_turns`), whichever of the interrupt and the turn's outcome comes first."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import mindledger
+from mindledger.domain.model_port import Completion
+from mindledger.domain.turn import TurnFinishedError
+
+NOW = "2026-05-01T09:00:00Z"
+WAIT_S = 120  # a deadline for a busy machine, never a timing threshold
+
+
+class HeldModel:
+    """A model that answers only when released, so a turn can be caught waiting on it."""
+
+    name = "held"
+
+    def __init__(self) -> None:
+        self.asked, self.release = threading.Event(), threading.Event()
+
+    def complete(
+        self, messages: list[dict[str, Any]], on_token: Callable[[str], None] | None = None
+    ) -> Completion:
+        self.asked.set()
+        assert self.release.wait(WAIT_S)
+        return Completion("Too late.", "held", "test")
+
+
+@pytest.fixture
+def mind(tmp_path: Path) -> Iterator[mindledger.MindLedger]:
+    home = tmp_path / "mind"
+    mindledger.init(home, name="Echo", now=NOW)
+    with mindledger.open(home, now=NOW) as opened:
+        yield opened
+
+
+def statuses(mind: mindledger.MindLedger) -> list[Any]:
+    return [row["status"] for row in mind.query("SELECT status FROM turns ORDER BY seq")]
+
+
+@pytest.mark.floor("interrupt_own_turns")
+def test_a_turn_waiting_on_its_model_is_recorded_interrupted_and_its_late_reply_is_not(
+    mind: mindledger.MindLedger,
+) -> None:
+    model = HeldModel()
+    failures: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            mind.chat_turn("Water the ferns at noon", lambda: model)
+        except BaseException as e:  # the turn's own save meets a finished turn
+            failures.append(e)
+
+    turn = threading.Thread(target=run)
+    turn.start()
+    assert model.asked.wait(WAIT_S)
+
+    marked = mind.interrupt_own_turns("the server stopped before the model answered")
+    model.release.set()
+    turn.join(WAIT_S)
+
+    assert len(marked) == 1
+    assert [type(e) for e in failures] == [TurnFinishedError]
+    assert statuses(mind) == ["interrupted"]
+    assert "Too late." not in str(mind.log(limit=100).model_dump())
+    assert mind.verify().ok is True
+
+
+def test_a_finished_turn_is_left_as_it_was(mind: mindledger.MindLedger) -> None:
+    mind.turn("Water the ferns at noon", model="mock", mock_reply="Noted.")
+
+    marked = mind.interrupt_own_turns("the server stopped")
+
+    assert marked == []
+    assert statuses(mind) == ["complete"]
