@@ -7,14 +7,17 @@ import re
 import time
 import warnings
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any
 
 from mindledger.domain.errors import InvalidInputError
 from mindledger.domain.identity import DEFAULT_MODEL
 from mindledger.domain.model_port import Completion, ModelFailure
 from mindledger.domain.redaction import redact, secret_values, url_secrets
 from mindledger.domain.text import clean_text
+
+if TYPE_CHECKING:
+    from mindledger.domain.sampling import Sampling
 
 
 def import_litellm() -> Any:
@@ -97,6 +100,25 @@ class ModelSettings:
     mock_reply: str | None = None
     extra_body: dict[str, Any] = field(default_factory=dict)
     stop: list[str] = field(default_factory=list)  # stop sequences (none: the model's own end)
+    # A caller's settings for one reply (domain/sampling.py); None: the provider's default.
+    top_p: float | None = None
+    seed: int | None = None
+    presence_penalty: float | None = None
+    frequency_penalty: float | None = None
+    user: str | None = None
+
+
+# The settings a caller may choose that LiteLLM takes as they are (the others: temperature,
+# max_tokens and stop, which every call sends).
+PASSED_AS_IS = ("top_p", "seed", "presence_penalty", "frequency_penalty", "user")
+
+
+def sampled_settings(settings: ModelSettings, sampling: Sampling) -> ModelSettings:
+    """`settings` with a caller's sampling settings in place of the home's."""
+    chosen = sampling.chosen()
+    if "stop" in chosen:
+        chosen["stop"] = list(chosen["stop"])
+    return replace(settings, **chosen)
 
 
 # A provider error's text as LiteLLM words it: class names ("litellm.AuthenticationError:",
@@ -193,6 +215,10 @@ class LiteLLMModel:
         """The spec recorded in the ledger (`mock` for scripted replies)."""
         return "mock" if self.settings.mock_reply is not None else self.settings.spec
 
+    def with_sampling(self, sampling: Sampling) -> LiteLLMModel:
+        """This model calling with a caller's sampling settings."""
+        return LiteLLMModel(sampled_settings(self.settings, sampling))
+
     def _call_args(self, messages: list[dict[str, Any]]) -> dict[str, Any]:
         s = self.settings
         args: dict[str, Any] = {
@@ -219,6 +245,9 @@ class LiteLLMModel:
             args["extra_body"] = s.extra_body
         if s.stop:
             args["stop"] = s.stop
+        for name in PASSED_AS_IS:
+            if getattr(s, name) is not None:
+                args[name] = getattr(s, name)
         return args
 
     def complete(

@@ -195,6 +195,12 @@ class EmbeddedModel:
         """The spec recorded in the ledger."""
         return str(self.settings.spec)
 
+    def with_sampling(self, sampling: Any) -> EmbeddedModel:
+        """This model calling with a caller's sampling settings (a `domain.sampling.Sampling`)."""
+        from mindledger.adapters.litellm_model import sampled_settings
+
+        return EmbeddedModel(self.run_dir, sampled_settings(self.settings, sampling), self.tuning)
+
     def complete(
         self, messages: list[dict[str, Any]], on_token: Callable[[str], None] | None = None
     ) -> Completion:
