@@ -113,6 +113,27 @@ class ModelSettings:
 PASSED_AS_IS = ("top_p", "seed", "presence_penalty", "frequency_penalty", "user")
 
 
+def check_sampling(spec: str, sampling: Sampling) -> None:
+    """Raise InvalidInputError naming the first of a caller's settings that LiteLLM does not
+    pass to `spec`'s provider (it drops some without a word: `user` for an OpenAI-compatible
+    server that is not OpenAI's own model, `seed` for Anthropic). Imports litellm."""
+    litellm = import_litellm()
+    try:
+        model, provider, _, _ = litellm.get_llm_provider(model=spec)
+        supported = set(
+            litellm.get_supported_openai_params(model=model, custom_llm_provider=provider) or ()
+        )
+    except Exception:  # LiteLLM cannot tell: the call itself will say what fails
+        return
+    for name in sampling.chosen():
+        if name not in supported:
+            raise InvalidInputError(
+                f"model {spec} does not take `{name}` (LiteLLM would not pass it to that "
+                "provider); leave it out",
+                param=name,
+            )
+
+
 def sampled_settings(settings: ModelSettings, sampling: Sampling) -> ModelSettings:
     """`settings` with a caller's sampling settings in place of the home's."""
     chosen = sampling.chosen()
@@ -216,7 +237,10 @@ class LiteLLMModel:
         return "mock" if self.settings.mock_reply is not None else self.settings.spec
 
     def with_sampling(self, sampling: Sampling) -> LiteLLMModel:
-        """This model calling with a caller's sampling settings."""
+        """This model calling with a caller's sampling settings (refused, naming the first,
+        when its provider does not take one)."""
+        if self.settings.mock_reply is None:
+            check_sampling(self.settings.spec, sampling)
         return LiteLLMModel(sampled_settings(self.settings, sampling))
 
     def _call_args(self, messages: list[dict[str, Any]]) -> dict[str, Any]:

@@ -157,12 +157,27 @@ def test_a_model_that_takes_no_settings_refuses_them_before_the_turn(
 
 
 def test_litellm_is_called_with_the_settings() -> None:
-    model = LiteLLMModel(ModelSettings(spec="openai/x", max_tokens=512, temperature=0.0))
+    model = LiteLLMModel(ModelSettings(spec="openai/gpt-4o-mini", temperature=0.0))
 
     args = model.with_sampling(checked_sampling(SETTINGS))._call_args([])
 
     assert {k: args[k] for k in SETTINGS} == SETTINGS
     assert model._call_args([])["temperature"] == 0.0  # the mind's own model is unchanged
+
+
+@pytest.mark.parametrize(
+    ("spec", "setting"),
+    [("anthropic/claude-3-5-haiku-latest", "seed"), ("openai/my-own-server", "user")],
+)
+def test_a_setting_litellm_would_drop_for_a_provider_is_refused_by_name(
+    spec: str, setting: str
+) -> None:
+    model = LiteLLMModel(ModelSettings(spec=spec))
+
+    with pytest.raises(InvalidInputError) as refused:
+        model.with_sampling(checked_sampling({setting: SETTINGS[setting]}))
+
+    assert refused.value.param == setting and spec in str(refused.value)
 
 
 FORGED = [
