@@ -206,7 +206,10 @@ async def _streamed(call: Call, mind: ServedMind, request: ChatRequest) -> Respo
                 error = {"message": data["message"], "type": "server_error", "param": None}
                 yield _data({"error": {**error, "code": data["code"]}})
             elif kind == "refused":  # after text was sent: no longer a status to give
-                message = " ".join(str(data).split())
+                from mindledger.error_report import failure_message
+
+                shown = failure_message(data, mind.home.path, secrets, full_path=False)
+                message = " ".join(shown.split())
                 error = {"message": message, "type": "server_error", "param": None}
                 yield _data({"error": {**error, "code": "invalid_request"}})
             elif data.outcome.status == "failed":

@@ -225,3 +225,21 @@ def test_the_ledger_verifies_after_all_of_it(server: Server) -> None:
     reply = server.request("POST", "/v1/minds/Echo/verify", {})
 
     assert reply.status == 200 and reply.json()["ok"] is True
+
+
+def test_a_streamed_turn_whose_model_fails_before_any_text_is_an_error_status_not_a_stream(
+    server: Server,
+) -> None:
+    options = {"model": "openai/gpt-4o-mini", "api_base": "http://127.0.0.1:9/v1"}
+
+    with pytest.raises(openai.APIStatusError) as failed:
+        client(server).chat.completions.create(
+            model="mind/Echo",
+            messages=[{"role": "user", "content": "Anyone there?"}],
+            stream=True,
+            extra_body={"mind_options": options},
+        )
+
+    assert failed.value.status_code == 502
+    assert isinstance(failed.value.body, dict) and failed.value.body["code"] == "model_failed"
+    assert started(server)[-1]["text"] == "Anyone there?"  # the message is kept
