@@ -254,3 +254,25 @@ def test_a_turn_with_a_callers_chat_exports_and_imports_whole(
 
     assert checked.ok
     assert (record["system"], record["sampling"]) == ("Be kind.", SETTINGS)
+
+
+@pytest.mark.floor("turn", "forget")
+def test_forgetting_the_turn_forgets_the_callers_system_prompt_and_settings(
+    mind: mindledger.MindLedger,
+) -> None:
+    done = mind.turn(
+        "My code is 4471",
+        model="mock",
+        mock_reply="Noted.",
+        system="The user is Nadia Okafor.",
+        history=[{"role": "user", "content": "Nadia's earlier words"}],
+        sampling={"user": "nadia@example.com"},
+    )
+
+    mind.forget("turn", done.turn)
+    record = started(mind)
+    shown = json.dumps(mind.log(limit=50).model_dump(mode="json"))
+
+    assert record["system"] == "[forgotten]" and record["sampling"] == {}
+    assert "Nadia" not in shown and "nadia@example.com" not in shown
+    assert mind.verify().ok
