@@ -276,3 +276,50 @@ def test_forgetting_the_turn_forgets_the_callers_system_prompt_and_settings(
     assert record["system"] == "[forgotten]" and record["sampling"] == {}
     assert "Nadia" not in shown and "nadia@example.com" not in shown
     assert mind.verify().ok
+
+
+def _as_before_the_caller_fields(lines: list[dict[str, Any]]) -> bytes:
+    """An export as a mindledger before `system` and `sampling` would have written it: the
+    fields left out of every `mind.turn.started`, every hash recomputed by the chain rule."""
+    from mindledger.adapters.hash_chain import content_hash, link_hash
+    from mindledger.adapters.ledger_export import state_bytes
+    from mindledger.adapters.pydantic_mapping import canonical_json
+
+    header, events = dict(lines[0]), [dict(e) for e in lines[1:]]
+    prev = header["genesis"]
+    for event in events:
+        if event["topic"] == Turn.Started.TOPIC:
+            assert event["payload"].pop("system") is None
+            assert event["payload"].pop("sampling") is None
+        state = state_bytes(event["payload"], event["time"], event["schema"])
+        event["prev"] = prev
+        event["hash"] = prev = link_hash(
+            prev, content_hash(event["topic"], event["aggregate"], event["version"], state)
+        )
+    header["head"] = prev
+    return b"".join(canonical_json(o) + b"\n" for o in [header, *events])
+
+
+@pytest.mark.floor("turn", "export")
+def test_a_ledger_from_before_the_caller_fields_imports_replays_verifies_and_turns_on(
+    mind: mindledger.MindLedger, tmp_path: Path
+) -> None:
+    mind.turn("Water the ferns", model="mock", mock_reply="Noted.")
+    mind.export(tmp_path / "out")
+    exported = next((tmp_path / "out").glob("*.jsonl"))
+    lines = [json.loads(line) for line in exported.read_text().splitlines()]
+    old = tmp_path / "old.jsonl"
+    old.write_bytes(_as_before_the_caller_fields(lines))
+
+    checked = mindledger.verify_export(old)
+    mindledger.import_ledger(old, tmp_path / "copy", now=NOW)
+    with mindledger.open(tmp_path / "copy", now=NOW) as copy:
+        first = started(copy)
+        again = copy.turn("And the cactus?", model="mock", mock_reply="Yes.", system="Be brief.")
+        replayed = copy.replay(tmp_path / "replayed.duckdb", check=True)
+        verified = copy.verify()
+
+    assert checked.ok and "system" not in old.read_text()
+    assert first["text"] == "Water the ferns" and "system" not in first  # as it was stored
+    assert again.status == "complete" and verified.ok
+    assert replayed.identical is True and replayed.applied == verified.events > len(lines) - 1
