@@ -81,6 +81,7 @@ class ChatRequest:
     sampling: dict[str, Any] = field(default_factory=dict)
     options: dict[str, Any] = field(default_factory=dict)
     stream: bool = False
+    include_usage: bool = False  # stream_options.include_usage: a last chunk with the usage
     # Where the floor's arguments came from: history index -> message index; the first
     # system message; the field each sampling setting came from.
     history_at: list[int] = field(default_factory=list)
@@ -239,29 +240,30 @@ def _options(given: Any) -> dict[str, Any]:
     return options
 
 
-def _stream(body: dict[str, Any]) -> bool:
+def _stream(body: dict[str, Any], request: ChatRequest) -> None:
     stream = body.get("stream")
     if stream is not None and not isinstance(stream, bool):
         raise _refuse("invalid_request", "stream must be true or false", "stream")
+    request.stream = bool(stream)
     options = body.get("stream_options")
-    if options is not None:
-        if not stream:
-            raise _refuse(
-                "invalid_request", "stream_options is only for stream: true", "stream_options"
-            )
-        if not isinstance(options, dict) or not set(options) <= {"include_usage"}:
-            raise _refuse(
-                "unsupported_parameter",
-                "stream_options takes only include_usage",
-                "stream_options",
-            )
-        if not isinstance(options.get("include_usage", False), bool):
-            raise _refuse(
-                "invalid_request",
-                "stream_options.include_usage must be true or false",
-                "stream_options.include_usage",
-            )
-    return bool(stream)
+    if options is None:
+        return
+    if not stream:
+        raise _refuse(
+            "invalid_request", "stream_options is only for stream: true", "stream_options"
+        )
+    if not isinstance(options, dict) or not set(options) <= {"include_usage"}:
+        raise _refuse(
+            "unsupported_parameter", "stream_options takes only include_usage", "stream_options"
+        )
+    usage = options.get("include_usage", False)
+    if not isinstance(usage, bool):
+        raise _refuse(
+            "invalid_request",
+            "stream_options.include_usage must be true or false",
+            "stream_options.include_usage",
+        )
+    request.include_usage = usage
 
 
 def chat_request(body: Any) -> ChatRequest:
@@ -288,5 +290,5 @@ def chat_request(body: Any) -> ChatRequest:
     _messages(body.get("messages"), request)
     _sampling(body, request)
     request.options = _options(body.get("mind_options"))
-    request.stream = _stream(body)
+    _stream(body, request)
     return request

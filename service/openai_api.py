@@ -7,11 +7,12 @@ settings (`temperature`, `top_p`, `max_tokens`, `stop`, `seed`, ...) go to the m
 is recorded with the turn (service/chat_request.py reads the request: a field a turn cannot
 honour, or one OpenAI's API does not define, is refused with a 400 naming it, never ignored).
 The answer is the turn's visible reply with `usage`, and the turn record (`mind turn --json`)
-rides along as `mind_turn`. `stream: true` answers OpenAI's chunk events and `data: [DONE]`,
-once the turn has begun: a request refused before then is a 400, never a stream. Extra body
-field `mind_options` (`model`, `mock_reply`, `api_base`, `budget`) chooses the turn's model as
-`mind turn` flags do. Errors come in OpenAI's shape: `{"error": {"message", "type", "param",
-"code"}}`.
+rides along as `mind_turn`. `stream: true` answers OpenAI's chunk events (the turn record on
+the finish chunk; with `stream_options.include_usage`, the usage on a last chunk with no choice,
+as OpenAI sends it) and `data: [DONE]`, once the turn has begun: a request refused before then
+is a 400, never a stream. Extra body field `mind_options` (`model`, `mock_reply`, `api_base`,
+`budget`) chooses the turn's model as `mind turn` flags do. Errors come in OpenAI's shape:
+`{"error": {"message", "type", "param", "code"}}`.
 """
 
 from __future__ import annotations
@@ -218,9 +219,12 @@ async def _streamed(call: Call, mind: ServedMind, request: ChatRequest) -> Respo
                 yield _data({"error": {**error, "code": "model_failed"}, "mind_turn": data.data})
             else:
                 final = _chunk(stream_id, model, {}, _finish(data))
-                final["usage"] = _completion(data, model)["usage"]
                 final["mind_turn"] = data.data
                 yield _data(final)
+                if request.include_usage:  # as OpenAI sends it: a last chunk with no choice
+                    usage = {**_chunk(stream_id, model, {}, None), "choices": []}
+                    usage["usage"] = _completion(data, model)["usage"]
+                    yield _data(usage)
             yield b"data: [DONE]\n\n"
             return
 
