@@ -37,7 +37,7 @@ NEUTRAL: dict[str, tuple[Any, ...]] = {
     "functions": ([],),
     "tool_choice": ("none",),
     "function_call": ("none",),
-    "parallel_tool_calls": (),
+    "parallel_tool_calls": (False,),
     "response_format": ({"type": "text"},),
     "logprobs": (False,),
     "top_logprobs": (0,),
