@@ -323,3 +323,36 @@ def test_a_ledger_from_before_the_caller_fields_imports_replays_verifies_and_tur
     assert first["text"] == "Water the ferns" and "system" not in first  # as it was stored
     assert again.status == "complete" and verified.ok
     assert replayed.identical is True and replayed.applied == verified.events > len(lines) - 1
+
+
+@pytest.mark.floor("turn", "forget", "turn_prompt")
+def test_forgetting_a_turn_forgets_a_later_prompt_that_replays_it_and_no_other(
+    mind: mindledger.MindLedger,
+) -> None:
+    said = mind.turn("My door code is 4471", model="mock", mock_reply="Noted the code.")
+    for n in range(4):  # past the recency channel: later memory blocks no longer quote it
+        mind.turn(f"Filler {n}", model="mock", mock_reply="Fine.")
+    replayed = mind.turn(
+        "What did I tell you?",
+        model="mock",
+        mock_reply="A code.",
+        history=[
+            {"role": "user", "content": "My door code is 4471"},
+            {"role": "assistant", "content": "Noted the code."},
+        ],
+    )
+    other = mind.turn(
+        "Unrelated",
+        model="mock",
+        mock_reply="Sure.",
+        history=[{"role": "user", "content": "The weather is fine"}],
+    )
+
+    mind.forget("turn", said.turn)
+    kept = mind.turn_prompt(other.turn).messages or []
+
+    assert "4471" not in json.dumps([i.model_dump() for i in replayed.context])
+    assert not mind.turn_prompt(replayed.turn).messages  # its prompt went with the message
+    assert {"role": "user", "content": "The weather is fine"} in kept
+    assert "4471" not in json.dumps(mind.log(limit=100).model_dump(mode="json"))
+    assert mind.verify().ok
