@@ -26,6 +26,7 @@ from mindledger.domain.forgetting import NothingToForgetError, Reach, Selector
 
 # Whose opened `context` lists the memory items a turn's prompt quoted.
 CONTEXT_TOPICS = ("mind.turn.completed", "mind.turn.generation_failed")
+REPLIED = "mind.turn.replied"
 OPEN_BATCH = 2000
 
 
@@ -79,6 +80,8 @@ def plan_forget(reader: Any, selector: Selector, keys: KeyStore | None) -> Forge
     first_seen: dict[str, int] = {}  # stream -> the position of its first event
     contexts: list[Any] = []  # turn.completed rows, opened later
     messages: list[Any] = []  # reached turn messages (the chat history is scrubbed of them)
+    replies: list[Any] = []  # reached replies (a caller may have sent them back: see below)
+    prompts: list[Any] = []  # turn.replied rows not reached, whose prompts may hold such copies
     hexes: dict[Any, str] = {}  # a stream's events share its id: parsed once (a third of a scan)
     # Events the scan passed that a later link may still reach (a turn whose reply made what
     # is forgotten, the import a forgotten conversation was read from): kept until it ends.
@@ -108,11 +111,17 @@ def plan_forget(reader: Any, selector: Selector, keys: KeyStore | None) -> Forge
             held.setdefault(stream, []).append((row, ids))
         if hit:
             _take(plan, row, stream, ids, reached, reached_streams, messages)
+            if row.topic == REPLIED:
+                replies.append(row)
         elif row.topic in CONTEXT_TOPICS:
             contexts.append(row)
+        elif row.topic == REPLIED:
+            prompts.append(row)
     for stream in sorted(reach.late_streams()):
         for row, ids in held.get(stream, []):
             _take(plan, row, stream, ids, reached, reached_streams, messages)
+            if row.topic == REPLIED:
+                replies.append(row)
     reach.check_unambiguous()
     plan.events = sum(plan.counts.values())
     if not plan.events:
@@ -133,6 +142,22 @@ def plan_forget(reader: Any, selector: Selector, keys: KeyStore | None) -> Forge
                 if _quotes(state, reached, reached_streams):
                     plan.context_turns.add(_hex(row.originator_id))
         plan.messages = [str(s.get("text") or "") for s in opener(messages)] if messages else []
+        said = {t.strip() for t in plan.messages}
+        said |= {str(s.get("reply") or "").strip() for s in opener(replies)} if replies else set()
+        said.discard("")
+        # A caller's earlier messages are sent as they came (docs/decisions/0020): a prompt
+        # that repeats a reached message or reply word for word goes with it.
+        later = [
+            row
+            for row in [*prompts, *contexts]
+            if row.position > floor and _hex(row.originator_id) not in plan.context_turns
+        ]
+        if said and later:
+            for start in range(0, len(later), OPEN_BATCH):
+                chunk = later[start : start + OPEN_BATCH]
+                for row, state in zip(chunk, opener(chunk), strict=True):
+                    if _replays(state, said):
+                        plan.context_turns.add(_hex(row.originator_id))
     for turn in plan.context_turns:
         plan.keys.update(context_keys.get(turn, ()))
     plan.first_position = min(
@@ -178,3 +203,14 @@ def _quotes(state: dict[str, Any], positions: set[int], streams: set[str]) -> bo
         if item.get("id") in positions or (item.get("stream") or "") in streams:
             return True
     return False
+
+
+def _replays(state: dict[str, Any], said: set[str]) -> bool:
+    """Whether a turn's opened prompt holds, among the earlier messages a caller sent (those
+    between the system message and the turn's own), one of the texts in `said`."""
+    prompt = state.get("prompt")
+    if not isinstance(prompt, list):
+        return False
+    return any(
+        isinstance(m, dict) and str(m.get("content") or "").strip() in said for m in prompt[1:-1]
+    )

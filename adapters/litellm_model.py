@@ -7,14 +7,17 @@ import re
 import time
 import warnings
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any
 
 from mindledger.domain.errors import InvalidInputError
 from mindledger.domain.identity import DEFAULT_MODEL
 from mindledger.domain.model_port import Completion, ModelFailure
 from mindledger.domain.redaction import redact, secret_values, url_secrets
 from mindledger.domain.text import clean_text
+
+if TYPE_CHECKING:
+    from mindledger.domain.sampling import Sampling
 
 
 def import_litellm() -> Any:
@@ -107,6 +110,46 @@ class ModelSettings:
     mock_reply: str | None = None
     extra_body: dict[str, Any] = field(default_factory=dict)
     stop: list[str] = field(default_factory=list)  # stop sequences (none: the model's own end)
+    # A caller's settings for one reply (domain/sampling.py); None: the provider's default.
+    top_p: float | None = None
+    seed: int | None = None
+    presence_penalty: float | None = None
+    frequency_penalty: float | None = None
+    user: str | None = None
+
+
+# The settings a caller may choose that LiteLLM takes as they are (the others: temperature,
+# max_tokens and stop, which every call sends).
+PASSED_AS_IS = ("top_p", "seed", "presence_penalty", "frequency_penalty", "user")
+
+
+def check_sampling(spec: str, sampling: Sampling) -> None:
+    """Raise InvalidInputError naming the first of a caller's settings that LiteLLM does not
+    pass to `spec`'s provider (it drops some without a word: `user` for an OpenAI-compatible
+    server that is not OpenAI's own model, `seed` for Anthropic). Imports litellm."""
+    litellm = import_litellm()
+    try:
+        model, provider, _, _ = litellm.get_llm_provider(model=spec)
+        supported = set(
+            litellm.get_supported_openai_params(model=model, custom_llm_provider=provider) or ()
+        )
+    except Exception:  # LiteLLM cannot tell: the call itself will say what fails
+        return
+    for name in sampling.chosen():
+        if name not in supported:
+            raise InvalidInputError(
+                f"model {spec} does not take `{name}` (LiteLLM would not pass it to that "
+                "provider); leave it out",
+                param=name,
+            )
+
+
+def sampled_settings(settings: ModelSettings, sampling: Sampling) -> ModelSettings:
+    """`settings` with a caller's sampling settings in place of the home's."""
+    chosen = sampling.chosen()
+    if "stop" in chosen:
+        chosen["stop"] = list(chosen["stop"])
+    return replace(settings, **chosen)
 
 
 # A provider error's text as LiteLLM words it: class names ("litellm.AuthenticationError:",
@@ -203,6 +246,13 @@ class LiteLLMModel:
         """The spec recorded in the ledger (`mock` for scripted replies)."""
         return "mock" if self.settings.mock_reply is not None else self.settings.spec
 
+    def with_sampling(self, sampling: Sampling) -> LiteLLMModel:
+        """This model calling with a caller's sampling settings (refused, naming the first,
+        when its provider does not take one)."""
+        if self.settings.mock_reply is None:
+            check_sampling(self.settings.spec, sampling)
+        return LiteLLMModel(sampled_settings(self.settings, sampling))
+
     def _call_args(self, messages: list[dict[str, Any]]) -> dict[str, Any]:
         s = self.settings
         args: dict[str, Any] = {
@@ -229,6 +279,9 @@ class LiteLLMModel:
             args["extra_body"] = s.extra_body
         if s.stop:
             args["stop"] = s.stop
+        for name in PASSED_AS_IS:
+            if getattr(s, name) is not None:
+                args[name] = getattr(s, name)
         return args
 
     def complete(

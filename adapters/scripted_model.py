@@ -65,6 +65,11 @@ class ScriptedModel:
         """The spec recorded in the ledger."""
         return "mock"
 
+    def with_sampling(self, sampling: Any) -> ScriptedModel:
+        """The same script: a scripted reply is the reply whatever the settings (they are
+        recorded with the turn all the same)."""
+        return self
+
     def complete(
         self, messages: list[dict[str, Any]], on_token: Callable[[str], None] | None = None
     ) -> Completion:

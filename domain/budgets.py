@@ -18,5 +18,6 @@ def check_budget(budget: int, floor: int, name: str = "budget") -> None:
         raise InvalidInputError(
             f"{name} {budget!r} is too small; give at least {floor} tokens"
             if isinstance(budget, int) and not isinstance(budget, bool)
-            else f"{name} must be a whole number of tokens (at least {floor})"
+            else f"{name} must be a whole number of tokens (at least {floor})",
+            param=name,
         )

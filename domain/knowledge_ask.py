@@ -13,11 +13,13 @@ from typing import Any
 from uuid import uuid4
 
 from mindledger.domain.ask import Ask, Route, Via
+from mindledger.domain.client_chat import ClientChat
 from mindledger.domain.control_lines import split_reply
 from mindledger.domain.knowledge import Knowledge
 from mindledger.domain.knowledge_assessment import assess
 from mindledger.domain.knowledge_port import KnowledgeReads
 from mindledger.domain.model_port import Completion, CompletionModel
+from mindledger.domain.sampling import Sampling
 from mindledger.domain.turns import DEFAULT_BUDGET, TurnOutcome, TurnService
 
 SEMANTIC_MIN = 0.78  # cosine between the question and an item's question
@@ -191,14 +193,25 @@ class Asker:
         budget: int = DEFAULT_BUDGET,
         on_token: Callable[[str], None] | None = None,
         on_reply: Callable[[str], None] | None = None,
+        client: ClientChat | None = None,
+        sampling: Sampling | None = None,
     ) -> TurnOutcome:
         """A turn: a message whose intent exact-matches reusable knowledge is answered from it
-        without the model (recorded as such); any other goes to the model. `on_token` and
-        `on_reply` as `TurnService.run`."""
-        item = self.mind.knowledge_for(text) if text.strip() else None
+        without the model (recorded as such); any other goes to the model. `on_token`,
+        `on_reply`, `client` and `sampling` as `TurnService.run`: a turn with a caller's system
+        prompt, conversation or settings always goes to the model (a stored answer could
+        honour none of them)."""
+        own = not client and not sampling
+        item = self.mind.knowledge_for(text) if own and text.strip() else None
         if item is None or assess(item, self.mind.clock()).decision != "reuse":
             return self.turns.run(
-                text, model(), budget=budget, on_token=on_token, on_reply=on_reply
+                text,
+                model(),
+                budget=budget,
+                on_token=on_token,
+                on_reply=on_reply,
+                client=client,
+                sampling=sampling,
             )
         turn = self.turns.run(
             text, MemoryAnswer(item.answer), budget=budget, on_token=on_token, on_reply=on_reply

@@ -4,7 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
+
+from mindledger.domain.errors import InvalidInputError
+
+if TYPE_CHECKING:
+    from mindledger.domain.sampling import Sampling
 
 
 @dataclass(frozen=True)
@@ -52,8 +57,9 @@ FAILURE_KINDS = (
 class CompletionModel(Protocol):
     """Anything that can answer a list of chat messages.
 
-    A model may also have `compact_prompt` (True for a small model: the short protocol) and
-    `memory_budget` (the most memory tokens its context has room for); see `prompt_fit`.
+    A model may also have `compact_prompt` (True for a small model: the short protocol),
+    `memory_budget` (the most memory tokens its context has room for; see `prompt_fit`) and
+    `with_sampling(sampling)` (the same model calling with a caller's settings; see `sampled`).
     """
 
     @property
@@ -75,3 +81,19 @@ def prompt_fit(model: CompletionModel, budget: int) -> tuple[bool, int]:
     compact = bool(getattr(model, "compact_prompt", False))
     own = getattr(model, "memory_budget", None)
     return compact, min(budget, own) if isinstance(own, int) else budget
+
+
+def sampled(model: CompletionModel, sampling: Sampling | None) -> CompletionModel:
+    """`model` calling with `sampling` (the caller's settings); a model that cannot take them
+    refuses them (InvalidInputError naming the first), never ignores them."""
+    if not sampling:
+        return model
+    apply = getattr(model, "with_sampling", None)
+    if apply is None:
+        name = next(iter(sampling.chosen()))
+        raise InvalidInputError(
+            f"model {model.name} takes no sampling settings (`{name}`); leave them out",
+            param=name,
+        )
+    result: CompletionModel = apply(sampling)
+    return result

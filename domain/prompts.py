@@ -3,6 +3,7 @@ delimited memory) and the messages of a turn, full for a hosted model, compact f
 
 from __future__ import annotations
 
+from mindledger.domain.client_chat import ClientChat, client_block
 from mindledger.domain.context_port import AssembledContext
 from mindledger.domain.identity import Identity
 from mindledger.domain.prompt_text import one_line
@@ -60,17 +61,30 @@ def system_prompt(identity: Identity, context: AssembledContext, compact: bool =
 
 
 def prompt_messages(
-    identity: Identity, context: AssembledContext, text: str, compact: bool = False
+    identity: Identity,
+    context: AssembledContext,
+    text: str,
+    compact: bool = False,
+    client: ClientChat | None = None,
 ) -> list[dict[str, str]]:
     """The messages a turn sends. A small model (`compact`) gets the memory right before the
     question in the user message, and a system message that never changes (all of it cached
     by the server): the 135M model answered from memory there and not from the system message
-    (bench/embedded_settings.py)."""
+    (bench/embedded_settings.py). A caller's system prompt (`client`) follows the mind's, in
+    its own quoted block; its earlier messages come before the message, as sent."""
+    client = client or ClientChat()
+    extra = f"\n\n{client_block(client.system)}" if client.system is not None else ""
+    history = [dict(m) for m in client.history]
     if not compact:
         return [
-            {"role": "system", "content": system_prompt(identity, context)},
+            {"role": "system", "content": system_prompt(identity, context) + extra},
+            *history,
             {"role": "user", "content": text},
         ]
-    system = system_prompt(identity, AssembledContext([], "", 0), compact=True)
+    system = system_prompt(identity, AssembledContext([], "", 0), compact=True) + extra
     memory = f"{context.rendered}\n\n" if context.rendered else ""
-    return [{"role": "system", "content": system}, {"role": "user", "content": memory + text}]
+    return [
+        {"role": "system", "content": system},
+        *history,
+        {"role": "user", "content": memory + text},
+    ]

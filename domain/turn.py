@@ -26,13 +26,18 @@ class Turn(AggregateRoot):
 
     class Started(DomainEvent):
         TOPIC = "mind.turn.started"
-        SEALED = {"text": "own"}
+        SEALED = {"text": "own", "system": "own", "sampling": "own"}
         text: str
         speaker: Speaker
         seq: int
         model: str
         pid: int
         host: str
+        # Added later (absent from older events, which read as None): the caller's own system
+        # prompt and the sampling settings it chose for this reply (domain/sampling.py), both
+        # the caller's words, so sealed with the message and forgotten with it.
+        system: str | None = None
+        sampling: dict[str, Any] | None = None
 
     class Replied(DomainEvent):
         TOPIC = "mind.turn.replied"
@@ -119,13 +124,29 @@ class Turn(AggregateRoot):
         host: str,
         at: datetime,
         id: UUID | None = None,
+        system: str | None = None,
+        sampling: dict[str, Any] | None = None,
     ) -> Turn:
-        """Record the message that opens a turn (`id`: chosen before the turn is numbered)."""
+        """Record the message that opens a turn (`id`: chosen before the turn is numbered;
+        `system` and `sampling`: the caller's system prompt and settings, when given)."""
         if speaker == "user":
             text = clean_text(text, "message", MESSAGE_LIMIT)
         turn = cls(id or uuid4())
+        extra: dict[str, Any] = {}
+        if system is not None:
+            extra["system"] = system
+        if sampling:
+            extra["sampling"] = sampling
         turn.trigger(
-            cls.Started, at, text=text, speaker=speaker, seq=seq, model=model, pid=pid, host=host
+            cls.Started,
+            at,
+            text=text,
+            speaker=speaker,
+            seq=seq,
+            model=model,
+            pid=pid,
+            host=host,
+            **extra,
         )
         return turn
 

@@ -13,6 +13,7 @@ from eventsourcing.persistence import Recording
 from mindledger.domain.application import Mind
 from mindledger.domain.autonomy import TickOutcome, run_tick
 from mindledger.domain.changes import Changes
+from mindledger.domain.client_chat import ClientChat
 from mindledger.domain.context_port import (
     AssembledContext,
     ContextRequest,
@@ -25,10 +26,11 @@ from mindledger.domain.context_port import (
 from mindledger.domain.control_lines import (
     split_reply,
 )
-from mindledger.domain.model_port import CompletionModel, ModelFailure, prompt_fit
+from mindledger.domain.model_port import CompletionModel, ModelFailure, prompt_fit, sampled
 from mindledger.domain.prompts import AUTONOMY_PROMPT, prompt_messages
 from mindledger.domain.redaction import redact
 from mindledger.domain.reply_stream import ReplyStream
+from mindledger.domain.sampling import Sampling
 from mindledger.domain.settings import thread_params
 from mindledger.domain.turn import REPLY_LIMIT, Speaker, Turn, TurnFinishedError
 from mindledger.domain.turn_effects import CUT_OFF_REASON, TurnEffects, TurnSetting, unfinished_line
@@ -126,18 +128,34 @@ class TurnService:
         self.mind.close()
 
     def start(
-        self, text: str, speaker: Speaker, model: str, turn_id: UUID | None = None
+        self,
+        text: str,
+        speaker: Speaker,
+        model: str,
+        turn_id: UUID | None = None,
+        system: str | None = None,
+        sampling: Sampling | None = None,
     ) -> StartedTurn:
         """Save a turn's message with the next turn number, alone (it survives any failure).
         The number comes from the ledger in the same transaction: a concurrent turn that took
-        it makes this one number again."""
+        it makes this one number again. `system`, `sampling`: the caller's, recorded with it."""
+        settings = sampling.chosen() if sampling else None
 
         def command(changes: Changes) -> tuple[Turn, list[Turn.Started]]:
             numbers = turn_numbers(changes)
             unfinished = unfinished_turns(changes, numbers)
             at = self.mind.clock()
             turn = Turn.start(
-                text, speaker, numbers.seq + 1, model, self.pid, self.host, at, id=turn_id
+                text,
+                speaker,
+                numbers.seq + 1,
+                model,
+                self.pid,
+                self.host,
+                at,
+                id=turn_id,
+                system=system,
+                sampling=settings,
             )
             numbers.give(turn.id, [t.originator_id.hex for t in unfinished], at)
             changes.add(turn)  # first: the message's position is the turn's first
@@ -176,12 +194,18 @@ class TurnService:
         speaker: Speaker = "user",
         tools: Sequence[ToolRun] = (),
         on_reply: Callable[[str], None] | None = None,
+        client: ClientChat | None = None,
+        sampling: Sampling | None = None,
     ) -> TurnOutcome:
         """One turn; a model failure is recorded and returned, never raised. `tools` are the
         tool runs the runtime made for this turn (the only tool work a reply may cite).
         `on_token` hears the raw model text; `on_reply` the visible reply as it comes (no
         control line ever; the pieces add up to `outcome.reply`, all heard before the reply is
+        recorded). `client`: the caller's system prompt and earlier messages; `sampling`: its
+        settings for this reply (a model that cannot take them refuses before anything is
         recorded)."""
+        model = sampled(model, sampling)
+        client = client or ClientChat()
         identity = self.mind.identity()
         setting = TurnSetting(
             thread_params(identity.config),
@@ -204,7 +228,7 @@ class TurnService:
             )
         )
         try:
-            started = self.start(text, speaker, model.name, turn_id)
+            started = self.start(text, speaker, model.name, turn_id, client.system, sampling)
             self.recover(started.unfinished)
         except BaseException:
             pending.cancel()
@@ -216,7 +240,7 @@ class TurnService:
         )
         outcome.notification_ids = [r.notification.id for r in started.recordings if r.notification]
         # A turn with no message is an autonomy cycle; the model still needs a user turn.
-        messages = prompt_messages(identity, context, text or AUTONOMY_PROMPT, compact)
+        messages = prompt_messages(identity, context, text or AUTONOMY_PROMPT, compact, client)
         outcome.messages = messages
         stream = ReplyStream(on_reply, REPLY_LIMIT) if on_reply is not None else None
         try:

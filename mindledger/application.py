@@ -12,7 +12,7 @@ reads each open their own read-only session and may run concurrently from worker
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -147,6 +147,9 @@ class MindLedger(DirectCommands, KnowledgeCommands, FileCommands):
         api_base: str | None = None,
         budget: int = DEFAULT_BUDGET,
         on_delta: Callable[[str], None] | None = None,
+        system: str | None = None,
+        history: Sequence[Mapping[str, str]] = (),
+        sampling: Mapping[str, Any] | None = None,
     ) -> TurnResult:
         """Say `text` to the mind and return the turn as `mind turn --json` prints it.
 
@@ -155,7 +158,15 @@ class MindLedger(DirectCommands, KnowledgeCommands, FileCommands):
         memory put in front of the model (at least 200). `on_delta` hears the visible reply as
         it streams (control lines never; the pieces add up to the recorded reply). A model that
         fails is not an exception: the turn is recorded failed (`status` "failed", `failure`
-        says why) and the message stays."""
+        says why) and the message stays.
+
+        A caller's own chat: `system`, its system prompt (sent after the mind's, quoted, and
+        recorded sealed with the message); `history`, the earlier messages of its conversation
+        (`{"role": "user"|"assistant", "content": ...}`, sent before the message and recorded
+        in the turn's prompt); `sampling`, settings for this reply (`temperature`, `top_p`,
+        `max_tokens`, `stop`, `seed`, `presence_penalty`, `frequency_penalty`, `user`;
+        checked by range, passed to the model, recorded). Each is refused, never ignored, when
+        it cannot be honoured (InvalidInputError naming it as `param`)."""
         return self.run_turn(
             text,
             model=model,
@@ -163,6 +174,9 @@ class MindLedger(DirectCommands, KnowledgeCommands, FileCommands):
             api_base=api_base,
             budget=budget,
             on_delta=on_delta,
+            system=system,
+            history=history,
+            sampling=sampling,
         ).result
 
     def run_turn(
@@ -174,22 +188,36 @@ class MindLedger(DirectCommands, KnowledgeCommands, FileCommands):
         api_base: str | None = None,
         budget: int = DEFAULT_BUDGET,
         on_delta: Callable[[str], None] | None = None,
+        system: str | None = None,
+        history: Sequence[Mapping[str, str]] = (),
+        sampling: Mapping[str, Any] | None = None,
     ) -> TurnDone:
         """`turn`, with the use case's outcome beside its JSON (for front-ends that render
         more than the JSON, such as the command line's effect lines)."""
         from mindledger.compose import asker
+        from mindledger.domain.client_chat import checked_chat
+        from mindledger.domain.model_port import sampled
+        from mindledger.domain.sampling import checked_sampling
         from mindledger.forget import forget_excluded
         from mindledger.turns import turn_json
 
         check_budget(budget, TURN_BUDGET_FLOOR)
+        chat = checked_chat(system, history)
+        settings = checked_sampling(sampling)
         with self.write_lock:
             completion_model = self._model(model, mock_reply, api_base)
+            sampled(completion_model, settings)  # refused here, before anything is recorded
             service = self._turns()
             try:
                 # A message whose intent reusable knowledge answers is answered from it.
                 with forget_excluded(self.home):
                     outcome = asker(self.home, service, semantic=False).turn(
-                        text, lambda: completion_model, budget=budget, on_reply=on_delta
+                        text,
+                        lambda: completion_model,
+                        budget=budget,
+                        on_reply=on_delta,
+                        client=chat,
+                        sampling=settings,
                     )
             except BaseException:
                 self._drop_turns()  # a fresh pipeline next time, in case this one broke

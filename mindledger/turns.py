@@ -56,8 +56,8 @@ def outcome_json(home: Home, outcome: Any, name: str | None = None) -> dict[str,
 
 # A mind set to `mock` (`mind model set mock`) turned without a script.
 MIND_ON_MOCK = (
-    'the mind\'s model is "mock", which needs a scripted reply ("mock_reply"; --mock-reply '
-    "on the command line) or another model (mind model set MODEL)"
+    'the mind\'s model is "mock", which needs a scripted reply (`mock_reply`) or another '
+    "model (mind model set MODEL)"
 )
 
 
@@ -80,5 +80,5 @@ def turn_model(
     elif spec is None:
         spec = identity_of(home).model
     if spec == "mock" and mock_reply is None:  # refused before a turn records anything
-        raise InvalidInputError(MIND_ON_MOCK)
+        raise InvalidInputError(MIND_ON_MOCK, param="mock_reply")
     return build_model(home, spec, mock_reply, api_base)

@@ -1,11 +1,18 @@
 """The OpenAI-compatible endpoint: each mind a token opens is a model `mind/<name>`.
 
-`POST /v1/chat/completions`: the last user message is the turn's text (earlier messages are
-ignored: the mind's memory is its ledger); the answer is the turn's visible reply with `usage`,
-and the turn record (`mind turn --json`) rides along as `mind_turn`. `stream: true` answers
-OpenAI's chunk events and `data: [DONE]`. Extra body field `mind_options` (`model`,
-`mock_reply`, `api_base`, `budget`) chooses the turn's model as `mind turn` flags do. Errors come
-in OpenAI's shape: `{"error": {"message", "type", "param", "code"}}`.
+`POST /v1/chat/completions`: the last message, the user's, is the turn's text; the client's
+system (or developer) messages are its system prompt, sent after the mind's own; its earlier
+user and assistant messages are the conversation the model sees before it; its sampling
+settings (`temperature`, `top_p`, `max_tokens`, `stop`, `seed`, ...) go to the model; all of it
+is recorded with the turn (service/chat_request.py reads the request: a field a turn cannot
+honour, or one OpenAI's API does not define, is refused with a 400 naming it, never ignored).
+The answer is the turn's visible reply with `usage`, and the turn record (`mind turn --json`)
+rides along as `mind_turn`. `stream: true` answers OpenAI's chunk events (the turn record on
+the finish chunk; with `stream_options.include_usage`, the usage on a last chunk with no choice,
+as OpenAI sends it) and `data: [DONE]`, once the turn has begun: a request refused before then
+is a 400, never a stream. Extra body field `mind_options` (`model`, `mock_reply`, `api_base`,
+`budget`) chooses the turn's model as `mind turn` flags do. Errors come in OpenAI's shape:
+`{"error": {"message", "type", "param", "code"}}`.
 """
 
 from __future__ import annotations
@@ -19,15 +26,15 @@ from typing import TYPE_CHECKING, Any
 from starlette.responses import JSONResponse, Response, StreamingResponse
 
 from mindledger.domain.errors import MindError
+from mindledger.service.chat_request import PREFIX, ChatRequest, chat_request
 from mindledger.service.endpoints import Call, Endpoint, read_json
-from mindledger.service.errors import ApiError, error_body
+from mindledger.service.errors import ApiError, error_body, mind_error_response
 
 if TYPE_CHECKING:
     from mindledger.service.app import Extension
     from mindledger.service.minds import Minds, ServedMind, TurnDone
 
-PREFIX = "mind/"
-OPTIONS = {"model": str, "mock_reply": str, "api_base": str, "budget": int}
+__all__ = ["PREFIX", "extension", "openai_error"]
 
 
 def openai_error(status: int, code: str, message: str) -> JSONResponse:
@@ -48,96 +55,43 @@ def _the_mind(call: Call, model: Any) -> ServedMind:
     mind = next((m for m in call.opened if m.name == name), None)
     if mind is None:
         raise ApiError(
-            404, "model_not_found", f"no model {model!r} for this key (GET /v1/models lists them)"
+            404,
+            "model_not_found",
+            f"no model {model!r} for this key (GET /v1/models lists them)",
+            "model",
         )
     return mind
 
 
-def refuse_unsupported(body: dict[str, Any]) -> None:
-    """What a turn cannot honour is refused, never silently ignored: several choices, tools
-    (the mind acts through its own control lines), a structured response format."""
-    n = body.get("n", 1)
-    if n is not None and (n != 1 or isinstance(n, bool)):
-        raise ApiError(400, "unsupported_parameter", "n must be 1: a turn gives one reply")
-    for name in ("tools", "functions", "tool_choice", "function_call"):
-        if body.get(name) not in (None, [], "none"):
-            raise ApiError(
-                400, "unsupported_parameter", f"{name} is not supported: a mind has no tools here"
-            )
-    kind = body.get("response_format")
-    if kind is not None and kind != {"type": "text"}:
-        raise ApiError(
-            400, "unsupported_parameter", 'response_format must be {"type": "text"} (or absent)'
-        )
-
-
-def last_user_text(messages: Any) -> str:
-    """The text of the last user message (a string, or the text parts of a list)."""
-    if not isinstance(messages, list) or not messages:
-        raise ApiError(400, "invalid_messages", "messages must be a non-empty array")
-    for message in reversed(messages):
-        if isinstance(message, dict) and message.get("role") == "user":
-            content = message.get("content")
-            if isinstance(content, str):
-                return content
-            if isinstance(content, list):
-                if not all(
-                    isinstance(p, dict)
-                    and p.get("type") == "text"
-                    and isinstance(p.get("text"), str)
-                    for p in content
-                ):
-                    raise ApiError(
-                        400, "unsupported_content", "a user message's parts must all be text"
-                    )
-                return "".join(p["text"] for p in content)
-            raise ApiError(400, "invalid_messages", "a user message's content must be text")
-    raise ApiError(400, "invalid_messages", "messages hold no user message")
-
-
-def turn_options(body: dict[str, Any]) -> dict[str, Any]:
-    """`mind_options` checked: the turn's model choice, as `mind turn` takes it."""
-    given = body.get("mind_options") or {}
-    if not isinstance(given, dict):
-        raise ApiError(400, "invalid_mind_options", "mind_options must be an object")
-    options: dict[str, Any] = {}
-    for key, value in given.items():
-        kind = OPTIONS.get(key)
-        if kind is None:
-            allowed = ", ".join(OPTIONS)
-            raise ApiError(400, "invalid_mind_options", f"unknown mind_options {key!r} ({allowed})")
-        if not isinstance(value, kind) or isinstance(value, bool):
-            raise ApiError(400, "invalid_mind_options", f"mind_options {key!r}: wrong type")
-        options[key] = value
-    return options
+def _refused(
+    e: MindError, call: Call, mind: ServedMind | None, request: ChatRequest | None
+) -> JSONResponse:
+    """A floor's refusal, its argument named as the request's field."""
+    if request is not None:
+        e.param = request.request_field(e.param)
+    home = mind.home.path if mind is not None else None
+    return mind_error_response(e, mind_secrets(call), home)
 
 
 async def chat_completions(call: Call) -> Response:
     from mindledger.service.http_api import in_turn_thread
 
     mind: ServedMind | None = None
+    request: ChatRequest | None = None
     try:
-        body = await read_json(call.request, call.max_body)
-        if not isinstance(body, dict):
-            raise ApiError(400, "bad_request", "the body must be a JSON object")
-        mind = _the_mind(call, body.get("model"))
-        refuse_unsupported(body)
-        text = last_user_text(body.get("messages"))
-        options = turn_options(body)
-        if body.get("stream") is True:
-            return _streamed(call, mind, body["model"], text, options)
-        done = await in_turn_thread(call, lambda: mind.run_turn(text, **options))
+        request = chat_request(await read_json(call.request, call.max_body))
+        mind = _the_mind(call, request.model)
+        if request.stream:
+            return await _streamed(call, mind, request)
+        turn, served = request, mind
+        done = await in_turn_thread(call, lambda: served.run_turn(turn.text, **turn.turn_args()))
     except ApiError as e:
         return JSONResponse(error_body(e.status, e.code, e.message, e.param), e.status)
     except MindError as e:
-        from mindledger.error_report import failure_message
-
-        home = mind.home.path if mind is not None else None
-        message = failure_message(e, home, mind_secrets(call), full_path=False)
-        return openai_error(400, "invalid_request", message)
+        return _refused(e, call, mind, request)
     if done.outcome.status == "failed":
         return _failed(done)
-    return JSONResponse(_completion(done, body["model"]))
+    return JSONResponse(_completion(done, request.model))
 
 
 def mind_secrets(call: Call) -> list[str]:
@@ -197,11 +151,12 @@ def _data(payload: Any) -> bytes:
     return f"data: {json.dumps(payload, ensure_ascii=False)}\n\n".encode()
 
 
-def _streamed(
-    call: Call, mind: ServedMind, model: str, text: str, options: dict[str, Any]
-) -> StreamingResponse:
+async def _streamed(call: Call, mind: ServedMind, request: ChatRequest) -> Response:
     """OpenAI's chunk stream: the role, the visible reply as it comes, the finish with usage
-    and `mind_turn`, `[DONE]`. The turn runs in the turn workers whatever the client does."""
+    and `mind_turn`, `[DONE]`. The turn runs in the turn workers whatever the client does.
+    The answer waits for the turn's first news: a refusal (the floor checks every argument
+    before it records anything) or a failed generation before any text is an error response
+    with its status, never a stream that carries an error."""
     loop = asyncio.get_running_loop()
     queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
     secrets = mind_secrets(call)
@@ -210,15 +165,15 @@ def _streamed(
         loop.call_soon_threadsafe(queue.put_nowait, (kind, data))
 
     def run() -> None:
-        from mindledger.error_report import failure_message
         from mindledger.service.errors import internal_error_message
 
         home = mind.home.path
         try:
-            done = mind.run_turn(text, on_delta=lambda piece: put("delta", piece), **options)
+            done = mind.run_turn(
+                request.text, on_delta=lambda piece: put("delta", piece), **request.turn_args()
+            )
         except MindError as e:
-            message = " ".join(failure_message(e, home, secrets, full_path=False).split())
-            put("error", {"message": message, "code": "invalid_request"})
+            put("refused", e)
         except Exception as e:  # a thread boundary: logged, reported as one line, never lost
             message = internal_error_message(e, secrets, home, "the turn failed on the server")
             put("error", {"message": message, "code": "internal"})
@@ -226,27 +181,46 @@ def _streamed(
             put("done", done)
 
     call.minds.turn_pool.submit(run)
+    first = await queue.get()
+    if first[0] == "refused":
+        return _refused(first[1], call, mind, request)
+    if first[0] == "error":
+        return openai_error(500, first[1]["code"], first[1]["message"])
+    if first[0] == "done" and first[1].outcome.status == "failed":
+        return _failed(first[1])
     stream_id = f"{int(time.time() * 1000):x}"
+    model = request.model
 
     async def chunks() -> AsyncIterator[bytes]:
         yield _data(_chunk(stream_id, model, {"role": "assistant", "content": ""}, None))
+        kind, data = first
         while True:
-            kind, data = await queue.get()
             if kind == "delta":
                 yield _data(_chunk(stream_id, model, {"content": data}, None))
+                kind, data = await queue.get()
                 continue
             if kind == "error":
                 error = {"message": data["message"], "type": "server_error", "param": None}
                 yield _data({"error": {**error, "code": data["code"]}})
+            elif kind == "refused":  # after text was sent: no longer a status to give
+                from mindledger.error_report import failure_message
+
+                shown = failure_message(data, mind.home.path, secrets, full_path=False)
+                message = " ".join(shown.split())
+                error = {"message": message, "type": "server_error", "param": None}
+                yield _data({"error": {**error, "code": "invalid_request"}})
             elif data.outcome.status == "failed":
                 message = _failure_message(data.data)
                 error = {"message": message, "type": "server_error", "param": None}
                 yield _data({"error": {**error, "code": "model_failed"}, "mind_turn": data.data})
             else:
                 final = _chunk(stream_id, model, {}, _finish(data))
-                final["usage"] = _completion(data, model)["usage"]
                 final["mind_turn"] = data.data
                 yield _data(final)
+                if request.include_usage:  # as OpenAI sends it: a last chunk with no choice
+                    usage = {**_chunk(stream_id, model, {}, None), "choices": []}
+                    usage["usage"] = _completion(data, model)["usage"]
+                    yield _data(usage)
             yield b"data: [DONE]\n\n"
             return
 

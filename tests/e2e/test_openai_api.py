@@ -82,7 +82,24 @@ def test_a_streamed_completion_sends_the_visible_reply_then_the_turn(server: Ser
     assert len([p for p in pieces if p]) > 1
     assert not any("COMMIT" in p or "water the plants daily" in p for p in pieces)
     assert final.choices[0].finish_reason == "stop"
-    assert final.usage is not None and final.usage.total_tokens == turn["usage"]["total_tokens"]
+    assert all(c.usage is None for c in chunks)  # not asked for
+
+
+def test_a_streamed_completion_asked_for_usage_ends_with_a_usage_chunk(server: Server) -> None:
+    stream = client(server).chat.completions.create(
+        model="mind/Echo",
+        messages=[{"role": "user", "content": "Stream it with usage"}],
+        stream=True,
+        stream_options={"include_usage": True},
+        extra_body=MOCK,
+    )
+    chunks = list(stream)
+
+    last, finish = chunks[-1], chunks[-2]
+    turn = (finish.model_extra or {})["mind_turn"]
+    assert last.choices == [] and last.usage is not None
+    assert last.usage.total_tokens == turn["usage"]["total_tokens"]
+    assert finish.choices[0].finish_reason == "stop" and finish.usage is None
 
 
 def test_errors_come_in_openai_shape_and_record_nothing(server: Server) -> None:

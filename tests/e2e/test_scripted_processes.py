@@ -183,8 +183,8 @@ def test_a_turn_of_a_mind_on_mock_without_a_script_is_refused_and_records_nothin
 
     assert result.exit_code == 1 and result.stdout == ""
     assert result.stderr.strip() == (
-        'Error: the mind\'s model is "mock", which needs a scripted reply ("mock_reply"; '
-        "--mock-reply on the command line) or another model (mind model set MODEL)"
+        'Error: the mind\'s model is "mock", which needs a scripted reply (--mock-reply) or '
+        "another model (mind model set MODEL)"
     )
     assert run_cli(home, "log", "--json") == before
 
