@@ -141,9 +141,9 @@ def _open(
             # different key under this id than the one that sealed the field.
             raise LedgerCorruptError(
                 f"{topic} v{version} of {stream}: its sealed field {field!r} does not open "
-                f"with key {(key_id or b'').hex()} from the key store ({type(e).__name__}): the key "
-                "store does not match the ledger (a key store of another copy of this home, "
-                "or a changed one); restore it from a backup of this home, and `mind doctor` "
+                f"with key {(key_id or b'').hex()} from the key store ({type(e).__name__}): "
+                "the key store does not match the ledger (a key store of another copy of this "
+                "home, or a changed one); restore it from a backup of this home, and `mind doctor` "
                 "checks every sealed field against it"
             ) from None
         state[field] = orjson.loads(plain)
