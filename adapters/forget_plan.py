@@ -46,6 +46,10 @@ class ForgetPlan:
     # The first ledger position whose words the keys sealed: the purge may start from a read
     # model built before it (`projections.engine.purge`).
     first_position: int | None = None
+    # Each key's first ledger position: a read model built aside up to some position with the
+    # keys of an earlier plan hidden stays valid when every key added since is first used after
+    # it (`mindledger.forget_aside`).
+    key_first: dict[bytes, int] = field(default_factory=dict)
 
     def summary(self, existing: int | None = None) -> dict[str, Any]:
         """The plan as the Forgotten event and `--dry-run` state it."""
@@ -134,7 +138,9 @@ def plan_forget(reader: Any, selector: Selector, keys: KeyStore | None) -> Forge
                     plan.context_turns.add(_hex(row.originator_id))
         plan.messages = [str(s.get("text") or "") for s in opener(messages)] if messages else []
     for turn in plan.context_turns:
-        plan.keys.update(context_keys.get(turn, ()))
+        for key in context_keys.get(turn, ()):
+            plan.keys.add(key)
+            _first_use(plan, key, context_first[turn])
     plan.first_position = min(
         [*reached, *(context_first[t] for t in plan.context_turns if t in context_first)]
     )
@@ -155,6 +161,8 @@ def _take(
     reached_streams.add(stream)
     plan.counts[row.topic.split(".")[1]] += 1
     plan.keys.update(ids.values())
+    for key in ids.values():
+        _first_use(plan, key, row.position)
     cls = EVENT_TYPES.get(row.topic)
     if cls is not None and cls.SEALED.keys() - ids.keys():  # a sealable field not sealed
         state = orjson.loads(row.state)
@@ -163,6 +171,10 @@ def _take(
     if row.topic == "mind.turn.started":
         messages.append(row)
         plan.context_turns.add(stream)  # its own prompt repeats the message
+
+
+def _first_use(plan: ForgetPlan, key: bytes, position: int) -> None:
+    plan.key_first[key] = min(position, plan.key_first.get(key, position))
 
 
 def _quotes(state: dict[str, Any], positions: set[int], streams: set[str]) -> bool:
