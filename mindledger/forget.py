@@ -300,19 +300,33 @@ def _require_read_model_free(home: Home) -> None:
 def _purge(home: Home, first_position: int | None, *, aside: bool = False) -> None:
     from mindledger.projections.engine.purge import rebuild_in_place
 
-    # A cache of vectors by text: dropped whole (it is rebuilt on demand) rather than pruned.
-    for name in ("embeddings.sqlite", "embeddings.sqlite-wal", "embeddings.sqlite-shm"):
-        (home.path / name).unlink(missing_ok=True)
     if aside:
         from mindledger.forget_aside import swap_in
 
         swap_in(home)
+    else:
+        reader = open_reader(home)
+        try:
+            rebuild_in_place(read_model_paths(home), reader, first_position)
+        finally:
+            reader.close()
+    _prune_embeddings(home)
+
+
+def _prune_embeddings(home: Home) -> None:
+    """The cache of vectors by text keeps only the questions the new read model still shows
+    (what `ask` matches against); every other row, each forgotten text's among them, goes with
+    the old file."""
+    from mindledger.adapters.embeddings import keep_only
+    from mindledger.compose import home_text_keys, read_model
+    from mindledger.projections.retrieval.knowledge_channel import stored_questions
+
+    path = home.path / "embeddings.sqlite"
+    if not path.exists():
         return
-    reader = open_reader(home)
-    try:
-        rebuild_in_place(read_model_paths(home), reader, first_position)
-    finally:
-        reader.close()
+    with read_model(home) as con:
+        questions = stored_questions(con)
+    keep_only(path, home_text_keys(home), questions)
 
 
 def _scrub_chat_history(home: Home, messages: list[str]) -> None:
