@@ -312,9 +312,14 @@ class MindLedger(DirectCommands, KnowledgeCommands, FileCommands):
         else:
             # The read model is built aside while turns go on; they wait only while the keys
             # go and it is swapped in.
-            data = forget_data(
-                self.home, selector, dry_run=False, via=self.via, exclusive=self._exclusive
-            )
+            from mindledger.memory_release import release_freed_memory
+
+            try:
+                data = forget_data(
+                    self.home, selector, dry_run=False, via=self.via, exclusive=self._exclusive
+                )
+            finally:
+                release_freed_memory()  # what its plan and catch-up batches freed
         return ForgetResult.model_validate(data)
 
     @contextmanager
