@@ -207,7 +207,11 @@ def _forget(
     try:
         keys = open_keys(home, read_only=dry_run)
         try:
-            plan = plan_forget(reader, selector, keys)
+            if aside is not None:  # planned once already: only the events since are read
+                aside.planner.scan(reader)
+                plan = aside.planner.plan(reader)
+            else:
+                plan = plan_forget(reader, selector, keys)
             existing = len(keys.get(plan.keys)) if plan.keys else 0
         finally:
             keys.close()

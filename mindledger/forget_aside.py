@@ -25,7 +25,7 @@ from mindledger.compose import Home, open_keys, open_reader, read_model_paths
 from mindledger.domain.errors import MindError
 
 if TYPE_CHECKING:
-    from mindledger.adapters.forget_plan import ForgetPlan
+    from mindledger.adapters.forget_plan import ForgetPlan, Planner
     from mindledger.domain.forgetting import Selector
 
 BUILD_LOCK = "forget.build.lock"  # one forget at a time per home, from its plan to its end
@@ -33,10 +33,12 @@ BUILD_LOCK = "forget.build.lock"  # one forget at a time per home, from its plan
 
 @dataclass(frozen=True)
 class Aside:
-    """A read model built aside up to `position` with `plan`'s keys hidden."""
+    """A read model built aside up to `position` with `plan`'s keys hidden; `planner` plans
+    again by scanning only what was written since."""
 
     plan: ForgetPlan
     position: int
+    planner: Planner
 
     def serves(self, plan: ForgetPlan) -> bool:
         """Whether the aside is what a rebuild after destroying `plan`'s keys would give up to
@@ -70,14 +72,16 @@ def build(home: Home, selector: Selector) -> Aside | None:
     """Plan the forget and build its read model aside (the caller holds `one_forget`); None
     where the plan finds nothing to destroy or refuses the selector (the forget proper says
     so, inside the exclusion)."""
-    from mindledger.adapters.forget_plan import plan_forget
+    from mindledger.adapters.forget_plan import Planner
     from mindledger.projections.engine.purge import build_aside
 
+    planner = Planner(selector)
     reader = open_reader(home)
     try:
         keys = open_keys(home)
         try:
-            plan = plan_forget(reader, selector, keys)
+            planner.scan(reader)
+            plan = planner.plan(reader)
             existing = keys.get(plan.keys) if plan.keys else {}
         finally:
             keys.close()
@@ -95,7 +99,7 @@ def build(home: Home, selector: Selector) -> Aside | None:
         raise
     finally:
         hidden.close()
-    return Aside(plan, position)
+    return Aside(plan, position, planner)
 
 
 def swap_in(home: Home) -> None:

@@ -72,7 +72,8 @@ def test_an_aside_the_final_plan_does_not_match_is_dropped_for_a_rebuild(
         built = real_build(home, selector)
         assert built is not None
         # As if the plan had found nothing when the aside was built: it holds the words.
-        return forget_aside.Aside(type(built.plan)(built.plan.forget_id, selector), built.position)
+        empty = type(built.plan)(built.plan.forget_id, selector)
+        return forget_aside.Aside(empty, built.position, built.planner)
 
     monkeypatch.setattr(forget_aside, "build", build_hiding_nothing)
     swapped = spy_on_swaps(monkeypatch)
