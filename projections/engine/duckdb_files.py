@@ -72,13 +72,6 @@ def _hub() -> duckdb.DuckDBPyConnection:
             _instance.execute("SET checkpoint_threshold = '1GB'")
             # Closing checkpoints only once the WAL is worth it (see `close`).
             _instance.execute("PRAGMA disable_checkpoint_on_shutdown")
-            # DuckDB's allocator keeps what a query freed for the next one, per thread that
-            # ran it, and gives it back after a task only above 128 MB: a server's request
-            # threads each kept theirs (in a served soak, DuckDB's buffers peaked at 120 MB
-            # while memory in 2 MB-aligned mappings grew 61 -> 256 MB). Its background threads
-            # return idle pages over time, and a lower threshold returns them after each task.
-            _instance.execute("SET allocator_flush_threshold = '32MB'")
-            _instance.execute("SET allocator_background_threads = true")
             _owner = os.getpid()
         return _instance
 
