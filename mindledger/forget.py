@@ -186,7 +186,7 @@ def forget_data(
                     aside = None  # built while keys of an unfinished forget still existed
                 return _forget(home, selector, role, via, dry_run=False, aside=aside)
         finally:
-            if aside is not None:
+            if writable:  # whatever is left of it: unused, or a stale one
                 forget_aside.discard(home)
 
 

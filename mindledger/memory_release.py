@@ -3,12 +3,14 @@ nothing is done).
 
 Measured in the soak (`bench/soak.py`, a served mind over ten minutes, glibc's `mallinfo2`
 sampled in the server): memory in use stayed at 120-180 MB while memory freed but kept by the
-allocator grew from 69 to 297 MB, and resident memory with it. DuckDB's own buffers
-(`duckdb_memory()`) stayed under 60 MB throughout, so a lower `memory_limit` would change
-nothing. glibc gives each thread that allocates its own arena (up to eight per core) and
-returns an arena's free pages only from its top: a server's request threads each kept the
-pages a forget's or a catch-up's batch had freed in theirs. So a server caps the arenas, and
-hands free pages back after each forget, the request that allocates the most.
+allocator grew from 69 to 314 MB, and resident memory with it. DuckDB's own buffers
+(`duckdb_memory()`) were under 60 MB in most samples and 120 MB at most, far below its
+`memory_limit`, so lowering that would change nothing. glibc gives each thread that allocates
+its own arena (up to eight per core) and returns an arena's free pages only from its top: a
+server's request threads each kept the pages a forget's or a catch-up's batch had freed in
+theirs. So a server caps the arenas, and hands free pages back after each forget, the request
+that allocates the most (freed-but-kept memory then peaked at 147 MB in the same soak; resident
+memory still rises there, in DuckDB's and Arrow's own allocators: BENCHMARKS.md, Soak).
 """
 
 from __future__ import annotations
