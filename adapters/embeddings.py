@@ -225,6 +225,44 @@ def forget_rows(con: sqlite3.Connection, keys: Iterable[str]) -> int:
     return gone
 
 
+def keep_only(path: Path, keys: TextKeys, texts: Iterable[str]) -> int:
+    """The cache at `path` rewritten into a new file holding only the rows of `texts` (what a
+    read model still shows in the clear after a forget), which replaces it: no page of the old
+    file survives. Dropping the whole cache made the next ask embed every stored question
+    again (4.4 s instead of 1.5 at 3,600 events, growing with the mind). How many rows were
+    kept (0, and nothing written, when there is no cache)."""
+    if not path.exists():
+        return 0
+    wanted = sorted({keys.keyed(EMBEDDINGS, t) for t in texts})
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.keep")
+    for leftover in _files_of(tmp):
+        leftover.unlink(missing_ok=True)
+    new = _open_cache(tmp)
+    try:
+        new.execute("ATTACH DATABASE ? AS old", (str(path),))
+        with new:
+            for start in range(0, len(wanted), 500):
+                part = wanted[start : start + 500]
+                marks = ",".join("?" * len(part))
+                new.execute(
+                    "INSERT OR IGNORE INTO vectors SELECT * FROM old.vectors "
+                    f"WHERE key IN ({marks})",
+                    part,
+                )
+        new.execute("DETACH DATABASE old")
+        ((kept,),) = new.execute("SELECT count(*) FROM vectors").fetchall()
+    finally:
+        new.close()
+    for stale in _files_of(path)[1:]:  # the old file's journals, not the file itself
+        stale.unlink(missing_ok=True)
+    os.replace(tmp, path)
+    return int(kept)
+
+
+def _files_of(path: Path) -> list[Path]:
+    return [path, *(path.with_name(path.name + end) for end in ("-wal", "-shm", "-journal"))]
+
+
 def forget_cached(path: Path, keys: TextKeys, texts: Iterable[str]) -> int:
     """`LiteLLMEmbedder.forget` on the cache file at `path` without an embedder (nothing to do
     when there is no cache); how many rows were deleted."""

@@ -26,7 +26,6 @@ from mindledger.domain.forgetting import NothingToForgetError, Reach, Selector
 
 # Whose opened `context` lists the memory items a turn's prompt quoted.
 CONTEXT_TOPICS = ("mind.turn.completed", "mind.turn.generation_failed")
-REPLIED = "mind.turn.replied"
 OPEN_BATCH = 2000
 
 
@@ -47,6 +46,10 @@ class ForgetPlan:
     # The first ledger position whose words the keys sealed: the purge may start from a read
     # model built before it (`projections.engine.purge`).
     first_position: int | None = None
+    # Each key's first ledger position: a read model built aside up to some position with the
+    # keys of an earlier plan hidden stays valid when every key added since is first used after
+    # it (`mindledger.forget_aside`).
+    key_first: dict[bytes, int] = field(default_factory=dict)
 
     def summary(self, existing: int | None = None) -> dict[str, Any]:
         """The plan as the Forgotten event and `--dry-run` state it."""
@@ -65,105 +68,143 @@ class ForgetPlan:
         return json.dumps(self.summary(), sort_keys=True)
 
 
+REPLIED = "mind.turn.replied"
+
+
 def _hex(originator_id: Any) -> str:
     return originator_id.hex if isinstance(originator_id, UUID) else UUID(str(originator_id)).hex
 
 
 def plan_forget(reader: Any, selector: Selector, keys: KeyStore | None) -> ForgetPlan:
     """Scan the ledger (clear fields only) for what `selector` reaches."""
-    plan = ForgetPlan(uuid.uuid4().hex, selector)
-    reach = Reach(selector)
-    reached: set[int] = set()
-    reached_streams: set[str] = set()
-    context_keys: dict[str, set[bytes]] = {}  # turn stream -> its "context" key ids
-    context_first: dict[str, int] = {}  # turn stream -> the first position with such a key
-    first_seen: dict[str, int] = {}  # stream -> the position of its first event
-    contexts: list[Any] = []  # turn.completed rows, opened later
-    messages: list[Any] = []  # reached turn messages (the chat history is scrubbed of them)
-    replies: list[Any] = []  # reached replies (a caller may have sent them back: see below)
-    prompts: list[Any] = []  # turn.replied rows not reached, whose prompts may hold such copies
-    hexes: dict[Any, str] = {}  # a stream's events share its id: parsed once (a third of a scan)
-    # Events the scan passed that a later link may still reach (a turn whose reply made what
-    # is forgotten, the import a forgotten conversation was read from): kept until it ends.
-    held: dict[str, list[tuple[Any, dict[str, bytes]]]] = {}
-    for row in reader.rows(batch=5000):
-        if row.topic is None or row.state is None or row.originator_id is None:
-            raise LedgerCorruptError(f"position {row.position} has no event; run `mind verify`")
-        state = orjson.loads(row.state)
-        stream = hexes.get(row.originator_id)
-        if stream is None:
-            stream = hexes[row.originator_id] = _hex(row.originator_id)
-            first_seen[stream] = row.position
-        at = datetime.fromisoformat(state["timestamp"])
-        hit = reach.event(row.topic, stream, state, at)
-        turn = row.topic.startswith("mind.turn.")
-        hold = not hit and reach.holds(row.topic)
-        if not (hit or turn or hold):
-            continue  # its key ids matter only when it goes, or may be quoted (a turn's)
-        ids = key_ids(row.topic, state)
-        cls = EVENT_TYPES.get(row.topic)
-        if cls is not None and turn:
-            scoped = {ids[f] for f, scope in cls.SEALED.items() if scope == "context" and f in ids}
-            if scoped:
-                context_keys.setdefault(stream, set()).update(scoped)
-                context_first.setdefault(stream, row.position)
-        if hold:
-            held.setdefault(stream, []).append((row, ids))
-        if hit:
+    planner = Planner(selector)
+    planner.scan(reader)
+    return planner.plan(reader)
+
+
+class Planner:
+    """`plan_forget` in two steps, so that a forget can plan, wait, then plan again by scanning
+    only the events written meanwhile (`scan` resumes where the last one ended; `plan` may be
+    called after each)."""
+
+    def __init__(self, selector: Selector) -> None:
+        self.selector = selector
+        self.reach = Reach(selector)
+        self.position = 0  # the last position scanned
+        self.hits: list[tuple[Any, str, dict[str, bytes]]] = []  # reached rows, in order
+        self.context_keys: dict[str, set[bytes]] = {}  # turn stream -> its "context" key ids
+        self.context_first: dict[str, int] = {}  # turn stream -> first position with one
+        self.first_seen: dict[str, int] = {}  # stream -> the position of its first event
+        self.contexts: list[Any] = []  # turn.completed rows, opened by `plan`
+        self.prompts: list[Any] = []  # turn.replied rows not reached (see `plan`)
+        # A stream's events share its id: parsed once (a third of a scan).
+        self.hexes: dict[Any, str] = {}
+        # Events the scan passed that a later link may still reach (a turn whose reply made
+        # what is forgotten, the import a conversation was read from).
+        self.held: dict[str, list[tuple[Any, dict[str, bytes]]]] = {}
+
+    def scan(self, reader: Any) -> None:
+        """Read the events after the last position scanned."""
+        reach, hexes = self.reach, self.hexes
+        for row in reader.rows(after=self.position, batch=5000):
+            if row.topic is None or row.state is None or row.originator_id is None:
+                raise LedgerCorruptError(f"position {row.position} has no event; run `mind verify`")
+            self.position = row.position
+            state = orjson.loads(row.state)
+            stream = hexes.get(row.originator_id)
+            if stream is None:
+                stream = hexes[row.originator_id] = _hex(row.originator_id)
+                self.first_seen[stream] = row.position
+            at = datetime.fromisoformat(state["timestamp"])
+            hit = reach.event(row.topic, stream, state, at)
+            turn = row.topic.startswith("mind.turn.")
+            hold = not hit and reach.holds(row.topic)
+            if not (hit or turn or hold):
+                continue  # its key ids matter only when it goes, or may be quoted (a turn's)
+            ids = key_ids(row.topic, state)
+            cls = EVENT_TYPES.get(row.topic)
+            if cls is not None and turn:
+                scoped = {
+                    ids[f] for f, scope in cls.SEALED.items() if scope == "context" and f in ids
+                }
+                if scoped:
+                    self.context_keys.setdefault(stream, set()).update(scoped)
+                    self.context_first.setdefault(stream, row.position)
+            if hold:
+                self.held.setdefault(stream, []).append((row, ids))
+            if hit:
+                self.hits.append((row, stream, ids))
+            elif row.topic in CONTEXT_TOPICS:
+                self.contexts.append(row)
+            elif row.topic == REPLIED:
+                self.prompts.append(row)
+
+    def plan(self, reader: Any) -> ForgetPlan:
+        """What the events scanned so far make the selector reach."""
+        plan = ForgetPlan(uuid.uuid4().hex, self.selector)
+        reached: set[int] = set()
+        reached_streams: set[str] = set()
+        messages: list[Any] = []  # reached turn messages (the chat history is scrubbed of them)
+        replies: list[Any] = []  # reached replies (a caller may have sent them back: see below)
+        for row, stream, ids in self.hits:
             _take(plan, row, stream, ids, reached, reached_streams, messages)
             if row.topic == REPLIED:
                 replies.append(row)
-        elif row.topic in CONTEXT_TOPICS:
-            contexts.append(row)
-        elif row.topic == REPLIED:
-            prompts.append(row)
-    for stream in sorted(reach.late_streams()):
-        for row, ids in held.get(stream, []):
-            _take(plan, row, stream, ids, reached, reached_streams, messages)
-            if row.topic == REPLIED:
-                replies.append(row)
-    reach.check_unambiguous()
-    plan.events = sum(plan.counts.values())
-    if not plan.events:
-        raise NothingToForgetError(
-            f"{selector.describe()} names nothing this mind holds; `mind log` and the "
-            "listings show what there is"
-        )
-    # A prompt quotes only what was written before it: a turn recorded before the first reached
-    # event and before the first event of every reached stream cannot have quoted any of them,
-    # so its context is not opened (the contexts of the whole ledger were most of a scan).
-    floor = min([*reached, *(first_seen[s] for s in reached_streams)])
-    contexts = [row for row in contexts if row.position > floor]
-    opener = getattr(reader, "open_states", None)
-    if opener is not None:
-        for start in range(0, len(contexts), OPEN_BATCH):
-            chunk = contexts[start : start + OPEN_BATCH]
-            for row, state in zip(chunk, opener(chunk), strict=True):
-                if _quotes(state, reached, reached_streams):
-                    plan.context_turns.add(_hex(row.originator_id))
-        plan.messages = [str(s.get("text") or "") for s in opener(messages)] if messages else []
-        said = {t.strip() for t in plan.messages}
-        said |= {str(s.get("reply") or "").strip() for s in opener(replies)} if replies else set()
-        said.discard("")
-        # A caller's earlier messages are sent as they came (docs/decisions/0020): a prompt
-        # that repeats a reached message or reply word for word goes with it.
-        later = [
-            row
-            for row in [*prompts, *contexts]
-            if row.position > floor and _hex(row.originator_id) not in plan.context_turns
-        ]
-        if said and later:
-            for start in range(0, len(later), OPEN_BATCH):
-                chunk = later[start : start + OPEN_BATCH]
+        for stream in sorted(self.reach.late_streams()):
+            for row, ids in self.held.get(stream, []):
+                _take(plan, row, stream, ids, reached, reached_streams, messages)
+                if row.topic == REPLIED:
+                    replies.append(row)
+        self.reach.check_unambiguous()
+        plan.events = sum(plan.counts.values())
+        if not plan.events:
+            raise NothingToForgetError(
+                f"{self.selector.describe()} names nothing this mind holds; `mind log` and the "
+                "listings show what there is"
+            )
+        # A prompt quotes only what was written before it: a turn recorded before the first
+        # reached event and before the first event of every reached stream cannot have quoted
+        # any of them, so its context is not opened (the contexts of the whole ledger were
+        # most of a scan).
+        floor = min([*reached, *(self.first_seen[s] for s in reached_streams)])
+        contexts = [row for row in self.contexts if row.position > floor]
+        opener = getattr(reader, "open_states", None)
+        if opener is not None:
+            for start in range(0, len(contexts), OPEN_BATCH):
+                chunk = contexts[start : start + OPEN_BATCH]
                 for row, state in zip(chunk, opener(chunk), strict=True):
-                    if _replays(state, said):
+                    if _quotes(state, reached, reached_streams):
                         plan.context_turns.add(_hex(row.originator_id))
-    for turn in plan.context_turns:
-        plan.keys.update(context_keys.get(turn, ()))
-    plan.first_position = min(
-        [*reached, *(context_first[t] for t in plan.context_turns if t in context_first)]
-    )
-    return plan
+            plan.messages = [str(s.get("text") or "") for s in opener(messages)] if messages else []
+            said = {t.strip() for t in plan.messages}
+            said |= (
+                {str(s.get("reply") or "").strip() for s in opener(replies)} if replies else set()
+            )
+            said.discard("")
+            # A caller's earlier messages are sent as they came (docs/decisions/0020): a prompt
+            # that repeats a reached message or reply word for word goes with it.
+            later = [
+                row
+                for row in [*self.prompts, *contexts]
+                if row.position > floor and _hex(row.originator_id) not in plan.context_turns
+            ]
+            if said and later:
+                for start in range(0, len(later), OPEN_BATCH):
+                    chunk = later[start : start + OPEN_BATCH]
+                    for row, state in zip(chunk, opener(chunk), strict=True):
+                        if _replays(state, said):
+                            plan.context_turns.add(_hex(row.originator_id))
+        for turn in plan.context_turns:
+            for key in self.context_keys.get(turn, ()):
+                plan.keys.add(key)
+                _first_use(plan, key, self.context_first[turn])
+        plan.first_position = min(
+            [
+                *reached,
+                *(self.context_first[t] for t in plan.context_turns if t in self.context_first),
+            ]
+        )
+        return plan
 
 
 def _take(
@@ -180,6 +221,8 @@ def _take(
     reached_streams.add(stream)
     plan.counts[row.topic.split(".")[1]] += 1
     plan.keys.update(ids.values())
+    for key in ids.values():
+        _first_use(plan, key, row.position)
     cls = EVENT_TYPES.get(row.topic)
     if cls is not None and cls.SEALED.keys() - ids.keys():  # a sealable field not sealed
         state = orjson.loads(row.state)
@@ -188,6 +231,10 @@ def _take(
     if row.topic == "mind.turn.started":
         messages.append(row)
         plan.context_turns.add(stream)  # its own prompt repeats the message
+
+
+def _first_use(plan: ForgetPlan, key: bytes, position: int) -> None:
+    plan.key_first[key] = min(position, plan.key_first.get(key, position))
 
 
 def _quotes(state: dict[str, Any], positions: set[int], streams: set[str]) -> bool:

@@ -12,7 +12,8 @@ reads each open their own read-only session and may run concurrently from worker
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -333,12 +334,29 @@ class MindLedger(DirectCommands, KnowledgeCommands, FileCommands):
         from mindledger.forget import forget_data, selector_of
 
         selector = selector_of(kind, value)
-        with self.write_lock:
-            if not dry_run:
-                self._drop_turns()
-                self._models.clear()
-            data = forget_data(self.home, selector, dry_run=dry_run, via=self.via)
+        if dry_run:
+            with self.write_lock:
+                data = forget_data(self.home, selector, dry_run=True, via=self.via)
+        else:
+            # The read model is built aside while turns go on; they wait only while the keys
+            # go and it is swapped in.
+            from mindledger.memory_release import release_freed_memory
+
+            try:
+                data = forget_data(
+                    self.home, selector, dry_run=False, via=self.via, exclusive=self._exclusive
+                )
+            finally:
+                release_freed_memory()  # what its plan and catch-up batches freed
         return ForgetResult.model_validate(data)
+
+    @contextmanager
+    def _exclusive(self) -> Iterator[None]:
+        """This mind's writes held off, and what it holds warm dropped (a forget's part)."""
+        with self.write_lock:
+            self._drop_turns()
+            self._models.clear()
+            yield
 
     def commit(
         self,

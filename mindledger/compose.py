@@ -9,7 +9,7 @@ from __future__ import annotations
 import contextlib
 import math
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from contextlib import AbstractContextManager, ExitStack, contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
@@ -328,16 +328,26 @@ def identity_of(home: Home) -> Identity:
         app.close()
 
 
-def open_reader(home: Home) -> LedgerReader:
-    """A read-only view of the chain and events, for verify, log and projectors."""
+def open_reader(home: Home, hidden: Collection[bytes] = ()) -> LedgerReader:
+    """A read-only view of the chain and events, for verify, log and projectors; the keys in
+    `hidden` read as destroyed (a forget's read model built aside)."""
     home.require()
-    if home.backend() == "postgres":
-        from mindledger.adapters.postgres_ledger import PostgresLedgerReader
+    keys = open_keys(home)
+    if hidden:
+        from mindledger.adapters.masked_keys import MaskedKeys
 
-        return PostgresLedgerReader(persistence_env(home), open_keys(home))
-    from mindledger.adapters.sqlite_ledger import SQLiteLedgerReader
+        keys = MaskedKeys(keys, hidden)
+    try:
+        if home.backend() == "postgres":
+            from mindledger.adapters.postgres_ledger import PostgresLedgerReader
 
-    return SQLiteLedgerReader(home.ledger, open_keys(home))
+            return PostgresLedgerReader(persistence_env(home), keys)
+        from mindledger.adapters.sqlite_ledger import SQLiteLedgerReader
+
+        return SQLiteLedgerReader(home.ledger, keys)
+    except BaseException:
+        keys.close()
+        raise
 
 
 def read_model_paths(home: Home) -> ReadModelPaths:

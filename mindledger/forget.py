@@ -15,17 +15,20 @@ import fcntl
 import json
 import os
 import signal
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextvars import ContextVar
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mindledger.compose import Home, open_keys, open_mind, open_reader, read_model_paths
 from mindledger.domain.errors import InvalidInputError, LedgerReadOnlyError, MindError
 from mindledger.domain.forgetting import SELECTOR_KINDS, Selector
 from mindledger.domain.private_files import write_private_text
 from mindledger.notices import warn
+
+if TYPE_CHECKING:
+    from mindledger.forget_aside import Aside
 
 MARKER = "forget.pending"  # exists while a forget's purge may be unfinished
 LOCK = "forget.lock"
@@ -152,73 +155,114 @@ def _stop_background_server(home: Home) -> int | None:
 
 
 def forget_data(
-    home: Home, selector: Selector, *, dry_run: bool, role: str = "owner", via: str = "cli"
+    home: Home,
+    selector: Selector,
+    *,
+    dry_run: bool,
+    role: str = "owner",
+    via: str = "cli",
+    exclusive: Callable[[], contextlib.AbstractContextManager[Any]] = contextlib.nullcontext,
 ) -> dict[str, Any]:
-    """The forget use case as the CLI and the server run it; returns the `--json` object."""
-    from mindledger.adapters.forget_plan import plan_forget
+    """The forget use case as the CLI and the server run it; returns the `--json` object.
+    `exclusive`: what the caller must hold while keys go and the read model is swapped (a
+    served mind's write lock); the read model is built aside before it, while turns go on."""
     from mindledger.domain.forgetting import check_forget_role
 
     check_forget_role(role)
     home.require()
-    with _forget_lock(home, write=not dry_run) as writable:
-        if dry_run:  # it writes nothing: a home it cannot write only leaves a warning
+    if dry_run:
+        with _forget_lock(home, write=False) as writable:
+            # It writes nothing: a home it cannot write only leaves a warning.
             _finish_or_warn(home, writable)
-        else:
-            _finish(home)
-        reader = open_reader(home)
-        try:
-            keys = open_keys(home, read_only=dry_run)
-            try:
-                plan = plan_forget(reader, selector, keys)
-                existing = len(keys.get(plan.keys)) if plan.keys else 0
-            finally:
-                keys.close()
-        finally:
-            reader.close()
-        summary = plan.summary(existing)
-        if plan.unsealed and not existing:
-            raise MindError(
-                f"{plan.unsealed} of the {plan.events} events {selector.describe()} names were "
-                "written before sealing: their words are stored in the clear and no key "
-                "destruction can reach them (nothing was forgotten); see ARCHITECTURE.md, "
-                "Forgetting"
-            )
-        if plan.unsealed:
-            summary["unsealed"] = plan.unsealed  # left as they are: said, never hidden
-        if dry_run:
-            return {"dry_run": True, **summary, "forgotten": False}
-        if existing == 0:
-            return {"dry_run": False, **summary, "forgotten": False, "already_forgotten": True}
-        if via != "server":  # a server forgets its own words; another process stops it
-            _stop_background_server(home)
-        _require_read_model_free(home)
-        # A purge rebuilds the read model from the ledger: on a mind it cannot be brought up to
-        # date, the keys would go, the fact be appended and the purge then fail, leaving a
-        # pending forget no command can finish. Refused first, as every other write is.
-        from mindledger.append_guard import require_projectable
+            return _forget(home, selector, role, via, dry_run=True)
+    from mindledger import forget_aside
 
-        require_projectable(home)
-        # Before the keys go: afterwards nothing can tell which history lines were the
-        # forgotten messages, so a crash right after the destruction would leave them for good.
-        _scrub_chat_history(home, plan.messages)
-        # The first position is no content: the purge starts after it where it can.
-        first = {"first_position": plan.first_position}
-        note = json.dumps({**summary, "role": role, "via": via, **first}, sort_keys=True)
-        marker = home.path / MARKER
-        write_private_text(marker, plan.forget_id + "\n")
-        keys = open_keys(home, read_only=False)
+    with forget_aside.one_forget(home) as writable:
+        pending = (home.path / MARKER).exists()  # finished first, inside the exclusion
+        aside = forget_aside.build(home, selector) if writable and not pending else None
         try:
-            keys.destroy(plan.keys, plan.forget_id, note)
+            with exclusive(), _forget_lock(home):
+                if _finish(home):
+                    aside = None  # built while keys of an unfinished forget still existed
+                return _forget(home, selector, role, via, dry_run=False, aside=aside)
+        finally:
+            if writable:  # whatever is left of it: unused, or a stale one
+                forget_aside.discard(home)
+
+
+def _forget(
+    home: Home,
+    selector: Selector,
+    role: str,
+    via: str,
+    *,
+    dry_run: bool,
+    aside: Aside | None = None,
+) -> dict[str, Any]:
+    """Plan, check and (unless `dry_run`) destroy, record and purge; the caller holds the
+    forget lock."""
+    from mindledger.adapters.forget_plan import plan_forget
+
+    reader = open_reader(home)
+    try:
+        keys = open_keys(home, read_only=dry_run)
+        try:
+            if aside is not None:  # planned once already: only the events since are read
+                aside.planner.scan(reader)
+                plan = aside.planner.plan(reader)
+            else:
+                plan = plan_forget(reader, selector, keys)
+            existing = len(keys.get(plan.keys)) if plan.keys else 0
         finally:
             keys.close()
-        _crash_point("after-keys")
-        _finish(home)
-        return {"dry_run": False, **summary, "forgotten": True}
+    finally:
+        reader.close()
+    summary = plan.summary(existing)
+    if plan.unsealed and not existing:
+        raise MindError(
+            f"{plan.unsealed} of the {plan.events} events {selector.describe()} names were "
+            "written before sealing: their words are stored in the clear and no key "
+            "destruction can reach them (nothing was forgotten); see ARCHITECTURE.md, "
+            "Forgetting"
+        )
+    if plan.unsealed:
+        summary["unsealed"] = plan.unsealed  # left as they are: said, never hidden
+    if dry_run:
+        return {"dry_run": True, **summary, "forgotten": False}
+    if existing == 0:
+        return {"dry_run": False, **summary, "forgotten": False, "already_forgotten": True}
+    if via != "server":  # a server forgets its own words; another process stops it
+        _stop_background_server(home)
+    _require_read_model_free(home)
+    # A purge rebuilds the read model from the ledger: on a mind it cannot be brought up to
+    # date, the keys would go, the fact be appended and the purge then fail, leaving a
+    # pending forget no command can finish. Refused first, as every other write is.
+    from mindledger.append_guard import require_projectable
+
+    require_projectable(home)
+    # Before the keys go: afterwards nothing can tell which history lines were the
+    # forgotten messages, so a crash right after the destruction would leave them for good.
+    _scrub_chat_history(home, plan.messages)
+    # The first position is no content: the purge starts after it where it can.
+    first = {"first_position": plan.first_position}
+    note = json.dumps({**summary, "role": role, "via": via, **first}, sort_keys=True)
+    marker = home.path / MARKER
+    write_private_text(marker, plan.forget_id + "\n")
+    keys = open_keys(home, read_only=False)
+    try:
+        keys.destroy(plan.keys, plan.forget_id, note)
+    finally:
+        keys.close()
+    _crash_point("after-keys")
+    served = aside is not None and aside.serves(plan)
+    _finish(home, aside_for=plan.forget_id if served else None)
+    return {"dry_run": False, **summary, "forgotten": True}
 
 
-def _finish(home: Home) -> int:
-    """Finish every forget whose keys are gone: record its fact once, rebuild the read models,
-    drop the embeddings cache; returns how many were finished."""
+def _finish(home: Home, aside_for: str | None = None) -> int:
+    """Finish every forget whose keys are gone: record its fact once, rebuild the read models
+    (the forget `aside_for` swaps in the read model it built aside), drop the embeddings
+    cache; returns how many were finished."""
     marker = home.path / MARKER
     if not marker.exists():
         return 0
@@ -235,7 +279,7 @@ def _finish(home: Home) -> int:
             finally:
                 mind.close()
             _crash_point("after-event")
-            _purge(home, plan.get("first_position"))
+            _purge(home, plan.get("first_position"), aside=forget_id == aside_for)
             _crash_point("after-purge")
             keys.finish_forget(forget_id)
     finally:
@@ -257,17 +301,36 @@ def _require_read_model_free(home: Home) -> None:
         pass
 
 
-def _purge(home: Home, first_position: int | None) -> None:
+def _purge(home: Home, first_position: int | None, *, aside: bool = False) -> None:
     from mindledger.projections.engine.purge import rebuild_in_place
 
-    # A cache of vectors by text: dropped whole (it is rebuilt on demand) rather than pruned.
-    for name in ("embeddings.sqlite", "embeddings.sqlite-wal", "embeddings.sqlite-shm"):
-        (home.path / name).unlink(missing_ok=True)
-    reader = open_reader(home)
-    try:
-        rebuild_in_place(read_model_paths(home), reader, first_position)
-    finally:
-        reader.close()
+    if aside:
+        from mindledger.forget_aside import swap_in
+
+        swap_in(home)
+    else:
+        reader = open_reader(home)
+        try:
+            rebuild_in_place(read_model_paths(home), reader, first_position)
+        finally:
+            reader.close()
+    _prune_embeddings(home)
+
+
+def _prune_embeddings(home: Home) -> None:
+    """The cache of vectors by text keeps only the questions the new read model still shows
+    (what `ask` matches against); every other row, each forgotten text's among them, goes with
+    the old file."""
+    from mindledger.adapters.embeddings import keep_only
+    from mindledger.compose import home_text_keys, read_model
+    from mindledger.projections.retrieval.knowledge_channel import stored_questions
+
+    path = home.path / "embeddings.sqlite"
+    if not path.exists():
+        return
+    with read_model(home) as con:
+        questions = stored_questions(con)
+    keep_only(path, home_text_keys(home), questions)
 
 
 def _scrub_chat_history(home: Home, messages: list[str]) -> None:

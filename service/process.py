@@ -197,8 +197,10 @@ def serve(
     Returns whether every running turn finished before exit."""
     import uvicorn
 
+    from mindledger.memory_release import cap_arenas
     from mindledger.service.app import ServerState, build_app
 
+    cap_arenas()  # before the request threads: each would keep an arena of freed pages
     check_bind(options)
     for mind in minds:
         other = running_server(mind.home.path)

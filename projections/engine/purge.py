@@ -10,6 +10,11 @@ after the base's position starts from a copy of it and replays only the events s
 full replay would give, since projection is a function of the ledger's prefix); one that
 reaches back before it deletes it and replays from 0. The base is never written between
 purges, so no word remembered after it can be in it.
+
+A served forget builds its read model aside (`build_aside`) while turns go on, with what it will
+destroy read as destroyed already, and once the keys are gone only catches that file up with the
+events written meanwhile and swaps it in (`swap_in_aside`): turns wait for that, not for a
+rebuild (`mindledger.forget_aside`).
 """
 
 from __future__ import annotations
@@ -88,6 +93,55 @@ def _base_position(base: Path, reader: LedgerReader, first: int | None) -> int |
     return position if ledger is not None and ledger.hash == digest else None
 
 
+def aside_path(working: Path) -> Path:
+    """Where a forget builds its read model aside, beside the working file."""
+    return working.with_name(f"{working.stem}.aside{working.suffix}")
+
+
+def build_aside(paths: ReadModelPaths, reader: LedgerReader, first_position: int | None) -> int:
+    """A read model built at `aside_path` from the base where it may start (as
+    `rebuild_in_place`), else from 0, caught up with `reader` (whose keys hide what a forget will
+    destroy); returns its position. No lock: one forget at a time builds it, and no reader
+    opens it."""
+    aside = aside_path(paths.working)
+    _remove(aside)
+    base = base_path(paths.working)
+    if _base_position(base, reader, first_position) is not None:
+        _copy(base, aside)
+    projector = Projector(aside)
+    try:
+        projector.catch_up(reader, maintain=True)
+        position = projector.position()
+        projector.con.execute("CHECKPOINT")
+        return position
+    finally:
+        projector.close()
+
+
+def swap_in_aside(paths: ReadModelPaths, reader: LedgerReader) -> int:
+    """The aside read model caught up with the ledger head and put in place of the working and
+    published ones (whose files are deleted), then copied as the new base, under the projector
+    lock; returns the events applied."""
+    busy = (
+        "a forget's keys are destroyed but another projector holds the read model, which still "
+        "holds the forgotten words: stop `mind project --follow`, then run any `mind` command "
+        "to finish the forget"
+    )
+    aside = aside_path(paths.working)
+    with read_model_held(paths.lock, busy):
+        projector = Projector(aside)
+        try:
+            applied = projector.catch_up(reader, maintain=True)
+            projector.publish(paths.published)  # checkpoints first: no WAL is left behind
+            projector.publish(base_path(paths.working))
+        finally:
+            projector.close()
+        _remove(paths.working)
+        os.replace(aside, paths.working)
+        Path(f"{aside}.wal").unlink(missing_ok=True)  # empty after the checkpoint
+    return applied
+
+
 def _copy(source: Path, target: Path) -> None:
     """`source` copied to `target` (0600), replacing it atomically."""
     tmp = target.with_name(f"{target.name}.{os.getpid()}.tmp")
@@ -112,6 +166,7 @@ def rebuild_in_place(
     base = base_path(paths.working)
     with read_model_held(paths.lock, busy):
         start = _base_position(base, reader, first_position)
+        _remove(aside_path(paths.working))  # a forget's, left by a crash
         _remove(paths.working)
         _remove(paths.published)
         if start is None:

@@ -76,6 +76,12 @@ def knowledge_channel(
     return found
 
 
+def stored_questions(con: duckdb.DuckDBPyConnection) -> list[str]:
+    """The questions `similar_questions` compares with (a forget keeps their cached vectors)."""
+    rows = con.execute("SELECT question FROM knowledge WHERE NOT deleted").fetchall()
+    return [str(q) for (q,) in rows if q is not None]
+
+
 def similar_questions(
     con: duckdb.DuckDBPyConnection,
     embed: Callable[[list[str]], list[list[float]]],

@@ -235,9 +235,11 @@ PUBLIC_MODULES = {
     "mindledger.web_reads",
 }
 # Single names of other floor modules: vocabularies that click's choices and the OpenAPI
-# document read from their one source, and the server process's background warm-up.
+# document read from their one source, the server process's background warm-up and its cap
+# on malloc arenas.
 PUBLIC_NAMES = {
     "mindledger.warmup.warm_model_client",
+    "mindledger.memory_release.cap_arenas",
     "mindledger.compose.Home",
     "mindledger.compose.command_scope",
     "mindledger.ledger_reads.KINDS",

@@ -1,0 +1,122 @@
+"""A forget's new read model, built aside while turns go on.
+
+A forget excludes turns from before its keys go until the read model no longer holds what they
+sealed (a turn's prompt quotes what it reads, and is recorded under a key of its own). Rebuilt
+inside that exclusion, the read model made every turn wait for a rebuild: served under a mix,
+turns queued behind forgets. So a forget first plans and builds its read model aside, with the
+keys it will destroy hidden from the aside's reader: that file then holds what the read model
+will hold once they are gone. Inside the exclusion it plans again over the whole ledger (a turn
+may have quoted what it names meanwhile); when the new plan keeps every key of the first and
+each key it adds was first used after the aside's position, the aside is caught up with the
+events since and swapped in; otherwise it is deleted and the read model rebuilt as before.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import fcntl
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from mindledger.compose import Home, open_keys, open_reader, read_model_paths
+from mindledger.domain.errors import MindError
+
+if TYPE_CHECKING:
+    from mindledger.adapters.forget_plan import ForgetPlan, Planner
+    from mindledger.domain.forgetting import Selector
+
+BUILD_LOCK = "forget.build.lock"  # one forget at a time per home, from its plan to its end
+
+
+@dataclass(frozen=True)
+class Aside:
+    """A read model built aside up to `position` with `plan`'s keys hidden; `planner` plans
+    again by scanning only what was written since."""
+
+    plan: ForgetPlan
+    position: int
+    planner: Planner
+
+    def serves(self, plan: ForgetPlan) -> bool:
+        """Whether the aside is what a rebuild after destroying `plan`'s keys would give up to
+        its position: no key it hid is spared, and no key added was used by then."""
+        added = plan.keys - self.plan.keys
+        return self.plan.keys <= plan.keys and all(
+            plan.key_first.get(key, 0) > self.position for key in added
+        )
+
+
+@contextlib.contextmanager
+def one_forget(home: Home) -> Iterator[bool]:
+    """The lock a forget holds from its plan to its end (a second forget waits); yields False
+    where the home cannot be written (no aside then: the forget's own lock refuses it)."""
+    try:
+        fd = os.open(home.path / BUILD_LOCK, os.O_RDWR | os.O_CREAT, 0o600)
+    except OSError as e:
+        if e.errno not in (errno.EACCES, errno.EPERM, errno.EROFS):
+            raise
+        yield False
+        return
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield True
+    finally:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        os.close(fd)
+
+
+def build(home: Home, selector: Selector) -> Aside | None:
+    """Plan the forget and build its read model aside (the caller holds `one_forget`); None
+    where the plan finds nothing to destroy or refuses the selector (the forget proper says
+    so, inside the exclusion)."""
+    from mindledger.adapters.forget_plan import Planner
+    from mindledger.projections.engine.purge import build_aside
+
+    planner = Planner(selector)
+    reader = open_reader(home)
+    try:
+        keys = open_keys(home)
+        try:
+            planner.scan(reader)
+            plan = planner.plan(reader)
+            existing = keys.get(plan.keys) if plan.keys else {}
+        finally:
+            keys.close()
+    except MindError:
+        return None
+    finally:
+        reader.close()
+    if not existing:
+        return None
+    hidden = open_reader(home, hidden=plan.keys)
+    try:
+        position = build_aside(read_model_paths(home), hidden, plan.first_position)
+    except BaseException:
+        discard(home)
+        raise
+    finally:
+        hidden.close()
+    return Aside(plan, position, planner)
+
+
+def swap_in(home: Home) -> None:
+    """The aside caught up and put in place of the read model (the keys are gone now)."""
+    from mindledger.projections.engine.purge import swap_in_aside
+
+    reader = open_reader(home)
+    try:
+        swap_in_aside(read_model_paths(home), reader)
+    finally:
+        reader.close()
+
+
+def discard(home: Home) -> None:
+    """Delete an aside read model (unused, or left by a crash)."""
+    from mindledger.projections.engine.purge import aside_path
+
+    aside = aside_path(read_model_paths(home).working)
+    for path in (aside, aside.with_name(f"{aside.name}.wal")):
+        path.unlink(missing_ok=True)
