@@ -105,7 +105,14 @@ def build_aside(paths: ReadModelPaths, reader: LedgerReader, first_position: int
     opens it."""
     aside = aside_path(paths.working)
     _remove(aside)
-    base = base_path(paths.working)
+    try:
+        return _build(aside, base_path(paths.working), reader, first_position)
+    except BaseException:
+        _remove(aside)  # a failed build (a full disk) leaves nothing beside the read model
+        raise
+
+
+def _build(aside: Path, base: Path, reader: LedgerReader, first_position: int | None) -> int:
     if _base_position(base, reader, first_position) is not None:
         _copy(base, aside)
     projector = Projector(aside)
@@ -146,9 +153,14 @@ def _copy(source: Path, target: Path) -> None:
     """`source` copied to `target` (0600), replacing it atomically."""
     tmp = target.with_name(f"{target.name}.{os.getpid()}.tmp")
     tmp.unlink(missing_ok=True)
-    create_private_file(tmp)  # copyfile keeps the mode of a file it truncates
-    shutil.copyfile(source, tmp)
-    os.replace(tmp, target)
+    try:
+        create_private_file(tmp)  # copyfile keeps the mode of a file it truncates
+        shutil.copyfile(source, tmp)
+        os.chmod(tmp, 0o600)
+        os.replace(tmp, target)
+    except BaseException:
+        tmp.unlink(missing_ok=True)  # a full disk leaves no part of a copy in the home
+        raise
 
 
 def rebuild_in_place(
