@@ -63,6 +63,14 @@ def read_model_held(lock: Path, busy: str) -> Iterator[None]:
         time.sleep(0.1)
 
 
+# What a forget whose keys are gone says when a follower holds the read model it must replace.
+HELD_AT_A_FORGET = (
+    "a forget's keys are destroyed but another projector holds the read model, which still "
+    "holds the forgotten words: stop `mind project --follow`, then run any `mind` command "
+    "to finish the forget"
+)
+
+
 def base_path(working: Path) -> Path:
     """Where the purges' base read model lives, beside the working file."""
     return working.with_name(f"{working.stem}.base{working.suffix}")
@@ -129,13 +137,8 @@ def swap_in_aside(paths: ReadModelPaths, reader: LedgerReader) -> int:
     """The aside read model caught up with the ledger head and put in place of the working and
     published ones (whose files are deleted), then copied as the new base, under the projector
     lock; returns the events applied."""
-    busy = (
-        "a forget's keys are destroyed but another projector holds the read model, which still "
-        "holds the forgotten words: stop `mind project --follow`, then run any `mind` command "
-        "to finish the forget"
-    )
     aside = aside_path(paths.working)
-    with read_model_held(paths.lock, busy):
+    with read_model_held(paths.lock, HELD_AT_A_FORGET):
         projector = Projector(aside)
         try:
             applied = projector.catch_up(reader, maintain=True)
@@ -170,13 +173,8 @@ def rebuild_in_place(
     lock: from the base when it ends before `first_position` (the first ledger position whose
     words the forget destroyed), else from position 0; then the base is renewed. Returns the
     events applied."""
-    busy = (
-        "a forget's keys are destroyed but another projector holds the read model, which still "
-        "holds the forgotten words: stop `mind project --follow`, then run any `mind` command "
-        "to finish the forget"
-    )
     base = base_path(paths.working)
-    with read_model_held(paths.lock, busy):
+    with read_model_held(paths.lock, HELD_AT_A_FORGET):
         start = _base_position(base, reader, first_position)
         _remove(aside_path(paths.working))  # a forget's, left by a crash
         _remove(paths.working)
