@@ -4,7 +4,6 @@ of its own while the turn's holds the mind's write lock)."""
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -13,7 +12,7 @@ import pytest
 import mindledger
 from mindledger.domain.turn import TurnFinishedError
 from tests.integration.backends import BACKENDS, mind_with_a_commitment
-from tests.unit.test_turn_stop import WAIT_S, HeldModel
+from tests.unit.test_turn_stop import interrupt_a_waiting_turn
 
 
 @pytest.fixture(params=BACKENDS)
@@ -31,22 +30,7 @@ def mind(
 def test_a_turn_waiting_on_its_model_is_interrupted_on_either_backend(
     mind: mindledger.MindLedger,
 ) -> None:
-    model = HeldModel()
-    failures: list[BaseException] = []
-
-    def run() -> None:
-        try:
-            mind.chat_turn("Water the ferns at noon", lambda: model)
-        except BaseException as e:  # the turn's own save meets a finished turn
-            failures.append(e)
-
-    turn = threading.Thread(target=run)
-    turn.start()
-    assert model.asked.wait(WAIT_S)
-
-    marked = mind.interrupt_own_turns("the server stopped before the model answered")
-    model.release.set()
-    turn.join(WAIT_S)
+    marked, failures = interrupt_a_waiting_turn(mind)
 
     assert len(marked) == 1
     assert [type(e) for e in failures] == [TurnFinishedError]

@@ -46,10 +46,9 @@ def statuses(mind: mindledger.MindLedger) -> list[Any]:
     return [row["status"] for row in mind.query("SELECT status FROM turns ORDER BY seq")]
 
 
-@pytest.mark.floor("interrupt_own_turns")
-def test_a_turn_waiting_on_its_model_is_recorded_interrupted_and_its_late_reply_is_not(
-    mind: mindledger.MindLedger,
-) -> None:
+def interrupt_a_waiting_turn(mind: mindledger.MindLedger) -> tuple[list[Any], list[BaseException]]:
+    """Start a turn whose model is held, interrupt the mind's own turns while it waits, then let
+    the model answer: what the interrupt marked, and what the turn's thread raised."""
     model = HeldModel()
     failures: list[BaseException] = []
 
@@ -66,6 +65,15 @@ def test_a_turn_waiting_on_its_model_is_recorded_interrupted_and_its_late_reply_
     marked = mind.interrupt_own_turns("the server stopped before the model answered")
     model.release.set()
     turn.join(WAIT_S)
+
+    return list(marked), failures
+
+
+@pytest.mark.floor("interrupt_own_turns")
+def test_a_turn_waiting_on_its_model_is_recorded_interrupted_and_its_late_reply_is_not(
+    mind: mindledger.MindLedger,
+) -> None:
+    marked, failures = interrupt_a_waiting_turn(mind)
 
     assert len(marked) == 1
     assert [type(e) for e in failures] == [TurnFinishedError]
