@@ -30,11 +30,18 @@ fmt: $(STAMP)
 	$(VENV)/bin/ruff check --fix .
 
 # Lint, types, then the whole suite (PostgreSQL contract cases against a local server; browser
-# tests in Debian's headless Chromium). Work stealing: a few process-heavy tests run a minute
-# each, and a worker that finishes its share early takes tests from the other.
-test: lint
-	scripts/browser-test-setup.sh
-	MIND_TEST_POSTGRES_DSN="$${MIND_TEST_POSTGRES_DSN:-$$(timeout 600 scripts/postgres-test-server.sh)}" \
+# tests in Debian's headless Chromium). scripts/test-services.sh installs those and starts the
+# server in the background meanwhile (network and disk, where lint is CPU); the suite waits for
+# it. Work stealing: a few process-heavy tests run a minute each, and a worker that finishes its
+# share early takes tests from the other.
+SERVICES := $(VENV)/.test-services
+
+test:
+	@mkdir -p $(SERVICES)
+	@scripts/test-services.sh >$(SERVICES)/dsn 2>$(SERVICES)/log & services=$$!; \
+	$(MAKE) --no-print-directory lint || { kill $$services 2>/dev/null; exit 1; }; \
+	wait $$services; status=$$?; cat $(SERVICES)/log >&2; [ $$status = 0 ] || exit $$status; \
+	MIND_TEST_POSTGRES_DSN="$$(cat $(SERVICES)/dsn)" \
 	  $(PY) -m pytest -n 2 --dist worksteal -p no:cacheprovider tests
 
 bench: $(STAMP)

@@ -93,11 +93,12 @@ def test_a_read_rebuilds_a_damaged_read_model_and_answers(
         # (an emptied or deleted file is simply made again by the projector, silently)
         assert warnings[0].startswith("Warning: the read model is damaged")
     assert json.loads(after.stdout) == json.loads(before.stdout)
-    listed = mind(home, "commitments", "--json")
-    assert listed.returncode == 0 and listed.stderr == ""
+    # The read model is whole again: what follows reads it in this process.
+    listed = here(home, "commitments", "--json")
+    assert listed.exit_code == 0 and listed.stderr == ""
     assert [c["text"] for c in json.loads(listed.stdout)] == ["Send the boiler report"]
-    assert ledger_events(home) == events
-    assert json.loads(mind(home, "verify", "--json").stdout)["ok"] is True
+    assert ledger_events(home, here) == events
+    assert json.loads(here(home, "verify", "--json").stdout)["ok"] is True
 
 
 @pytest.mark.parametrize("how", ["flipped", "cut short", "emptied"])
@@ -117,4 +118,4 @@ def test_a_turn_that_meets_a_damaged_read_model_stops_in_one_line_then_works(
         assert len(lines) == 2 and lines[1].startswith("Error: the read model was damaged")
         turn = mind(home, "turn", "Hello again", "--model", "mock", "--mock-reply", "Hi")
     assert turn.returncode == 0, turn.stderr
-    assert json.loads(mind(home, "verify", "--json").stdout)["ok"] is True
+    assert json.loads(here(home, "verify", "--json").stdout)["ok"] is True
