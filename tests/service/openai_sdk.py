@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import openai
 import pytest
@@ -40,6 +41,11 @@ class Served:
             http_client=self.client,
             max_retries=0,
         )
+
+    def started(self) -> dict[str, Any]:
+        """The last turn's start as the ledger records it (its text, system, sampling)."""
+        events = self.echo.log(limit=50)
+        return [e.payload for e in events if e.type == "mind.turn.started"][-1]
 
     def head(self) -> int:
         """The ledger's last position (a refused request leaves it where it was)."""

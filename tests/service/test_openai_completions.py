@@ -30,8 +30,9 @@ def test_a_prompt_is_a_turn_whose_reply_is_the_completions_text(served: Served) 
     assert answer.choices[0].text == SCRIPTED["mock_reply"] == record["reply"]
     assert (answer.choices[0].index, answer.choices[0].finish_reason) == (0, "stop")
     assert answer.usage is not None and answer.usage.total_tokens == record["usage"]["total_tokens"]
-    prompt = served.echo.turn_prompt(record["turn"])
-    assert any("Say hello." in m["content"] for m in prompt.messages or [])
+    started = served.started()
+    assert (started["text"], started["system"]) == ("Say hello.", None)
+    assert started["sampling"] == {"temperature": 0.2, "max_tokens": 40}
 
 
 def test_a_streamed_completion_gives_the_reply_in_pieces_then_the_usage(served: Served) -> None:
@@ -96,3 +97,17 @@ def test_the_sdk_hears_a_refusal_as_its_bad_request_error(served: Served) -> Non
 
     assert refused.value.body["param"] == "best_of"  # type: ignore[index]
     assert "one reply" in refused.value.body["message"]  # type: ignore[index]
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_a_failed_generation_is_a_502_with_the_turn_record_never_a_stream(
+    served: Served, stream: bool
+) -> None:
+    failing = {"mind_options": {"model": "mock", "mock_reply": "litellm.RateLimitError"}}
+    body = {"model": "mind/Echo", "prompt": "Say hello.", "stream": stream, **failing}
+
+    answer = served.client.post("/v1/completions", json=body, headers=served.auth)
+
+    assert answer.status_code == 502
+    assert answer.json()["error"]["code"] == "model_failed"
+    assert answer.json()["mind_turn"]["failure"]["kind"] == "rate_limit"

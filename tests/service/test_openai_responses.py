@@ -51,6 +51,9 @@ def test_the_input_and_instructions_are_a_turn_whose_reply_is_the_output_text(
     sent = [m["content"] for m in served.echo.turn_prompt(record["turn"]).messages or []]
     assert "> Answer in French.\n> \n> Greet the user by name.\n</client-instructions>" in sent[0]
     assert sent[1:] == ["I am Nadia.", REPLY, "Say hello."]
+    started = served.started()
+    assert started["system"] == "Answer in French.\n\nGreet the user by name."
+    assert started["sampling"] == {"temperature": 0.3, "max_tokens": 60}
 
 
 def test_a_streamed_response_sends_the_event_sequence_the_sdk_expects(served: Served) -> None:
@@ -138,3 +141,45 @@ def test_what_a_turn_cannot_honour_is_a_400_naming_the_field_and_records_nothing
     assert answer.headers["content-type"].startswith("application/json")
     assert answer.json()["error"]["param"] == param
     assert served.head() == before
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_a_failed_generation_is_a_502_with_the_turn_record_never_a_stream(
+    served: Served, stream: bool
+) -> None:
+    failing = {"mind_options": {"model": "mock", "mock_reply": "litellm.InternalServerError"}}
+    body = {"model": "mind/Echo", "input": "Say hello.", "stream": stream, **failing}
+
+    answer = served.client.post("/v1/responses", json=body, headers=served.auth)
+
+    assert answer.status_code == 502
+    assert answer.json()["error"]["code"] == "model_failed"
+    assert answer.json()["mind_turn"]["status"] == "failed"
+
+
+def test_a_turn_that_fails_after_its_first_text_ends_the_stream_as_response_failed(
+    served: Served, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import mindledger.service.openai_responses as route
+    from mindledger.service.turn_stream import StreamError
+
+    async def failing_after_text(*args: Any) -> Any:
+        async def news() -> Any:
+            yield "Hel"
+            yield StreamError("generation failed (server): the model server failed", "model_failed")
+
+        return news()
+
+    monkeypatch.setattr(route, "streamed_turn", failing_after_text)
+
+    events = list(
+        served.sdk().responses.create(
+            model="mind/Echo", input="Say hello.", stream=True, extra_body=MOCK
+        )
+    )
+
+    assert [e.type for e in events][-2:] == ["response.output_text.delta", "response.failed"]
+    failed = events[-1].response  # type: ignore[union-attr]
+    assert failed.status == "failed" and failed.error is not None
+    assert failed.error.message.startswith("generation failed (server)")
+    assert failed.output_text == "Hel"
