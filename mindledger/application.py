@@ -77,9 +77,7 @@ class TurnDone:
 
 @repaired_methods
 @checked_methods
-class MindLedger(
-    DirectCommands, KnowledgeCommands, FileCommands, ReadCommands, EmbeddingCommands
-):
+class MindLedger(DirectCommands, KnowledgeCommands, FileCommands, ReadCommands, EmbeddingCommands):
     """One mind's use cases over one home. Open it with `mindledger.open(home)`; close it once
     (it is a context manager). Blocking: a server calls it from worker threads."""
 

@@ -42,7 +42,7 @@ def _texts(given: Any) -> list[str]:
     raise ApiError(400, "invalid_input", why, "input")
 
 
-def _request(body: Any) -> tuple[str, list[str], str, int | None]:
+def embeddings_request(body: Any) -> tuple[str, list[str], str, int | None]:
     """The body's model, texts, encoding format and dimensions (ApiError 400 naming a field)."""
     if not isinstance(body, dict):
         raise ApiError(400, "bad_request", "the body must be a JSON object")
@@ -97,7 +97,7 @@ async def embeddings(call: Call) -> Response:
     single = False
     try:
         body = await read_json(call.request, call.max_body)
-        model, texts, encoding, dimensions = _request(body)
+        model, texts, encoding, dimensions = embeddings_request(body)
         single = isinstance(body.get("input"), str)
         mind = _the_mind(call, model)
         result = await run_in_threadpool(mind.embed, texts, dimensions)

@@ -1,6 +1,7 @@
 """Any legacy completion or Responses API body is read as a turn or refused with a 400 naming
 a field (never another exception), and whatever the floor then refuses of a body that was
-read (its system prompt, earlier messages, sampling settings) names a field of that body."""
+read (its system prompt, earlier messages, sampling settings) names a field of that body; any
+embeddings body is read as texts or refused the same way."""
 
 from __future__ import annotations
 
@@ -16,6 +17,8 @@ from mindledger.service.chat_request import ChatRequest
 from mindledger.service.errors import ApiError
 from mindledger.service.openai_completions import KNOWN as COMPLETION_FIELDS
 from mindledger.service.openai_completions import LEGACY_SAMPLING, completion_request
+from mindledger.service.openai_embeddings import KNOWN as EMBEDDING_FIELDS
+from mindledger.service.openai_embeddings import embeddings_request
 from mindledger.service.responses_request import KNOWN as RESPONSES_FIELDS
 from mindledger.service.responses_request import SAMPLING, responses_request
 
@@ -90,3 +93,21 @@ def test_any_responses_body_is_a_turn_or_a_400_naming_a_field(
         items = [*items, USER]
     body = {**sampling, **fields, "model": "mind/Echo", "input": items}
     _read_or_refused(responses_request, body)
+
+
+@SETTINGS
+@given(
+    fields=st.dictionaries(st.sampled_from(sorted(EMBEDDING_FIELDS)), VALUES, max_size=3),
+    texts=st.text(max_size=10) | st.lists(st.text(max_size=5) | VALUES, max_size=3),
+)
+def test_any_embeddings_body_is_texts_or_a_400_naming_a_field(
+    fields: dict[str, Any], texts: Any
+) -> None:
+    body = {**fields, "model": "mind/Echo", "input": texts}
+    try:
+        model, read, encoding, _ = embeddings_request(body)
+    except ApiError as e:
+        assert e.status == 400 and e.param is not None and e.param in body
+        return
+    assert model == "mind/Echo" and read and all(isinstance(t, str) for t in read)
+    assert encoding in ("float", "base64")
