@@ -36,7 +36,11 @@ def _texts(given: Any) -> list[str]:
     if isinstance(given, list) and given and all(isinstance(t, str) for t in given):
         return given
     if isinstance(given, list) and given:
-        why = "input as token ids is not supported: send the texts"
+        # LangChain's OpenAIEmbeddings sends token ids unless told not to.
+        why = (
+            "input as token ids is not supported: send the texts (LangChain's "
+            "OpenAIEmbeddings: check_embedding_ctx_length=False)"
+        )
     else:
         why = "input must be a text or a non-empty list of texts"
     raise ApiError(400, "invalid_input", why, "input")

@@ -71,6 +71,19 @@ def test_what_cannot_be_embedded_whole_is_a_400_naming_the_field(
     assert (error["param"], error["type"]) == (param, "invalid_request_error")
 
 
+def test_token_ids_are_refused_saying_how_langchain_sends_texts(served: Served) -> None:
+    with pytest.raises(openai.BadRequestError) as refused:
+        served.sdk().embeddings.create(model="mind/Echo", input=[[15496, 11], [995]])
+
+    assert refused.value.body == {
+        "message": "input as token ids is not supported: send the texts (LangChain's "
+        "OpenAIEmbeddings: check_embedding_ctx_length=False)",
+        "type": "invalid_request_error",
+        "param": "input",
+        "code": "invalid_input",
+    }
+
+
 def test_a_model_not_installed_is_a_503_naming_the_command_that_installs_it(
     served: Served, monkeypatch: pytest.MonkeyPatch
 ) -> None:
