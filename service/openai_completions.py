@@ -18,17 +18,11 @@ from typing import TYPE_CHECKING, Any
 from starlette.responses import JSONResponse, Response, StreamingResponse
 
 from mindledger.domain.errors import MindError
-from mindledger.service.chat_request import (
-    PREFIX,
-    SAMPLING,
-    ChatRequest,
-    _options,
-    _sampling,
-    _stream,
-)
+from mindledger.service.chat_request import ChatRequest, _options, _sampling, _stream
 from mindledger.service.endpoints import Call, Endpoint, read_json
 from mindledger.service.errors import ApiError, error_body
 from mindledger.service.openai_api import _failed, _finish, _refused, _the_mind
+from mindledger.service.openai_fields import known_fields, mind_model, neutral_only
 from mindledger.service.turn_stream import SSE_HEADERS, StreamError, streamed_turn
 
 if TYPE_CHECKING:
@@ -52,6 +46,7 @@ WHY = {
     "suffix": "suffix is not supported: a turn replies, it does not fill in text",
 }
 OWN = ("model", "prompt", "stream", "stream_options", "mind_options")
+# Sampling fields as chat's table (chat_request.SAMPLING, which `_sampling` reads) names them.
 LEGACY_SAMPLING = (
     "temperature",
     "top_p",
@@ -63,7 +58,6 @@ LEGACY_SAMPLING = (
     "user",
 )
 KNOWN = frozenset((*OWN, *LEGACY_SAMPLING, *NEUTRAL))
-assert set(LEGACY_SAMPLING) <= set(SAMPLING)  # chat's table reads them
 
 
 class CompletionRequest(ChatRequest):
@@ -92,28 +86,9 @@ def _prompt(prompt: Any) -> str:
 
 def completion_request(body: Any) -> CompletionRequest:
     """A legacy completion request's body read as a turn (ApiError 400 naming the field)."""
-    if not isinstance(body, dict):
-        raise ApiError(400, "bad_request", "the body must be a JSON object")
-    for name in body:
-        if name not in KNOWN:
-            raise ApiError(
-                400,
-                "unknown_parameter",
-                f"unknown field {name[:80]!r}: not a completion field this server takes "
-                "(a mind's own options go in mind_options)",
-                name[:80],
-            )
-    model = body.get("model")
-    if not isinstance(model, str) or not model.startswith(PREFIX):
-        raise ApiError(
-            400, "model_not_found", f"model must be {PREFIX}<name> (GET /v1/models)", "model"
-        )
-    for name, neutral in NEUTRAL.items():
-        value = body.get(name)
-        if value is None or any(value == ok and type(value) is type(ok) for ok in neutral):
-            continue
-        why = WHY.get(name, f"{name} is not supported by a mind's turn; leave it out")
-        raise ApiError(400, "unsupported_parameter", why, name)
+    body = known_fields(body, KNOWN, "a completion")
+    model = mind_model(body)
+    neutral_only(body, NEUTRAL, WHY)
     request = CompletionRequest(model=model, text=_prompt(body.get("prompt")))
     _sampling(body, request)
     request.options = _options(body.get("mind_options"))

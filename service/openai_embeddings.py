@@ -17,10 +17,10 @@ from starlette.concurrency import run_in_threadpool
 from starlette.responses import JSONResponse, Response
 
 from mindledger.domain.errors import MindError
-from mindledger.service.chat_request import PREFIX
 from mindledger.service.endpoints import Call, Endpoint, read_json
 from mindledger.service.errors import ApiError, error_body, mind_error_response
 from mindledger.service.openai_api import _the_mind, mind_secrets
+from mindledger.service.openai_fields import known_fields, mind_model
 
 if TYPE_CHECKING:
     from mindledger.service.app import Extension
@@ -48,21 +48,8 @@ def _texts(given: Any) -> list[str]:
 
 def embeddings_request(body: Any) -> tuple[str, list[str], str, int | None]:
     """The body's model, texts, encoding format and dimensions (ApiError 400 naming a field)."""
-    if not isinstance(body, dict):
-        raise ApiError(400, "bad_request", "the body must be a JSON object")
-    for name in body:
-        if name not in KNOWN:
-            raise ApiError(
-                400,
-                "unknown_parameter",
-                f"unknown field {name[:80]!r}: not an embeddings field this server takes",
-                name[:80],
-            )
-    model = body.get("model")
-    if not isinstance(model, str) or not model.startswith(PREFIX):
-        raise ApiError(
-            400, "model_not_found", f"model must be {PREFIX}<name> (GET /v1/models)", "model"
-        )
+    body = known_fields(body, KNOWN, "an embeddings")
+    model = mind_model(body)
     texts = _texts(body.get("input"))
     encoding = body.get("encoding_format") or "float"
     if encoding not in FORMATS:

@@ -15,8 +15,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from mindledger.service.chat_request import PREFIX, ChatRequest, _options, _sampling
+from mindledger.service.chat_request import ChatRequest, _options, _sampling
 from mindledger.service.errors import ApiError
+from mindledger.service.openai_fields import known_fields, mind_model, neutral_only
 
 SAMPLING = ("temperature", "top_p", "user", "safety_identifier")
 # Fields a turn honours only at the value that asks nothing of it (null always does).
@@ -195,25 +196,9 @@ def _stream(body: dict[str, Any], request: ResponsesRequest) -> None:
 
 def responses_request(body: Any) -> ResponsesRequest:
     """A Responses API request's body read as a turn (ApiError 400 naming the field at fault)."""
-    if not isinstance(body, dict):
-        raise ApiError(400, "bad_request", "the body must be a JSON object")
-    for name in body:
-        if name not in KNOWN:
-            raise _refuse(
-                "unknown_parameter",
-                f"unknown field {name[:80]!r}: not a Responses field this server takes "
-                "(a mind's own options go in mind_options)",
-                name[:80],
-            )
-    model = body.get("model")
-    if not isinstance(model, str) or not model.startswith(PREFIX):
-        raise _refuse("model_not_found", f"model must be {PREFIX}<name> (GET /v1/models)", "model")
-    for name, neutral in NEUTRAL.items():
-        value = body.get(name)
-        if value is None or any(value == ok and type(value) is type(ok) for ok in neutral):
-            continue
-        why = WHY.get(name, f"{name} is not supported by a mind's turn; leave it out")
-        raise _refuse("unsupported_parameter", why, name)
+    body = known_fields(body, KNOWN, "a Responses")
+    model = mind_model(body)
+    neutral_only(body, NEUTRAL, WHY)
     instructions = body.get("instructions")
     if instructions is not None and not isinstance(instructions, str):
         raise _refuse("invalid_request", "instructions must be a text", "instructions")
