@@ -131,30 +131,9 @@ class LiteLLMEmbedder:
     def _embed(self, texts: list[str]) -> list[list[float]]:
         if self.model.startswith(f"{LOCAL_PROVIDER}/"):
             return self._embed_here(texts)
-        from mindledger.adapters.litellm_model import (
-            import_litellm,
-        )  # litellm costs seconds to import
-
-        litellm = import_litellm()
-        register_local_provider(litellm)
-        args: dict[str, Any] = {"model": self.model, "input": texts, "timeout": self.timeout}
-        if self.api_base:
-            args["api_base"] = self.api_base
-            args["api_key"] = os.environ.get("OPENAI_API_KEY") or "local"
         self.calls += 1
         self.embedded += len(texts)
-        try:
-            response = litellm.embedding(**args)
-        except MindError:
-            raise
-        except Exception as e:  # the provider boundary: any failure becomes one clear error
-            raise EmbeddingError(f"embedding model {self.model} failed: {e}") from None
-        data = sorted(response.data, key=lambda d: d["index"])
-        if len(data) != len(texts):
-            raise EmbeddingError(
-                f"embedding model {self.model} returned {len(data)} vectors for {len(texts)} texts"
-            )
-        return [list(map(float, d["embedding"])) for d in data]
+        return provider_vectors(self.model, texts, self.api_base, self.timeout)[0]
 
     def _embed_here(self, texts: list[str]) -> list[list[float]]:
         """The offline model, called in this process as LiteLLM's `local` provider would call
@@ -273,6 +252,43 @@ def forget_cached(path: Path, keys: TextKeys, texts: Iterable[str]) -> int:
         return forget_rows(con, {keys.keyed(EMBEDDINGS, t) for t in texts})
     finally:
         con.close()
+
+
+def provider_vectors(
+    model: str, texts: list[str], api_base: str | None = None, timeout: float = 30.0
+) -> tuple[list[list[float]], int]:
+    """`texts` embedded by a LiteLLM embedding model, with no cache: the vectors (one per
+    text, in order) and the input tokens the provider counted (0 when it says nothing)."""
+    from mindledger.adapters.litellm_model import import_litellm  # seconds to import
+
+    litellm = import_litellm()
+    register_local_provider(litellm)
+    args: dict[str, Any] = {"model": model, "input": texts, "timeout": timeout}
+    if api_base:
+        args["api_base"] = api_base
+        args["api_key"] = os.environ.get("OPENAI_API_KEY") or "local"
+    try:
+        response = litellm.embedding(**args)
+    except MindError:
+        raise
+    except Exception as e:  # the provider boundary: any failure becomes one clear error
+        raise EmbeddingError(f"embedding model {model} failed: {e}") from None
+    data = sorted(response.data, key=lambda d: d["index"])
+    if len(data) != len(texts):
+        raise EmbeddingError(
+            f"embedding model {model} returned {len(data)} vectors for {len(texts)} texts"
+        )
+    usage = getattr(response, "usage", None)
+    tokens = getattr(usage, "prompt_tokens", None) or 0
+    return [list(map(float, d["embedding"])) for d in data], int(tokens)
+
+
+def local_token_counts(texts: list[str]) -> list[int | None]:
+    """The tokens the offline model reads of each text (None for a text longer than it reads:
+    the model would cut it)."""
+    from mindledger.adapters.minilm import shared_model
+
+    return shared_model().token_counts(texts)
 
 
 def local_vectors(model: str, texts: list[str]) -> list[list[float]]:

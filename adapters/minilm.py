@@ -116,6 +116,11 @@ class MiniLM:
             ln2=(w[p + "output.LayerNorm.weight"], w[p + "output.LayerNorm.bias"]),
         )
 
+    def token_counts(self, texts: list[str]) -> list[int | None]:
+        """The tokens the model reads of each text ([CLS] and [SEP] included); None for a text
+        over MAX_TOKENS, which `encode` cuts."""
+        return [None if e.overflowing else len(e.ids) for e in self.tokenizer.encode_batch(texts)]
+
     def encode(self, texts: list[str], normalise: bool = True) -> Matrix:
         """One unit vector per text (`normalise=False`: the mean-pooled vector before its L2
         normalisation). Batches of similar length, so that padding costs little."""

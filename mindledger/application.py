@@ -25,6 +25,7 @@ from mindledger.domain.budgets import (
     TURN_BUDGET_FLOOR,
     check_budget,
 )
+from mindledger.embedding_use_cases import EmbeddingCommands
 from mindledger.file_use_cases import FileCommands
 from mindledger.home_use_cases import place
 from mindledger.more_use_cases import DirectCommands, KnowledgeCommands
@@ -76,7 +77,7 @@ class TurnDone:
 
 @repaired_methods
 @checked_methods
-class MindLedger(DirectCommands, KnowledgeCommands, FileCommands, ReadCommands):
+class MindLedger(DirectCommands, KnowledgeCommands, FileCommands, ReadCommands, EmbeddingCommands):
     """One mind's use cases over one home. Open it with `mindledger.open(home)`; close it once
     (it is a context manager). Blocking: a server calls it from worker threads."""
 

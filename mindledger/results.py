@@ -276,3 +276,16 @@ class RecallResult(Result):
     items: list[RecallItem]
     tokens: int
     dropped: int
+
+
+# -- embeddings ------------------------------------------------------------------------------
+
+
+class EmbeddingsResult(Result):
+    """Texts embedded (`MindLedger.embed`): one vector per text, in order, by the mind's
+    embedding model (`model`, as `embedding.model` names it), and the tokens it read."""
+
+    model: str
+    dimensions: int
+    vectors: list[list[float]]
+    tokens: int

@@ -58,6 +58,9 @@ CLIENT_GONE = 499  # the status the request log shows for a client that left (ng
 OPTIONAL_EXTENSIONS = (
     "mindledger.service.openai_api",
     "mindledger.service.openai_models",
+    "mindledger.service.openai_completions",
+    "mindledger.service.openai_embeddings",
+    "mindledger.service.openai_responses",
     "mindledger.service.mcp_server",
     "mindledger.service.web",
 )

@@ -1,0 +1,238 @@
+"""`POST /v1/responses`, OpenAI's Responses API (the OpenAI Agents SDK's default): the request
+read as a turn of `mind/<name>` (service/responses_request.py), run as chat's is
+(`MindLedger.run_turn`), answered as a `response` object whose one output item is the
+assistant's message (`output_text` is the visible reply), with `usage` and the turn record as
+`mind_turn`. `stream: true` answers the Responses event stream, numbered from 0:
+`response.created`, `response.in_progress`, `response.output_item.added`,
+`response.content_part.added`, a `response.output_text.delta` per piece,
+`response.output_text.done`, `response.content_part.done`, `response.output_item.done` and
+`response.completed` (or `response.incomplete` when the model was cut off, `response.failed`
+when the turn failed after its first text). A request refused before the turn began is an error
+response (400 naming the field), never a stream; a failed generation is a 502 with the record."""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING, Any
+
+from starlette.responses import JSONResponse, Response, StreamingResponse
+
+from mindledger.domain.errors import MindError
+from mindledger.service.endpoints import Call, Endpoint, read_json
+from mindledger.service.errors import ApiError, error_body
+from mindledger.service.openai_api import _failed, _refused, _the_mind
+from mindledger.service.responses_request import ResponsesRequest, responses_request
+from mindledger.service.turn_stream import SSE_HEADERS, StreamError, streamed_turn
+
+if TYPE_CHECKING:
+    from mindledger.service.app import Extension
+    from mindledger.service.minds import Minds, ServedMind, TurnDone
+
+
+def _usage(done: TurnDone) -> dict[str, Any]:
+    usage = done.data["usage"]
+    given, made = usage.get("prompt_tokens", 0), usage.get("completion_tokens", 0)
+    return {
+        "input_tokens": given,
+        "input_tokens_details": {"cached_tokens": 0, "cache_write_tokens": 0},
+        "output_tokens": made,
+        "output_tokens_details": {"reasoning_tokens": 0},
+        "total_tokens": usage.get("total_tokens", given + made),
+    }
+
+
+def _text_part(text: str) -> dict[str, Any]:
+    return {"type": "output_text", "text": text, "annotations": [], "logprobs": []}
+
+
+def _message(item_id: str, text: str | None, status: str) -> dict[str, Any]:
+    """The output item: the assistant's message (no part yet while `text` is None)."""
+    content = [] if text is None else [_text_part(text)]
+    return {
+        "type": "message",
+        "id": item_id,
+        "status": status,
+        "role": "assistant",
+        "content": content,
+    }
+
+
+def _response(
+    response_id: str, created: int, request: ResponsesRequest, status: str
+) -> dict[str, Any]:
+    """A `response` object with no output yet (as `response.created` sends it)."""
+    sampling = request.sampling
+    return {
+        "id": response_id,
+        "object": "response",
+        "created_at": created,
+        "status": status,
+        "error": None,
+        "incomplete_details": None,
+        "instructions": request.instructions,
+        "max_output_tokens": sampling.get("max_tokens"),
+        "model": request.model,
+        "output": [],
+        "parallel_tool_calls": False,
+        "previous_response_id": None,
+        "reasoning": None,
+        "store": False,
+        "temperature": sampling.get("temperature"),
+        "text": {"format": {"type": "text"}},
+        "tool_choice": "none",
+        "tools": [],
+        "top_p": sampling.get("top_p"),
+        "truncation": "disabled",
+        "usage": None,
+        "user": sampling.get("user"),
+        "metadata": {},
+    }
+
+
+def _finished(
+    base: dict[str, Any], item_id: str, done: TurnDone, text: str | None = None
+) -> dict[str, Any]:
+    """`base` with the turn's reply as its output, its status, usage and record."""
+    cut = bool(done.outcome.cut_off)
+    status = "incomplete" if cut else "completed"
+    reply = done.data["reply"] if text is None else text
+    return {
+        **base,
+        "status": status,
+        "completed_at": None if cut else int(time.time()),
+        "incomplete_details": {"reason": "max_output_tokens"} if cut else None,
+        "output": [_message(item_id, reply, status)],
+        "usage": _usage(done),
+        "mind_turn": done.data,
+    }
+
+
+async def responses(call: Call) -> Response:
+    from mindledger.service.http_api import in_turn_thread
+
+    mind: ServedMind | None = None
+    request: ResponsesRequest | None = None
+    try:
+        request = responses_request(await read_json(call.request, call.max_body))
+        mind = _the_mind(call, request.model)
+        if request.stream:
+            return await _streamed(call, mind, request)
+        turn, served = request, mind
+        created = int(time.time())
+        done = await in_turn_thread(call, lambda: served.run_turn(turn.text, **turn.turn_args()))
+    except ApiError as e:
+        return JSONResponse(error_body(e.status, e.code, e.message, e.param), e.status)
+    except MindError as e:
+        return _refused(e, call, mind, request)
+    if done.outcome.status == "failed":
+        return _failed(done)
+    turn_id = done.data["turn"]
+    base = _response(f"resp_{turn_id}", created, request, "completed")
+    return JSONResponse(_finished(base, f"msg_{turn_id}", done))
+
+
+def _event(kind: str, number: int, **fields: Any) -> bytes:
+    payload = {"type": kind, "sequence_number": number, **fields}
+    return f"event: {kind}\ndata: {json.dumps(payload, ensure_ascii=False)}\n\n".encode()
+
+
+async def _streamed(call: Call, mind: ServedMind, request: ResponsesRequest) -> Response:
+    created = int(time.time())
+    news = await streamed_turn(call, mind, request)
+    if isinstance(news, Response):
+        return news
+    stream_id = uuid.uuid4().hex
+    response_id, item_id = f"resp_{stream_id}", f"msg_{stream_id}"
+    base = _response(response_id, created, request, "in_progress")
+    where = {"item_id": item_id, "output_index": 0, "content_index": 0}
+
+    async def events() -> AsyncIterator[bytes]:
+        number = -1
+
+        def event(kind: str, **fields: Any) -> bytes:
+            nonlocal number
+            number += 1
+            return _event(kind, number, **fields)
+
+        yield event("response.created", response=base)
+        yield event("response.in_progress", response=base)
+        item = _message(item_id, None, "in_progress")
+        yield event("response.output_item.added", output_index=0, item=item)
+        yield event("response.content_part.added", **where, part=_text_part(""))
+        pieces: list[str] = []
+        async for news_item in news:
+            if isinstance(news_item, str):
+                pieces.append(news_item)
+                yield event("response.output_text.delta", **where, delta=news_item, logprobs=[])
+                continue
+            text = "".join(pieces)
+            if isinstance(news_item, StreamError):
+                error = {"code": "server_error", "message": news_item.message}
+                failed = {**base, "status": "failed", "error": error}
+                failed["output"] = [_message(item_id, text, "incomplete")]
+                if news_item.mind_turn is not None:
+                    failed["mind_turn"] = news_item.mind_turn
+                yield event("response.failed", response=failed)
+                return
+            finished = _finished(base, item_id, news_item, text)
+            status = finished["status"]
+            yield event("response.output_text.done", **where, text=text, logprobs=[])
+            yield event("response.content_part.done", **where, part=_text_part(text))
+            done_item = _message(item_id, text, status)
+            yield event("response.output_item.done", output_index=0, item=done_item)
+            kind = "response.completed" if status == "completed" else "response.incomplete"
+            yield event(kind, response=finished)
+
+    return StreamingResponse(events(), media_type="text/event-stream", headers=SSE_HEADERS)
+
+
+RESPONSE = {
+    "type": "object",
+    "required": ["id", "object", "created_at", "status", "model", "output", "usage", "mind_turn"],
+    "properties": {
+        "id": {"type": "string"},
+        "object": {"const": "response"},
+        "created_at": {"type": "integer"},
+        "status": {"enum": ["completed", "incomplete"]},
+        "model": {"type": "string"},
+        "output": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "required": ["type", "id", "status", "role", "content"],
+                "properties": {
+                    "type": {"const": "message"},
+                    "role": {"const": "assistant"},
+                    "content": {"type": "array", "items": {"type": "object"}},
+                },
+            },
+        },
+        "usage": {"type": "object"},
+        "mind_turn": {"type": "object"},
+    },
+}
+
+
+def extension(minds: Minds) -> Extension:
+    """`POST /v1/responses` on the server."""
+    from mindledger.service.app import Extension
+
+    return Extension(
+        endpoints=[
+            Endpoint(
+                "POST",
+                "/v1/responses",
+                responses,
+                "OpenAI-compatible Responses API: `input` (a text or message items) is a turn "
+                "of mind/<name>, `instructions` its system prompt; `stream` answers the "
+                "Responses events; the turn record is in `mind_turn`; no tools, no "
+                "previous_response_id; extra field `mind_options` as on chat.",
+                streams=True,
+                tags=("openai",),
+                result=RESPONSE,
+            )
+        ]
+    )

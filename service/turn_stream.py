@@ -1,0 +1,98 @@
+"""A turn streamed to an OpenAI client (the legacy completions and the Responses API; chat
+completions has its own in service/openai_api.py): the turn runs in the turn workers whatever
+the client does, and the answer waits for its first news. A refusal (the floor checks every
+argument before it records anything) or a failed generation before any text is an error
+response with its status, never a stream that carries an error; after that, the stream gives
+each piece of the visible reply (`str`), then the finished turn (`TurnDone`) or why it ended
+without one (`StreamError`)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from starlette.responses import Response
+
+from mindledger.domain.errors import MindError
+from mindledger.service.openai_api import (
+    _failed,
+    _failure_message,
+    _refused,
+    mind_secrets,
+    openai_error,
+)
+
+if TYPE_CHECKING:
+    from mindledger.service.chat_request import ChatRequest
+    from mindledger.service.endpoints import Call
+    from mindledger.service.minds import ServedMind, TurnDone
+
+SSE_HEADERS = {"Cache-Control": "no-store", "X-Accel-Buffering": "no"}
+
+
+@dataclass(frozen=True)
+class StreamError:
+    """Why a streamed turn ended without a reply, once text was sent: one line, a code, and
+    the turn record when there is one (a failed generation)."""
+
+    message: str
+    code: str
+    mind_turn: dict[str, Any] | None = None
+
+
+async def streamed_turn(
+    call: Call, mind: ServedMind, request: ChatRequest
+) -> Response | AsyncIterator[str | TurnDone | StreamError]:
+    """Start `request`'s turn; an error response when it ends before its first text, else
+    its news in order (the pieces, then one end)."""
+    loop = asyncio.get_running_loop()
+    queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
+    secrets = mind_secrets(call)
+
+    def put(kind: str, data: Any) -> None:
+        loop.call_soon_threadsafe(queue.put_nowait, (kind, data))
+
+    def run() -> None:
+        from mindledger.service.errors import internal_error_message
+
+        try:
+            done = mind.run_turn(
+                request.text, on_delta=lambda piece: put("delta", piece), **request.turn_args()
+            )
+        except MindError as e:
+            put("refused", e)
+        except Exception as e:  # a thread boundary: logged, reported as one line, never lost
+            words = "the turn failed on the server"
+            put("error", internal_error_message(e, secrets, mind.home.path, words))
+        else:
+            put("done", done)
+
+    call.minds.turn_pool.submit(run)
+    kind, data = await queue.get()
+    if kind == "refused":
+        return _refused(data, call, mind, request)
+    if kind == "error":
+        return openai_error(500, "internal", data)
+    if kind == "done" and data.outcome.status == "failed":
+        return _failed(data)
+
+    async def news() -> AsyncIterator[str | TurnDone | StreamError]:
+        nonlocal kind, data
+        while kind == "delta":
+            yield data
+            kind, data = await queue.get()
+        if kind == "error":
+            yield StreamError(data, "internal")
+        elif kind == "refused":  # after text was sent: no longer a status to give
+            from mindledger.error_report import failure_message
+
+            shown = failure_message(data, mind.home.path, secrets, full_path=False)
+            yield StreamError(" ".join(shown.split()), "invalid_request")
+        elif data.outcome.status == "failed":
+            yield StreamError(_failure_message(data.data), "model_failed", data.data)
+        else:
+            yield data
+
+    return news()
