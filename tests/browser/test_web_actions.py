@@ -238,4 +238,4 @@ def test_every_view_fits_a_390_px_screen_with_readable_graph_labels(
 
     assert wide == {}
     assert {v: names for v, names in source_names.items() if names} == {}
-    assert len(labels) == 2 and min(labels) >= 10  # an 11 px label, drawn at 11 px
+    assert len(labels) == 2 and min(labels) >= 12  # a 13 px label, drawn at 13 px

@@ -146,7 +146,8 @@ async function forgetFlow(anchor, selector, value, what) {
     el("p", {}, confirm, " ", cancel));
   confirm.addEventListener("click", () => {
     confirm.disabled = true;
-    change("/forget", { selector, value }, (done) => `Forgot ${what}: ${done.events} events, ${done.keys} keys destroyed.`);
+    change("/forget", { selector, value }, (done) => `Forgot ${what}: ${done.events} events, ${done.keys} keys destroyed.`)
+      .then((done) => { confirm.disabled = done; });
   });
   cancel.addEventListener("click", () => { box.closest(".work").remove(); announce(`Kept ${what}: nothing was forgotten.`); anchor.focus(); });
   place(anchor, box);
@@ -606,7 +607,7 @@ function conceptGraph(relations, onSelect) {
     }
     for (const n of all) {
       n.vx += (w / 2 - n.x) * 0.01; n.vy += (h / 2 - n.y) * 0.01;
-      const right = Math.max(w / 2, w - 20 - 6.5 * n.name.length);  // its label stays inside
+      const right = Math.max(w / 2, w - 20 - 7.5 * n.name.length);  // its label stays inside
       n.x = Math.min(right, Math.max(30, n.x + n.vx * cool)); n.y = Math.min(h - 20, Math.max(20, n.y + n.vy * cool));
       n.vx *= 0.5; n.vy *= 0.5;
     }
