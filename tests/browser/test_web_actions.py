@@ -211,6 +211,32 @@ def test_forget_shows_what_would_go_and_forgets_only_once_confirmed(
     assert "4711" not in browser.find_element(By.ID, "view").text
 
 
+def test_the_ledger_forgets_by_any_selector_and_says_when_it_names_nothing(
+    browser: Any, served: Served
+) -> None:
+    log_in(browser, served)
+    ledger = show(browser, served, "ledger")
+    ledger.find_element(By.CSS_SELECTOR, "details.host summary").click()
+
+    Select(ledger.find_element(By.ID, "forget-kind")).select_by_value("before")
+    ledger.find_element(By.ID, "forget-value").send_keys("2001-01-01T00:00:00Z")
+    ledger.find_element(By.CSS_SELECTOR, "details.host button[type=submit]").click()
+    said = status(browser, "Nothing changed")
+    options = [o.text for o in Select(ledger.find_element(By.ID, "forget-kind")).options]
+
+    assert said.startswith("Nothing changed: ") and "names nothing this mind holds" in said
+    assert options == [
+        "turn",
+        "conversation",
+        "speaker",
+        "commitment",
+        "concept",
+        "thread",
+        "knowledge",
+        "before",
+    ]
+
+
 def test_every_view_fits_a_390_px_screen_with_readable_graph_labels(
     browser: Any, served: Served
 ) -> None:

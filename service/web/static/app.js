@@ -5,7 +5,7 @@
 const SVGNS = "http://www.w3.org/2000/svg";
 // What one view draws at most (a 100k-event mind has ~15,000 threads and ~30,000 concepts).
 const SHOWN_THREADS = 100, CHARTED_THREADS = 20, SHOWN_CONCEPTS = 200, GRAPH_NODES = 150;
-const state = { token: null, mind: null, knowledge: false, budget: {}, verdicts: [] };
+const state = { token: null, mind: null, knowledge: false, budget: {}, verdicts: [], selectors: [] };
 
 // ---- small DOM helpers --------------------------------------------------------------------
 function el(tag, attrs, ...kids) {
@@ -135,7 +135,7 @@ async function forgetFlow(anchor, selector, value, what) {
   try {
     plan = await api(mindPath("/forget"), { method: "POST", body: JSON.stringify({ selector, value, dry_run: true }) });
   } catch (e) { if (e.message !== "unauthorized") announce(`Nothing changed: ${e.message}`, true); return; }
-  if (!plan.keys) { announce(`Nothing left to forget for ${what}: already forgotten.`); return; }
+  if (!plan.keys) { announce(`Nothing to forget for ${what}: already forgotten, or never there.`); return; }
   const confirm = el("button", { type: "button", class: "danger", "data-action": "confirm-forget", text: "Forget for good" });
   const cancel = el("button", { type: "button", class: "quiet", text: "Cancel" });
   const box = el("div", { class: "forget", role: "group", "aria-label": `Forget ${what}` },
@@ -219,7 +219,8 @@ async function enter() {
     state.knowledge = features.knowledge;
     state.budget = features.budget;  // the server's budget rule: default and floors
     state.verdicts = features.thread_verdicts;
-  } catch (e) { state.knowledge = false; state.budget = {}; state.verdicts = []; }
+    state.selectors = features.forget_selectors;
+  } catch (e) { state.knowledge = false; state.budget = {}; state.verdicts = []; state.selectors = []; }
   $("nav-knowledge").hidden = !state.knowledge;
   await route();
 }
@@ -439,9 +440,24 @@ VIEWS.ledger = async (section) => {
   };
   form.addEventListener("submit", async (event) => { event.preventDefault(); try { await load(true); } catch (e) { rows.replaceChildren(el("p", { class: "error", text: e.message })); } });
   more.addEventListener("click", () => load(false));
-  put(section, title("Ledger"), el("p", {}, verify), result, form, rows, more);
+  put(section, title("Ledger"), el("p", {}, verify), result, forgetAny(), form, rows, more);
   await load(true);
 };
+
+// `mind forget --SELECTOR VALUE` for what no view lists (a speaker, a conversation, a time).
+function forgetAny() {
+  const kind = el("select", { id: "forget-kind", name: "selector" }, (state.selectors || []).map((k) => el("option", { value: k, text: k })));
+  const value = el("input", { id: "forget-value", name: "value", required: true, autocomplete: "off" });
+  const go = el("button", { type: "submit", class: "quiet", text: "Show what would go" });
+  const form = el("form", { class: "filters", "aria-label": "Forget" },
+    el("label", { for: "forget-kind" }, "Forget by", kind),
+    el("label", { for: "forget-value" }, "Id, name or ISO time", value), go);
+  form.addEventListener("submit", (event) => {
+    event.preventDefault();
+    forgetFlow(go, kind.value, value.value.trim(), `${kind.value} ${value.value.trim()}`);
+  });
+  return el("details", { class: "host" }, el("summary", { text: "Forget…" }), form);
+}
 
 function eventsTable(events) {
   return table([
