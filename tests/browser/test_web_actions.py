@@ -29,6 +29,7 @@ from tests.browser.conftest import (
 
 NOW = "2026-05-01T09:00:00Z"
 PHONE = (390, 844)
+FILE_NAME = r"[\w/-]+\.(?:py|js|css|html|json|sqlite|duckdb)\b"  # a source or home file
 VIEWS = ("chat", "ledger", "commitments", "threads", "concepts", "identity", "knowledge", "recall")
 
 
@@ -247,13 +248,18 @@ def test_every_view_fits_a_390_px_screen_with_readable_graph_labels(
     try:
         for view in VIEWS:
             show(browser, served, view)
+            if view == "ledger":  # its verdict names the anchors it checked
+                press(browser, "#verify")
+                wait_for(
+                    browser, lambda d: "OK" in d.find_element(By.ID, "verify-result").text, "OK"
+                )
             width = browser.execute_script(
                 "return [document.scrollingElement.scrollWidth, innerWidth]"
             )
             if width[0] > width[1]:
                 wide[view] = width[0]
             text = browser.find_element(By.TAG_NAME, "body").text
-            source_names[view] = re.findall(r"\b[\w/]+\.(?:py|js|css|html)\b", text)
+            source_names[view] = re.findall(FILE_NAME, text)
             if view == "concepts":
                 labels = browser.execute_script(
                     "return [...document.querySelectorAll('svg.graph g text')]"

@@ -412,7 +412,9 @@ VIEWS.ledger = async (section) => {
       if (v.ok) { result.textContent = `OK: ${v.events} events verified, head ${short(v.head, 16)}`; result.classList.add("ok"); }
       else if (v.first_bad !== null && v.first_bad !== undefined) { result.textContent = `BROKEN at position ${v.first_bad}: ${v.reason} (${v.events} events verified before it)`; result.classList.add("error"); }
       else { result.textContent = `BROKEN: ${v.reason} (${v.events} events verified)`; result.classList.add("error"); }
-      for (const a of v.anchors || []) result.append(el("span", { class: "muted", text: ` · anchor ${a.source}: ${a.status}` }));
+      // An anchor kept in a file is named for what it is, not by the server's path to it.
+      const anchor = (source) => (/[\\/]/.test(source) ? "head record" : source);
+      for (const a of v.anchors || []) result.append(el("span", { class: "muted", text: ` · anchor ${anchor(a.source)}: ${a.status}` }));
     } catch (e) { result.textContent = `Verify failed: ${e.message}`; result.classList.add("error"); }
   });
   const kind = el("select", { id: "f-kind", name: "kind" }, el("option", { value: "", text: "any" }));
