@@ -24,6 +24,8 @@ from mindledger.domain.budgets import DEFAULT_BUDGET, RECALL_BUDGET_FLOOR, TURN_
 from mindledger.domain.clock import Clock
 from mindledger.domain.errors import InvalidInputError
 from mindledger.domain.events import FORGOTTEN_MARK
+from mindledger.domain.forgetting import SELECTOR_KINDS
+from mindledger.domain.thread import VERDICTS
 from mindledger.projections.queries import web_views
 from mindledger.projections.queries.web_views import ANY_POSITION, EventFilter
 
@@ -218,7 +220,9 @@ class WebReads:
         return rows
 
     def features(self) -> dict[str, Any]:
-        """What the page may offer, and the budget rule its forms follow (the floor's)."""
+        """What the page may offer, the budget rule its forms follow, the verdicts a thread may
+        be resolved with and what a forget may name (the floor's and the domain's, never the
+        page's own copies)."""
         return {
             "knowledge": bool(web_views.knowledge_tables(self.con)),
             "budget": {
@@ -226,6 +230,8 @@ class WebReads:
                 "turn_floor": TURN_BUDGET_FLOOR,
                 "recall_floor": RECALL_BUDGET_FLOOR,
             },
+            "thread_verdicts": list(VERDICTS),
+            "forget_selectors": list(SELECTOR_KINDS),
         }
 
     def knowledge(self) -> dict[str, Any]:

@@ -4,7 +4,8 @@
 Builds a small demo mind with the `mind` command (scripted mock turns, threads opened on
 different days, related concepts, a name change and a model switch), serves it with
 `mind serve` on a free loopback port and photographs each view in Debian's headless Chromium,
-at desktop width and, for the chat, at phone width.
+at desktop width and, for the chat and the concepts, at phone width; and the dry run of a
+forget, waiting for its confirmation.
 
 Run: .venv/bin/python scripts/web-screenshots.py [--out docs/screenshots]
 """
@@ -217,6 +218,12 @@ def shoot(d: Any, url: str, name: str, token: str, out: Path) -> None:
     for which in ("commitments", "threads", "concepts", "identity", "knowledge"):
         view(which)
         save(f"{which}.png")
+    view("concepts", PHONE)
+    save("concepts-phone.png")
+    view("commitments")  # forget: the dry run's plan, waiting for the owner's confirmation
+    d.find_element(By.CSS_SELECTOR, "button[data-action=forget]").click()
+    wait.until(lambda x: x.find_elements(By.CSS_SELECTOR, ".forget-plan"))
+    save("forget.png")
     view("recall")
     d.find_element(By.ID, "r-query").send_keys("tomatoes splitting")
     d.find_element(By.CSS_SELECTOR, "#view form button").click()

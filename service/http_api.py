@@ -230,6 +230,7 @@ def endpoints() -> list[Endpoint]:
     from mindledger.service.events_stream import events_endpoint
     from mindledger.service.forget_api import forget_endpoints
     from mindledger.service.knowledge_api import knowledge_endpoints
+    from mindledger.service.owner_api import owner_endpoints
 
     read = ("reads",)
     return [
@@ -348,4 +349,5 @@ def endpoints() -> list[Endpoint]:
         events_endpoint(),
         *knowledge_endpoints(),
         *forget_endpoints(),
+        *owner_endpoints(),
     ]

@@ -94,8 +94,8 @@ def test_a_scripted_reply_streams_in_with_its_context_and_the_commitment_it_open
     assert context_rows[0][:3] == ["1", "identity", "identity"]
     assert context_rows[0][-1] == "[identity] Your name is Echo."
     assert "commitment.opened" in effects and "water the plants" in effects
-    assert [texts(r, "td")[2] for r in open_rows] == ["water the plants"]
-    assert texts(open_rows[0], "td")[3].endswith("by assistant (turn 1)")
+    assert [texts(r, "td")[3] for r in open_rows] == ["water the plants"]
+    assert texts(open_rows[0], "td")[4].endswith("by assistant (turn 1)")
 
 
 def test_threads_are_listed_by_tension_each_with_its_chart(

@@ -293,6 +293,17 @@ def test_the_knowledge_view_lists_items_with_state_and_confidence(
     assert features == {
         "knowledge": True,
         "budget": {"default": 2000, "turn_floor": 200, "recall_floor": 50},
+        "thread_verdicts": ["answered", "superseded", "dissolved", "abandoned"],
+        "forget_selectors": [
+            "turn",
+            "conversation",
+            "speaker",
+            "commitment",
+            "concept",
+            "thread",
+            "knowledge",
+            "before",
+        ],
     }
     columns = tables["knowledge"]["columns"]
     [row] = tables["knowledge"]["rows"]

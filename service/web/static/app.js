@@ -5,7 +5,7 @@
 const SVGNS = "http://www.w3.org/2000/svg";
 // What one view draws at most (a 100k-event mind has ~15,000 threads and ~30,000 concepts).
 const SHOWN_THREADS = 100, CHARTED_THREADS = 20, SHOWN_CONCEPTS = 200, GRAPH_NODES = 150;
-const state = { token: null, mind: null, knowledge: false, budget: {} };
+const state = { token: null, mind: null, knowledge: false, budget: {}, verdicts: [], selectors: [] };
 
 // ---- small DOM helpers --------------------------------------------------------------------
 function el(tag, attrs, ...kids) {
@@ -60,6 +60,99 @@ async function api(path, options = {}) {
 const mindPath = (rest) => `/v1/minds/${encodeURIComponent(state.mind)}${rest}`;
 const uiPath = (rest) => `/ui/api/minds/${encodeURIComponent(state.mind)}${rest}`;
 
+// ---- the owner's changes ----------------------------------------------------------------
+// Each change is one POST to the /v1 route whose answer is the CLI's `--json` (close, resolve,
+// define, alias, forget); the view is then drawn again from the server. What came of it is
+// said in the page's status line, a live region.
+function announce(text, bad) {
+  const line = $("status");
+  line.textContent = text; line.className = bad ? "error" : (text ? "ok" : "");
+}
+
+async function change(path, body, said) {
+  try {
+    const done = await api(mindPath(path), { method: "POST", body: JSON.stringify(body) });
+    await route();
+    announce(said(done));
+    return true;
+  } catch (e) {
+    if (e.message !== "unauthorized") announce(`Nothing changed: ${e.message}`, true);
+    return false;
+  }
+}
+
+function actionButton(label, what, onclick) {
+  const button = el("button", { type: "button", class: "quiet", "data-action": label.toLowerCase(), "aria-label": `${label} ${what}`.trim(), text: label });
+  button.addEventListener("click", () => onclick(button));
+  return button;
+}
+
+// Put a form or a confirmation under what its button acts on: a table row gets a row of its
+// own beneath it (the full width of the table), a card gets it at its end.
+function place(anchor, node) {
+  const row = anchor.closest("tr");
+  if (row) {
+    const next = row.nextElementSibling;
+    if (next && next.classList.contains("work")) next.remove();
+    row.after(el("tr", { class: "work" }, el("td", { colspan: row.children.length }, node)));
+  } else {
+    const card = anchor.closest(".card, .turn, .host, section");
+    for (const old of card.querySelectorAll(":scope > .work")) old.remove();
+    card.append(el("div", { class: "work" }, node));
+  }
+  const first = node.querySelector("input, textarea, select, button");
+  if (first) first.focus();
+}
+
+let fieldCount = 0;
+// A small form of labelled fields; `send` gets {name: value} of the fields filled in.
+function changeForm(anchor, name, fields, submit, send) {
+  const form = el("form", { class: "change", "aria-label": name });
+  for (const f of fields) {
+    const id = `field-${++fieldCount}`;
+    const attrs = { id, name: f.name, required: f.required || false, autocomplete: "off" };
+    const input = f.options
+      ? el("select", attrs, f.options.map((o) => el("option", { value: o, text: o })))
+      : f.long ? el("textarea", { ...attrs, rows: 2, text: f.value || "" }) : el("input", { ...attrs, value: f.value || "" });
+    form.append(el("label", { for: id }, f.label, input));
+  }
+  const cancel = el("button", { type: "button", class: "quiet", text: "Cancel" });
+  cancel.addEventListener("click", () => { form.closest(".work").remove(); anchor.focus(); });
+  form.append(el("p", {}, el("button", { type: "submit", text: submit }), " ", cancel));
+  form.addEventListener("submit", (event) => {
+    event.preventDefault();
+    const values = {};
+    for (const f of fields) { const v = form.elements.namedItem(f.name).value.trim(); if (v) values[f.name] = v; }
+    send(values);
+  });
+  place(anchor, form);
+}
+
+// Forget as `mind forget` does it: a dry run first shows what would go (counts only), and
+// only an explicit confirmation forgets.
+async function forgetFlow(anchor, selector, value, what) {
+  let plan;
+  try {
+    plan = await api(mindPath("/forget"), { method: "POST", body: JSON.stringify({ selector, value, dry_run: true }) });
+  } catch (e) { if (e.message !== "unauthorized") announce(`Nothing changed: ${e.message}`, true); return; }
+  if (!plan.keys) { announce(`Nothing to forget for ${what}: already forgotten, or never there.`); return; }
+  const confirm = el("button", { type: "button", class: "danger", "data-action": "confirm-forget", text: "Forget for good" });
+  const cancel = el("button", { type: "button", class: "quiet", text: "Cancel" });
+  const box = el("div", { class: "forget", role: "group", "aria-label": `Forget ${what}` },
+    el("p", { class: "forget-plan", text: `Would forget ${what}: ${plan.events} events, ${plan.keys} keys${plan.context_turns ? `, and the sent prompts of ${plan.context_turns} turns that quoted it` : ""}.` }),
+    el("ul", {}, Object.entries(plan.counts).map(([kind, n]) => el("li", { text: `${kind}: ${n}` }))),
+    plan.unsealed ? el("p", { class: "error", text: `${plan.unsealed} of these events were written before sealing: their words stay in the clear.` }) : null,
+    el("p", { class: "muted", text: "This cannot be undone: the words' keys are destroyed and every copy is rebuilt without them. The ledger still verifies and records that something was forgotten (counts, never the content)." }),
+    el("p", {}, confirm, " ", cancel));
+  confirm.addEventListener("click", () => {
+    confirm.disabled = true;
+    change("/forget", { selector, value }, (done) => `Forgot ${what}: ${done.events} events, ${done.keys} keys destroyed.`)
+      .then((done) => { confirm.disabled = done; });
+  });
+  cancel.addEventListener("click", () => { box.closest(".work").remove(); announce(`Kept ${what}: nothing was forgotten.`); anchor.focus(); });
+  place(anchor, box);
+}
+
 // ---- login --------------------------------------------------------------------------------
 function firstMind(data) {
   const list = Array.isArray(data) ? data : (data && data.minds) || [];
@@ -87,6 +180,7 @@ function logout(message) {
   $("view").replaceChildren();
   $("mind-name").textContent = "mindledger";
   $("login").hidden = false;
+  announce("");
   $("login-error").textContent = message || "";
   $("token").focus();
 }
@@ -99,7 +193,7 @@ async function start() {
     catch (e) { $("login-error").textContent = e.message; }
   });
   $("logout").addEventListener("click", () => logout("Logged out."));
-  window.addEventListener("hashchange", () => { if (state.token) route(); });
+  window.addEventListener("hashchange", () => { if (state.token) { announce(""); route(); } });
   const link = location.hash.match(/^#login=([\w-]+)$/);
   if (link) {
     history.replaceState(null, "", location.pathname + "#chat");
@@ -124,7 +218,9 @@ async function enter() {
     const features = await api(uiPath("/features"));
     state.knowledge = features.knowledge;
     state.budget = features.budget;  // the server's budget rule: default and floors
-  } catch (e) { state.knowledge = false; state.budget = {}; }
+    state.verdicts = features.thread_verdicts;
+    state.selectors = features.forget_selectors;
+  } catch (e) { state.knowledge = false; state.budget = {}; state.verdicts = []; state.selectors = []; }
   $("nav-knowledge").hidden = !state.knowledge;
   await route();
 }
@@ -156,9 +252,11 @@ VIEWS.chat = async (section) => {
   const turns = await api(uiPath("/turns?limit=20"));
   const list = el("div", { id: "turns", "aria-label": "Turns" });
   for (const t of turns) list.append(turnCard(t));
+  const message = el("textarea", { id: "message", name: "message", required: true, "aria-describedby": "message-keys" });
   const form = el("form", { id: "chat-form", "aria-label": "Send a message" },
     el("label", { for: "message", text: "Message" }),
-    el("textarea", { id: "message", name: "message", required: true }),
+    message,
+    el("p", { class: "muted", id: "message-keys", text: "Enter sends; Shift+Enter starts a new line." }),
     el("details", {}, el("summary", { text: "Model options" }),
       el("label", { for: "model", text: "Model (blank: the mind's model; mock needs a scripted reply)" }),
       el("input", { id: "model", name: "model", autocomplete: "off" }),
@@ -168,7 +266,15 @@ VIEWS.chat = async (section) => {
       el("input", { id: "budget", name: "budget", type: "number", min: state.budget.turn_floor, value: state.budget.default })),
     el("p", {}, el("button", { type: "submit", id: "send", text: "Send" })));
   form.addEventListener("submit", (event) => { event.preventDefault(); send(form, list); });
-  put(section, title(`Chat with ${state.mind}`), list, form);
+  message.addEventListener("keydown", (event) => {
+    // Enter sends (not while an input method composes a word); Shift+Enter is a new line.
+    if (event.key !== "Enter" || event.shiftKey || event.altKey || event.ctrlKey || event.metaKey || event.isComposing) return;
+    event.preventDefault();
+    if (!$("send").disabled) form.requestSubmit();
+  });
+  // Each finished reply is read out once, whole (the streaming text is not a live region).
+  const live = el("p", { id: "reply-live", class: "sr-only", role: "status", "aria-live": "polite" });
+  put(section, title(`Chat with ${state.mind}`), list, live, form);
   if (!turns.length) list.append(el("p", { class: "muted", id: "no-turns", text: "No turns yet: say something." }));
 };
 
@@ -184,7 +290,8 @@ function turnCard(t) {
     card.append(el("p", { class: "said reply" }, el("b", { text: `${state.mind}: ` }), t.reply ?? ""));
   }
   const facts = [`turn ${t.seq ?? ""}`, t.status, t.model, t.cut_off ? "cut off" : null].filter(Boolean);
-  card.append(el("p", { class: "muted", text: facts.join(" · ") }));
+  card.append(el("p", { class: "muted" }, facts.join(" · "), " ",
+    actionButton("Forget", `turn ${t.seq ?? short(t.turn)}`, (b) => forgetFlow(b, "turn", t.turn, `turn ${t.seq ?? short(t.turn)}`))));
   const more = el("details", { class: "why" }, el("summary", { text: "Why: context, changes, rejections" }));
   more.addEventListener("toggle", async () => {
     if (!more.open || more.dataset.loaded) return;
@@ -258,10 +365,14 @@ async function send(form, list) {
     if (!finished) throw new ApiError("the stream ended before the turn did");
     const card = turnCard({ ...finished, text, failure_kind: finished.failure && finished.failure.kind });
     pending.replaceWith(card);
+    $("reply-live").textContent = finished.status === "failed"
+      ? `Generation failed: ${(finished.failure && finished.failure.message) || ""}`
+      : `${state.mind}: ${finished.reply ?? ""}`;
     $("message").value = "";
   } catch (e) {
     pending.classList.add("failed");
     pending.append(el("p", { class: "error", role: "alert", text: `The turn failed: ${e.message} (your message is kept in the ledger if it reached the mind)` }));
+    $("reply-live").textContent = "";
   } finally {
     pending.removeAttribute("aria-busy");
     $("send").disabled = false;
@@ -301,7 +412,9 @@ VIEWS.ledger = async (section) => {
       if (v.ok) { result.textContent = `OK: ${v.events} events verified, head ${short(v.head, 16)}`; result.classList.add("ok"); }
       else if (v.first_bad !== null && v.first_bad !== undefined) { result.textContent = `BROKEN at position ${v.first_bad}: ${v.reason} (${v.events} events verified before it)`; result.classList.add("error"); }
       else { result.textContent = `BROKEN: ${v.reason} (${v.events} events verified)`; result.classList.add("error"); }
-      for (const a of v.anchors || []) result.append(el("span", { class: "muted", text: ` · anchor ${a.source}: ${a.status}` }));
+      // An anchor kept in a file is named for what it is, not by the server's path to it.
+      const anchor = (source) => (/[\\/]/.test(source) ? "head record" : source);
+      for (const a of v.anchors || []) result.append(el("span", { class: "muted", text: ` · anchor ${anchor(a.source)}: ${a.status}` }));
     } catch (e) { result.textContent = `Verify failed: ${e.message}`; result.classList.add("error"); }
   });
   const kind = el("select", { id: "f-kind", name: "kind" }, el("option", { value: "", text: "any" }));
@@ -329,9 +442,24 @@ VIEWS.ledger = async (section) => {
   };
   form.addEventListener("submit", async (event) => { event.preventDefault(); try { await load(true); } catch (e) { rows.replaceChildren(el("p", { class: "error", text: e.message })); } });
   more.addEventListener("click", () => load(false));
-  put(section, title("Ledger"), el("p", {}, verify), result, form, rows, more);
+  put(section, title("Ledger"), el("p", {}, verify), result, forgetAny(), form, rows, more);
   await load(true);
 };
+
+// `mind forget --SELECTOR VALUE` for what no view lists (a speaker, a conversation, a time).
+function forgetAny() {
+  const kind = el("select", { id: "forget-kind", name: "selector" }, (state.selectors || []).map((k) => el("option", { value: k, text: k })));
+  const value = el("input", { id: "forget-value", name: "value", required: true, autocomplete: "off" });
+  const go = el("button", { type: "submit", class: "quiet", text: "Show what would go" });
+  const form = el("form", { class: "filters", "aria-label": "Forget" },
+    el("label", { for: "forget-kind" }, "Forget by", kind),
+    el("label", { for: "forget-value" }, "Id, name or ISO time", value), go);
+  form.addEventListener("submit", (event) => {
+    event.preventDefault();
+    forgetFlow(go, kind.value, value.value.trim(), `${kind.value} ${value.value.trim()}`);
+  });
+  return el("details", { class: "host" }, el("summary", { text: "Forget…" }), form);
+}
 
 function eventsTable(events) {
   return table([
@@ -359,10 +487,15 @@ VIEWS.commitments = async (section) => {
     ["closed", (c) => `${when(c.closed_at)} by ${by(c.closed_in_turn, c.closed_position)}`],
     ["reason", (c) => c.close_reason || ""]];
   const shown = (page, what) => (page.rows.length < page[what] ? el("p", { class: "muted", text: `The first ${page.rows.length} of ${page[what]}.` }) : null);
+  const forget = (c) => actionButton("Forget", c.cid, (b) => forgetFlow(b, "commitment", c.cid, `commitment ${c.cid}`));
+  const close = (c) => actionButton("Close", c.cid, (b) => changeForm(b, `Close ${c.cid}`,
+    [{ name: "reason", label: "Why (done, dropped...; optional)" }], "Close the commitment",
+    (v) => change(`/commitments/${encodeURIComponent(c.cid)}/close`, v, (done) => `Closed ${done.cid}: ${done.text}`)));
+  const actions = (buttons) => ["actions", (c) => el("div", { class: "actions", role: "group", "aria-label": `Actions on ${c.cid}` }, buttons.map((b) => b(c)))];
   put(section, title("Commitments"),
-    el("h3", { text: `Open (${open.open})` }), shown(open, "open"), table(columns, open.rows, "No open commitments."),
+    el("h3", { text: `Open (${open.open})` }), shown(open, "open"), table([actions([close, forget]), ...columns], open.rows, "No open commitments."),
     el("h3", { text: `Closed (${closed.closed})` }), el("p", { class: "muted", text: "Latest closed first." }), shown(closed, "closed"),
-    table(closedColumns, closed.rows, "None closed yet."));
+    table([actions([forget]), ...closedColumns], closed.rows, "None closed yet."));
 };
 
 // ---- threads ------------------------------------------------------------------------------
@@ -379,15 +512,27 @@ VIEWS.threads = async (section) => {
       el("h3", {}, `${t.label} `, el("span", { class: `badge${t.status === "resolved" ? "" : " open"}`, text: t.status })),
       el("p", { class: "muted", text: `${t.id} · tension ${num(t.tension)} · ${num(t.hours_unworked, 1)} h unworked · ${t.mentions ?? 0} mentions · ${t.work_count ?? 0} credited works · opened by ${t.origin}` }),
       t.content ? el("p", { class: "said", text: t.content }) : null,
-      curves[t.stream_id] ? chart(curves[t.stream_id], t.label) : null));
+      curves[t.stream_id] ? chart(curves[t.stream_id], t.label) : null,
+      el("div", { class: "actions", role: "group", "aria-label": `Actions on thread ${t.id}` },
+        t.status === "resolved" ? null : actionButton("Resolve", t.id, (b) => resolveForm(b, t)),
+        actionButton("Forget", t.id, (b) => forgetFlow(b, "thread", t.id, `thread ${t.id}`)))));
   }
   const scope = all ? "All threads" : "Live threads";
   const counted = page.total > threads.length ? ` (the first ${threads.length} of ${page.total})` : ` (${page.total})`;
   put(section, title("Threads by tension"),
-    el("p", { class: "muted", text: `${scope}${counted}, highest tension first. Charts (the first ${CHARTED_THREADS}): tension over time from the closed-form law (domain/tension.py).` }),
+    el("p", { class: "muted", text: `${scope}${counted}, highest tension first. Charts (the first ${CHARTED_THREADS}): tension over time, computed by the server.` }),
     el("p", {}, el("a", { href: all ? "?#threads" : "?resolved=1#threads", text: all ? "Live threads only" : "Include resolved threads" })),
     threads.length ? list : el("p", { class: "muted", text: "No threads." }));
 };
+
+function resolveForm(anchor, t) {
+  changeForm(anchor, `Resolve ${t.id}`, [
+    { name: "verdict", label: "Verdict", options: state.verdicts, required: true },
+    { name: "reason", label: "Reason (needed for dissolved and abandoned)" },
+    { name: "artifact", label: "Artifact: a path or event id (needed for answered and superseded)" },
+    { name: "by", label: "Superseding thread id (for superseded)" },
+  ], "Resolve the thread", (v) => change(`/threads/${encodeURIComponent(t.id)}/resolve`, v, (done) => `Resolved ${done.id} as ${done.verdict}.`));
+}
 
 function chart(points, label) {
   const w = 360, h = 80, pad = 14;
@@ -418,7 +563,13 @@ VIEWS.concepts = async (section) => {
         ["change", (v) => v.type.replace(/^mind\.concept\./, "")], ["details", (v) => payloadLine(v.payload)]], versions, "No changes."));
     } catch (e) { detail.append(el("p", { class: "error", text: e.message })); }
   };
-  put(section, title("Concepts"));
+  const define = (token, definition) => change(`/concepts/${encodeURIComponent(token)}/define`, { definition },
+    (done) => `Defined ${done.token} (version ${done.version}).`);
+  const fresh = el("div", { class: "host" }, actionButton("New concept", "", (b) => changeForm(b, "Define a new concept", [
+    { name: "token", label: "Concept (lowercase dotted words, like garden.beds)", required: true },
+    { name: "definition", label: "Definition", long: true, required: true }],
+  "Define", (v) => define(v.token, v.definition))));
+  put(section, title("Concepts"), fresh);
   if (!concepts.length) { put(section, el("p", { class: "muted", text: "No concepts yet." })); return; }
   const related = page.relations;
   put(section, el("h3", { text: "Relations" }),
@@ -431,11 +582,21 @@ VIEWS.concepts = async (section) => {
     table([["concept", (c) => el("button", { type: "button", class: "quiet", onclick: () => showVersions(c.token), text: c.token })],
       ["definition", (c) => c.definition], ["version", (c) => c.version, "num"],
       ["aliases", (c) => (c.aliases || []).join(", ")],
-      ["relations", (c) => (c.relations || []).map((r) => `${r.relation} → ${r.target}`).join("; ")]], concepts, ""));
+      ["relations", (c) => (c.relations || []).map((r) => `${r.relation} → ${r.target}`).join("; ")],
+      ["actions", (c) => el("div", { class: "actions", role: "group", "aria-label": `Actions on ${c.token}` },
+        actionButton("Define", c.token, (b) => changeForm(b, `Define ${c.token}`,
+          [{ name: "definition", label: `New definition of ${c.token}`, long: true, required: true, value: c.definition }],
+          "Save the definition", (v) => define(c.token, v.definition))),
+        actionButton("Alias", c.token, (b) => changeForm(b, `Add an alias to ${c.token}`,
+          [{ name: "alias", label: `Another name for ${c.token}`, required: true }], "Add the alias",
+          (v) => change(`/concepts/${encodeURIComponent(c.token)}/aliases`, v,
+            (done) => (done.added ? `${done.token} is also called ${done.alias}.` : `${done.token} already had the alias ${done.alias}; nothing changed.`)))),
+        actionButton("Forget", c.token, (b) => forgetFlow(b, "concept", c.token, `concept ${c.token}`)))]], concepts, ""));
 };
 
 function conceptGraph(relations, onSelect) {
-  const w = 800, h = 420;
+  // As wide as the view draws it: one unit is one pixel, so a label is as big on a phone.
+  const w = Math.round(Math.max(280, $("view").clientWidth || 800)), h = w < 600 ? 400 : 420;
   const nodes = new Map();
   const node = (name) => {
     if (!nodes.has(name)) {
@@ -464,7 +625,8 @@ function conceptGraph(relations, onSelect) {
     }
     for (const n of all) {
       n.vx += (w / 2 - n.x) * 0.01; n.vy += (h / 2 - n.y) * 0.01;
-      n.x = Math.min(w - 30, Math.max(30, n.x + n.vx * cool)); n.y = Math.min(h - 20, Math.max(20, n.y + n.vy * cool));
+      const right = Math.max(w / 2, w - 20 - 7.5 * n.name.length);  // its label stays inside
+      n.x = Math.min(right, Math.max(30, n.x + n.vx * cool)); n.y = Math.min(h - 20, Math.max(20, n.y + n.vy * cool));
       n.vx *= 0.5; n.vy *= 0.5;
     }
   }
@@ -580,7 +742,8 @@ VIEWS.knowledge = async (section) => {
       button("Edit", () => { if (!cell.querySelector("form")) { cell.append(editForm(k)); $(`k-edit-${k.item_id}`).focus(); } }),
       button("Delete", () => {
         if (window.confirm(`Delete ${k.item_id}? Its content leaves the read models and recall; its history stays in the ledger.`)) act(k.item_id, "delete");
-      }));
+      }),
+      actionButton("Forget", k.item_id, (b) => forgetFlow(b, "knowledge", k.item_id, `knowledge item ${k.item_id}`)));
     return cell;
   };
 

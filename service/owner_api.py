@@ -1,0 +1,104 @@
+"""The /v1 routes of the owner's direct changes: close a commitment, resolve a thread, define
+a concept, give it an alias. The bearer token is the owner's; each route calls the use case the
+matching CLI command calls and answers with what that command prints with `--json`. Writes run
+in the turn workers, serialized with the mind's turns in this server."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from mindledger.domain.thread import VERDICTS
+from mindledger.service.endpoints import Call, Endpoint, Field
+from mindledger.service.http_api import MIND, in_turn_thread
+
+
+def _path(call: Call, name: str) -> str:
+    return str(call.request.path_params[name])
+
+
+def _write(call: Call, act: Callable[[Any], Any]) -> Any:
+    """The owner's change (a `MindLedger` method's call), in the turn workers."""
+    mind = call.the_mind
+    return in_turn_thread(call, lambda: act(mind))
+
+
+# The body's fields are type-checked by the route table (`Field`); the floor checks the rest
+# (an unknown CID, a verdict without what it needs) and its errors answer as 4xx.
+async def close(call: Call) -> Any:
+    cid, reason = _path(call, "cid"), call.body.get("reason")
+    return await _write(call, lambda mind: mind.close_commitment(cid, reason))
+
+
+async def resolve(call: Call) -> Any:
+    thread, b = _path(call, "thread"), call.body
+    return await _write(
+        call,
+        lambda mind: mind.resolve_thread(
+            thread, b["verdict"], reason=b.get("reason"), artifact=b.get("artifact"), by=b.get("by")
+        ),
+    )
+
+
+async def define(call: Call) -> Any:
+    token, definition = _path(call, "token"), call.body["definition"]
+    return await _write(call, lambda mind: mind.define_concept(token, definition))
+
+
+async def alias(call: Call) -> Any:
+    token, name = _path(call, "token"), call.body["alias"]
+    return await _write(call, lambda mind: mind.alias_concept(token, name))
+
+
+def owner_endpoints() -> list[Endpoint]:
+    """The owner's change routes, registered in the /v1 route table."""
+    from mindledger.results_listings import (
+        CloseResult,
+        ConceptAliased,
+        ConceptDefined,
+        ThreadResolved,
+    )
+
+    return [
+        Endpoint(
+            "POST",
+            f"{MIND}/commitments/{{cid}}/close",
+            close,
+            "`mind close CID --json`: close an open commitment.",
+            body=(Field("reason", "string", description="Why it is closed (done, dropped...)."),),
+            tags=("commitments",),
+            result=CloseResult,
+        ),
+        Endpoint(
+            "POST",
+            f"{MIND}/threads/{{thread}}/resolve",
+            resolve,
+            "`mind thread resolve ID --as VERDICT --json` (ID: a short id, a prefix or a full id).",
+            body=(
+                Field("verdict", "string", True, f"One of {', '.join(VERDICTS)}."),
+                Field("reason", "string", description="Required for dissolved and abandoned."),
+                Field("artifact", "string", description="Required for answered and superseded."),
+                Field("by", "string", description="The superseding thread id (superseded)."),
+            ),
+            tags=("threads",),
+            result=ThreadResolved,
+        ),
+        Endpoint(
+            "POST",
+            f"{MIND}/concepts/{{token}}/define",
+            define,
+            "`mind concept define TOKEN DEFINITION --json` (a new version when it exists).",
+            body=(Field("definition", "string", True, "What the token means."),),
+            tags=("concepts",),
+            result=ConceptDefined,
+        ),
+        Endpoint(
+            "POST",
+            f"{MIND}/concepts/{{token}}/aliases",
+            alias,
+            "`mind concept alias TOKEN ALIAS --json`.",
+            body=(Field("alias", "string", True, "Another name for the concept."),),
+            tags=("concepts",),
+            result=ConceptAliased,
+        ),
+    ]
