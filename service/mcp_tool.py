@@ -118,9 +118,6 @@ def built_tool(
     from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase, FuncMetadata
     from mcp_types import ToolAnnotations
 
-    from mindledger.error_report import failure_message
-    from mindledger.service.errors import internal_error_message
-
     class Given(ArgModelBase):
         """The arguments as the client sent them (checked by `arguments`, in our words)."""
 
@@ -140,9 +137,15 @@ def built_tool(
                 return await asyncio.wrap_future(pool.submit(run, checked))
             return await asyncio.to_thread(run, checked)
         except MindError as e:  # refused input or a refused read: what to change
+            from mindledger.error_report import failure_message
+
             message = failure_message(e, home, mind.secrets, full_path=False)
             return said(" ".join(message.split()), error=True)
         except Exception as e:  # the tool's boundary: one line, the traceback in the home's log
+            # (imported here: the server's error module loads the read models' errors, a
+            # second of DuckDB, Arrow and NumPy that `mind mcp` need not pay before it answers)
+            from mindledger.service.errors import internal_error_message
+
             return said(internal_error_message(e, mind.secrets, home), error=True)
 
     schema = arguments.model_json_schema()
