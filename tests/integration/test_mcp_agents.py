@@ -14,6 +14,8 @@ from typing import Any
 
 import anyio
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from mcp import Client
 
 import mindledger
@@ -145,3 +147,37 @@ def test_a_turn_whose_model_fails_is_an_error_result_and_recorded_failed(mind_ho
     assert recorded.model_dump(mode="json") == [{"status": "failed", "failure_kind": "server"}]
     assert commitments.structured_content == {"result": []}
     assert [c.text for c in commitments.content] == ["no open commitments"]
+
+
+NAMES = ["text", "model", "budget", "include_events", "query", "include_closed", "sql", "x"]
+VALUES = st.none() | st.booleans() | st.integers() | st.text(max_size=12) | st.lists(st.none())
+
+
+def test_any_arguments_give_a_result_with_text_and_a_refusal_is_one_line(mind_home: Path) -> None:
+    # `model` only as the script the setting gives: another would call a provider.
+    home = Home(mind_home).with_flags(mock_reply=("`mock_reply`", "Noted."))
+    arguments = st.dictionaries(st.sampled_from(NAMES) | st.text(max_size=6), VALUES, max_size=4)
+    tools = st.sampled_from([*READS, "turn"])
+    minds = Minds.open([home])
+
+    @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @given(tool=tools, given_arguments=arguments)
+    def call(tool: str, given_arguments: dict[str, Any]) -> None:
+        if "model" in given_arguments:
+            given_arguments["model"] = "mock"
+        with ThreadPoolExecutor(1) as pool:
+            result: Any = anyio.run(
+                mind_mcp(next(iter(minds)), pool).call_tool, tool, given_arguments
+            )
+
+        assert result.content and all(block.text for block in result.content)
+        if result.is_error:
+            assert "\n" not in result.content[0].text
+            assert "Traceback" not in result.content[0].text
+        else:
+            assert isinstance(result.structured_content, dict)
+
+    try:
+        call()
+    finally:
+        minds.close(10)
