@@ -81,7 +81,9 @@ def turn_model(
     if spec == "mock" and mock_reply is None:  # the setting's script (MIND_MOCK_REPLY), if any
         mock_reply = home.settings.mock_reply
     if spec == "mock" and mock_reply is None and named == "mock":  # in the request's words
-        raise InvalidInputError('model "mock" needs "mock_reply" (the reply text to script)')
+        raise InvalidInputError(
+            'model "mock" needs "mock_reply" (the reply text to script)', param="mock_reply"
+        )
     if spec == "mock" and mock_reply is None:  # refused before a turn records anything
         raise InvalidInputError(MIND_ON_MOCK, param="mock_reply")
     return build_model(home, spec, mock_reply, api_base)

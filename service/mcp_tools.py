@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import Field
 
 from mindledger.domain.budgets import DEFAULT_BUDGET, RECALL_BUDGET_FLOOR, TURN_BUDGET_FLOOR
+from mindledger.domain.errors import InvalidInputError
 from mindledger.service.mcp_tool import Arguments, Hints, answered, built_tool
 
 if TYPE_CHECKING:
@@ -22,6 +23,8 @@ if TYPE_CHECKING:
 
 
 class TurnArguments(Arguments):
+    """What `turn` takes."""
+
     text: str = Field(min_length=1, description="What to say to the mind.")
     model: str | None = Field(
         None,
@@ -36,6 +39,8 @@ class TurnArguments(Arguments):
 
 
 class RecallArguments(Arguments):
+    """What `recall` takes."""
+
     query: str = Field(description="What to remember.")
     budget: int = Field(
         DEFAULT_BUDGET, ge=RECALL_BUDGET_FLOOR, description="Tokens of memory to recall at most."
@@ -43,19 +48,32 @@ class RecallArguments(Arguments):
 
 
 class CommitmentsArguments(Arguments):
+    """What `commitments` takes."""
+
     include_closed: bool = Field(False, description="List the closed commitments too.")
 
 
 class ThreadsArguments(Arguments):
+    """What `threads` takes."""
+
     include_resolved: bool = Field(False, description="List the resolved threads too.")
 
 
 class QueryArguments(Arguments):
+    """What `query` takes."""
+
     sql: str = Field(min_length=1, description="One read-only SQL statement.")
 
 
 class NoArguments(Arguments):
-    pass
+    """What a tool that takes nothing takes."""
+
+
+# The floor names `mock_reply`, which agents are not offered: the server's setting scripts it.
+UNSCRIPTED_MOCK = (
+    'the model "mock" needs a scripted reply, and this server has none (its setting '
+    "MIND_MOCK_REPLY gives one); name another model in `model`"
+)
 
 
 def failed_turn_line(data: dict[str, Any]) -> str:
@@ -78,7 +96,12 @@ def mind_tools(mind: ServedMind, turn_pool: ThreadPoolExecutor) -> list[Tool]:
         from mindledger.safe_text import json_text
         from mindledger.service.turn_result import turn_result
 
-        done = mind.run_turn(a.text, model=a.model, budget=a.budget)
+        try:
+            done = mind.run_turn(a.text, model=a.model, budget=a.budget)
+        except InvalidInputError as e:
+            if e.param != "mock_reply":
+                raise
+            raise InvalidInputError(UNSCRIPTED_MOCK, param="model") from None
         data = done.data  # the result's JSON dump, as every front-end gives it
         shaped = turn_result(mind, data, done.outcome.notification_ids, a.include_events)
         content = [TextContent(type="text", text=json_text(shaped, indent=None))]

@@ -22,6 +22,7 @@ import mindledger
 from mindledger.compose import Home
 from mindledger.domain.budgets import RECALL_BUDGET_FLOOR, TURN_BUDGET_FLOOR
 from mindledger.service.mcp_server import mind_mcp
+from mindledger.service.mcp_tools import UNSCRIPTED_MOCK
 from mindledger.service.minds import Minds
 from tests.conftest import Result
 
@@ -81,6 +82,7 @@ def test_every_tool_has_hints_a_strict_schema_and_gives_the_floors_result(filled
         ("turn", {"text": "hi", "budget": TURN_BUDGET_FLOOR - 1}),
         ("query", {"sql": ""}),
         ("query", {"sql": "DELETE FROM identity"}),
+        ("turn", {"text": "hi", "model": "mock"}),  # no script: the server has none
     ]
     empty = [("query", {"sql": "SELECT cid FROM commitments WHERE false"})]
 
@@ -121,6 +123,7 @@ def test_every_tool_has_hints_a_strict_schema_and_gives_the_floors_result(filled
     assert lines[2] == f"turn: budget {TURN_BUDGET_FLOOR - 1} is too small; give at least 200"
     assert lines[3] == "query: sql is empty; give some text"
     assert "only reads" in lines[4]
+    assert lines[5] == UNSCRIPTED_MOCK
     nothing = results[-1]
     assert not nothing.is_error and nothing.structured_content == {"result": []}
     assert [c.text for c in nothing.content] == ["no rows"]
