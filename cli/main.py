@@ -41,7 +41,9 @@ def _click_wrote_stdout(e: OSError) -> bool:
 
 def _run() -> None:
     from mindledger.cli.fast_path import run_via_server
+    from mindledger.cli.mcp_entry import hand_over_plain_mcp
 
+    hand_over_plain_mcp(sys.argv[1:])  # a plain `mind mcp` never returns from here
     code = run_via_server(sys.argv[1:])
     if code is not None:
         raise SystemExit(code)
