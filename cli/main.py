@@ -1,5 +1,6 @@
-"""The `mind` program: a call a running server can take goes there (`cli.fast_path`, standard
-library and click only); anything else loads the whole command tree (`cli.group`).
+"""The `mind` program: a plain `mind mcp` becomes the server's entry at once (`cli.mcp_entry`);
+a call a running server can take goes there (`cli.fast_path`, standard library and click
+only); anything else loads the whole command tree (`cli.group`).
 
 Nothing heavy may be imported at module level here: `python -X importtime -c 'import cli.main'`
 shows what the fast path pays before it decides."""
@@ -41,7 +42,9 @@ def _click_wrote_stdout(e: OSError) -> bool:
 
 def _run() -> None:
     from mindledger.cli.fast_path import run_via_server
+    from mindledger.cli.mcp_entry import hand_over_plain_mcp
 
+    hand_over_plain_mcp(sys.argv[1:])  # a plain `mind mcp` never returns from here
     code = run_via_server(sys.argv[1:])
     if code is not None:
         raise SystemExit(code)

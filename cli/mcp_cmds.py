@@ -18,9 +18,10 @@ from mindledger.compose import Home
 def mcp(home: Home, as_json: bool) -> None:
     """Serve this mind to an MCP client over stdin/stdout (until the client closes it).
 
-    Tools: turn (a pmm_turn-shaped result), recall, commitments, threads, query; resources:
-    mind://identity, mind://commitments/open. Stdout carries only the protocol; messages go
-    to stderr. Register it with an MCP client as the command `mind mcp --home DIR` (README).
+    Tools: turn (a pmm_turn-shaped result), recall, commitments, threads, concepts, identity,
+    query; resources: mind://identity, mind://commitments/open. Stdout carries only the
+    protocol; messages go to stderr. Register it with an MCP client as the command `mind mcp
+    --home DIR` (README).
 
     Example:
 

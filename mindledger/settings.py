@@ -109,6 +109,14 @@ class Settings(BaseSettings):
     model_fallbacks: Annotated[list[str], NoDecode] = setting(
         [], "models to try when the first fails", "LiteLLM model names, comma-separated"
     )
+    mock_reply: str | None = setting(
+        None,
+        "the `mock` model's scripted reply when a turn gives none (tests, demos: a front-end "
+        "such as MCP offers agents no script)",
+        "a text that is not blank, of at most 100,000 characters",
+        pattern=r"\S",
+        max_length=100_000,
+    )
     query_timeout: float = setting(
         30.0,
         "seconds a `mind query` may run (query --timeout too)",

@@ -71,14 +71,19 @@ def turn_model(
     """The model a turn runs on: `spec`, else the mind's (`mind_model`, else read from the
     ledger); `mock` needs a scripted reply (the text itself: reading `@FILE` is the command
     line's business)."""
-    if spec == "mock" and mock_reply is None:  # in the request's words; the CLI words its flags
-        raise InvalidInputError('model "mock" needs "mock_reply" (the reply text to script)')
     if mock_reply is not None and spec not in (None, "mock"):
         raise InvalidInputError('"mock_reply" works only with model "mock"')
+    named = spec
     if spec is None and mind_model is not None:
         spec = mind_model()
     elif spec is None:
         spec = identity_of(home).model
+    if spec == "mock" and mock_reply is None:  # the setting's script (MIND_MOCK_REPLY), if any
+        mock_reply = home.settings.mock_reply
+    if spec == "mock" and mock_reply is None and named == "mock":  # in the request's words
+        raise InvalidInputError(
+            'model "mock" needs "mock_reply" (the reply text to script)', param="mock_reply"
+        )
     if spec == "mock" and mock_reply is None:  # refused before a turn records anything
         raise InvalidInputError(MIND_ON_MOCK, param="mock_reply")
     return build_model(home, spec, mock_reply, api_base)

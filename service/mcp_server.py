@@ -1,28 +1,21 @@
 """MCP: one mind's tools and resources for agents (`mind mcp` over stdio, `/mcp/{name}` over
 streamable HTTP on the server, behind the same bearer token).
 
-Tools: `turn`, `recall`, `commitments`, `threads`, `query` (the read-only sandbox of `mind
-query`). Each tool's structured content is the use case's JSON, the same data `--json` and the
-HTTP API give; the turn's text content is a result shaped like PMM's `pmm_turn`
-(service/turn_result.py), for agents written against PMM. Resources:
+Tools (service/mcp_tools.py): `turn`, and the reads `recall`, `commitments`, `threads`,
+`concepts`, `identity` and `query` (the read-only sandbox of `mind query`), each answering
+with the use case's JSON as structured content and a text rendering. Resources:
 `mind://identity` and `mind://commitments/open`. Each mind is its own MCP server: on HTTP the
 path names it (`/mcp/Echo`); `/mcp` alone serves the one mind a token opens.
 """
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import json
 from collections.abc import AsyncIterator, Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
-
-from mcp_types import CallToolResult  # at run time: the SDK reads the turn tool's annotation
-
-from mindledger.domain.budgets import DEFAULT_BUDGET
-from mindledger.domain.errors import MindError
 
 if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
@@ -32,12 +25,11 @@ if TYPE_CHECKING:
     from mindledger.service.app import Extension
     from mindledger.service.minds import Minds, ServedMind
 
-T = TypeVar("T")
 INSTRUCTIONS = (
     "A mind with a hash-linked ledger memory. Call `turn` to talk to it (its reply, and the "
     "commitments, claims and identity changes the reply made); `recall` to search its memory; "
-    "`commitments` / `threads` for what it has promised and what it is working on; `query` "
-    "for read-only SQL over its read models."
+    "`commitments` / `threads` / `concepts` / `identity` for what it has promised, what it is "
+    "working on, what it knows of and who it is; `query` for read-only SQL over its read models."
 )
 
 
@@ -48,84 +40,15 @@ def mind_mcp(mind: ServedMind, turn_pool: ThreadPoolExecutor) -> MCPServer:
 
     from mcp.server.mcpserver import MCPServer
 
+    from mindledger.service.mcp_tools import mind_tools
+
     server: MCPServer = MCPServer(
         f"mindledger {mind.name}",
         instructions=INSTRUCTIONS,
         version=version("mindledger"),
         log_level="WARNING",
+        tools=mind_tools(mind, turn_pool),
     )
-
-    async def blocking(fn: Callable[[], T], pool: ThreadPoolExecutor | None = None) -> T:
-        from mcp.server.mcpserver.exceptions import ToolError
-
-        from mindledger.error_report import failure_message
-        from mindledger.service.errors import internal_error_message
-
-        home = mind.home.path
-        try:
-            if pool is not None:
-                return await asyncio.wrap_future(pool.submit(fn))
-            return await asyncio.to_thread(fn)
-        except MindError as e:  # bad input or a refused read: the message says what to change
-            message = failure_message(e, home, mind.secrets, full_path=False)
-            raise ToolError(" ".join(message.split())) from None
-        except Exception as e:  # the tool's boundary: one line, the traceback in the home's log
-            raise ToolError(internal_error_message(e, mind.secrets, home)) from None
-
-    @server.tool()
-    async def turn(
-        text: str,
-        model: str | None = None,
-        mock_reply: str | None = None,
-        api_base: str | None = None,
-        budget: int = DEFAULT_BUDGET,
-        include_events: bool = False,
-    ) -> CallToolResult:
-        """Say `text` to the mind: one recorded turn. Structured content: the turn as `mind
-        turn --json` prints it (`reply`, `status`, `failure`, `opened`/`closed`, `claims`,
-        `rejections`, `context`, `events`, ...). Text content, shaped like PMM's `pmm_turn`:
-        its visible reply (`assistant`), the raw reply with control lines, `generation_status`
-        ("complete" or "failed") and `generation_failure`, the ledger `event_range`, commitments
-        `opened`/`closed`, `claims`, `validation_failures` (refused control lines),
-        `identity_updates`, and with `include_events` the turn's ledger events. `model`: a model
-        spec for this turn (default: the mind's; `mock` with `mock_reply` for a scripted reply);
-        `budget`: memory tokens."""
-        from mcp_types import TextContent
-
-        from mindledger.safe_text import json_text
-        from mindledger.service.turn_result import turn_result
-
-        def run() -> CallToolResult:
-            done = mind.run_turn(
-                text, model=model, mock_reply=mock_reply, api_base=api_base, budget=budget
-            )
-            data = done.data  # the result's JSON dump, as every front-end gives it
-            shaped = turn_result(mind, data, done.outcome.notification_ids, include_events)
-            text_content = TextContent(type="text", text=json_text(shaped, indent=None))
-            return CallToolResult(content=[text_content], structured_content=data)
-
-        return await blocking(run, turn_pool)
-
-    @server.tool()
-    async def recall(query: str, budget: int = DEFAULT_BUDGET) -> dict[str, Any]:
-        """Search the mind's memory for `query`: the items a turn would see (`mind recall`)."""
-        return await blocking(lambda: mind.recall(query, budget).model_dump(mode="json"))
-
-    @server.tool()
-    async def commitments(include_closed: bool = False) -> list[dict[str, Any]]:
-        """The mind's open commitments (with `include_closed`, the closed ones too)."""
-        return await blocking(lambda: mind.commitments(include_closed).model_dump(mode="json"))
-
-    @server.tool()
-    async def threads(include_resolved: bool = False) -> list[dict[str, Any]]:
-        """The mind's live threads by tension (with `include_resolved`, resolved ones too)."""
-        return await blocking(lambda: mind.threads(include_resolved).model_dump(mode="json"))
-
-    @server.tool()
-    async def query(sql: str) -> list[dict[str, Any]]:
-        """Read-only SQL over the mind's read models (the sandbox and limits of `mind query`):
-        one object per row."""
-        return await blocking(lambda: mind.query(sql).model_dump(mode="json"))
 
     @server.resource(
         "mind://identity",

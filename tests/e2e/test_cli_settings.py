@@ -35,6 +35,7 @@ BAD: dict[str, Any] = {
     "model_retries": "x",
     "max_tokens": "0",
     "model_fallbacks": "a,,b",
+    "mock_reply": "x" * 100_001,
     "query_timeout": "nan",
     "query_max_rows": "0",
     "query_max_bytes": "-1",

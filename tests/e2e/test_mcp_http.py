@@ -22,7 +22,9 @@ REPLY = "Noted.\nCOMMIT: water the plants daily\nCLOSE: nosuch done"
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     root = tmp_path_factory.mktemp("mcp-http")
-    running = start_server([init_home(root / "echo", "Echo"), init_home(root / "nova", "Nova")])
+    homes = [init_home(root / "echo", "Echo"), init_home(root / "nova", "Nova")]
+    # The setting scripts the `mock` model (agents are offered no script).
+    running = start_server(homes, MIND_MOCK_REPLY=REPLY)
     try:
         yield running
     finally:
@@ -41,17 +43,25 @@ async def http_session(url: str, token: str) -> AsyncIterator[ClientSession]:
         yield session
 
 
-def test_a_turn_over_http_opens_a_commitment_the_resource_shows(server: Server) -> None:
-    async def scenario() -> tuple[Any, Any]:
+def test_a_turn_over_http_opens_a_commitment_the_resource_and_the_tool_show(
+    server: Server,
+) -> None:
+    async def scenario() -> dict[str, Any]:
         async with http_session(f"{server.url}/mcp/Echo", server.token()) as session:
-            result = await session.call_tool(
-                "turn", {"text": "The plants?", "model": "mock", "mock_reply": REPLY}
-            )
+            tools = {t.name: t for t in (await session.list_tools()).tools}
+            result = await session.call_tool("turn", {"text": "The plants?"})
             resource = await session.read_resource("mind://commitments/open")
-            return result, json.loads(resource.contents[0].text)  # type: ignore[union-attr]
+            return {
+                "tools": tools,
+                "turn": result,
+                "resource": json.loads(resource.contents[0].text),  # type: ignore[union-attr]
+                "listed": await session.call_tool("commitments", {}),
+                "refused": await session.call_tool("turn", {"text": "Hi", "api_base": "x"}),
+            }
 
-    result, commitments = anyio.run(scenario)
+    got = anyio.run(scenario)
 
+    result, commitments = got["turn"], got["resource"]
     assert not result.is_error, result.content
     turn = json.loads(result.content[0].text)  # shaped like PMM's pmm_turn
     assert turn["assistant"] == "Noted." and turn["generation_status"] == "complete"
@@ -62,6 +72,14 @@ def test_a_turn_over_http_opens_a_commitment_the_resource_shows(server: Server) 
     assert [c["text"] for c in commitments if c["cid"] in turn["opened"]] == [
         "water the plants daily"
     ]
+    assert got["listed"].structured_content == {"result": commitments}
+    turn_tool = got["tools"]["turn"]
+    assert turn_tool.annotations.read_only_hint is False and turn_tool.annotations.title
+    assert got["tools"]["commitments"].annotations.read_only_hint is True
+    assert {"api_base", "mock_reply"}.isdisjoint(turn_tool.input_schema["properties"])
+    assert got["refused"].is_error and got["refused"].content[0].text.startswith(
+        "turn: unknown argument 'api_base'"
+    )
 
 
 def test_a_token_reaches_its_own_mind_only(server: Server) -> None:

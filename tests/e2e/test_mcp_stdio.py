@@ -1,5 +1,6 @@
-"""`mind mcp` over stdio, driven by the mcp package's own client: a turn with a scripted reply
-opens a commitment that the resource and the tools then show; reads and refusals."""
+"""`mind mcp` over stdio, driven by the mcp package's own client (one process): a turn with a
+scripted reply opens a commitment that the resource and the tools then show; hints, reads and
+refusals."""
 
 from __future__ import annotations
 
@@ -27,11 +28,12 @@ def mind_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @asynccontextmanager
 async def stdio_session(home: Path, log: Path) -> AsyncIterator[ClientSession]:
-    """A session with `mind mcp --home HOME` as a child process (killed on exit)."""
+    """A session with `mind mcp --home HOME` as a child process (killed on exit), its `mock`
+    model scripted by the setting (agents are offered no script)."""
     params = StdioServerParameters(
         command=MIND[0],
         args=[*MIND[1:], "mcp", "--home", str(home)],
-        env=subprocess_env(home),
+        env=subprocess_env(home, MIND_MOCK_REPLY=REPLY),
         cwd=str(REPO),
     )
     with log.open("w") as errlog:
@@ -54,33 +56,47 @@ def pmm_shaped(result: Any) -> Any:
     return json.loads(result.content[0].text)
 
 
-def test_a_turn_opens_a_commitment_that_the_resource_and_the_tools_show(
+def test_a_turn_opens_a_commitment_that_the_resources_and_the_tools_show_and_refuse_like_the_cli(
     mind_home: Path, tmp_path: Path
 ) -> None:
     async def scenario() -> dict[str, Any]:
         async with stdio_session(mind_home, tmp_path / "stderr.log") as session:
+            tools = await session.list_tools()
+            resources = await session.list_resources()
             said = await session.call_tool(
-                "turn",
-                {
-                    "text": "Will you send Ada the report?",
-                    "model": "mock",
-                    "mock_reply": REPLY,
-                    "include_events": True,
-                },
+                "turn", {"text": "Will you send Ada the report?", "include_events": True}
             )
             resource = await session.read_resource("mind://commitments/open")
-            listed = structured(await session.call_tool("commitments", {}))
             identity = await session.read_resource("mind://identity")
             return {
+                "tools": {t.name: t for t in tools.tools},
+                "resources": sorted(str(r.uri) for r in resources.resources),
                 "turn": pmm_shaped(said),
                 "turn_json": structured(said),
                 "resource": json.loads(resource.contents[0].text),  # type: ignore[union-attr]
-                "listed": listed,
+                "listed": structured(await session.call_tool("commitments", {})),
                 "identity": json.loads(identity.contents[0].text),  # type: ignore[union-attr]
+                "identity_tool": structured(await session.call_tool("identity", {})),
+                "query": await session.call_tool(
+                    "query", {"sql": "SELECT count(*) AS n FROM identity"}
+                ),
+                "write": await session.call_tool("query", {"sql": "DELETE FROM identity"}),
+                "recall": await session.call_tool("recall", {"query": "report"}),
+                "threads": await session.call_tool("threads", {}),
+                "scripted": await session.call_tool("turn", {"text": "hi", "mock_reply": "Hi."}),
             }
 
     got = anyio.run(scenario)
 
+    tools = got["tools"]
+    assert sorted(tools) == [
+        "commitments", "concepts", "identity", "query", "recall", "threads", "turn"
+    ]  # fmt: skip
+    assert [n for n, t in tools.items() if t.annotations.read_only_hint] == [
+        n for n in tools if n != "turn"
+    ]
+    assert {"api_base", "mock_reply"}.isdisjoint(tools["turn"].input_schema["properties"])
+    assert got["resources"] == ["mind://commitments/open", "mind://identity"]
     turn = got["turn"]
     assert turn["assistant"] == "I will.\nAnything else?"
     assert turn["assistant_raw"] == REPLY
@@ -93,40 +109,19 @@ def test_a_turn_opens_a_commitment_that_the_resource_and_the_tools_show(
     opened = [c for c in got["resource"] if c["cid"] == turn["opened"][0]]
     assert opened and opened[0]["text"] == "send Ada the report on Friday"
     assert [c["cid"] for c in got["listed"]["result"]] == [c["cid"] for c in got["resource"]]
-    assert got["identity"]["name"] == "Echo"
+    assert got["identity"]["name"] == "Echo" and got["identity_tool"] == got["identity"]
     # The structured content is the turn as `mind turn --json` prints it.
     assert (
         got["turn_json"]["reply"] == turn["assistant"] and got["turn_json"]["turn"] == turn["turn"]
     )
     assert got["turn_json"]["opened"] == turn["opened"] and got["turn_json"]["status"] == "complete"
-
-
-def test_the_tools_read_and_refuse_like_the_cli(mind_home: Path, tmp_path: Path) -> None:
-    async def scenario() -> dict[str, Any]:
-        async with stdio_session(mind_home, tmp_path / "stderr.log") as session:
-            tools = await session.list_tools()
-            resources = await session.list_resources()
-            return {
-                "tools": sorted(t.name for t in tools.tools),
-                "resources": sorted(str(r.uri) for r in resources.resources),
-                "query": await session.call_tool(
-                    "query", {"sql": "SELECT count(*) AS n FROM identity"}
-                ),
-                "write": await session.call_tool("query", {"sql": "DELETE FROM identity"}),
-                "recall": await session.call_tool("recall", {"query": "report"}),
-                "threads": await session.call_tool("threads", {}),
-                "failed": await session.call_tool("turn", {"text": "hi", "model": "mock"}),
-            }
-
-    got = anyio.run(scenario)
-
-    assert got["tools"] == ["commitments", "query", "recall", "threads", "turn"]
-    assert got["resources"] == ["mind://commitments/open", "mind://identity"]
     assert structured(got["query"]) == {"result": [{"n": 1}]}
     assert got["write"].is_error and "only reads" in got["write"].content[0].text
     assert set(structured(got["recall"])) == {"items", "tokens", "dropped"}
     assert "result" in structured(got["threads"])
-    assert got["failed"].is_error and "mock_reply" in got["failed"].content[0].text
+    assert got["scripted"].is_error and got["scripted"].content[0].text.startswith(
+        "turn: unknown argument 'mock_reply'"
+    )
     assert "Traceback" not in (tmp_path / "stderr.log").read_text()
 
 

@@ -149,7 +149,7 @@ def test_mcp_initializes_and_runs_a_scripted_turn_without_importing_litellm(
     params = StdioServerParameters(
         command=sys.executable,
         args=["-c", "from mindledger.cli.main import main; main()", "mcp", "--home", str(home)],
-        env=subprocess_env(home, **probe),
+        env=subprocess_env(home, **probe, MIND_MOCK_REPLY=REPLY),  # agents are offered no script
         cwd=str(REPO),
     )
 
@@ -160,9 +160,7 @@ def test_mcp_initializes_and_runs_a_scripted_turn_without_importing_litellm(
                 ClientSession(read, write) as session,
             ):
                 await session.initialize()
-                return await session.call_tool(
-                    "turn", {"text": TEXT, "model": "mock", "mock_reply": REPLY}
-                )
+                return await session.call_tool("turn", {"text": TEXT, "model": "mock"})
 
     said = anyio.run(scenario)
 

@@ -26,7 +26,6 @@ import pytest
 from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from mcp.server.mcpserver.exceptions import ToolError
 from starlette.testclient import TestClient
 
 from mindledger.adapters.litellm_model import import_litellm
@@ -180,7 +179,8 @@ def home(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def served(home: Path) -> Iterator[tuple[TestClient, Minds]]:
-    minds = Minds.open([Home(home)])
+    # MCP's turns are scripted by the setting (agents are offered no script).
+    minds = Minds.open([Home(home).with_flags(mock_reply=("`mock_reply`", "Hi."))])
     with TestClient(build_app(minds), raise_server_exceptions=False) as client:
         yield client, minds
     minds.close(10)
@@ -335,17 +335,13 @@ def test_mcp_tools_report_one_clean_error(
     if path in ("recall", "embedding"):
         tool, arguments = "recall", {"query": fresh_query()}
     else:
-        tool, arguments = "turn", {"text": "hello there", "model": "mock", "mock_reply": "Hi."}
+        tool, arguments = "turn", {"text": "hello there", "model": "mock"}  # scripted: `served`
 
     with pytest.MonkeyPatch.context() as patch, ThreadPoolExecutor(1) as pool:
         inject(patch, path, boundary, failure)
-        try:
-            result = asyncio.run(mind_mcp(mind, pool).call_tool(tool, arguments))
-        except ToolError as e:  # what a session sends the client as the tool's isError result
-            shown, failed = str(e), True
-        else:
-            shown, failed = json.dumps(result.model_dump(mode="json")), False
+        result: Any = asyncio.run(mind_mcp(mind, pool).call_tool(tool, arguments))
 
-    assert failed or path == "completion"  # a failed completion is a recorded failed turn
-    assert "\n" not in shown
-    check_shown(shown, failure, mind.home.path, path)
+    # An error result, its first block one line: a refusal, a failure, or (a failed
+    # completion) the turn recorded failed, its PMM-shaped text beside the line.
+    assert result.is_error and "\n" not in result.content[0].text
+    check_shown(json.dumps(result.model_dump(mode="json")), failure, mind.home.path, path)
