@@ -17,6 +17,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+from uuid import UUID
 
 from mindledger.checked import checked, checked_methods
 from mindledger.compose import Home
@@ -39,6 +40,7 @@ from mindledger.results_listings import (
     CloseResult,
     CommitResult,
 )
+from mindledger.turn_attempts import AttemptDone, RequestMemory, TurnRequest
 
 if TYPE_CHECKING:
     from mindledger.async_floor import AsyncMindLedger
@@ -89,6 +91,7 @@ class MindLedger(DirectCommands, KnowledgeCommands, FileCommands, ReadCommands):
         self._withhold_client_keys = False
         self._name: str | None = None
         self._aio: AsyncMindLedger | None = None
+        self._requests = RequestMemory()
 
     def __enter__(self) -> MindLedger:
         return self
@@ -182,9 +185,11 @@ class MindLedger(DirectCommands, KnowledgeCommands, FileCommands, ReadCommands):
         system: str | None = None,
         history: Sequence[Mapping[str, str]] = (),
         sampling: Mapping[str, Any] | None = None,
+        retry_of: UUID | None = None,
     ) -> TurnDone:
         """`turn`, with the use case's outcome beside its JSON (for front-ends that render
-        more than the JSON, such as the command line's effect lines)."""
+        more than the JSON, such as the command line's effect lines). `retry_of`: a failed
+        turn this is another attempt of, whose message `text` is (see `attempt_turn`)."""
         from mindledger.compose import asker
         from mindledger.domain.client_chat import checked_chat
         from mindledger.domain.model_port import sampled
@@ -202,14 +207,25 @@ class MindLedger(DirectCommands, KnowledgeCommands, FileCommands, ReadCommands):
             try:
                 # A message whose intent reusable knowledge answers is answered from it.
                 with forget_excluded(self.home):
-                    outcome = asker(self.home, service, semantic=False).turn(
-                        text,
-                        lambda: completion_model,
-                        budget=budget,
-                        on_reply=on_delta,
-                        client=chat,
-                        sampling=settings,
-                    )
+                    if retry_of is not None:  # an attempt of a turn the model failed: to it again
+                        outcome = service.run(
+                            text,
+                            completion_model,
+                            budget=budget,
+                            on_reply=on_delta,
+                            client=chat,
+                            sampling=settings,
+                            retry_of=retry_of,
+                        )
+                    else:
+                        outcome = asker(self.home, service, semantic=False).turn(
+                            text,
+                            lambda: completion_model,
+                            budget=budget,
+                            on_reply=on_delta,
+                            client=chat,
+                            sampling=settings,
+                        )
             except BaseException:
                 self._drop_turns()  # a fresh pipeline next time, in case this one broke
                 raise
@@ -218,6 +234,27 @@ class MindLedger(DirectCommands, KnowledgeCommands, FileCommands, ReadCommands):
             )
         self._name = done.result.identity.name or self._name
         return done
+
+    def attempt_turn(
+        self, request: TurnRequest, text: str, turn_args: Mapping[str, Any]
+    ) -> AttemptDone:
+        """`run_turn(text, **turn_args)` for a client's request that may be a retry
+        (`mindledger.turn_attempts`): a repeat of a completed request is its recorded answer
+        (`replayed`, nothing written); a repeat of a failed one is another attempt of that
+        turn; an idempotency key reused for another request is refused."""
+        from mindledger.domain.turn import TurnFinishedError
+        from mindledger.turn_attempts import attempt_turn
+
+        def run(again: UUID | None) -> TurnDone:
+            if again is not None:
+                try:
+                    return self.run_turn(text, retry_of=again, **turn_args)
+                except TurnFinishedError:
+                    pass  # no longer failed (interrupted, say): a new turn it is
+            return self.run_turn(text, **turn_args)
+
+        with self.write_lock:  # a retry waits for the attempt it repeats
+            return attempt_turn(self._requests, request, run)
 
     def ask(
         self,
@@ -346,6 +383,7 @@ class MindLedger(DirectCommands, KnowledgeCommands, FileCommands, ReadCommands):
         with self.write_lock:
             self._drop_turns()
             self._models.clear()
+            self._requests.clear()
             yield
 
     def commit(
