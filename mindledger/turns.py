@@ -72,9 +72,11 @@ def turn_model(
     ledger); `mock` needs a scripted reply (the text itself: reading `@FILE` is the command
     line's business)."""
     if spec == "mock" and mock_reply is None:  # in the request's words; the CLI words its flags
-        raise InvalidInputError('model "mock" needs "mock_reply" (the reply text to script)')
+        raise InvalidInputError(
+            'model "mock" needs "mock_reply" (the reply text to script)', param="mock_reply"
+        )
     if mock_reply is not None and spec not in (None, "mock"):
-        raise InvalidInputError('"mock_reply" works only with model "mock"')
+        raise InvalidInputError('"mock_reply" works only with model "mock"', param="mock_reply")
     if spec is None and mind_model is not None:
         spec = mind_model()
     elif spec is None:

@@ -52,23 +52,23 @@ def failure_words(data: Mapping[str, Any]) -> str:
     )
 
 
-def failed_turn(data: Mapping[str, Any]) -> tuple[int, dict[str, Any], dict[str, str]]:
-    """A failed turn's status, error body (the turn as `mind_turn`) and headers."""
-    kind = str((data.get("failure") or {}).get("kind", ""))
-    headers: dict[str, str] = {}
+def failure_status(kind: str) -> tuple[int, str, dict[str, str]]:
+    """A model failure's status, error code and headers, by whether a retry may help."""
     match failure_class(kind):
         case "transient":
-            status, code = 503, "model_unavailable"
-            headers["Retry-After"] = str(RETRY_AFTER_S)
+            return 503, "model_unavailable", {"Retry-After": str(RETRY_AFTER_S)}
         case "refused":
             status, code = _REFUSED.get(kind, (400, "model_refused_request"))
+            return status, code, {}
         case _:
-            status, code = 502, "model_failed"
-    return (
-        status,
-        {**error_body(status, code, failure_words(data)), "mind_turn": dict(data)},
-        headers,
-    )
+            return 502, "model_failed", {}
+
+
+def failed_turn(data: Mapping[str, Any]) -> tuple[int, dict[str, Any], dict[str, str]]:
+    """A failed turn's status, error body (the turn as `mind_turn`) and headers."""
+    status, code, headers = failure_status(str((data.get("failure") or {}).get("kind", "")))
+    body = {**error_body(status, code, failure_words(data)), "mind_turn": dict(data)}
+    return status, body, headers
 
 
 def failed_turn_response(data: Mapping[str, Any]) -> JSONResponse:
