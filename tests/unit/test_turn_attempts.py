@@ -158,3 +158,24 @@ def test_a_repeated_request_whose_model_failed_is_another_attempt_of_its_turn(
     assert done.done.result.turn == failed.done.result.turn
     assert events.count("mind.turn.started") == 1 and events.count("mind.turn.retried") == 1
     assert mind.verify().ok
+
+
+def test_a_ledger_with_a_retried_turn_replays_exports_and_verifies(
+    mind: mindledger.MindLedger, tmp_path: Path
+) -> None:
+    model = FakeModel(failure=DOWN)
+    mind._models[("fake/model", None)] = model  # the failure injected where models are kept
+    asked = TurnRequest("token", {"text": "Ping"}, retry=True)
+    mind.attempt_turn(asked, "Ping", {"model": "fake/model"})
+    model.failure, model.reply = None, "Pong."
+    mind.attempt_turn(asked, "Ping", {"model": "fake/model"})
+
+    replayed = mind.replay(check=True)
+    exported = mind.export(tmp_path / "out", "jsonl")
+    transcript = mind.export(tmp_path / "md", "md")
+
+    assert replayed.identical is True
+    assert mindledger.verify_export(exported.file).ok is True
+    text = Path(transcript.file).read_text()
+    assert "## Turn 1 (failed)" in text and "## Turn 1 (completed)" in text
+    assert "attempt 2: its message sent again" in text and "Pong." in text
