@@ -240,7 +240,10 @@ def endpoints() -> list[Endpoint]:
             "POST",
             f"{MIND}/turns",
             turn,
-            "Run a turn: `mind turn --json` (502 with the turn when the model failed).",
+            "Run a turn: `mind turn --json`. A model failure is an error with the turn as "
+            "`mind_turn`: 503 + Retry-After when a retry may pass, 4xx when not, else 502; a "
+            "retry (`Idempotency-Key`, or `x-stainless-retry-count` with the same body) is "
+            "another attempt of the same turn.",
             body=TURN_FIELDS,
             streams=True,
             tags=("turns",),

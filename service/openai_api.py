@@ -12,7 +12,9 @@ the finish chunk; with `stream_options.include_usage`, the usage on a last chunk
 as OpenAI sends it) and `data: [DONE]`, once the turn has begun: a request refused before then
 is a 400, never a stream. Extra body field `mind_options` (`model`, `mock_reply`, `api_base`,
 `budget`) chooses the turn's model as `mind turn` flags do. Errors come in OpenAI's shape:
-`{"error": {"message", "type", "param", "code"}}`.
+`{"error": {"message", "type", "param", "code"}}`. A client's retry (its `Idempotency-Key`, or
+the SDKs' `x-stainless-retry-count` with the same body) is another attempt of the same turn or
+its recorded answer, never a second turn (service/turn_answers.py: a failed model's status).
 """
 
 from __future__ import annotations

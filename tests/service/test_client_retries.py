@@ -183,3 +183,26 @@ def test_a_model_the_upstream_does_not_know_is_a_400_tried_once(served: Served) 
     assert len(sent) == 1 and upstream.asked == 1
     assert refused.value.code == "model_refused_request"
     assert [k for k, _ in turn_events(client)] == ["started", "generation_failed"]
+
+
+def test_a_streamed_repeat_is_answered_from_the_record_as_a_stream(served: Served) -> None:
+    client, minds, _ = served
+    options = {"mind_options": {"model": "mock", "mock_reply": "Streamed once."}}
+    key = {"Idempotency-Key": "stream-1"}
+
+    def streamed() -> str:
+        chunks = sdk(client, minds).chat.completions.create(
+            model="mind/Echo",
+            messages=[{"role": "user", "content": "Stream it."}],
+            stream=True,
+            extra_body=options,
+            extra_headers=key,
+        )
+        return "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
+
+    first = streamed()
+    head = client.get("/v1/minds/Echo/status").json()["head"]
+    again = streamed()
+
+    assert first == again == "Streamed once."
+    assert client.get("/v1/minds/Echo/status").json()["head"] == head
