@@ -11,6 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 import mindledger
 from mindledger.domain.application import Mind
@@ -21,6 +23,7 @@ from mindledger.turn_attempts import (
     IdempotencyKeyReusedError,
     RequestMemory,
     TurnRequest,
+    checked_key,
     failure_class,
     fingerprint,
 )
@@ -179,3 +182,27 @@ def test_a_ledger_with_a_retried_turn_replays_exports_and_verifies(
     text = Path(transcript.file).read_text()
     assert "## Turn 1 (failed)" in text and "## Turn 1 (completed)" in text
     assert "attempt 2: its message sent again" in text and "Pong." in text
+
+
+@given(st.text(max_size=300))
+def test_any_idempotency_key_is_taken_or_refused_in_one_line(key: str) -> None:
+    try:
+        taken = checked_key(key)
+    except InvalidInputError as e:
+        assert e.param == "Idempotency-Key" and "\n" not in str(e)
+    else:
+        assert taken == key and 0 < len(key) <= 255 and key.isascii() and key.isprintable()
+
+
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(), inner, max_size=3),
+    max_leaves=10,
+)
+
+
+@given(st.dictionaries(st.text(), JSON, max_size=5))
+def test_any_json_body_has_one_fingerprint_whatever_its_key_order(body: dict[str, Any]) -> None:
+    reordered = dict(reversed(list(body.items())))
+
+    assert fingerprint(body) == fingerprint(reordered)
