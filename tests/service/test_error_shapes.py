@@ -162,3 +162,16 @@ def test_a_streamed_turn_refused_after_the_stream_began_sends_the_one_shape_as_i
     error = json.loads(blocks[0].split("data: ", 1)[1])["error"]
     assert set(error) == FIELDS and error["param"] == "mock_reply"
     assert "--" not in error["message"] and error["type"] == "invalid_request_error"
+
+
+@pytest.mark.parametrize("path", ["/mcp", "/mcp/Echo"])
+def test_mcp_refuses_a_missing_token_and_an_unknown_mind_in_the_one_shape(
+    served: tuple[TestClient, str], path: str
+) -> None:
+    client, token = served
+
+    missing = client.post(path, json={})
+    unknown = client.post("/mcp/Nobody", json={}, headers={"Authorization": f"Bearer {token}"})
+
+    assert assert_one_shape(missing, 401)["code"] == "unauthorized"
+    assert assert_one_shape(unknown, 404)["code"] == "unknown_mind"

@@ -6,6 +6,7 @@ another request."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -206,3 +207,17 @@ def test_any_json_body_has_one_fingerprint_whatever_its_key_order(body: dict[str
     reordered = dict(reversed(list(body.items())))
 
     assert fingerprint(body) == fingerprint(reordered)
+
+
+@pytest.mark.parametrize("status", [503, 424, 400, 502])
+def test_the_command_line_prints_a_failed_turn_the_server_answered_with_its_status(
+    status: int,
+) -> None:
+    from mindledger.cli.server_client import _answer
+
+    turn = {"turn": "abc", "status": "failed", "failure": {"kind": "server", "message": "503"}}
+    body = {"error": {"message": "generation failed", "type": "x", "param": None, "code": "c"}}
+
+    answered = _answer(status, json.dumps({**body, "mind_turn": turn}).encode())
+
+    assert answered == turn  # printed as `mind turn` prints it, never run again here
