@@ -40,11 +40,12 @@ from mindledger.results_listings import (
     CloseResult,
     CommitResult,
 )
-from mindledger.turn_attempts import AttemptDone, RequestMemory, TurnRequest
+from mindledger.turn_attempts import AttemptDone, Reattempt, RequestMemory, TurnRequest
 
 if TYPE_CHECKING:
     from mindledger.async_floor import AsyncMindLedger
     from mindledger.domain.application import Mind
+    from mindledger.domain.knowledge_ask import Asker
     from mindledger.domain.model_port import CompletionModel
     from mindledger.domain.turns import TurnOutcome, TurnService
 
@@ -207,25 +208,17 @@ class MindLedger(DirectCommands, KnowledgeCommands, FileCommands, ReadCommands):
             try:
                 # A message whose intent reusable knowledge answers is answered from it.
                 with forget_excluded(self.home):
+                    routed: Asker | Reattempt = asker(self.home, service, semantic=False)
                     if retry_of is not None:  # an attempt of a turn the model failed: to it again
-                        outcome = service.run(
-                            text,
-                            completion_model,
-                            budget=budget,
-                            on_reply=on_delta,
-                            client=chat,
-                            sampling=settings,
-                            retry_of=retry_of,
-                        )
-                    else:
-                        outcome = asker(self.home, service, semantic=False).turn(
-                            text,
-                            lambda: completion_model,
-                            budget=budget,
-                            on_reply=on_delta,
-                            client=chat,
-                            sampling=settings,
-                        )
+                        routed = Reattempt(service, retry_of)
+                    outcome = routed.turn(
+                        text,
+                        lambda: completion_model,
+                        budget=budget,
+                        on_reply=on_delta,
+                        client=chat,
+                        sampling=settings,
+                    )
             except BaseException:
                 self._drop_turns()  # a fresh pipeline next time, in case this one broke
                 raise

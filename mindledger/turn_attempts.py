@@ -29,6 +29,8 @@ from mindledger.domain.errors import InvalidInputError
 
 if TYPE_CHECKING:
     from mindledger.application import TurnDone
+    from mindledger.domain.model_port import CompletionModel
+    from mindledger.domain.turns import TurnOutcome, TurnService
 
 KEYS_KEPT = 1000  # keyed requests remembered per mind (the oldest is forgotten first)
 KEY_LIMIT = 255  # the longest idempotency key taken (Stripe's and the IETF draft's practice)
@@ -145,6 +147,19 @@ def checked_key(key: str | None) -> str | None:
             param="Idempotency-Key",
         )
     return key
+
+
+@dataclass(frozen=True)
+class Reattempt:
+    """A failed turn's next attempt, asked for as `Asker.turn` asks for a turn (straight to the
+    model: a failed turn went to it, so no stored answer could have answered it)."""
+
+    service: TurnService
+    turn_id: UUID
+
+    def turn(self, text: str, model: Callable[[], CompletionModel], **settings: Any) -> TurnOutcome:
+        """The attempt (`settings` as `TurnService.run` takes them)."""
+        return self.service.run(text, model(), retry_of=self.turn_id, **settings)
 
 
 def attempt_turn(
