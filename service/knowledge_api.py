@@ -239,7 +239,8 @@ def knowledge_endpoints() -> list[Endpoint]:
             "POST",
             f"{MIND}/ask",
             ask,
-            "`mind ask QUESTION --json`: reusable knowledge, else a turn (502 when it failed).",
+            "`mind ask QUESTION --json`: reusable knowledge, else a turn (a failed model: an "
+            "error with the ask as `mind_ask`, 503 when a retry may pass).",
             body=(
                 Field("question", "string", True, "The question."),
                 Field("current", "boolean", description="Current data wanted: revalidate."),

@@ -206,3 +206,16 @@ def test_a_streamed_repeat_is_answered_from_the_record_as_a_stream(served: Serve
 
     assert first == again == "Streamed once."
     assert client.get("/v1/minds/Echo/status").json()["head"] == head
+
+
+def test_a_failed_ask_is_the_one_error_with_the_ask_beside_it(served: Served) -> None:
+    client, _, _ = served
+
+    with flaky_provider(REPLY, failures=1) as upstream:
+        body = {"question": "Is it up?", "model": "openai/flaky", "api_base": upstream.url}
+        failed = client.post("/v1/minds/Echo/ask", json=body)
+
+    assert failed.status_code == 503 and failed.headers["retry-after"] == "1"
+    assert set(failed.json()) == {"error", "mind_ask"}
+    assert failed.json()["error"]["code"] == "model_unavailable"
+    assert failed.json()["mind_ask"]["failure"]["kind"] == "server"
