@@ -194,8 +194,16 @@ async def log(call: Call) -> Any:
 
 
 async def verify(call: Call) -> Any:
+    from mindledger.service.errors import error_body
+
     data = await call.the_mind.aio.verify()
-    return data if data.ok else JsonResponse(data, 409)
+    if data.ok:
+        return data
+    # The one error shape, the check's result beside it (as a failed turn's record rides).
+    where = f" at position {data.first_bad}" if data.first_bad is not None else ""
+    message = f"the ledger fails verification{where}: {data.reason}"
+    body = error_body(409, "verify_failed", message)
+    return JsonResponse({**body, "mind_verify": data.model_dump(mode="json")}, 409)
 
 
 async def query(call: Call) -> Any:
@@ -329,7 +337,8 @@ def endpoints() -> list[Endpoint]:
             "POST",
             f"{MIND}/verify",
             verify,
-            "`mind verify --json` (409 when the ledger fails).",
+            "`mind verify --json` (409 when the ledger fails: the error, the result as "
+            "`mind_verify`).",
             tags=read,
             result=results_ledger.VerifyResult,
         ),

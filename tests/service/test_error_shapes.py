@@ -175,3 +175,31 @@ def test_mcp_refuses_a_missing_token_and_an_unknown_mind_in_the_one_shape(
 
     assert assert_one_shape(missing, 401)["code"] == "unauthorized"
     assert assert_one_shape(unknown, 404)["code"] == "unknown_mind"
+
+
+def test_a_ledger_that_fails_verification_is_a_409_with_the_result_beside_it(
+    tmp_path: Path,
+) -> None:
+    import sqlite3
+
+    import mindledger
+
+    home = tmp_path / "mind"
+    mindledger.init(home, name="Echo", now="2026-05-01T09:00:00Z")
+    with mindledger.open(home, now="2026-05-01T09:00:00Z") as mind:
+        mind.commit("Promise one")
+    with sqlite3.connect(home / "ledger.sqlite") as con:  # a clear field changed
+        con.execute(
+            'UPDATE stored_events SET state = replace(state, \'"origin":"owner"\', '
+            "'\"origin\":\"model\"') WHERE topic = 'mind.commitment.opened'"
+        )
+    minds = Minds.open([Home(home)])
+    headers = {"Authorization": f"Bearer {next(iter(minds)).token}"}
+
+    with TestClient(build_app(minds), raise_server_exceptions=False) as client:
+        reply = client.post("/v1/minds/Echo/verify", headers=headers)
+    minds.close(10)
+
+    error = assert_one_shape(reply, 409)
+    assert error["code"] == "verify_failed" and "payload changed" in error["message"]
+    assert reply.json()["mind_verify"]["ok"] is False
