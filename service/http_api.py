@@ -235,6 +235,7 @@ def endpoints() -> list[Endpoint]:
     from mindledger.service.events_stream import events_endpoint
     from mindledger.service.forget_api import forget_endpoints
     from mindledger.service.knowledge_api import knowledge_endpoints
+    from mindledger.service.turn_answers import RETRY_HEADERS
 
     read = ("reads",)
     return [
@@ -253,6 +254,7 @@ def endpoints() -> list[Endpoint]:
             "retry (`Idempotency-Key`, or `x-stainless-retry-count` with the same body) is "
             "another attempt of the same turn.",
             body=TURN_FIELDS,
+            headers=RETRY_HEADERS,
             streams=True,
             tags=("turns",),
             result=results.TurnResult,

@@ -273,6 +273,7 @@ COMPLETION = {
 def extension(minds: Minds) -> Extension:
     """`GET /v1/models` and `POST /v1/chat/completions` on the server."""
     from mindledger.service.app import Extension
+    from mindledger.service.turn_answers import RETRY_HEADERS
 
     return Extension(
         endpoints=[
@@ -294,6 +295,7 @@ def extension(minds: Minds) -> Extension:
                 streams=True,
                 tags=("openai",),
                 result=COMPLETION,
+                headers=RETRY_HEADERS,
             ),
         ]
     )

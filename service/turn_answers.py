@@ -15,6 +15,7 @@ from starlette.datastructures import Headers
 from starlette.responses import JSONResponse
 
 from mindledger.service.auth import bearer
+from mindledger.service.endpoints import Param
 from mindledger.service.errors import error_body
 from mindledger.turn_attempts import TurnRequest, failure_class
 
@@ -22,6 +23,20 @@ RETRY_AFTER_S = 1  # how soon a client may try a transiently failed turn again
 # The header the OpenAI SDKs (Python, Node) set on each retry: 1, 2, ... (0 or absent: the first).
 RETRY_COUNT = "x-stainless-retry-count"
 REPLAYED = {"Idempotent-Replayed": "true"}  # an answer from the record of an earlier attempt
+
+# The headers a turn's route reads, for the OpenAPI document.
+RETRY_HEADERS = (
+    Param(
+        "Idempotency-Key",
+        description="The same key with the same body is answered once: from the record when it "
+        "completed, as another attempt of its turn when its model failed (422 with another body).",
+    ),
+    Param(
+        RETRY_COUNT,
+        description="Set by the OpenAI SDKs on a retry (1, 2, ...): with the same body as this "
+        "token's last request, it is that request again, never a second turn.",
+    ),
+)
 
 # A refused request by the failure's kind: its status and code.
 _REFUSED = {

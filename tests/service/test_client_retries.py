@@ -219,3 +219,13 @@ def test_a_failed_ask_is_the_one_error_with_the_ask_beside_it(served: Served) ->
     assert set(failed.json()) == {"error", "mind_ask"}
     assert failed.json()["error"]["code"] == "model_unavailable"
     assert failed.json()["mind_ask"]["failure"]["kind"] == "server"
+
+
+def test_the_openapi_document_names_the_headers_a_turn_reads(served: Served) -> None:
+    client, _, _ = served
+
+    paths = client.get("/openapi.json").json()["paths"]
+
+    for path in ("/v1/minds/{name}/turns", "/v1/chat/completions"):
+        headers = [p["name"] for p in paths[path]["post"]["parameters"] if p["in"] == "header"]
+        assert headers == ["Idempotency-Key", "x-stainless-retry-count"]
