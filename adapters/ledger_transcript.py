@@ -83,10 +83,14 @@ def _turn_event(
     elif topic == "mind.turn.line_rejected":
         line, reason = _inline(state.get("line")), _inline(state.get("reason"))
         turn.notes.append(f"rejected line “{line}”: {reason}")
+    elif topic == "mind.turn.retried":  # another attempt of a failed turn (shown below)
+        turn.notes.append(f"attempt {_inline(state.get('attempt'))}: its message sent again")
     elif topic == "mind.turn.reflected":
         turn.notes.append(f"reflection: {_inline(state.get('text'))}")
     elif topic in TURN_ENDS:
         del turns[aggregate]
+        if topic == "mind.turn.generation_failed":  # a retry may follow: its message is kept
+            turns[aggregate] = _Turn(turn.seq, turn.speaker, turn.text, turn.time, None, turn.model)
         out = [f"## Turn {turn.seq} ({TURN_ENDS[topic]}) · {_inline(turn.time)}\n\n"]
         out.append(f"**{_inline(turn.speaker)}:**\n\n{_quote(turn.text)}\n\n")
         if turn.reply is not None:

@@ -207,11 +207,12 @@ class Session:
         """Print the end of a served turn: its JSON line, or the line end and change lines."""
         from mindledger.cli.turn_lines import effect_lines
 
-        turn = data if kind == "turn" else data.get("turn")
+        turn = data if kind == "turn" else data.get("mind_turn", data.get("turn"))
         if turn is None:  # refused or broken after acceptance, with nothing to show
             if not self.as_json:
                 echo()
-            echo(f"Error: {data.get('error')}", err=True)
+            error = data.get("error")
+            echo(f"Error: {error.get('message') if isinstance(error, dict) else error}", err=True)
             return
         self.last = _ServedTurn(turn)
         if self.as_json:

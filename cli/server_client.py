@@ -217,8 +217,10 @@ def _answer(status: int, raw: bytes) -> Any:
         data = None
     if 200 <= status < 300 and data is not None:
         return data
+    if isinstance(data, dict) and isinstance(data.get("mind_turn"), dict):
+        return data["mind_turn"]  # a turn recorded as failed: printed as `mind turn` does
     if isinstance(data, dict) and "turn" in data and "status" in data:
-        data.pop("error", None)  # a turn recorded as failed (502): printed as `mind turn` does
+        data.pop("error", None)  # the same from a server before the one error shape
         return data
     error = data.get("error") if isinstance(data, dict) else None
     code = error.get("code") if isinstance(error, dict) else None

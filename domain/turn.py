@@ -101,6 +101,15 @@ class Turn(AggregateRoot):
         TOPIC = "mind.turn.interrupted"
         reason: str
 
+    class Retried(DomainEvent):
+        """A failed turn attempted again (a client's retry of the same request): the same
+        message, another try at its reply; the attempt's outcome follows on this stream."""
+
+        TOPIC = "mind.turn.retried"
+        attempt: int  # this attempt's number: the first attempt is 1, so 2 or more
+        pid: int  # the process running this attempt, as on Started (for recovery)
+        host: str
+
     def __init__(self, id: UUID) -> None:
         super().__init__(id)
         self.text = ""
@@ -112,6 +121,7 @@ class Turn(AggregateRoot):
         self.status = "started"
         self.replied = False
         self.started_at: datetime | None = None
+        self.attempts = 1
 
     @classmethod
     def start(
@@ -202,6 +212,15 @@ class Turn(AggregateRoot):
         """Close a turn whose process died before its outcome was recorded."""
         self._check_open()
         self.trigger(self.Interrupted, at, reason=reason)
+
+    def retry(self, pid: int, host: str, at: datetime) -> None:
+        """Attempt a failed turn again (its message stays; the attempt's outcome follows)."""
+        if self.status != "failed":
+            raise TurnFinishedError(f"turn {self.id} is {self.status}, not failed: not retried")
+        self.trigger(self.Retried, at, attempt=self.attempts + 1, pid=pid, host=host)
+
+    def when_Retried(self, e: Retried) -> None:
+        self.status, self.attempts, self.pid, self.host = "started", e.attempt, e.pid, e.host
 
     def when_Started(self, e: Started) -> None:
         self.text, self.speaker, self.seq, self.model = e.text, e.speaker, e.seq, e.model

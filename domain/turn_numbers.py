@@ -87,11 +87,12 @@ def _from_turns(changes: Changes) -> TurnNumbers:
     return numbers
 
 
-def unfinished_turns(changes: Changes, numbers: TurnNumbers) -> list[Turn.Started]:
-    """The messages of the candidates that still have no outcome (one query each)."""
-    found = []
+def unfinished_turns(changes: Changes, numbers: TurnNumbers) -> list[Turn.Started | Turn.Retried]:
+    """The candidates that still have no outcome (one query each): each one's last event, its
+    message or a retry's attempt (both name the process running it)."""
+    found: list[Turn.Started | Turn.Retried] = []
     for candidate in numbers.candidates():
         last = changes.last_event(UUID(candidate))
-        if isinstance(last, Turn.Started):
+        if isinstance(last, Turn.Started | Turn.Retried):
             found.append(last)
     return found

@@ -74,7 +74,7 @@ class StartedTurn:
     turn: Turn
     seq: int
     recordings: list[Recording[UUID]]
-    unfinished: list[Turn.Started]
+    unfinished: list[Turn.Started | Turn.Retried]
 
 
 def _listeners(
@@ -141,7 +141,7 @@ class TurnService:
         it makes this one number again. `system`, `sampling`: the caller's, recorded with it."""
         settings = sampling.chosen() if sampling else None
 
-        def command(changes: Changes) -> tuple[Turn, list[Turn.Started]]:
+        def command(changes: Changes) -> tuple[Turn, list[Turn.Started | Turn.Retried]]:
             numbers = turn_numbers(changes)
             unfinished = unfinished_turns(changes, numbers)
             at = self.mind.clock()
@@ -165,7 +165,19 @@ class TurnService:
         (turn, unfinished), recordings = self.mind.decide_recorded(command)
         return StartedTurn(turn, turn.seq, recordings, unfinished)
 
-    def recover(self, unfinished: Sequence[Turn.Started]) -> list[str]:
+    def retry(self, turn_id: UUID) -> StartedTurn:
+        """Open a failed turn for another attempt (`Turn.Retried`, alone, as a message is):
+        its number and message stay; the attempt's outcome follows on its stream."""
+
+        def command(changes: Changes) -> Turn:
+            turn = changes.load(Turn, turn_id)
+            turn.retry(self.pid, self.host, self.mind.clock())
+            return turn
+
+        turn, recordings = self.mind.decide_recorded(command)
+        return StartedTurn(turn, turn.seq, recordings, [])
+
+    def recover(self, unfinished: Sequence[Turn.Started | Turn.Retried]) -> list[str]:
         """Mark the turns whose process died before their outcome as interrupted (exactly
         once); the others are still running, or on a host this process cannot check."""
         marked = []
@@ -196,6 +208,7 @@ class TurnService:
         on_reply: Callable[[str], None] | None = None,
         client: ClientChat | None = None,
         sampling: Sampling | None = None,
+        retry_of: UUID | None = None,
     ) -> TurnOutcome:
         """One turn; a model failure is recorded and returned, never raised. `tools` are the
         tool runs the runtime made for this turn (the only tool work a reply may cite).
@@ -203,7 +216,8 @@ class TurnService:
         control line ever; the pieces add up to `outcome.reply`, all heard before the reply is
         recorded). `client`: the caller's system prompt and earlier messages; `sampling`: its
         settings for this reply (a model that cannot take them refuses before anything is
-        recorded)."""
+        recorded). `retry_of`: a failed turn this is another attempt of (`retry`), whose
+        message this `text` is."""
         model = sampled(model, sampling)
         client = client or ClientChat()
         identity = self.mind.identity()
@@ -214,7 +228,7 @@ class TurnService:
             self.threads.find_threads,
         )
         compact, budget = prompt_fit(model, budget)
-        turn_id = uuid4()
+        turn_id = retry_of or uuid4()
         # Asked before the message is saved: the read overlaps the save, and sees the mind as
         # it was just before the message.
         pending = self.retrieval.context(
@@ -228,7 +242,10 @@ class TurnService:
             )
         )
         try:
-            started = self.start(text, speaker, model.name, turn_id, client.system, sampling)
+            if retry_of is None:
+                started = self.start(text, speaker, model.name, turn_id, client.system, sampling)
+            else:
+                started = self.retry(retry_of)
             self.recover(started.unfinished)
         except BaseException:
             pending.cancel()

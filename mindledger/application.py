@@ -17,6 +17,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+from uuid import UUID
 
 from mindledger.checked import checked, checked_methods
 from mindledger.compose import Home
@@ -40,10 +41,12 @@ from mindledger.results_listings import (
     CloseResult,
     CommitResult,
 )
+from mindledger.turn_attempts import AttemptDone, Reattempt, RequestMemory, TurnRequest
 
 if TYPE_CHECKING:
     from mindledger.async_floor import AsyncMindLedger
     from mindledger.domain.application import Mind
+    from mindledger.domain.knowledge_ask import Asker
     from mindledger.domain.model_port import CompletionModel
     from mindledger.domain.turns import TurnOutcome, TurnService
 
@@ -90,6 +93,7 @@ class MindLedger(DirectCommands, KnowledgeCommands, FileCommands, ReadCommands, 
         self._withhold_client_keys = False
         self._name: str | None = None
         self._aio: AsyncMindLedger | None = None
+        self._requests = RequestMemory()
 
     def __enter__(self) -> MindLedger:
         return self
@@ -183,9 +187,11 @@ class MindLedger(DirectCommands, KnowledgeCommands, FileCommands, ReadCommands, 
         system: str | None = None,
         history: Sequence[Mapping[str, str]] = (),
         sampling: Mapping[str, Any] | None = None,
+        retry_of: UUID | None = None,
     ) -> TurnDone:
         """`turn`, with the use case's outcome beside its JSON (for front-ends that render
-        more than the JSON, such as the command line's effect lines)."""
+        more than the JSON, such as the command line's effect lines). `retry_of`: a failed
+        turn this is another attempt of, whose message `text` is (see `attempt_turn`)."""
         from mindledger.compose import asker
         from mindledger.domain.client_chat import checked_chat
         from mindledger.domain.model_port import sampled
@@ -203,7 +209,10 @@ class MindLedger(DirectCommands, KnowledgeCommands, FileCommands, ReadCommands, 
             try:
                 # A message whose intent reusable knowledge answers is answered from it.
                 with forget_excluded(self.home):
-                    outcome = asker(self.home, service, semantic=False).turn(
+                    routed: Asker | Reattempt = asker(self.home, service, semantic=False)
+                    if retry_of is not None:  # an attempt of a turn the model failed: to it again
+                        routed = Reattempt(service, retry_of)
+                    outcome = routed.turn(
                         text,
                         lambda: completion_model,
                         budget=budget,
@@ -219,6 +228,27 @@ class MindLedger(DirectCommands, KnowledgeCommands, FileCommands, ReadCommands, 
             )
         self._name = done.result.identity.name or self._name
         return done
+
+    def attempt_turn(
+        self, request: TurnRequest, text: str, turn_args: Mapping[str, Any]
+    ) -> AttemptDone:
+        """`run_turn(text, **turn_args)` for a client's request that may be a retry
+        (`mindledger.turn_attempts`): a repeat of a completed request is its recorded answer
+        (`replayed`, nothing written); a repeat of a failed one is another attempt of that
+        turn; an idempotency key reused for another request is refused."""
+        from mindledger.domain.turn import TurnFinishedError
+        from mindledger.turn_attempts import attempt_turn
+
+        def run(again: UUID | None) -> TurnDone:
+            if again is not None:
+                try:
+                    return self.run_turn(text, retry_of=again, **turn_args)
+                except TurnFinishedError:
+                    pass  # no longer failed (interrupted, say): a new turn it is
+            return self.run_turn(text, **turn_args)
+
+        with self.write_lock:  # a retry waits for the attempt it repeats
+            return attempt_turn(self._requests, request, run)
 
     def ask(
         self,
@@ -347,6 +377,7 @@ class MindLedger(DirectCommands, KnowledgeCommands, FileCommands, ReadCommands, 
         with self.write_lock:
             self._drop_turns()
             self._models.clear()
+            self._requests.clear()
             yield
 
     def commit(

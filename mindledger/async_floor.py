@@ -15,7 +15,8 @@ from mindledger.application import MindLedger
 # Public methods that are plumbing, not use cases (`run_turn` is `turn` with its domain
 # outcome beside the result, for front-ends that render more than the JSON; `run_tick` and
 # `chat_turn` too; `current_identity` is the ledger's name and model for a chat's greeting;
-# `interrupt_own_turns` is a stopping server's last write).
+# `interrupt_own_turns` is a stopping server's last write; `attempt_turn` is `run_turn` for a
+# client's request that may be a retry).
 PLUMBING = frozenset(
     {
         "model_for",
@@ -23,6 +24,7 @@ PLUMBING = frozenset(
         "warm",
         "close",
         "run_turn",
+        "attempt_turn",
         "run_tick",
         "chat_turn",
         "current_identity",

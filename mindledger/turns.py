@@ -72,7 +72,7 @@ def turn_model(
     ledger); `mock` needs a scripted reply (the text itself: reading `@FILE` is the command
     line's business)."""
     if mock_reply is not None and spec not in (None, "mock"):
-        raise InvalidInputError('"mock_reply" works only with model "mock"')
+        raise InvalidInputError('"mock_reply" works only with model "mock"', param="mock_reply")
     named = spec
     if spec is None and mind_model is not None:
         spec = mind_model()

@@ -118,8 +118,8 @@ def authenticate(authorization: str | None, minds: Minds) -> list[ServedMind]:
         raise ApiError(
             401,
             "unauthorized",
-            "missing bearer token: send an Authorization header with the mind's token "
-            "(`mind serve --print-token` prints it)",
+            "missing bearer token: send the header `Authorization: Bearer TOKEN` with the "
+            "mind's token (its home's server-token file holds it)",
         )
     opened = minds.for_token(token)
     if not opened:

@@ -91,6 +91,6 @@ class MindCORS(CORSMiddleware):
             400,
             "cors_refused",
             f"CORS preflight refused: this server does not allow that {refused} "
-            "(its owner lists the origins allowed: `mind serve --cors ORIGIN`)",
+            "(the server's owner lists the origins it allows)",
             {"Vary": "Origin"},
         )

@@ -95,6 +95,7 @@ class Endpoint:
     summary: str
     params: tuple[Param, ...] = ()
     body: tuple[Field, ...] | None = None
+    headers: tuple[Param, ...] = ()  # request headers it reads (documented; never required)
     auth: bool = True
     streams: bool = False  # may answer text/event-stream
     tags: tuple[str, ...] = ()

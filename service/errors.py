@@ -26,6 +26,7 @@ from mindledger.errors import (
     ReadModelCorruptError,
     UnavailableError,
 )
+from mindledger.turn_attempts import IdempotencyKeyReusedError
 
 log = logging.getLogger("mindledger.server")
 # A full disk (or the file size limit): nothing could be written, and the client's command line
@@ -64,6 +65,8 @@ def error_response(
 
 # Domain errors a client caused, by the status and code they answer with (first match wins).
 _MAPPED: list[tuple[type[Exception], int, str]] = [
+    # A client's idempotency key sent again with another request (as the IETF draft answers).
+    (IdempotencyKeyReusedError, 422, "idempotency_key_reused"),
     (QueryStoppedError, 422, "query_stopped"),
     (NotInitialisedError, 404, "not_initialised"),
     (LedgerBusyError, 503, "busy"),
@@ -80,22 +83,32 @@ _MAPPED: list[tuple[type[Exception], int, str]] = [
 ]
 
 
+def mind_error_body(
+    e: MindError, secrets: Sequence[str], home: Path | None = None
+) -> tuple[int, dict[str, Any]]:
+    """A MindError's status and body: a client's mistake is 4xx with the message
+    (`failure_message`: secrets redacted, a cause's first line at most; with `home`, what was
+    left out is logged there under an error id the message names) and the argument at fault as
+    `param` (the floor's request word, which is the route's JSON field)."""
+    message = failure_message(e, home, secrets, full_path=False)
+    if was_disk_full(e, home):
+        status, code, param = INSUFFICIENT_STORAGE, "insufficient_storage", None
+    elif isinstance(e, QueryError) and "refused" in message:
+        status, code, param = 403, "read_only", None
+    else:
+        status, code = next(
+            ((s, c) for kind, s, c in _MAPPED if isinstance(e, kind)), (400, "bad_request")
+        )
+        param = e.param
+    return status, error_body(status, code, message, param)
+
+
 def mind_error_response(
     e: MindError, secrets: Sequence[str], home: Path | None = None
 ) -> JSONResponse:
-    """A MindError as JSON: a client's mistake is 4xx with the message (`failure_message`:
-    secrets redacted, a cause's first line at most; with `home`, what was left out is logged
-    there under an error id the message names) and the argument at fault as `param` (the
-    floor's request word, which is the route's JSON field)."""
-    message = failure_message(e, home, secrets, full_path=False)
-    if was_disk_full(e, home):
-        return error_response(INSUFFICIENT_STORAGE, "insufficient_storage", message)
-    if isinstance(e, QueryError) and "refused" in message:
-        return error_response(403, "read_only", message)
-    for kind, status, code in _MAPPED:
-        if isinstance(e, kind):
-            return error_response(status, code, message, param=e.param)
-    return error_response(400, "bad_request", message, param=e.param)
+    """A MindError as JSON (`mind_error_body`)."""
+    status, body = mind_error_body(e, secrets, home)
+    return JSONResponse(body, status)
 
 
 def internal_error_message(

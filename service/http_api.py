@@ -15,6 +15,7 @@ from mindledger.domain.budgets import DEFAULT_BUDGET, RECALL_BUDGET_FLOOR, TURN_
 from mindledger.ledger_reads import KINDS
 from mindledger.service.endpoints import Call, Endpoint, Field, JsonResponse, Param
 from mindledger.service.errors import ApiError
+from mindledger.turn_attempts import TurnRequest
 from mindledger.turn_refs import TURN_REF
 
 T = TypeVar("T")
@@ -68,6 +69,8 @@ TURN_FIELDS = (
 
 
 async def turn(call: Call) -> Any:
+    from mindledger.service.turn_answers import REPLAYED, failed_turn_response, turn_request
+
     body = call.body
     mind = call.the_mind
     kwargs: dict[str, Any] = {
@@ -76,28 +79,19 @@ async def turn(call: Call) -> Any:
         "api_base": body.get("api_base"),
         "budget": body.get("budget", DEFAULT_BUDGET),
     }
+    # A client's retry of this very request is another attempt of its turn, never a new turn.
+    asked = turn_request(call.request.headers, body)
     if body.get("stream"):
-        return _streamed_turn(call, body["text"], kwargs)
-    done = await in_turn_thread(call, lambda: mind.run_turn(body["text"], **kwargs))
-    if done.outcome.status == "failed":
-        return JsonResponse({**done.data, "error": _failure(done.data)}, 502)
-    return done.data
+        return _streamed_turn(call, body["text"], kwargs, asked)
+    attempt = await in_turn_thread(call, lambda: mind.attempt_turn(asked, body["text"], kwargs))
+    if attempt.done.outcome.status == "failed":
+        return failed_turn_response(attempt.done.data)
+    return JsonResponse(attempt.done.data, headers=REPLAYED if attempt.replayed else None)
 
 
-def _failure(data: dict[str, Any]) -> dict[str, Any]:
-    """A failed generation in the one error shape (the turn's record stays beside it)."""
-    from mindledger.service.errors import error_body
-
-    failure = data.get("failure") or {}
-    message = (
-        f"generation failed ({failure.get('kind')}): {failure.get('message')}; "
-        f"the message is kept at position {data['events']['first']}"
-    )
-    error: dict[str, Any] = error_body(502, "model_failed", message)["error"]
-    return error
-
-
-def _streamed_turn(call: Call, text: str, kwargs: dict[str, Any]) -> StreamingResponse:
+def _streamed_turn(
+    call: Call, text: str, kwargs: dict[str, Any], asked: TurnRequest
+) -> StreamingResponse:
     loop = asyncio.get_running_loop()
     queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
     mind = call.the_mind
@@ -107,22 +101,25 @@ def _streamed_turn(call: Call, text: str, kwargs: dict[str, Any]) -> StreamingRe
 
     def run() -> None:
         from mindledger.domain.errors import MindError
-        from mindledger.error_report import failure_message
-        from mindledger.service.errors import internal_error_message
+        from mindledger.service.errors import error_body, internal_error_message, mind_error_body
+        from mindledger.service.turn_answers import failed_turn
 
         home = mind.home.path
         try:
-            done = mind.run_turn(text, on_delta=on_delta, **kwargs)
-        except MindError as e:
-            message = failure_message(e, home, mind.secrets, full_path=False)
-            loop.call_soon_threadsafe(queue.put_nowait, ("error", " ".join(message.split())))
+            attempt = mind.attempt_turn(asked, text, {**kwargs, "on_delta": on_delta})
+            done = attempt.done
+            if attempt.replayed:  # answered from the record: its reply, whole
+                on_delta(done.data["reply"])
+        except MindError as e:  # the one error path's body, as a response would carry it
+            refused = mind_error_body(e, mind.secrets, home)[1]
+            loop.call_soon_threadsafe(queue.put_nowait, ("error", refused))
         except Exception as e:  # a thread boundary: reported as an event, logged, never lost
             message = internal_error_message(e, mind.secrets, home, "the turn failed on the server")
-            loop.call_soon_threadsafe(queue.put_nowait, ("error", message))
+            failed = error_body(500, "internal", message)
+            loop.call_soon_threadsafe(queue.put_nowait, ("error", failed))
         else:
             if done.outcome.status == "failed":  # recorded as failed: the error carries it
-                failed = {"error": _failure(done.data)["message"], "turn": done.data}
-                loop.call_soon_threadsafe(queue.put_nowait, ("failed", failed))
+                loop.call_soon_threadsafe(queue.put_nowait, ("error", failed_turn(done.data)[1]))
             else:
                 loop.call_soon_threadsafe(queue.put_nowait, ("turn", done.data))
 
@@ -136,8 +133,8 @@ def _streamed_turn(call: Call, text: str, kwargs: dict[str, Any]) -> StreamingRe
             elif kind == "turn":
                 yield sse("turn", data)
                 return
-            else:
-                yield sse("error", data if kind == "failed" else {"error": data})
+            else:  # the one error shape (a failed turn's record as `mind_turn`)
+                yield sse("error", data)
                 return
 
     return StreamingResponse(events(), media_type="text/event-stream", headers=_NO_CACHE)
@@ -197,8 +194,16 @@ async def log(call: Call) -> Any:
 
 
 async def verify(call: Call) -> Any:
+    from mindledger.service.errors import error_body
+
     data = await call.the_mind.aio.verify()
-    return data if data.ok else JsonResponse(data, 409)
+    if data.ok:
+        return data
+    # The one error shape, the check's result beside it (as a failed turn's record rides).
+    where = f" at position {data.first_bad}" if data.first_bad is not None else ""
+    message = f"the ledger fails verification{where}: {data.reason}"
+    body = error_body(409, "verify_failed", message)
+    return JsonResponse({**body, "mind_verify": data.model_dump(mode="json")}, 409)
 
 
 async def query(call: Call) -> Any:
@@ -231,6 +236,7 @@ def endpoints() -> list[Endpoint]:
     from mindledger.service.forget_api import forget_endpoints
     from mindledger.service.knowledge_api import knowledge_endpoints
     from mindledger.service.owner_api import owner_endpoints
+    from mindledger.service.turn_answers import RETRY_HEADERS
 
     read = ("reads",)
     return [
@@ -244,8 +250,12 @@ def endpoints() -> list[Endpoint]:
             "POST",
             f"{MIND}/turns",
             turn,
-            "Run a turn: `mind turn --json` (502 with the turn when the model failed).",
+            "Run a turn: `mind turn --json`. A model failure is an error with the turn as "
+            "`mind_turn`: 503 + Retry-After when a retry may pass, 4xx when not, else 502; a "
+            "retry (`Idempotency-Key`, or `x-stainless-retry-count` with the same body) is "
+            "another attempt of the same turn.",
             body=TURN_FIELDS,
+            headers=RETRY_HEADERS,
             streams=True,
             tags=("turns",),
             result=results.TurnResult,
@@ -330,7 +340,8 @@ def endpoints() -> list[Endpoint]:
             "POST",
             f"{MIND}/verify",
             verify,
-            "`mind verify --json` (409 when the ledger fails).",
+            "`mind verify --json` (409 when the ledger fails: the error, the result as "
+            "`mind_verify`).",
             tags=read,
             result=results_ledger.VerifyResult,
         ),

@@ -32,9 +32,10 @@ async def _guarded(fn: Callable[[], Any]) -> Any:
     try:
         return await fn()
     except (AmbiguousKnowledgeError, AmbiguousTurnError) as e:
-        body = error_body(409, "ambiguous", str(e))
-        body["error"]["candidates"] = e.candidates
-        return JsonResponse(body, 409)
+        # The one error shape; the candidates beside it (an error object has its four fields).
+        return JsonResponse(
+            {**error_body(409, "ambiguous", str(e)), "candidates": e.candidates}, 409
+        )
     except UnknownKnowledgeError as e:
         raise ApiError(404, "not_found", str(e)) from None
 
@@ -126,9 +127,13 @@ async def ask(call: Call) -> Any:
     data = done.model_dump(mode="json")
     if not data.get("failure"):
         return data
+    from mindledger.service.turn_answers import failure_status
+
     failure = data["failure"]
     message = f"generation failed ({failure.get('kind')}): {failure.get('message')}"
-    return JsonResponse({**data, **error_body(502, "model_failed", message)}, 502)
+    status, code, headers = failure_status(str(failure.get("kind", "")))
+    # The one error shape; the ask's record (its turn, kept failed) rides along as `mind_ask`.
+    return JsonResponse({**error_body(status, code, message), "mind_ask": data}, status, headers)
 
 
 NOTE = (Field("note", "string", description="Why (kept with the decision)."),)
@@ -234,7 +239,8 @@ def knowledge_endpoints() -> list[Endpoint]:
             "POST",
             f"{MIND}/ask",
             ask,
-            "`mind ask QUESTION --json`: reusable knowledge, else a turn (502 when it failed).",
+            "`mind ask QUESTION --json`: reusable knowledge, else a turn (a failed model: an "
+            "error with the ask as `mind_ask`, 503 when a retry may pass).",
             body=(
                 Field("question", "string", True, "The question."),
                 Field("current", "boolean", description="Current data wanted: revalidate."),

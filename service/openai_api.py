@@ -12,7 +12,9 @@ the finish chunk; with `stream_options.include_usage`, the usage on a last chunk
 as OpenAI sends it) and `data: [DONE]`, once the turn has begun: a request refused before then
 is a 400, never a stream. Extra body field `mind_options` (`model`, `mock_reply`, `api_base`,
 `budget`) chooses the turn's model as `mind turn` flags do. Errors come in OpenAI's shape:
-`{"error": {"message", "type", "param", "code"}}`.
+`{"error": {"message", "type", "param", "code"}}`. A client's retry (its `Idempotency-Key`, or
+the SDKs' `x-stainless-retry-count` with the same body) is another attempt of the same turn or
+its recorded answer, never a second turn (service/turn_answers.py: a failed model's status).
 """
 
 from __future__ import annotations
@@ -29,10 +31,17 @@ from mindledger.domain.errors import MindError
 from mindledger.service.chat_request import PREFIX, ChatRequest, chat_request
 from mindledger.service.endpoints import Call, Endpoint, read_json
 from mindledger.service.errors import ApiError, error_body, mind_error_response
+from mindledger.service.turn_answers import (
+    REPLAYED,
+    failed_turn,
+    failed_turn_response,
+    turn_request,
+)
 
 if TYPE_CHECKING:
     from mindledger.service.app import Extension
     from mindledger.service.minds import Minds, ServedMind, TurnDone
+    from mindledger.turn_attempts import TurnRequest
 
 __all__ = ["PREFIX", "extension", "openai_error"]
 
@@ -79,19 +88,26 @@ async def chat_completions(call: Call) -> Response:
     mind: ServedMind | None = None
     request: ChatRequest | None = None
     try:
-        request = chat_request(await read_json(call.request, call.max_body))
+        raw = await read_json(call.request, call.max_body)
+        request = chat_request(raw)
         mind = _the_mind(call, request.model)
+        # A client's retry of this very request is another attempt of its turn, never a new
+        # turn (mindledger.turn_attempts).
+        asked = turn_request(call.request.headers, raw)
         if request.stream:
-            return await _streamed(call, mind, request)
+            return await _streamed(call, mind, request, asked)
         turn, served = request, mind
-        done = await in_turn_thread(call, lambda: served.run_turn(turn.text, **turn.turn_args()))
+        attempt = await in_turn_thread(
+            call, lambda: served.attempt_turn(asked, turn.text, turn.turn_args())
+        )
     except ApiError as e:
         return JSONResponse(error_body(e.status, e.code, e.message, e.param), e.status)
     except MindError as e:
         return _refused(e, call, mind, request)
-    if done.outcome.status == "failed":
-        return _failed(done)
-    return JSONResponse(_completion(done, request.model))
+    if attempt.done.outcome.status == "failed":
+        return failed_turn_response(attempt.done.data)
+    headers = REPLAYED if attempt.replayed else None
+    return JSONResponse(_completion(attempt.done, request.model), headers=headers)
 
 
 def mind_secrets(call: Call) -> list[str]:
@@ -124,19 +140,6 @@ def _completion(done: TurnDone, model: str) -> dict[str, Any]:
     }
 
 
-def _failure_message(data: dict[str, Any]) -> str:
-    failure = data.get("failure") or {}
-    return (
-        f"generation failed ({failure.get('kind')}): {failure.get('message')}; "
-        f"the message is kept at position {data['events']['first']}"
-    )
-
-
-def _failed(done: TurnDone) -> JSONResponse:
-    body = error_body(502, "model_failed", _failure_message(done.data))
-    return JSONResponse({**body, "mind_turn": done.data}, 502)
-
-
 def _chunk(turn_id: str, model: str, delta: dict[str, Any], finish: str | None) -> dict[str, Any]:
     return {
         "id": f"chatcmpl-{turn_id}",
@@ -151,7 +154,9 @@ def _data(payload: Any) -> bytes:
     return f"data: {json.dumps(payload, ensure_ascii=False)}\n\n".encode()
 
 
-async def _streamed(call: Call, mind: ServedMind, request: ChatRequest) -> Response:
+async def _streamed(
+    call: Call, mind: ServedMind, request: ChatRequest, asked: TurnRequest
+) -> Response:
     """OpenAI's chunk stream: the role, the visible reply as it comes, the finish with usage
     and `mind_turn`, `[DONE]`. The turn runs in the turn workers whatever the client does.
     The answer waits for the turn's first news: a refusal (the floor checks every argument
@@ -169,9 +174,11 @@ async def _streamed(call: Call, mind: ServedMind, request: ChatRequest) -> Respo
 
         home = mind.home.path
         try:
-            done = mind.run_turn(
-                request.text, on_delta=lambda piece: put("delta", piece), **request.turn_args()
-            )
+            args = {**request.turn_args(), "on_delta": lambda piece: put("delta", piece)}
+            attempt = mind.attempt_turn(asked, request.text, args)
+            done = attempt.done
+            if attempt.replayed:  # answered from the record: its reply, whole
+                put("delta", done.data["reply"])
         except MindError as e:
             put("refused", e)
         except Exception as e:  # a thread boundary: logged, reported as one line, never lost
@@ -187,7 +194,7 @@ async def _streamed(call: Call, mind: ServedMind, request: ChatRequest) -> Respo
     if first[0] == "error":
         return openai_error(500, first[1]["code"], first[1]["message"])
     if first[0] == "done" and first[1].outcome.status == "failed":
-        return _failed(first[1])
+        return failed_turn_response(first[1].data)
     stream_id = f"{int(time.time() * 1000):x}"
     model = request.model
 
@@ -210,9 +217,7 @@ async def _streamed(call: Call, mind: ServedMind, request: ChatRequest) -> Respo
                 error = {"message": message, "type": "server_error", "param": None}
                 yield _data({"error": {**error, "code": "invalid_request"}})
             elif data.outcome.status == "failed":
-                message = _failure_message(data.data)
-                error = {"message": message, "type": "server_error", "param": None}
-                yield _data({"error": {**error, "code": "model_failed"}, "mind_turn": data.data})
+                yield _data(failed_turn(data.data)[1])
             else:
                 final = _chunk(stream_id, model, {}, _finish(data))
                 final["mind_turn"] = data.data
@@ -268,6 +273,7 @@ COMPLETION = {
 def extension(minds: Minds) -> Extension:
     """`GET /v1/models` and `POST /v1/chat/completions` on the server."""
     from mindledger.service.app import Extension
+    from mindledger.service.turn_answers import RETRY_HEADERS
 
     return Extension(
         endpoints=[
@@ -289,6 +295,7 @@ def extension(minds: Minds) -> Extension:
                 streams=True,
                 tags=("openai",),
                 result=COMPLETION,
+                headers=RETRY_HEADERS,
             ),
         ]
     )

@@ -21,8 +21,9 @@ from mindledger.domain.errors import MindError
 from mindledger.service.chat_request import ChatRequest, _options, _sampling, _stream
 from mindledger.service.endpoints import Call, Endpoint, read_json
 from mindledger.service.errors import ApiError, error_body
-from mindledger.service.openai_api import _failed, _finish, _refused, _the_mind
+from mindledger.service.openai_api import _finish, _refused, _the_mind
 from mindledger.service.openai_fields import known_fields, mind_model, neutral_only
+from mindledger.service.turn_answers import failed_turn_response
 from mindledger.service.turn_stream import SSE_HEADERS, StreamError, streamed_turn
 
 if TYPE_CHECKING:
@@ -133,7 +134,7 @@ async def completions(call: Call) -> Response:
     except MindError as e:
         return _refused(e, call, mind, request)
     if done.outcome.status == "failed":
-        return _failed(done)
+        return failed_turn_response(done.data)
     answer = _chunk(done.data["turn"], request.model, done.data["reply"], _finish(done))
     return JSONResponse({**answer, "usage": _usage(done), "mind_turn": done.data})
 

@@ -23,8 +23,9 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from mindledger.domain.errors import MindError
 from mindledger.service.endpoints import Call, Endpoint, read_json
 from mindledger.service.errors import ApiError, error_body
-from mindledger.service.openai_api import _failed, _refused, _the_mind
+from mindledger.service.openai_api import _refused, _the_mind
 from mindledger.service.responses_request import ResponsesRequest, responses_request
+from mindledger.service.turn_answers import failed_turn_response
 from mindledger.service.turn_stream import SSE_HEADERS, StreamError, streamed_turn
 
 if TYPE_CHECKING:
@@ -128,7 +129,7 @@ async def responses(call: Call) -> Response:
     except MindError as e:
         return _refused(e, call, mind, request)
     if done.outcome.status == "failed":
-        return _failed(done)
+        return failed_turn_response(done.data)
     turn_id = done.data["turn"]
     base = _response(f"resp_{turn_id}", created, request, "completed")
     return JSONResponse(_finished(base, f"msg_{turn_id}", done))

@@ -83,6 +83,10 @@ def _operation(ep: Endpoint, schemas: dict[str, Any]) -> dict[str, Any]:
         }
         for p in ep.params
     ]
+    parameters += [
+        {"name": h.name, "in": "header", "description": h.description, "schema": {"type": "string"}}
+        for h in ep.headers
+    ]
     content: dict[str, Any] = {}
     if ep.result is not None or not ep.streams:
         content["application/json"] = {"schema": result_schema(ep.result, schemas)}

@@ -17,12 +17,11 @@ from starlette.responses import Response
 
 from mindledger.domain.errors import MindError
 from mindledger.service.openai_api import (
-    _failed,
-    _failure_message,
     _refused,
     mind_secrets,
     openai_error,
 )
+from mindledger.service.turn_answers import failed_turn, failed_turn_response
 
 if TYPE_CHECKING:
     from mindledger.service.chat_request import ChatRequest
@@ -76,7 +75,7 @@ async def streamed_turn(
     if kind == "error":
         return openai_error(500, "internal", data)
     if kind == "done" and data.outcome.status == "failed":
-        return _failed(data)
+        return failed_turn_response(data.data)
 
     async def news() -> AsyncIterator[str | TurnDone | StreamError]:
         nonlocal kind, data
@@ -91,7 +90,8 @@ async def streamed_turn(
             shown = failure_message(data, mind.home.path, secrets, full_path=False)
             yield StreamError(" ".join(shown.split()), "invalid_request")
         elif data.outcome.status == "failed":
-            yield StreamError(_failure_message(data.data), "model_failed", data.data)
+            error = failed_turn(data.data)[1]["error"]
+            yield StreamError(error["message"], error["code"], data.data)
         else:
             yield data
 

@@ -377,6 +377,14 @@ def turn_failed(rows: Rows, e: Ev) -> None:
     )
 
 
+@handles("mind.turn.retried")
+def turn_retried(rows: Rows, e: Ev) -> None:
+    # Another attempt of a failed turn: running again until its next outcome.
+    rows.entity("turns", e.stream).update(
+        status="started", failure_kind=None, failure=None, finished_at=None, finished_position=None
+    )
+
+
 @handles("mind.turn.line_rejected")
 def turn_line_rejected(rows: Rows, e: Ev) -> None:
     rows.append(

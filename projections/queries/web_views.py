@@ -107,12 +107,14 @@ def effects(con: duckdb.DuckDBPyConnection, first: int, last: int) -> list[dict[
 
 
 def prompt_event(con: duckdb.DuckDBPyConnection, first: int, last: int) -> list[dict[str, Any]]:
-    """The event that recorded the prompt a turn sent (replied or failed), at most one (sealed)."""
+    """The event that recorded the prompt a turn sent (replied or failed), at most one (sealed):
+    the last attempt's."""
     return rows(
         con.execute(
             "SELECT type, aggregate_id AS aggregate, version, payload FROM events "
             "WHERE position > ? AND position <= ? "
-            "AND type IN ('mind.turn.replied', 'mind.turn.generation_failed') LIMIT 1",
+            "AND type IN ('mind.turn.replied', 'mind.turn.generation_failed') "
+            "ORDER BY position DESC LIMIT 1",
             [first, last],
         )
     )

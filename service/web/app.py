@@ -51,8 +51,10 @@ class MindTokens(Protocol):
 
 
 def error(status: int, code: str, message: str) -> JSONResponse:
-    """The server's one error shape (`service/errors.py`), with the page's security headers."""
-    return error_response(status, code, message, SECURITY_HEADERS)
+    """The server's one error shape (`service/errors.py`), with the page's security headers
+    (and a 401's challenge, as /v1 sends it)."""
+    challenge = {"WWW-Authenticate": 'Bearer realm="mindledger"'} if status == 401 else {}
+    return error_response(status, code, message, {**SECURITY_HEADERS, **challenge})
 
 
 def bearer(request: Request) -> str | None:

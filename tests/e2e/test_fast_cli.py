@@ -114,12 +114,12 @@ def test_a_failed_turn_exits_1_with_the_same_output_on_both_paths(
 ) -> None:
     home, plain = twin_homes
     refused = ["turn", "hello", "--model", "openai/nothing", "--api-base", "http://127.0.0.1:9/v1"]
-    before = logged_requests(home, "/turns 502")
+    before = logged_requests(home, "/turns 503")
 
     fast = run_mind(refused, client_env(home))
     slow = run_mind(refused, client_env(plain, MIND_NO_SERVER="1"))
 
-    assert logged_requests(home, "/turns 502") == before + 1
+    assert logged_requests(home, "/turns 503") == before + 1
     assert (fast.code, fast.out, fast.err) == (slow.code, slow.out, slow.err)
     assert fast.code == 1 and fast.err.startswith("Error: generation failed")
 

@@ -127,7 +127,7 @@ def test_errors_come_in_openai_shape_and_record_nothing(server: Server) -> None:
     assert started_texts(server) == before
 
 
-def test_a_failed_model_answers_502_with_the_recorded_turn(server: Server) -> None:
+def test_an_unreachable_model_answers_503_with_the_recorded_turn(server: Server) -> None:
     options = {"model": "openai/gpt-4o-mini", "api_base": "http://127.0.0.1:9/v1"}
 
     with pytest.raises(openai.InternalServerError) as failed:
@@ -138,8 +138,9 @@ def test_a_failed_model_answers_502_with_the_recorded_turn(server: Server) -> No
         )
 
     body = failed.value.body
-    assert failed.value.status_code == 502 and isinstance(body, dict)
-    assert body["code"] == "model_failed"
+    assert failed.value.status_code == 503 and isinstance(body, dict)
+    assert body["code"] == "model_unavailable"
+    assert failed.value.response.headers["retry-after"] == "1"
     assert started_texts(server)[-1] == "Anyone there?"
 
 

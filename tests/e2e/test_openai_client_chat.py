@@ -154,7 +154,7 @@ REFUSED = [
     ({"store": True}, "store"),
     ({"temprature": 0.2}, "temprature"),
     ({"mind_options": {"budget": 10}}, "mind_options.budget"),
-    ({"mind_options": {"model": "mock"}}, None),
+    ({"mind_options": {"model": "mock"}}, "mind_options.mock_reply"),
 ]
 
 
@@ -240,6 +240,6 @@ def test_a_streamed_turn_whose_model_fails_before_any_text_is_an_error_status_no
             extra_body={"mind_options": options},
         )
 
-    assert failed.value.status_code == 502
-    assert isinstance(failed.value.body, dict) and failed.value.body["code"] == "model_failed"
+    assert failed.value.status_code == 503
+    assert isinstance(failed.value.body, dict) and failed.value.body["code"] == "model_unavailable"
     assert started(server)[-1]["text"] == "Anyone there?"  # the message is kept

@@ -135,16 +135,17 @@ def test_a_model_failure_is_recorded_and_answered_as_such_streamed_or_not(
         streamed = list(sse_events(con.getresponse()))
         con.close()
 
-    assert plain.status == 502
-    assert plain.json()["error"]["code"] == "model_failed"
-    assert plain.json()["status"] == "failed"
-    assert "fake provider says 401" in plain.json()["failure"]["message"]
+    # The provider refused the key: retrying cannot help, so a 4xx no client retries.
+    assert plain.status == 424
+    assert plain.json()["error"]["code"] == "model_auth_failed"
+    assert plain.json()["mind_turn"]["status"] == "failed"
+    assert "fake provider says 401" in plain.json()["mind_turn"]["failure"]["message"]
     assert [e for e, _ in streamed] == ["error"]
-    assert streamed[0][1]["turn"]["status"] == "failed"
-    assert streamed[0][1]["error"].startswith("generation failed")
+    assert streamed[0][1]["mind_turn"]["status"] == "failed"
+    assert streamed[0][1]["error"]["message"].startswith("generation failed")
     assert turns(server.homes[0])[-2:] == [
-        {"seq": plain.json()["seq"], "status": "failed"},
-        {"seq": plain.json()["seq"] + 1, "status": "failed"},
+        {"seq": plain.json()["mind_turn"]["seq"], "status": "failed"},
+        {"seq": plain.json()["mind_turn"]["seq"] + 1, "status": "failed"},
     ]
 
 

@@ -217,7 +217,9 @@ def test_no_sql_outside_the_projections_and_adapters() -> None:
 # the floor on and closes with (`compose`: Home, command_scope), one error line per failure
 # (`error_report`), text made safe for a terminal or JSON (`safe_text`), and the server-file
 # protocol the command line and the server share (`server_files`), and the web page's read
-# session (`web_reads`: the page's own views over the read model, opened per request).
+# session (`web_reads`: the page's own views over the read model, opened per request), and a
+# client's request as the retry memory takes it and whether a failure is worth retrying
+# (`turn_attempts`).
 PUBLIC_MODULES = {
     "mindledger",
     "mindledger.application",
@@ -233,6 +235,7 @@ PUBLIC_MODULES = {
     "mindledger.safe_text",
     "mindledger.server_files",
     "mindledger.web_reads",
+    "mindledger.turn_attempts",
 }
 # Single names of other floor modules: vocabularies that click's choices and the OpenAPI
 # document read from their one source, the server process's background warm-up and its cap

@@ -408,7 +408,8 @@ VIEWS.ledger = async (section) => {
   verify.addEventListener("click", async () => {
     result.textContent = "Verifying…"; result.className = "verify";
     try {
-      const v = await api(mindPath("/verify"), { method: "POST", body: "{}", accept: [409] });
+      const answer = await api(mindPath("/verify"), { method: "POST", body: "{}", accept: [409] });
+      const v = answer.mind_verify || answer;  // a failed check: the one error, the result beside it
       if (v.ok) { result.textContent = `OK: ${v.events} events verified, head ${short(v.head, 16)}`; result.classList.add("ok"); }
       else if (v.first_bad !== null && v.first_bad !== undefined) { result.textContent = `BROKEN at position ${v.first_bad}: ${v.reason} (${v.events} events verified before it)`; result.classList.add("error"); }
       else { result.textContent = `BROKEN: ${v.reason} (${v.events} events verified)`; result.classList.add("error"); }
