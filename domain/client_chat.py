@@ -127,7 +127,28 @@ def checked_chat(
         raise InvalidInputError(
             f"`history` holds more than {MAX_HISTORY_CHARS:,} characters", param="history"
         )
+    _answers_calls(messages, results)
     return ClientChat(_system(system), messages, tooling or ToolRequest(), results)
+
+
+def _answers_calls(
+    history: Sequence[Mapping[str, Any]], results: Sequence[Mapping[str, str]]
+) -> None:
+    """Each tool message (and tool result) answers a call of the assistant message before it,
+    as OpenAI requires (a provider refuses a stray one late, after the message is recorded)."""
+    asked: set[str] = set()
+    tools = [(f"history[{n}]", m) for n, m in enumerate(history)]
+    tools += [(f"tool_results[{n}]", {"role": "tool", **r}) for n, r in enumerate(results)]
+    for where, message in tools:
+        if message["role"] == "assistant":
+            asked = {c["id"] for c in message.get("tool_calls") or ()}
+        elif message["role"] == "user":
+            asked = set()
+        elif message["tool_call_id"] not in asked:
+            raise InvalidInputError(
+                f"`{where}.tool_call_id` answers no tool call of the assistant message before it",
+                param=f"{where}.tool_call_id",
+            )
 
 
 def client_block(system: str) -> str:

@@ -89,6 +89,18 @@ def events(mind: mindledger.MindLedger, topic: str) -> list[dict[str, Any]]:
     return [e["payload"] for e in logged if e["type"] == topic]
 
 
+def calling(*ids: str) -> list[dict[str, Any]]:
+    """The conversation a client sends back before its results: the question, the calls."""
+    calls = [
+        {"id": i, "type": "function", "function": {"name": "get_weather", "arguments": "{}"}}
+        for i in ids
+    ]
+    return [
+        {"role": "user", "content": QUESTION},
+        {"role": "assistant", "content": None, "tool_calls": calls},
+    ]
+
+
 def asked(mind: mindledger.MindLedger) -> mindledger.results.TurnResult:
     return mind.turn(QUESTION, model="fake/tools", tools=[WEATHER], tool_choice="auto")
 
@@ -148,7 +160,14 @@ def test_results_naming_a_call_the_mind_never_made_start_a_turn_linked_to_none(
 ) -> None:
     forged = {"tool_call_id": f"call_{'ab' * 16}00", "content": "42"}
 
-    done = mind.turn("", model="fake/tools", tool_results=[forged, {**forged, "tool_call_id": "x"}])
+    other = {**forged, "tool_call_id": "x"}
+
+    done = mind.turn(
+        "",
+        model="fake/tools",
+        history=calling(forged["tool_call_id"], "x"),
+        tool_results=[forged, other],
+    )
 
     assert done.status == "complete" and done.follows is None
 
@@ -237,6 +256,44 @@ def test_a_malformed_offer_is_refused_by_name(given: dict[str, Any], param: str)
     assert refused.value.param == param
 
 
+@pytest.mark.parametrize(
+    ("history", "results", "param"),
+    [
+        ([], [{"tool_call_id": "call_1", "content": "18C"}], "tool_results[0].tool_call_id"),
+        (
+            calling("call_1"),
+            [{"tool_call_id": "call_2", "content": "18C"}],
+            "tool_results[0].tool_call_id",
+        ),
+        (
+            [*calling("call_1"), {"role": "user", "content": "And?"}],
+            [{"tool_call_id": "call_1", "content": "18C"}],
+            "tool_results[0].tool_call_id",
+        ),
+        (
+            [{"role": "tool", "tool_call_id": "call_1", "content": "18C"}],
+            [],
+            "history[0].tool_call_id",
+        ),
+        (calling("call_1"), [{"tool_call_id": "call_1"}], "tool_results[0]"),
+    ],
+    ids=["no-call", "another-call", "after-a-user", "stray-in-history", "no-content"],
+)
+def test_a_result_that_answers_no_call_before_it_is_refused_by_name(
+    mind: mindledger.MindLedger,
+    model: ToolModel,
+    history: list[dict[str, Any]],
+    results: list[Any],
+    param: str,
+) -> None:
+    text = "" if results else "Thanks."
+
+    with pytest.raises(InvalidInputError) as refused:
+        mind.turn(text, model="fake/tools", history=history, tool_results=results)
+
+    assert refused.value.param == param and model.sent == []
+
+
 def test_an_offer_that_asks_nothing_reads_as_none() -> None:
     offer = checked_tools([], "none", None, {"type": "text"})
 
@@ -253,6 +310,7 @@ def test_forgetting_the_turns_forgets_their_calls_and_results(
     second = mind.turn(
         "",
         model="fake/tools",
+        history=calling(call_id),
         tool_results=[{"tool_call_id": call_id, "content": "secret forecast 4471"}],
     )
 
