@@ -95,7 +95,7 @@ def test_tool_calls_come_back_and_the_result_gets_the_final_answer(
         model="mind/Echo",
         messages=[
             QUESTION,
-            message.model_dump(exclude_none=True),  # type: ignore[list-item]
+            message,  # type: ignore[list-item]  # the SDK's own message, passed back as it came
             {"role": "tool", "tool_call_id": call.id, "content": RESULT},
         ],
         tools=[WEATHER],

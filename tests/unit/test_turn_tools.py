@@ -14,13 +14,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 import mindledger
 from mindledger.adapters.litellm_model import LiteLLMModel, ModelSettings
 from mindledger.adapters.model_tools import add_piece, tool_calls_of
 from mindledger.domain.errors import InvalidInputError, UnsupportedParameterError
 from mindledger.domain.model_port import Completion
-from mindledger.domain.tool_use import ToolRequest, asking_turn, checked_tools
+from mindledger.domain.tool_use import ToolRequest, asking_turn, checked_results, checked_tools
 
 NOW = "2026-05-01T09:00:00Z"
 WEATHER = {
@@ -45,13 +47,14 @@ class ToolModel:
     once the last message is a tool's. Records what it was offered and sent."""
 
     name: str = "fake/tools"
+    text: str = ""  # what a reply that calls tools also says
     offered: list[dict[str, Any]] = field(default_factory=list)
     sent: list[list[dict[str, Any]]] = field(default_factory=list)
     tooling: dict[str, Any] = field(default_factory=dict)
 
     def with_tools(self, request: ToolRequest) -> ToolModel:
         self.offered.append(request.chosen())
-        return ToolModel(self.name, self.offered, self.sent, request.chosen())
+        return ToolModel(self.name, self.text, self.offered, self.sent, request.chosen())
 
     def complete(
         self, messages: list[dict[str, Any]], on_token: Callable[[str], None] | None = None
@@ -64,7 +67,9 @@ class ToolModel:
             "type": "function",
             "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'},
         }
-        return Completion("", self.name, "fake", finish_reason="tool_calls", tool_calls=(call,))
+        return Completion(
+            self.text, self.name, "fake", finish_reason="tool_calls", tool_calls=(call,)
+        )
 
 
 @pytest.fixture
@@ -123,6 +128,46 @@ def test_a_reply_that_calls_tools_completes_its_turn_with_calls_the_mind_named(
     assert events(mind, "mind.turn.replied")[-1]["tool_calls"] == [call.model_dump()]
     assert mind.turn_prompt(done.turn).tool_calls == done.tool_calls
     assert mind.status().model_dump(mode="json")  # no turn left open: the mind reads on
+
+
+@pytest.mark.floor("turn")
+def test_control_lines_beside_tool_calls_work_on_the_visible_text(
+    mind: mindledger.MindLedger, model: ToolModel
+) -> None:
+    model.text = "Let me look that up.\nCOMMIT: tell the user the weather in Paris"
+
+    done = asked(mind)
+
+    assert done.reply == "Let me look that up." and done.tool_calls is not None
+    assert len(done.opened) == 1 and done.finish_reason == "tool_calls"
+
+
+def test_log_turn_shows_tool_calls_and_results(capsys: pytest.CaptureFixture[str]) -> None:
+    from mindledger.cli.turn_prompt import echo_prompt
+
+    call = {"id": "call_1", "type": "function", "function": {"name": "f", "arguments": "{}"}}
+    echo_prompt(
+        {
+            "turn": "ab12",
+            "status": "complete",
+            "model": "fake/tools",
+            "messages": [
+                {"role": "assistant", "content": None, "tool_calls": [call]},
+                {"role": "tool", "tool_call_id": "call_1", "content": "18C"},
+            ],
+            "tool_calls": [call],
+        }
+    )
+
+    shown = capsys.readouterr().out.splitlines()
+    assert shown[1:] == [
+        "--- assistant ---",
+        "[tool call call_1] f({})",
+        "--- tool call_1 ---",
+        "18C",
+        "--- the reply's tool calls ---",
+        "[tool call call_1] f({})",
+    ]
 
 
 @pytest.mark.floor("turn", "turn_prompt")
@@ -321,3 +366,77 @@ def test_forgetting_the_turns_forgets_their_calls_and_results(
     assert "get_weather" not in shown and "4471" not in shown
     assert events(mind, "mind.turn.replied")[0]["tool_calls"] == []
     assert mind.verify().ok
+
+
+@pytest.mark.floor("turn", "export")
+def test_turns_with_tools_export_verify_import_and_replay_the_same(
+    mind: mindledger.MindLedger, model: ToolModel, tmp_path: Path
+) -> None:
+    first = asked(mind)
+    assert first.tool_calls is not None
+    call_id = first.tool_calls[0].id
+    mind.turn(
+        "",
+        model="fake/tools",
+        history=calling(call_id),
+        tool_results=[{"tool_call_id": call_id, "content": "18C"}],
+    )
+
+    mind.export(tmp_path / "out")
+    exported = next((tmp_path / "out").glob("*.jsonl"))
+    checked = mindledger.verify_export(exported)
+    mindledger.import_ledger(exported, tmp_path / "copy", now=NOW)
+    with mindledger.open(tmp_path / "copy", now=NOW) as copy:
+        replayed = copy.replay(tmp_path / "replayed.duckdb", check=True)
+        verified = copy.verify()
+        results = [
+            e["tool_results"] for e in events(copy, "mind.turn.started") if e["tool_results"]
+        ]
+
+    assert checked.ok and verified.ok and replayed.identical is True
+    assert results == [[{"tool_call_id": call_id, "content": "18C"}]]
+
+
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers(-3, 3) | st.floats() | st.text(max_size=8),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3)
+    ),
+    max_leaves=10,
+)
+NEAR = st.sampled_from(
+    [
+        WEATHER,
+        {"type": "function", "function": {"name": "f", "strict": "yes"}},
+        {"type": "json_object"},
+    ]
+)
+
+
+@given(
+    tools=st.none() | st.lists(NEAR | JSON, max_size=3) | JSON,
+    choice=st.sampled_from(
+        ["auto", "none", "required", {"type": "function", "function": {"name": "get_weather"}}]
+    )
+    | JSON,
+    parallel=JSON,
+    output=NEAR | JSON,
+    results=st.lists(
+        JSON | st.fixed_dictionaries({"tool_call_id": JSON, "content": JSON}), max_size=3
+    ),
+)
+def test_any_offer_or_results_are_checked_or_refused_by_name(
+    tools: Any, choice: Any, parallel: Any, output: Any, results: list[Any]
+) -> None:
+    try:
+        offer = checked_tools(tools, choice, parallel, output)
+    except InvalidInputError as e:
+        assert e.param in ("tools", "tool_choice", "parallel_tool_calls", "response_format")
+    else:
+        assert json.loads(json.dumps(offer.chosen(), allow_nan=False)) == offer.chosen()
+    try:
+        checked = checked_results(results)
+    except InvalidInputError as e:
+        assert (e.param or "").startswith("tool_results")
+    else:
+        assert all(set(r) == {"tool_call_id", "content"} for r in checked)
