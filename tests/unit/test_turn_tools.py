@@ -127,7 +127,10 @@ def test_a_reply_that_calls_tools_completes_its_turn_with_calls_the_mind_named(
     assert events(mind, "mind.turn.started")[-1]["tooling"] == model.offered[-1]
     assert events(mind, "mind.turn.replied")[-1]["tool_calls"] == [call.model_dump()]
     assert mind.turn_prompt(done.turn).tool_calls == done.tool_calls
-    assert mind.status().model_dump(mode="json")  # no turn left open: the mind reads on
+    said = mind.query(
+        "SELECT role, text FROM messages WHERE turn_id = $t", {"t": done.turn}
+    ).model_dump(mode="json")
+    assert [(m["role"], m["text"]) for m in said] == [("user", QUESTION)]  # no empty reply
 
 
 @pytest.mark.floor("turn")
