@@ -147,12 +147,12 @@ class TurnService:
         whose reply made the calls)."""
         settings = sampling.chosen() if sampling else None
         client = client or ClientChat()
+        follows = self._asking_turn(client.results)
 
         def command(changes: Changes) -> tuple[Turn, list[Turn.Started]]:
             numbers = turn_numbers(changes)
             unfinished = unfinished_turns(changes, numbers)
             at = self.mind.clock()
-            follows = self._asking_turn(changes, client.results)
             turn = Turn.start(
                 text,
                 speaker,
@@ -176,15 +176,19 @@ class TurnService:
         (turn, unfinished), recordings = self.mind.decide_recorded(command)
         return StartedTurn(turn, turn.seq, recordings, unfinished)
 
-    @staticmethod
-    def _asking_turn(changes: Changes, results: Sequence[dict[str, str]]) -> str | None:
+    def _asking_turn(self, results: Sequence[dict[str, str]]) -> str | None:
         """The turn whose reply made a call these results answer (the first that names one
-        the mind gave and that turn's reply holds; its calls are gone once forgotten)."""
+        the mind gave and that turn's reply holds; its calls are gone once forgotten). Read
+        as events, not loaded: an id a client made up may name any stream, or none."""
         for result in results:
             asked = asking_turn(result["tool_call_id"])
-            found = changes.find(Turn, asked) if asked is not None else None
-            if found is not None and result["tool_call_id"] in found.tool_call_ids:
-                return found.id.hex
+            events = list(self.mind.events.get(asked)) if asked is not None else []
+            if not events or not isinstance(events[0], Turn.Started):
+                continue
+            for event in events:
+                calls = event.tool_calls or () if isinstance(event, Turn.Replied) else ()
+                if any(c.get("id") == result["tool_call_id"] for c in calls):
+                    return event.originator_id.hex
         return None
 
     def recover(self, unfinished: Sequence[Turn.Started]) -> list[str]:

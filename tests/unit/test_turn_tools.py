@@ -206,15 +206,17 @@ def test_the_results_start_a_turn_linked_to_the_turn_that_asked(
 def test_results_naming_a_call_the_mind_never_made_start_a_turn_linked_to_none(
     mind: mindledger.MindLedger, model: ToolModel
 ) -> None:
-    forged = {"tool_call_id": f"call_{'ab' * 16}00", "content": "42"}
+    from mindledger.domain.identity import IDENTITY_ID
 
+    forged = {"tool_call_id": f"call_{'ab' * 16}00", "content": "42"}
     other = {**forged, "tool_call_id": "x"}
+    identity = {**forged, "tool_call_id": f"call_{IDENTITY_ID.hex}00"}  # another stream's id
 
     done = mind.turn(
         "",
         model="fake/tools",
-        history=calling(forged["tool_call_id"], "x"),
-        tool_results=[forged, other],
+        history=calling(forged["tool_call_id"], "x", identity["tool_call_id"]),
+        tool_results=[forged, other, identity],
     )
 
     assert done.status == "complete" and done.follows is None
