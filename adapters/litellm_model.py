@@ -10,6 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
+from mindledger.adapters.model_tools import add_piece, check_tooling, tool_calls_of
 from mindledger.domain.errors import InvalidInputError
 from mindledger.domain.identity import DEFAULT_MODEL
 from mindledger.domain.model_port import Completion, ModelFailure
@@ -18,6 +19,7 @@ from mindledger.domain.text import clean_text
 
 if TYPE_CHECKING:
     from mindledger.domain.sampling import Sampling
+    from mindledger.domain.tool_use import ToolRequest
 
 
 def import_litellm() -> Any:
@@ -116,6 +118,8 @@ class ModelSettings:
     presence_penalty: float | None = None
     frequency_penalty: float | None = None
     user: str | None = None
+    # A caller's tools and response format (domain/tool_use.py), passed as they are.
+    tooling: dict[str, Any] = field(default_factory=dict)
 
 
 # The settings a caller may choose that LiteLLM takes as they are (the others: temperature,
@@ -253,6 +257,13 @@ class LiteLLMModel:
             check_sampling(self.settings.spec, sampling)
         return LiteLLMModel(sampled_settings(self.settings, sampling))
 
+    def with_tools(self, request: ToolRequest) -> LiteLLMModel:
+        """This model calling with a caller's tools and response format (refused, naming the
+        model and the first, when LiteLLM does not pass one to its provider)."""
+        if self.settings.mock_reply is None:
+            check_tooling(self.settings.spec, request)
+        return LiteLLMModel(replace(self.settings, tooling=request.chosen()))
+
     def _call_args(self, messages: list[dict[str, Any]]) -> dict[str, Any]:
         s = self.settings
         args: dict[str, Any] = {
@@ -282,6 +293,7 @@ class LiteLLMModel:
         for name in PASSED_AS_IS:
             if getattr(s, name) is not None:
                 args[name] = getattr(s, name)
+        args.update(s.tooling)
         return args
 
     def complete(
@@ -302,8 +314,9 @@ class LiteLLMModel:
                     text = choice.message.content or ""
                     finish = choice.finish_reason or "stop"
                     usage = response.usage
+                    calls = tool_calls_of(getattr(choice.message, "tool_calls", None))
                 else:
-                    text, finish, usage = self._stream(litellm, args, on_token)
+                    text, finish, usage, calls = self._stream(litellm, args, on_token)
             if not isinstance(text, str):
                 raise TypeError(f"the reply's content is {type(text).__name__}, not text")
         except ModelFailure:
@@ -316,7 +329,7 @@ class LiteLLMModel:
             ]
             raise _failure(e, litellm, secrets) from e
         latency = (time.perf_counter() - started) * 1000
-        if not text.strip():
+        if not text.strip() and not calls:
             raise ModelFailure("empty", "the model returned an empty reply")
         # A reply cut off at max_tokens (finish "length") is still a reply: the turn keeps it and
         # marks it cut off. An empty one is a failure.
@@ -332,12 +345,14 @@ class LiteLLMModel:
             latency_ms=round(latency, 2),
             finish_reason=finish,
             mock=self.settings.mock_reply is not None,
+            tool_calls=calls,
         )
 
     def _stream(
         self, litellm: Any, args: dict[str, Any], on_token: Callable[[str], None]
-    ) -> tuple[str, str, Any]:
+    ) -> tuple[str, str, Any, tuple[dict[str, Any], ...]]:
         parts: list[str] = []
+        calls: dict[int, dict[str, Any]] = {}  # index -> the call as its pieces add up
         finish, usage = "stop", None
         for chunk in litellm.completion(
             **args, stream=True, stream_options={"include_usage": True}
@@ -350,8 +365,10 @@ class LiteLLMModel:
             if delta:
                 parts.append(delta)
                 on_token(delta)
+            for piece in getattr(chunk.choices[0].delta, "tool_calls", None) or ():
+                add_piece(calls, piece)
             finish = chunk.choices[0].finish_reason or finish
-        return "".join(parts), finish, usage
+        return "".join(parts), finish, usage, tool_calls_of([calls[i] for i in sorted(calls)])
 
     def _provider(self) -> str:
         if self.settings.spec.startswith("local/"):

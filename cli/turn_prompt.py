@@ -22,5 +22,18 @@ def echo_prompt(data: dict[str, Any]) -> None:
         return
     write_out(f"turn {data['turn']} ({data['status']}, model {data['model']}):")
     for message in data["messages"]:
-        write_out(f"--- {message['role']} ---")
-        write_out(message["content"])
+        named = f" {message['tool_call_id']}" if message.get("tool_call_id") else ""
+        write_out(f"--- {message['role']}{named} ---")
+        if message.get("content") is not None:
+            write_out(message["content"])
+        for call in message.get("tool_calls") or ():
+            write_out(_call_line(call))
+    if data.get("tool_calls"):
+        write_out("--- the reply's tool calls ---")
+        for call in data["tool_calls"]:
+            write_out(_call_line(call))
+
+
+def _call_line(call: dict[str, Any]) -> str:
+    function = call.get("function") or {}
+    return f"[tool call {call.get('id')}] {function.get('name')}({function.get('arguments')})"

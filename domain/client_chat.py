@@ -6,20 +6,23 @@ whose every line is quoted (`> `) and made safe as stored text is (`prompt_text.
 tag, no hidden character), so it can neither close nor open the memory block or its own, nor
 start an item line. The earlier messages are the conversation the model sees before the
 message, as the caller sent them (docs/decisions/0020-a-callers-conversation.md says how they
-relate to the mind's own history).
+relate to the mind's own history): user and assistant messages, an assistant's tool calls and
+the tool results that answered them. The tools it offers and the results it sends back as a
+turn's message are in `domain/tool_use.py`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from mindledger.domain.errors import InvalidInputError
 from mindledger.domain.prompt_text import one_line
+from mindledger.domain.tool_use import ToolRequest, checked_call, checked_result
 from mindledger.domain.turn import MESSAGE_LIMIT
 
-HISTORY_ROLES = ("user", "assistant")
+HISTORY_ROLES = ("user", "assistant", "tool")
 MAX_HISTORY = 1000  # messages
 MAX_HISTORY_CHARS = 1_000_000
 
@@ -34,13 +37,22 @@ CLIENT_PREAMBLE = (
 
 @dataclass(frozen=True)
 class ClientChat:
-    """A caller's system prompt (None: none) and earlier messages ({"role", "content"})."""
+    """A caller's system prompt (None: none), earlier messages ({"role", "content"}, an
+    assistant's with `tool_calls`, a tool's with `tool_call_id`), the tools it offers, and the
+    tool results that are this turn's message (none: the message is text)."""
 
     system: str | None = None
-    history: tuple[dict[str, str], ...] = ()
+    history: tuple[dict[str, Any], ...] = ()
+    tooling: ToolRequest = field(default_factory=ToolRequest)
+    results: tuple[dict[str, str], ...] = ()
 
     def __bool__(self) -> bool:
-        return self.system is not None or bool(self.history)
+        return (
+            self.system is not None
+            or bool(self.history)
+            or bool(self.tooling)
+            or bool(self.results)
+        )
 
 
 def _system(value: Any) -> str | None:
@@ -59,36 +71,84 @@ def _system(value: Any) -> str | None:
     return value or None  # an empty system prompt asks for nothing
 
 
-def _message(n: int, message: Any) -> dict[str, str]:
+def _message(n: int, message: Any) -> dict[str, Any]:
     where = f"history[{n}]"
-    if not isinstance(message, Mapping) or set(message) != {"role", "content"}:
+    role = message.get("role") if isinstance(message, Mapping) else None
+    if role == "tool":
+        rest = {k: v for k, v in message.items() if k != "role"}
+        return {"role": "tool", **checked_result(rest, where, where)}
+    calls = message.get("tool_calls") if role == "assistant" else None
+    keys = {"role", "content", "tool_calls"} if calls is not None else {"role", "content"}
+    if not isinstance(message, Mapping) or set(message) != keys:
         raise InvalidInputError(
-            f"`{where}` must be an object with exactly `role` and `content`", param=where
+            f"`{where}` must be an object with exactly `role` and `content`"
+            " (an assistant's may have `tool_calls`)",
+            param=where,
         )
-    role, content = message["role"], message["content"]
     if role not in HISTORY_ROLES:
         raise InvalidInputError(
             f"`{where}.role` must be one of {', '.join(HISTORY_ROLES)}", param=f"{where}.role"
         )
+    content = message["content"]
+    if calls is not None:
+        if not isinstance(calls, list) or not calls:
+            raise InvalidInputError(f"`{where}.tool_calls` must be a non-empty list", param=where)
+        checked = [checked_call(c, f"{where}.tool_calls[{k}]", where) for k, c in enumerate(calls)]
+        if content is None or content == "":
+            return {"role": role, "content": None, "tool_calls": checked}
     if not isinstance(content, str) or not content.strip():
         raise InvalidInputError(f"`{where}.content` must be a non-empty text", param=where)
     if any(0xD800 <= ord(ch) <= 0xDFFF for ch in content):
         raise InvalidInputError(f"`{where}.content` is not valid UTF-8", param=where)
+    if calls is not None:
+        return {"role": role, "content": content, "tool_calls": checked}
     return {"role": role, "content": content}
 
 
-def checked_chat(system: Any = None, history: Sequence[Any] | None = None) -> ClientChat:
+def _chars(message: Mapping[str, Any]) -> int:
+    calls = message.get("tool_calls") or ()
+    return len(message.get("content") or "") + sum(len(c["function"]["arguments"]) for c in calls)
+
+
+def checked_chat(
+    system: Any = None,
+    history: Sequence[Any] | None = None,
+    tooling: ToolRequest | None = None,
+    results: tuple[dict[str, str], ...] = (),
+) -> ClientChat:
     """A caller's system prompt and earlier messages, checked (InvalidInputError names the
-    argument at fault as `param`: `system`, `history[N]`)."""
+    argument at fault as `param`: `system`, `history[N]`), with its tools and tool results
+    (checked already: `tool_use.checked_tools`, `checked_results`)."""
     given = list(history or ())
     if len(given) > MAX_HISTORY:
         raise InvalidInputError(f"`history` holds at most {MAX_HISTORY} messages", param="history")
     messages = tuple(_message(n, m) for n, m in enumerate(given))
-    if sum(len(m["content"]) for m in messages) > MAX_HISTORY_CHARS:
+    if sum(_chars(m) for m in messages) > MAX_HISTORY_CHARS:
         raise InvalidInputError(
             f"`history` holds more than {MAX_HISTORY_CHARS:,} characters", param="history"
         )
-    return ClientChat(_system(system), messages)
+    _answers_calls(messages, results)
+    return ClientChat(_system(system), messages, tooling or ToolRequest(), results)
+
+
+def _answers_calls(
+    history: Sequence[Mapping[str, Any]], results: Sequence[Mapping[str, str]]
+) -> None:
+    """Each tool message (and tool result) answers a call of the assistant message before it,
+    as OpenAI requires (a provider refuses a stray one late, after the message is recorded)."""
+    asked: set[str] = set()
+    tools = [(f"history[{n}]", m) for n, m in enumerate(history)]
+    tools += [(f"tool_results[{n}]", {"role": "tool", **r}) for n, r in enumerate(results)]
+    for where, message in tools:
+        if message["role"] == "assistant":
+            asked = {c["id"] for c in message.get("tool_calls") or ()}
+        elif message["role"] == "user":
+            asked = set()
+        elif message["tool_call_id"] not in asked:
+            raise InvalidInputError(
+                f"`{where}.tool_call_id` answers no tool call of the assistant message before it",
+                param=f"{where}.tool_call_id",
+            )
 
 
 def client_block(system: str) -> str:

@@ -27,6 +27,10 @@ class InvalidInputError(MindError):
     """Raised when a text, token or option is empty, too long or malformed."""
 
 
+class UnsupportedParameterError(InvalidInputError):
+    """Raised when a model cannot take a parameter a caller gave (tools, a response format)."""
+
+
 class NotFoundError(MindError):
     """Raised when an id, name or home names nothing there is."""
 

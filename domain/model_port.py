@@ -23,6 +23,9 @@ class Completion:
     latency_ms: float = 0.0
     finish_reason: str = "stop"
     mock: bool = False
+    # The tools the reply calls, in OpenAI's shape ({"id", "type": "function", "function":
+    # {"name", "arguments"}}); a reply that calls tools may have no text.
+    tool_calls: tuple[dict[str, Any], ...] = ()
 
     @property
     def cut_off(self) -> bool:
@@ -59,7 +62,8 @@ class CompletionModel(Protocol):
 
     A model may also have `compact_prompt` (True for a small model: the short protocol),
     `memory_budget` (the most memory tokens its context has room for; see `prompt_fit`) and
-    `with_sampling(sampling)` (the same model calling with a caller's settings; see `sampled`).
+    `with_sampling(sampling)` (the same model calling with a caller's settings; see `sampled`)
+    and `with_tools(request)` (calling with a caller's tools; see `tool_use.tooled`).
     """
 
     @property

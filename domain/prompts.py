@@ -3,10 +3,13 @@ delimited memory) and the messages of a turn, full for a hosted model, compact f
 
 from __future__ import annotations
 
+from typing import Any
+
 from mindledger.domain.client_chat import ClientChat, client_block
 from mindledger.domain.context_port import AssembledContext
 from mindledger.domain.identity import Identity
 from mindledger.domain.prompt_text import one_line
+from mindledger.domain.tool_use import tool_message
 
 PROTOCOL = "\n".join(
     [
@@ -66,15 +69,23 @@ def prompt_messages(
     text: str,
     compact: bool = False,
     client: ClientChat | None = None,
-) -> list[dict[str, str]]:
+) -> list[dict[str, Any]]:
     """The messages a turn sends. A small model (`compact`) gets the memory right before the
     question in the user message, and a system message that never changes (all of it cached
     by the server): the 135M model answered from memory there and not from the system message
     (bench/embedded_settings.py). A caller's system prompt (`client`) follows the mind's, in
-    its own quoted block; its earlier messages come before the message, as sent."""
+    its own quoted block; its earlier messages come before the message, as sent. A turn whose
+    message is tool results ends with them, as tool messages (no memory in a user message:
+    a model that takes tools is never a compact one)."""
     client = client or ClientChat()
     extra = f"\n\n{client_block(client.system)}" if client.system is not None else ""
     history = [dict(m) for m in client.history]
+    if client.results:
+        return [
+            {"role": "system", "content": system_prompt(identity, context) + extra},
+            *history,
+            *(tool_message(r) for r in client.results),
+        ]
     if not compact:
         return [
             {"role": "system", "content": system_prompt(identity, context) + extra},

@@ -10,7 +10,8 @@ from mindledger.domain.errors import MindError
 from mindledger.domain.events import AggregateRoot, DomainEvent
 from mindledger.domain.text import clean_text
 
-Speaker = Literal["user", "autonomy"]
+# "tool": a turn whose message is the results of the tool calls an earlier turn's reply made.
+Speaker = Literal["user", "autonomy", "tool"]
 MESSAGE_LIMIT = 100_000
 # A model reply is stored up to this many characters (a provider may ignore max_tokens); what
 # is over is dropped and the reply is marked cut off, like one stopped at the token limit.
@@ -26,7 +27,13 @@ class Turn(AggregateRoot):
 
     class Started(DomainEvent):
         TOPIC = "mind.turn.started"
-        SEALED = {"text": "own", "system": "own", "sampling": "own"}
+        SEALED = {
+            "text": "own",
+            "system": "own",
+            "sampling": "own",
+            "tooling": "own",
+            "tool_results": "own",
+        }
         text: str
         speaker: Speaker
         seq: int
@@ -38,10 +45,17 @@ class Turn(AggregateRoot):
         # the caller's words, so sealed with the message and forgotten with it.
         system: str | None = None
         sampling: dict[str, Any] | None = None
+        # Added later still (older events read as None): the tools and response format
+        # the caller offered (domain/tool_use.py), the tool results that are this turn's
+        # message ({"tool_call_id", "content"}; speaker "tool"), and the turn whose reply asked
+        # for them (its id; None when no result names a call the mind made).
+        tooling: dict[str, Any] | None = None
+        tool_results: list[dict[str, str]] | None = None
+        follows: str | None = None
 
     class Replied(DomainEvent):
         TOPIC = "mind.turn.replied"
-        SEALED = {"reply_raw": "own", "reply": "own", "prompt": "context"}
+        SEALED = {"reply_raw": "own", "reply": "own", "tool_calls": "own", "prompt": "context"}
         reply_raw: str
         reply: str
         model: str
@@ -52,8 +66,13 @@ class Turn(AggregateRoot):
         mock: bool
         # The reply stopped at the token limit (finish_reason "length"): kept, not a failure.
         cut_off: bool = False
-        # The messages the model was sent, exactly (shown by `mind log --turn`).
-        prompt: list[dict[str, str]] = []
+        # The messages the model was sent, exactly (shown by `mind log --turn`); an
+        # assistant's may hold `tool_calls` (content None), a tool's `tool_call_id`.
+        prompt: list[dict[str, Any]] = []
+        # The tools the reply calls (OpenAI's shape, ids the mind gave: domain/tool_use.py);
+        # added later, older replies (and those that call none) read as None. A reply that
+        # calls tools ends its turn: the results start the next.
+        tool_calls: list[dict[str, Any]] | None = None
 
     class GenerationFailed(DomainEvent):
         TOPIC = "mind.turn.generation_failed"
@@ -61,7 +80,7 @@ class Turn(AggregateRoot):
         kind: str
         message: str
         model: str
-        prompt: list[dict[str, str]] = []  # what the model was sent, as on Replied
+        prompt: list[dict[str, Any]] = []  # what the model was sent, as on Replied
         # The memory items the prompt quoted, as on Completed (a failed turn has no Completed):
         # a forget finds here whether this prompt must go too.
         context: list[dict[str, Any]] = []
@@ -122,6 +141,8 @@ class Turn(AggregateRoot):
         self.replied = False
         self.started_at: datetime | None = None
         self.attempts = 1
+        self.tool_call_ids: list[str] = []  # the ids of the calls its reply made
+        self.follows: str | None = None  # the turn whose calls its message answers
 
     @classmethod
     def start(
@@ -136,9 +157,13 @@ class Turn(AggregateRoot):
         id: UUID | None = None,
         system: str | None = None,
         sampling: dict[str, Any] | None = None,
+        tooling: dict[str, Any] | None = None,
+        tool_results: list[dict[str, str]] | None = None,
+        follows: str | None = None,
     ) -> Turn:
         """Record the message that opens a turn (`id`: chosen before the turn is numbered;
-        `system` and `sampling`: the caller's system prompt and settings, when given)."""
+        `system`, `sampling` and `tooling`: the caller's system prompt, settings and tools,
+        when given; `tool_results`: the message of a "tool" turn, which `follows` a turn)."""
         if speaker == "user":
             text = clean_text(text, "message", MESSAGE_LIMIT)
         turn = cls(id or uuid4())
@@ -147,6 +172,12 @@ class Turn(AggregateRoot):
             extra["system"] = system
         if sampling:
             extra["sampling"] = sampling
+        if tooling:
+            extra["tooling"] = tooling
+        if tool_results:
+            extra["tool_results"] = tool_results
+        if follows is not None:
+            extra["follows"] = follows
         turn.trigger(
             cls.Started,
             at,
@@ -175,7 +206,7 @@ class Turn(AggregateRoot):
         message: str,
         model: str,
         at: datetime,
-        prompt: list[dict[str, str]] | None = None,
+        prompt: list[dict[str, Any]] | None = None,
         context: list[dict[str, Any]] | None = None,
     ) -> None:
         """Record that the model produced no usable reply (and what it was sent, from which
@@ -226,9 +257,11 @@ class Turn(AggregateRoot):
         self.text, self.speaker, self.seq, self.model = e.text, e.speaker, e.seq, e.model
         self.pid, self.host = e.pid, e.host
         self.started_at = e.timestamp
+        self.follows = e.follows
 
     def when_Replied(self, e: Replied) -> None:
         self.replied = True
+        self.tool_call_ids = [c.get("id", "") for c in e.tool_calls or ()]
 
     def when_GenerationFailed(self, e: GenerationFailed) -> None:
         self.status = "failed"

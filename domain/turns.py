@@ -32,6 +32,7 @@ from mindledger.domain.redaction import redact
 from mindledger.domain.reply_stream import ReplyStream
 from mindledger.domain.sampling import Sampling
 from mindledger.domain.settings import thread_params
+from mindledger.domain.tool_use import MAX_CALLS, asking_turn, call_id, tooled
 from mindledger.domain.turn import REPLY_LIMIT, Speaker, Turn, TurnFinishedError
 from mindledger.domain.turn_effects import CUT_OFF_REASON, TurnEffects, TurnSetting, unfinished_line
 from mindledger.domain.turn_numbers import turn_numbers, unfinished_turns
@@ -62,7 +63,9 @@ class TurnOutcome:
     finish_reason: str = ""
     cut_off: bool = False
     failure: dict[str, str] | None = None
-    messages: list[dict[str, str]] = field(default_factory=list)  # what the model was sent
+    messages: list[dict[str, Any]] = field(default_factory=list)  # what the model was sent
+    tool_calls: list[dict[str, Any]] = field(default_factory=list)  # the reply's, ids given
+    follows: str | None = None  # the turn whose tool calls this turn's message answers
     notification_ids: list[int] = field(default_factory=list)
 
 
@@ -135,11 +138,16 @@ class TurnService:
         turn_id: UUID | None = None,
         system: str | None = None,
         sampling: Sampling | None = None,
+        client: ClientChat | None = None,
     ) -> StartedTurn:
         """Save a turn's message with the next turn number, alone (it survives any failure).
         The number comes from the ledger in the same transaction: a concurrent turn that took
-        it makes this one number again. `system`, `sampling`: the caller's, recorded with it."""
+        it makes this one number again. `system`, `sampling`: the caller's, recorded with it;
+        `client`: its tools, and the tool results that are the message (linked to the turn
+        whose reply made the calls)."""
         settings = sampling.chosen() if sampling else None
+        client = client or ClientChat()
+        follows = self._asking_turn(client.results)
 
         def command(changes: Changes) -> tuple[Turn, list[Turn.Started | Turn.Retried]]:
             numbers = turn_numbers(changes)
@@ -156,6 +164,9 @@ class TurnService:
                 id=turn_id,
                 system=system,
                 sampling=settings,
+                tooling=client.tooling.chosen() or None,
+                tool_results=[dict(r) for r in client.results] or None,
+                follows=follows,
             )
             numbers.give(turn.id, [t.originator_id.hex for t in unfinished], at)
             changes.add(turn)  # first: the message's position is the turn's first
@@ -176,6 +187,21 @@ class TurnService:
 
         turn, recordings = self.mind.decide_recorded(command)
         return StartedTurn(turn, turn.seq, recordings, [])
+
+    def _asking_turn(self, results: Sequence[dict[str, str]]) -> str | None:
+        """The turn whose reply made a call these results answer (the first that names one
+        the mind gave and that turn's reply holds; its calls are gone once forgotten). Read
+        as events, not loaded: an id a client made up may name any stream, or none."""
+        for result in results:
+            asked = asking_turn(result["tool_call_id"])
+            events = list(self.mind.events.get(asked)) if asked is not None else []
+            if not events or not isinstance(events[0], Turn.Started):
+                continue
+            for event in events:
+                calls = event.tool_calls or () if isinstance(event, Turn.Replied) else ()
+                if any(c.get("id") == result["tool_call_id"] for c in calls):
+                    return event.originator_id.hex
+        return None
 
     def recover(self, unfinished: Sequence[Turn.Started | Turn.Retried]) -> list[str]:
         """Mark the turns whose process died before their outcome as interrupted (exactly
@@ -218,8 +244,10 @@ class TurnService:
         settings for this reply (a model that cannot take them refuses before anything is
         recorded). `retry_of`: a failed turn this is another attempt of (`retry`), whose
         message this `text` is."""
-        model = sampled(model, sampling)
         client = client or ClientChat()
+        model = tooled(sampled(model, sampling), client.tooling)
+        if client.results:
+            speaker, text = "tool", ""  # the message is the results
         identity = self.mind.identity()
         setting = TurnSetting(
             thread_params(identity.config),
@@ -243,7 +271,9 @@ class TurnService:
         )
         try:
             if retry_of is None:
-                started = self.start(text, speaker, model.name, turn_id, client.system, sampling)
+                started = self.start(
+                    text, speaker, model.name, turn_id, client.system, sampling, client
+                )
             else:
                 started = self.retry(retry_of)
             self.recover(started.unfinished)
@@ -255,6 +285,7 @@ class TurnService:
         outcome = TurnOutcome(
             turn.id, seq, "started", model.name, [i.record() for i in context.items], context.tokens
         )
+        outcome.follows = turn.follows
         outcome.notification_ids = [r.notification.id for r in started.recordings if r.notification]
         # A turn with no message is an autonomy cycle; the model still needs a user turn.
         messages = prompt_messages(identity, context, text or AUTONOMY_PROMPT, compact, client)
@@ -290,6 +321,11 @@ class TurnService:
                 completion, text=completion.text[:REPLY_LIMIT], finish_reason="length"
             )
         visible, lines = split_reply(completion.text)
+        # The calls get ids the mind gives: the results that answer them name this turn.
+        calls = [
+            {**c, "id": call_id(turn.id, n)}
+            for n, c in enumerate(completion.tool_calls[:MAX_CALLS])
+        ]
         # A cut-off reply is kept, but a control line it stops in the middle of never applies.
         cut_off = completion.finish_reason == "length"
         partial = unfinished_line(completion.text, lines) if cut_off else None
@@ -318,6 +354,7 @@ class TurnService:
                 mock=completion.mock,
                 cut_off=cut_off,
                 prompt=outcome.messages,
+                tool_calls=calls or None,
             )
             effects.remember_requested()  # "remember that ..." from the user: the owner's
             for line in lines:
@@ -348,7 +385,7 @@ class TurnService:
         outcome.identity, outcome.usage = effects.identity, dict(completion.usage)
         outcome.threads = effects.thread_notes
         outcome.latency_ms, outcome.finish_reason = completion.latency_ms, completion.finish_reason
-        outcome.cut_off = cut_off
+        outcome.cut_off, outcome.tool_calls = cut_off, calls
         outcome.model = completion.model
         outcome.notification_ids += [r.notification.id for r in recordings if r.notification]
         return outcome

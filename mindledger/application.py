@@ -144,8 +144,13 @@ class MindLedger(DirectCommands, KnowledgeCommands, FileCommands, ReadCommands, 
         budget: int = DEFAULT_BUDGET,
         on_delta: Callable[[str], None] | None = None,
         system: str | None = None,
-        history: Sequence[Mapping[str, str]] = (),
+        history: Sequence[Mapping[str, Any]] = (),
         sampling: Mapping[str, Any] | None = None,
+        tools: Sequence[Mapping[str, Any]] | None = None,
+        tool_choice: str | Mapping[str, Any] | None = None,
+        parallel_tool_calls: bool | None = None,
+        response_format: Mapping[str, Any] | None = None,
+        tool_results: Sequence[Mapping[str, str]] = (),
     ) -> TurnResult:
         """Say `text` to the mind and return the turn as `mind turn --json` prints it.
 
@@ -162,7 +167,15 @@ class MindLedger(DirectCommands, KnowledgeCommands, FileCommands, ReadCommands, 
         in the turn's prompt); `sampling`, settings for this reply (`temperature`, `top_p`,
         `max_tokens`, `stop`, `seed`, `presence_penalty`, `frequency_penalty`, `user`;
         checked by range, passed to the model, recorded). Each is refused, never ignored, when
-        it cannot be honoured (InvalidInputError naming it as `param`)."""
+        it cannot be honoured (InvalidInputError naming it as `param`).
+
+        Tools and structured output, in OpenAI's shape, passed to a model that takes them
+        (UnsupportedParameterError naming the model otherwise): `tools`, `tool_choice`,
+        `parallel_tool_calls`, `response_format`. A reply that calls tools completes its turn
+        with `tool_calls` (ids the mind gives); `tool_results` (`{"tool_call_id", "content"}`,
+        with `text` empty) are the message of the next turn, which `follows` the one that
+        asked. The caller's assistant messages in `history` may carry `tool_calls` and its
+        tool messages (`{"role": "tool", "tool_call_id", "content"}`) sit between them."""
         return self.run_turn(
             text,
             model=model,
@@ -173,6 +186,11 @@ class MindLedger(DirectCommands, KnowledgeCommands, FileCommands, ReadCommands, 
             system=system,
             history=history,
             sampling=sampling,
+            tools=tools,
+            tool_choice=tool_choice,
+            parallel_tool_calls=parallel_tool_calls,
+            response_format=response_format,
+            tool_results=tool_results,
         ).result
 
     def run_turn(
@@ -185,8 +203,13 @@ class MindLedger(DirectCommands, KnowledgeCommands, FileCommands, ReadCommands, 
         budget: int = DEFAULT_BUDGET,
         on_delta: Callable[[str], None] | None = None,
         system: str | None = None,
-        history: Sequence[Mapping[str, str]] = (),
+        history: Sequence[Mapping[str, Any]] = (),
         sampling: Mapping[str, Any] | None = None,
+        tools: Sequence[Mapping[str, Any]] | None = None,
+        tool_choice: str | Mapping[str, Any] | None = None,
+        parallel_tool_calls: bool | None = None,
+        response_format: Mapping[str, Any] | None = None,
+        tool_results: Sequence[Mapping[str, str]] = (),
         retry_of: UUID | None = None,
     ) -> TurnDone:
         """`turn`, with the use case's outcome beside its JSON (for front-ends that render
@@ -194,17 +217,27 @@ class MindLedger(DirectCommands, KnowledgeCommands, FileCommands, ReadCommands, 
         turn this is another attempt of, whose message `text` is (see `attempt_turn`)."""
         from mindledger.compose import asker
         from mindledger.domain.client_chat import checked_chat
+        from mindledger.domain.errors import InvalidInputError
         from mindledger.domain.model_port import sampled
         from mindledger.domain.sampling import checked_sampling
+        from mindledger.domain.tool_use import checked_results, checked_tools, tooled
         from mindledger.forget import forget_excluded
         from mindledger.turns import turn_json
 
         check_budget(budget, TURN_BUDGET_FLOOR)
-        chat = checked_chat(system, history)
+        offered = checked_tools(tools, tool_choice, parallel_tool_calls, response_format)
+        results = checked_results(tool_results)
+        if results and text.strip():
+            raise InvalidInputError(
+                "give `text` or `tool_results`, not both: tool results are a turn's message",
+                param="tool_results",
+            )
+        chat = checked_chat(system, history, offered, results)
         settings = checked_sampling(sampling)
         with self.write_lock:
             completion_model = self._model(model, mock_reply, api_base)
-            sampled(completion_model, settings)  # refused here, before anything is recorded
+            # Refused here, before anything is recorded.
+            tooled(sampled(completion_model, settings), offered)
             service = self._turns()
             try:
                 # A message whose intent reusable knowledge answers is answered from it.

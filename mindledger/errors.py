@@ -32,6 +32,7 @@ from mindledger.domain.errors import (
     UnknownCommitmentError,
     UnknownConceptError,
     UnknownThreadError,
+    UnsupportedParameterError,
 )
 
 if TYPE_CHECKING:
@@ -136,6 +137,7 @@ __all__ = [
     "UnknownKnowledgeError",
     "UnknownNodeError",
     "UnknownThreadError",
+    "UnsupportedParameterError",
 ]
 
 

@@ -116,6 +116,22 @@ class EventSpan(Result):
     last: int | None
 
 
+class ToolFunction(Result):
+    """The function a tool call names and its arguments (JSON text, as the model wrote it)."""
+
+    name: str
+    arguments: str
+
+
+class ToolCall(Result):
+    """A tool the reply calls, in OpenAI's shape (the id is the mind's: the result that
+    answers it names this turn)."""
+
+    id: str
+    type: Literal["function"]
+    function: ToolFunction
+
+
 class TurnResult(Result):
     """A turn (`mind turn --json`, the HTTP API's turn, MCP's turn tool): the reply, what it
     changed, the memory it was given and the model's figures."""
@@ -140,6 +156,10 @@ class TurnResult(Result):
     cut_off: bool
     failure: Failure | None
     events: EventSpan
+    # Only on a turn with tools: the calls its reply made (the turn is complete; the results
+    # start the next turn), and the turn whose calls this one's message answers.
+    tool_calls: Omitted[list[ToolCall]]
+    follows: Omitted[str]
 
 
 # -- knowledge -------------------------------------------------------------------------------

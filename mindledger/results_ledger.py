@@ -10,7 +10,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BeforeValidator, JsonValue
 
 from mindledger.domain.forgetting import SelectorKind
-from mindledger.results import Failure, Number, Omitted, Rejection, Result, Rows
+from mindledger.results import Failure, Number, Omitted, Rejection, Result, Rows, ToolCall
 from mindledger.safe_text import plain
 
 
@@ -74,12 +74,16 @@ class Events(Rows[Event]):
 
 class TurnPrompt(Result):
     """`mind log --turn REF --json`: the turn, its status, its model and the messages the
-    model was sent (null when none were recorded)."""
+    model was sent (null when none were recorded); on a turn with tools, the calls its reply
+    made, the tool results that were its message and the turn that asked for them."""
 
     turn: str
     status: Literal["started", "replied", "failed", "complete", "interrupted"]
     model: str
-    messages: list[dict[str, str]] | None
+    messages: list[dict[str, Any]] | None
+    tool_calls: Omitted[list[ToolCall]]
+    tool_results: Omitted[list[dict[str, str]]]
+    follows: Omitted[str]
 
 
 class Anchor(Result):

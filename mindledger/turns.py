@@ -51,6 +51,8 @@ def outcome_json(home: Home, outcome: Any, name: str | None = None) -> dict[str,
             "first": positions[0] if positions else None,
             "last": positions[-1] if positions else None,
         },
+        "tool_calls": getattr(outcome, "tool_calls", None) or None,
+        "follows": getattr(outcome, "follows", None),
     }
 
 

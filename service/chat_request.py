@@ -1,7 +1,8 @@
 """A chat completion request read as a turn: every field OpenAI's API defines either becomes
 an argument of the floor's turn (`MindLedger.turn`: the message, the caller's system prompt,
-its earlier messages, its sampling settings) or is refused with a 400 naming it (`param`);
-nothing is dropped in silence, and a field OpenAI does not define is refused too.
+its earlier messages, its sampling settings, its tools and response format, the tool results
+that end the conversation) or is refused with a 400 naming it (`param`); nothing is dropped
+in silence, and a field OpenAI does not define is refused too.
 
 Only the request's form is checked here; the floor checks the values (ranges, lengths) and
 names the argument at fault, which `request_field` turns back into the request's field.
@@ -29,16 +30,15 @@ SAMPLING = {
     "user": "user",
     "safety_identifier": "user",  # OpenAI's newer name for `user`
 }
+# Fields the floor's turn takes as they are (it checks them, and refuses them for a model
+# that cannot take them: domain/tool_use.py).
+TOOLING = ("tools", "tool_choice", "parallel_tool_calls", "response_format")
 # Fields a turn honours only at the value that asks nothing of it (null always does): one
-# choice, no tools, plain text, no log-probabilities, nothing stored elsewhere.
+# choice, no legacy functions, no log-probabilities, nothing stored elsewhere.
 NEUTRAL: dict[str, tuple[Any, ...]] = {
     "n": (1,),
-    "tools": ([],),
     "functions": ([],),
-    "tool_choice": ("none",),
     "function_call": ("none",),
-    "parallel_tool_calls": (False,),
-    "response_format": ({"type": "text"},),
     "logprobs": (False,),
     "top_logprobs": (0,),
     "logit_bias": ({},),
@@ -55,19 +55,17 @@ NEUTRAL: dict[str, tuple[Any, ...]] = {
 }
 WHY = {
     "n": "n must be 1: a turn gives one reply",
-    "tools": "a mind takes no tools here (it acts through its own control lines)",
-    "functions": "a mind takes no tools here (it acts through its own control lines)",
-    "tool_choice": "a mind takes no tools here (it acts through its own control lines)",
-    "function_call": "a mind takes no tools here (it acts through its own control lines)",
-    "parallel_tool_calls": "a mind takes no tools here (it acts through its own control lines)",
-    "response_format": 'response_format must be {"type": "text"} (or absent)',
+    "functions": "functions is OpenAI's older form of tools; send tools",
+    "function_call": "function_call is OpenAI's older form of tool_choice; send tool_choice",
 }
 OWN = ("model", "messages", "stream", "stream_options", "mind_options")
-KNOWN = frozenset((*OWN, *SAMPLING, *NEUTRAL))
-ROLES = ("system", "developer", "user", "assistant")
+KNOWN = frozenset((*OWN, *SAMPLING, *NEUTRAL, *TOOLING))
+ROLES = ("system", "developer", "user", "assistant", "tool")
 # Keys of a message besides role and content that a client may send empty (the SDK's own
 # assistant message, passed back, carries them as null).
 EMPTY_MESSAGE_KEYS = ("name", "refusal", "tool_calls", "function_call", "audio", "annotations")
+# Keys a message of that role carries (given: not empty).
+ROLE_KEYS = {"assistant": ("tool_calls",), "tool": ("tool_call_id",)}
 
 
 @dataclass
@@ -77,14 +75,17 @@ class ChatRequest:
     model: str
     text: str
     system: str | None = None
-    history: list[dict[str, str]] = field(default_factory=list)
+    history: list[dict[str, Any]] = field(default_factory=list)
     sampling: dict[str, Any] = field(default_factory=dict)
+    tooling: dict[str, Any] = field(default_factory=dict)  # TOOLING fields given
+    tool_results: list[dict[str, Any]] = field(default_factory=list)
     options: dict[str, Any] = field(default_factory=dict)
     stream: bool = False
     include_usage: bool = False  # stream_options.include_usage: a last chunk with the usage
     # Where the floor's arguments came from: history index -> message index; the first
     # system message; the field each sampling setting came from.
     history_at: list[int] = field(default_factory=list)
+    results_at: list[int] = field(default_factory=list)
     system_at: int | None = None
     sampling_from: dict[str, str] = field(default_factory=dict)
 
@@ -97,6 +98,9 @@ class ChatRequest:
             args["history"] = self.history
         if self.sampling:
             args["sampling"] = self.sampling
+        args.update(self.tooling)
+        if self.tool_results:
+            args["tool_results"] = self.tool_results
         return args
 
     def request_field(self, param: str | None) -> str | None:
@@ -104,12 +108,13 @@ class ChatRequest:
         if param is None:
             return None
         head, dot, rest = param.partition(".")
-        if head.startswith("history[") and head.endswith("]"):
-            index = int(head[len("history[") : -1])
-            if 0 <= index < len(self.history_at):
-                where = f"messages[{self.history_at[index]}]"
-                return f"{where}.{rest}" if dot else f"{where}.content"
-            return "messages"
+        for name, at in (("history", self.history_at), ("tool_results", self.results_at)):
+            if head.startswith(f"{name}[") and head.endswith("]"):
+                index = int(head[len(name) + 1 : -1])
+                if 0 <= index < len(at):
+                    where = f"messages[{at[index]}]"
+                    return f"{where}.{rest}" if dot else f"{where}.content"
+                return "messages"
         if head == "system":
             return f"messages[{self.system_at}].content" if self.system_at is not None else None
         if head in self.sampling_from:
@@ -150,23 +155,29 @@ def _text(content: Any, where: str) -> str:
     raise _refuse("invalid_messages", f"{where}.content must be a text", f"{where}.content")
 
 
-def _message(n: int, message: Any) -> tuple[str, str]:
+def _message(n: int, message: Any) -> dict[str, Any]:
+    """A message as the floor takes it: role and text; an assistant's tool calls (its text
+    None when it has none), a tool's `tool_call_id`. The floor checks their shape."""
     where = f"messages[{n}]"
     if not isinstance(message, dict):
         raise _refuse("invalid_messages", f"{where} must be an object", where)
     role = message.get("role")
-    if role in ("tool", "function"):
+    if role == "function":
         raise _refuse(
             "unsupported_parameter",
-            f"{where}.role {role!r}: a mind takes no tools here",
+            f"{where}.role 'function' is OpenAI's older form of tool messages; send role 'tool'",
             f"{where}.role",
         )
     if role not in ROLES:
         raise _refuse(
             "invalid_messages", f"{where}.role must be one of {', '.join(ROLES)}", f"{where}.role"
         )
+    read: dict[str, Any] = {"role": role}
     for key, value in message.items():
         if key in ("role", "content"):
+            continue
+        if key in ROLE_KEYS.get(role, ()) and value not in (None, []):
+            read[key] = value
             continue
         if key not in EMPTY_MESSAGE_KEYS:
             raise _refuse("unknown_parameter", f"{where}.{key} is not a message field", where)
@@ -176,7 +187,14 @@ def _message(n: int, message: Any) -> tuple[str, str]:
                 f"{where}.{key} is not supported by a mind's turn; leave it out",
                 f"{where}.{key}",
             )
-    return role, _text(message.get("content"), where)
+    content = message.get("content")
+    if "tool_calls" in read and content in (None, ""):
+        read["content"] = None  # an assistant that only called tools
+    elif role == "tool" and content == "":
+        read["content"] = ""  # a tool may answer nothing
+    else:
+        read["content"] = _text(content, where)
+    return read
 
 
 def _messages(messages: Any, request: ChatRequest) -> None:
@@ -184,25 +202,44 @@ def _messages(messages: Any, request: ChatRequest) -> None:
         raise _refuse("invalid_messages", "messages must be a non-empty array", "messages")
     read = [_message(n, m) for n, m in enumerate(messages)]
     last = len(read) - 1
-    if read[last][0] != "user":
+    # Tool results that end the conversation are the turn's message.
+    first_result = last + 1
+    while first_result > 0 and read[first_result - 1]["role"] == "tool":
+        first_result -= 1
+    if first_result <= last:
+        request.tool_results = [
+            {"tool_call_id": m.get("tool_call_id"), "content": m["content"]}
+            for m in read[first_result:]
+        ]
+        request.results_at = list(range(first_result, last + 1))
+        _earlier(read[:first_result], request)
+        return
+    if read[last]["role"] != "user":
         code = "invalid_messages"
-        if not any(role == "user" for role, _ in read):
+        if not any(m["role"] == "user" for m in read):
             raise _refuse(code, "messages hold no user message", "messages")
-        raise _refuse(code, f"messages[{last}]: the last message must be the user's", "messages")
-    if not read[last][1].strip():
+        raise _refuse(
+            code, f"messages[{last}]: the last message must be the user's or a tool's", "messages"
+        )
+    if not read[last]["content"].strip():
         where = f"messages[{last}].content"
         raise _refuse("invalid_messages", f"{where} is empty; give some text", where)
+    _earlier(read[:last], request)
+    request.text = read[last]["content"]
+
+
+def _earlier(read: list[dict[str, Any]], request: ChatRequest) -> None:
+    """The messages before the turn's own: system prompts, and the conversation."""
     systems = []
-    for n, (role, text) in enumerate(read[:last]):
-        if role in ("system", "developer"):
-            systems.append(text)
+    for n, message in enumerate(read):
+        if message["role"] in ("system", "developer"):
+            systems.append(message["content"])
             request.system_at = n if request.system_at is None else request.system_at
         else:
-            request.history.append({"role": role, "content": text})
+            request.history.append(message)
             request.history_at.append(n)
     if systems:
         request.system = "\n\n".join(systems)
-    request.text = read[last][1]
 
 
 def _sampling(body: dict[str, Any], request: ChatRequest) -> None:
@@ -286,7 +323,8 @@ def chat_request(body: Any) -> ChatRequest:
         )
     for name in NEUTRAL:
         _neutral(name, body.get(name))
-    request = ChatRequest(model=model, text="")
+    request_tooling = {name: body[name] for name in TOOLING if body.get(name) is not None}
+    request = ChatRequest(model=model, text="", tooling=request_tooling)
     _messages(body.get("messages"), request)
     _sampling(body, request)
     request.options = _options(body.get("mind_options"))

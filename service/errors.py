@@ -25,6 +25,7 @@ from mindledger.errors import (
     QueryStoppedError,
     ReadModelCorruptError,
     UnavailableError,
+    UnsupportedParameterError,
 )
 from mindledger.turn_attempts import IdempotencyKeyReusedError
 
@@ -76,6 +77,7 @@ _MAPPED: list[tuple[type[Exception], int, str]] = [
     # The append guard's refusal (a ledger event this mindledger cannot project): a known
     # refusal with nothing written, which the command line runs in-process to the same line.
     (ProjectionError, 409, "projection_stopped"),
+    (UnsupportedParameterError, 400, "unsupported_parameter"),
     # The kinds (mindledger.domain.errors): what is left of each maps here.
     (NotFoundError, 404, "not_found"),
     (ConflictError, 409, "conflict"),

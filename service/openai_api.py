@@ -3,18 +3,23 @@
 `POST /v1/chat/completions`: the last message, the user's, is the turn's text; the client's
 system (or developer) messages are its system prompt, sent after the mind's own; its earlier
 user and assistant messages are the conversation the model sees before it; its sampling
-settings (`temperature`, `top_p`, `max_tokens`, `stop`, `seed`, ...) go to the model; all of it
-is recorded with the turn (service/chat_request.py reads the request: a field a turn cannot
-honour, or one OpenAI's API does not define, is refused with a 400 naming it, never ignored).
-The answer is the turn's visible reply with `usage`, and the turn record (`mind turn --json`)
-rides along as `mind_turn`. `stream: true` answers OpenAI's chunk events (the turn record on
-the finish chunk; with `stream_options.include_usage`, the usage on a last chunk with no choice,
-as OpenAI sends it) and `data: [DONE]`, once the turn has begun: a request refused before then
-is a 400, never a stream. Extra body field `mind_options` (`model`, `mock_reply`, `api_base`,
-`budget`) chooses the turn's model as `mind turn` flags do. Errors come in OpenAI's shape:
-`{"error": {"message", "type", "param", "code"}}`. A client's retry (its `Idempotency-Key`, or
-the SDKs' `x-stainless-retry-count` with the same body) is another attempt of the same turn or
-its recorded answer, never a second turn (service/turn_answers.py: a failed model's status).
+settings (`temperature`, `top_p`, `max_tokens`, `stop`, `seed`, ...) and its `tools`,
+`tool_choice`, `parallel_tool_calls` and `response_format` go to the model (refused for a
+model that cannot take them); all of it is recorded with the turn (service/chat_request.py
+reads the request: a field a turn cannot honour, or one OpenAI's API does not define, is
+refused with a 400 naming it, never ignored). The answer is the turn's visible reply with
+`usage`, and the turn record (`mind turn --json`) rides along as `mind_turn`. A reply that
+calls tools answers `tool_calls` (finish_reason "tool_calls") and completes its turn; the
+tool messages that end the next request's messages are that turn's message, linked to the
+turn that asked. `stream: true` answers OpenAI's chunk events (tool calls as pieces once the
+turn is recorded; the turn record on the finish chunk; with `stream_options.include_usage`,
+the usage on a last chunk with no choice, as OpenAI sends it) and `data: [DONE]`, once the
+turn has begun: a request refused before then is a 400, never a stream. Extra body field
+`mind_options` (`model`, `mock_reply`, `api_base`, `budget`) chooses the turn's model as
+`mind turn` flags do. Errors come in OpenAI's shape: `{"error": {"message", "type", "param",
+"code"}}`. A client's retry (its `Idempotency-Key`, or the SDKs'
+`x-stainless-retry-count` with the same body) is another attempt of the same turn or its
+recorded answer, never a second turn (service/turn_answers.py: a failed model's status).
 """
 
 from __future__ import annotations
@@ -116,7 +121,29 @@ def mind_secrets(call: Call) -> list[str]:
 
 
 def _finish(done: TurnDone) -> str:
+    if done.outcome.tool_calls:
+        return "tool_calls"
     return "length" if done.outcome.cut_off else "stop"
+
+
+def _message(done: TurnDone) -> dict[str, Any]:
+    """The reply as OpenAI's assistant message (text null when it only calls tools)."""
+    calls = done.outcome.tool_calls
+    if not calls:
+        return {"role": "assistant", "content": done.data["reply"]}
+    return {"role": "assistant", "content": done.data["reply"] or None, "tool_calls": calls}
+
+
+def _call_pieces(done: TurnDone) -> list[dict[str, Any]]:
+    """The reply's tool calls as a stream's deltas: each call named, then its arguments."""
+    pieces: list[dict[str, Any]] = []
+    for index, call in enumerate(done.outcome.tool_calls):
+        function = call["function"]
+        named = {"name": function["name"], "arguments": ""}
+        pieces.append({"index": index, "id": call["id"], "type": "function", "function": named})
+        if function["arguments"]:
+            pieces.append({"index": index, "function": {"arguments": function["arguments"]}})
+    return pieces
 
 
 def _completion(done: TurnDone, model: str) -> dict[str, Any]:
@@ -129,7 +156,7 @@ def _completion(done: TurnDone, model: str) -> dict[str, Any]:
         "choices": [
             {
                 "index": 0,
-                "message": {"role": "assistant", "content": done.data["reply"]},
+                "message": _message(done),
                 "finish_reason": _finish(done),
             }
         ],
@@ -219,6 +246,8 @@ async def _streamed(
             elif data.outcome.status == "failed":
                 yield _data(failed_turn(data.data)[1])
             else:
+                for piece in _call_pieces(data):
+                    yield _data(_chunk(stream_id, model, {"tool_calls": [piece]}, None))
                 final = _chunk(stream_id, model, {}, _finish(data))
                 final["mind_turn"] = data.data
                 yield _data(final)
@@ -289,9 +318,10 @@ def extension(minds: Minds) -> Extension:
                 "POST",
                 "/v1/chat/completions",
                 chat_completions,
-                "OpenAI-compatible chat: the last user message is a turn of mind/<name>; "
-                "`stream` answers chunk events; the turn record is in `mind_turn`; extra field "
-                "`mind_options` {model, mock_reply, api_base, budget}.",
+                "OpenAI-compatible chat: the last user message (or the tool results that end "
+                "the messages) is a turn of mind/<name>; `tools` and `response_format` pass to "
+                "a model that takes them; `stream` answers chunk events; the turn record is in "
+                "`mind_turn`; extra field `mind_options` {model, mock_reply, api_base, budget}.",
                 streams=True,
                 tags=("openai",),
                 result=COMPLETION,

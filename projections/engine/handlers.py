@@ -355,6 +355,8 @@ def turn_replied(rows: Rows, e: Ev) -> None:
         finish_reason=s["finish_reason"],
         cut_off=s.get("cut_off", False),  # absent from replies recorded before it existed
     )
+    if not s["reply"]:
+        return  # a reply that only calls tools says nothing to recall
     _message(
         rows,
         e,

@@ -149,7 +149,7 @@ def test_an_unreachable_model_answers_503_with_the_recorded_turn(server: Server)
     [
         {"n": 2},
         {"tools": [{"type": "function", "function": {"name": "f", "parameters": {}}}]},
-        {"tool_choice": "required"},
+        {"tool_choice": "required", "tools": [{"type": "function", "function": {"name": "f"}}]},
         {"response_format": {"type": "json_object"}},
     ],
     ids=["n", "tools", "tool_choice", "response_format"],
@@ -157,6 +157,8 @@ def test_an_unreachable_model_answers_503_with_the_recorded_turn(server: Server)
 def test_what_a_turn_cannot_honour_is_refused_not_ignored(
     server: Server, extra: dict[str, Any]
 ) -> None:
+    # The scripted model takes no tools and no response format (a model that does gets them:
+    # tests/e2e/test_openai_tools.py).
     before = started_texts(server)
 
     with pytest.raises(openai.BadRequestError) as refused:

@@ -55,12 +55,56 @@ def test_a_full_request_becomes_the_turns_arguments() -> None:
     assert request.request_field("budget") == "mind_options.budget"
 
 
+def test_tool_results_that_end_the_messages_are_the_turns_message() -> None:
+    call = {
+        "id": "call_1",
+        "type": "function",
+        "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'},
+    }
+    tools = [{"type": "function", "function": {"name": "get_weather"}}]
+    body = {
+        "model": "mind/Echo",
+        "messages": [
+            {"role": "system", "content": "Use the tools."},
+            {"role": "user", "content": "Weather in Paris?"},
+            {"role": "assistant", "content": None, "tool_calls": [call], "refusal": None},
+            {"role": "tool", "tool_call_id": "call_1", "content": "18C"},
+            {"role": "tool", "tool_call_id": "call_2", "content": ""},
+        ],
+        "tools": tools,
+        "tool_choice": "auto",
+        "response_format": {"type": "json_object"},
+    }
+
+    request = chat_request(body)
+
+    assert request.text == ""
+    assert request.turn_args() == {
+        "system": "Use the tools.",
+        "history": [
+            {"role": "user", "content": "Weather in Paris?"},
+            {"role": "assistant", "content": None, "tool_calls": [call]},
+        ],
+        "tools": tools,
+        "tool_choice": "auto",
+        "response_format": {"type": "json_object"},
+        "tool_results": [
+            {"tool_call_id": "call_1", "content": "18C"},
+            {"tool_call_id": "call_2", "content": ""},
+        ],
+    }
+    assert request.request_field("tool_results[1]") == "messages[4].content"
+    assert request.request_field("history[1].tool_calls") == "messages[2].tool_calls"
+
+
 @pytest.mark.parametrize(
     ("extra", "param"),
     [
         ({"temprature": 1}, "temprature"),
         ({"n": 3}, "n"),
-        ({"tools": [{"type": "function"}]}, "tools"),
+        ({"functions": [{"name": "get_weather"}]}, "functions"),
+        ({"messages": [{"role": "function", "content": "x", "name": "f"}]}, "messages[0].role"),
+        ({"messages": [USER, {"role": "assistant", "content": None}]}, "messages[1].content"),
         ({"stream": "yes"}, "stream"),
         ({"stream_options": {"include_usage": True}}, "stream_options"),
         ({"messages": [USER, {"role": "assistant", "content": "x"}]}, "messages"),

@@ -127,7 +127,7 @@ def test_a_setting_out_of_range_is_refused_by_name_and_records_nothing(
     ("system", "history", "param"),
     [
         (None, [{"role": "system", "content": "x"}], "history[0].role"),
-        (None, [{"role": "tool", "content": "x"}], "history[0].role"),
+        (None, [{"role": "tool", "content": "x"}], "history[0]"),  # no tool_call_id
         (None, [{"role": "user", "content": "  "}], "history[0]"),
         (None, [{"role": "user", "content": "x", "name": "bob"}], "history[0]"),
         ("x" * 100_001, [], "system"),
@@ -291,6 +291,10 @@ def _as_before_the_caller_fields(lines: list[dict[str, Any]]) -> bytes:
         if event["topic"] == Turn.Started.TOPIC:
             assert event["payload"].pop("system") is None
             assert event["payload"].pop("sampling") is None
+            for later in ("tooling", "tool_results", "follows"):  # tools came later still
+                assert event["payload"].pop(later) is None
+        if event["topic"] == Turn.Replied.TOPIC:
+            assert event["payload"].pop("tool_calls") is None
         state = state_bytes(event["payload"], event["time"], event["schema"])
         event["prev"] = prev
         event["hash"] = prev = link_hash(
