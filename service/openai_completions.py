@@ -23,8 +23,9 @@ from mindledger.service.endpoints import Call, Endpoint, read_json
 from mindledger.service.errors import ApiError, error_body
 from mindledger.service.openai_api import _finish, _refused, _the_mind
 from mindledger.service.openai_fields import known_fields, mind_model, neutral_only
-from mindledger.service.turn_answers import failed_turn_response
+from mindledger.service.turn_answers import REPLAYED, failed_turn_response, turn_request
 from mindledger.service.turn_stream import SSE_HEADERS, StreamError, streamed_turn
+from mindledger.turn_attempts import TurnRequest
 
 if TYPE_CHECKING:
     from mindledger.service.app import Extension
@@ -123,12 +124,17 @@ async def completions(call: Call) -> Response:
     mind: ServedMind | None = None
     request: CompletionRequest | None = None
     try:
-        request = completion_request(await read_json(call.request, call.max_body))
+        raw = await read_json(call.request, call.max_body)
+        request = completion_request(raw)
         mind = _the_mind(call, request.model)
+        asked = turn_request(call.request.headers, raw)  # a retry: the same turn again
         if request.stream:
-            return await _streamed(call, mind, request)
+            return await _streamed(call, mind, request, asked)
         turn, served = request, mind
-        done = await in_turn_thread(call, lambda: served.run_turn(turn.text, **turn.turn_args()))
+        attempt = await in_turn_thread(
+            call, lambda: served.attempt_turn(asked, turn.text, turn.turn_args())
+        )
+        done = attempt.done
     except ApiError as e:
         return JSONResponse(error_body(e.status, e.code, e.message, e.param), e.status)
     except MindError as e:
@@ -136,11 +142,14 @@ async def completions(call: Call) -> Response:
     if done.outcome.status == "failed":
         return failed_turn_response(done.data)
     answer = _chunk(done.data["turn"], request.model, done.data["reply"], _finish(done))
-    return JSONResponse({**answer, "usage": _usage(done), "mind_turn": done.data})
+    headers = REPLAYED if attempt.replayed else None
+    return JSONResponse({**answer, "usage": _usage(done), "mind_turn": done.data}, headers=headers)
 
 
-async def _streamed(call: Call, mind: ServedMind, request: CompletionRequest) -> Response:
-    news = await streamed_turn(call, mind, request)
+async def _streamed(
+    call: Call, mind: ServedMind, request: CompletionRequest, asked: TurnRequest
+) -> Response:
+    news = await streamed_turn(call, mind, request, asked)
     if isinstance(news, Response):
         return news
     stream_id, model = f"{int(time.time() * 1000):x}", request.model

@@ -25,8 +25,9 @@ from mindledger.service.endpoints import Call, Endpoint, read_json
 from mindledger.service.errors import ApiError, error_body
 from mindledger.service.openai_api import _refused, _the_mind
 from mindledger.service.responses_request import ResponsesRequest, responses_request
-from mindledger.service.turn_answers import failed_turn_response
+from mindledger.service.turn_answers import REPLAYED, failed_turn_response, turn_request
 from mindledger.service.turn_stream import SSE_HEADERS, StreamError, streamed_turn
+from mindledger.turn_attempts import TurnRequest
 
 if TYPE_CHECKING:
     from mindledger.service.app import Extension
@@ -117,13 +118,18 @@ async def responses(call: Call) -> Response:
     mind: ServedMind | None = None
     request: ResponsesRequest | None = None
     try:
-        request = responses_request(await read_json(call.request, call.max_body))
+        raw = await read_json(call.request, call.max_body)
+        request = responses_request(raw)
         mind = _the_mind(call, request.model)
+        asked = turn_request(call.request.headers, raw)  # a retry: the same turn again
         if request.stream:
-            return await _streamed(call, mind, request)
+            return await _streamed(call, mind, request, asked)
         turn, served = request, mind
         created = int(time.time())
-        done = await in_turn_thread(call, lambda: served.run_turn(turn.text, **turn.turn_args()))
+        attempt = await in_turn_thread(
+            call, lambda: served.attempt_turn(asked, turn.text, turn.turn_args())
+        )
+        done = attempt.done
     except ApiError as e:
         return JSONResponse(error_body(e.status, e.code, e.message, e.param), e.status)
     except MindError as e:
@@ -132,7 +138,8 @@ async def responses(call: Call) -> Response:
         return failed_turn_response(done.data)
     turn_id = done.data["turn"]
     base = _response(f"resp_{turn_id}", created, request, "completed")
-    return JSONResponse(_finished(base, f"msg_{turn_id}", done))
+    headers = REPLAYED if attempt.replayed else None
+    return JSONResponse(_finished(base, f"msg_{turn_id}", done), headers=headers)
 
 
 def _event(kind: str, number: int, **fields: Any) -> bytes:
@@ -140,9 +147,11 @@ def _event(kind: str, number: int, **fields: Any) -> bytes:
     return f"event: {kind}\ndata: {json.dumps(payload, ensure_ascii=False)}\n\n".encode()
 
 
-async def _streamed(call: Call, mind: ServedMind, request: ResponsesRequest) -> Response:
+async def _streamed(
+    call: Call, mind: ServedMind, request: ResponsesRequest, asked: TurnRequest
+) -> Response:
     created = int(time.time())
-    news = await streamed_turn(call, mind, request)
+    news = await streamed_turn(call, mind, request, asked)
     if isinstance(news, Response):
         return news
     stream_id = uuid.uuid4().hex

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from mindledger.service.chat_request import ChatRequest
     from mindledger.service.endpoints import Call
     from mindledger.service.minds import ServedMind, TurnDone
+    from mindledger.turn_attempts import TurnRequest
 
 SSE_HEADERS = {"Cache-Control": "no-store", "X-Accel-Buffering": "no"}
 
@@ -42,7 +43,7 @@ class StreamError:
 
 
 async def streamed_turn(
-    call: Call, mind: ServedMind, request: ChatRequest
+    call: Call, mind: ServedMind, request: ChatRequest, asked: TurnRequest
 ) -> Response | AsyncIterator[str | TurnDone | StreamError]:
     """Start `request`'s turn; an error response when it ends before its first text, else
     its news in order (the pieces, then one end)."""
@@ -57,9 +58,11 @@ async def streamed_turn(
         from mindledger.service.errors import internal_error_message
 
         try:
-            done = mind.run_turn(
-                request.text, on_delta=lambda piece: put("delta", piece), **request.turn_args()
-            )
+            args = {**request.turn_args(), "on_delta": lambda piece: put("delta", piece)}
+            attempt = mind.attempt_turn(asked, request.text, args)  # a retry: the same turn
+            done = attempt.done
+            if attempt.replayed:  # answered from the record: its reply, whole
+                put("delta", done.data["reply"])
         except MindError as e:
             put("refused", e)
         except Exception as e:  # a thread boundary: logged, reported as one line, never lost

@@ -112,3 +112,25 @@ def test_a_transient_failed_generation_is_a_503_with_the_turn_record_never_a_str
     assert answer.headers["retry-after"]
     assert answer.json()["error"]["code"] == "model_unavailable"
     assert answer.json()["mind_turn"]["failure"]["kind"] == "rate_limit"
+
+
+@pytest.mark.parametrize("stream", [False, True])
+@pytest.mark.parametrize(
+    "route, field", [("/v1/completions", "prompt"), ("/v1/responses", "input")]
+)
+def test_a_retried_request_is_answered_from_its_turn_not_a_second_turn(
+    served: Served, route: str, field: str, stream: bool
+) -> None:
+    body = {"model": "mind/Echo", field: f"Remember {route} {stream}", "stream": stream, **MOCK}
+    first = served.client.post(route, json=body, headers=served.auth)
+    head = served.head()
+
+    # The OpenAI SDKs mark a retry so, and send the same body again.
+    retry = {**served.auth, "x-stainless-retry-count": "1"}
+    again = served.client.post(route, json=body, headers=retry)
+
+    assert first.status_code == again.status_code == 200
+    assert served.head() == head  # nothing written: the recorded answer
+    assert "Hello there, friend." in again.text
+    if not stream:
+        assert again.headers["idempotent-replayed"] == "true"
