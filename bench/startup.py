@@ -1,0 +1,145 @@
+"""Start-up: whole `mind` processes (no server), each against `python -c pass` in the same run.
+
+What a one-shot command costs is mostly what it imports; this measures the wall time a user
+waits for each command named in issue 30, on a home made by `mind init` (the `mock` model) and,
+for `mind status`, a 10k-event home. The commands take turns (one run of each, again) so the
+machine's drift lands on every command alike; the figure is each one's median over `--runs`,
+and its ratio to `python -c pass`. `mind mcp` is timed to its answer to `initialize`.
+Run: PYTHONPATH=. .venv/bin/python -m bench.startup [--runs 15] [--events 10000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from bench.common import fill, new_mind, report
+
+REPO = Path(__file__).resolve().parent.parent
+MIND = [sys.executable, "-c", "from mindledger.cli.main import main; main()"]
+REPLY = "Noted.\nCOMMIT: send the weekly report on Friday"
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "bench", "version": "0"},
+    },
+}
+
+
+def environment(home: Path) -> dict[str, str]:
+    env = dict(os.environ, MIND_HOME=str(home), MIND_NO_SERVER="1", PYTHONPATH=str(REPO))
+    # Bytecode cached as an installed package has it: without, every run compiles our modules.
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    return env
+
+
+def small_home(folder: Path) -> Path:
+    """`mind init` with the mock model, a commitment and a turn: something to list and recall."""
+    home = folder / "small"
+    env = environment(home)
+    for args in (
+        ["init", "--name", "Echo"],
+        ["model", "set", "mock"],
+        ["commit", "Send the weekly report on Friday"],
+        ["turn", "--model", "mock", "--mock-reply", REPLY, "Remind me about the report"],
+    ):
+        subprocess.run([*MIND, *args], env=env, check=True, capture_output=True)
+    return home
+
+
+def large_home(folder: Path, events: int) -> Path:
+    """A home of about `events` events, built in-process in batched saves, then projected."""
+    home = folder / "large"
+    fill(new_mind(home), events - 1)
+    subprocess.run([*MIND, "project"], env=environment(home), check=True, capture_output=True)
+    return home
+
+
+def process(argv: list[str], env: dict[str, str]) -> Callable[[], float]:
+    def run() -> float:
+        start = time.perf_counter()
+        subprocess.run(
+            argv, env=env, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        )
+        return time.perf_counter() - start
+
+    return run
+
+
+def mcp_initialize(home: Path) -> Callable[[], float]:
+    """Seconds from spawning `mind mcp` to its answer to `initialize` on stdout."""
+
+    def run() -> float:
+        start = time.perf_counter()
+        child = subprocess.Popen(
+            [*MIND, "mcp"],
+            env=environment(home),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+        )
+        assert child.stdin is not None and child.stdout is not None
+        child.stdin.write(json.dumps(INITIALIZE).encode() + b"\n")
+        child.stdin.flush()
+        answer = json.loads(child.stdout.readline())
+        took = time.perf_counter() - start
+        assert answer.get("id") == 1, answer
+        child.stdin.close()
+        child.wait(timeout=30)
+        return took
+
+    return run
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--runs", type=int, default=15)
+    parser.add_argument("--events", type=int, default=10_000)
+    parser.add_argument("--no-mcp", action="store_true", help="skip `mind mcp` (initialize)")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        small, large = small_home(Path(tmp)), large_home(Path(tmp), args.events)
+        env = environment(small)
+        cases: dict[str, Callable[[], float]] = {
+            "python -c pass": process([sys.executable, "-c", "pass"], env),
+            "mind --help": process([*MIND, "--help"], env),
+            "mind commitments": process([*MIND, "commitments"], env),
+            f"mind status ({args.events // 1000}k events)": process(
+                [*MIND, "status"], environment(large)
+            ),
+            "mind recall Q --no-server": process([*MIND, "recall", "report", "--no-server"], env),
+            "mind turn --model mock --no-server": process(
+                [*MIND, "turn", "--model", "mock", "--mock-reply", REPLY, "--no-server", "Hi"],
+                env,
+            ),
+            "mind commit": process([*MIND, "commit", "Water the plants"], env),
+        }
+        if not args.no_mcp:
+            cases["mind mcp (initialize)"] = mcp_initialize(small)
+        samples: dict[str, list[float]] = {name: [] for name in cases}
+        for _ in range(args.runs):
+            for name, run in cases.items():
+                samples[name].append(run())
+    base = statistics.median(samples["python -c pass"])
+    figures = {}
+    for name, times in samples.items():
+        p50 = statistics.median(times)
+        figures[name] = {"p50_ms": round(p50 * 1000, 1), "x_pass": round(p50 / base, 1)}
+        print(f"{name:42} {p50 * 1000:8.1f} ms {p50 / base:6.1f}x", flush=True)
+    report("startup", {"runs": args.runs, "events": args.events, "figures": figures})
+
+
+if __name__ == "__main__":
+    main()
