@@ -4,7 +4,8 @@ What a one-shot command costs is mostly what it imports; this measures the wall 
 waits for each command named in issue 30, on a home made by `mind init` (the `mock` model) and,
 for `mind status`, a 10k-event home. The commands take turns (one run of each, again) so the
 machine's drift lands on every command alike; the figure is each one's median over `--runs`,
-and its ratio to `python -c pass`. `mind mcp` is timed to its answer to `initialize`.
+and its ratio to `python -c pass`, in wall time and in CPU time (user + system: steadier on a
+busy machine). `mind mcp` is timed to its answer to `initialize`.
 Run: PYTHONPATH=. .venv/bin/python -m bench.startup [--runs 15] [--events 10000]
 """
 
@@ -13,6 +14,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -67,22 +69,30 @@ def large_home(folder: Path, events: int) -> Path:
     return home
 
 
-def process(argv: list[str], env: dict[str, str]) -> Callable[[], float]:
-    def run() -> float:
-        start = time.perf_counter()
+def children_cpu() -> float:
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return used.ru_utime + used.ru_stime
+
+
+def process(argv: list[str], env: dict[str, str]) -> Callable[[], tuple[float, float]]:
+    """A run of `argv`: its wall seconds and its CPU seconds (user + system)."""
+
+    def run() -> tuple[float, float]:
+        cpu, start = children_cpu(), time.perf_counter()
         subprocess.run(
             argv, env=env, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
         )
-        return time.perf_counter() - start
+        return time.perf_counter() - start, children_cpu() - cpu
 
     return run
 
 
-def mcp_initialize(home: Path) -> Callable[[], float]:
-    """Seconds from spawning `mind mcp` to its answer to `initialize` on stdout."""
+def mcp_initialize(home: Path) -> Callable[[], tuple[float, float]]:
+    """Seconds from spawning `mind mcp` to its answer to `initialize` on stdout (wall; the CPU
+    column is the whole process's, to its exit)."""
 
-    def run() -> float:
-        start = time.perf_counter()
+    def run() -> tuple[float, float]:
+        cpu, start = children_cpu(), time.perf_counter()
         child = subprocess.Popen(
             [*MIND, "mcp"],
             env=environment(home),
@@ -98,7 +108,7 @@ def mcp_initialize(home: Path) -> Callable[[], float]:
         assert answer.get("id") == 1, answer
         child.stdin.close()
         child.wait(timeout=30)
-        return took
+        return took, children_cpu() - cpu
 
     return run
 
@@ -112,7 +122,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         small, large = small_home(Path(tmp)), large_home(Path(tmp), args.events)
         env = environment(small)
-        cases: dict[str, Callable[[], float]] = {
+        cases: dict[str, Callable[[], tuple[float, float]]] = {
             "python -c pass": process([sys.executable, "-c", "pass"], env),
             "mind --help": process([*MIND, "--help"], env),
             "mind commitments": process([*MIND, "commitments"], env),
@@ -128,16 +138,29 @@ def main() -> None:
         }
         if not args.no_mcp:
             cases["mind mcp (initialize)"] = mcp_initialize(small)
-        samples: dict[str, list[float]] = {name: [] for name in cases}
+        samples: dict[str, list[tuple[float, float]]] = {name: [] for name in cases}
         for _ in range(args.runs):
             for name, run in cases.items():
                 samples[name].append(run())
-    base = statistics.median(samples["python -c pass"])
+    # CPU seconds as well as wall: on a busy machine the wall ratio mostly measures the others.
+    wall0 = statistics.median(w for w, _ in samples["python -c pass"])
+    cpu0 = statistics.median(c for _, c in samples["python -c pass"])
     figures = {}
-    for name, times in samples.items():
-        p50 = statistics.median(times)
-        figures[name] = {"p50_ms": round(p50 * 1000, 1), "x_pass": round(p50 / base, 1)}
-        print(f"{name:42} {p50 * 1000:8.1f} ms {p50 / base:6.1f}x", flush=True)
+    print(f"{'':42} {'wall p50':>10} {'x pass':>7} {'CPU p50':>10} {'x pass':>7}")
+    for name, runs in samples.items():
+        wall = statistics.median(w for w, _ in runs)
+        cpu = statistics.median(c for _, c in runs)
+        figures[name] = {
+            "p50_ms": round(wall * 1000, 1),
+            "x_pass": round(wall / wall0, 1),
+            "cpu_p50_ms": round(cpu * 1000, 1),
+            "cpu_x_pass": round(cpu / cpu0, 1),
+        }
+        print(
+            f"{name:42} {wall * 1000:7.1f} ms {wall / wall0:6.1f}x "
+            f"{cpu * 1000:7.1f} ms {cpu / cpu0:6.1f}x",
+            flush=True,
+        )
     report("startup", {"runs": args.runs, "events": args.events, "figures": figures})
 
 
