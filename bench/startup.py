@@ -6,12 +6,14 @@ for `mind status`, a 10k-event home. The commands take turns (one run of each, a
 machine's drift lands on every command alike; the figure is each one's median over `--runs`,
 and its ratio to `python -c pass`, in wall time and in CPU time (user + system: steadier on a
 busy machine). `mind mcp` is timed to its answer to `initialize`.
-Run: PYTHONPATH=. .venv/bin/python -m bench.startup [--runs 15] [--events 10000]
+`--base DIR` runs each command by a previous release's tree as well, alternately.
+Run: PYTHONPATH=. .venv/bin/python -m bench.startup [--runs 15] [--events 10000] [--base DIR]
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import resource
@@ -40,8 +42,8 @@ INITIALIZE = {
 }
 
 
-def environment(home: Path) -> dict[str, str]:
-    env = dict(os.environ, MIND_HOME=str(home), MIND_NO_SERVER="1", PYTHONPATH=str(REPO))
+def environment(home: Path, tree: Path = REPO) -> dict[str, str]:
+    env = dict(os.environ, MIND_HOME=str(home), MIND_NO_SERVER="1", PYTHONPATH=str(tree))
     # Bytecode cached as an installed package has it: without, every run compiles our modules.
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     return env
@@ -74,20 +76,29 @@ def children_cpu() -> float:
     return used.ru_utime + used.ru_stime
 
 
-def process(argv: list[str], env: dict[str, str]) -> Callable[[], tuple[float, float]]:
-    """A run of `argv`: its wall seconds and its CPU seconds (user + system)."""
+Run = Callable[[], tuple[float, float]]
+
+
+def process(argv: list[str], env: dict[str, str]) -> Run:
+    """A run of `argv` (`{n}` in it numbered per run): its wall and CPU seconds (user + system)."""
+    runs = itertools.count()
 
     def run() -> tuple[float, float]:
+        n = next(runs)
         cpu, start = children_cpu(), time.perf_counter()
         subprocess.run(
-            argv, env=env, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+            [a.replace("{n}", str(n)) for a in argv],
+            env=env,
+            check=True,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
         )
         return time.perf_counter() - start, children_cpu() - cpu
 
     return run
 
 
-def mcp_initialize(home: Path) -> Callable[[], tuple[float, float]]:
+def mcp_initialize(home: Path, tree: Path) -> Run:
     """Seconds from spawning `mind mcp` to its answer to `initialize` on stdout (wall; the CPU
     column is the whole process's, to its exit)."""
 
@@ -95,7 +106,7 @@ def mcp_initialize(home: Path) -> Callable[[], tuple[float, float]]:
         cpu, start = children_cpu(), time.perf_counter()
         child = subprocess.Popen(
             [*MIND, "mcp"],
-            env=environment(home),
+            env=environment(home, tree),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
@@ -113,31 +124,50 @@ def mcp_initialize(home: Path) -> Callable[[], tuple[float, float]]:
     return run
 
 
+def commands(tree: Path, small: Path, large: Path, events: int, mcp: bool) -> dict[str, Run]:
+    """Each command of the figure, run by the code in `tree`."""
+    env = environment(small, tree)
+    cases = {
+        "mind --help": process([*MIND, "--help"], env),
+        "mind commitments": process([*MIND, "commitments"], env),
+        f"mind status ({events // 1000}k events)": process(
+            [*MIND, "status"], environment(large, tree)
+        ),
+        "mind recall Q --no-server": process([*MIND, "recall", "report", "--no-server"], env),
+        "mind turn --model mock --no-server": process(
+            [*MIND, "turn", "--model", "mock", "--mock-reply", REPLY, "--no-server", "Hi"], env
+        ),
+        "mind commit": process([*MIND, "commit", f"Water the plants {tree.name} {{n}}"], env),
+    }
+    if mcp:
+        cases["mind mcp (initialize)"] = mcp_initialize(small, tree)
+    return cases
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--runs", type=int, default=15)
     parser.add_argument("--events", type=int, default=10_000)
     parser.add_argument("--no-mcp", action="store_true", help="skip `mind mcp` (initialize)")
+    parser.add_argument(
+        "--base", type=Path, help="a previous release's tree: each command run by it too, in turn"
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         small, large = small_home(Path(tmp)), large_home(Path(tmp), args.events)
-        env = environment(small)
-        cases: dict[str, Callable[[], tuple[float, float]]] = {
-            "python -c pass": process([sys.executable, "-c", "pass"], env),
-            "mind --help": process([*MIND, "--help"], env),
-            "mind commitments": process([*MIND, "commitments"], env),
-            f"mind status ({args.events // 1000}k events)": process(
-                [*MIND, "status"], environment(large)
-            ),
-            "mind recall Q --no-server": process([*MIND, "recall", "report", "--no-server"], env),
-            "mind turn --model mock --no-server": process(
-                [*MIND, "turn", "--model", "mock", "--mock-reply", REPLY, "--no-server", "Hi"],
-                env,
-            ),
-            "mind commit": process([*MIND, "commit", "Water the plants"], env),
+        cases: dict[str, Run] = {
+            "python -c pass": process([sys.executable, "-c", "pass"], environment(small))
         }
-        if not args.no_mcp:
-            cases["mind mcp (initialize)"] = mcp_initialize(small)
+        this = commands(REPO, small, large, args.events, not args.no_mcp)
+        base = (
+            {}
+            if args.base is None
+            else commands(args.base.resolve(), small, large, args.events, not args.no_mcp)
+        )
+        for name, run in this.items():
+            cases[name] = run
+            if name in base:
+                cases[f"{name} [base]"] = base[name]
         samples: dict[str, list[tuple[float, float]]] = {name: [] for name in cases}
         for _ in range(args.runs):
             for name, run in cases.items():

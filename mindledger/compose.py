@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from mindledger.adapters.embeddings import LiteLLMEmbedder
     from mindledger.adapters.key_store import KeyStore
     from mindledger.adapters.postgres_ledger import PostgresLedgerReader
-    from mindledger.adapters.sqlite_ledger import SQLiteLedgerReader
+    from mindledger.adapters.sqlite_reader import SQLiteLedgerReader
     from mindledger.adapters.workspace import FileWorkspace
     from mindledger.domain.application import Mind
     from mindledger.domain.identity import Identity
@@ -343,7 +343,7 @@ def open_reader(home: Home, hidden: Collection[bytes] = ()) -> LedgerReader:
             from mindledger.adapters.postgres_ledger import PostgresLedgerReader
 
             return PostgresLedgerReader(persistence_env(home), keys)
-        from mindledger.adapters.sqlite_ledger import SQLiteLedgerReader
+        from mindledger.adapters.sqlite_reader import SQLiteLedgerReader
 
         return SQLiteLedgerReader(home.ledger, keys)
     except BaseException:
