@@ -79,8 +79,9 @@ def children_cpu() -> float:
 Run = Callable[[], tuple[float, float]]
 
 
-def process(argv: list[str], env: dict[str, str]) -> Run:
-    """A run of `argv` (`{n}` in it numbered per run): its wall and CPU seconds (user + system)."""
+def process(argv: list[str], env: dict[str, str], tree: Path = REPO) -> Run:
+    """A run of `argv` (`{n}` in it numbered per run) in `tree` (`python -c` puts the current
+    folder first on the path, before PYTHONPATH): its wall and CPU seconds (user + system)."""
     runs = itertools.count()
 
     def run() -> tuple[float, float]:
@@ -89,6 +90,7 @@ def process(argv: list[str], env: dict[str, str]) -> Run:
         subprocess.run(
             [a.replace("{n}", str(n)) for a in argv],
             env=env,
+            cwd=tree,
             check=True,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
@@ -107,6 +109,7 @@ def mcp_initialize(home: Path, tree: Path) -> Run:
         child = subprocess.Popen(
             [*MIND, "mcp"],
             env=environment(home, tree),
+            cwd=tree,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
@@ -128,16 +131,18 @@ def commands(tree: Path, small: Path, large: Path, events: int, mcp: bool) -> di
     """Each command of the figure, run by the code in `tree`."""
     env = environment(small, tree)
     cases = {
-        "mind --help": process([*MIND, "--help"], env),
-        "mind commitments": process([*MIND, "commitments"], env),
+        "mind --help": process([*MIND, "--help"], env, tree),
+        "mind commitments": process([*MIND, "commitments"], env, tree),
         f"mind status ({events // 1000}k events)": process(
-            [*MIND, "status"], environment(large, tree)
+            [*MIND, "status"], environment(large, tree), tree
         ),
-        "mind recall Q --no-server": process([*MIND, "recall", "report", "--no-server"], env),
+        "mind recall Q --no-server": process([*MIND, "recall", "report", "--no-server"], env, tree),
         "mind turn --model mock --no-server": process(
-            [*MIND, "turn", "--model", "mock", "--mock-reply", REPLY, "--no-server", "Hi"], env
+            [*MIND, "turn", "--model", "mock", "--mock-reply", REPLY, "--no-server", "Hi"],
+            env,
+            tree,
         ),
-        "mind commit": process([*MIND, "commit", f"Water the plants {tree.name} {{n}}"], env),
+        "mind commit": process([*MIND, "commit", f"Water the plants {tree.name} {{n}}"], env, tree),
     }
     if mcp:
         cases["mind mcp (initialize)"] = mcp_initialize(small, tree)
