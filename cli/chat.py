@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from mindledger.cli.floor import opened
+from mindledger.cli.options import NO_SERVER_HELP
 from mindledger.cli.output import echo, json_text, table, write_out
-from mindledger.cli.server_client import NO_SERVER_HELP
 from mindledger.compose import Home
 from mindledger.domain.errors import InvalidInputError, MindError
 

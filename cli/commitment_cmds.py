@@ -7,7 +7,7 @@ import click
 from mindledger.cli.floor import opened
 from mindledger.cli.output import echo, emit_json, table
 from mindledger.compose import Home
-from mindledger.domain.commitment import ORIGINS
+from mindledger.domain.choices import ORIGINS
 
 
 @click.command()

@@ -174,10 +174,12 @@ def _read_stdin() -> str | None:
 def run_via_server(argv: list[str], environ: Mapping[str, str] | None = None) -> int | None:
     """Run the call on the home's server and return its exit status; None to run it here."""
     env = os.environ if environ is None else environ
+    call = parse(argv)
+    if call is None or "--no-server" in call.flags:
+        return None  # before the client is imported: most commands never need it
     from mindledger.cli import server_client as sc
 
-    call = parse(argv)
-    if call is None or "--no-server" in call.flags or sc.no_server(env):
+    if sc.no_server(env):
         return None
     home = home_path(call, env)
     server = sc.find_server(home, env)

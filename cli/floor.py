@@ -8,22 +8,23 @@ import functools
 import inspect
 from collections.abc import Callable
 from contextvars import ContextVar
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from mindledger.application import MindLedger
 from mindledger.compose import Home, command_scope
-from mindledger.read_model_repair import READS
+
+if TYPE_CHECKING:
+    from mindledger.application import MindLedger
 
 # What the command's last write returned, as JSON data (None: it wrote nothing yet).
 last_write: ContextVar[dict[str, Any] | None] = ContextVar("last_write", default=None)
 
-# Public methods that are not use cases writing to the ledger.
-NOT_WRITES = READS | {"close", "warm", "model_for", "current_identity", "project", "follow"}
+# Methods that are not use cases writing to the ledger, besides the reads (`READS`).
+NOT_WRITES = {"close", "warm", "model_for", "current_identity", "project", "follow"}
 
 
 def opened(home: Home) -> MindLedger:
     """The mind at the command's home, as the floor gives it; closed with the command."""
-    mind = NotedMindLedger(home)
+    mind = noted_floor()(home)
     scope = command_scope.get()
     if scope is not None:
         scope.callback(mind.close)
@@ -44,10 +45,15 @@ def _noted(fn: Callable[..., Any]) -> Callable[..., Any]:
     return call
 
 
-class NotedMindLedger(MindLedger):
-    """The floor, each use case that writes noting its result in `last_write`."""
+@functools.cache
+def noted_floor() -> type[MindLedger]:
+    """The floor, each use case that writes noting its result in `last_write`; built on first
+    use, so that the command tree loads without the floor (`mind --help` imports none of it)."""
+    from mindledger.application import MindLedger
+    from mindledger.read_model_repair import READS
 
-
-for _name, _member in inspect.getmembers(MindLedger, inspect.isfunction):
-    if not _name.startswith("_") and _name not in NOT_WRITES:
-        setattr(NotedMindLedger, _name, _noted(_member))
+    noted = type("NotedMindLedger", (MindLedger,), {"__doc__": noted_floor.__doc__})
+    for name, member in inspect.getmembers(MindLedger, inspect.isfunction):
+        if not name.startswith("_") and name not in READS | NOT_WRITES:
+            setattr(noted, name, _noted(member))
+    return noted

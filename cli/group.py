@@ -18,7 +18,6 @@ from mindledger.cli.output import OutputFailedError, error_text
 from mindledger.cli.render import recorded_words
 from mindledger.cli.request_words import as_flags
 from mindledger.compose import Home, command_scope
-from mindledger.error_report import failure_message
 
 
 class MindGroup(click.Group):
@@ -47,6 +46,8 @@ class MindGroup(click.Group):
         except (click.exceptions.Exit, click.Abort):
             raise
         except Exception as e:  # the process boundary: a MindError, or anything unforeseen
+            from mindledger.error_report import failure_message  # (its imports: on failure)
+
             home = _home(ctx)
             message = as_flags(failure_message(e, home), ctx)
             raise click.ClickException(error_text(message, home)) from None

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import click
 
@@ -10,8 +10,10 @@ from mindledger.cli.floor import opened
 from mindledger.cli.output import echo, emit_json, table
 from mindledger.cli.turn_cmds import check_mock_flags, model_options, reply_text
 from mindledger.compose import Home
-from mindledger.domain.knowledge import FRESHNESS, POLICIES, STATES
-from mindledger.results import KnowledgeChange
+from mindledger.domain.choices import FRESHNESS, POLICIES, STATES
+
+if TYPE_CHECKING:
+    from mindledger.results import KnowledgeChange
 
 JSON = click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 

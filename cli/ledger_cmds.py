@@ -10,7 +10,7 @@ import click
 from mindledger.cli.floor import opened
 from mindledger.cli.output import echo, emit_json, table
 from mindledger.compose import Home
-from mindledger.ledger_reads import KINDS
+from mindledger.domain.choices import KINDS
 
 
 @click.command()

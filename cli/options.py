@@ -16,6 +16,10 @@ from mindledger.rules import AsOf, UnreadableAsOfError, parse_as_of
 F = TypeVar("F", bound=Callable[..., Any])
 
 HOME_HELP = "The mind's folder (default: $MIND_HOME, else ~/.local/share/mindledger)."
+NO_SERVER_HELP = (
+    "Run in this process: neither use nor start the home's background server "
+    "(MIND_NO_SERVER=1 does the same)."
+)
 
 
 def _set_home(ctx: click.Context, _: click.Parameter, value: Path | None) -> None:

@@ -16,12 +16,13 @@ from mindledger.compose import Home
 from mindledger.domain.errors import InvalidInputError
 from mindledger.output_paths import names_standard_output
 from mindledger.reports import REPORT_NAMES
-from mindledger.results_files import Table
 from mindledger.safe_text import for_terminal
 
 
 def _text(columns: list[str], rows: list[tuple[Any, ...]], fmt: str) -> str:
     """The rows as printed in `fmt` (json, nl, csv or table), ending in a newline."""
+    from mindledger.results_files import Table
+
     if fmt == "json":  # the rows as `MindLedger.query` / `MindLedger.report` give them
         from mindledger.results_ledger import QueryRows
 

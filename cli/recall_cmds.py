@@ -5,9 +5,8 @@ from __future__ import annotations
 import click
 
 from mindledger.cli.floor import opened
-from mindledger.cli.options import as_of_option
+from mindledger.cli.options import NO_SERVER_HELP, as_of_option
 from mindledger.cli.render import echo_recall
-from mindledger.cli.server_client import NO_SERVER_HELP
 from mindledger.compose import Home
 from mindledger.domain.budgets import DEFAULT_BUDGET, RECALL_BUDGET_FLOOR
 from mindledger.rules import AsOf

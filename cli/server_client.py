@@ -42,11 +42,6 @@ START_GRACE_S = 60.0
 IDLE_EXIT_MINUTES = 10
 CONNECT_TIMEOUT_S = 2.0
 
-NO_SERVER_HELP = (
-    "Run in this process: neither use nor start the home's background server "
-    "(MIND_NO_SERVER=1 does the same)."
-)
-
 
 class ServerUnavailable(Exception):
     """Raised when no server took the request (none, not ours, refused it before accepting):

@@ -9,7 +9,7 @@ from mindledger.cli.floor import opened
 from mindledger.cli.options import as_of_option
 from mindledger.cli.output import echo, emit_json, table
 from mindledger.compose import Home
-from mindledger.domain.thread import VERDICTS
+from mindledger.domain.choices import VERDICTS
 from mindledger.rules import AsOf
 
 

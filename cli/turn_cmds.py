@@ -9,9 +9,9 @@ from typing import Any
 import click
 
 from mindledger.cli.floor import opened
+from mindledger.cli.options import NO_SERVER_HELP
 from mindledger.cli.output import echo
 from mindledger.cli.render import echo_turn
-from mindledger.cli.server_client import NO_SERVER_HELP
 from mindledger.cli.standard_input import BOM, decoded
 from mindledger.compose import Home
 from mindledger.domain.budgets import DEFAULT_BUDGET, TURN_BUDGET_FLOOR

@@ -4,9 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import urllib.error
-import urllib.parse
-import urllib.request
 from typing import Any
 
 import click
@@ -50,6 +47,9 @@ def running_server(home: Home) -> dict[str, Any]:
 
 
 def _call(url: str, token: str, method: str = "GET") -> Any:
+    import urllib.error
+    import urllib.request
+
     # Straight to the loopback server: an http_proxy in the environment must not see the token.
     opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
     request = urllib.request.Request(
@@ -69,6 +69,8 @@ def _call(url: str, token: str, method: str = "GET") -> Any:
 
 def login_url(home: Home) -> str:
     """A one-time login link to the page of this home's mind (valid once, for two minutes)."""
+    import urllib.parse
+
     from mindledger.server_files import read_token
 
     server = running_server(home)

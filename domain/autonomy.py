@@ -9,13 +9,16 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import TYPE_CHECKING
 from uuid import UUID, uuid4
 
-from mindledger.domain.application import Mind
 from mindledger.domain.context_port import AutonomyState, ThreadReads
 from mindledger.domain.events import AggregateRoot, DomainEvent
 from mindledger.domain.settings import thread_params
 from mindledger.domain.tension import TensionParams
+
+if TYPE_CHECKING:  # the tension metrics (`projections`' thread queries) need no application
+    from mindledger.domain.application import Mind
 
 
 def gate(state: AutonomyState, now: datetime, p: TensionParams) -> tuple[bool, str]:

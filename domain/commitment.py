@@ -7,13 +7,13 @@ from datetime import datetime
 from typing import Literal
 from uuid import UUID
 
+from mindledger.domain.choices import ORIGINS as ORIGINS
 from mindledger.domain.errors import CommitmentAlreadyClosedError
 from mindledger.domain.events import AggregateRoot, DomainEvent, stream_id
 from mindledger.domain.text import clean_text
 from mindledger.domain.text_keys import COMMITMENT, TextKeys
 
 Origin = Literal["user", "assistant", "owner", "autonomy"]
-ORIGINS: tuple[str, ...] = ("user", "assistant", "owner", "autonomy")
 TEXT_LIMIT = 4000
 
 

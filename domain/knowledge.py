@@ -19,6 +19,9 @@ from uuid import UUID
 
 from pydantic import BaseModel, ConfigDict
 
+from mindledger.domain.choices import FRESHNESS as FRESHNESS
+from mindledger.domain.choices import POLICIES as POLICIES
+from mindledger.domain.choices import STATES as STATES
 from mindledger.domain.events import FORGOTTEN, AggregateRoot, DomainEvent, stream_id
 from mindledger.domain.text import clean_text
 from mindledger.domain.text_keys import CONTENT, KNOWLEDGE, TextKeys
@@ -32,16 +35,6 @@ SourceType = Literal["owner", "document", "file", "api", "memory", "web", "model
 Role = Literal["owner", "ai"]
 Judgement = Literal["verify", "dispute", "retract", "approve", "discard"]
 
-STATES: tuple[str, ...] = (
-    "unverified",
-    "plausible",
-    "supported",
-    "verified",
-    "disputed",
-    "retracted",
-)
-FRESHNESS: tuple[str, ...] = ("immutable", "stable", "dynamic", "volatile")
-POLICIES: tuple[str, ...] = ("always", "reuse-unless-stale", "revalidate-if-stale", "never-direct")
 
 PPM = 1_000_000
 DEFAULT_STATE: ValidationState = "unverified"

@@ -6,12 +6,12 @@ from datetime import datetime
 from typing import Literal
 from uuid import UUID, uuid4
 
+from mindledger.domain.choices import VERDICTS as VERDICTS
 from mindledger.domain.errors import ResolutionError, ThreadResolvedError
 from mindledger.domain.events import AggregateRoot, DomainEvent
 from mindledger.domain.text import clean_text
 
 Verdict = Literal["answered", "superseded", "dissolved", "abandoned"]
-VERDICTS: tuple[str, ...] = ("answered", "superseded", "dissolved", "abandoned")
 ThreadOrigin = Literal["user", "assistant", "owner", "autonomy"]
 
 

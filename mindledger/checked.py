@@ -41,19 +41,27 @@ def _refuse_unencodable(method: str, value: Any) -> None:
 
 
 def checked(fn: F) -> F:
-    """`fn` with its arguments checked first (see the module)."""
-    import inspect
-
-    from pydantic import ConfigDict, ValidationError, validate_call
-
-    validated = validate_call(config=ConfigDict(strict=True, arbitrary_types_allowed=True))(fn)
+    """`fn` with its arguments checked first (see the module). The checker is built on the
+    method's first call: building one for each of the floor's methods up front cost a command
+    more than its own work (a process calls one or two)."""
     name = fn.__name__
-    names = list(inspect.signature(fn).parameters)
+
+    @functools.cache
+    def checker() -> tuple[Callable[..., Any], list[str]]:
+        import inspect
+
+        from pydantic import ConfigDict, validate_call
+
+        config = ConfigDict(strict=True, arbitrary_types_allowed=True)
+        return validate_call(config=config)(fn), list(inspect.signature(fn).parameters)
 
     @functools.wraps(fn)
     def call(*args: Any, **kwargs: Any) -> Any:
+        from pydantic import ValidationError
+
         for value in (*args, *kwargs.values()):
             _refuse_unencodable(name, value)
+        validated, names = checker()
         try:
             return validated(*args, **kwargs)
         except ValidationError as e:

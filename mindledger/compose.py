@@ -18,7 +18,6 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from mindledger.domain.application import Mind
 from mindledger.domain.clock import (
     Clock,
     fixed_clock,
@@ -34,8 +33,9 @@ if TYPE_CHECKING:
     from mindledger.adapters.embeddings import LiteLLMEmbedder
     from mindledger.adapters.key_store import KeyStore
     from mindledger.adapters.postgres_ledger import PostgresLedgerReader
-    from mindledger.adapters.sqlite_ledger import SQLiteLedgerReader
+    from mindledger.adapters.sqlite_reader import SQLiteLedgerReader
     from mindledger.adapters.workspace import FileWorkspace
+    from mindledger.domain.application import Mind
     from mindledger.domain.identity import Identity
     from mindledger.domain.knowledge_ask import Asker
     from mindledger.domain.knowledge_port import Similar
@@ -284,6 +284,7 @@ def open_mind(home: Home, *, create: bool = False, guarded: bool = True) -> Mind
     check)."""
     from mindledger.adapters.library_settings import refuse_library_settings
     from mindledger.append_guard import GuardedMind
+    from mindledger.domain.application import Mind
 
     if not create:
         home.require()
@@ -342,7 +343,7 @@ def open_reader(home: Home, hidden: Collection[bytes] = ()) -> LedgerReader:
             from mindledger.adapters.postgres_ledger import PostgresLedgerReader
 
             return PostgresLedgerReader(persistence_env(home), keys)
-        from mindledger.adapters.sqlite_ledger import SQLiteLedgerReader
+        from mindledger.adapters.sqlite_reader import SQLiteLedgerReader
 
         return SQLiteLedgerReader(home.ledger, keys)
     except BaseException:

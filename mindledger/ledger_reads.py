@@ -11,10 +11,9 @@ from mindledger.compose import (
     open_reader,
     read_model_paths,
 )
+from mindledger.domain.choices import KINDS as KINDS
 from mindledger.domain.errors import MindError
 from mindledger.domain.events import FORGOTTEN_MARK
-
-KINDS = ("identity", "commitment", "concept", "thread", "import")
 
 
 def status_data(home: Home) -> dict[str, Any]:

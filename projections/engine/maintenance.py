@@ -4,7 +4,6 @@ replay (never inside a reader's or a turn's: it costs time in proportion to the 
 from __future__ import annotations
 
 import duckdb
-import pyarrow as pa
 
 from mindledger.projections.retrieval import bm25
 
@@ -54,6 +53,8 @@ def refresh_tension(con: duckdb.DuckDBPyConnection) -> None:
     count = con.execute("SELECT count(*) FROM threads").fetchall()
     if not last or not count[0][0]:
         return
+    import pyarrow as pa  # maintenance runs after a catch-up of many events, never a reader's
+
     as_of = last[0][0]
     rows = ranked(con, as_of, include_resolved=True)
     data = pa.table(

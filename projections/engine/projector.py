@@ -10,11 +10,10 @@ from copy import deepcopy
 from datetime import datetime, timedelta
 from itertools import islice
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import duckdb
 import orjson
-import pyarrow as pa
 
 from mindledger.domain.errors import MindError
 from mindledger.domain.events import FORGOTTEN_MARK
@@ -25,8 +24,11 @@ from mindledger.projections.engine.handlers import TABLE_OF_KIND, Ev, Rows
 from mindledger.projections.engine.maintenance import refresh_tension, sort_term_index
 from mindledger.projections.engine.ports import LedgerReader, LedgerRow
 from mindledger.projections.engine.registry import HANDLERS
-from mindledger.projections.engine.schema import ARROW, TABLES, create_all
+from mindledger.projections.engine.schema import TABLES, arrow_schema, column_names, create_all
 from mindledger.projections.engine.schema import schema_version as current_schema
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 NAME = "main"
 # Large batches amortise DuckDB's per-statement and index-commit cost (1M events: 31k/s at
@@ -367,17 +369,21 @@ class Projector:
         )
 
     def _insert(self, table: str, rows: list[dict[str, Any]]) -> None:
-        schema = ARROW[table]
         if len(rows) <= FEW_ROWS:
-            self._insert_values(table, [[r.get(n) for n in schema.names] for r in rows])
+            names = column_names(table)
+            self._insert_values(table, [[r.get(n) for n in names] for r in rows])
         else:
-            self._insert_table(table, pa.Table.from_pylist(rows, schema))
+            import pyarrow as pa  # only for a batch: a reader's or a turn's few rows need none
+
+            self._insert_table(table, pa.Table.from_pylist(rows, arrow_schema(table)))
 
     def _insert_columns(self, table: str, columns: dict[str, list[Any]]) -> None:
         if len(next(iter(columns.values()))) <= FEW_ROWS:
             self._insert_values(table, [list(r) for r in zip(*columns.values(), strict=True)])
         else:
-            self._insert_table(table, pa.table(columns, schema=ARROW[table]))
+            import pyarrow as pa
+
+            self._insert_table(table, pa.table(columns, schema=arrow_schema(table)))
 
     def _update(self, table: str, rows: list[dict[str, Any]]) -> None:
         # A turn's catch-up rewrites one or two rows (the previous turn's): an UPDATE each is
@@ -386,7 +392,8 @@ class Projector:
         before = self._before.get(table, {})
         for row in rows:
             was = before.get(row["stream_id"], {})
-            names = [n for n in ARROW[table].names if n != "stream_id" and row.get(n) != was.get(n)]
+            changed = [n for n in column_names(table) if row.get(n) != was.get(n)]
+            names = [n for n in changed if n != "stream_id"]
             if names:
                 self.con.execute(
                     f"UPDATE {table} SET {', '.join(f'{n} = ?' for n in names)} "

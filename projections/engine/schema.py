@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-import pyarrow as pa
+from functools import cache
+from typing import TYPE_CHECKING, Any
 
-TS = pa.timestamp("us", tz="UTC")
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 TABLES: dict[str, str] = {
     # The projector's running totals, one row written with every batch: the position applied,
@@ -154,334 +156,325 @@ ENTITY_TABLES = (
     "knowledge",
 )
 
-ARROW: dict[str, pa.Schema] = {
-    "events": pa.schema(
-        [
-            ("position", pa.int64()),
-            ("time", TS),
-            ("type", pa.string()),
-            ("aggregate_id", pa.string()),
-            ("aggregate_kind", pa.string()),
-            ("version", pa.int64()),
-            ("hash", pa.string()),
-            ("payload", pa.string()),
-        ]
+# Each table's columns as Arrow builds its batches: (name, type) in the order of the table's
+# columns. Type words, not pyarrow types: a reader that projects nothing, or a handful of rows
+# (`projector.FEW_ROWS`, inserted as VALUES), never imports pyarrow (`arrow_schema` builds them).
+COLUMNS: dict[str, tuple[tuple[str, str], ...]] = {
+    "events": (
+        ("position", "int64"),
+        ("time", "timestamp"),
+        ("type", "string"),
+        ("aggregate_id", "string"),
+        ("aggregate_kind", "string"),
+        ("version", "int64"),
+        ("hash", "string"),
+        ("payload", "string"),
     ),
-    "identity": pa.schema(
-        [
-            ("stream_id", pa.string()),
-            ("ledger_id", pa.string()),
-            ("name", pa.string()),
-            ("model", pa.string()),
-            ("description", pa.string()),
-            ("created_at", TS),
-            ("updated_at", TS),
-            ("pending_proposals", pa.list_(pa.string())),
-        ]
+    "identity": (
+        ("stream_id", "string"),
+        ("ledger_id", "string"),
+        ("name", "string"),
+        ("model", "string"),
+        ("description", "string"),
+        ("created_at", "timestamp"),
+        ("updated_at", "timestamp"),
+        ("pending_proposals", "list<string>"),
     ),
-    "identity_history": pa.schema(
-        [
-            ("position", pa.int64()),
-            ("time", TS),
-            ("change", pa.string()),
-            ("name", pa.string()),
-            ("model", pa.string()),
-            ("via", pa.string()),
-            ("reason", pa.string()),
-            ("turn", pa.int64()),
-        ]
+    "identity_history": (
+        ("position", "int64"),
+        ("time", "timestamp"),
+        ("change", "string"),
+        ("name", "string"),
+        ("model", "string"),
+        ("via", "string"),
+        ("reason", "string"),
+        ("turn", "int64"),
     ),
-    "commitments": pa.schema(
-        [
-            ("stream_id", pa.string()),
-            ("cid", pa.string()),
-            ("episode", pa.int32()),
-            ("text", pa.string()),
-            ("status", pa.string()),
-            ("origin", pa.string()),
-            ("opened_at", TS),
-            ("closed_at", TS),
-            ("close_reason", pa.string()),
-            ("thread", pa.string()),
-            ("concepts", pa.list_(pa.string())),
-            ("evidence", pa.list_(pa.int64())),
-            ("opened_position", pa.int64()),
-            ("closed_position", pa.int64()),
-        ]
+    "commitments": (
+        ("stream_id", "string"),
+        ("cid", "string"),
+        ("episode", "int32"),
+        ("text", "string"),
+        ("status", "string"),
+        ("origin", "string"),
+        ("opened_at", "timestamp"),
+        ("closed_at", "timestamp"),
+        ("close_reason", "string"),
+        ("thread", "string"),
+        ("concepts", "list<string>"),
+        ("evidence", "list<int64>"),
+        ("opened_position", "int64"),
+        ("closed_position", "int64"),
     ),
-    "concepts": pa.schema(
-        [
-            ("stream_id", pa.string()),
-            ("token", pa.string()),
-            ("definition", pa.string()),
-            ("version", pa.int32()),
-            ("aliases", pa.list_(pa.string())),
-            ("defined_at", TS),
-            ("updated_at", TS),
-            ("defined_position", pa.int64()),
-            ("definition_position", pa.int64()),
-        ]
+    "concepts": (
+        ("stream_id", "string"),
+        ("token", "string"),
+        ("definition", "string"),
+        ("version", "int32"),
+        ("aliases", "list<string>"),
+        ("defined_at", "timestamp"),
+        ("updated_at", "timestamp"),
+        ("defined_position", "int64"),
+        ("definition_position", "int64"),
     ),
-    "concept_names": pa.schema(
-        [
-            ("name_key", pa.string()),
-            ("name", pa.string()),
-            ("stream_id", pa.string()),
-            ("is_alias", pa.bool_()),
-            ("position", pa.int64()),
-        ]
+    "concept_names": (
+        ("name_key", "string"),
+        ("name", "string"),
+        ("stream_id", "string"),
+        ("is_alias", "bool"),
+        ("position", "int64"),
     ),
-    "concept_relations": pa.schema(
-        [
-            ("position", pa.int64()),
-            ("source", pa.string()),
-            ("target", pa.string()),
-            ("relation", pa.string()),
-            ("time", TS),
-        ]
+    "concept_relations": (
+        ("position", "int64"),
+        ("source", "string"),
+        ("target", "string"),
+        ("relation", "string"),
+        ("time", "timestamp"),
     ),
-    "concept_bindings": pa.schema(
-        [
-            ("position", pa.int64()),
-            ("token", pa.string()),
-            ("kind", pa.string()),
-            ("target", pa.string()),
-            ("time", TS),
-        ]
+    "concept_bindings": (
+        ("position", "int64"),
+        ("token", "string"),
+        ("kind", "string"),
+        ("target", "string"),
+        ("time", "timestamp"),
     ),
-    "threads": pa.schema(
-        [
-            ("stream_id", pa.string()),
-            ("id", pa.string()),
-            ("label", pa.string()),
-            ("content", pa.string()),
-            ("status", pa.string()),
-            ("origin", pa.string()),
-            ("opened_at", TS),
-            ("updated_at", TS),
-            ("resolved_at", TS),
-            ("verdict", pa.string()),
-            ("reason", pa.string()),
-            ("artifact", pa.string()),
-            ("superseded_by", pa.string()),
-            ("mentions", pa.int32()),
-            ("work_count", pa.int32()),
-            ("last_work_at", TS),
-            ("tension", pa.float64()),
-            ("tension_as_of", TS),
-            ("opened_position", pa.int64()),
-            ("mentions_since_work", pa.int32()),
-            ("claimed_origin", pa.string()),
-        ]
+    "threads": (
+        ("stream_id", "string"),
+        ("id", "string"),
+        ("label", "string"),
+        ("content", "string"),
+        ("status", "string"),
+        ("origin", "string"),
+        ("opened_at", "timestamp"),
+        ("updated_at", "timestamp"),
+        ("resolved_at", "timestamp"),
+        ("verdict", "string"),
+        ("reason", "string"),
+        ("artifact", "string"),
+        ("superseded_by", "string"),
+        ("mentions", "int32"),
+        ("work_count", "int32"),
+        ("last_work_at", "timestamp"),
+        ("tension", "float64"),
+        ("tension_as_of", "timestamp"),
+        ("opened_position", "int64"),
+        ("mentions_since_work", "int32"),
+        ("claimed_origin", "string"),
     ),
-    "thread_work": pa.schema(
-        [
-            ("position", pa.int64()),
-            ("stream_id", pa.string()),
-            ("artifact", pa.string()),
-            ("credit", pa.float64()),
-            ("time", TS),
-        ]
+    "thread_work": (
+        ("position", "int64"),
+        ("stream_id", "string"),
+        ("artifact", "string"),
+        ("credit", "float64"),
+        ("time", "timestamp"),
     ),
-    "ticks": pa.schema(
-        [
-            ("stream_id", pa.string()),
-            ("time", TS),
-            ("fired", pa.bool_()),
-            ("reason", pa.string()),
-            ("max_tension", pa.float64()),
-            ("top_thread", pa.string()),
-            ("live_threads", pa.int32()),
-            ("cycle", pa.int32()),
-            ("turn_id", pa.string()),
-            ("status", pa.string()),
-            ("note", pa.string()),
-            ("decided_position", pa.int64()),
-        ]
+    "ticks": (
+        ("stream_id", "string"),
+        ("time", "timestamp"),
+        ("fired", "bool"),
+        ("reason", "string"),
+        ("max_tension", "float64"),
+        ("top_thread", "string"),
+        ("live_threads", "int32"),
+        ("cycle", "int32"),
+        ("turn_id", "string"),
+        ("status", "string"),
+        ("note", "string"),
+        ("decided_position", "int64"),
     ),
-    "config_changes": pa.schema(
-        [("position", pa.int64()), ("key", pa.string()), ("value", pa.string()), ("time", TS)]
+    "config_changes": (
+        ("position", "int64"),
+        ("key", "string"),
+        ("value", "string"),
+        ("time", "timestamp"),
     ),
-    "liveness_gaps": pa.schema([("position", pa.int64()), ("gap_start", TS), ("gap_end", TS)]),
-    "turns": pa.schema(
-        [
-            ("stream_id", pa.string()),
-            ("seq", pa.int64()),
-            ("speaker", pa.string()),
-            ("status", pa.string()),
-            ("text", pa.string()),
-            ("reply", pa.string()),
-            ("reply_raw", pa.string()),
-            ("model", pa.string()),
-            ("provider", pa.string()),
-            ("usage", pa.string()),
-            ("latency_ms", pa.float64()),
-            ("finish_reason", pa.string()),
-            ("cut_off", pa.bool_()),
-            ("failure_kind", pa.string()),
-            ("failure", pa.string()),
-            ("started_at", TS),
-            ("finished_at", TS),
-            ("started_position", pa.int64()),
-            ("finished_position", pa.int64()),
-            ("context", pa.string()),
-            ("context_tokens", pa.int64()),
-            ("opened", pa.list_(pa.string())),
-            ("closed", pa.list_(pa.string())),
-            ("rejections", pa.string()),
-            ("pid", pa.int64()),
-            ("host", pa.string()),
-        ]
+    "liveness_gaps": (("position", "int64"), ("gap_start", "timestamp"), ("gap_end", "timestamp")),
+    "turns": (
+        ("stream_id", "string"),
+        ("seq", "int64"),
+        ("speaker", "string"),
+        ("status", "string"),
+        ("text", "string"),
+        ("reply", "string"),
+        ("reply_raw", "string"),
+        ("model", "string"),
+        ("provider", "string"),
+        ("usage", "string"),
+        ("latency_ms", "float64"),
+        ("finish_reason", "string"),
+        ("cut_off", "bool"),
+        ("failure_kind", "string"),
+        ("failure", "string"),
+        ("started_at", "timestamp"),
+        ("finished_at", "timestamp"),
+        ("started_position", "int64"),
+        ("finished_position", "int64"),
+        ("context", "string"),
+        ("context_tokens", "int64"),
+        ("opened", "list<string>"),
+        ("closed", "list<string>"),
+        ("rejections", "string"),
+        ("pid", "int64"),
+        ("host", "string"),
     ),
-    "messages": pa.schema(
-        [
-            ("position", pa.int64()),
-            ("turn_id", pa.string()),
-            ("role", pa.string()),
-            ("speaker", pa.string()),
-            ("text", pa.string()),
-            ("time", TS),
-            ("source_id", pa.string()),
-            ("conversation", pa.string()),
-        ]
+    "messages": (
+        ("position", "int64"),
+        ("turn_id", "string"),
+        ("role", "string"),
+        ("speaker", "string"),
+        ("text", "string"),
+        ("time", "timestamp"),
+        ("source_id", "string"),
+        ("conversation", "string"),
     ),
-    "conversations": pa.schema(
-        [
-            ("stream_id", pa.string()),
-            ("source", pa.string()),
-            ("participants", pa.list_(pa.string())),
-            ("started_at", TS),
-            ("messages", pa.int64()),
-            ("last_message", pa.string()),
-            ("title", pa.string()),
-        ]
+    "conversations": (
+        ("stream_id", "string"),
+        ("source", "string"),
+        ("participants", "list<string>"),
+        ("started_at", "timestamp"),
+        ("messages", "int64"),
+        ("last_message", "string"),
+        ("title", "string"),
     ),
-    "docs": pa.schema(
-        [
-            ("position", pa.int64()),
-            ("kind", pa.string()),
-            ("stream", pa.string()),
-            ("length", pa.int32()),
-            ("live", pa.bool_()),
-        ]
+    "docs": (
+        ("position", "int64"),
+        ("kind", "string"),
+        ("stream", "string"),
+        ("length", "int32"),
+        ("live", "bool"),
     ),
-    "doc_terms": pa.schema(
-        [
-            ("term", pa.string()),
-            ("position", pa.int64()),
-            ("tf", pa.int32()),
-            ("length", pa.int32()),
-        ]
+    "doc_terms": (
+        ("term", "string"),
+        ("position", "int64"),
+        ("tf", "int32"),
+        ("length", "int32"),
     ),
-    "claims": pa.schema(
-        [
-            ("position", pa.int64()),
-            ("turn_id", pa.string()),
-            ("claim_type", pa.string()),
-            ("payload", pa.string()),
-            ("time", TS),
-        ]
+    "claims": (
+        ("position", "int64"),
+        ("turn_id", "string"),
+        ("claim_type", "string"),
+        ("payload", "string"),
+        ("time", "timestamp"),
     ),
-    "rejections": pa.schema(
-        [
-            ("position", pa.int64()),
-            ("turn_id", pa.string()),
-            ("line", pa.string()),
-            ("reason", pa.string()),
-            ("time", TS),
-        ]
+    "rejections": (
+        ("position", "int64"),
+        ("turn_id", "string"),
+        ("line", "string"),
+        ("reason", "string"),
+        ("time", "timestamp"),
     ),
-    "imports": pa.schema(
-        [
-            ("position", pa.int64()),
-            ("stream_id", pa.string()),
-            ("format", pa.string()),
-            ("file_name", pa.string()),
-            ("file_sha256", pa.string()),
-            ("records", pa.int64()),
-            ("breaks", pa.list_(pa.string())),
-            ("forks", pa.list_(pa.string())),
-            ("time", TS),
-        ]
+    "imports": (
+        ("position", "int64"),
+        ("stream_id", "string"),
+        ("format", "string"),
+        ("file_name", "string"),
+        ("file_sha256", "string"),
+        ("records", "int64"),
+        ("breaks", "list<string>"),
+        ("forks", "list<string>"),
+        ("time", "timestamp"),
     ),
-    "imported_records": pa.schema(
-        [
-            ("position", pa.int64()),
-            ("format", pa.string()),
-            ("file_sha256", pa.string()),
-            ("foreign_id", pa.string()),
-            ("foreign_hash", pa.string()),
-            ("kind", pa.string()),
-            ("foreign_time", pa.string()),
-            ("content", pa.string()),
-            ("meta", pa.string()),
-            ("became", pa.string()),
-            ("target", pa.string()),
-            ("broken", pa.bool_()),
-            ("time", TS),
-        ]
+    "imported_records": (
+        ("position", "int64"),
+        ("format", "string"),
+        ("file_sha256", "string"),
+        ("foreign_id", "string"),
+        ("foreign_hash", "string"),
+        ("kind", "string"),
+        ("foreign_time", "string"),
+        ("content", "string"),
+        ("meta", "string"),
+        ("became", "string"),
+        ("target", "string"),
+        ("broken", "bool"),
+        ("time", "timestamp"),
     ),
-    "knowledge": pa.schema(
-        [
-            ("stream_id", pa.string()),
-            ("item_id", pa.string()),
-            ("intent_hash", pa.string()),
-            ("question", pa.string()),
-            ("answer", pa.string()),
-            ("concepts", pa.list_(pa.string())),
-            ("state", pa.string()),
-            ("confidence_ppm", pa.int64()),
-            ("freshness", pa.string()),
-            ("max_age_days", pa.int32()),
-            ("reuse", pa.string()),
-            ("provenance", pa.string()),
-            ("captured_by", pa.string()),
-            ("revision", pa.int32()),
-            ("content_hash", pa.string()),
-            ("previous_hash", pa.string()),
-            ("deleted", pa.bool_()),
-            ("created_at", TS),
-            ("updated_at", TS),
-            ("validated_at", TS),
-            ("doc_position", pa.int64()),
-            ("turn_id", pa.string()),
-            ("intent", pa.string()),
-        ]
+    "knowledge": (
+        ("stream_id", "string"),
+        ("item_id", "string"),
+        ("intent_hash", "string"),
+        ("question", "string"),
+        ("answer", "string"),
+        ("concepts", "list<string>"),
+        ("state", "string"),
+        ("confidence_ppm", "int64"),
+        ("freshness", "string"),
+        ("max_age_days", "int32"),
+        ("reuse", "string"),
+        ("provenance", "string"),
+        ("captured_by", "string"),
+        ("revision", "int32"),
+        ("content_hash", "string"),
+        ("previous_hash", "string"),
+        ("deleted", "bool"),
+        ("created_at", "timestamp"),
+        ("updated_at", "timestamp"),
+        ("validated_at", "timestamp"),
+        ("doc_position", "int64"),
+        ("turn_id", "string"),
+        ("intent", "string"),
     ),
-    "knowledge_revisions": pa.schema(
-        [
-            ("position", pa.int64()),
-            ("stream_id", pa.string()),
-            ("item_id", pa.string()),
-            ("revision", pa.int32()),
-            ("change", pa.string()),
-            ("role", pa.string()),
-            ("state", pa.string()),
-            ("confidence_ppm", pa.int64()),
-            ("content_hash", pa.string()),
-            ("previous_hash", pa.string()),
-            ("time", TS),
-        ]
+    "knowledge_revisions": (
+        ("position", "int64"),
+        ("stream_id", "string"),
+        ("item_id", "string"),
+        ("revision", "int32"),
+        ("change", "string"),
+        ("role", "string"),
+        ("state", "string"),
+        ("confidence_ppm", "int64"),
+        ("content_hash", "string"),
+        ("previous_hash", "string"),
+        ("time", "timestamp"),
     ),
-    "knowledge_routes": pa.schema(
-        [
-            ("position", pa.int64()),
-            ("time", TS),
-            ("question", pa.string()),
-            ("intent_hash", pa.string()),
-            ("route", pa.string()),
-            ("decision", pa.string()),
-            ("reasons", pa.list_(pa.string())),
-            ("score", pa.float64()),
-            ("item_id", pa.string()),
-            ("turn_id", pa.string()),
-            ("current", pa.bool_()),
-            ("via", pa.string()),
-            ("semantic", pa.string()),
-            ("candidates", pa.string()),
-        ]
+    "knowledge_routes": (
+        ("position", "int64"),
+        ("time", "timestamp"),
+        ("question", "string"),
+        ("intent_hash", "string"),
+        ("route", "string"),
+        ("decision", "string"),
+        ("reasons", "list<string>"),
+        ("score", "float64"),
+        ("item_id", "string"),
+        ("turn_id", "string"),
+        ("current", "bool"),
+        ("via", "string"),
+        ("semantic", "string"),
+        ("candidates", "string"),
     ),
 }
+
+
+@cache
+def arrow_schema(table: str) -> pa.Schema:
+    """The Arrow schema of `table`'s batches (pyarrow imported on first use)."""
+    import pyarrow as pa
+
+    types = {
+        "timestamp": pa.timestamp("us", tz="UTC"),
+        "string": pa.string(),
+        "int64": pa.int64(),
+        "int32": pa.int32(),
+        "bool": pa.bool_(),
+        "float64": pa.float64(),
+        "list<string>": pa.list_(pa.string()),
+        "list<int64>": pa.list_(pa.int64()),
+    }
+    return pa.schema([(name, types[kind]) for name, kind in COLUMNS[table]])
+
+
+@cache
+def column_names(table: str) -> tuple[str, ...]:
+    """`table`'s columns, in order, as its batches carry them."""
+    return tuple(name for name, _ in COLUMNS[table])
+
+
+def __getattr__(name: str) -> Any:
+    """`ARROW`, every table's Arrow schema, built (and pyarrow imported) on first use."""
+    if name == "ARROW":
+        return {table: arrow_schema(table) for table in COLUMNS}
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def create_all(con: object) -> None:
