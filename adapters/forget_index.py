@@ -33,6 +33,7 @@ INDEX_FILE = "forget.index.sqlite"
 BATCH = 5000
 # Above every character an id or a name is made of: the end of a prefix's range.
 TOP = chr(0x10FFFF)
+DAMAGED = ("file is not a database", "malformed")
 SAID = ("mind.turn.started", "mind.conversation.message_observed")
 _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS indexed (one INTEGER PRIMARY KEY CHECK (one = 1), "
@@ -71,7 +72,10 @@ class ForgetIndex:
     def __init__(self, path: Path) -> None:
         try:
             self.conn = _connect(path)
-        except sqlite3.DatabaseError:  # damaged: derived, so made again
+        except sqlite3.DatabaseError as e:
+            if not any(words in str(e) for words in DAMAGED):
+                raise  # a full disk, a lock: said as such
+            # Damaged: it is derived, so made again.
             for leftover in (path, path.with_name(f"{path.name}-journal")):
                 leftover.unlink(missing_ok=True)
             self.conn = _connect(path)

@@ -14,7 +14,10 @@ purges, so no word remembered after it can be in it.
 A served forget builds its read model aside (`build_aside`) while turns go on, with what it will
 destroy read as destroyed already, and once the keys are gone only catches that file up with the
 events written meanwhile and swaps it in (`swap_in_aside`): turns wait for that, not for a
-rebuild (`mindledger.forget_aside`).
+rebuild (`mindledger.forget_aside`). That swap keeps the base while it ends before what the
+forget reached and is less than RENEW_AFTER events behind (copying the whole read model as a
+new base each forget made forgets grow with the mind), and maintains the read model once (the
+threads' tension, the term index), after the forget's own fact.
 """
 
 from __future__ import annotations
