@@ -31,6 +31,8 @@ from mindledger.domain.private_files import create_private_file
 
 INDEX_FILE = "forget.index.sqlite"
 BATCH = 5000
+# Above this share of the ledger, the events a selector links to are read by a scan instead.
+SCAN_SHARE = 0.2
 # Above every character an id or a name is made of: the end of a prefix's range.
 TOP = chr(0x10FFFF)
 DAMAGED = ("file is not a database", "malformed")
@@ -195,12 +197,17 @@ def _linked(planner: Planner, plan: ForgetPlan) -> set[str]:
     return terms | {f"src:{source}" for source in reach.sources}
 
 
-def plan_by_lookup(reader: Any, selector: Selector, index: ForgetIndex) -> ForgetPlan:
+def plan_by_lookup(reader: Any, selector: Selector, index: ForgetIndex) -> ForgetPlan | None:
     """What `plan_forget` finds, reading only the events the index links to the selector
-    (`reader` must have `rows_at`); the index is caught up first."""
+    (`reader` must have `rows_at`); the index is caught up first. None when the events linked
+    are more than a SCAN_SHARE of the ledger: a scan is then the cheaper read (each widening
+    reads the linked events again)."""
     index.catch_up(reader)
+    head, _ = index.position()
     wanted = index.lookup(*_named(Reach(selector)))
     while True:
+        if len(wanted) > head * SCAN_SHARE:
+            return None
         planner = Planner(selector)
         planner.scan_rows(_rows(reader, wanted))
         plan = planner.plan(reader)

@@ -109,10 +109,13 @@ def plan_of(home: Home, reader: Any, selector: Selector) -> tuple[ForgetPlan, Pl
     if selector.kind != "before" and hasattr(reader, "rows_at"):
         index = ForgetIndex(home.path / INDEX_FILE)
         try:
-            return plan_by_lookup(reader, selector, index), None
+            found = plan_by_lookup(reader, selector, index)
         finally:
             index.close()
-    # `before` reaches every event up to a time: a scan reads no more than it reaches.
+        if found is not None:
+            return found, None
+    # `before` reaches every event up to a time, and a selector may link to much of the
+    # ledger: a scan then reads no more than the lookups would.
     planner = Planner(selector)
     planner.scan(reader)
     return planner.plan(reader), planner

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 import mindledger
+from mindledger.adapters import forget_index
 from mindledger.adapters.forget_index import INDEX_FILE, ForgetIndex, plan_by_lookup
 from mindledger.adapters.forget_plan import ForgetPlan, plan_forget
 from mindledger.compose import Home, open_reader
@@ -95,16 +96,29 @@ def selectors(first_turn: str, home: Path) -> list[Selector]:
 
 
 def test_a_plan_by_lookup_is_the_plan_a_scan_finds_for_every_selector(
-    reader: Any, first_turn: str, home: Path
+    reader: Any, first_turn: str, home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     index = ForgetIndex(home / INDEX_FILE)
 
+    monkeypatch.setattr(forget_index, "SCAN_SHARE", 1.0)  # never a scan: this small mind
     for selector in selectors(first_turn, home):
         looked_up = plan_by_lookup(reader, selector, index)
         scanned = plan_forget(reader, selector, None)
 
+        assert looked_up is not None
         assert same(looked_up) == same(scanned), selector
         assert looked_up.events > 0
+    index.close()
+
+
+def test_a_selector_linking_to_much_of_the_ledger_is_left_to_a_scan(
+    reader: Any, home: Path
+) -> None:
+    index = ForgetIndex(home / INDEX_FILE)
+
+    planned = plan_by_lookup(reader, Selector("speaker", "user"), index)  # most turns' events
+
+    assert planned is None
     index.close()
 
 
