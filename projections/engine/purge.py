@@ -42,7 +42,7 @@ from mindledger.projections.engine.schema import schema_version
 LOCK_WAIT_S = 15.0
 # A forget's swap renews the base once it is this many events behind: a copy of the whole read
 # model each forget cost more than catching up this many events from an older base.
-RENEW_AFTER = 1000
+RENEW_AFTER = 100
 
 
 class ReadModelHeldError(ConflictError):
