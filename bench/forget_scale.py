@@ -30,7 +30,7 @@ from bench.common import fill, new_mind, report
 # (label, module, attribute path): the functions timed; nested ones are counted in their own
 # label and also inside their caller's.
 PHASES = (
-    # Before the index (0f3c...): Planner.scan and Planner.plan; since, forget_aside.plan_of.
+    # The plan; before the index (5442e31) it was Planner.scan and Planner.plan.
     ("plan", "mindledger.forget_aside", "plan_of"),
     ("index", "mindledger.adapters.forget_index", "ForgetIndex.catch_up"),
     ("keys", "mindledger.adapters.key_store", "SQLiteKeyStore.destroy"),
