@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import uuid
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -71,7 +72,8 @@ class ForgetPlan:
 REPLIED = "mind.turn.replied"
 
 
-def _hex(originator_id: Any) -> str:
+def hex_of(originator_id: Any) -> str:
+    """A stream id (a UUID or its text) as 32 hex digits."""
     return originator_id.hex if isinstance(originator_id, UUID) else UUID(str(originator_id)).hex
 
 
@@ -102,18 +104,23 @@ class Planner:
         # Events the scan passed that a later link may still reach (a turn whose reply made
         # what is forgotten, the import a conversation was read from).
         self.held: dict[str, list[tuple[Any, dict[str, bytes]]]] = {}
+        self.floor = 0  # set by `plan`: the first position a later prompt may quote from
 
     def scan(self, reader: Any) -> None:
         """Read the events after the last position scanned."""
+        self.scan_rows(reader.rows(after=self.position, batch=5000))
+
+    def scan_rows(self, rows: Iterable[Any]) -> None:
+        """Read `rows`, in position order (`forget_index` passes only those it links)."""
         reach, hexes = self.reach, self.hexes
-        for row in reader.rows(after=self.position, batch=5000):
+        for row in rows:
             if row.topic is None or row.state is None or row.originator_id is None:
                 raise LedgerCorruptError(f"position {row.position} has no event; run `mind verify`")
             self.position = row.position
             state = orjson.loads(row.state)
             stream = hexes.get(row.originator_id)
             if stream is None:
-                stream = hexes[row.originator_id] = _hex(row.originator_id)
+                stream = hexes[row.originator_id] = hex_of(row.originator_id)
                 self.first_seen[stream] = row.position
             at = datetime.fromisoformat(state["timestamp"])
             hit = reach.event(row.topic, stream, state, at)
@@ -166,7 +173,7 @@ class Planner:
         # reached event and before the first event of every reached stream cannot have quoted
         # any of them, so its context is not opened (the contexts of the whole ledger were
         # most of a scan).
-        floor = min([*reached, *(self.first_seen[s] for s in reached_streams)])
+        floor = self.floor = min([*reached, *(self.first_seen[s] for s in reached_streams)])
         contexts = [row for row in self.contexts if row.position > floor]
         opener = getattr(reader, "open_states", None)
         if opener is not None:
@@ -174,7 +181,7 @@ class Planner:
                 chunk = contexts[start : start + OPEN_BATCH]
                 for row, state in zip(chunk, opener(chunk), strict=True):
                     if _quotes(state, reached, reached_streams):
-                        plan.context_turns.add(_hex(row.originator_id))
+                        plan.context_turns.add(hex_of(row.originator_id))
             plan.messages = [str(s.get("text") or "") for s in opener(messages)] if messages else []
             said = {t.strip() for t in plan.messages}
             said |= (
@@ -186,14 +193,14 @@ class Planner:
             later = [
                 row
                 for row in [*self.prompts, *contexts]
-                if row.position > floor and _hex(row.originator_id) not in plan.context_turns
+                if row.position > floor and hex_of(row.originator_id) not in plan.context_turns
             ]
             if said and later:
                 for start in range(0, len(later), OPEN_BATCH):
                     chunk = later[start : start + OPEN_BATCH]
                     for row, state in zip(chunk, opener(chunk), strict=True):
                         if _replays(state, said):
-                            plan.context_turns.add(_hex(row.originator_id))
+                            plan.context_turns.add(hex_of(row.originator_id))
         for turn in plan.context_turns:
             for key in self.context_keys.get(turn, ()):
                 plan.keys.add(key)

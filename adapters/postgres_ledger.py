@@ -287,6 +287,11 @@ class PostgresLedgerReader:
                 return
             after = chunk[-1].position
 
+    def rows_at(self, positions: Sequence[int]) -> list[ChainRow]:
+        """The chain rows at `positions`, joined with their events, in position order (a
+        forget's lookups: `adapters.forget_index`)."""
+        return self._select("c.position = ANY(%s)", "c.position", (list(positions),))
+
     def tail(self, limit: int, topic_prefix: str = "") -> list[ChainRow]:
         """The last `limit` rows whose topic starts with `topic_prefix`, oldest first."""
         rows = self._select(

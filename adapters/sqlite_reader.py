@@ -18,12 +18,12 @@ from mindledger.domain.errors import LedgerCorruptError
 if TYPE_CHECKING:
     from mindledger.adapters.key_store import KeyStore
 
-_ROWS = (
+_SELECT = (
     "SELECT c.position, c.content_hash, c.hash, e.topic, e.originator_id, "
     "e.originator_version, e.state FROM ledger_chain c "
     "LEFT JOIN stored_events e ON e.rowid = c.notification_id "
-    "WHERE c.position > ? ORDER BY c.position LIMIT ?"
 )
+_ROWS = _SELECT + "WHERE c.position > ? ORDER BY c.position LIMIT ?"
 
 
 class SQLiteLedgerReader:
@@ -90,6 +90,13 @@ class SQLiteLedgerReader:
             if len(chunk) < batch:
                 return
             after = chunk[-1][0]
+
+    def rows_at(self, positions: Sequence[int]) -> list[ChainRow]:
+        """The chain rows at `positions` (a few hundred at most), joined with their events, in
+        position order (a forget's lookups: `adapters.forget_index`)."""
+        marks = ",".join("?" * len(positions))
+        sql = f"{_SELECT}WHERE c.position IN ({marks}) ORDER BY c.position"
+        return [ChainRow(*r) for r in self._query(sql, tuple(positions))]
 
     def orphans(self, limit: int = 100) -> list[ChainRow]:
         """Event rows that have no chain entry (position 0), normally none."""

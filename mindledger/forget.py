@@ -207,9 +207,13 @@ def _forget(
     try:
         keys = open_keys(home, read_only=dry_run)
         try:
-            if aside is not None:  # planned once already: only the events since are read
+            if aside is not None and aside.planner is not None:  # only the events since
                 aside.planner.scan(reader)
                 plan = aside.planner.plan(reader)
+            elif not dry_run:  # the caller holds the forget's locks: its index is written
+                from mindledger.forget_aside import plan_of
+
+                plan, _ = plan_of(home, reader, selector)
             else:
                 plan = plan_forget(reader, selector, keys)
             existing = len(keys.get(plan.keys)) if plan.keys else 0
@@ -307,7 +311,7 @@ def _purge(home: Home, first_position: int | None, *, aside: bool = False) -> No
     if aside:
         from mindledger.forget_aside import swap_in
 
-        swap_in(home)
+        swap_in(home, first_position)
     else:
         reader = open_reader(home)
         try:

@@ -19,7 +19,7 @@ import fcntl
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from mindledger.compose import Home, open_keys, open_reader, read_model_paths
 from mindledger.domain.errors import MindError
@@ -33,12 +33,12 @@ BUILD_LOCK = "forget.build.lock"  # one forget at a time per home, from its plan
 
 @dataclass(frozen=True)
 class Aside:
-    """A read model built aside up to `position` with `plan`'s keys hidden; `planner` plans
-    again by scanning only what was written since."""
+    """A read model built aside up to `position` with `plan`'s keys hidden; `planner` (where
+    the plan scanned the ledger) plans again by scanning only what was written since."""
 
     plan: ForgetPlan
     position: int
-    planner: Planner
+    planner: Planner | None
 
     def serves(self, plan: ForgetPlan) -> bool:
         """Whether the aside is what a rebuild after destroying `plan`'s keys would give up to
@@ -72,16 +72,13 @@ def build(home: Home, selector: Selector) -> Aside | None:
     """Plan the forget and build its read model aside (the caller holds `one_forget`); None
     where the plan finds nothing to destroy or refuses the selector (the forget proper says
     so, inside the exclusion)."""
-    from mindledger.adapters.forget_plan import Planner
     from mindledger.projections.engine.purge import build_aside
 
-    planner = Planner(selector)
     reader = open_reader(home)
     try:
         keys = open_keys(home)
         try:
-            planner.scan(reader)
-            plan = planner.plan(reader)
+            plan, planner = plan_of(home, reader, selector)
             existing = keys.get(plan.keys) if plan.keys else {}
         finally:
             keys.close()
@@ -102,13 +99,36 @@ def build(home: Home, selector: Selector) -> Aside | None:
     return Aside(plan, position, planner)
 
 
-def swap_in(home: Home) -> None:
-    """The aside caught up and put in place of the read model (the keys are gone now)."""
+def plan_of(home: Home, reader: Any, selector: Selector) -> tuple[ForgetPlan, Planner | None]:
+    """The forget's plan, from the home's index of what each event names where the reader can
+    fetch events by position (the planner is then None: a second plan looks up again), else
+    by a scan of the whole ledger (its planner can scan on from where it ended)."""
+    from mindledger.adapters.forget_index import INDEX_FILE, ForgetIndex, plan_by_lookup
+    from mindledger.adapters.forget_plan import Planner
+
+    if selector.kind != "before" and hasattr(reader, "rows_at"):
+        index = ForgetIndex(home.path / INDEX_FILE)
+        try:
+            found = plan_by_lookup(reader, selector, index)
+        finally:
+            index.close()
+        if found is not None:
+            return found, None
+    # `before` reaches every event up to a time, and a selector may link to much of the
+    # ledger: a scan then reads no more than the lookups would.
+    planner = Planner(selector)
+    planner.scan(reader)
+    return planner.plan(reader), planner
+
+
+def swap_in(home: Home, first_position: int | None) -> None:
+    """The aside caught up and put in place of the read model (the keys are gone now; the
+    first position whose words they sealed says whether the base may stay)."""
     from mindledger.projections.engine.purge import swap_in_aside
 
     reader = open_reader(home)
     try:
-        swap_in_aside(read_model_paths(home), reader)
+        swap_in_aside(read_model_paths(home), reader, first_position)
     finally:
         reader.close()
 

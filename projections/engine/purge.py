@@ -14,7 +14,10 @@ purges, so no word remembered after it can be in it.
 A served forget builds its read model aside (`build_aside`) while turns go on, with what it will
 destroy read as destroyed already, and once the keys are gone only catches that file up with the
 events written meanwhile and swaps it in (`swap_in_aside`): turns wait for that, not for a
-rebuild (`mindledger.forget_aside`).
+rebuild (`mindledger.forget_aside`). That swap keeps the base while it ends before what the
+forget reached and is less than RENEW_AFTER events behind (copying the whole read model as a
+new base each forget made forgets grow with the mind), and maintains the read model once (the
+threads' tension, the term index), after the forget's own fact.
 """
 
 from __future__ import annotations
@@ -37,6 +40,9 @@ from mindledger.projections.engine.readmodel import ReadModelPaths, projector_lo
 from mindledger.projections.engine.schema import schema_version
 
 LOCK_WAIT_S = 15.0
+# A forget's swap renews the base once it is this many events behind: a copy of the whole read
+# model each forget cost more than catching up this many events from an older base.
+RENEW_AFTER = 100
 
 
 class ReadModelHeldError(ConflictError):
@@ -125,7 +131,9 @@ def _build(aside: Path, base: Path, reader: LedgerReader, first_position: int | 
         _copy(base, aside)
     projector = Projector(aside)
     try:
-        projector.catch_up(reader, maintain=True)
+        # Not maintained here: the swap does it once, after the events since (the forget's own
+        # fact among them, which moves the threads' tension on).
+        projector.catch_up(reader)
         position = projector.position()
         projector.con.execute("CHECKPOINT")
         return position
@@ -133,17 +141,26 @@ def _build(aside: Path, base: Path, reader: LedgerReader, first_position: int | 
         projector.close()
 
 
-def swap_in_aside(paths: ReadModelPaths, reader: LedgerReader) -> int:
+def swap_in_aside(
+    paths: ReadModelPaths, reader: LedgerReader, first_position: int | None = None
+) -> int:
     """The aside read model caught up with the ledger head and put in place of the working and
-    published ones (whose files are deleted), then copied as the new base, under the projector
-    lock; returns the events applied."""
+    published ones (whose files are deleted), under the projector lock; returns the events
+    applied. The base is kept while it ends before `first_position` (it then holds nothing this
+    forget destroyed, as when a purge starts from it) and a catch-up from it stays short
+    (RENEW_AFTER events); else the aside is copied as the new base."""
     aside = aside_path(paths.working)
+    base = base_path(paths.working)
     with read_model_held(paths.lock, HELD_AT_A_FORGET):
+        kept = _base_position(base, reader, first_position)
         projector = Projector(aside)
         try:
-            applied = projector.catch_up(reader, maintain=True)
+            applied = projector.catch_up(reader)
+            projector.refresh_tension()
+            projector.sort_index()
             projector.publish(paths.published)  # checkpoints first: no WAL is left behind
-            projector.publish(base_path(paths.working))
+            if kept is None or projector.position() - kept > RENEW_AFTER:
+                projector.publish(base)
         finally:
             projector.close()
         _remove(paths.working)

@@ -24,9 +24,9 @@ def spy_on_swaps(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
     swapped: list[Path] = []
     real = forget_aside.swap_in
 
-    def swap_in(home: Home) -> None:
+    def swap_in(home: Home, first_position: int | None) -> None:
         swapped.append(home.path)
-        real(home)
+        real(home, first_position)
 
     monkeypatch.setattr(forget_aside, "swap_in", swap_in)
     return swapped

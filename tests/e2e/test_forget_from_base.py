@@ -8,7 +8,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 import duckdb
+import pytest
 
+from mindledger.projections.engine import purge
 from mindledger.projections.engine.schema import TABLES
 from tests.conftest import Result
 from tests.e2e.forget_memories import files_holding, forget, read_side, turn, verified
@@ -70,13 +72,31 @@ def test_a_forget_after_the_base_starts_from_it_and_equals_a_replay(
     done = forget(cli, "--knowledge", doomed)
 
     assert done.exit_code == 0, done.stderr
-    assert base_position(mind_home) > base  # renewed at the new head
+    assert base_position(mind_home) == base  # a few events behind and free of it: kept
     replayed = tmp_path / "replayed.duckdb"
     assert cli("replay", "--into", str(replayed), "--json").exit_code == 0
     assert differences(mind_home, replayed) == {}
     assert files_holding(mind_home, f"{CANARY} opens") == []
     assert f"{CANARY} opens" not in read_side(cli, tmp_path / "shown")
     assert verified(cli)
+
+
+def test_a_base_far_behind_the_head_is_renewed_by_the_next_forget(
+    cli: Cli, mind_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(purge, "RENEW_AFTER", 2)  # a catch-up of 3 events is too long
+    assert forget(cli, "--knowledge", remember(cli, "an early fact")).exit_code == 0
+    base = base_position(mind_home)
+    turn(cli, f"The vault word is {CANARY}", "Kept.")
+
+    done = forget(cli, "--knowledge", remember(cli, f"{CANARY} opens the vault"))
+
+    assert done.exit_code == 0, done.stderr
+    assert base_position(mind_home) > base  # renewed at the new head
+    replayed = tmp_path / "replayed.duckdb"
+    assert cli("replay", "--into", str(replayed), "--json").exit_code == 0
+    assert differences(mind_home, replayed) == {}
+    assert files_holding(mind_home, f"{CANARY} opens") == []
 
 
 def test_a_forget_reaching_before_the_base_leaves_it_nowhere(
