@@ -102,7 +102,9 @@ def test_every_tool_has_hints_a_strict_schema_and_gives_the_floors_result(filled
         assert hints.open_world_hint is (name == "turn")
         assert tool.input_schema["additionalProperties"] is False and tool.output_schema
     turn_schema = tools["turn"].input_schema
-    assert set(turn_schema["properties"]) == {"text", "model", "budget", "include_events"}
+    assert set(turn_schema["properties"]) == {
+        *("text", "model", "budget", "include_events", "system", "sampling")
+    }
     assert turn_schema["required"] == ["text"] and turn_schema["properties"]["text"]["minLength"]
     assert turn_schema["properties"]["budget"]["minimum"] == TURN_BUDGET_FLOOR
     assert tools["recall"].input_schema["properties"]["budget"]["minimum"] == RECALL_BUDGET_FLOOR
