@@ -183,3 +183,19 @@ def test_a_temperature_out_of_range_is_refused_naming_it_and_records_nothing(
     assert typed.exit_code == 1
     assert typed.stderr == "Error: --temperature is 5; it must be from 0 to 2\n"
     assert {name: len(logged(cli, homes[name])) for name in PATHS} == before
+
+
+def test_a_chat_session_sends_its_system_prompt_with_every_turn(
+    mind_home: Path, cli: Callable[..., Result]
+) -> None:
+    result = cli(
+        *("chat", "--model", "mock", "--mock-reply", REPLY, "--system", SYSTEM),
+        *("--json", "--no-server"),
+        input="Capital of France?\nAnd of Italy?\n",
+    )
+
+    turns = [json.loads(line) for line in result.output.splitlines() if line]
+    records = [e["payload"] for e in logged(cli, mind_home) if e["type"] == "mind.turn.started"]
+    assert result.exit_code == 0, result.stderr
+    assert [t["reply"] for t in turns] == [REPLY, REPLY]
+    assert [(r["system"], r["sampling"]) for r in records] == [(SYSTEM, None), (SYSTEM, None)]
