@@ -154,8 +154,18 @@ def test_a_turn_whose_model_fails_is_an_error_result_and_recorded_failed(mind_ho
     assert [c.text for c in commitments.content] == ["no open commitments"]
 
 
-NAMES = ["text", "model", "budget", "include_events", "query", "include_closed", "sql", "x"]
-VALUES = st.none() | st.booleans() | st.integers() | st.text(max_size=12) | st.lists(st.none())
+NAMES = [
+    *("text", "model", "budget", "include_events", "system", "sampling"),
+    *("query", "include_closed", "sql", "x"),
+]
+VALUES = (
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.text(max_size=12)
+    | st.lists(st.none())
+    | st.dictionaries(st.sampled_from(["temperature", "stop", "seed", "x"]), st.integers())
+)
 
 
 def test_any_arguments_give_a_result_with_text_and_a_refusal_is_one_line(mind_home: Path) -> None:

@@ -74,6 +74,9 @@ def test_anything_but_a_plain_turn_or_recall_is_left_to_click(argv: list[str]) -
                 "--",
                 "=",
                 "--as-of",
+                "--stop",
+                "--temperature",
+                "--seed=1.5",
             ]
         ),
         max_size=8,
@@ -83,6 +86,9 @@ def test_parsing_any_arguments_never_fails_and_keeps_one_argument(argv: list[str
     call = parse(argv)
 
     assert call is None or (call.command in ("turn", "recall") and call.argument in argv)
+    if call is not None and call.command == "turn":
+        body = turn_body(call)
+        assert body is None or body["text"] == call.argument
 
 
 def test_the_home_is_the_flag_else_mind_home_else_the_data_directory(tmp_path: Path) -> None:
