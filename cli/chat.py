@@ -43,6 +43,7 @@ class Session:
         self.floor: MindLedger = opened(home)
         self.spec = spec or self.floor.current_identity()["model"]
         self.mock_reply, self.no_server = mock_reply, False
+        self.system: str | None = None  # `--system`: the session's own system prompt
         # `--model mock` with no script: only what knowledge answers (without a model) works.
         scripted = self.spec != "mock" or mock_reply is not None
         self.model = self.floor.model_for(self.spec, mock_reply, api_base) if scripted else None
@@ -155,7 +156,7 @@ class Session:
         """The turn in this process, routed as `mind turn` routes it: a message that
         exact-matches reusable knowledge is answered from it without the model; `on_reply`
         hears the visible reply as it comes (it adds up to the recorded reply)."""
-        return self.floor.chat_turn(text, self.completion_model, on_reply).outcome
+        return self.floor.chat_turn(text, self.completion_model, on_reply, self.system).outcome
 
     def completion_model(self) -> Any:
         if self.model is None:
@@ -186,6 +187,8 @@ class Session:
             body["mock_reply"] = self.mock_reply
         if self.api_base is not None:
             body["api_base"] = self.api_base
+        if self.system is not None:
+            body["system"] = self.system
         events = stream_mind(server, "turns", body)  # ServerUnavailable: nothing was accepted
         shown = False
         try:
@@ -227,7 +230,7 @@ class Session:
 
     def say_json(self, text: str) -> None:
         """One turn, printed as one line of JSON (the fields of `mind turn --json`)."""
-        done = self.floor.chat_turn(text, self.completion_model)
+        done = self.floor.chat_turn(text, self.completion_model, system=self.system)
         self.last = done.outcome
         data = done.data
         write_out(json_text(data, indent=None))  # json_text escapes what a terminal would obey
@@ -253,6 +256,12 @@ class _ServedTurn:
     help="With --model mock: the scripted reply to every message (demos, tests).",
 )
 @click.option(
+    "--system",
+    metavar="TEXT",
+    help="Your system prompt for every turn of this session (see `mind turn`; e.g. "
+    "--system 'Answer in one sentence.').",
+)
+@click.option(
     "--json", "as_json", is_flag=True, help="Print each turn as one line of JSON, no greeting."
 )
 @click.option("--no-server", is_flag=True, help=NO_SERVER_HELP)
@@ -262,6 +271,7 @@ def chat(
     spec: str | None,
     api_base: str | None,
     mock_reply: str | None,
+    system: str | None,
     as_json: bool,
     no_server: bool,
 ) -> None:
@@ -272,6 +282,8 @@ def chat(
     Example:
 
         mind chat --model ollama/llama3.2
+
+        mind chat --system "Answer in one sentence."
     """
     from mindledger.cli.turn_cmds import reply_text
 
@@ -279,7 +291,7 @@ def chat(
         raise InvalidInputError("use --model mock together with --mock-reply TEXT")
     history = _history(home)
     session = Session(home, spec, api_base, reply_text(mock_reply))
-    session.no_server = no_server
+    session.no_server, session.system = no_server, system
     if not no_server:
         _start_background_server(home)
     session.as_json = as_json

@@ -24,7 +24,26 @@ from mindledger.cli.standard_input import decoded
 from mindledger.domain.budgets import DEFAULT_BUDGET, RECALL_BUDGET_FLOOR, TURN_BUDGET_FLOOR
 
 # option -> takes a value; options of `turn` and `recall` the fast path understands.
-TURN_OPTIONS = {"--model": True, "--mock-reply": True, "--api-base": True, "--budget": True}
+TURN_OPTIONS = {
+    "--model": True,
+    "--mock-reply": True,
+    "--api-base": True,
+    "--budget": True,
+    "--system": True,
+    "--temperature": True,
+    "--top-p": True,
+    "--max-tokens": True,
+    "--seed": True,
+    "--stop": True,
+}
+REPEATABLE = {"--stop"}  # given more than once, each value counts (click's `multiple`)
+# option -> (the turn's sampling setting, its kind of number): the floor checks the ranges.
+SAMPLING = {
+    "--temperature": ("temperature", float),
+    "--top-p": ("top_p", float),
+    "--max-tokens": ("max_tokens", int),
+    "--seed": ("seed", int),
+}
 RECALL_OPTIONS = {"--budget": True}
 COMMON_OPTIONS = {"--json": False, "--no-server": False, "--home": True}
 MIN_BUDGET = {"turn": TURN_BUDGET_FLOOR, "recall": RECALL_BUDGET_FLOOR}  # the one rule
@@ -41,10 +60,12 @@ class Call:
         options: dict[str, str] | None = None,
         flags: set[str] | None = None,
         home: str | None = None,
+        many: dict[str, list[str]] | None = None,
     ) -> None:
         self.command, self.argument, self.home = command, argument, home
         self.options = {} if options is None else options
         self.flags = set() if flags is None else flags
+        self.many = {} if many is None else many  # the values of each REPEATABLE option
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Call) and vars(self) == vars(other)
@@ -81,6 +102,8 @@ def parse(argv: list[str]) -> Call | None:
                 return None
             if name == "--home":
                 call.home = value
+            elif name in REPEATABLE:
+                call.many.setdefault(name, []).append(value)
             else:
                 call.options[name] = value
         elif "=" in token:
@@ -152,7 +175,34 @@ def turn_body(call: Call) -> dict[str, Any] | None:
             body[key] = call.options[option]
     if mock is not None:
         body["mock_reply"] = mock
+    if "--system" in call.options:
+        body["system"] = call.options["--system"]
+    sampling = _sampling(call)
+    if sampling is None:
+        return None
+    if sampling:
+        body["sampling"] = sampling
     return body
+
+
+def _sampling(call: Call) -> dict[str, Any] | None:
+    """The turn's sampling settings as click converts them (None when one is not a finite
+    number: click or the floor refuses it in-process, in its own words)."""
+    sampling: dict[str, Any] = {}
+    for option, (name, kind) in SAMPLING.items():
+        raw = call.options.get(option)
+        if raw is None:
+            continue
+        try:
+            value = kind(raw)
+        except ValueError:
+            return None
+        if value != value or value in (float("inf"), float("-inf")):
+            return None  # no JSON number: the in-process command refuses it
+        sampling[name] = value
+    if call.many.get("--stop"):
+        sampling["stop"] = call.many["--stop"]
+    return sampling
 
 
 def _read_stdin() -> str | None:

@@ -96,3 +96,74 @@ def as_of_option() -> Callable[[F], F]:
     return click.option(
         "--as-of", "as_of", type=AsOfType(), metavar="POSITION|TIME", help=AS_OF_HELP
     )
+
+
+# A turn's sampling settings as options: (flag, floor name, type, help). The floor checks each
+# value's range and names the flag when it refuses one (`cli.request_words`).
+SAMPLING_OPTIONS: tuple[tuple[str, str, click.ParamType[Any, Any], str], ...] = (
+    (
+        "--temperature",
+        "temperature",
+        click.FLOAT,
+        "Randomness of the reply, 0 to 2; 0 is the most predictable (e.g. --temperature 0.2).",
+    ),
+    (
+        "--top-p",
+        "top_p",
+        click.FLOAT,
+        "Nucleus sampling, 0 to 1: the probability mass the reply is drawn from "
+        "(e.g. --top-p 0.9).",
+    ),
+    (
+        "--max-tokens",
+        "max_tokens",
+        click.INT,
+        "The most tokens the reply may have; a longer one is cut off and marked so "
+        "(e.g. --max-tokens 300).",
+    ),
+    (
+        "--seed",
+        "seed",
+        click.INT,
+        "A seed for repeatable sampling, where the model honours one (e.g. --seed 42).",
+    ),
+)
+
+
+def turn_chat_options(fn: F) -> F:
+    """`--system` and the sampling options of a turn (`chosen_sampling` collects them)."""
+    stop = click.option(
+        "--stop",
+        metavar="TEXT",
+        multiple=True,
+        help="A sequence that ends the reply where it appears; repeat for up to 4 "
+        "(e.g. --stop END --stop '###').",
+    )
+    fn = stop(fn)
+    for flag, name, kind, text in reversed(SAMPLING_OPTIONS):
+        fn = click.option(flag, name, type=kind, help=text)(fn)
+    return click.option(
+        "--system",
+        metavar="TEXT",
+        help="Your system prompt for this turn, sent after the mind's own (quoted: it cannot "
+        "override it) and recorded with the turn (e.g. --system 'Answer in one sentence.').",
+    )(fn)
+
+
+def chosen_sampling(
+    temperature: float | None,
+    top_p: float | None,
+    max_tokens: int | None,
+    seed: int | None,
+    stop: tuple[str, ...],
+) -> dict[str, Any] | None:
+    """The floor's `sampling` argument from the options given (None: none given)."""
+    given = {
+        "temperature": temperature,
+        "top_p": top_p,
+        "max_tokens": max_tokens,
+        "seed": seed,
+        "stop": list(stop) or None,
+    }
+    chosen = {k: v for k, v in given.items() if v is not None}
+    return chosen or None

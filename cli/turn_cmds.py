@@ -9,7 +9,7 @@ from typing import Any
 import click
 
 from mindledger.cli.floor import opened
-from mindledger.cli.options import NO_SERVER_HELP
+from mindledger.cli.options import NO_SERVER_HELP, chosen_sampling, turn_chat_options
 from mindledger.cli.output import echo
 from mindledger.cli.render import echo_turn
 from mindledger.cli.standard_input import BOM, decoded
@@ -111,6 +111,7 @@ def model_options(fn: Any) -> Any:
 @click.command()
 @click.argument("text")
 @model_options
+@turn_chat_options
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.option("--no-server", is_flag=True, expose_value=False, help=NO_SERVER_HELP)
 @click.pass_obj
@@ -121,6 +122,12 @@ def turn(
     mock_reply: str | None,
     api_base: str | None,
     budget: int,
+    system: str | None,
+    stop: tuple[str, ...],
+    temperature: float | None,
+    top_p: float | None,
+    max_tokens: int | None,
+    seed: int | None,
     as_json: bool,
 ) -> None:
     """Say TEXT to the mind (`-` reads it from stdin) and print its reply.
@@ -129,19 +136,28 @@ def turn(
     is called, and the reply and everything it commits to, claims or defines are recorded
     together. A reply cut off at the token limit is kept and marked cut off (a control line
     it stops in the middle of does not apply). Exit 1 if the model fails (the message stays in
-    the ledger).
+    the ledger). --system and the sampling options apply to this turn only and are recorded
+    with it (`mind log --turn last --json`); a value out of range is refused, nothing recorded.
 
     Example:
 
         mind turn "What did I promise to do this week?"
 
         mind turn "hi" --model mock --mock-reply $'Hello!\\nCOMMIT: say hello daily' --json
+
+        mind turn "Plan my week" --system "Answer in three bullets." --temperature 0.2 --stop END
     """
     if text == "-":
         text = stdin_text()
     check_mock_flags(spec, mock_reply)
     done = opened(home).run_turn(
-        text, model=spec, mock_reply=reply_text(mock_reply), api_base=api_base, budget=budget
+        text,
+        model=spec,
+        mock_reply=reply_text(mock_reply),
+        api_base=api_base,
+        budget=budget,
+        system=system,
+        sampling=chosen_sampling(temperature, top_p, max_tokens, seed, stop),
     )
     code = echo_turn(done.data, as_json)
     if code:

@@ -46,8 +46,8 @@ class Sampling:
         return bool(self.chosen())
 
 
-# name -> (lowest, highest) for the numbers.
-_RANGES: dict[str, tuple[float, float]] = {
+# name -> (lowest, highest) for the numbers (front-ends publish them in their schemas).
+RANGES: dict[str, tuple[float, float]] = {
     "temperature": (0.0, 2.0),
     "top_p": (0.0, 1.0),
     "presence_penalty": (-2.0, 2.0),
@@ -57,7 +57,7 @@ NAMES = tuple(Sampling.__dataclass_fields__)
 
 
 def _number(name: str, value: Any) -> float:
-    low, high = _RANGES[name]
+    low, high = RANGES[name]
     if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
         raise InvalidInputError(f"`{name}` must be a number from {low:g} to {high:g}", param=name)
     if not low <= value <= high:
@@ -115,7 +115,7 @@ def checked_sampling(given: Mapping[str, Any] | Sampling | None) -> Sampling:
             )
         if value is None:
             continue
-        if name in _RANGES:
+        if name in RANGES:
             fields[name] = _number(name, value)
         elif name == "max_tokens":
             fields[name] = _integer(name, value, 1, MAX_REPLY_TOKENS)

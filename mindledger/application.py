@@ -317,14 +317,18 @@ class MindLedger(DirectCommands, KnowledgeCommands, FileCommands, ReadCommands, 
         text: str,
         model: Callable[[], Any],
         on_delta: Callable[[str], None] | None = None,
+        system: str | None = None,
     ) -> TurnDone:
         """One turn of a chat session, routed as `turn` routes it, whose `model()` is asked
-        for only when the message needs one (reusable knowledge may answer it without)."""
+        for only when the message needs one (reusable knowledge may answer it without).
+        `system`: the session's own system prompt, as `turn` takes it."""
         from mindledger.chat_session import chat_turn
+        from mindledger.domain.client_chat import checked_chat
         from mindledger.turns import outcome_json
 
+        client = checked_chat(system) if system is not None else None
         with self.write_lock:
-            outcome = chat_turn(self.home, text, model, on_delta)
+            outcome = chat_turn(self.home, text, model, on_delta, client)
         result = TurnResult.model_validate(outcome_json(self.home, outcome))
         self._name = result.identity.name or self._name
         return TurnDone(outcome, result)

@@ -60,6 +60,9 @@ class Field:
     required: bool = False
     description: str = ""
     minimum: int | None = None
+    # The value's JSON schema beyond its type (an object's properties), for the document;
+    # the handler (or the floor) checks the value against it.
+    schema: dict[str, Any] | None = field(default=None, hash=False, compare=False)
 
 
 @dataclass

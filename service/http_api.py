@@ -12,6 +12,7 @@ import anyio.to_thread
 from starlette.responses import StreamingResponse
 
 from mindledger.domain.budgets import DEFAULT_BUDGET, RECALL_BUDGET_FLOOR, TURN_BUDGET_FLOOR
+from mindledger.domain.errors import MindError
 from mindledger.ledger_reads import KINDS
 from mindledger.service.endpoints import Call, Endpoint, Field, JsonResponse, Param
 from mindledger.service.errors import ApiError
@@ -68,6 +69,27 @@ TURN_FIELDS = (
 )
 
 
+def chat_fields() -> tuple[Field, ...]:
+    """What a turn takes beyond `mind ask`'s fields: the caller's system prompt and sampling."""
+    from mindledger.service.sampling_fields import SAMPLING_HELP, SYSTEM_HELP, sampling_schema
+
+    return (
+        Field("system", "string", description=SYSTEM_HELP),
+        Field("sampling", "object", description=SAMPLING_HELP, schema=sampling_schema()),
+    )
+
+
+def _sampling_named(e: MindError, body: dict[str, Any]) -> MindError:
+    """A refusal of a sampling setting (or of an unknown name in `sampling`) names the body's
+    field (`sampling.temperature`)."""
+    from mindledger.domain.sampling import NAMES
+
+    given = body.get("sampling") or {}
+    if e.param in NAMES or (e.param in given and e.param not in body):
+        e.param = f"sampling.{e.param}"
+    return e
+
+
 async def turn(call: Call) -> Any:
     from mindledger.service.turn_answers import REPLAYED, failed_turn_response, turn_request
 
@@ -78,19 +100,24 @@ async def turn(call: Call) -> Any:
         "mock_reply": body.get("mock_reply"),
         "api_base": body.get("api_base"),
         "budget": body.get("budget", DEFAULT_BUDGET),
+        "system": body.get("system"),
+        "sampling": body.get("sampling"),
     }
     # A client's retry of this very request is another attempt of its turn, never a new turn.
     asked = turn_request(call.request.headers, body)
     if body.get("stream"):
-        return _streamed_turn(call, body["text"], kwargs, asked)
-    attempt = await in_turn_thread(call, lambda: mind.attempt_turn(asked, body["text"], kwargs))
+        return _streamed_turn(call, body, kwargs, asked)
+    try:
+        attempt = await in_turn_thread(call, lambda: mind.attempt_turn(asked, body["text"], kwargs))
+    except MindError as e:
+        raise _sampling_named(e, body) from None
     if attempt.done.outcome.status == "failed":
         return failed_turn_response(attempt.done.data)
     return JsonResponse(attempt.done.data, headers=REPLAYED if attempt.replayed else None)
 
 
 def _streamed_turn(
-    call: Call, text: str, kwargs: dict[str, Any], asked: TurnRequest
+    call: Call, body: dict[str, Any], kwargs: dict[str, Any], asked: TurnRequest
 ) -> StreamingResponse:
     loop = asyncio.get_running_loop()
     queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
@@ -100,18 +127,17 @@ def _streamed_turn(
         loop.call_soon_threadsafe(queue.put_nowait, ("delta", {"text": piece}))
 
     def run() -> None:
-        from mindledger.domain.errors import MindError
         from mindledger.service.errors import error_body, internal_error_message, mind_error_body
         from mindledger.service.turn_answers import failed_turn
 
         home = mind.home.path
         try:
-            attempt = mind.attempt_turn(asked, text, {**kwargs, "on_delta": on_delta})
+            attempt = mind.attempt_turn(asked, body["text"], {**kwargs, "on_delta": on_delta})
             done = attempt.done
             if attempt.replayed:  # answered from the record: its reply, whole
                 on_delta(done.data["reply"])
         except MindError as e:  # the one error path's body, as a response would carry it
-            refused = mind_error_body(e, mind.secrets, home)[1]
+            refused = mind_error_body(_sampling_named(e, body), mind.secrets, home)[1]
             loop.call_soon_threadsafe(queue.put_nowait, ("error", refused))
         except Exception as e:  # a thread boundary: reported as an event, logged, never lost
             message = internal_error_message(e, mind.secrets, home, "the turn failed on the server")
@@ -254,7 +280,7 @@ def endpoints() -> list[Endpoint]:
             "`mind_turn`: 503 + Retry-After when a retry may pass, 4xx when not, else 502; a "
             "retry (`Idempotency-Key`, or `x-stainless-retry-count` with the same body) is "
             "another attempt of the same turn.",
-            body=TURN_FIELDS,
+            body=(*TURN_FIELDS, *chat_fields()),
             headers=RETRY_HEADERS,
             streams=True,
             tags=("turns",),

@@ -14,6 +14,7 @@ from pydantic import Field
 from mindledger.domain.budgets import DEFAULT_BUDGET, RECALL_BUDGET_FLOOR, TURN_BUDGET_FLOOR
 from mindledger.domain.errors import InvalidInputError
 from mindledger.service.mcp_tool import Arguments, Hints, answered, built_tool
+from mindledger.service.sampling_fields import SAMPLING_HELP, SYSTEM_HELP, Sampling
 
 if TYPE_CHECKING:
     from mcp.server.mcpserver.tools.base import Tool
@@ -36,6 +37,8 @@ class TurnArguments(Arguments):
         DEFAULT_BUDGET, ge=TURN_BUDGET_FLOOR, description="Tokens of memory put before the model."
     )
     include_events: bool = Field(False, description="Add the turn's ledger events to the text.")
+    system: str | None = Field(None, description=SYSTEM_HELP)
+    sampling: Sampling | None = Field(None, description=SAMPLING_HELP)
 
 
 class RecallArguments(Arguments):
@@ -97,7 +100,13 @@ def mind_tools(mind: ServedMind, turn_pool: ThreadPoolExecutor) -> list[Tool]:
         from mindledger.service.turn_result import turn_result
 
         try:
-            done = mind.run_turn(a.text, model=a.model, budget=a.budget)
+            done = mind.run_turn(
+                a.text,
+                model=a.model,
+                budget=a.budget,
+                system=a.system,
+                sampling=a.sampling.chosen() if a.sampling is not None else None,
+            )
         except InvalidInputError as e:
             if e.param != "mock_reply":
                 raise

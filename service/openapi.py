@@ -56,7 +56,7 @@ def _param_schema(p: Param) -> dict[str, Any]:
 def _body_schema(fields: Sequence[Field]) -> dict[str, Any]:
     properties: dict[str, Any] = {}
     for f in fields:
-        prop: dict[str, Any] = {"type": f.kind, "description": f.description}
+        prop: dict[str, Any] = {**(f.schema or {}), "type": f.kind, "description": f.description}
         if f.minimum is not None:
             prop["minimum"] = f.minimum
         properties[f.name] = prop

@@ -55,6 +55,15 @@ def served(twin_homes: tuple[Path, Path]) -> Iterator[Served]:
         yield server
 
 
+def logged_events(home: Path) -> list[dict[str, Any]]:
+    done = run_in_process(
+        ["log", "--json", "--limit", "1000"], client_env(home, MIND_NO_SERVER="1")
+    )
+    assert done.code == 0, done.err
+    events: list[dict[str, Any]] = done.json()
+    return events
+
+
 def steady(text: str) -> Any:
     data = json.loads(cids_named(text))
     for item in data.get("context") or []:
@@ -92,6 +101,26 @@ def test_a_turn_through_the_server_prints_what_the_in_process_turn_prints(
     assert (fast[1].code, fast[1].err) == (slow[1].code, slow[1].err) == (0, "")
     assert steady(fast[1].out) == steady(slow[1].out)
     assert fast[1].out.splitlines()[0] == "{" and fast[1].out.endswith("}\n")
+
+    # A system prompt and sampling options ride to the server; a value out of range is the
+    # server's 400, so the command runs here and refuses it in its own words.
+    chat = ["--system", "Be brief.", "--temperature", "0.2", "--stop", "END", "--stop", "#"]
+    sampled = run_mind([*TURN, *chat], client_env(home))
+    hot = run_mind([*TURN, "--temperature", "5"], client_env(home))  # refused: run here
+    started = [e["payload"] for e in logged_events(home) if e["type"] == "mind.turn.started"]
+
+    assert logged_requests(home, "POST /v1/minds/Echo/turns 200") == before + 4
+    assert logged_requests(home, "POST /v1/minds/Echo/turns 400") == 1
+    assert (sampled.code, sampled.out) == (0, "Noted.\n")
+    assert (started[-1]["system"], started[-1]["sampling"]) == (
+        "Be brief.",
+        {"temperature": 0.2, "stop": ["END", "#"]},
+    )
+    assert (hot.code, hot.out, hot.err) == (
+        1,
+        "",
+        "Error: --temperature is 5; it must be from 0 to 2\n",
+    )
 
 
 def test_a_recall_through_the_server_is_byte_identical_to_the_in_process_recall(

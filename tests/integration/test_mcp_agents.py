@@ -102,7 +102,9 @@ def test_every_tool_has_hints_a_strict_schema_and_gives_the_floors_result(filled
         assert hints.open_world_hint is (name == "turn")
         assert tool.input_schema["additionalProperties"] is False and tool.output_schema
     turn_schema = tools["turn"].input_schema
-    assert set(turn_schema["properties"]) == {"text", "model", "budget", "include_events"}
+    assert set(turn_schema["properties"]) == {
+        *("text", "model", "budget", "include_events", "system", "sampling")
+    }
     assert turn_schema["required"] == ["text"] and turn_schema["properties"]["text"]["minLength"]
     assert turn_schema["properties"]["budget"]["minimum"] == TURN_BUDGET_FLOOR
     assert tools["recall"].input_schema["properties"]["budget"]["minimum"] == RECALL_BUDGET_FLOOR
@@ -152,8 +154,18 @@ def test_a_turn_whose_model_fails_is_an_error_result_and_recorded_failed(mind_ho
     assert [c.text for c in commitments.content] == ["no open commitments"]
 
 
-NAMES = ["text", "model", "budget", "include_events", "query", "include_closed", "sql", "x"]
-VALUES = st.none() | st.booleans() | st.integers() | st.text(max_size=12) | st.lists(st.none())
+NAMES = [
+    *("text", "model", "budget", "include_events", "system", "sampling"),
+    *("query", "include_closed", "sql", "x"),
+]
+VALUES = (
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.text(max_size=12)
+    | st.lists(st.none())
+    | st.dictionaries(st.sampled_from(["temperature", "stop", "seed", "x"]), st.integers())
+)
 
 
 def test_any_arguments_give_a_result_with_text_and_a_refusal_is_one_line(mind_home: Path) -> None:

@@ -74,6 +74,9 @@ def test_anything_but_a_plain_turn_or_recall_is_left_to_click(argv: list[str]) -
                 "--",
                 "=",
                 "--as-of",
+                "--stop",
+                "--temperature",
+                "--seed=1.5",
             ]
         ),
         max_size=8,
@@ -83,6 +86,9 @@ def test_parsing_any_arguments_never_fails_and_keeps_one_argument(argv: list[str
     call = parse(argv)
 
     assert call is None or (call.command in ("turn", "recall") and call.argument in argv)
+    if call is not None and call.command == "turn":
+        body = turn_body(call)
+        assert body is None or body["text"] == call.argument
 
 
 def test_the_home_is_the_flag_else_mind_home_else_the_data_directory(tmp_path: Path) -> None:
@@ -117,6 +123,36 @@ def test_a_mock_reply_file_is_read_by_the_client(tmp_path: Path) -> None:
         "model": "mock",
         "mock_reply": "Hello\nCOMMIT: x",
     }
+
+
+def test_a_system_prompt_and_sampling_options_go_to_the_server_as_the_command_reads_them() -> None:
+    argv = ["turn", "hi", "--system", "Be brief.", "--stop", "END", "--temperature", "0.5"]
+    argv += ["--top-p=1", "--max-tokens", " 64", "--seed", "-3", "--stop=#", "--temperature", "9"]
+
+    call = parse(argv)
+
+    assert call is not None and call.many == {"--stop": ["END", "#"]}
+    assert turn_body(call) == {
+        "text": "hi",
+        "budget": 2000,
+        "system": "Be brief.",
+        # the last --temperature, as click takes it; its range is the server's (the floor's)
+        "sampling": {
+            "temperature": 9.0,
+            "top_p": 1.0,
+            "max_tokens": 64,
+            "seed": -3,
+            "stop": ["END", "#"],
+        },
+    }
+
+
+@pytest.mark.parametrize(
+    "options",
+    [{"--temperature": "warm"}, {"--temperature": "nan"}, {"--top-p": "inf"}, {"--seed": "1.5"}],
+)
+def test_a_sampling_value_that_is_no_number_runs_in_process(options: dict[str, str]) -> None:
+    assert turn_body(Call("turn", "hi", options)) is None
 
 
 def test_an_empty_message_runs_in_process() -> None:
