@@ -144,3 +144,26 @@ def test_a_forget_with_nothing_left_whose_output_fails_says_nothing_was_recorded
         "already done)"
     )
     assert events(mind_home) == before
+
+
+@pytest.mark.parametrize("fmt", ["jsonl", "csv"])
+def test_an_export_whose_summary_fails_says_it_was_written_and_where(
+    cli: Cli, mind_home: Path, tmp_path: Path, fmt: str
+) -> None:
+    assert cli("commit", "Water the ficus").exit_code == 0
+    folder = tmp_path / "export"
+    before = events(mind_home)
+
+    result = run(mind_home, ["export", "--format", fmt, str(folder)], "full")
+
+    assert result.returncode == 1
+    files = sorted(folder.iterdir())
+    where = {
+        "jsonl": f"{folder / 'ledger.jsonl'} ({before} events)",
+        "csv": f"{folder} ({len(files)} files)",
+    }[fmt]
+    assert one_line(result) == (
+        f"Error: cannot write the output ({CAUSE['full']}); the export was written all the "
+        f"same to {where}"
+    )
+    assert files and events(mind_home) == before
