@@ -12,6 +12,7 @@ from typing import Any
 
 import click
 
+from mindledger.cli.arguments import ExportFolder
 from mindledger.cli.floor import opened
 from mindledger.cli.output import (
     OutputFailedError,
@@ -188,7 +189,7 @@ def report(home: Home, name: str, fmt: str, out: Path | None, as_json: bool) -> 
 
 
 @click.command(name="export")
-@click.argument("folder", type=click.Path(file_okay=False, path_type=Path))
+@click.argument("folder", type=ExportFolder())
 @click.option(
     "--format",
     "fmt",
