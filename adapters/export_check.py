@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from mindledger.adapters.hash_chain import content_hash, genesis_hash, link_hash
+from mindledger.adapters.import_rules import TOO_DEEP
 from mindledger.adapters.key_store import KEY_BYTES
 from mindledger.adapters.ledger_export import (
     FORMAT,
@@ -182,7 +183,9 @@ def _parse(line: bytes | None, number: int, keys: tuple[frozenset[str], ...]) ->
         raise ExportInvalidError(number, "the file is empty; a ledger export starts with a header")
     try:
         obj = json.loads(line)
-    except (ValueError, RecursionError):
+    except RecursionError:
+        raise ExportInvalidError(number, f"not a JSON line ({TOO_DEEP})") from None
+    except ValueError:
         raise ExportInvalidError(number, "not a JSON line") from None
     if not isinstance(obj, dict):
         raise ExportInvalidError(number, "not a JSON object")

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from mindledger.adapters.import_rules import (
+    TOO_DEEP,
     chat_line_id,
     chat_role,
     check_locomo_shape,
@@ -136,7 +137,9 @@ def chat_messages(path: Path) -> Iterator[Observed]:
         try:
             obj = json.loads(line)
             raw_role, raw_content = obj["role"], obj["content"]
-        except (ValueError, KeyError, TypeError, RecursionError):  # nested past Python's stack
+        except RecursionError:  # nested past Python's stack: said as the other importers say it
+            raise InvalidInputError(f"{where} is not JSON ({TOO_DEEP})") from None
+        except (ValueError, KeyError, TypeError):
             raise InvalidInputError(
                 f'{where} is not a JSON object with "role" and "content"'
             ) from None

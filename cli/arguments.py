@@ -8,7 +8,9 @@ raise), so it is refused before any command runs, whatever it was meant for.
 from __future__ import annotations
 
 import functools
+import os
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import click
@@ -27,6 +29,20 @@ class RefusedValueError(click.ClickException):
 def one_line_refusal(e: click.BadParameter) -> RefusedValueError:
     """Click's refusal of a value (`Invalid value for 'FOLDER': ... is a file.`) as one line."""
     return RefusedValueError(e.format_message())
+
+
+class ExportFolder(click.Path):
+    """An export's FOLDER: one that is a file is click's refusal (one line, exit 2); a symbolic
+    link, whatever it leads to (a file, a folder, nothing), is left to the floor, which refuses
+    every link in its own words (naming it and where it leads, exit 1) before any work."""
+
+    def __init__(self) -> None:
+        super().__init__(file_okay=False, path_type=Path)
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, str) and os.path.islink(value):
+            return Path(value)
+        return super().convert(value, param, ctx)
 
 
 def undecodable_part(value: str) -> str | None:

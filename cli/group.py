@@ -15,7 +15,7 @@ from mindledger.cli.arguments import one_line_refusal, refuse_undecodable_argume
 from mindledger.cli.floor import last_write
 from mindledger.cli.options import HOME_HELP, share_options
 from mindledger.cli.output import OutputFailedError, error_text
-from mindledger.cli.render import recorded_words
+from mindledger.cli.render import recorded_words, unchanged_words
 from mindledger.cli.request_words import as_flags
 from mindledger.compose import Home, command_scope
 
@@ -32,6 +32,8 @@ class MindGroup(click.Group):
             raise  # a group named alone: its help, printed as the help is (not one line)
         except OutputFailedError as e:  # stdout failed: say what was recorded all the same
             also = "" if e.also else recorded_words(last_write.get())
+            if not also and not e.quiet:  # a closed pipe stays quiet when nothing was recorded
+                also = unchanged_words(last_write.get())
             raise (e.saying(also) if also else e) from None
         except click.BadParameter as e:
             # A value refused (a FOLDER that is a file, an unknown KEY): one line, exit 2. A

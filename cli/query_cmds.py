@@ -2,16 +2,26 @@
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import math
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import click
 
+from mindledger.cli.arguments import ExportFolder
 from mindledger.cli.floor import opened
-from mindledger.cli.output import echo, emit_json, json_text, table_text, write_out
+from mindledger.cli.output import (
+    OutputFailedError,
+    echo,
+    emit_json,
+    json_text,
+    table_text,
+    write_out,
+)
 from mindledger.compose import Home
 from mindledger.domain.errors import InvalidInputError
 from mindledger.output_paths import names_standard_output
@@ -180,7 +190,7 @@ def report(home: Home, name: str, fmt: str, out: Path | None, as_json: bool) -> 
 
 
 @click.command(name="export")
-@click.argument("folder", type=click.Path(file_okay=False, path_type=Path))
+@click.argument("folder", type=ExportFolder())
 @click.option(
     "--format",
     "fmt",
@@ -219,13 +229,25 @@ def export(home: Home, folder: Path, fmt: str, force: bool, as_json: bool) -> No
         with TerminalBar(not as_json) as bar:
             exported = opened(home).export(folder, fmt, force, progress=bar)
         done = exported.model_dump(mode="json")
-        emit_json(done) if as_json else echo_export(done)
+        with _written_anyway(f"to {done['file']} ({done['events']} events)"):
+            emit_json(done) if as_json else echo_export(done)
         return
     done = opened(home).export_tables(folder, fmt, force).model_dump(mode="json")
-    if as_json:
-        emit_json(done)
-        return
-    echo(f"wrote {len(done['files'])} files to {click.format_filename(folder)}")
+    with _written_anyway(f"to {folder} ({len(done['files'])} files)"):
+        if as_json:
+            emit_json(done)
+            return
+        echo(f"wrote {len(done['files'])} files to {click.format_filename(folder)}")
+
+
+@contextlib.contextmanager
+def _written_anyway(where: str) -> Iterator[None]:
+    """A stdout that fails after the export was written says so, and where (it is whole: there
+    is no need to run it again)."""
+    try:
+        yield
+    except OutputFailedError as e:
+        raise e.saying(f"; the export was written all the same {for_terminal(where)}") from None
 
 
 def register(group: click.Group) -> None:

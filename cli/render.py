@@ -45,6 +45,20 @@ def recorded_words(done: Mapping[str, Any] | None) -> str:
     return f"; it was recorded all the same{what}: see `mind log` before running it again"
 
 
+def unchanged_words(done: Mapping[str, Any] | None) -> str:
+    """What to add to a failed stdout's line when the command's write (`done`, its JSON)
+    changed nothing (a dry run, or it was already done: the same commitment again, a selector
+    already forgotten), so that nobody wonders whether it took; "" when no write ran or it
+    recorded something (`recorded_words` says that)."""
+    if done is None:
+        return ""
+    if done.get("dry_run") is True:
+        return "; nothing was recorded"
+    if any(done.get(key) is False or done.get(key) == 0 for key in UNCHANGED if key in done):
+        return "; nothing was recorded (it was already done)"
+    return ""
+
+
 def echo_turn(turn: Mapping[str, Any], as_json: bool) -> int:
     """Print a turn as `mind turn` does (the JSON, or the reply with its effects); returns the
     exit status: 1 when generation failed (the message stays in the ledger), else 0. A stdout

@@ -216,9 +216,28 @@ def stop(home: Home, timeout: float, as_json: bool) -> None:
     """
     from mindledger.domain.errors import MindError
     from mindledger.server_files import any_pid_alive as pid_alive
-    from mindledger.server_files import remove_stale_record, server_record, serves_this_home
+    from mindledger.server_files import (
+        copied_from_served_home,
+        remove_stale_record,
+        server_record,
+        serves_this_home,
+    )
 
     data, stale = server_record(home.path)
+    original = copied_from_served_home(home.path) if data is None else None
+    if original is not None:
+        # Not stale: its server runs, for the home this one was copied from. Never signalled;
+        # the file describes nothing here, so it goes as a stale one would.
+        remove_stale_record(home.path)
+        homes = original.get("homes")
+        served = (
+            ", ".join(h for h in homes if isinstance(h, str)) if isinstance(homes, list) else ""
+        )
+        raise MindError(
+            f"server.json names the server (pid {original.get('pid')}) of another home "
+            f"({served or 'not this one'}): {home.path} is a copy of it, so nothing was "
+            "stopped (the copied server.json was removed); stop that server from its own home"
+        )
     if data is None:
         if stale:
             remove_stale_record(home.path)  # its pid is not this home's server: never signal it

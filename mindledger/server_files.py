@@ -178,6 +178,23 @@ def server_record(home: Path) -> tuple[dict[str, Any] | None, bool]:
     return data, False
 
 
+def copied_from_served_home(home: Path) -> dict[str, Any] | None:
+    """The home's server.json when it was written for another home by a server that still
+    runs (`home` is a copy of that home, made while it was served), else None: that server is
+    alive, not stale, but it is the other home's, never this one's."""
+    try:
+        data = json.loads(server_file(home).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if (
+        not isinstance(data, dict)
+        or names_home(data, home)
+        or not is_server_process(data, alive=any_pid_alive)
+    ):
+        return None
+    return data
+
+
 def serves_this_home(home: Path, info: Mapping[str, Any], timeout: float = 10.0) -> bool:
     """Whether the server `info` (the home's server.json) names answers for `home`, asked the
     server itself: server.json's word is not enough (a copied or edited file can name another

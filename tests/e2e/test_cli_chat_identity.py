@@ -140,8 +140,11 @@ def test_a_conversation_imported_under_its_file_name_goes_on_there(tmp_path: Pat
     [
         (b"", "holds no message with text"),
         (b'\n{"role": "user", "content": "  "}\n', "holds no message with text"),
-        (b'{"role": ' + b"[" * 3000 + b"]" * 3000 + b"}\n", ':1 is not a JSON object with "role"'),
-        (b"[" * 3000 + b"]" * 3000 + b"\n", ':1 is not a JSON object with "role"'),
+        (
+            b'{"role": ' + b"[" * 3000 + b"]" * 3000 + b"}\n",
+            ":1 is not JSON (it is nested too deeply",
+        ),
+        (b"[" * 3000 + b"]" * 3000 + b"\n", ":1 is not JSON (it is nested too deeply"),
     ],
 )
 def test_a_transcript_with_nothing_to_import_is_refused_in_one_line_writing_nothing(

@@ -62,6 +62,25 @@ def test_an_export_into_a_symlinked_folder_is_refused_and_writes_nothing_there(
     assert tree(with_events) == home_before
 
 
+@pytest.mark.parametrize("fmt", ["jsonl", "csv"])
+def test_an_export_into_a_symlink_to_a_file_is_refused_as_a_link_and_leaves_the_file(
+    cli: Cli, with_events: Path, tmp_path: Path, fmt: str
+) -> None:
+    notes = tmp_path / "notes.txt"
+    notes.write_text("mine")
+    (tmp_path / "link").symlink_to(notes)
+    home_before = tree(with_events)
+
+    result = cli("export", "--format", fmt, str(tmp_path / "link"))
+
+    assert result.exit_code == 1
+    assert one_error_line(result) == (
+        f"Error: FOLDER {tmp_path / 'link'} is a symbolic link (to {notes}); name the folder itself"
+    )
+    assert notes.read_text() == "mine"
+    assert tree(with_events) == home_before
+
+
 @pytest.mark.parametrize("command", [("backup",), ("export", "--format", "csv")])
 def test_a_dash_is_refused_as_a_folder_and_no_folder_named_dash_is_made(
     cli: Cli,

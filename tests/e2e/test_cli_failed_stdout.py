@@ -1,7 +1,7 @@
 """A stdout that cannot be written (`> /dev/full`, or closed: `>&-`) is one line and exit 1
 for every command; a command that recorded its change first says so in that line and names
-what it recorded, so that nobody runs it again (one place does this for every command:
-`cli.group`, from what the floor's write returned)."""
+what it recorded, so that nobody runs it again, and one whose write changed nothing says that
+(one place does this for every command: `cli.group`, from what the floor's write returned)."""
 
 from __future__ import annotations
 
@@ -123,5 +123,47 @@ def test_output_that_fails_where_nothing_was_recorded_is_one_line_without_record
     result = run(mind_home, args, stdout)
 
     assert result.returncode == 1
-    assert one_line(result) == f"Error: cannot write the output ({CAUSE[stdout]})"
+    also = "; nothing was recorded (it was already done)" if args[0] == "commit" else ""
+    assert one_line(result) == f"Error: cannot write the output ({CAUSE[stdout]}){also}"
     assert events(mind_home) == before  # the same open text again changes nothing
+
+
+def test_a_forget_with_nothing_left_whose_output_fails_says_nothing_was_recorded(
+    cli: Cli, mind_home: Path
+) -> None:
+    assert cli("commit", "Water the ficus").exit_code == 0
+    cid = cid_of(cli)
+    assert cli("forget", "--commitment", cid, "--yes").exit_code == 0
+    before = events(mind_home)
+
+    result = run(mind_home, ["forget", "--commitment", cid, "--yes"], "full")
+
+    assert result.returncode == 1
+    assert one_line(result) == (
+        f"Error: cannot write the output ({CAUSE['full']}); nothing was recorded (it was "
+        "already done)"
+    )
+    assert events(mind_home) == before
+
+
+@pytest.mark.parametrize("fmt", ["jsonl", "csv"])
+def test_an_export_whose_summary_fails_says_it_was_written_and_where(
+    cli: Cli, mind_home: Path, tmp_path: Path, fmt: str
+) -> None:
+    assert cli("commit", "Water the ficus").exit_code == 0
+    folder = tmp_path / "export"
+    before = events(mind_home)
+
+    result = run(mind_home, ["export", "--format", fmt, str(folder)], "full")
+
+    assert result.returncode == 1
+    files = sorted(folder.iterdir())
+    where = {
+        "jsonl": f"{folder / 'ledger.jsonl'} ({before} events)",
+        "csv": f"{folder} ({len(files)} files)",
+    }[fmt]
+    assert one_line(result) == (
+        f"Error: cannot write the output ({CAUSE['full']}); the export was written all the "
+        f"same to {where}"
+    )
+    assert files and events(mind_home) == before

@@ -20,10 +20,10 @@ DEEP = b"[" * 3000 + b"]" * 3000 + b"\n"
     ("command", "says"),
     [
         (("import", "locomo"), "is not a readable LoCoMo JSON file (it is nested too deeply"),
-        (("import", "chat"), ':1 is not a JSON object with "role" and "content"'),
+        (("import", "chat"), ":1 is not JSON (it is nested too deeply to read)"),
         (("import", "pmm"), "is not JSON (it is nested too deeply to read)"),
         (("import", "chatgpt"), "is not JSON (it is nested too deeply to read)"),
-        (("verify", "--export"), "BROKEN at line 1: not a JSON line"),
+        (("verify", "--export"), "at line 1: not a JSON line (it is nested too deeply to read)"),
     ],
     ids=lambda c: " ".join(c) if isinstance(c, tuple) else "",
 )
@@ -53,7 +53,9 @@ def test_a_ledger_import_nested_3000_deep_is_one_line_and_makes_no_home(
     done = cli("--home", str(target), "import", "ledger", str(deep))
 
     assert done.exit_code == 1, done.stderr
-    assert done.stderr.splitlines() == ["Error: line 1: not a JSON line"]
+    assert done.stderr.splitlines() == [
+        "Error: line 1: not a JSON line (it is nested too deeply to read)"
+    ]
     assert not (target / "ledger.sqlite").exists()
 
 

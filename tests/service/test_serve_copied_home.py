@@ -1,6 +1,7 @@
 """A home copied while `mind serve` ran (`cp -a`) carries the original's server.json: the copy
 is not served by that server, so its status calls the file stale, its stop never signals the
-original's server, and a client of the copy never calls it."""
+original's server (it says whose server the file names, exit 1), and a client of the copy never
+calls it."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from mindledger.server_files import read_info, server_record
 from tests.service.serving import init_home, run_mind, start_server
 
 
-def test_a_copied_home_s_server_json_is_stale_and_its_stop_leaves_the_original(
+def test_a_copied_home_s_stop_names_the_original_s_server_and_leaves_it_running(
     tmp_path: Path,
 ) -> None:
     home = init_home(tmp_path / "echo", "Echo")
@@ -31,7 +32,13 @@ def test_a_copied_home_s_server_json_is_stale_and_its_stop_leaves_the_original(
             "home": str(copy),
             "stale_file": True,
         }
-        assert stopped.returncode == 0 and json.loads(stopped.stdout)["stopped"] is False
+        assert stopped.returncode == 1 and stopped.stdout == ""
+        [line] = stopped.stderr.splitlines()
+        assert line.startswith(
+            f"Error: server.json names the server (pid {server.process.pid}) of another home "
+            f"({home}): {copy} is a copy of it, so nothing was stopped"
+        ), line
+        assert "stale" not in line
         assert server.process.poll() is None  # the original's server still runs
         assert json.loads(original.stdout)["running"] is True
         assert json.loads(original.stdout)["pid"] == server.process.pid
