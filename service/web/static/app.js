@@ -359,7 +359,7 @@ async function send(form, list) {
     await readEvents(response, (event, data) => {
       if (event === "delta") reply.textContent += data.text || "";
       else if (event === "turn") finished = data;
-      else if (event === "error" && data.turn) finished = data.turn;  // recorded, as failed
+      else if (event === "error" && (data.mind_turn || data.turn)) finished = data.mind_turn || data.turn;  // recorded, as failed
       else if (event === "error") throw new ApiError((data.error && data.error.message) || data.error || "the turn failed");
     });
     if (!finished) throw new ApiError("the stream ended before the turn did");
