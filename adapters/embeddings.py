@@ -102,6 +102,13 @@ class LiteLLMEmbedder:
             return np.zeros((0, 0), dtype=np.float32)
         return np.stack([found[k] for k in keys])
 
+    def close(self) -> None:
+        """Release the cache file now. A forget replaces that file (`keep_only`); a connection
+        left for the collector holds the old, deleted file open until it runs, and a served
+        mind that asks often held more of them with every forget."""
+        with self.lock:
+            self.cache.close()
+
     def text_key(self, text: str) -> str:
         """A text's row key in the cache: keyed, so the file cannot confirm a guessed text."""
         return self.keys.keyed(EMBEDDINGS, text)

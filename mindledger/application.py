@@ -295,7 +295,7 @@ class MindLedger(DirectCommands, KnowledgeCommands, FileCommands, ReadCommands, 
     ) -> AskResult:
         """`mind ask --json`: reusable knowledge answers without the model, else a turn whose
         answer is kept as unverified knowledge. `current`: stored answers revalidate."""
-        from mindledger.compose import asker
+        from mindledger.compose import asking
         from mindledger.forget import forget_excluded
         from mindledger.knowledge import ask_json
 
@@ -303,8 +303,8 @@ class MindLedger(DirectCommands, KnowledgeCommands, FileCommands, ReadCommands, 
         with self.write_lock:
             service = self._turns()
             try:
-                with forget_excluded(self.home):
-                    outcome = asker(self.home, service).ask(
+                with forget_excluded(self.home), asking(self.home, service) as asker:
+                    outcome = asker.ask(
                         question, lambda: self._model(model, mock_reply, api_base), current, budget
                     )
             except BaseException:

@@ -534,6 +534,17 @@ class ReadModelKnowledge:
             return similar_questions(con, self.embed, question, k)
 
 
+@contextmanager
+def asking(home: Home, service: TurnService) -> Iterator[Asker]:
+    """`asker` with semantic matching, for one ask: its embedding cache is closed after it."""
+    made = asker(home, service)
+    try:
+        yield made
+    finally:
+        if isinstance(made.reads, ReadModelKnowledge):
+            made.reads.embed.close()
+
+
 def asker(home: Home, service: TurnService, semantic: bool = True) -> Asker:
     """The ask use case over a turn service: semantic matching through the mind's embedding
     model (`embedding.model`), off when none is configured (or not wanted: a turn's routing

@@ -20,12 +20,16 @@ def recall_data(home: Home, query: str, budget: int, as_of: AsOf | None = None) 
     from mindledger.projections.retrieval.recall import recall as run_recall
 
     embed = embedder(home, identity_of(home).config)
-    with read_model(home) as con:
-        position, now = None, clock_from_env()()
-        if as_of is not None:
-            position, at = ledger_point(con, as_of.position, as_of.time)
-            now = at or now
-        context = run_recall(con, query, budget, now, as_of=position, embed=embed)
+    try:
+        with read_model(home) as con:
+            position, now = None, clock_from_env()()
+            if as_of is not None:
+                position, at = ledger_point(con, as_of.position, as_of.time)
+                now = at or now
+            context = run_recall(con, query, budget, now, as_of=position, embed=embed)
+    finally:
+        if embed is not None:
+            embed.close()  # its cache file, now (a forget may replace it)
     items = [
         {
             "id": i.id,

@@ -326,3 +326,31 @@ def test_a_forget_before_a_future_time_names_its_request_word(
 
     assert str(refused.value).startswith("`before` 2999-01-01T00:00:00Z is in the future")
     assert refused.value.param == "value"
+
+
+@pytest.mark.floor("ask", "forget")
+def test_asks_around_forgets_hold_no_replaced_embeddings_file_open(
+    mind: mindledger.MindLedger,
+) -> None:
+    import gc
+    import os
+
+    def deleted_caches() -> list[str]:
+        links = []
+        for fd in os.listdir("/proc/self/fd"):
+            try:
+                links.append(os.readlink(f"/proc/self/fd/{fd}"))
+            except OSError:
+                continue  # the listing's own descriptor, closed by now
+        return [link for link in links if "embeddings.sqlite" in link and "(deleted)" in link]
+
+    gc.disable()  # a server may run a long while between collections: closing may not wait
+    try:
+        for i in range(3):
+            mind.ask(f"What did I note on day {i}?", model="mock", mock_reply=f"Item {i}.")
+            item = mind.remember(f"fact {i}")
+            mind.forget("knowledge", str(item.id))  # replaces embeddings.sqlite
+        mind.ask("What did I note on day 9?", model="mock", mock_reply="Item 9.")
+        assert deleted_caches() == []
+    finally:
+        gc.enable()
