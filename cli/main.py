@@ -13,6 +13,8 @@ from typing import Any
 
 def main() -> None:
     """Console-script entry point."""
+    import mindledger.startup_env  # noqa: F401  the environment as it starts, before any change
+
     try:
         _run()
     except OSError as e:  # a write our printing did not catch: click's own (--help)

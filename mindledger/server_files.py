@@ -322,14 +322,12 @@ _PROVIDER = re.compile(
 _NOT_SETTINGS = {"MIND_HOME", "MIND_NO_SERVER"}
 
 
-# The environment this process started with: `cli.main.main` imports this module first, before
-# any settings put the home's .env lines into os.environ (a server fingerprints this one).
-_STARTUP_ENVIRONMENT = dict(os.environ)
-
-
 def startup_environment() -> dict[str, str]:
-    """The environment as it was when the process started (see `env_fingerprint`)."""
-    return dict(_STARTUP_ENVIRONMENT)
+    """The environment as it was when the process started (`mindledger.startup_env`; see
+    `env_fingerprint`)."""
+    from mindledger.startup_env import ENVIRONMENT
+
+    return dict(ENVIRONMENT)
 
 
 def relevant_environment(environ: Mapping[str, str]) -> list[tuple[str, str]]:

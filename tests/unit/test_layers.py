@@ -222,6 +222,7 @@ def test_no_sql_outside_the_projections_and_adapters() -> None:
 # (`turn_attempts`).
 PUBLIC_MODULES = {
     "mindledger",
+    "mindledger.startup_env",  # the environment `mind` started with (cli/main.py, first)
     "mindledger.application",
     "mindledger.async_floor",
     "mindledger.results",
