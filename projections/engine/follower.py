@@ -9,6 +9,7 @@ from types import FrameType
 from typing import Protocol
 
 from mindledger.domain.errors import ConflictError
+from mindledger.domain.private_files import tighten
 from mindledger.projections.engine.ports import LedgerReader
 from mindledger.projections.engine.projector import Projector
 from mindledger.projections.engine.readmodel import ReadModelPaths, projector_lock
@@ -49,12 +50,17 @@ def follow(
                     "another projector is already following this mind; stop it first"
                 )
             projector = Projector(paths.working)
+            wal = f"{paths.working}.wal"
             try:
                 projector.publish(paths.published)
+                tighten(wal)
                 while not stopping and not (should_stop and should_stop()):
                     applied = projector.catch_up(reader, maintain=True)
                     if applied:
                         projector.publish(paths.published)
+                        # DuckDB makes a new WAL with the umask's mode, and this process may
+                        # run for days: private after each batch, not only when it stops.
+                        tighten(wal)
                         total += applied
                         on_batch(applied, projector.position())
                     else:
