@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import click
@@ -101,13 +100,14 @@ def log(home: Home, limit: int, kind: str | None, turn_ref: str | None, as_json:
     table(shown, ["position", "time", "type", "aggregate", "hash"], "The ledger is empty.")
 
 
-HEX_DIGEST = re.compile(r"[0-9a-fA-F]{64}")
-
-
 def _head_hash(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
-    if value is not None and not HEX_DIGEST.fullmatch(value.strip()):
-        raise click.BadParameter("give a head hash: 64 hexadecimal digits (from `mind status`)")
-    return value.strip().lower() if value is not None else None
+    from mindledger.domain.errors import InvalidInputError
+    from mindledger.rules import checked_head
+
+    try:
+        return checked_head(value)
+    except InvalidInputError as e:
+        raise click.BadParameter(str(e)) from None
 
 
 @click.command()

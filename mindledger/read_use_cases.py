@@ -93,8 +93,10 @@ class ReadCommands:
     def verify(self, head: str | None = None) -> VerifyResult:
         """`mind verify --json`: the hash chain recomputed; `head` a hash kept elsewhere."""
         from mindledger.ledger_io import verify_ledger
+        from mindledger.rules import checked_head
 
-        return VerifyResult.model_validate(verify_ledger(self.home, head, error_as_failure=True))
+        kept = checked_head(head)
+        return VerifyResult.model_validate(verify_ledger(self.home, kept, error_as_failure=True))
 
     def query(self, sql: str, params: dict[str, str] | None = None) -> QueryRows:
         """`mind query SQL --json`: read-only SQL in the sandbox, within the query limits."""

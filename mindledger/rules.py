@@ -5,6 +5,7 @@ value means the same through each and is refused with the same words (the field'
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -50,3 +51,19 @@ def parse_as_of(value: str, name: str = "as_of") -> AsOf:
             f"{text!r} is neither a ledger position (1, 2, ...) nor an ISO-8601 time "
             "(2026-05-01T09:30:00Z)"
         ) from None
+
+
+# A head hash as `mind status` shows it (sha256, hex): what `verify --head` compares.
+HEX_DIGEST = re.compile(r"[0-9a-fA-F]{64}")
+
+
+def checked_head(value: str | None, name: str = "head") -> str | None:
+    """A head hash kept elsewhere, lower-cased; InvalidInputError naming `name` when it is not
+    64 hexadecimal digits (a typo is refused, never reported as a ledger that differs)."""
+    if value is None:
+        return None
+    if not HEX_DIGEST.fullmatch(value.strip()):
+        raise InvalidInputError(
+            "give a head hash: 64 hexadecimal digits (from `mind status`)", param=name
+        )
+    return value.strip().lower()

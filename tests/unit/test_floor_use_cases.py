@@ -354,3 +354,18 @@ def test_asks_around_forgets_hold_no_replaced_embeddings_file_open(
         assert deleted_caches() == []
     finally:
         gc.enable()
+
+
+@pytest.mark.floor("verify")
+@pytest.mark.parametrize("head", ["zzz", "", "ab" * 31, "g" * 64])
+def test_a_head_that_is_no_hash_is_refused_not_reported_as_a_different_ledger(
+    mind: mindledger.MindLedger, head: str
+) -> None:
+    mind.commit("Water the ferns")
+
+    with pytest.raises(mindledger.InvalidInputError) as refused:
+        mind.verify(head=head)
+
+    assert refused.value.param == "head" and "64 hexadecimal digits" in str(refused.value)
+    kept = mind.status().head.hash
+    assert mind.verify(head=kept.upper()).ok is True  # a kept hash in capitals still matches
