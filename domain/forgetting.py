@@ -73,8 +73,9 @@ def hex_prefix(value: str, kind: str) -> str:
     text = text.replace("-", "")
     if len(text) < MIN_PREFIX or any(c not in "0123456789abcdef" for c in text):
         raise InvalidInputError(
-            f"--{kind} takes an id or at least {MIN_PREFIX} of its first hex digits "
-            f"(got {value!r}); `mind log` and the listings show them"
+            f"`{kind}` takes an id or at least {MIN_PREFIX} of its first hex digits "
+            f"(got {value!r}); `mind log` and the listings show them",
+            param=kind,
         )
     return text
 
@@ -93,7 +94,7 @@ class Reach:
         )
         # Tokens are stored normalised (lower-case), as `mind concept define` takes them.
         self.concept_stream = (
-            stream_id("concept", clean_token(selector.value, "--concept")).hex
+            stream_id("concept", clean_token(selector.value, "`concept`")).hex
             if kind == "concept"
             else ""
         )

@@ -10,6 +10,7 @@ from typing import Any
 
 from mindledger.checked import checked
 from mindledger.compose import Home
+from mindledger.domain.errors import InvalidInputError
 from mindledger.progress import Told
 from mindledger.results_files import (
     ConfigRows,
@@ -26,6 +27,12 @@ def place(home: str | Path | Home | None, overrides: dict[str, Any], load: bool 
     source); its settings checked unless not `load` (a bad one refused here, in one line)."""
     if isinstance(home, Home):  # a front-end's, with the flags it was given
         place = home
+    elif isinstance(home, str) and not home.strip():  # Path("") is the current folder
+        raise InvalidInputError(
+            "`home` is empty; give a mind's folder, or None for the default "
+            "($MIND_HOME, else the per-user data folder)",
+            param="home",
+        )
     else:
         place = Home.from_option(Path(home).expanduser() if home is not None else None)
     place = place.with_flags(**{name: (f"`{name}`", value) for name, value in overrides.items()})

@@ -175,6 +175,18 @@ def test_opening_a_folder_without_a_mind_says_how_to_make_one(tmp_path: Path) ->
         mindledger.open(tmp_path / "nowhere")
 
 
+@pytest.mark.parametrize("home", ["", "  "])
+def test_an_empty_home_is_refused_not_read_as_the_current_folder(
+    home: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    for call in (mindledger.open, mindledger.init):
+        with pytest.raises(InvalidInputError, match="`home` is empty") as refused:
+            call(home)
+        assert refused.value.param == "home"
+    assert list(tmp_path.iterdir()) == []  # nothing made in the current folder
+
+
 def test_a_setting_given_to_open_wins_over_the_environment(filled: Path) -> None:
     with mindledger.open(filled, now="2030-01-01T00:00:00Z") as mind:
         assert mind.home.settings.now is not None

@@ -89,7 +89,7 @@ def test_a_selector_reaches_the_events_of_what_it_names_and_nothing_else(
 def test_a_concept_is_named_by_its_token_in_any_case() -> None:
     assert reached("concept", " Garden.Secret ") == [6]
 
-    with pytest.raises(InvalidInputError, match="--concept 'garden secret' is not valid"):
+    with pytest.raises(InvalidInputError, match="`concept` 'garden secret' is not valid"):
         reached("concept", "garden secret")
 
 
@@ -116,8 +116,11 @@ def test_a_prefix_two_streams_share_is_refused_naming_both() -> None:
 
 @pytest.mark.parametrize("value", ["", "abc", "6c7c127", "t6c7c127", "zzzzzzzzzz", "6c7c 1271"])
 def test_an_id_prefix_needs_eight_hex_digits(value: str) -> None:
-    with pytest.raises(InvalidInputError, match="at least 8 of its first hex digits"):
+    with pytest.raises(InvalidInputError, match="at least 8 of its first hex digits") as refused:
         hex_prefix(value, "turn")
+
+    # The request word, which the command line shows as its flag (`--turn`), Python as itself.
+    assert str(refused.value).startswith("`turn` takes an id") and refused.value.param == "turn"
 
 
 def test_only_the_owner_may_forget() -> None:
