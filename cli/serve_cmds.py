@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -214,62 +212,16 @@ def stop(home: Home, timeout: float, as_json: bool) -> None:
 
         mind server stop
     """
-    from mindledger.domain.errors import MindError
-    from mindledger.server_files import any_pid_alive as pid_alive
-    from mindledger.server_files import (
-        copied_from_served_home,
-        remove_stale_record,
-        server_record,
-        serves_this_home,
-    )
+    from mindledger import stop_server
 
-    data, stale = server_record(home.path)
-    original = copied_from_served_home(home.path) if data is None else None
-    if original is not None:
-        # Not stale: its server runs, for the home this one was copied from. Never signalled;
-        # the file describes nothing here, so it goes as a stale one would.
-        remove_stale_record(home.path)
-        homes = original.get("homes")
-        served = (
-            ", ".join(h for h in homes if isinstance(h, str)) if isinstance(homes, list) else ""
-        )
-        raise MindError(
-            f"server.json names the server (pid {original.get('pid')}) of another home "
-            f"({served or 'not this one'}): {home.path} is a copy of it, so nothing was "
-            "stopped (the copied server.json was removed); stop that server from its own home"
-        )
-    if data is None:
-        if stale:
-            remove_stale_record(home.path)  # its pid is not this home's server: never signal it
-        if as_json:
-            removed_json = {"stale_file_removed": True} if stale else {}
-            emit_json({"stopped": False, "running": False} | removed_json)
-        else:
-            removed = " (removed a stale server.json: its process is not this home's server)"
-            echo(f"no server is serving {home.path}{removed if stale else ''}")
-        return
-    pid = int(data["pid"])
-    if not serves_this_home(home.path, data):
-        raise MindError(
-            f"server.json names a server (pid {pid}) that does not serve {home.path} (it does "
-            "not answer on this home's socket with this home's token), so nothing was stopped; "
-            "`mind server status` shows the file as stale"
-        )
-    try:
-        os.kill(pid, signal.SIGTERM)
-    except ProcessLookupError:
-        pass
-    except PermissionError:
-        raise MindError(f"not allowed to stop the server (pid {pid}): another user's") from None
-    deadline = time.monotonic() + timeout
-    while pid_alive(pid) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    if pid_alive(pid):
-        raise MindError(f"the server (pid {pid}) did not exit within {timeout:g} s")
+    done = stop_server(home, timeout)
     if as_json:
-        emit_json({"stopped": True, "pid": pid})
+        emit_json(done.model_dump(mode="json"))
+    elif done.stopped:
+        echo(f"stopped the server (pid {done.pid})")
     else:
-        echo(f"stopped the server (pid {pid})")
+        removed = " (removed a stale server.json: its process is not this home's server)"
+        echo(f"no server is serving {home.path}{removed if done.stale_file_removed else ''}")
 
 
 def register(group: click.Group) -> None:

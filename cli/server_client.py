@@ -27,6 +27,7 @@ from urllib.parse import quote
 from mindledger.server_files import (
     INFO_FILE,
     SOCKET_FILE,
+    START_GRACE_S,
     STARTING_FILE,
     TOKEN_FILE,
     UNIX_PATH_MAX,
@@ -38,7 +39,6 @@ from mindledger.server_files import (
     read_info,
 )
 
-START_GRACE_S = 60.0
 IDLE_EXIT_MINUTES = 10
 CONNECT_TIMEOUT_S = 2.0
 
@@ -317,7 +317,7 @@ def start_server(home: Path, environ: Mapping[str, str]) -> bool:
     command += ["serve", "--home", str(home), "--port", "0", "--idle-exit", str(IDLE_EXIT_MINUTES)]
     env = {k: v for k, v in environ.items() if k != "MIND_NO_SERVER"}
     try:
-        subprocess.Popen(
+        child = subprocess.Popen(
             command,
             stdin=subprocess.DEVNULL,
             stdout=log,
@@ -330,6 +330,8 @@ def start_server(home: Path, environ: Mapping[str, str]) -> bool:
         return False
     finally:
         log.close()
+    with contextlib.suppress(OSError):
+        mark_starting(home, child.pid)  # `mind server stop` can find it before server.json
     return True
 
 

@@ -16,8 +16,9 @@ T = TypeVar("T")
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-def _one_line(method: str, names: list[str], error: Any) -> str:
-    """The first problem of a pydantic ValidationError as one line, the argument named."""
+def _refusal(method: str, names: list[str], error: Any) -> InvalidInputError:
+    """The first problem of a pydantic ValidationError as one line, the argument named (also
+    as the error's `param`, as every other refusal of the floor names its argument)."""
     first = error.errors()[0]
     loc = first.get("loc", ())
     where = names[loc[0]] if loc and isinstance(loc[0], int) and loc[0] < len(names) else ""
@@ -26,7 +27,10 @@ def _one_line(method: str, names: list[str], error: Any) -> str:
     shown = type(given).__name__ if not isinstance(given, str | int | float) else repr(given)
     if len(shown) > 60:
         shown = shown[:57] + "..."
-    return f"{method}: {where or 'an argument'}: {first.get('msg', 'is not valid')} (got {shown})"
+    return InvalidInputError(
+        f"{method}: {where or 'an argument'}: {first.get('msg', 'is not valid')} (got {shown})",
+        param=where or None,
+    )
 
 
 def _refuse_unencodable(method: str, value: Any) -> None:
@@ -65,7 +69,7 @@ def checked(fn: F) -> F:
         try:
             return validated(*args, **kwargs)
         except ValidationError as e:
-            raise InvalidInputError(_one_line(name, names, e)) from None
+            raise _refusal(name, names, e) from None
 
     return call  # type: ignore[return-value]
 

@@ -18,6 +18,7 @@ from mindledger.results_files import (
     ExportVerified,
     LocalModelInstalled,
     LocalModelStopped,
+    ServerStopped,
 )
 from mindledger.results_ledger import LedgerImported, MindMade, VerifyResult
 
@@ -150,3 +151,15 @@ def stop_local_model(home: str | Path | Home | None = None, **overrides: Any) ->
     from mindledger.models import stop_local_model as stop
 
     return LocalModelStopped.model_validate(stop(place(home, overrides)))
+
+
+@checked
+def stop_server(home: str | Path | Home | None = None, timeout: float = 90.0) -> ServerStopped:
+    """`mind server stop --json`: SIGTERM the server serving the home at `home` (it finishes
+    running turns, then exits; one a client started a moment ago is waited for) and wait up
+    to `timeout` seconds for it to exit (`stopped` false when none runs)."""
+    from mindledger.server_control import stop_server as stop
+
+    if isinstance(timeout, bool) or not isinstance(timeout, int | float) or not timeout > 0:
+        raise InvalidInputError("`timeout` must be a number of seconds above 0", param="timeout")
+    return stop(place(home, {}, load=False).path, float(timeout))

@@ -47,6 +47,16 @@ class LocalModelStopped(Result):
     stopped: bool
 
 
+class ServerStopped(Result):
+    """`mind server stop --json`: whether a server was stopped; its pid, or whether a stale
+    server.json was removed when none ran."""
+
+    stopped: bool
+    running: Omitted[bool]
+    pid: Omitted[int]
+    stale_file_removed: Omitted[bool]
+
+
 class ReportWritten(Result):
     """`mind report NAME --out FILE --json` (and `--format png`): the file written."""
 

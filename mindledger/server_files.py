@@ -14,6 +14,7 @@ import re
 import secrets
 import stat
 import sys
+import time
 from collections.abc import Callable, Mapping
 from datetime import datetime
 from pathlib import Path
@@ -293,11 +294,34 @@ def open_log(path: Path) -> IO[bytes]:
     return open(path, "ab", opener=private_opener)
 
 
-def mark_starting(home: Path) -> None:
-    """Note that this process is starting the home's server (server.starting, 0600)."""
+# How long a client's note that it started a server (server.starting) holds: a server that
+# has not written server.json by then failed to start, and another may be started.
+START_GRACE_S = 60.0
+
+
+def mark_starting(home: Path, server_pid: int | None = None) -> None:
+    """Note that this process is starting the home's server (server.starting, 0600): its own
+    pid, then the server's once it is spawned (what `mind server stop` waits for)."""
     fd = os.open(home / STARTING_FILE, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "w", encoding="utf-8") as f:
-        f.write(f"{os.getpid()}\n")
+        f.write(f"{os.getpid()}\n" + (f"{server_pid}\n" if server_pid is not None else ""))
+
+
+def starting_server_pid(home: Path) -> int | None:
+    """The pid of a server a client started lately for `home` that has not yet written
+    server.json: alive, ours, and a `mind serve` of this home (a reused pid is not)."""
+    path = home / STARTING_FILE
+    try:
+        if time.time() - path.stat().st_mtime > START_GRACE_S:
+            return None
+        lines = path.read_text(encoding="utf-8").split()
+        pid = int(lines[1])
+        command = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+        served = Path(os.fsdecode(command[command.index(b"--home") + 1])).resolve()
+    except (OSError, ValueError, IndexError):
+        return None
+    serves = b"serve" in command and served == home.resolve()
+    return pid if serves and pid_alive(pid) else None
 
 
 def remove_if_ours(path: Path) -> None:
