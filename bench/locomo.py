@@ -1,10 +1,18 @@
 """LoCoMo retrieval benchmark: evidence recall of `mind recall` against a plain BM25 baseline.
 
-For every question in categories 1-4, recall runs against a mind that imported only that
-question's conversation; at budgets of 500, 1,000 and 2,000 tokens we report evidence recall
-(fraction of gold dia_ids among the items that fit), recall@10 (gold among the first ten
-evidence items) and mean tokens, per category and overall, plus retrieval latency. The baseline
-is rank_bm25's BM25Okapi over the same turns, rendered and packed the same way.
+Every one of the 1,986 questions (category 5, adversarial, included) is recalled against a mind
+that imported only its conversation. At budgets of 500, 1,000 and 2,000 tokens we report evidence
+recall (fraction of gold dia_ids among the items that fit) with its 95% Wilson interval,
+recall@10 (gold among the first ten evidence items), session-level R@5 and R@10 (gold sessions
+among the first sessions of the ranking: the figure peers quote) and tokens per question, per
+category, for categories 1-4 (the headline) and for all five; plus retrieval latency. The
+baseline is rank_bm25's BM25Okapi over the same turns, rendered and packed the same way. Scoring
+lives in bench/locomo_scoring.py.
+
+`--tune MODULE.NAME=V1,V2,...` (repeatable; MODULE under mindledger.projections.retrieval, read
+at call time) scores every combination of the values, then reports the leave-one-conversation-out
+figure: for each conversation, the combination best on the other nine (mean evidence recall over
+the budgets, categories 1-4) scores it. List the default value first: ties keep it.
 
 With `--vectors both` every question is also recalled with the vector channel (the offline
 all-MiniLM-L6-v2 through LiteLLM, adapters/embeddings.py): each conversation's messages are
@@ -12,17 +20,19 @@ embedded once before its questions (timed apart), the question at every recall (
 latency). `--vectors on` reports only that arm.
 
 Run: .venv/bin/python -m bench.locomo [--data ../shared/data/locomo/locomo10.json] [--samples N]
-     [--vectors off|on|both]
+     [--vectors off|on|both] [--tune spans.SPAN_K=0,20 ...]
 """
 
 from __future__ import annotations
 
 import argparse
+import ast
+import importlib
+import itertools
 import re
 import statistics
 import tempfile
 import time
-from collections import defaultdict
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -30,6 +40,17 @@ from typing import Any
 from rank_bm25 import BM25Okapi
 
 from bench.common import new_mind, percentiles, report
+from bench.locomo_scoring import (
+    CATEGORIES,
+    Scored,
+    gold_ids,
+    groups,
+    in_categories,
+    leave_one_out,
+    scores,
+    session_recall,
+    summary_row,
+)
 from mindledger.adapters.embeddings import LiteLLMEmbedder
 from mindledger.adapters.importers import import_locomo, locomo_messages, locomo_samples
 from mindledger.compose import Home, read_model
@@ -37,29 +58,15 @@ from mindledger.domain.context_port import ContextItem
 from mindledger.domain.settings import DEFAULT_EMBEDDING_MODEL
 from mindledger.projections.retrieval.context import fit
 from mindledger.projections.retrieval.item_text import day_of, message_text
-from mindledger.projections.retrieval.recall import FIXED_CHANNELS, gather, rank
+from mindledger.projections.retrieval.recall import gather, rank
 
 BUDGETS = (500, 1000, 2000)
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo" / "locomo10.json"
 NOW = datetime(2024, 1, 1, tzinfo=UTC)  # after every LoCoMo session
+__all__ = ["DATA", "gold_ids", "scores"]  # kept importable here for other benchmarks
 
-
-def gold_ids(evidence: list[str]) -> set[str]:
-    """Normalise the file's evidence strings ('D8:6; D9:17', 'D:11:26', 'D30:05')."""
-    out = set()
-    for raw in evidence:
-        for part in re.split(r"[;,\s]+", raw):
-            m = re.match(r"D:?(\d+):0*(\d+)$", part.strip())
-            if m:
-                out.add(f"D{m.group(1)}:{m.group(2)}")
-    return out
-
-
-def scores(items: list[ContextItem], gold: set[str]) -> dict[str, float]:
-    evidence = [i for i in items if i.channel not in FIXED_CHANNELS]
-    found = {i.source_id for i in items}
-    top10 = {i.source_id for i in evidence[:10]}
-    return {"recall": len(gold & found) / len(gold), "at10": len(gold & top10) / len(gold)}
+RETRIEVAL = "mindledger.projections.retrieval"
+Setting = tuple[tuple[str, Any], ...]  # (module.NAME, value) pairs
 
 
 def baseline(sample: dict[str, Any]) -> tuple[BM25Okapi, list[ContextItem], int]:
@@ -83,17 +90,6 @@ def baseline(sample: dict[str, Any]) -> tuple[BM25Okapi, list[ContextItem], int]
     return BM25Okapi(tokenized), items, full
 
 
-def mean(
-    store: dict[tuple[int, int], list[dict[str, float]]], budget: int, category: int, key: str
-) -> float:
-    """The mean of one score over a budget and a category (0 = all)."""
-    rows = [r for (c, b), rs in store.items() if b == budget and category in (0, c) for r in rs]
-    return round(statistics.mean(r[key] for r in rows), 3)
-
-
-Store = dict[tuple[int, int], list[dict[str, float]]]
-
-
 def warm_vectors(con: Any, embedder: LiteLLMEmbedder) -> float:
     """Embed the conversation's messages once (what recall's vector channel reads), seconds."""
     start = time.perf_counter()
@@ -102,101 +98,135 @@ def warm_vectors(con: Any, embedder: LiteLLMEmbedder) -> float:
     return time.perf_counter() - start
 
 
-def run(data: Path, limit: int | None, vectors: str = "off") -> None:
+def parse_tune(specs: list[str]) -> list[Setting]:
+    """`module.NAME=v1,v2` specs -> every combination, the defaults' combination first."""
+    axes = []
+    for spec in specs:
+        name, _, values = spec.partition("=")
+        module, _, attr = name.rpartition(".")
+        if not module or not values:
+            raise SystemExit(f"--tune {spec!r}: write MODULE.NAME=V1,V2 (e.g. recall.RRF_K=60,30)")
+        target = importlib.import_module(f"{RETRIEVAL}.{module}")
+        if not hasattr(target, attr):
+            raise SystemExit(f"--tune {spec!r}: {module} has no {attr}")
+        axes.append([(name, ast.literal_eval(v)) for v in values.split(",")])
+    return [tuple(c) for c in itertools.product(*axes)] if axes else [()]
+
+
+def apply(setting: Setting) -> None:
+    for name, value in setting:
+        module, _, attr = name.rpartition(".")
+        setattr(importlib.import_module(f"{RETRIEVAL}.{module}"), attr, value)
+
+
+def current(setting: Setting) -> Setting:
+    """The values the names of `setting` hold now (to put them back)."""
+    return tuple(
+        (
+            n,
+            getattr(
+                importlib.import_module(f"{RETRIEVAL}.{n.rpartition('.')[0]}"), n.rpartition(".")[2]
+            ),
+        )
+        for n, _ in setting
+    )
+
+
+def label_of(setting: Setting) -> str:
+    return ", ".join(f"{n}={v}" for n, v in setting) or "defaults"
+
+
+class Run:
+    """Every question's scores, by arm and setting, and the BM25 baseline's."""
+
+    def __init__(self, arms: list[str], settings: list[Setting]) -> None:
+        self.ours: dict[str, list[list[Scored]]] = {a: [[] for _ in settings] for a in arms}
+        self.base: list[Scored] = []
+        self.latencies: dict[str, list[float]] = {a: [] for a in arms}
+        self.full_context: list[int] = []
+        self.warm: list[float] = []
+
+
+def recall_question(con: Any, sample: str, qa: dict[str, Any], embed: Any) -> tuple[Scored, float]:
+    gold = gold_ids(qa.get("evidence", []))
+    start = time.perf_counter()
+    ranked = rank(gather(con, qa["question"], NOW, embed=embed))
+    fitted = {b: fit(ranked, b) for b in BUDGETS}
+    took = time.perf_counter() - start
+    row = Scored(sample, qa["category"], sessions=session_recall(ranked, gold))
+    for b in BUDGETS:
+        row.by_budget[b] = scores(fitted[b].items, gold)
+        row.tokens[b] = fitted[b].tokens
+    return row, took
+
+
+def run(data: Path, limit: int | None, vectors: str, settings: list[Setting]) -> Run:
     samples = locomo_samples(data)[:limit]
     arms = {"off": ["off"], "on": ["on"], "both": ["off", "on"]}[vectors]
-    by_arm: dict[str, Store] = {arm: defaultdict(list) for arm in arms}
-    base: Store = defaultdict(list)
-    tokens: dict[str, dict[int, list[int]]] = {arm: defaultdict(list) for arm in arms}
-    latencies: dict[str, list[float]] = {arm: [] for arm in arms}
-    full_context, warm = [], []
+    out = Run(arms, settings)
+    defaults = current(settings[0])
     with tempfile.TemporaryDirectory() as tmp:
         for sample in samples:
-            folder = Path(tmp) / sample["sample_id"]
+            sid = sample["sample_id"]
+            folder = Path(tmp) / sid
             app = new_mind(folder)
-            import_locomo(app, data, sample["sample_id"])
+            import_locomo(app, data, sid)
             bm25, turns, full = baseline(sample)
-            full_context.append(full)
+            out.full_context.append(full)
             embedder = LiteLLMEmbedder(
                 DEFAULT_EMBEDDING_MODEL, folder / "embeddings.sqlite", app.text_keys
             )
+            questions = [qa for qa in sample["qa"] if gold_ids(qa.get("evidence", []))]
             with read_model(Home(folder)) as con:
                 if "on" in arms:
-                    warm.append(warm_vectors(con, embedder))
-                for qa in sample["qa"]:
-                    gold = gold_ids(qa.get("evidence", []))
-                    if qa["category"] == 5 or not gold:
-                        continue
-                    for arm in arms:
-                        start = time.perf_counter()
-                        embed = embedder if arm == "on" else None
-                        ranked = rank(gather(con, qa["question"], NOW, embed=embed))
-                        fitted = {b: fit(ranked, b) for b in BUDGETS}
-                        latencies[arm].append(time.perf_counter() - start)
-                        for b in BUDGETS:
-                            by_arm[arm][(qa["category"], b)].append(scores(fitted[b].items, gold))
-                            tokens[arm][b].append(fitted[b].tokens)
-                    order = bm25.get_scores(re.findall(r"\w+", qa["question"].lower()))
-                    by_score = [
-                        turns[i] for i in sorted(range(len(turns)), key=lambda i: (-order[i], i))
-                    ]
-                    for b in BUDGETS:
-                        base[(qa["category"], b)].append(scores(fit(by_score, b).items, gold))
-    for arm in arms:
-        label = "" if arm == "off" else "_vectors_on"
-        print_arm(by_arm[arm], base, label)
-        summary: dict[str, Any] = {
-            "vectors": arm,
-            "mean_tokens": {b: round(statistics.mean(tokens[arm][b])) for b in BUDGETS},
-            "full_context_tokens_mean": round(statistics.mean(full_context)),
-            **{"retrieval_" + k: v for k, v in percentiles(latencies[arm]).items()},
-        }
-        if arm == "on":
-            summary["embed_conversation_seconds_mean"] = round(statistics.mean(warm), 2)
-        report("locomo_summary", summary)
-    if len(arms) == 2:
-        for b in BUDGETS:
-            report(
-                "locomo_vectors",
-                {
-                    "budget": b,
-                    "evidence_recall_off": mean(by_arm["off"], b, 0, "recall"),
-                    "evidence_recall_on": mean(by_arm["on"], b, 0, "recall"),
-                    "recall_at_10_off": mean(by_arm["off"], b, 0, "at10"),
-                    "recall_at_10_on": mean(by_arm["on"], b, 0, "at10"),
-                },
-            )
+                    out.warm.append(warm_vectors(con, embedder))
+                for n, setting in enumerate(settings):
+                    apply(setting)
+                    for qa in questions:
+                        for arm in arms:
+                            embed = embedder if arm == "on" else None
+                            row, took = recall_question(con, sid, qa, embed)
+                            out.ours[arm][n].append(row)
+                            if n == 0:
+                                out.latencies[arm].append(took)
+                apply(defaults)
+                for qa in questions:
+                    out.base.append(baseline_question(bm25, turns, sid, qa))
+    return out
 
 
-def print_arm(ours: Store, base: Store, label: str) -> None:
-    table = []
+def baseline_question(
+    bm25: BM25Okapi, turns: list[ContextItem], sample: str, qa: dict[str, Any]
+) -> Scored:
+    gold = gold_ids(qa["evidence"])
+    order = bm25.get_scores(re.findall(r"\w+", qa["question"].lower()))
+    by_score = [turns[i] for i in sorted(range(len(turns)), key=lambda i: (-order[i], i))]
+    row = Scored(sample, qa["category"], sessions=session_recall(by_score, gold))
     for b in BUDGETS:
-        for cat in (1, 2, 3, 4, 0):
-            n = sum(len(rs) for (c, bb), rs in ours.items() if bb == b and cat in (0, c))
-            row = {
-                "budget": b,
-                "category": cat or "all",
-                "questions": n,
-                "evidence_recall": mean(ours, b, cat, "recall"),
-                "bm25_recall": mean(base, b, cat, "recall"),
-                "recall_at_10": mean(ours, b, cat, "at10"),
-                "bm25_recall_at_10": mean(base, b, cat, "at10"),
-            }
-            row["ratio_to_bm25"] = round(row["evidence_recall"] / max(row["bm25_recall"], 1e-9), 2)
-            table.append(row)
-            report("locomo" + label, row)
-    print(f"\n{label or 'vector channel off'}:")
-    print_table(table)
+        fitted = fit(by_score, b)
+        row.by_budget[b] = scores(fitted.items, gold)
+        row.tokens[b] = fitted.tokens
+    return row
 
 
-def print_table(rows: list[dict[str, Any]]) -> None:
-    print("\nbudget  category  n     recall  bm25   ratio  r@10   bm25@10")
-    for r in rows:
-        print(
-            f"{r['budget']:<7} {r['category']!s:<9} {r['questions']:<5} "
-            f"{r['evidence_recall']:<7} {r['bm25_recall']:<6} {r['ratio_to_bm25']:<6} "
-            f"{r['recall_at_10']:<6} {r['bm25_recall_at_10']}"
-        )
+def print_table(title: str, ours: list[Scored], base: list[Scored], name: str) -> None:
+    print(f"\n{title}:")
+    print(
+        "budget  category  n     recall  ci95          bm25   ratio  r@10   bm25@10 "
+        "sR@5   sR@10  bm25 sR@5/10  tokens"
+    )
+    for b in BUDGETS:
+        for label, cats in groups():
+            row = summary_row(in_categories(ours, cats), in_categories(base, cats), b, label)
+            report(name, row)
+            lo, hi = row["ci95"]
+            print(
+                f"{b:<7} {label:<9} {row['questions']:<5} {row['evidence_recall']:<7} "
+                f"{lo:.3f}-{hi:.3f}   {row['bm25_recall']:<6} {row['ratio_to_bm25']:<6} "
+                f"{row['recall_at_10']:<6} {row['bm25_recall_at_10']:<7} "
+                f"{row['session_r5']:<6} {row['session_r10']:<6} "
+                f"{row['bm25_session_r5']}/{row['bm25_session_r10']:<8} {row['tokens_mean']}"
+            )
 
 
 def main() -> None:
@@ -204,8 +234,36 @@ def main() -> None:
     parser.add_argument("--data", type=Path, default=DATA)
     parser.add_argument("--samples", type=int, default=None)
     parser.add_argument("--vectors", choices=("off", "on", "both"), default="off")
+    parser.add_argument("--tune", action="append", default=[], metavar="MODULE.NAME=V1,V2")
     args = parser.parse_args()
-    run(args.data, args.samples, args.vectors)
+    settings = parse_tune(args.tune)
+    done = run(args.data, args.samples, args.vectors, settings)
+    print(f"categories: {CATEGORIES}")
+    for arm, by_setting in done.ours.items():
+        label = "" if arm == "off" else "_vectors_on"
+        arm_name = "vector channel " + arm
+        for n, setting in enumerate(settings):
+            title = f"{arm_name}, {label_of(setting)}"
+            print_table(title, by_setting[n], done.base, "locomo" + label)
+        if len(settings) > 1:
+            held, chosen = leave_one_out(by_setting, BUDGETS)
+            print_table(
+                f"{arm_name}, leave-one-conversation-out", held, done.base, "locomo_loo" + label
+            )
+            report(
+                "locomo_loo_choices" + label,
+                {s: label_of(settings[i]) for s, i in chosen.items()},
+            )
+        lat = done.latencies[arm]
+        summary: dict[str, Any] = {
+            "vectors": arm,
+            "questions": len(by_setting[0]),
+            "full_context_tokens_mean": round(statistics.mean(done.full_context)),
+            **{"retrieval_" + k: v for k, v in percentiles(lat).items()},
+        }
+        if arm == "on":
+            summary["embed_conversation_seconds_mean"] = round(statistics.mean(done.warm), 2)
+        report("locomo_summary", summary)
 
 
 if __name__ == "__main__":
