@@ -1,7 +1,11 @@
 """Retrieval latency at growing ledger sizes: LoCoMo conversations imported again and again
-(under distinct sources) until the ledger holds N events, then `recall` for LoCoMo questions.
+(under distinct sources) until the ledger holds N events, then `recall` for LoCoMo questions,
+beside its reference in the same run: a raw DuckDB term lookup for the same queries (the
+query's terms' postings fetched by one plain statement, nothing scored or joined).
 
 Run: .venv/bin/python -m bench.recall [--sizes 100000 1000000] [--queries 200]
+     [--keep DIR] (build each home once into DIR/nN and reuse it: to compare releases on the
+     same read model, run this module from each checkout alternately with the same DIR)
 """
 
 from __future__ import annotations
@@ -11,21 +15,26 @@ import tempfile
 import time
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
+
+import duckdb
 
 from bench.common import new_mind, percentiles, report, timed
 from bench.locomo import DATA
 from mindledger.adapters.importers import locomo_messages, locomo_samples, record
-from mindledger.adapters.sqlite_ledger import SQLiteLedgerReader
-from mindledger.compose import Home, read_model, read_model_paths
+from mindledger.compose import Home, open_reader, read_model, read_model_paths
 from mindledger.projections.engine.projector import Projector
 from mindledger.projections.retrieval.recall import recall
+from mindledger.projections.retrieval.text_index import terms
 
 NOW = datetime(2024, 1, 1, tzinfo=UTC)
+# The reference: what any lexical recall must at least do, in one statement.
+LOOKUP = "SELECT term, position, tf FROM doc_terms WHERE term IN (SELECT unnest($t))"
 
 
-def build(folder: Path, size: int) -> tuple[Home, float, float]:
+def build(folder: Path, size: int, data: Path) -> tuple[Home, float, float]:
     app = new_mind(folder)
-    samples = locomo_samples(DATA)
+    samples = locomo_samples(data)
     messages = [(s, list(locomo_messages(s))) for s in samples]
     written, copy = 1, 0
     start = time.perf_counter()
@@ -41,28 +50,45 @@ def build(folder: Path, size: int) -> tuple[Home, float, float]:
     home = Home(folder)
     projector = Projector(read_model_paths(home).working)
     # As the follower would have done: including its maintenance (the sorted term index).
-    seconds, applied = timed(
-        lambda: projector.catch_up(SQLiteLedgerReader(home.ledger), maintain=True)
-    )
+    # The reader carries the key store: the messages' sealed text is opened, as a mind's is.
+    reader = open_reader(home)
+    seconds, applied = timed(lambda: projector.catch_up(reader, maintain=True))
     projector.close()
+    reader.close()
     return home, written / fill, applied / seconds
+
+
+def lookup(con: duckdb.DuckDBPyConnection, query: str) -> list[Any]:
+    return con.execute(LOOKUP, {"t": sorted(set(terms(query)))}).fetchall()
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--sizes", type=int, nargs="+", default=[100_000, 1_000_000])
     parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument("--data", type=Path, default=DATA, help="LoCoMo's locomo10.json")
+    parser.add_argument("--keep", type=Path, help="build homes here once and reuse them")
     args = parser.parse_args()
     questions = [
-        qa["question"] for s in locomo_samples(DATA) for qa in s["qa"] if qa["category"] != 5
+        qa["question"] for s in locomo_samples(args.data) for qa in s["qa"] if qa["category"] != 5
     ][: args.queries]
     with tempfile.TemporaryDirectory() as tmp:
+        root = args.keep or Path(tmp)
         for size in args.sizes:
-            home, fill_rate, project_rate = build(Path(tmp) / f"n{size}", size)
+            folder = root / f"n{size}"
+            if (folder / "readmodel.duckdb").exists():
+                home, fill_rate, project_rate = Home(folder), 0.0, 0.0
+            else:
+                home, fill_rate, project_rate = build(folder, size, args.data)
             with read_model(home) as con:
-                for q in questions[:5]:
-                    recall(con, q, 2000, NOW)  # warm-up
-                samples = [timed(lambda q=q: recall(con, q, 2000, NOW))[0] for q in questions]
+                for q in questions[:5]:  # warm-up of both
+                    recall(con, q, 2000, NOW)
+                    lookup(con, q)
+                samples, raw = [], []
+                for q in questions:  # alternately: both see the same load
+                    samples.append(timed(lambda q=q: recall(con, q, 2000, NOW))[0])
+                    raw.append(timed(lambda q=q: lookup(con, q))[0])
+            mine, ref = percentiles(samples), percentiles(raw)
             report(
                 "recall",
                 {
@@ -70,7 +96,9 @@ def main() -> None:
                     "queries": len(samples),
                     "import_events_per_s": round(fill_rate),
                     "catch_up_events_per_s": round(project_rate),
-                    **{"recall_" + k: v for k, v in percentiles(samples).items()},
+                    **{"recall_" + k: v for k, v in mine.items()},
+                    **{"raw_lookup_" + k: v for k, v in ref.items()},
+                    "p95_ratio_to_raw": round(mine["p95_ms"] / max(ref["p95_ms"], 1e-9), 2),
                 },
             )
 

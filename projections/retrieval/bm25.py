@@ -44,13 +44,19 @@ COMMON_RATIO = 16
 # (counting "item"'s 357,000 postings cost ~2.4 ms per turn at 1M events). Half the cutoff:
 # a term becomes common long after it is tracked.
 TRACKED_POSTINGS = COMMON_POSTINGS // 2
+# Each posting's share of a score is summed as an integer count of 1e-9: a float sum depends on
+# the order it adds in (DuckDB's parallel sum, the postings' order in Python), which reordered
+# documents of equal score from one run to the next; integers add up the same in any order, so
+# equal scores are equal and the tie goes to the earlier position.
+SCALE = 10**9
 
 _SCORE = f"""
     stats AS (SELECT count(*) AS n, avg(length) AS avgdl FROM docs WHERE position <= $as_of),
     best AS (
         SELECT h.position,
-               sum(ln(1 + (s.n - df.df + 0.5) / (df.df + 0.5)) * h.tf * {K1 + 1}
-                   / (h.tf + {K1} * (1 - {B} + {B} * h.length / s.avgdl))) AS score,
+               sum(round(ln(1 + (s.n - df.df + 0.5) / (df.df + 0.5)) * h.tf * {K1 + 1}
+                   / (h.tf + {K1} * (1 - {B} + {B} * h.length / s.avgdl)) * {SCALE})::BIGINT)
+                   / {SCALE} AS score,
                list(DISTINCT h.term ORDER BY h.term) AS matched
         FROM hits h JOIN df USING (term), stats s
         GROUP BY h.position ORDER BY score DESC, h.position LIMIT {LEXICAL_K * 3})
@@ -207,12 +213,12 @@ def _rank(
 ) -> list[tuple[int, float, list[str]]]:
     """The `LEXICAL_K * 3` best documents of `postings` (term, position, tf, length, ...) by
     BM25, then position: (position, score, matched terms)."""
-    score: dict[int, float] = {}
+    score: dict[int, int] = {}  # in 1/SCALE: the same sum in any order of the postings
     matched: dict[int, set[str]] = {}
     for term, position, tf, length, *_ in postings:
         idf = math.log(1 + (n - df[term] + 0.5) / (df[term] + 0.5))
         norm = tf * (K1 + 1) / (tf + K1 * (1 - B + B * length / avgdl))
-        score[position] = score.get(position, 0.0) + idf * norm
+        score[position] = score.get(position, 0) + round(idf * norm * SCALE)
         matched.setdefault(position, set()).add(term)
     best = sorted(score, key=lambda p: (-score[p], p))[: LEXICAL_K * 3]
-    return [(p, score[p], sorted(matched[p])) for p in best]
+    return [(p, score[p] / SCALE, sorted(matched[p])) for p in best]

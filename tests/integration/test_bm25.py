@@ -181,3 +181,28 @@ def test_tracked_document_frequencies_stay_exact_and_give_the_same_answer(
         assert found == bm25.best_scored(con, q, EVERYWHERE)
         con.execute("INSERT INTO term_counts SELECT * FROM saved")
     projector.close()
+
+
+@pytest.mark.parametrize("query", ["today item", "today item 3 tea", "tea again"])
+def test_equal_scores_rank_by_position_in_any_summing_order(corpus: Home, query: str) -> None:
+    # The corpus repeats each document shape hundreds of times: many exactly equal scores.
+    # A float sum in DuckDB's parallel aggregate (or over postings in another order) once
+    # ranked those ties differently from run to run.
+    q = sorted(set(terms(query)))
+    args = {"terms": q, "as_of": EVERYWHERE}
+    with read_model(corpus) as con:
+        con.execute("SET threads = 4")
+        runs = [con.execute(bm25.FULL, args).fetchall() for _ in range(5)]
+        postings = con.execute(bm25.POSTINGS, args | {"few": 10**6}).fetchall()
+        n, avgdl = con.execute("SELECT count(*), avg(length) FROM docs").fetchone()
+    assert all(run == runs[0] for run in runs)
+    scores = [row[3] for row in runs[0]]
+    assert len(set(scores)) < len(scores)  # there are ties to break
+    for (p, *_, s), (q_, *_, t) in zip(runs[0], runs[0][1:], strict=False):
+        assert s > t or (s == t and p < q_)
+    df: dict[str, int] = {}
+    for term, *_ in postings:
+        df[term] = df.get(term, 0) + 1
+    in_python = [bm25._rank(order, n, avgdl, df) for order in (postings, postings[::-1])]
+    assert in_python[0] == in_python[1]
+    assert [p for p, _, _ in in_python[0]] == [row[0] for row in runs[0]]
