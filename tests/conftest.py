@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from hypothesis import HealthCheck, settings
 
 from mindledger.adapters.memory_ledger import MEMORY_ENV
 from mindledger.adapters.pydantic_mapping import canonical_json
@@ -22,6 +23,13 @@ from mindledger.domain.clock import fixed_clock
 T0 = datetime(2026, 5, 1, 9, 0, tzinfo=UTC)
 REPO = Path(__file__).resolve().parent.parent
 LOCOMO = REPO.parent / "shared" / "data" / "locomo" / "locomo10.json"
+
+# Every property in the suite is about behaviour, never time: on a busy machine (two cores shared
+# by several suites) an example or its data generation can take seconds, which is not a failure.
+settings.register_profile(
+    "mind", deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large]
+)
+settings.load_profile("mind")
 
 # The suite runs every command in-process and never starts a background server (README, "The
 # background server"); the tests about the fast path unset it for their own processes.

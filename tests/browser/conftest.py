@@ -36,7 +36,9 @@ FLAGS = (
     "--disable-component-update",
     "--disable-sync",
 )
-WAIT_S = 20.0
+# A deadline for a busy machine, never a timing threshold: a server's first hosted-model turn
+# imports LiteLLM, which took 22-25 s under load.
+WAIT_S = 120.0
 MIND = (sys.executable, "-c", "from mindledger.cli.main import main; main()")
 
 

@@ -15,6 +15,8 @@ from mindledger.projections.engine.gc_pause import paused_gc
 from mindledger.projections.engine.projector import Projector
 from tests.integration.ledger_factory import sqlite_mind
 
+WAIT_S = 120  # a deadline for a busy machine, never a timing threshold
+
 
 class WatchingReader:
     """The real reader, noting whether the collector was on each time a row was read."""
@@ -84,17 +86,18 @@ def test_overlapping_pauses_turn_the_collector_on_when_the_last_one_ends() -> No
     def first() -> None:
         with paused_gc():
             first_in.set()
-            first_may_end.wait(10)
+            first_may_end.wait(WAIT_S)
             seen["first_before_end"] = gc.isenabled()
 
     thread = threading.Thread(target=first)
     thread.start()
-    first_in.wait(10)
+    assert first_in.wait(WAIT_S)
     with paused_gc():
         pass
     seen["after_second"] = gc.isenabled()
     first_may_end.set()
-    thread.join(10)
+    thread.join(WAIT_S)
+    assert not thread.is_alive()
 
     assert seen == {"first_before_end": False, "after_second": False}
     assert gc.isenabled()

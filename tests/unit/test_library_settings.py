@@ -9,7 +9,7 @@ from eventsourcing.application import Application
 from eventsourcing.cipher import AESCipher
 from eventsourcing.postgres import PostgresFactory
 from eventsourcing.sqlite import SQLiteFactory
-from hypothesis import given
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mindledger.adapters.library_settings import (
@@ -54,6 +54,7 @@ NAMES = st.one_of(
 
 
 @given(st.dictionaries(NAMES, st.text(max_size=20), max_size=8))
+@settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])  # a busy machine
 def test_an_environment_is_refused_exactly_when_it_holds_a_refused_name(
     environ: dict[str, str],
 ) -> None:

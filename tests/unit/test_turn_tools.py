@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import mindledger
@@ -430,6 +430,7 @@ NEAR = st.sampled_from(
         JSON | st.fixed_dictionaries({"tool_call_id": JSON, "content": JSON}), max_size=3
     ),
 )
+@settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])  # a busy machine
 def test_any_offer_or_results_are_checked_or_refused_by_name(
     tools: Any, choice: Any, parallel: Any, output: Any, results: list[Any]
 ) -> None:
