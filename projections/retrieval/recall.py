@@ -28,6 +28,7 @@ from mindledger.projections.retrieval.channels import (
     vector_channel,
 )
 from mindledger.projections.retrieval.concurrent_reads import run_reads
+from mindledger.projections.retrieval.exact import WHOLE, exact_lead
 from mindledger.projections.retrieval.item_text import Found, commitment_text, identity_text, said
 from mindledger.projections.retrieval.knowledge_channel import knowledge_channel
 from mindledger.projections.retrieval.names import keys_in
@@ -87,6 +88,7 @@ class Pool:
         self.items: dict[int, Candidate] = {}
         self.threads = ThreadView()  # by tension, for the threads block
         self.refusals: list[dict[str, str]] = []  # the last turn's refused lines
+        self.query = ""  # what the channels were asked, for exactness
 
     def add(
         self,
@@ -154,6 +156,7 @@ def gather(
         refused,
     ) = run_reads(con, reads)
     pool = Pool()
+    pool.query = query
     for (name,) in names:
         pool.add(
             "identity",
@@ -232,12 +235,19 @@ def gather(
     return pool
 
 
+EXACT_REASONS = {WHOLE: "exact: the query is its text", 1: "exact: it holds the query's words"}
+
+
 def rank(pool: Pool, lead_with_threads: bool = False) -> list[ContextItem]:
-    """Fixed items first (identity, commitments, threads; threads first in an autonomy cycle),
-    then evidence by fused score."""
+    """An item holding the query's words verbatim first (`projections.retrieval.exact`), then
+    fixed items (identity, commitments, threads; threads first in an autonomy cycle), then
+    evidence by fused score."""
+    lead = exact_lead(pool.query, pool.items.values())
 
     def item(c: Candidate) -> ContextItem:
         reason = "; ".join(f"{ch} #{c.ranks[ch]}: {c.reasons[ch]}" for ch in sorted(c.ranks))
+        if c.id in lead:
+            reason = f"{EXACT_REASONS[lead[c.id]]}; {reason}"
         return ContextItem(
             c.id,
             c.kind,
@@ -251,12 +261,14 @@ def rank(pool: Pool, lead_with_threads: bool = False) -> list[ContextItem]:
             day=c.day,
         )
 
-    fixed = [c for c in pool.items.values() if c.channel() in FIXED_CHANNELS]
-    evidence = [c for c in pool.items.values() if c.channel() not in FIXED_CHANNELS]
+    leading = sorted((pool.items[i] for i in lead), key=lambda c: (-lead[c.id], -c.fused(), c.id))
+    rest = [c for c in pool.items.values() if c.id not in lead]
+    fixed = [c for c in rest if c.channel() in FIXED_CHANNELS]
+    evidence = [c for c in rest if c.channel() not in FIXED_CHANNELS]
     order = ("threads", "identity", "commitments") if lead_with_threads else FIXED_CHANNELS
     fixed.sort(key=lambda c: (order.index(c.channel()), c.ranks[c.channel()]))
     evidence.sort(key=lambda c: (-c.fused(), c.id))
-    return [item(c) for c in fixed + evidence]
+    return [item(c) for c in leading + fixed + evidence]
 
 
 def recall(

@@ -1,0 +1,77 @@
+"""Lexical exactness: a query whose words appear verbatim in a stored item puts that item first.
+
+BM25 and reciprocal rank fusion score words, not phrases, and the fixed items (identity, open
+commitments, live threads) always led the list, so a query copied from one stored item could
+rank it thirteenth (the web page's recall). Words here are the lower-cased runs of letters and
+digits, stop words kept, so "call Bob" is not "Bob called" and "promise 1" is not "promise 10".
+
+An item whose whole text is the query's words leads; then items holding them as a run, when the
+query has at least two words and few items hold them (a two-word phrase in many messages is
+no one item's).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from typing import Protocol
+
+_WORD = re.compile(r"[a-z0-9]+")
+WHOLE, INSIDE = 2, 1
+# More items holding the query's words than this, and holding them is no longer a sign of which
+# one the query copied: only whole matches lead then.
+FEW_INSIDE = 3
+# A query longer than this (a turn's whole message) is not looked for verbatim: it would cost a
+# scan of every candidate's words for a match that a message so long rarely has.
+MAX_WORDS = 200
+
+
+class Shown(Protocol):
+    """A candidate as exactness sees it: its position and display text."""
+
+    id: int
+    text: str
+
+
+def words(text: str) -> list[str]:
+    """Lower-cased words of a text (letters and digits), stop words kept."""
+    return _WORD.findall(text.lower())
+
+
+def body(shown: str) -> str:
+    """A display text without its leading `[label] ` (`projections.retrieval.item_text`): a
+    label's fields cannot hold a bracket, so the first `] ` closes it."""
+    if shown.startswith("["):
+        end = shown.find("] ")
+        if end >= 0:
+            return shown[end + 2 :]
+    return shown
+
+
+def tier(query: list[str], shown: str) -> int:
+    """WHOLE when the item's text is exactly the query's words, INSIDE when it holds them as a
+    run, else 0."""
+    text = body(shown)
+    low = text.lower()
+    if not query or max(query, key=len) not in low:  # a cheap test first: most fail it
+        return 0
+    found = words(text)
+    if found == query:
+        return WHOLE
+    if len(query) < 2 or len(query) > len(found):
+        return 0
+    joined = " " + " ".join(found) + " "
+    return INSIDE if " " + " ".join(query) + " " in joined else 0
+
+
+def exact_lead(query: str, candidates: Iterable[Shown]) -> dict[int, int]:
+    """The candidates that lead for `query`: position -> tier (WHOLE before INSIDE)."""
+    q = words(query)
+    if not q or len(q) > MAX_WORDS:
+        return {}
+    tiers = {c.id: t for c in candidates if (t := tier(q, c.text))}
+    inside = [i for i, t in tiers.items() if t == INSIDE]
+    if len(inside) > FEW_INSIDE:
+        for i in inside:
+            del tiers[i]
+    return tiers
