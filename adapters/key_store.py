@@ -115,18 +115,34 @@ class Wrapping:
 class KeyStore:
     """Data keys by id. New keys wait in `pending` until `flush`, which a recorder calls before
     it appends the events they seal: a key is durable before any event needs it (a crash in
-    between leaves an unused key, never an unreadable event)."""
+    between leaves an unused key, never an unreadable event).
+
+    Keys are made ahead, in batches that double up to `AHEAD` (1, 2, 4, ...): the whole batch
+    waits in `pending` and is stored by one flush, and the next keys are handed out of it, already
+    durable, so a run of appends commits the key store once per batch instead of once per append
+    (docs/decisions/0008-one-data-key-per-event-and-scope.md). A process that stops early leaves
+    at most a batch of keys that seal nothing."""
+
+    AHEAD = 64  # the largest batch of keys made ahead of use
 
     def __init__(self) -> None:
         self.pending: dict[bytes, bytes] = {}
+        self._ahead: list[tuple[bytes, bytes]] = []  # made (pending or stored), not handed out
+        self._batch = 1
         self._lock = threading.Lock()
 
     def new_key(self) -> tuple[bytes, bytes]:
-        """A fresh (id, key), stored at the next `flush`."""
-        key_id, key = os.urandom(ID_BYTES), AESGCM.generate_key(bit_length=256)
+        """A fresh (id, key), stored at the next `flush` if it is not stored already."""
         with self._lock:
-            self.pending[key_id] = key
-        return key_id, key
+            if not self._ahead:
+                batch = [
+                    (os.urandom(ID_BYTES), AESGCM.generate_key(bit_length=256))
+                    for _ in range(self._batch)
+                ]
+                self.pending.update(batch)
+                self._ahead = batch[::-1]  # popped from the end: handed out in order made
+                self._batch = min(self._batch * 2, self.AHEAD)
+            return self._ahead.pop()
 
     def add(self, keys: Mapping[bytes, bytes]) -> None:
         """Keys that came with imported events (`mind import ledger`), stored at `flush`."""
@@ -187,6 +203,8 @@ class KeyStore:
 
 class MemoryKeyStore(KeyStore):
     """Keys in a dict (unit tests' in-memory ledgers)."""
+
+    AHEAD = 1  # nothing to make durable; callers read `pending` as the keys just used
 
     def __init__(self) -> None:
         super().__init__()

@@ -20,7 +20,11 @@ from mindledger.domain.conversation import (
     Observed,
     conversation_id,
 )
-from mindledger.domain.errors import AlreadyInitialisedError, ConflictError
+from mindledger.domain.errors import (
+    AlreadyInitialisedError,
+    ConflictError,
+    NotInitialisedError,
+)
 from mindledger.domain.events import AggregateRoot, DomainEvent
 from mindledger.domain.foreign_apply import ImportTally, import_records
 from mindledger.domain.foreign_import import ForeignFile, ForeignRecord
@@ -60,6 +64,7 @@ class Mind(KnowledgeUseCases, Application[UUID]):
         self.clock = clock
         found = secrets if secrets is not None else getattr(self.mapper, "keys", None)
         self.text_keys = TextKeys(found)
+        self._initialised = False
 
     # -- plumbing: the unit of work every use case (here and beside it) goes through ------
 
@@ -140,6 +145,15 @@ class Mind(KnowledgeUseCases, Application[UUID]):
         """The mind's identity; raises NotInitialisedError before `init`."""
         return commands.identity(Changes(self))
 
+    def require_initialised(self) -> None:
+        """Raise NotInitialisedError before `init`: one point query for the identity's first
+        event, not a rebuild of the identity, and none once it was found (a ledger is
+        append-only, so an initialised one stays so)."""
+        if not self._initialised:
+            if not self.is_initialised():
+                raise NotInitialisedError("no mind here yet; run `mind init` first")
+            self._initialised = True
+
     def _change_identity(self, change: Callable[[Identity], None]) -> None:
         self.decide(lambda changes: change(commands.identity(changes)))
 
@@ -183,7 +197,7 @@ class Mind(KnowledgeUseCases, Application[UUID]):
         concepts: tuple[str, ...] = (),
     ) -> OpenOutcome:
         """Open a commitment; the same text while it is open is a no-op that says so."""
-        self.identity()
+        self.require_initialised()
         concepts = tuple(clean_token(c) for c in concepts)
         return self.decide(
             lambda changes: commands.open_commitment(
@@ -199,7 +213,7 @@ class Mind(KnowledgeUseCases, Application[UUID]):
         self, cid: str, reason: str | None = None, evidence: tuple[int, ...] = ()
     ) -> Commitment:
         """Close the open episode of a CID; unknown or closed CIDs are rejected unchanged."""
-        self.identity()
+        self.require_initialised()
         return self.decide(
             lambda changes: commands.close_commitment(changes, cid, reason, evidence, self.clock())
         )
@@ -212,13 +226,13 @@ class Mind(KnowledgeUseCases, Application[UUID]):
 
     def define_concept(self, token: str, definition: str) -> int:
         """Define or redefine a concept; returns its definition version."""
-        self.identity()
+        self.require_initialised()
         return self.decide(
             lambda changes: commands.define_concept(changes, token, definition, self.clock())
         )
 
     def _change_concept(self, token: str, change: Callable[[Concept], T]) -> T:
-        self.identity()
+        self.require_initialised()
         return self.decide(lambda changes: change(commands.concept(changes, token)))
 
     def alias_concept(self, token: str, alias: str) -> bool:
@@ -227,7 +241,7 @@ class Mind(KnowledgeUseCases, Application[UUID]):
 
     def relate_concepts(self, source: str, target: str, relation: str) -> bool:
         """Relate two defined concepts with a typed edge."""
-        self.identity()
+        self.require_initialised()
         return self.decide(
             lambda changes: commands.relate_concepts(
                 changes, source, target, relation, self.clock()
@@ -242,7 +256,7 @@ class Mind(KnowledgeUseCases, Application[UUID]):
 
     def open_thread(self, label: str, content: str, origin: ThreadOrigin = "owner") -> UUID:
         """Open a thread; returns its id."""
-        self.identity()
+        self.require_initialised()
         thread = Thread.open(label, content, origin, self.clock())
         self.record(thread)
         return thread.id
@@ -253,7 +267,7 @@ class Mind(KnowledgeUseCases, Application[UUID]):
 
     def resolve_thread(self, thread_id: UUID, verdict: str, **details: Any) -> Thread:
         """Resolve a thread with a verdict and what the verdict requires."""
-        self.identity()
+        self.require_initialised()
         return self.decide(
             lambda changes: commands.resolve_thread(
                 changes, thread_id, verdict, self.clock(), **details
@@ -319,7 +333,7 @@ class Mind(KnowledgeUseCases, Application[UUID]):
         saved: list[int],
         same_transcript: bool,
     ) -> None:
-        self.identity()
+        self.require_initialised()
         changes = Changes(self)
         conversation = changes.find(Conversation, conversation_id(source))
         known = 0  # the transcript's first messages, which the conversation holds
@@ -361,5 +375,5 @@ class Mind(KnowledgeUseCases, Application[UUID]):
     ) -> ImportTally:
         """Bring in the records of a foreign ledger not yet imported from this file: each kept
         with its provenance, and what has a meaning here made into it (`domain.foreign_apply`)."""
-        self.identity()
+        self.require_initialised()
         return import_records(self.decide, file, records, self.clock(), batch, progress)

@@ -38,7 +38,7 @@ class KnowledgeUseCases:
         text_keys: TextKeys
 
         def decide(self, command: Callable[[Changes], T]) -> T: ...
-        def identity(self) -> object: ...
+        def require_initialised(self) -> None: ...
         def history_events(self, stream: UUID) -> list[DomainEvent]: ...
 
     def remember(
@@ -55,7 +55,7 @@ class KnowledgeUseCases:
     ) -> KnowledgeChange:
         """Capture `text` as the answer to `question` (the text itself when none is given);
         the same intent again adds a revision to the same item."""
-        self.identity()
+        self.require_initialised()
         at = self.clock()
         source = Provenance(
             source="owner" if role == "owner" else "model",
@@ -118,7 +118,7 @@ class KnowledgeUseCases:
     ) -> KnowledgeChange:
         """Verify, dispute or retract an item (the owner only)."""
         kc.check_role(role, judgement)
-        self.identity()
+        self.require_initialised()
         return self.decide(
             lambda changes: kc.judge(
                 changes, hash_, judgement, role, self.clock(), confidence, note
@@ -128,7 +128,7 @@ class KnowledgeUseCases:
     def edit_knowledge(self, hash_: str, answer: str, role: Role = "owner") -> KnowledgeChange:
         """A new revision of an item's answer (the owner only)."""
         kc.check_role(role, "edit")
-        self.identity()
+        self.require_initialised()
         return self.decide(lambda changes: kc.edit(changes, hash_, answer, role, self.clock()))
 
     def delete_knowledge(
@@ -136,7 +136,7 @@ class KnowledgeUseCases:
     ) -> KnowledgeChange:
         """Tombstone an item (the owner only); its history stays in the ledger."""
         kc.check_role(role, "delete")
-        self.identity()
+        self.require_initialised()
         return self.decide(lambda changes: kc.delete(changes, hash_, role, self.clock(), reason))
 
     def decide_turn(
@@ -144,7 +144,7 @@ class KnowledgeUseCases:
     ) -> KnowledgeChange:
         """Approve or discard a turn's answer (the owner only)."""
         kc.check_role(role, judgement)
-        self.identity()
+        self.require_initialised()
         return self.decide(
             lambda changes: kc.decide_turn(changes, turn_id, judgement, role, self.clock())
         )

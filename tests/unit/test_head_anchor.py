@@ -34,3 +34,26 @@ def test_an_anchor_that_cannot_be_written_leaves_no_temporary_file(tmp_path: Pat
     HeadAnchorFile(target).advance("ledger-a", 1, "c" * 64)
 
     assert [p.name for p in tmp_path.iterdir()] == ["ledger-head.json"]
+
+
+def test_an_empty_anchor_file_reads_as_none_and_takes_the_next_head(tmp_path: Path) -> None:
+    target = tmp_path / "ledger-head.json"
+    target.touch()  # a writer stopped between creating the file and writing its first record
+    anchor = HeadAnchorFile(target)
+
+    assert anchor.read() is None
+    anchor.advance("ledger-a", 3, "f" * 64)
+
+    kept = anchor.read()
+    assert kept is not None and (kept.ledger_id, kept.position) == ("ledger-a", 3)
+
+
+def test_a_shorter_record_over_a_longer_one_still_reads(tmp_path: Path) -> None:
+    target = tmp_path / "ledger-head.json"
+    anchor = HeadAnchorFile(target)
+    anchor.advance("ledger-with-a-long-name", 123456, "a" * 64)
+
+    anchor.advance("new", 1, "b" * 64)  # rewritten in place, padded: no truncate needed
+
+    kept = anchor.read()
+    assert kept is not None and (kept.ledger_id, kept.position, kept.hash) == ("new", 1, "b" * 64)
