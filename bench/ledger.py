@@ -1,17 +1,23 @@
 """Ledger benchmarks: append throughput vs raw SQLite, verify rate at 100k, status cold start.
 
-Run: .venv/bin/python -m bench.ledger [--commands 2000] [--verify-events 100000]
+Run: .venv/bin/python -m bench.ledger [--commands 2000] [--rounds 10] [--base ../wt-base]
+[--verify-events 100000]
+
+The append figure is measured alternately: one process per side (this tree's appends, the
+`--base` tree's if given, raw SQLite inserts at the ledger's own pragmas) each runs a slice of
+the commands in turn, in a rotating order, so a machine whose load changes minute to minute
+weighs on every side alike (bench/append_worker.py).
 """
 
 from __future__ import annotations
 
 import argparse
 import os
-import sqlite3
 import subprocess
 import sys
 import tempfile
-import uuid
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 from bench.common import fill, new_mind, percentiles, report, timed
@@ -21,35 +27,59 @@ from mindledger.adapters.verification import verify_ledger
 REPO = Path(__file__).resolve().parent.parent
 
 
-def append_throughput(folder: Path, commands: int) -> dict[str, float]:
-    app = new_mind(folder)
-    before = app.recorder.max_notification_id()
-    seconds, _ = timed(lambda: [app.open_commitment(f"bench promise {i}") for i in range(commands)])
-    events = app.recorder.max_notification_id() - before
-    return {"commands_per_s": round(commands / seconds), "events_per_s": round(events / seconds)}
+WORKER = Path(__file__).resolve().parent / "append_worker.py"
 
 
-def raw_sqlite_rate(folder: Path, rows: int) -> float:
-    """Plain inserts into the same kind of file, WAL, one transaction per event."""
-    con = sqlite3.connect(folder / "raw.sqlite", isolation_level=None)
-    con.execute("PRAGMA journal_mode=WAL")
-    con.execute(
-        "CREATE TABLE t (originator_id TEXT, originator_version INTEGER, topic TEXT, "
-        "state BLOB, PRIMARY KEY (originator_id, originator_version))"
+@contextmanager
+def _worker(kind: str, folder: Path, tree: Path) -> Iterator[subprocess.Popen[str]]:
+    env = dict(os.environ, PYTHONPATH=str(tree))
+    process = subprocess.Popen(
+        [sys.executable, str(WORKER), kind, str(folder)],
+        env=env,
+        cwd=tree,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
     )
-    state = b'{"text":"bench promise","origin":"owner","timestamp":"2026-01-01T00:00:00Z"}'
+    try:
+        assert process.stdout is not None and process.stdout.readline().strip() == "ready"
+        yield process
+    finally:
+        if process.stdin is not None:
+            process.stdin.close()
+        process.wait(timeout=60)
 
-    def insert() -> None:
-        for _ in range(rows):
-            con.execute("BEGIN")
-            con.execute(
-                "INSERT INTO t VALUES (?, 1, 'mind.commitment.opened', ?)",
-                (uuid.uuid4().hex, state),
-            )
-            con.execute("COMMIT")
 
-    seconds, _ = timed(insert)
-    return rows / seconds
+def append_alternating(
+    root: Path, commands: int, rounds: int, base: Path | None
+) -> dict[str, float]:
+    """Commands per second of each side, and each append side's ratio to raw SQLite."""
+    sides = {"append": ("append", REPO), "raw": ("raw", REPO)}
+    if base is not None:
+        sides["base_append"] = ("append", base.resolve())
+    per_round = max(1, commands // rounds)
+    seconds = dict.fromkeys(sides, 0.0)
+    with ExitStack() as stack:
+        workers = {
+            name: stack.enter_context(_worker(kind, root / name, tree))
+            for name, (kind, tree) in sides.items()
+        }
+        names = list(workers)
+        for r in range(rounds):
+            for name in names[r % len(names) :] + names[: r % len(names)]:
+                process = workers[name]
+                assert process.stdin is not None and process.stdout is not None
+                process.stdin.write(f"{per_round}\n")
+                process.stdin.flush()
+                seconds[name] += float(process.stdout.readline())
+    done = per_round * rounds
+    rates = {name: done / s for name, s in seconds.items()}
+    figures: dict[str, float] = {"commands_each": done, "rounds": rounds}
+    figures |= {f"{name}_per_s": round(rate) for name, rate in rates.items()}
+    figures["events_ratio_to_raw"] = round(rates["append"] / rates["raw"], 3)
+    if base is not None:
+        figures["base_events_ratio_to_raw"] = round(rates["base_append"] / rates["raw"], 3)
+    return figures
 
 
 def verify_rate(folder: Path, events: int) -> dict[str, float]:
@@ -90,20 +120,13 @@ def status_cold_start(home: Path, runs: int = 7) -> dict[str, float]:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--commands", type=int, default=2000)
+    parser.add_argument("--rounds", type=int, default=10)
+    parser.add_argument("--base", type=Path, help="a checkout of the previous release")
     parser.add_argument("--verify-events", type=int, default=100_000)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
-        append = append_throughput(root / "append", args.commands)
-        raw = raw_sqlite_rate(root, args.commands)
-        report(
-            "append",
-            {
-                **append,
-                "raw_sqlite_inserts_per_s": round(raw),
-                "events_ratio_to_raw": round(append["events_per_s"] / raw, 3),
-            },
-        )
+        report("append", append_alternating(root, args.commands, args.rounds, args.base))
         report("verify", verify_rate(root / "verify", args.verify_events))
         report("status", status_cold_start(root / "verify"))
 
