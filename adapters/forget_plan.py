@@ -167,7 +167,8 @@ class Planner:
         if not plan.events:
             raise NothingToForgetError(
                 f"{self.selector.describe()} names nothing this mind holds; `mind log` and the "
-                "listings show what there is"
+                "listings show what there is",
+                param="value",
             )
         # A prompt quotes only what was written before it: a turn recorded before the first
         # reached event and before the first event of every reached stream cannot have quoted

@@ -60,9 +60,10 @@ class Selector:
     before: datetime | None = None  # the parsed time of a `before` selector
 
     def describe(self) -> str:
-        """The selector in words, as `mind forget` was given it (a long value cut: one line)."""
+        """The selector in words, its kind as a request word (`speaker`, which the command line
+        shows as its flag, --speaker) and its value (a long value cut: one line)."""
         value = self.value if len(self.value) <= 80 else self.value[:77] + "..."
-        return f"--{self.kind} {value}"
+        return f"`{self.kind}` {value}"
 
 
 def hex_prefix(value: str, kind: str) -> str:

@@ -41,7 +41,6 @@ from mindledger.service.endpoints import (
     Call,
     Endpoint,
     JsonResponse,
-    check_body,
     check_params,
     read_json,
 )
@@ -202,7 +201,11 @@ def _route(
             params = check_params(request, ep.params, ep.open_query)
             body = {}
             if ep.body is not None:
-                body = check_body(await read_json(request, max_body), ep.body)
+                from mindledger.service.bodies import NoBody
+                from mindledger.service.body_check import check_body
+
+                data = await read_json(request, max_body, optional=ep.body is NoBody)
+                body = check_body(data, ep.body)
             call = Call(request, params, body, mind, opened, minds, max_body)
             result = await _unless_stopped(ep.handler(call), state)
         except ApiError as e:

@@ -16,6 +16,8 @@ from starlette.responses import Response
 from mindledger.service.errors import ApiError
 
 if TYPE_CHECKING:
+    from pydantic import BaseModel
+
     from mindledger.service.minds import Minds, ServedMind
 
 DEFAULT_MAX_BODY = 1024 * 1024  # 1 MiB: a turn's text is at most a few hundred KiB
@@ -50,21 +52,6 @@ class Param:
     choices: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True)
-class Field:
-    """A field of a JSON body: `kind` is a JSON-schema type ("string", "integer", "number",
-    "boolean", "object", "array")."""
-
-    name: str
-    kind: str
-    required: bool = False
-    description: str = ""
-    minimum: int | None = None
-    # The value's JSON schema beyond its type (an object's properties), for the document;
-    # the handler (or the floor) checks the value against it.
-    schema: dict[str, Any] | None = field(default=None, hash=False, compare=False)
-
-
 @dataclass
 class Call:
     """What a handler gets: the request, its checked query parameters and body, the mind the
@@ -97,7 +84,9 @@ class Endpoint:
     handler: Handler
     summary: str
     params: tuple[Param, ...] = ()
-    body: tuple[Field, ...] | None = None
+    # The JSON body's model (service/bodies.py): it checks the body and the document
+    # publishes its schema. `NoBody`: the route takes none (an empty object is allowed).
+    body: type[BaseModel] | None = None
     headers: tuple[Param, ...] = ()  # request headers it reads (documented; never required)
     auth: bool = True
     streams: bool = False  # may answer text/event-stream
@@ -122,7 +111,7 @@ def check_params(request: Request, params: Sequence[Param], open_query: bool) ->
             allowed = ", ".join(sorted(known)) or "none"
             raise ApiError(
                 400,
-                "bad_request",
+                "unknown_parameter",
                 f"unknown parameter {unknown[0]!r} (allowed: {allowed})",
                 param=unknown[0],
             )
@@ -176,8 +165,9 @@ def _in_range(name: str, value: int, low: int | None, high: int | None) -> int:
 BODY_TIMEOUT_S = 30.0  # the longest a request body may take to arrive
 
 
-async def read_json(request: Request, limit: int) -> Any:
-    """The request's JSON body, refused past `limit` bytes (413) or when it is not JSON (400)."""
+async def read_json(request: Request, limit: int, optional: bool = False) -> Any:
+    """The request's JSON body, refused past `limit` bytes (413) or when it is not JSON (400);
+    `optional`: no body at all is an empty object."""
     declared = request.headers.get("content-length")
     if declared is not None and declared.isdigit() and int(declared) > limit:
         raise ApiError(413, "too_large", f"the body is over the limit of {limit} bytes")
@@ -196,6 +186,8 @@ async def read_json(request: Request, limit: int) -> Any:
         ) from None
     raw = b"".join(chunks)
     if not raw.strip():
+        if optional:
+            return {}
         raise ApiError(400, "bad_json", "the body is empty; send a JSON object")
     try:
         return json.loads(raw)
@@ -205,43 +197,5 @@ async def read_json(request: Request, limit: int) -> Any:
         raise ApiError(400, "bad_json", f"the body is not JSON ({e.msg} at {e.pos})") from None
     except RecursionError:
         raise ApiError(400, "bad_json", "the body is nested too deeply") from None
-
-
-_JSON_TYPES: dict[str, tuple[type, ...]] = {
-    "string": (str,),
-    "integer": (int,),
-    "number": (int, float),
-    "boolean": (bool,),
-    "object": (dict,),
-    "array": (list,),
-}
-
-
-def check_body(data: Any, fields: Sequence[Field]) -> dict[str, Any]:
-    """The body's fields, type-checked: an unknown, missing or mistyped field is a 400."""
-    if not isinstance(data, dict):
-        raise ApiError(400, "bad_request", "the body must be a JSON object")
-    known = {f.name: f for f in fields}
-    unknown = sorted(k for k in data if k not in known)
-    if unknown:
-        raise ApiError(
-            400,
-            "bad_request",
-            f"unknown field {unknown[0]!r} (allowed: {', '.join(known)})",
-            unknown[0],
-        )
-    for f in fields:
-        if f.name not in data or data[f.name] is None:
-            if f.required:
-                raise ApiError(400, "bad_request", f"field {f.name!r} is required", f.name)
-            continue
-        value = data[f.name]
-        # bool is an int in Python: a JSON true is not a number here.
-        wrong = not isinstance(value, _JSON_TYPES[f.kind]) or (
-            f.kind in ("integer", "number") and isinstance(value, bool)
-        )
-        if wrong:
-            raise ApiError(400, "bad_request", f"field {f.name!r} must be a JSON {f.kind}", f.name)
-        if f.kind == "integer":
-            _in_range(f.name, value, f.minimum, None)
-    return {k: v for k, v in data.items() if v is not None}
+    except ValueError:  # an integer of more digits than Python turns into a number (4300)
+        raise ApiError(400, "bad_json", "the body holds a number too long to read") from None

@@ -6,22 +6,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from mindledger.service.endpoints import Call, Endpoint, Field
-from mindledger.service.errors import ApiError
+from mindledger.service.endpoints import Call, Endpoint
 from mindledger.service.http_api import MIND, in_turn_thread
-
-SELECTORS = ("turn", "conversation", "speaker", "commitment", "concept", "thread", "knowledge")
 
 
 async def forget(call: Call) -> Any:
     b = call.body
-    kind = b["selector"]
-    if kind not in (*SELECTORS, "before"):
-        raise ApiError(
-            400, "bad_request", f"'selector' must be one of {', '.join(SELECTORS)}, before"
-        )
-    if not isinstance(b["value"], str):
-        raise ApiError(400, "bad_request", "field 'value' must be a string")
+    kind = b["selector"]  # one of the selectors and a string value: checked by its model
     dry_run = bool(b.get("dry_run", False))
     mind = call.the_mind
     return await in_turn_thread(call, lambda: mind.forget(kind, b["value"], dry_run=dry_run))
@@ -30,6 +21,7 @@ async def forget(call: Call) -> Any:
 def forget_endpoints() -> list[Endpoint]:
     """The forget route, registered in the /v1 route table."""
     from mindledger.results_ledger import ForgetResult
+    from mindledger.service.bodies import ForgetBody
 
     return [
         Endpoint(
@@ -37,11 +29,7 @@ def forget_endpoints() -> list[Endpoint]:
             f"{MIND}/forget",
             forget,
             "`mind forget --SELECTOR VALUE --yes --json` (dry_run: counts only, no change).",
-            body=(
-                Field("selector", "string", True, f"One of {', '.join(SELECTORS)}, before."),
-                Field("value", "string", True, "The id, name, CID, token or ISO-8601 time."),
-                Field("dry_run", "boolean", description="Count what would go; change nothing."),
-            ),
+            body=ForgetBody,
             tags=("forget",),
             result=ForgetResult,
         )

@@ -11,10 +11,10 @@ from typing import Any, TypeVar
 import anyio.to_thread
 from starlette.responses import StreamingResponse
 
-from mindledger.domain.budgets import DEFAULT_BUDGET, RECALL_BUDGET_FLOOR, TURN_BUDGET_FLOOR
+from mindledger.domain.budgets import DEFAULT_BUDGET, RECALL_BUDGET_FLOOR
 from mindledger.domain.errors import MindError
 from mindledger.ledger_reads import KINDS
-from mindledger.service.endpoints import Call, Endpoint, Field, JsonResponse, Param
+from mindledger.service.endpoints import Call, Endpoint, JsonResponse, Param
 from mindledger.service.errors import ApiError
 from mindledger.turn_attempts import TurnRequest
 from mindledger.turn_refs import TURN_REF
@@ -47,36 +47,6 @@ def sse(event: str, data: Any, event_id: int | None = None) -> bytes:
 
 async def list_minds(call: Call) -> Any:
     return [{"name": m.name} for m in call.opened]
-
-
-TURN_FIELDS = (
-    Field("text", "string", True, "What the user says (an empty text runs an autonomy cycle)."),
-    Field("model", "string", description="A model spec; default: the mind's model."),
-    Field("mock_reply", "string", description="With model `mock`: the scripted reply."),
-    Field(
-        "api_base",
-        "string",
-        description="An OpenAI-compatible server's base URL (unless it is the home's configured "
-        "one, it gets no stored provider key).",
-    ),
-    Field(
-        "budget",
-        "integer",
-        description=f"Token budget for memory (default {DEFAULT_BUDGET}).",
-        minimum=TURN_BUDGET_FLOOR,
-    ),
-    Field("stream", "boolean", description="Answer as server-sent events (delta, turn, error)."),
-)
-
-
-def chat_fields() -> tuple[Field, ...]:
-    """What a turn takes beyond `mind ask`'s fields: the caller's system prompt and sampling."""
-    from mindledger.service.sampling_fields import SAMPLING_HELP, SYSTEM_HELP, sampling_schema
-
-    return (
-        Field("system", "string", description=SYSTEM_HELP),
-        Field("sampling", "object", description=SAMPLING_HELP, schema=sampling_schema()),
-    )
 
 
 def _sampling_named(e: MindError, body: dict[str, Any]) -> MindError:
@@ -234,10 +204,7 @@ async def verify(call: Call) -> Any:
 
 async def query(call: Call) -> Any:
     body, mind = call.body, call.the_mind
-    params = body.get("params", {})
-    if not all(isinstance(v, str) for v in params.values()):
-        raise ApiError(400, "bad_request", "field 'params' must map names to strings", "params")
-    return await mind.aio.query(body["sql"], params)
+    return await mind.aio.query(body["sql"], body.get("params", {}))
 
 
 async def health(call: Call) -> Any:
@@ -258,6 +225,7 @@ MINDS = {
 def endpoints() -> list[Endpoint]:
     """The /v1 routes (the events stream lives in service/events_stream.py)."""
     from mindledger import results, results_ledger, results_listings
+    from mindledger.service import bodies
     from mindledger.service.events_stream import events_endpoint
     from mindledger.service.forget_api import forget_endpoints
     from mindledger.service.knowledge_api import knowledge_endpoints
@@ -280,7 +248,7 @@ def endpoints() -> list[Endpoint]:
             "`mind_turn`: 503 + Retry-After when a retry may pass, 4xx when not, else 502; a "
             "retry (`Idempotency-Key`, or `x-stainless-retry-count` with the same body) is "
             "another attempt of the same turn.",
-            body=(*TURN_FIELDS, *chat_fields()),
+            body=bodies.TurnBody,
             headers=RETRY_HEADERS,
             streams=True,
             tags=("turns",),
@@ -368,6 +336,7 @@ def endpoints() -> list[Endpoint]:
             verify,
             "`mind verify --json` (409 when the ledger fails: the error, the result as "
             "`mind_verify`).",
+            body=bodies.NoBody,
             tags=read,
             result=results_ledger.VerifyResult,
         ),
@@ -376,10 +345,7 @@ def endpoints() -> list[Endpoint]:
             f"{MIND}/query",
             query,
             "Read-only SQL over the read models: `mind query --json` (403 for a write).",
-            body=(
-                Field("sql", "string", True, "One read-only SQL statement."),
-                Field("params", "object", description="Named parameters ($NAME): strings."),
-            ),
+            body=bodies.QueryBody,
             tags=read,
             result=results_ledger.QueryRows,
         ),

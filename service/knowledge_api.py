@@ -9,10 +9,9 @@ from collections.abc import Callable
 from typing import Any
 
 from mindledger.domain.budgets import DEFAULT_BUDGET
-from mindledger.domain.knowledge import FRESHNESS, POLICIES, STATES
-from mindledger.service.endpoints import Call, Endpoint, Field, JsonResponse, Param
+from mindledger.service.endpoints import Call, Endpoint, JsonResponse, Param
 from mindledger.service.errors import ApiError, error_body
-from mindledger.service.http_api import MIND, TURN_FIELDS, in_turn_thread
+from mindledger.service.http_api import MIND, in_turn_thread
 from mindledger.turn_refs import TURN_REF
 
 KNOWLEDGE = f"{MIND}/knowledge"
@@ -62,12 +61,7 @@ async def show_knowledge(call: Call) -> Any:
 
 async def remember(call: Call) -> Any:
     b = call.body
-    for name, allowed in (("state", STATES), ("freshness", FRESHNESS), ("reuse", POLICIES)):
-        if name in b and b[name] not in allowed:
-            raise ApiError(400, "bad_request", f"{name!r} must be one of {', '.join(allowed)}")
     about = b.get("about", [])
-    if not all(isinstance(c, str) for c in about):
-        raise ApiError(400, "bad_request", "field 'about' must be a list of concept names")
     confidence = str(b["confidence"]) if "confidence" in b else None
     return await _write(
         call,
@@ -136,12 +130,10 @@ async def ask(call: Call) -> Any:
     return JsonResponse({**error_body(status, code, message), "mind_ask": data}, status, headers)
 
 
-NOTE = (Field("note", "string", description="Why (kept with the decision)."),)
-
-
 def knowledge_endpoints() -> list[Endpoint]:
     """The knowledge routes, registered in the /v1 route table."""
     from mindledger.results import AskResult, KnowledgeChange, KnowledgeList, KnowledgeShown
+    from mindledger.service import bodies
 
     tags = ("knowledge",)
     judged = [
@@ -150,7 +142,7 @@ def knowledge_endpoints() -> list[Endpoint]:
             f"{ITEM}/{action}",
             _judge(action),
             f"`mind knowledge {action} REF --json`: {what}",
-            body=NOTE,
+            body=bodies.NoteBody,
             tags=tags,
             responses=AMBIGUOUS,
             result=KnowledgeChange,
@@ -167,6 +159,7 @@ def knowledge_endpoints() -> list[Endpoint]:
             f"{MIND}/turns/{{turn}}/{action}",
             _decide(action),
             f"`mind {action} TURN --json`: {what} {TURN_REF}",
+            body=bodies.NoBody,
             tags=tags,
             responses=AMBIGUOUS_TURN,
             result=KnowledgeChange,
@@ -201,15 +194,7 @@ def knowledge_endpoints() -> list[Endpoint]:
             KNOWLEDGE,
             remember,
             "`mind remember TEXT --json`: the owner's capture (the same question revises).",
-            body=(
-                Field("text", "string", True, "The answer to keep."),
-                Field("question", "string", description="The question it answers (TEXT)."),
-                Field("about", "array", description="Concept names."),
-                Field("state", "string", description=f"One of {', '.join(STATES)}."),
-                Field("confidence", "number", description="0 to 1 (default 0.5)."),
-                Field("freshness", "string", description=f"One of {', '.join(FRESHNESS)}."),
-                Field("reuse", "string", description=f"One of {', '.join(POLICIES)}."),
-            ),
+            body=bodies.RememberBody,
             tags=tags,
             result=KnowledgeChange,
         ),
@@ -219,7 +204,7 @@ def knowledge_endpoints() -> list[Endpoint]:
             f"{ITEM}/edit",
             edit,
             "`mind knowledge edit REF ANSWER --json`: a revision keeping the previous one.",
-            body=(Field("answer", "string", True, "The new answer."),),
+            body=bodies.EditBody,
             tags=tags,
             responses=AMBIGUOUS,
             result=KnowledgeChange,
@@ -229,7 +214,7 @@ def knowledge_endpoints() -> list[Endpoint]:
             f"{ITEM}/delete",
             delete,
             "`mind knowledge delete REF --json`: a tombstone revision.",
-            body=NOTE,
+            body=bodies.NoteBody,
             tags=tags,
             responses=AMBIGUOUS,
             result=KnowledgeChange,
@@ -241,11 +226,7 @@ def knowledge_endpoints() -> list[Endpoint]:
             ask,
             "`mind ask QUESTION --json`: reusable knowledge, else a turn (a failed model: an "
             "error with the ask as `mind_ask`, 503 when a retry may pass).",
-            body=(
-                Field("question", "string", True, "The question."),
-                Field("current", "boolean", description="Current data wanted: revalidate."),
-                *(f for f in TURN_FIELDS if f.name not in ("text", "stream")),
-            ),
+            body=bodies.AskBody,
             tags=tags,
             result=AskResult,
         ),

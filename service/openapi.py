@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from mindledger.service.endpoints import Endpoint, Field, Param
+from mindledger.service.endpoints import Endpoint, Param
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
 
 ERROR_SCHEMA = {
     "type": "object",
@@ -53,19 +56,29 @@ def _param_schema(p: Param) -> dict[str, Any]:
     return schema
 
 
-def _body_schema(fields: Sequence[Field]) -> dict[str, Any]:
-    properties: dict[str, Any] = {}
-    for f in fields:
-        prop: dict[str, Any] = {**(f.schema or {}), "type": f.kind, "description": f.description}
-        if f.minimum is not None:
-            prop["minimum"] = f.minimum
-        properties[f.name] = prop
-    return {
-        "type": "object",
-        "additionalProperties": False,
-        "required": [f.name for f in fields if f.required],
-        "properties": properties,
-    }
+def body_schema(model: type[BaseModel], schemas: dict[str, Any]) -> dict[str, Any]:
+    """A request body's model as a reference to its schema (put in `schemas`, with the models
+    it holds), as pydantic gives it for validation: what the route's check enforces."""
+    schema = model.model_json_schema(mode="validation", ref_template=REF)
+    schemas.update(schema.pop("$defs", {}))
+    schemas[model.__name__] = schema
+    return {"$ref": REF.format(model=model.__name__)}
+
+
+def _errors(ep: Endpoint) -> dict[str, Any]:
+    """The error answers a route may give, each in the one error shape."""
+    said: dict[str, str] = {}
+    if ep.body is not None or ep.params or not ep.open_query:
+        said["400"] = "A refused request: `param` names the field at fault."
+    if ep.auth:
+        said["401"] = "No bearer token, or one that opens no mind here."
+    if "{name}" in ep.path:
+        said["404"] = "No such mind for this token (or no such item on the path)."
+    said.update(ep.responses)
+    said["4XX"] = "Another refusal (the code says which)."
+    said["5XX"] = "The server or the model failed (503: try again after `Retry-After`)."
+    error = {"content": {"application/json": {"schema": {"$ref": REF.format(model="Error")}}}}
+    return {status: {"description": words, **error} for status, words in said.items()}
 
 
 def _operation(ep: Endpoint, schemas: dict[str, Any]) -> dict[str, Any]:
@@ -92,23 +105,24 @@ def _operation(ep: Endpoint, schemas: dict[str, Any]) -> dict[str, Any]:
         content["application/json"] = {"schema": result_schema(ep.result, schemas)}
     if ep.streams:
         content["text/event-stream"] = {"schema": {"type": "string"}}
-    error = {"description": "An error", "content": {"application/json": {"schema": ERROR_SCHEMA}}}
     op: dict[str, Any] = {
         "summary": ep.summary,
         "operationId": ep.method.lower()
         + "_"
         + re.sub(r"[^a-z0-9]+", "_", ep.path.lower()).strip("_"),
         "parameters": parameters,
-        "responses": {"200": {"description": "OK", "content": content}, "4XX": error, "5XX": error},
+        "responses": {"200": {"description": "OK", "content": content}, **_errors(ep)},
     }
     if ep.tags:
         op["tags"] = list(ep.tags)
     if not ep.auth:
         op["security"] = []
     if ep.body is not None:
+        from mindledger.service.bodies import NoBody
+
         op["requestBody"] = {
-            "required": True,
-            "content": {"application/json": {"schema": _body_schema(ep.body)}},
+            "required": ep.body is not NoBody,
+            "content": {"application/json": {"schema": body_schema(ep.body, schemas)}},
         }
     return op
 

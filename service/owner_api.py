@@ -8,8 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from mindledger.domain.thread import VERDICTS
-from mindledger.service.endpoints import Call, Endpoint, Field
+from mindledger.service.endpoints import Call, Endpoint
 from mindledger.service.http_api import MIND, in_turn_thread
 
 
@@ -23,7 +22,7 @@ def _write(call: Call, act: Callable[[Any], Any]) -> Any:
     return in_turn_thread(call, lambda: act(mind))
 
 
-# The body's fields are type-checked by the route table (`Field`); the floor checks the rest
+# The body's fields are checked by their model (service/bodies.py); the floor checks the rest
 # (an unknown CID, a verdict without what it needs) and its errors answer as 4xx.
 async def close(call: Call) -> Any:
     cid, reason = _path(call, "cid"), call.body.get("reason")
@@ -58,6 +57,7 @@ def owner_endpoints() -> list[Endpoint]:
         ConceptDefined,
         ThreadResolved,
     )
+    from mindledger.service import bodies
 
     return [
         Endpoint(
@@ -65,7 +65,7 @@ def owner_endpoints() -> list[Endpoint]:
             f"{MIND}/commitments/{{cid}}/close",
             close,
             "`mind close CID --json`: close an open commitment.",
-            body=(Field("reason", "string", description="Why it is closed (done, dropped...)."),),
+            body=bodies.CloseBody,
             tags=("commitments",),
             result=CloseResult,
         ),
@@ -74,12 +74,7 @@ def owner_endpoints() -> list[Endpoint]:
             f"{MIND}/threads/{{thread}}/resolve",
             resolve,
             "`mind thread resolve ID --as VERDICT --json` (ID: a short id, a prefix or a full id).",
-            body=(
-                Field("verdict", "string", True, f"One of {', '.join(VERDICTS)}."),
-                Field("reason", "string", description="Required for dissolved and abandoned."),
-                Field("artifact", "string", description="Required for answered and superseded."),
-                Field("by", "string", description="The superseding thread id (superseded)."),
-            ),
+            body=bodies.ResolveBody,
             tags=("threads",),
             result=ThreadResolved,
         ),
@@ -88,7 +83,7 @@ def owner_endpoints() -> list[Endpoint]:
             f"{MIND}/concepts/{{token}}/define",
             define,
             "`mind concept define TOKEN DEFINITION --json` (a new version when it exists).",
-            body=(Field("definition", "string", True, "What the token means."),),
+            body=bodies.DefineBody,
             tags=("concepts",),
             result=ConceptDefined,
         ),
@@ -97,7 +92,7 @@ def owner_endpoints() -> list[Endpoint]:
             f"{MIND}/concepts/{{token}}/aliases",
             alias,
             "`mind concept alias TOKEN ALIAS --json`.",
-            body=(Field("alias", "string", True, "Another name for the concept."),),
+            body=bodies.AliasBody,
             tags=("concepts",),
             result=ConceptAliased,
         ),

@@ -7,7 +7,14 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    WithJsonSchema,
+)
 
 from mindledger.domain.sampling import (
     MAX_REPLY_TOKENS,
@@ -32,6 +39,22 @@ SAMPLING_HELP = (
 StopSequence = Annotated[str, StringConstraints(min_length=1, max_length=MAX_STOP_CHARS)]
 
 
+def _as_list(value: Any) -> Any:
+    return [value] if isinstance(value, str) else value
+
+
+_ONE_STOP = {"type": "string", "minLength": 1, "maxLength": MAX_STOP_CHARS}
+# One text or a list of them, as OpenAI takes it (and the floor); checked as a list.
+Stops = Annotated[
+    list[StopSequence],
+    Field(max_length=MAX_STOPS),
+    BeforeValidator(_as_list),
+    WithJsonSchema(
+        {"anyOf": [_ONE_STOP, {"type": "array", "items": _ONE_STOP, "maxItems": MAX_STOPS}]}
+    ),
+]
+
+
 def _number(name: str, description: str) -> Any:
     low, high = RANGES[name]
     return Field(None, ge=low, le=high, description=description)
@@ -47,9 +70,7 @@ class Sampling(BaseModel):
     max_tokens: int | None = Field(
         None, ge=1, le=MAX_REPLY_TOKENS, description="The most tokens the reply may have."
     )
-    stop: list[StopSequence] | None = Field(
-        None, max_length=MAX_STOPS, description="Sequences that end the reply where they appear."
-    )
+    stop: Stops | None = Field(None, description="Sequences that end the reply where they appear.")
     seed: int | None = Field(
         None, ge=-SEED_BOUND, le=SEED_BOUND - 1, description="For repeatable sampling."
     )

@@ -22,7 +22,9 @@ from starlette.testclient import TestClient
 from mindledger.compose import Home
 from mindledger.disk_full import DISK_FULL_MESSAGE
 from mindledger.service.app import Extension, build_app, require_token, served_routes
-from mindledger.service.endpoints import Call, Endpoint, Field, Param, check_body
+from mindledger.service.bodies import MAX_BUDGET, TurnBody
+from mindledger.service.body_check import check_body
+from mindledger.service.endpoints import Call, Endpoint, Param
 from mindledger.service.errors import ApiError
 from mindledger.service.minds import Minds
 
@@ -124,23 +126,60 @@ def test_a_mounted_app_behind_require_token_sees_the_minds_the_token_opens(
     assert (opened.status_code, opened.text) == (200, "opened ['Echo']")
 
 
-FIELDS = (Field("text", "string", True), Field("budget", "integer", minimum=200))
 JSON = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.sampled_from([10**4299, -(10**300), 2**63])
+    | st.floats()
+    | st.text(),
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(), inner, max_size=3),
     max_leaves=10,
 )
 
 
-@given(JSON | st.dictionaries(st.sampled_from(["text", "budget", "x"]), JSON, max_size=3))
-def test_any_json_body_is_accepted_as_typed_or_refused_with_a_400(data: Any) -> None:
+FIELD = st.sampled_from(["text", "budget", "sampling", "x"])
+SAMPLING = st.dictionaries(st.sampled_from(["temperature", "seed", "stop", "y"]), JSON, max_size=3)
+
+
+@given(JSON | st.dictionaries(FIELD, JSON | SAMPLING, max_size=4))
+def test_any_json_body_is_accepted_as_typed_or_refused_with_a_400_naming_the_field(
+    data: Any,
+) -> None:
     try:
-        checked = check_body(data, FIELDS)
+        checked = check_body(data, TurnBody)
     except ApiError as e:
-        assert e.status == 400 and e.message and "\n" not in e.message
+        assert e.status == 400 and e.message and "\n" not in e.message and len(e.message) < 300
+        named = None if e.param is None else e.param.split(".")[0].split("[")[0]
+        assert named is None or named in data or named in TurnBody.model_fields
         return
     assert isinstance(checked["text"], str)
-    assert isinstance(checked.get("budget", 200), int) and checked.get("budget", 200) >= 200
+    assert 200 <= checked.get("budget", 200) <= MAX_BUDGET
+
+
+@pytest.mark.parametrize(
+    ("body", "param", "message"),
+    [
+        (
+            {"text": "hi", "sampling": {"temperature": 5}},
+            "sampling.temperature",
+            "'sampling.temperature' is 5; it must be at most 2",
+        ),
+        ({"text": "hi", "budget": 10**4000}, "budget", "it must be at most 100000000"),
+        ({"text": "hi", "sampling": {"stop": ["", "x"]}}, "sampling.stop[0]", "must not be empty"),
+        ({"text": "hi", "sampling": {"warmth": 1}}, "sampling.warmth", "allowed: temperature"),
+        ({"text": 1}, "text", "field 'text' must be a JSON string"),
+        ({"budget": 300}, "text", "field 'text' is required"),
+    ],
+)
+def test_a_refused_field_is_named_by_its_path_in_the_request(
+    body: dict[str, Any], param: str, message: str
+) -> None:
+    with pytest.raises(ApiError) as refused:
+        check_body(body, TurnBody)
+
+    assert (refused.value.status, refused.value.param) == (400, param)
+    assert message in refused.value.message
 
 
 @given(st.binary(max_size=64))

@@ -107,7 +107,7 @@ def test_a_prefix_two_streams_share_is_refused_naming_both() -> None:
     twin = "6c7c1271" + "d" * 24
     ledger = [*LEDGER, ("mind.turn.started", twin, {"speaker": "user"}, T0)]
 
-    with pytest.raises(InvalidInputError, match="--turn 6c7c1271 names 2 streams") as refused:
+    with pytest.raises(InvalidInputError, match="`turn` 6c7c1271 names 2 streams") as refused:
         reached("turn", "6c7c1271", ledger)
 
     assert TURN[:12] in str(refused.value) and twin[:12] in str(refused.value)
