@@ -1,4 +1,4 @@
-"""The process's settings, each declared once with its type, default and help (pydantic-settings).
+"""The process's settings, each declared once with its type, default and help (a pydantic model).
 
 Sources, highest first: a command-line flag, the environment (MIND_*), MIND_HOME/.env,
 MIND_HOME/config.json, the default (read by mindledger/settings_sources.py, which keeps where
@@ -16,15 +16,9 @@ from __future__ import annotations
 import re
 from datetime import datetime
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Any, Literal
 
-from pydantic import Field, SecretStr, field_validator
-from pydantic_settings import (
-    BaseSettings,
-    NoDecode,
-    PydanticBaseSettingsSource,
-    SettingsConfigDict,
-)
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
 
 from mindledger.domain.clock import parse_fixed_time
 from mindledger.domain.errors import MindError
@@ -45,12 +39,16 @@ def accepts(name: str) -> str:
     return str(extra["accepts"]) if isinstance(extra, dict) else ""
 
 
-class Settings(BaseSettings):
+class Settings(BaseModel):
     """Every setting of the `mind` process (not of one mind: those are events)."""
 
-    model_config = SettingsConfigDict(
-        env_prefix="MIND_", env_ignore_empty=True, extra="forbid", dotenv_filtering="only_existing"
-    )
+    # A plain pydantic model, not pydantic-settings' BaseSettings: importing pydantic-settings
+    # (asyncio, argparse, email, its CLI and cloud sources at module level) cost every command
+    # more CPU than DuckDB, and we used none of it but the reading of MIND_* names, which
+    # settings_sources.py does itself in a few lines (load_settings reads each source apart
+    # anyway, to keep where each value came from). Still one typed model: name, type, default,
+    # help, constraints.
+    model_config = ConfigDict(extra="forbid", validate_default=True)
 
     home: Path = setting(
         ...,
@@ -106,7 +104,7 @@ class Settings(BaseSettings):
         ge=1,
         le=1_000_000,
     )
-    model_fallbacks: Annotated[list[str], NoDecode] = setting(
+    model_fallbacks: list[str] = setting(
         [], "models to try when the first fails", "LiteLLM model names, comma-separated"
     )
     mock_reply: str | None = setting(
@@ -137,18 +135,6 @@ class Settings(BaseSettings):
         "a whole number of at least 1",
         ge=1,
     )
-
-    @classmethod
-    def settings_customise_sources(
-        cls,
-        settings_cls: type[BaseSettings],
-        init_settings: PydanticBaseSettingsSource,
-        env_settings: PydanticBaseSettingsSource,
-        dotenv_settings: PydanticBaseSettingsSource,
-        file_secret_settings: PydanticBaseSettingsSource,
-    ) -> tuple[PydanticBaseSettingsSource, ...]:
-        """Only the values `load_settings` merged: it reads the sources itself, in order."""
-        return (init_settings,)
 
     @field_validator("now", mode="before")
     @classmethod

@@ -1,21 +1,23 @@
 """Reading the settings' sources, highest first: a command-line flag, the environment (MIND_*),
 MIND_HOME/.env, MIND_HOME/config.json, the default.
 
-Each source is read on its own (pydantic-settings' EnvSettingsSource and DotEnvSettingsSource,
-and config.json here) so that every value keeps where it came from: `mind config show` lists
-it, and a bad value is refused in one line naming its source.
+Each source is read on its own (the environment, .env and config.json, here) so that every
+value keeps where it came from: `mind config show` lists it, and a bad value is refused in one
+line naming its source. MIND_* names are read as pydantic-settings read them (any case; an empty
+value is as if unset; the text is validated by the `Settings` model), without importing it.
 """
 
 from __future__ import annotations
 
 import json
+import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from io import StringIO
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
-from pydantic_settings import DotEnvSettingsSource, EnvSettingsSource
 
 from mindledger.domain.settings import KEYS as MIND_KEYS
 from mindledger.settings import FIELDS, SettingError, Settings, accepts, env_name
@@ -77,7 +79,7 @@ def load_settings(
             {k: v for k, (_, v) in given.items()},
             {k: Origin(_given_as(f), f) for k, (f, _) in given.items()},
         ),
-        (EnvSettingsSource(Settings)(), _named("environment", None)),
+        (mind_values(os.environ), _named("environment", None)),
         (_dotenv_values(dotenv_path, dotenv), _named(".env", dotenv_path)),
         (config, {k: Origin("config.json", n, config_path) for k, n in config_names.items()}),
     ]
@@ -177,9 +179,14 @@ def _dotenv_values(path: Path, lines: dict[str, str]) -> dict[str, Any]:
     for key in lines:
         if key[5:].lower() in ENV_ONLY and key.upper().startswith("MIND_"):
             raise _file_may_not_set(key[5:].lower(), key, path)
-    if not lines:
-        return {}
-    return DotEnvSettingsSource(Settings, env_file=path, env_file_encoding="utf-8")()
+    return mind_values(lines)
+
+
+def mind_values(variables: Mapping[str, str | None]) -> dict[str, str]:
+    """The settings among `variables` (the environment, or .env's lines) by field name: MIND_*
+    names in any case, an empty value ignored (env_ignore_empty, as before)."""
+    lowered = {k.lower(): v for k, v in variables.items() if v != ""}
+    return {n: v for n in FIELDS if (v := lowered.get(env_name(n).lower())) is not None}
 
 
 def _file_may_not_set(name: str, key: str, path: Path) -> SettingError:
