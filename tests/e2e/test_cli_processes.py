@@ -88,6 +88,34 @@ def test_status_help_and_listings_import_none_of_the_heavy_packages(tmp_path: Pa
     assert loaded == [f"LOADED {line} []" for line in NOT_IMPORTED], result.stderr
 
 
+def test_a_recall_with_vectors_on_and_a_mock_turn_never_import_litellm(tmp_path: Path) -> None:
+    made_here(tmp_path, "init")
+    made_here(tmp_path, "commit", "Send the weekly report on Friday")
+    made_here(tmp_path, "config", "set", "embedding.recall", "on")
+    probe = (
+        "import sys; from mindledger.cli.main import mind\n"
+        "for line in (['recall', 'weekly report', '--no-server'],\n"
+        "    ['turn', '--model', 'mock', '--mock-reply', 'Noted.', '--no-server', 'Hi']):\n"
+        "    try: mind(line)\n"
+        "    except SystemExit as e: assert not e.code, e.code\n"
+        "    print('LOADED', line[0], 'litellm' in sys.modules, 'numpy' in sys.modules)\n"
+    )
+
+    result = subprocess.run(
+        [sys.executable, "-c", probe],
+        env=subprocess_env(tmp_path),
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+    loaded = [x for x in result.stdout.splitlines() if x.startswith("LOADED ")]
+    # numpy: the vector channel ran (the offline embedder), its vectors cached in the home.
+    assert loaded == ["LOADED recall False True", "LOADED turn False True"], result.stderr
+    assert (tmp_path / "embeddings.sqlite").exists()
+
+
 def test_verify_exits_1_naming_the_first_bad_position(tmp_path: Path) -> None:
     made_here(tmp_path, "init")
     for text in ("one", "two", "three"):
