@@ -23,6 +23,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
+import orjson
+
 from mindledger.adapters.hash_chain import content_hash, genesis_hash, link_hash
 from mindledger.adapters.import_rules import TOO_DEEP
 from mindledger.adapters.key_store import KEY_BYTES
@@ -182,7 +184,10 @@ def _parse(line: bytes | None, number: int, keys: tuple[frozenset[str], ...]) ->
     if line is None:
         raise ExportInvalidError(number, "the file is empty; a ledger export starts with a header")
     try:
-        obj = json.loads(line)
+        # orjson first (a third of json.loads' time); what it refuses (NaN, integers past 64
+        # bits, lone surrogates, deep nesting) json.loads reads as before. Either way the
+        # canonical check below decides: a line is accepted only as json.dumps writes it.
+        obj = _fast_loads(line)
     except RecursionError:
         raise ExportInvalidError(number, f"not a JSON line ({TOO_DEEP})") from None
     except ValueError:
@@ -198,6 +203,13 @@ def _parse(line: bytes | None, number: int, keys: tuple[frozenset[str], ...]) ->
     if canonical != line:
         raise ExportInvalidError(number, "not in canonical form (the line was edited)")
     return obj
+
+
+def _fast_loads(line: bytes) -> Any:
+    try:
+        return orjson.loads(line)
+    except orjson.JSONDecodeError:
+        return json.loads(line)
 
 
 def _field_problem(found: frozenset[str], keys: tuple[frozenset[str], ...], number: int) -> str:

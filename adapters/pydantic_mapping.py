@@ -21,9 +21,14 @@ from mindledger.domain.events import EVENT_TYPES, FORGOTTEN_MARK, DomainEvent
 SCHEMA_KEY = "_schema"
 
 
+# `json.dumps` with these options builds a new encoder on every call (a third of its time
+# for an event's small state); one built once encodes the same bytes.
+_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
 def canonical_json(value: Any) -> bytes:
     """One byte string per value: sorted keys, no spaces, UTF-8 (the hash chain hashes these)."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+    return _CANONICAL.encode(value).encode()
 
 
 class CanonicalJSONTranscoder(Transcoder):

@@ -3,6 +3,11 @@
 hashing each line (sha256) in the same run.
 
 Run: .venv/bin/python -m bench.export_roundtrip [--sizes 100000 1000000]
+[--base ../wt-base --rounds 3]
+
+With `--base` (a checkout of the previous release), `verify --export` of the same file is also
+timed alternately with this tree's and the raw read, each round in the same order, in processes
+of their own (the check's own time, without the interpreter's start).
 """
 
 from __future__ import annotations
@@ -10,6 +15,9 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import os
+import subprocess
+import sys
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -75,13 +83,59 @@ def round_trip(folder: Path, size: int) -> dict[str, Any]:
     }
 
 
+REPO = Path(__file__).resolve().parent.parent
+_TIMED_VERIFY = (
+    "import sys, time; from pathlib import Path; from mindledger.ledger_io import verify_export;"
+    "t = time.perf_counter(); r = verify_export(Path(sys.argv[1])); s = time.perf_counter() - t;"
+    "assert r['ok'], r; print(s)"
+)
+
+
+def _verify_seconds(tree: Path, path: Path) -> float:
+    env = dict(os.environ, PYTHONPATH=str(tree))
+    out = subprocess.run(
+        [sys.executable, "-c", _TIMED_VERIFY, str(path)],
+        env=env,
+        cwd=tree,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return float(out.stdout.split()[-1])
+
+
+def verify_alternating(path: Path, base: Path, rounds: int) -> dict[str, Any]:
+    """`verify --export` of one file by this tree and by `base`, and the raw read + sha256,
+    alternately; lines per second of each and each check's ratio to raw."""
+    seconds = {"raw": 0.0, "base": 0.0, "this": 0.0}
+    lines = 0
+    for _ in range(rounds):
+        raw_s, lines = timed(lambda: raw_read_and_hash(path))
+        seconds["raw"] += raw_s
+        seconds["base"] += _verify_seconds(base.resolve(), path)
+        seconds["this"] += _verify_seconds(REPO, path)
+    rates = {name: lines * rounds / s for name, s in seconds.items()}
+    return {
+        "lines": lines,
+        "rounds": rounds,
+        **{f"{name}_lines_per_s": round(rate) for name, rate in rates.items()},
+        "base_ratio_to_raw": round(rates["base"] / rates["raw"], 4),
+        "this_ratio_to_raw": round(rates["this"] / rates["raw"], 4),
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--sizes", type=int, nargs="+", default=[100_000])
+    parser.add_argument("--base", type=Path, help="a checkout of the previous release")
+    parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
     for size in args.sizes:
         with tempfile.TemporaryDirectory() as tmp:
             report("export_roundtrip", round_trip(Path(tmp), size))
+            if args.base is not None:
+                path = Path(tmp) / "out" / "ledger.jsonl"
+                report("verify_export", verify_alternating(path, args.base, args.rounds))
 
 
 if __name__ == "__main__":
