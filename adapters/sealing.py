@@ -149,31 +149,80 @@ def _open(
         state[field] = orjson.loads(plain)
 
 
+def _plan(topic: str | None, skip: frozenset[str]) -> tuple[type[DomainEvent], Any] | None:
+    """A topic's event class and the (field, scope) pairs a batch opens (None: none)."""
+    cls = EVENT_TYPES.get(topic) if topic else None
+    if cls is None or not cls.SEALED:
+        return None
+    fields = tuple((f, scope) for f, scope in cls.SEALED.items() if f not in skip)
+    return (cls, fields) if fields else None
+
+
 def open_rows(
     rows: Sequence[Any], keys: KeyStore | None, skip: frozenset[str] = frozenset()
 ) -> list[dict[str, Any]]:
     """Each row's state decoded and opened, with one key-store read for the whole batch; the
-    fields named in `skip` stay sealed (a reader that never looks at them)."""
-    states: list[dict[str, Any]] = [orjson.loads(r.state) if r.state else {} for r in rows]
+    fields named in `skip` stay sealed (a reader that never looks at them).
+
+    A catch-up opens every event of a batch here: the event class and sealed fields are looked
+    up once per topic, not per event, and a field's key opens it directly (a third of the
+    catch-up went to opening fields one event at a time, through general helpers)."""
+    loads = orjson.loads
+    states: list[dict[str, Any]] = [loads(r.state) if r.state else {} for r in rows]
     if keys is None:
         return states
-    # One pass finds the envelopes (and parses their key ids once), one read fetches the keys.
+    plans: dict[str | None, tuple[type[DomainEvent], Any] | None] = {}
     found: list[tuple[Any, dict[str, Any], type[DomainEvent], list[_Sealed]]] = []
     wanted: list[bytes] = []
     for row, state in zip(rows, states, strict=True):
-        cls = EVENT_TYPES.get(row.topic) if row.topic else None
-        if cls is None or not cls.SEALED:
+        topic = row.topic
+        if topic in plans:
+            plan = plans[topic]
+        else:
+            plan = plans[topic] = _plan(topic, skip)
+        if plan is None:
             continue
-        sealed = _envelopes(cls, state)
-        if skip:
-            sealed = [s for s in sealed if s[0] not in skip]
-        wanted.extend(key_id for _, _, _, key_id in sealed if key_id is not None)
+        cls, fields = plan
+        sealed: list[_Sealed] = []
+        for field, scope in fields:
+            value = state.get(field)
+            if value.__class__ is dict and ENVELOPE in value:
+                key_id = _key_id(value)
+                sealed.append((field, scope, value, key_id))
+                if key_id is not None:
+                    wanted.append(key_id)
         if sealed and row.originator_id:
             found.append((row, state, cls, sealed))
     keyring = keys.get(wanted) if wanted else {}
     for row, state, cls, sealed in found:
-        _open(cls, row.topic, row.originator_id, row.version or 0, state, sealed, keyring)
+        if all(key_id in keyring for _, _, _, key_id in sealed):
+            _open_all(row, state, sealed, keyring)
+        else:  # a forgotten field: its placeholder, and the event's mark
+            _open(cls, row.topic, row.originator_id, row.version or 0, state, sealed, keyring)
     return states
+
+
+def _open_all(
+    row: Any, state: dict[str, Any], sealed: list[_Sealed], keyring: Mapping[bytes, bytes]
+) -> None:
+    """`_open` for an event whose keys are all there (nearly every one), without its checks
+    per field; any failure is left to `_open`, which words it."""
+    stream, topic = _stream_hex(row.originator_id), row.topic
+    prefix = f"{stream}/{row.version or 0}/{topic}/"
+    cipher: AESGCM | None = None
+    last: bytes | None = None
+    try:
+        for field, _, envelope, key_id in sealed:
+            if key_id != last:  # a scope's fields share their key
+                cipher, last = AESGCM(keyring[key_id]), key_id  # type: ignore[index]
+            raw = binascii.a2b_base64(envelope["c"])
+            plain = cipher.decrypt(raw[:12], raw[12:], (prefix + field).encode())  # type: ignore[union-attr]
+            state[field] = orjson.loads(plain)
+    except (InvalidTag, ValueError, KeyError, TypeError):
+        state.update((field, envelope) for field, _, envelope, _ in sealed)
+        _open(
+            EVENT_TYPES[topic], topic, row.originator_id, row.version or 0, state, sealed, keyring
+        )
 
 
 def sealed_keys(rows: Iterable[Any], keys: KeyStore) -> dict[bytes, bytes]:

@@ -10,10 +10,12 @@ import argparse
 import json
 import os
 import resource
+import sqlite3
 import subprocess
 import sys
 import tempfile
 import time
+from datetime import datetime
 from pathlib import Path
 
 import duckdb
@@ -55,6 +57,75 @@ def raw_duckdb_rate(reader: SQLiteLedgerReader, folder: Path) -> float:
     return len(rows) / seconds
 
 
+RAW_ROWS = (
+    "SELECT c.position, c.hash, e.topic, e.originator_id, e.originator_version, e.state "
+    "FROM ledger_chain c JOIN stored_events e ON e.rowid = c.notification_id "
+    "WHERE c.position > ? ORDER BY c.position LIMIT ?"
+)
+
+
+def raw_pipeline_rate(folder: Path, batch: int = 25_000) -> float:
+    """The catch-up's reference: a plain script doing the same physical work on the same rows.
+    Read from SQLite in the projector's batches, each state decoded, each sealed field opened
+    with AES-GCM (its key from one scan of the key store, as a catch-up's), Arrow columns built
+    and inserted into DuckDB, a transaction per batch, a checkpoint at the end."""
+    import base64
+
+    import orjson
+    from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
+    def run() -> int:
+        with sqlite3.connect(folder / "keys.sqlite") as kc:
+            keys = dict(kc.execute("SELECT id, key FROM keys").fetchall())
+        src = sqlite3.connect(folder / "ledger.sqlite")
+        con = duckdb.connect(str(folder / "raw-pipeline.duckdb"))
+        con.execute(f"CREATE TABLE events ({TABLES['events']})")
+        con.execute("CREATE TABLE texts (position BIGINT, field VARCHAR, text VARCHAR)")
+        after = done = 0
+        while chunk := src.execute(RAW_ROWS, (after, batch)).fetchall():
+            cols: dict[str, list[object]] = {n: [] for n in ARROW["events"].names}
+            texts: dict[str, list[object]] = {"position": [], "field": [], "text": []}
+            for position, hash_, topic, oid, version, state in chunk:
+                data = orjson.loads(state)
+                for field, value in data.items():
+                    if isinstance(value, dict) and "$sealed" in value:
+                        raw = base64.b64decode(value["c"])
+                        aad = f"{oid}/{version}/{topic}/{field}".encode()
+                        key = AESGCM(keys[bytes.fromhex(value["$sealed"])])
+                        texts["position"].append(position)
+                        texts["field"].append(field)
+                        texts["text"].append(orjson.loads(key.decrypt(raw[:12], raw[12:], aad)))
+                for name, value in (
+                    ("position", position),
+                    ("time", datetime.fromisoformat(data["timestamp"])),
+                    ("type", topic),
+                    ("aggregate_id", oid),
+                    ("aggregate_kind", topic.split(".")[1]),
+                    ("version", version),
+                    ("hash", hash_),
+                    ("payload", state.decode()),
+                ):
+                    cols[name].append(value)
+            con.execute("BEGIN TRANSACTION")
+            for table, arrow in (
+                ("events", pa.table(cols, schema=ARROW["events"])),
+                ("texts", pa.table(texts)),
+            ):
+                con.register("batch", arrow)
+                con.execute(f"INSERT INTO {table} SELECT * FROM batch")
+                con.unregister("batch")
+            con.execute("COMMIT")
+            after, done = chunk[-1][0], done + len(chunk)
+        con.execute("CHECKPOINT")
+        con.close()
+        src.close()
+        return done
+
+    seconds, done = timed(run)
+    (folder / "raw-pipeline.duckdb").unlink()
+    return done / seconds
+
+
 def catch_up(folder: Path, size: int) -> dict[str, float]:
     app = new_mind(folder)
     fill_s, written = timed(lambda: fill(app, size))
@@ -70,12 +141,15 @@ def catch_up(folder: Path, size: int) -> dict[str, float]:
     seconds, applied = timed(run)
     projector.close()
     raw = raw_duckdb_rate(reader, folder)
+    pipeline = raw_pipeline_rate(folder)
     rate = applied / seconds
     return {
         "events": applied,
         "fill_events_per_s": round(written / fill_s),
         "catch_up_events_per_s": round(rate),
         "catch_up_seconds": round(seconds, 2),
+        "raw_pipeline_events_per_s": round(pipeline),
+        "ratio_to_raw_pipeline": round(rate / pipeline, 3),
         "raw_duckdb_bulk_rows_per_s": round(raw),
         "ratio_to_raw": round(rate / raw, 3),
     }
@@ -92,24 +166,34 @@ print(n, time.perf_counter() - start, resource.getrusage(resource.RUSAGE_SELF).r
 """
 
 
+# The replay's reference, in a process of its own as well: the raw pipeline's time and peak RSS.
+RAW_REPLAY = """
+import resource, sys
+from pathlib import Path
+from bench.projection import raw_pipeline_rate
+rate = raw_pipeline_rate(Path(sys.argv[1]))
+print(rate, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+"""
+
+
 def replay(folder: Path) -> dict[str, float]:
-    out = subprocess.run(
-        [
-            sys.executable,
-            "-c",
-            REPLAY,
-            str(folder),
-            str(folder / "replayed.duckdb"),
-        ],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout.split()
+    def run(*args: str) -> list[str]:
+        return subprocess.run(
+            [sys.executable, "-c", *args], cwd=REPO, capture_output=True, text=True, check=True
+        ).stdout.split()
+
+    out = run(REPLAY, str(folder), str(folder / "replayed.duckdb"))
+    (folder / "replayed.duckdb").unlink()
+    raw = run(RAW_REPLAY, str(folder))
+    raw_seconds = int(out[0]) / float(raw[0])
     return {
         "replay_events": int(out[0]),
         "replay_seconds": round(float(out[1]), 2),
         "replay_peak_rss_mb": round(int(out[2]) / 1024),
+        "raw_pipeline_seconds": round(raw_seconds, 2),
+        "raw_pipeline_peak_rss_mb": round(int(raw[1]) / 1024),
+        "replay_time_to_raw": round(float(out[1]) / raw_seconds, 2),
+        "replay_rss_to_raw": round(int(out[2]) / int(raw[1]), 2),
     }
 
 

@@ -40,6 +40,10 @@ FEW_ROWS = 50
 FEW_UPDATES = 2
 # Sealed fields no handler reads, left sealed (a turn's sent prompt: 3-10 KB per turn).
 UNREAD_FIELDS = frozenset({"prompt"})
+# A long catch-up (a replay, a first follow) checkpoints after about this many events: DuckDB
+# holds what is not yet checkpointed in memory, and the WAL grows until the 1 GB threshold
+# (duckdb_files.py), which took a 1M-event replay's peak memory to 1.65x the raw pipeline's.
+CHECKPOINT_EVENTS = 100_000
 # The tension law's liveness rule: a longer stretch without any event is an outage.
 GAP = timedelta(hours=24)
 
@@ -529,11 +533,16 @@ class Projector:
         `maintain` (the follower, `mind project`, replay) also rewrites the threads' tension
         column and sorts the term index when enough of it is unsorted; the catch-ups of
         readers and turns skip both (they cost time in proportion to the mind's size)."""
-        total = 0
+        total = unsaved = 0
         rows = reader.rows(after=self.position(), batch=batch, stop=stop)
         with paused_gc():
             while chunk := list(islice(rows, batch)):
-                total += self.apply_read(reader, chunk)
+                applied = self.apply_read(reader, chunk)
+                total, unsaved = total + applied, unsaved + applied
+                if unsaved >= CHECKPOINT_EVENTS:
+                    # Between two batches' transactions: what is applied is committed already.
+                    self.con.execute("CHECKPOINT")
+                    unsaved = 0
                 if on_batch:
                     on_batch(len(chunk))
         if total and maintain:

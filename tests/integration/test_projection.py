@@ -159,6 +159,36 @@ def test_a_failing_handler_stops_at_that_event_with_the_position_before_it(
     assert count == (closing - 1, closing - 1)
 
 
+def test_a_catch_up_checkpointing_between_batches_gives_the_same_tables(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    sqlite_mind(tmp_path, commands=12)
+    reader = open_reader(Home(tmp_path))
+    rebuild(tmp_path / "whole.duckdb", reader)
+    checkpoints: list[int] = []
+    monkeypatch.setattr("mindledger.projections.engine.projector.CHECKPOINT_EVENTS", 4)
+    projector = Projector(tmp_path / "in-steps.duckdb")
+    real = projector.con
+
+    class Watched:
+        def __getattr__(self, name: str) -> object:
+            return getattr(real, name)
+
+        def execute(self, sql: str, *args: object) -> object:
+            if sql == "CHECKPOINT":
+                checkpoints.append(projector.position())
+            return real.execute(sql, *args)
+
+    projector.con = Watched()  # type: ignore[assignment]
+    applied = projector.catch_up(reader, batch=3)
+    projector.con = real
+    projector.close()
+
+    assert len(checkpoints) >= 2 and checkpoints == sorted(checkpoints)
+    assert applied == open_reader(Home(tmp_path)).head()[0]
+    assert differences(tmp_path / "whole.duckdb", tmp_path / "in-steps.duckdb") == []
+
+
 def test_replay_refuses_to_overwrite_an_existing_file(tmp_path: Path) -> None:
     sqlite_mind(tmp_path, commands=1)
     (tmp_path / "exists.duckdb").write_bytes(b"")
