@@ -87,6 +87,9 @@ class Endpoint:
     # The JSON body's model (service/bodies.py): it checks the body and the document
     # publishes its schema. `NoBody`: the route takes none (an empty object is allowed).
     body: type[BaseModel] | None = None
+    # The body of a handler that reads its own (the OpenAI routes, by OpenAI's rules: see
+    # service/openai_bodies.py), as the document publishes it; never checked against it here.
+    own_body: Callable[[], type[BaseModel]] | None = None
     headers: tuple[Param, ...] = ()  # request headers it reads (documented; never required)
     auth: bool = True
     streams: bool = False  # may answer text/event-stream

@@ -301,6 +301,7 @@ COMPLETION = {
 
 def extension(minds: Minds) -> Extension:
     """`GET /v1/models` and `POST /v1/chat/completions` on the server."""
+    from mindledger.service import openai_bodies
     from mindledger.service.app import Extension
     from mindledger.service.turn_answers import RETRY_HEADERS
 
@@ -326,6 +327,7 @@ def extension(minds: Minds) -> Extension:
                 tags=("openai",),
                 result=COMPLETION,
                 headers=RETRY_HEADERS,
+                own_body=openai_bodies.chat_body,
             ),
         ]
     )

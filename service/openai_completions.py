@@ -201,6 +201,7 @@ COMPLETION = {
 
 def extension(minds: Minds) -> Extension:
     """`POST /v1/completions` on the server."""
+    from mindledger.service import openai_bodies
     from mindledger.service.app import Extension
 
     return Extension(
@@ -215,6 +216,7 @@ def extension(minds: Minds) -> Extension:
                 streams=True,
                 tags=("openai",),
                 result=COMPLETION,
+                own_body=openai_bodies.completion_body,
             )
         ]
     )

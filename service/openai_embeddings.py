@@ -51,7 +51,8 @@ def embeddings_request(body: Any) -> tuple[str, list[str], str, int | None]:
     body = known_fields(body, KNOWN, "an embeddings")
     model = mind_model(body)
     texts = _texts(body.get("input"))
-    encoding = body.get("encoding_format") or "float"
+    encoding = body.get("encoding_format")
+    encoding = "float" if encoding is None else encoding
     if encoding not in FORMATS:
         raise ApiError(
             400, "invalid_request", "encoding_format must be float or base64", "encoding_format"
@@ -157,6 +158,7 @@ EMBEDDINGS = {
 
 def extension(minds: Minds) -> Extension:
     """`POST /v1/embeddings` on the server."""
+    from mindledger.service import openai_bodies
     from mindledger.service.app import Extension
 
     return Extension(
@@ -170,6 +172,7 @@ def extension(minds: Minds) -> Extension:
                 "base64; nothing recorded.",
                 tags=("openai",),
                 result=EMBEDDINGS,
+                own_body=openai_bodies.embeddings_body,
             )
         ]
     )

@@ -228,6 +228,7 @@ RESPONSE = {
 
 def extension(minds: Minds) -> Extension:
     """`POST /v1/responses` on the server."""
+    from mindledger.service import openai_bodies
     from mindledger.service.app import Extension
 
     return Extension(
@@ -243,6 +244,7 @@ def extension(minds: Minds) -> Extension:
                 streams=True,
                 tags=("openai",),
                 result=RESPONSE,
+                own_body=openai_bodies.responses_body,
             )
         ]
     )

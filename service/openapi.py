@@ -68,7 +68,7 @@ def body_schema(model: type[BaseModel], schemas: dict[str, Any]) -> dict[str, An
 def _errors(ep: Endpoint) -> dict[str, Any]:
     """The error answers a route may give, each in the one error shape."""
     said: dict[str, str] = {}
-    if ep.body is not None or ep.params or not ep.open_query:
+    if ep.body is not None or ep.own_body is not None or ep.params or not ep.open_query:
         said["400"] = "A refused request: `param` names the field at fault."
     if ep.auth:
         said["401"] = "No bearer token, or one that opens no mind here."
@@ -117,12 +117,13 @@ def _operation(ep: Endpoint, schemas: dict[str, Any]) -> dict[str, Any]:
         op["tags"] = list(ep.tags)
     if not ep.auth:
         op["security"] = []
-    if ep.body is not None:
+    body = ep.body or (ep.own_body() if ep.own_body is not None else None)
+    if body is not None:
         from mindledger.service.bodies import NoBody
 
         op["requestBody"] = {
-            "required": ep.body is not NoBody,
-            "content": {"application/json": {"schema": body_schema(ep.body, schemas)}},
+            "required": body is not NoBody,
+            "content": {"application/json": {"schema": body_schema(body, schemas)}},
         }
     return op
 
