@@ -127,6 +127,18 @@ class SQLiteLedgerReader:
             )
         return rows[0][0] if rows else None
 
+    def stream(self, originator_id: str) -> list[ChainRow]:
+        """One aggregate's event rows in version order, as the application loads them (from
+        the events table: an event without a chain entry too, at position 0)."""
+        rows = self._query(
+            "SELECT COALESCE(c.position, 0), COALESCE(c.content_hash, ''), COALESCE(c.hash, ''), "
+            "e.topic, e.originator_id, e.originator_version, e.state FROM stored_events e "
+            "LEFT JOIN ledger_chain c ON c.notification_id = e.rowid "
+            "WHERE e.originator_id = ? ORDER BY e.originator_version",
+            (originator_id,),
+        )
+        return [ChainRow(*r) for r in rows]
+
     def tail(self, limit: int, topic_prefix: str = "") -> list[ChainRow]:
         """The last `limit` chain rows whose topic starts with `topic_prefix`, oldest first."""
         rows = self._query(

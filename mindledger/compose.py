@@ -329,26 +329,33 @@ def identity_of(home: Home) -> Identity:
         app.close()
 
 
-def open_reader(home: Home, hidden: Collection[bytes] = ()) -> LedgerReader:
+def open_reader(home: Home, hidden: Collection[bytes] = (), *, sealed: bool = True) -> LedgerReader:
     """A read-only view of the chain and events, for verify, log and projectors; the keys in
-    `hidden` read as destroyed (a forget's read model built aside)."""
+    `hidden` read as destroyed (a forget's read model built aside). `sealed` False: no key
+    store (a reader of the chain and the clear fields only, such as `status`'s)."""
     home.require()
+    if not sealed:
+        return _reader(home, None)
     keys = open_keys(home)
     if hidden:
         from mindledger.adapters.masked_keys import MaskedKeys
 
         keys = MaskedKeys(keys, hidden)
     try:
-        if home.backend() == "postgres":
-            from mindledger.adapters.postgres_ledger import PostgresLedgerReader
-
-            return PostgresLedgerReader(persistence_env(home), keys)
-        from mindledger.adapters.sqlite_reader import SQLiteLedgerReader
-
-        return SQLiteLedgerReader(home.ledger, keys)
+        return _reader(home, keys)
     except BaseException:
         keys.close()
         raise
+
+
+def _reader(home: Home, keys: KeyStore | None) -> LedgerReader:
+    if home.backend() == "postgres":
+        from mindledger.adapters.postgres_ledger import PostgresLedgerReader
+
+        return PostgresLedgerReader(persistence_env(home), keys)
+    from mindledger.adapters.sqlite_reader import SQLiteLedgerReader
+
+    return SQLiteLedgerReader(home.ledger, keys)
 
 
 def read_model_paths(home: Home) -> ReadModelPaths:

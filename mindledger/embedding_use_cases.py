@@ -12,6 +12,7 @@ from __future__ import annotations
 from mindledger.checked import checked_methods
 from mindledger.compose import Home
 from mindledger.domain.errors import InvalidInputError, UnavailableError
+from mindledger.identity_view import identity_view
 from mindledger.results import EmbeddingsResult
 
 MAX_TEXTS = 2048  # texts per call, as OpenAI's embeddings endpoint takes at most
@@ -28,7 +29,6 @@ class EmbeddingCommands:
         `dimensions`, when given, must be the model's (a vector is never cut to fit).
         InvalidInputError naming `texts[i]` for an empty text or one the model would cut;
         UnavailableError when the model is off or its weights are not installed."""
-        from mindledger.compose import identity_of
         from mindledger.domain.settings import (
             DEFAULT_EMBEDDING_MODEL,
             EMBEDDING_API_BASE,
@@ -36,7 +36,7 @@ class EmbeddingCommands:
         )
 
         _check_texts(texts)
-        config = identity_of(self.home).config
+        config = identity_view(self.home).config
         model = config.get(EMBEDDING_MODEL, DEFAULT_EMBEDDING_MODEL)
         if model == "off":
             raise UnavailableError(

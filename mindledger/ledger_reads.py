@@ -7,7 +7,6 @@ from typing import Any
 
 from mindledger.compose import (
     Home,
-    identity_of,
     open_reader,
     read_model_paths,
 )
@@ -18,15 +17,16 @@ from mindledger.domain.events import FORGOTTEN_MARK
 
 def status_data(home: Home) -> dict[str, Any]:
     """What `mind status --json` prints (the HTTP API's status too)."""
+    from mindledger.identity_view import identity_view
     from mindledger.projections.engine.status import projection_status
 
-    reader = open_reader(home)
+    reader = open_reader(home, sealed=False)  # the chain's head: no sealed field read
     try:
         ledger_id, created_at, _ = reader.meta()
         position, head_hash = reader.head()
     finally:
         reader.close()
-    identity = identity_of(home)
+    identity = identity_view(home)
     return {
         "home": str(home.path),
         "backend": home.backend(),

@@ -7,9 +7,9 @@ from typing import Any
 from mindledger.compose import (
     Home,
     clock_from_env,
-    identity_of,
     read_model,
 )
+from mindledger.identity_view import identity_view
 from mindledger.rules import AsOf
 
 
@@ -19,7 +19,7 @@ def recall_data(home: Home, query: str, budget: int, as_of: AsOf | None = None) 
     from mindledger.projections.queries.listings import ledger_point
     from mindledger.projections.retrieval.recall import recall as run_recall
 
-    embed = embedder(home, identity_of(home).config)
+    embed = embedder(home, identity_view(home).config)
     try:
         with read_model(home) as con:
             position, now = None, clock_from_env()()

@@ -56,9 +56,9 @@ NOT_IMPORTED = {
     "--help": ("pydantic", "duckdb", "eventsourcing", "pyarrow", "numpy", "litellm"),
     "commitments": ("eventsourcing", "pyarrow", "numpy", "litellm"),
     "threads": ("eventsourcing", "pyarrow", "numpy", "litellm"),
-    "status": ("pyarrow", "numpy", "litellm"),
+    "status": ("eventsourcing", "pyarrow", "numpy", "litellm"),
     "log": ("pyarrow", "numpy", "litellm"),
-    "recall report": ("pyarrow", "numpy", "litellm"),
+    "recall report": ("eventsourcing", "pyarrow", "numpy", "litellm"),
     "query SELECT 1": ("pyarrow", "numpy", "litellm"),
     "graph stats": ("litellm",),
 }
