@@ -49,7 +49,7 @@ def rate(n: int, seconds: float) -> float:
     return round(n / seconds, 1)
 
 
-def run(data: Path, items: int, queries: int) -> None:
+def run(data: Path, items: int, queries: int, singles: int = 50) -> None:
     from mindledger.adapters.embeddings import LiteLLMEmbedder
     from mindledger.adapters.key_store import MemoryKeyStore
     from mindledger.adapters.minilm import shared_model
@@ -66,9 +66,9 @@ def run(data: Path, items: int, queries: int) -> None:
     model.encode(pool[:1000])
     batch_raw = rate(len(pool[:1000]), time.perf_counter() - start)
     start = time.perf_counter()
-    for q in questions[:50]:
+    for q in questions[:singles]:
         model.encode([q])
-    single_raw = rate(50, time.perf_counter() - start)
+    single_raw = rate(singles, time.perf_counter() - start)
     with tempfile.TemporaryDirectory() as tmp:
         cache = Path(tmp) / "embeddings.sqlite"
         warm = LiteLLMEmbedder(DEFAULT_EMBEDDING_MODEL, cache, keys)
@@ -76,11 +76,11 @@ def run(data: Path, items: int, queries: int) -> None:
         start = time.perf_counter()
         vectors = warm.matrix(pool)
         batch_litellm = rate(len(pool), time.perf_counter() - start)
-        asked = iter(questions[50:])
+        asked = iter(questions[singles:])
         start = time.perf_counter()
-        for _ in range(50):
+        for _ in range(singles):
             warm([next(asked)])
-        single_litellm = rate(50, time.perf_counter() - start)
+        single_litellm = rate(singles, time.perf_counter() - start)
         in_memory, from_file = [], []
         for _ in range(queries):
             start = time.perf_counter()
@@ -147,8 +147,9 @@ def main() -> None:
     parser.add_argument("--data", type=Path, default=DATA)
     parser.add_argument("--items", type=int, default=10_000)
     parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument("--singles", type=int, default=50, help="questions embedded one by one")
     args = parser.parse_args()
-    run(args.data, args.items, args.queries)
+    run(args.data, args.items, args.queries, args.singles)
 
 
 if __name__ == "__main__":

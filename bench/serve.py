@@ -38,15 +38,23 @@ def base_env() -> dict[str, str]:
 
 
 def mind(args: Sequence[str], env: Mapping[str, str], check: bool = True) -> str:
-    """Run `mind ARGS`; its stdout."""
-    done = subprocess.run([*MIND, *args], env=dict(env), capture_output=True, text=True)
-    if check and done.returncode != 0:
-        raise RuntimeError(f"mind {' '.join(args)} failed: {done.stderr.strip()}")
+    """Run `mind ARGS` in this process with exactly `env` as its environment; its stdout.
+    Setting a mind up and checking it afterwards are not what is measured: a process for each
+    (a mock turn's process imports LiteLLM) made a bench's set-up most of its time."""
+    from click.testing import CliRunner
+
+    from mindledger.cli.main import mind as command
+
+    exact = {k: None for k in os.environ if k not in env} | dict(env)
+    done = CliRunner().invoke(command, list(args), env=exact)
+    if check and done.exit_code != 0:
+        why = done.stderr.strip() or repr(done.exception)
+        raise RuntimeError(f"mind {' '.join(args)} failed: {why}")
     return done.stdout
 
 
 def init_home(folder: Path, name: str, env: Mapping[str, str], turns: int = 5) -> Path:
-    """A new mind with a few turns in it, made in-process."""
+    """A new mind with a few turns in it, made in this process."""
     quiet = {**env, "MIND_NO_SERVER": "1"}
     mind(["--home", str(folder), "init", "--name", name], quiet)
     for i in range(turns):

@@ -26,8 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.common import fill, new_mind, percentiles, report, timed
-from mindledger.adapters.sqlite_ledger import SQLiteLedgerReader
-from mindledger.compose import Home, read_model_paths
+from mindledger.compose import Home, open_reader, read_model_paths
 from mindledger.projections.engine.projector import Projector
 
 VIEWS = ("chat", "ledger", "commitments", "threads", "concepts", "identity", "recall")
@@ -41,7 +40,7 @@ def build(folder: Path, events: int) -> Home:
     app.close()
     home = Home(folder)
     projector = Projector(read_model_paths(home).working)
-    projector.catch_up(SQLiteLedgerReader(home.ledger), maintain=True)
+    projector.catch_up(open_reader(home), maintain=True)  # with the key store: sealed fields
     projector.close()
     return home
 

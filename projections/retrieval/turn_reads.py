@@ -61,10 +61,10 @@ class ReadModelRetrieval:
             session.refresh()  # a published copy to wait for, or a long way behind
             return PendingRead(session, request, session.position())
         except ProjectionError as e:
-            session.close()
+            PendingRead(session, request, 0).close()
             raise ProjectionError(f"{e.reason}; {REFUSED}", e.position) from None
         except BaseException:
-            session.close()
+            PendingRead(session, request, 0).close()
             raise
 
 
@@ -76,7 +76,15 @@ class PendingRead:
 
     def cancel(self) -> None:
         """Close the session without reading."""
+        self.close()
+
+    def close(self) -> None:
+        """Close the session and the turn's embedder: it was made for this turn, and its cache
+        file left open would be held until the collector ran (a forget replaces that file)."""
         self.session.close()
+        close = getattr(self.request.embed, "close", None)
+        if close is not None:
+            close()
 
     def result(self) -> AssembledContext:
         """Retrieve, fuse and render memory within the budget. A failing embedding model costs
@@ -98,7 +106,7 @@ class PendingRead:
                 context = recall(con, r.query, r.budget, r.now, **args)
             return replace(context, head=self.head)
         finally:
-            self.session.close()
+            self.close()
 
 
 class ReadModelThreads:
