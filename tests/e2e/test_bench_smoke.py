@@ -28,7 +28,7 @@ from tests.conftest import REPO
 from tests.foreign_files import SMALL_PMM, pmm_ledger
 
 # Modules of bench/ that are parts of the others, not benchmarks.
-PARTS = {"__init__", "common", "answer_scoring", "locomo_scoring"}
+PARTS = {"__init__", "common", "answer_scoring", "locomo_scoring", "append_worker"}
 ELSEWHERE = {"soak": "tests/e2e/test_soak_smoke.py"}
 
 
@@ -148,7 +148,7 @@ def fewer(monkeypatch: pytest.MonkeyPatch, module: str, function: str, **kwargs:
 
 def test_ledger_runs(bench: Callable[..., Ran], monkeypatch: pytest.MonkeyPatch) -> None:
     fewer(monkeypatch, "ledger", "status_cold_start", runs=1)
-    ran = bench("ledger", "--commands", "20", "--verify-events", "200")
+    ran = bench("ledger", "--commands", "20", "--rounds", "1", "--verify-events", "200")
     assert set(ran.reports) == {"append", "verify", "status"}
 
 
@@ -277,6 +277,13 @@ def test_encryption_runs(
     args = ["--base", REPO, "--sizes", "50", "--catch-up", "0", "--pairs", "1", "--turns", "1"]
     ran = bench("encryption", *args, "--root", tmp_path / "enc")
     assert len(ran.reports["encryption"]) == 2 and ran.reports["encryption_summary"]
+
+
+@pytest.mark.slow
+def test_catchup_runs(bench: Callable[..., Ran], tmp_path: Path) -> None:
+    """Both sides are this tree (a previous release's is the real run's `--base`)."""
+    args = ["--base", REPO, "--size", "200", "--pairs", "1", "--replay", "--root", tmp_path]
+    assert len(bench("catchup", *args).reports["catchup"]) == 4
 
 
 @pytest.mark.slow
