@@ -95,26 +95,61 @@ class HeadAnchorFile:
         the file cannot be written (read-only, full) keeps the ledger write: the anchor is a
         check, not part of the record.
         """
-        payload = json.dumps({"ledger_id": ledger_id, "position": position, "hash": hash_})
+        held = self.hold()
+        if held is not None:
+            try:
+                held.advance(ledger_id, position, hash_)
+            finally:
+                held.release()
+
+    def hold(self) -> HeldAnchor | None:
+        """The file opened (made if missing) and locked exclusively until `release`; None
+        when it cannot be opened for writing (a read-only home)."""
         try:
             fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
         except OSError:
-            return
+            return None
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
             raw = _read_all(fd)
-            try:
-                current = self._parse(raw) if raw.strip() else None
-            except AnchorUnreadableError:
-                current = None
-            if current and current.ledger_id == ledger_id and (current.position or 0) >= position:
-                return
-            data = payload.encode().ljust(len(raw))
-            os.pwrite(fd, data, 0)
+        except OSError:
+            os.close(fd)
+            return None
+        return HeldAnchor(self, fd, raw)
+
+
+class HeldAnchor:
+    """The anchor file under this process's exclusive lock: read once, rewritten at most once."""
+
+    def __init__(self, file: HeadAnchorFile, fd: int, raw: bytes) -> None:
+        self.file, self.fd, self.raw = file, fd, raw
+
+    def read(self) -> Anchor | None:
+        """The head it holds (None when empty); AnchorUnreadableError when it holds none."""
+        return self.file._parse(self.raw) if self.raw.strip() else None
+
+    def advance(self, ledger_id: str, position: int, hash_: str) -> None:
+        """Rewrite it with this head unless it holds a later one of this ledger (no error: the
+        anchor is a check, not part of the record)."""
+        try:
+            current = self.read()
+        except AnchorUnreadableError:
+            current = None
+        if current and current.ledger_id == ledger_id and (current.position or 0) >= position:
+            return
+        payload = json.dumps({"ledger_id": ledger_id, "position": position, "hash": hash_})
+        data = payload.encode().ljust(len(self.raw))
+        try:
+            os.pwrite(self.fd, data, 0)
         except OSError:
             return
-        finally:
-            os.close(fd)
+        self.raw = data
+
+    def release(self) -> None:
+        """Close the file, which lets go of the lock."""
+        if self.fd >= 0:
+            os.close(self.fd)
+            self.fd = -1
 
 
 def _read_all(fd: int) -> bytes:
@@ -150,9 +185,30 @@ class AnchoredRecorder:
         """
         if self.head_anchor is None:
             return
+        self._forget_head()  # an earlier attempt of this thread's append lets go first
+        # Held from here through the commit, so the head recorded after it is read and written
+        # under one lock: one open per append. Order: SQLite's write lock, then this one (a
+        # writer never waits for the ledger while holding the anchor: no deadlock).
+        held = self.head_anchor.hold()
+        try:
+            self._check_held(ledger_id, head, hash_at, held)
+        except BaseException:
+            if held is not None:
+                held.release()
+            raise
+        self._pending_heads().held = held
+
+    def _check_held(
+        self,
+        ledger_id: str,
+        head: int,
+        hash_at: Callable[[int], str | None],
+        held: HeldAnchor | None,
+    ) -> None:
+        assert self.head_anchor is not None
         verify = "run `mind verify`"
         try:
-            anchor = self.head_anchor.read()
+            anchor = held.read() if held is not None else self.head_anchor.read()
         except AnchorUnreadableError as e:
             raise LedgerBehindAnchorError(
                 f"nothing was written: {e}; {verify}, and if the ledger verifies, delete "
@@ -180,11 +236,22 @@ class AnchoredRecorder:
     def _record_head(self) -> None:
         local = self._pending_heads()
         head, local.last = getattr(local, "last", None), None
-        if head is not None and self.head_anchor is not None and self._ledger_id is not None:
-            self.head_anchor.advance(self._ledger_id, head[0], head[1])
+        held, local.held = getattr(local, "held", None), None
+        try:
+            if head is not None and self.head_anchor is not None and self._ledger_id is not None:
+                if held is not None:
+                    held.advance(self._ledger_id, head[0], head[1])
+                else:
+                    self.head_anchor.advance(self._ledger_id, head[0], head[1])
+        finally:
+            if held is not None:
+                held.release()
 
     def _forget_head(self) -> None:
-        self._pending_heads().last = None
+        local = self._pending_heads()
+        held, local.held, local.last = getattr(local, "held", None), None, None
+        if held is not None:
+            held.release()
 
     def _pending_heads(self) -> threading.local:
         # Per thread: a turn appends from a worker thread while the main thread may append too.

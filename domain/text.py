@@ -63,7 +63,11 @@ def clean_text(
 ) -> str:
     """Return `value` stripped, or raise InvalidInputError saying what to fix (`visible`: also
     refuse invisible and direction-changing characters, `refuse_hidden`)."""
-    if any(0xD800 <= ord(ch) <= 0xDFFF for ch in value):
+    # isprintable (C code) is true only of text without a control, format, separator or
+    # surrogate character, so none of the per-character checks below can refuse it: most
+    # texts skip them (they were a tenth of an append's time).
+    printable = value.isprintable()
+    if not printable and any(0xD800 <= ord(ch) <= 0xDFFF for ch in value):
         raise InvalidInputError(f"{field} is not valid UTF-8; re-encode the input as UTF-8")
     value = value.replace("\r\n", "\n").strip()
     if not value:
@@ -72,6 +76,8 @@ def clean_text(
         raise InvalidInputError(
             f"{field} is {len(value):,} characters; the limit is {max_chars:,} (shorten it)"
         )
+    if printable:
+        return value
     for ch in value:
         if unicodedata.category(ch) == "Cc" and ch not in _ALLOWED_CONTROLS:
             raise InvalidInputError(

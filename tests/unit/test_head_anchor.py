@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import fcntl
+import os
 from pathlib import Path
+
+import pytest
 
 from mindledger.adapters.head_anchor import HeadAnchorFile
 
@@ -57,3 +61,22 @@ def test_a_shorter_record_over_a_longer_one_still_reads(tmp_path: Path) -> None:
 
     kept = anchor.read()
     assert kept is not None and (kept.ledger_id, kept.position, kept.hash) == ("new", 1, "b" * 64)
+
+
+def test_a_held_anchor_keeps_other_writers_out_until_released(tmp_path: Path) -> None:
+    target = tmp_path / "ledger-head.json"
+    held = HeadAnchorFile(target).hold()
+    assert held is not None
+    other = os.open(target, os.O_RDWR)
+
+    try:
+        with pytest.raises(BlockingIOError):
+            fcntl.flock(other, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        held.advance("ledger-a", 2, "a" * 64)
+        held.release()
+        fcntl.flock(other, fcntl.LOCK_EX | fcntl.LOCK_NB)  # free once released
+    finally:
+        os.close(other)
+
+    kept = HeadAnchorFile(target).read()
+    assert kept is not None and kept.position == 2
