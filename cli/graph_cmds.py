@@ -13,7 +13,6 @@ from mindledger.cli.output import echo, emit_json, table, write_out
 from mindledger.compose import Home
 from mindledger.domain.errors import InvalidInputError
 from mindledger.graph import GRAPH_FORMATS
-from mindledger.output_paths import names_standard_output
 
 
 @click.group()
@@ -92,6 +91,8 @@ def export_(home: Home, fmt: str, out: Path, as_json: bool) -> None:
 
         mind graph export --format graphml --out mind.graphml
     """
+    from mindledger.output_paths import names_standard_output  # (tempfile, shutil: on use)
+
     to_file = not names_standard_output(out)  # `-` or `/dev/stdout`: printed here
     chosen = click.get_current_context().get_parameter_source("fmt")
     if as_json and not to_file and fmt != "json" and chosen != ParameterSource.DEFAULT:

@@ -126,23 +126,25 @@ def build(
     """A CompletionModel for `spec` (a scripted `mock_reply` makes any spec the mock);
     `api_base`: the caller's (`mind turn --api-base`); the rest comes from the settings."""
     from mindledger.adapters.litellm_model import ModelSettings
-    from mindledger.adapters.local_model import EMBEDDED as EMBEDDED_TUNING
 
     home = home.with_flags(api_base=("`api_base`", api_base))
     settings = home.settings
     load_dotenv(home)
     kind = model_kind("mock" if mock_reply is not None else spec)
     # The embedded model's own reply limit unless one is set (hosted models: the default).
-    limit_set = home.loaded.origins["max_tokens"].source != "default"
+    max_tokens = settings.max_tokens
+    if kind is EMBEDDED and home.loaded.origins["max_tokens"].source == "default":
+        # (the local model's adapter, urllib and its server client, only for that model)
+        from mindledger.adapters.local_model import EMBEDDED as EMBEDDED_TUNING
+
+        max_tokens = EMBEDDED_TUNING.max_tokens
     model_settings = ModelSettings(
         spec=spec,
         api_base=settings.api_base,
         timeout=settings.model_timeout,
         retries=settings.model_retries,
         fallbacks=list(settings.model_fallbacks),
-        max_tokens=settings.max_tokens
-        if limit_set or kind is not EMBEDDED
-        else EMBEDDED_TUNING.max_tokens,
+        max_tokens=max_tokens,
         mock_reply=mock_reply,
     )
     return kind.build(home, model_settings)
