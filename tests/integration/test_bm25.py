@@ -29,6 +29,11 @@ class Spy:
         return self.con.execute(sql, params)
 
 
+def scored_in_numpy(spy: Spy) -> bool:
+    """Whether the query's postings were fetched as columns for `bm25._vector_scored`."""
+    return any(" AS t, position, tf, length" in sql for sql in spy.sql)
+
+
 @pytest.fixture(scope="module")
 def corpus(tmp_path_factory: pytest.TempPathFactory) -> Home:
     folder = tmp_path_factory.mktemp("bm25")
@@ -97,7 +102,8 @@ def test_common_terms_count_only_in_documents_holding_a_rarer_one(
 
     assert [row[0] for row in found] == [p for p, _ in expected]
     assert [row[3] for row in found] == pytest.approx([s for _, s in expected])
-    assert (bm25.FULL in spy.sql) == (not rare)
+    # No common term is tracked here: every posting fetched once, pruned or not in numpy.
+    assert bm25.FULL not in spy.sql and scored_in_numpy(spy)
 
 
 @pytest.mark.parametrize("query", ["tea 3 again", "today zebra", "juice water 4"])
@@ -172,7 +178,7 @@ def test_tracked_document_frequencies_stay_exact_and_give_the_same_answer(
         counted = [sql for sql in spy.sql if "count(*) FROM doc_terms" in sql]
         # The tracked common terms are looked up; "late", common since the sort, is counted.
         assert bool(counted) == ("late" in query)
-        assert (bm25.FULL in spy.sql) == (not rare)
+        assert scored_in_numpy(spy) == (not rare)
         # Before the read model's position the tracked counts are not used: counted instead.
         earlier = bm25.best_scored(con, q, sorted_at)
         con.execute("CREATE OR REPLACE TEMP TABLE saved AS SELECT * FROM term_counts")
@@ -195,7 +201,12 @@ def test_equal_scores_rank_by_position_in_any_summing_order(corpus: Home, query:
         runs = [con.execute(bm25.FULL, args).fetchall() for _ in range(5)]
         postings = con.execute(bm25.POSTINGS, args | {"few": 10**6}).fetchall()
         n, avgdl = con.execute("SELECT count(*), avg(length) FROM docs").fetchone()
+        in_numpy = bm25._vector_scored(con, q, EVERYWHERE, n, avgdl, prune=False)
     assert all(run == runs[0] for run in runs)
+    assert [(r[0], r[1], r[2], list(r[4]), r[5]) for r in in_numpy] == [
+        (r[0], r[1], r[2], list(r[4]), r[5]) for r in runs[0]
+    ]
+    assert [r[3] for r in in_numpy] == pytest.approx([r[3] for r in runs[0]])
     scores = [row[3] for row in runs[0]]
     assert len(set(scores)) < len(scores)  # there are ties to break
     for (p, *_, s), (q_, *_, t) in zip(runs[0], runs[0][1:], strict=False):
