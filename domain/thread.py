@@ -128,13 +128,18 @@ class Thread(AggregateRoot):
         artifact = clean_text(artifact, "artifact", 1000) if artifact else None
         by = by.strip() if by else None
         if verdict == "answered" and not artifact:
-            raise ResolutionError("verdict 'answered' needs an artifact (--artifact PATH_OR_ID)")
+            raise ResolutionError(
+                "verdict 'answered' needs an artifact (`artifact`: a path or an event id)",
+                param="artifact",
+            )
         if verdict == "superseded" and not (by and artifact):
             raise ResolutionError(
-                "verdict 'superseded' needs the superseding thread (--by ID) and an artifact"
+                "verdict 'superseded' needs the superseding thread (`by`: its id) and an "
+                "artifact (`artifact`)",
+                param="artifact" if by else "by",
             )
         if verdict in ("dissolved", "abandoned") and not reason:
-            raise ResolutionError(f"verdict {verdict!r} needs a reason (--reason TEXT)")
+            raise ResolutionError(f"verdict {verdict!r} needs a reason (`reason`)", param="reason")
         self.trigger(self.Resolved, at, verdict=verdict, reason=reason, artifact=artifact, by=by)
 
     def when_Opened(self, e: Opened) -> None:

@@ -66,7 +66,8 @@ def run_query(
     worker.start()
     try:
         finished = outcome.done.wait(limits.seconds)
-        why = None if finished else f"ran longer than {limits.seconds:g} s (--timeout)"
+        limit = f"{limits.seconds:g} s (`seconds`, or the setting query_timeout)"
+        why = None if finished else f"ran longer than {limit}"
     except KeyboardInterrupt:
         why = "was interrupted (Ctrl-C)"
     if why is not None:
@@ -121,13 +122,15 @@ def _fetch(
             outcome.rows.extend(chunk)
             if len(outcome.rows) > limits.rows:
                 raise QueryError(
-                    f"the result has more than {limits.rows} rows (--max-rows); "
+                    f"the result has more than {limits.rows} rows (`max_rows`, or the setting "
+                    "query_max_rows); "
                     "add a LIMIT or an aggregate, or raise the cap"
                 )
             size += _text_bytes(chunk)
             if size > limits.bytes:
                 raise QueryError(
-                    f"the result is larger than {limits.bytes} bytes (--max-bytes); "
+                    f"the result is larger than {limits.bytes} bytes (`max_bytes`, or the setting "
+                    "query_max_bytes); "
                     "select fewer or shorter columns, or raise the cap"
                 )
     except duckdb.InterruptException:

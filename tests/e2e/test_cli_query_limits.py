@@ -26,14 +26,15 @@ def test_a_query_past_its_time_limit_stops_with_one_line(cli: Cli, mind_home: Pa
     assert result.exit_code == 1
     assert result.output == ""
     assert result.stderr == (
-        "Error: the query ran longer than 0.2 s (--timeout) and was stopped; nothing was printed\n"
+        "Error: the query ran longer than 0.2 s (--timeout, or the setting query_timeout) and "
+        "was stopped; nothing was printed\n"
     )
 
 
 @pytest.mark.parametrize(
     ("sql", "options", "message"),
     [
-        ("SELECT * FROM range(11)", ["--max-rows", "10"], "more than 10 rows (--max-rows)"),
+        ("SELECT * FROM range(11)", ["--max-rows", "10"], "10 rows (--max-rows, or the"),
         ("SELECT repeat('x', 600) FROM range(2)", ["--max-bytes", "1000"], "larger than 1000"),
     ],
 )

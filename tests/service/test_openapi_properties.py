@@ -27,6 +27,7 @@ from schemathesis.specs.openapi.checks import (
     response_schema_conformance,
     status_code_conformance,
 )
+from starlette.testclient import TestClient
 
 from mindledger.compose import Home
 from mindledger.service.app import OPTIONAL_EXTENSIONS, build_app
@@ -85,6 +86,7 @@ def _seed(cli: Callable[..., Result]) -> dict[str, str]:
     assert cli("concept", "define", "garden.ferns", "The ferns by the door").exit_code == 0
     kept = cli("remember", "4471", "--question", "What is the boiler code?", "--json")
     made["ref"] = kept.json()["id"]
+    made["live"] = cli("thread", "open", "Hedge?", "--content", "Trim it", "--json").json()["id"]
     return made
 
 
@@ -159,11 +161,12 @@ def test_generated_requests_meet_the_document_and_each_route_accepts_and_refuses
     minds = Minds.open([Home(mind_home)])
     app = build_app(minds, extensions=_openai_extensions(minds))
     schema = schemathesis.openapi.from_asgi("/openapi.json", app)
+    client = TestClient(app)
     auth = {"Authorization": f"Bearer {next(iter(minds)).token}"}
     statuses: dict[Route, list[int]] = defaultdict(list)
     turn: dict[str, str] = {}
 
-    def send(case: Any, headers: dict[str, str] | None = auth) -> None:
+    def send(case: Any, headers: dict[str, str] | None = auth) -> Any:
         route = (case.operation.method.upper(), case.operation.path)
         events = route[1].endswith("/events")
         if events:  # an endless stream: the server ends it at once while "stopping"
@@ -176,6 +179,7 @@ def test_generated_requests_meet_the_document_and_each_route_accepts_and_refuses
         statuses[route].append(answer.status_code)
         if route == ("POST", f"{MIND}/ask") and answer.status_code == 200:
             turn.setdefault("turn", answer.json()["turn"])
+        return answer
 
     def path_values(path: str) -> dict[str, str]:
         values = {"name": "Echo", "model": "mind/Echo", **made, **turn}
@@ -221,6 +225,25 @@ def test_generated_requests_meet_the_document_and_each_route_accepts_and_refuses
                 each()
             except Unsatisfiable:  # nothing to vary: no parameters, no body (GET /healthz)
                 assert mode == GenerationMode.NEGATIVE, route
+
+    # A refusal names the request field, in the message too: never a command line's flag.
+    refusals = [
+        ("forget", {"selector": "speaker", "value": "Nobody"}, "value", 404, "`speaker` Nobody"),
+        (f"threads/{made['live']}/resolve", {"verdict": "dissolved"}, "reason", 400, "`reason`"),
+        (
+            "turns",
+            {"text": "hi", "sampling": {"temperature": 5}},
+            "sampling.temperature",
+            400,
+            "'sampling.temperature' is 5; it must be at most 2",
+        ),
+        ("turns", {"text": "hi", "budget": 10**4000}, "budget", 400, "'budget' is a number of"),
+    ]
+    for path, body, param, status, words in refusals:
+        refused = client.post(f"/v1/minds/Echo/{path}", json=body, headers=auth)
+        error = refused.json()["error"]
+        assert (refused.status_code, error["param"]) == (status, param), error
+        assert words in error["message"] and "--" not in error["message"], error
 
     schemathesis.python.asgi.shutdown_lifespans()
     minds.close(10)
