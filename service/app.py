@@ -117,8 +117,10 @@ def authenticate(authorization: str | None, minds: Minds) -> list[ServedMind]:
         raise ApiError(
             401,
             "unauthorized",
-            "missing bearer token: send the header `Authorization: Bearer TOKEN` with the "
-            "mind's token (its home's server-token file holds it)",
+            # Worded so the redaction of credentials in answers leaves it whole (it would take
+            # the header written out as a credential).
+            "missing bearer token: send the mind's token (its home's server-token file holds "
+            "it) in the Authorization header, after the word Bearer",
         )
     opened = minds.for_token(token)
     if not opened:

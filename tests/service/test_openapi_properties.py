@@ -239,6 +239,8 @@ def test_generated_requests_meet_the_document_and_each_route_accepts_and_refuses
         ),
         ("turns", {"text": "hi", "budget": 10**4000}, "budget", 400, "'budget' is a number of"),
     ]
+    unauthorized = client.get("/v1/minds")  # the whole line, nothing taken for a credential
+    assert "after the word Bearer" in unauthorized.json()["error"]["message"]
     for path, body, param, status, words in refusals:
         refused = client.post(f"/v1/minds/Echo/{path}", json=body, headers=auth)
         error = refused.json()["error"]
