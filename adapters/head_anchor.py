@@ -51,6 +51,7 @@ class HeadAnchorFile:
 
     def __init__(self, path: Path) -> None:
         self.path = path
+        self._parsed: tuple[bytes, Anchor] | None = None  # the last record read or written
 
     def read(self) -> Anchor | None:
         """The recorded head, or None when no file (or an empty one) exists yet."""
@@ -72,6 +73,16 @@ class HeadAnchorFile:
             os.close(fd)  # closing releases the lock
 
     def _parse(self, raw: bytes) -> Anchor:
+        # An append reads the record twice (its check, then its rewrite), mostly the one this
+        # process wrote last: parsed once.
+        parsed = self._parsed
+        if parsed is not None and parsed[0] == raw:
+            return parsed[1]
+        anchor = self._decode(raw)
+        self._parsed = (raw, anchor)
+        return anchor
+
+    def _decode(self, raw: bytes) -> Anchor:
         try:
             data = json.loads(raw)
         except ValueError as e:
@@ -144,6 +155,7 @@ class HeldAnchor:
         except OSError:
             return
         self.raw = data
+        self.file._parsed = (data, Anchor(str(self.file.path), hash_, position, ledger_id))
 
     def release(self) -> None:
         """Close the file, which lets go of the lock."""

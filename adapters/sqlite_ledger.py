@@ -107,6 +107,47 @@ class ChainedSQLiteRecorder(AnchoredRecorder, SQLiteApplicationRecorder):
             self._note_head(str(self._ledger_id), entries)
         return ids
 
+    def select_events(
+        self,
+        originator_id: UUID | str,
+        *,
+        gt: int | None = None,
+        lte: int | None = None,
+        desc: bool = False,
+        limit: int | None = None,
+    ) -> Sequence[StoredEvent]:
+        """The library's query, run as the one statement it is: SQLite reads a statement in a
+        transaction of its own, and the library's explicit BEGIN ... COMMIT around it cost two
+        more statements and their Python per read (a command makes two to four such reads
+        before its append: a fifth of its time)."""
+        statement = self.select_events_statement
+        params: list[Any] = [
+            originator_id.hex if isinstance(originator_id, UUID) else originator_id
+        ]
+        if gt is not None:
+            statement += "AND originator_version>? "
+            params.append(gt)
+        if lte is not None:
+            statement += "AND originator_version<=? "
+            params.append(lte)
+        statement += "ORDER BY originator_version " + ("DESC " if desc else "ASC ")
+        if limit is not None:
+            statement += "LIMIT ? "
+            params.append(limit)
+        with self.datastore.get_connection(commit=False) as conn, conn.cursor() as c:
+            c.execute(statement, params)
+            rows = c.fetchall()
+        convert = self.convert_originator_id
+        return [
+            StoredEvent(
+                originator_id=convert(row["originator_id"]),
+                originator_version=row["originator_version"],
+                topic=row["topic"],
+                state=row["state"],
+            )
+            for row in rows
+        ]
+
 
 def _hash_at(c: SQLiteCursor, position: int) -> str | None:
     c.execute("SELECT hash FROM ledger_chain WHERE position = ?", (position,))
