@@ -50,9 +50,9 @@ def _run() -> None:
     code = run_via_server(sys.argv[1:])
     if code is not None:
         raise SystemExit(code)
-    from mindledger.cli.group import mind
+    from mindledger.cli.group import command_tree
 
-    mind(prog_name="mind")
+    command_tree(sys.argv[1:])(prog_name="mind")
 
 
 def __getattr__(name: str) -> Any:
@@ -60,5 +60,6 @@ def __getattr__(name: str) -> Any:
     if name in ("mind", "MindGroup"):
         from mindledger.cli import group
 
+        group.command_tree()  # every command
         return getattr(group, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -50,9 +50,13 @@ def verbatim_examples(help_text: str) -> str:
     return head + marker + "".join("\n\n\b\n" + p.strip("\n") for p in paragraphs)
 
 
-def share_options(group: click.Group) -> None:
-    """Give every command below `group` a `--home` and verbatim examples."""
-    for command in walk(group):
+def share_options(group: click.Group, below: list[click.Command] | None = None) -> None:
+    """Give every command below `group` a `--home` and verbatim examples; with `below`, only
+    the group itself (when `below` is empty) or those commands and theirs (added later)."""
+    found = walk(group) if below is None else [c for b in below for c in walk(b)]
+    if below == []:
+        found = [group]
+    for command in found:
         if command.callback is not None:  # errors name its flags (`cli.request_words`)
             command.callback = recording(command.callback)
         if command.help:
