@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from mindledger.domain.budgets import shown_number
 from mindledger.domain.errors import InvalidInputError
 
 # The most tokens a reply may be asked for (more than any model gives; the bound keeps a
@@ -58,11 +59,14 @@ NAMES = tuple(Sampling.__dataclass_fields__)
 
 def _number(name: str, value: Any) -> float:
     low, high = RANGES[name]
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise InvalidInputError(f"`{name}` must be a number from {low:g} to {high:g}", param=name)
+    # An integer is compared as it is: one too large for a float is out of range, not a crash.
+    if isinstance(value, float) and not math.isfinite(value):
         raise InvalidInputError(f"`{name}` must be a number from {low:g} to {high:g}", param=name)
     if not low <= value <= high:
         raise InvalidInputError(
-            f"`{name}` is {value:g}; it must be from {low:g} to {high:g}", param=name
+            f"`{name}` is {shown_number(value)}; it must be from {low:g} to {high:g}", param=name
         )
     return float(value)
 
@@ -72,7 +76,7 @@ def _integer(name: str, value: Any, low: int, high: int) -> int:
         raise InvalidInputError(f"`{name}` must be a whole number", param=name)
     if not low <= value <= high:
         raise InvalidInputError(
-            f"`{name}` is {value}; it must be from {low:,} to {high:,}", param=name
+            f"`{name}` is {shown_number(value)}; it must be from {low:,} to {high:,}", param=name
         )
     return value
 

@@ -11,13 +11,10 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from mindledger.domain.budgets import DEFAULT_BUDGET, TURN_BUDGET_FLOOR
+from mindledger.domain.budgets import DEFAULT_BUDGET, MAX_BUDGET, TURN_BUDGET_FLOOR
 from mindledger.domain.choices import FRESHNESS, POLICIES, STATES, VERDICTS
 from mindledger.service.sampling_fields import SAMPLING_HELP, SYSTEM_HELP, Sampling
 
-# The largest budget a request may ask for: more than any model's context, and a bound so a
-# number of thousands of digits is a refusal here, never a failure deeper down.
-MAX_BUDGET = 100_000_000
 SELECTORS = ("turn", "conversation", "speaker", "commitment", "concept", "thread", "knowledge")
 
 

@@ -90,15 +90,10 @@ def _is_int(value: Any) -> bool:
 
 
 def shown(value: Any) -> str:
-    """A number as a message shows it: `5`, `0.5`, or the size of one too long to print (an
-    integer of thousands of digits cannot even be turned into text)."""
-    if _is_int(value):
-        if abs(value) >= 10**30:
-            return f"a number of about {int(value.bit_length() * 0.30103) + 1} digits"
-        return str(value)
-    if isinstance(value, float):
-        return f"{value:g}"
-    return "that"
+    """A number as a message shows it (`5`, `0.5`, or the size of one too long to print)."""
+    from mindledger.domain.budgets import shown_number
+
+    return shown_number(value) if isinstance(value, int | float) else "that"
 
 
 def _fields_at(model: type[BaseModel], loc: tuple[int | str, ...]) -> list[str]:

@@ -11,7 +11,7 @@ from typing import Any, TypeVar
 import anyio.to_thread
 from starlette.responses import StreamingResponse
 
-from mindledger.domain.budgets import DEFAULT_BUDGET, RECALL_BUDGET_FLOOR
+from mindledger.domain.budgets import DEFAULT_BUDGET, MAX_BUDGET, RECALL_BUDGET_FLOOR
 from mindledger.domain.errors import MindError
 from mindledger.ledger_reads import KINDS
 from mindledger.service.endpoints import Call, Endpoint, JsonResponse, Param
@@ -265,6 +265,7 @@ def endpoints() -> list[Endpoint]:
                     "budget",
                     "integer",
                     minimum=RECALL_BUDGET_FLOOR,
+                    maximum=MAX_BUDGET,
                     description=f"Token budget ({DEFAULT_BUDGET}).",
                 ),
                 Param("as_of", description="A ledger position or an ISO-8601 time."),

@@ -15,8 +15,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema, create_model
 
-from mindledger.domain.budgets import TURN_BUDGET_FLOOR
-from mindledger.service.bodies import MAX_BUDGET
+from mindledger.domain.budgets import MAX_BUDGET, TURN_BUDGET_FLOOR
 from mindledger.service.sampling_fields import Sampling
 
 MIND_MODEL = Annotated[

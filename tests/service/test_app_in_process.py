@@ -21,8 +21,9 @@ from starlette.testclient import TestClient
 
 from mindledger.compose import Home
 from mindledger.disk_full import DISK_FULL_MESSAGE
+from mindledger.domain.budgets import MAX_BUDGET
 from mindledger.service.app import Extension, build_app, require_token, served_routes
-from mindledger.service.bodies import MAX_BUDGET, TurnBody
+from mindledger.service.bodies import TurnBody
 from mindledger.service.body_check import check_body
 from mindledger.service.endpoints import Call, Endpoint, Param
 from mindledger.service.errors import ApiError

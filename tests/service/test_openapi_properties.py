@@ -227,6 +227,7 @@ def test_generated_requests_meet_the_document_and_each_route_accepts_and_refuses
                 assert mode == GenerationMode.NEGATIVE, route
 
     # A refusal names the request field, in the message too: never a command line's flag.
+    chat_hot = {"model": "mind/Echo", "messages": [{"role": "user", "content": "Hi"}]}
     refusals = [
         ("forget", {"selector": "speaker", "value": "Nobody"}, "value", 404, "`speaker` Nobody"),
         (f"threads/{made['live']}/resolve", {"verdict": "dissolved"}, "reason", 400, "`reason`"),
@@ -238,11 +239,19 @@ def test_generated_requests_meet_the_document_and_each_route_accepts_and_refuses
             "'sampling.temperature' is 5; it must be at most 2",
         ),
         ("turns", {"text": "hi", "budget": 10**4000}, "budget", 400, "'budget' is a number of"),
+        (
+            "/v1/chat/completions",
+            {**chat_hot, "temperature": 10**4000},
+            "temperature",
+            400,
+            "`temperature` is a number of about 4001 digits",
+        ),
     ]
     unauthorized = client.get("/v1/minds")  # the whole line, nothing taken for a credential
     assert "after the word Bearer" in unauthorized.json()["error"]["message"]
     for path, body, param, status, words in refusals:
-        refused = client.post(f"/v1/minds/Echo/{path}", json=body, headers=auth)
+        url = path if path.startswith("/") else f"/v1/minds/Echo/{path}"
+        refused = client.post(url, json=body, headers=auth)
         error = refused.json()["error"]
         assert (refused.status_code, error["param"]) == (status, param), error
         assert words in error["message"] and "--" not in error["message"], error
