@@ -57,6 +57,7 @@ from mindledger.compose import Home, read_model
 from mindledger.domain.context_port import ContextItem
 from mindledger.domain.settings import DEFAULT_EMBEDDING_MODEL
 from mindledger.projections.retrieval.context import fit
+from mindledger.projections.retrieval.excerpts import pack
 from mindledger.projections.retrieval.item_text import day_of, message_text
 from mindledger.projections.retrieval.recall import gather, rank
 
@@ -151,7 +152,7 @@ def recall_question(con: Any, sample: str, qa: dict[str, Any], embed: Any) -> tu
     gold = gold_ids(qa.get("evidence", []))
     start = time.perf_counter()
     ranked = rank(gather(con, qa["question"], NOW, embed=embed))
-    fitted = {b: fit(ranked, b) for b in BUDGETS}
+    fitted = {b: pack(con, ranked, qa["question"], b) for b in BUDGETS}
     took = time.perf_counter() - start
     row = Scored(sample, qa["category"], sessions=session_recall(ranked, gold))
     for b in BUDGETS:

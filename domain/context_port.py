@@ -28,12 +28,19 @@ class ContextItem:
     clipped: bool = False
     stream: str | None = None  # the aggregate it belongs to, for commitments and threads
     day: str | None = None  # the day a message was said (YYYY-MM-DD): heads its group
+    # A long message's passage: (start, end, whole length) in characters of its stored text.
+    excerpt: tuple[int, int, int] | None = None
 
     def record(self) -> dict[str, Any]:
-        """The item as recorded in the turn (the text itself stays in the ledger). Built by
-        hand: `asdict` (a deep copy) cost 8 ms per turn over a context's ~100 items."""
+        """The item as recorded in the turn (the text itself stays in the ledger; an excerpt's
+        span only when it is one, so earlier turns' records read the same). Built by hand:
+        `asdict` (a deep copy) cost 8 ms per turn over a context's ~100 items."""
         data = dict(vars(self))
         del data["text"]
+        if data["excerpt"] is None:
+            del data["excerpt"]
+        else:
+            data["excerpt"] = list(data["excerpt"])
         return data
 
 

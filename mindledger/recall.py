@@ -42,6 +42,7 @@ def recall_data(home: Home, query: str, budget: int, as_of: AsOf | None = None) 
             "day": i.day,
             "text": i.text,
             "clipped": i.clipped,
+            "excerpt": list(i.excerpt) if i.excerpt else None,
         }
         for i in context.items
     ]

@@ -93,6 +93,8 @@ class ContextItem(Result):
     clipped: bool
     stream: str | None
     day: str | None
+    # A long message's passage: start, end and whole length in characters of its stored text.
+    excerpt: list[int] | None = None
 
 
 class Rejection(Result):
@@ -287,6 +289,9 @@ class RecallItem(Result):
     day: str | None
     text: str
     clipped: bool
+    # A long message entered as a passage: start, end and whole length in characters of its
+    # stored text (the whole: `mind query "SELECT text FROM messages WHERE position = <id>"`).
+    excerpt: list[int] | None = None
 
 
 class RecallResult(Result):

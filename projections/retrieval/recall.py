@@ -284,7 +284,7 @@ def recall(
 ) -> AssembledContext:
     """Retrieve, fuse and pack into `budget` tokens. A turn's context (`for_turn`) also carries
     the threads block's notices: the rule, the triage demand and the last turn's refusals."""
-    from mindledger.projections.retrieval.context import fit
+    from mindledger.projections.retrieval.excerpts import pack
 
     pool = gather(con, query, now, as_of, exclude_turn, embed, refusals=for_turn)
     items = rank(pool, lead_with_threads)
@@ -295,4 +295,4 @@ def recall(
         threads = [n for n, i in enumerate(items) if i.channel == "threads"]
         cut = (threads or fixed or [-1])[-1] + 1
         items = items[:cut] + extra + items[cut:]
-    return fit(items, budget)
+    return pack(con, items, query, budget)
