@@ -44,8 +44,8 @@ _QUANTITY = re.compile(
 )
 _DIGIT = re.compile(r"\d")
 NUMBER_HINT = 0.01  # a tie-break, below any query term's weight
-# Value per token: a message's score is divided by (characters / COST_CHARS) ** VALUE_POWER
-# when it is longer than COST_CHARS (~60 tokens, longer than most turns of a chat).
+# Value per token: an excerpt's score is divided by (characters / COST_CHARS) ** VALUE_POWER
+# (COST_CHARS ~60 tokens, longer than most turns of a chat; `value_order`).
 COST_CHARS = 240
 VALUE_POWER = 1.0
 # Budget left over after packing widens entered passages while at least this much is left.
@@ -113,9 +113,13 @@ def passage(
 
 
 def value_order(items: list[ContextItem]) -> list[ContextItem]:
-    """Messages reordered among their own places by score per cost (a message longer than
-    COST_CHARS costs in proportion, to the power VALUE_POWER); an exact match keeps its place,
-    and so does every other kind of item."""
+    """Messages reordered among their own places by value per cost: the score of an excerpt (or
+    of a long message left whole) is divided by (its characters / COST_CHARS) ** VALUE_POWER,
+    every other message's kept. A long
+    message's score was earned by all of its words, and its passage carries only some of them;
+    a whole message's length says nothing of its worth (a LoCoMo turn with a photo's caption
+    is often the evidence: costing every message by length lost 3 points at 2,000 tokens and
+    14 at 500, bench/locomo.py). An exact match keeps its place, as every other kind does."""
     if VALUE_POWER == 0:
         return items
     slots = [
@@ -123,9 +127,12 @@ def value_order(items: list[ContextItem]) -> list[ContextItem]:
     ]
 
     def value(i: ContextItem) -> float:
-        return i.score / max(1.0, len(i.text) / COST_CHARS) ** VALUE_POWER
+        if i.excerpt is None and len(i.text) <= LONG_CHARS:
+            return i.score
+        cost: float = max(1.0, len(i.text) / COST_CHARS) ** VALUE_POWER
+        return i.score / cost
 
-    ordered = sorted((items[n] for n in slots), key=lambda i: (-value(i), i.id))
+    ordered = sorted((items[n] for n in slots), key=lambda i: -value(i))  # stable: ties keep rank
     out = list(items)
     for n, item in zip(slots, ordered, strict=True):
         out[n] = item
@@ -150,7 +157,7 @@ def pack(
         else:
             room -= len(item.text)
     if not long:
-        return fit(value_order(items), budget)
+        return fit(items, budget)
     stored = dict(
         con.execute(
             "SELECT position, text FROM messages WHERE position IN (SELECT unnest(?))",
