@@ -1,21 +1,26 @@
 """`POST /v1/responses`, OpenAI's Responses API (the OpenAI Agents SDK's default): the request
 read as a turn of `mind/<name>` (service/responses_request.py), run as chat's is
-(`MindLedger.run_turn`), answered as a `response` object whose one output item is the
-assistant's message (`output_text` is the visible reply), with `usage` and the turn record as
+(`MindLedger.attempt_turn`), answered as a `response` object whose output items are the
+assistant's message (`output_text` is the visible reply) and, when the reply calls tools, a
+`function_call` item per call (the call's id is the mind's; the next request's
+`function_call_output` items are a turn linked to this one), with `usage` and the turn record as
 `mind_turn`. `stream: true` answers the Responses event stream, numbered from 0:
-`response.created`, `response.in_progress`, `response.output_item.added`,
-`response.content_part.added`, a `response.output_text.delta` per piece,
-`response.output_text.done`, `response.content_part.done`, `response.output_item.done` and
-`response.completed` (or `response.incomplete` when the model was cut off, `response.failed`
-when the turn failed after its first text). A request refused before the turn began is an error
-response (400 naming the field), never a stream; a failed generation is a 502 with the record."""
+`response.created`, `response.in_progress`; for the message (once it has text, or at the end
+when nothing else is output) `response.output_item.added`, `response.content_part.added`, a
+`response.output_text.delta` per piece, `response.output_text.done`,
+`response.content_part.done`, `response.output_item.done`; for each tool call
+`response.output_item.added`, `response.function_call_arguments.delta` and `.done`,
+`response.output_item.done`; then `response.completed` (or `response.incomplete` when the model
+was cut off, `response.failed` when the turn failed after its first text). A request refused
+before the turn began is an error response (400 naming the field), never a stream; a failed
+generation answers with its status and the record (service/turn_answers.py)."""
 
 from __future__ import annotations
 
 import json
 import time
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from starlette.responses import JSONResponse, Response, StreamingResponse
@@ -25,6 +30,7 @@ from mindledger.service.endpoints import Call, Endpoint, read_json
 from mindledger.service.errors import ApiError, error_body
 from mindledger.service.openai_api import _refused, _the_mind
 from mindledger.service.responses_request import ResponsesRequest, responses_request
+from mindledger.service.responses_tools import call_items, echoed
 from mindledger.service.turn_answers import REPLAYED, failed_turn_response, turn_request
 from mindledger.service.turn_stream import SSE_HEADERS, StreamError, streamed_turn
 from mindledger.turn_attempts import TurnRequest
@@ -78,20 +84,25 @@ def _response(
         "max_output_tokens": sampling.get("max_tokens"),
         "model": request.model,
         "output": [],
-        "parallel_tool_calls": False,
         "previous_response_id": None,
         "reasoning": None,
         "store": False,
         "temperature": sampling.get("temperature"),
-        "text": {"format": {"type": "text"}},
-        "tool_choice": "none",
-        "tools": [],
+        **echoed(request.tooling),
         "top_p": sampling.get("top_p"),
         "truncation": "disabled",
         "usage": None,
         "user": sampling.get("user"),
         "metadata": {},
     }
+
+
+def _output(item_id: str, done: TurnDone, text: str, status: str) -> list[dict[str, Any]]:
+    """The output items: the message (when it has text, or nothing else is output), then a
+    `function_call` per tool call of the reply."""
+    calls = call_items(done.outcome.tool_calls)
+    message = [_message(item_id, text, status)] if text or not calls else []
+    return message + calls
 
 
 def _finished(
@@ -106,7 +117,7 @@ def _finished(
         "status": status,
         "completed_at": None if cut else int(time.time()),
         "incomplete_details": {"reason": "max_output_tokens"} if cut else None,
-        "output": [_message(item_id, reply, status)],
+        "output": _output(item_id, done, reply, status),
         "usage": _usage(done),
         "mind_turn": done.data,
     }
@@ -167,14 +178,19 @@ async def _streamed(
             number += 1
             return _event(kind, number, **fields)
 
+        def opened() -> Iterator[bytes]:
+            item = _message(item_id, None, "in_progress")
+            yield event("response.output_item.added", output_index=0, item=item)
+            yield event("response.content_part.added", **where, part=_text_part(""))
+
         yield event("response.created", response=base)
         yield event("response.in_progress", response=base)
-        item = _message(item_id, None, "in_progress")
-        yield event("response.output_item.added", output_index=0, item=item)
-        yield event("response.content_part.added", **where, part=_text_part(""))
         pieces: list[str] = []
         async for news_item in news:
             if isinstance(news_item, str):
+                if not pieces:
+                    for opening in opened():
+                        yield opening
                 pieces.append(news_item)
                 yield event("response.output_text.delta", **where, delta=news_item, logprobs=[])
                 continue
@@ -182,21 +198,53 @@ async def _streamed(
             if isinstance(news_item, StreamError):
                 error = {"code": "server_error", "message": news_item.message}
                 failed = {**base, "status": "failed", "error": error}
-                failed["output"] = [_message(item_id, text, "incomplete")]
+                failed["output"] = [_message(item_id, text, "incomplete")] if pieces else []
                 if news_item.mind_turn is not None:
                     failed["mind_turn"] = news_item.mind_turn
                 yield event("response.failed", response=failed)
                 return
             finished = _finished(base, item_id, news_item, text)
-            status = finished["status"]
-            yield event("response.output_text.done", **where, text=text, logprobs=[])
-            yield event("response.content_part.done", **where, part=_text_part(text))
-            done_item = _message(item_id, text, status)
-            yield event("response.output_item.done", output_index=0, item=done_item)
-            kind = "response.completed" if status == "completed" else "response.incomplete"
-            yield event(kind, response=finished)
+            for index, item in enumerate(finished["output"]):
+                if item["type"] == "message":
+                    for closing in _message_done(event, item, text, where, bool(pieces), opened):
+                        yield closing
+                else:
+                    for call_event in _call_events(event, index, item):
+                        yield call_event
+            ended = "completed" if finished["status"] == "completed" else "incomplete"
+            yield event(f"response.{ended}", response=finished)
 
     return StreamingResponse(events(), media_type="text/event-stream", headers=SSE_HEADERS)
+
+
+Event = Callable[..., bytes]
+
+
+def _message_done(
+    event: Event,
+    item: dict[str, Any],
+    text: str,
+    where: dict[str, Any],
+    was_opened: bool,
+    opened: Callable[[], Iterator[bytes]],
+) -> Iterator[bytes]:
+    """The message's closing events (opened first when no text came: an empty reply)."""
+    if not was_opened:
+        yield from opened()
+    yield event("response.output_text.done", **where, text=text, logprobs=[])
+    yield event("response.content_part.done", **where, part=_text_part(text))
+    yield event("response.output_item.done", output_index=0, item=item)
+
+
+def _call_events(event: Event, index: int, item: dict[str, Any]) -> Iterator[bytes]:
+    """A tool call's events: the item added with no arguments, its arguments, the item done."""
+    added = {**item, "arguments": "", "status": "in_progress"}
+    yield event("response.output_item.added", output_index=index, item=added)
+    at = {"item_id": item["id"], "output_index": index}
+    arguments, name = item["arguments"], item["name"]
+    yield event("response.function_call_arguments.delta", **at, delta=arguments)
+    yield event("response.function_call_arguments.done", **at, name=name, arguments=arguments)
+    yield event("response.output_item.done", output_index=index, item=item)
 
 
 RESPONSE = {
@@ -211,13 +259,29 @@ RESPONSE = {
         "output": {
             "type": "array",
             "items": {
-                "type": "object",
-                "required": ["type", "id", "status", "role", "content"],
-                "properties": {
-                    "type": {"const": "message"},
-                    "role": {"const": "assistant"},
-                    "content": {"type": "array", "items": {"type": "object"}},
-                },
+                "oneOf": [
+                    {
+                        "type": "object",
+                        "required": ["type", "id", "status", "role", "content"],
+                        "properties": {
+                            "type": {"const": "message"},
+                            "role": {"const": "assistant"},
+                            "content": {"type": "array", "items": {"type": "object"}},
+                        },
+                    },
+                    {
+                        "type": "object",
+                        "required": ["type", "id", "call_id", "name", "arguments", "status"],
+                        "properties": {
+                            "type": {"const": "function_call"},
+                            "id": {"type": "string"},
+                            "call_id": {"type": "string"},
+                            "name": {"type": "string"},
+                            "arguments": {"type": "string"},
+                            "status": {"type": "string"},
+                        },
+                    },
+                ]
             },
         },
         "usage": {"type": "object"},
@@ -237,9 +301,11 @@ def extension(minds: Minds) -> Extension:
                 "POST",
                 "/v1/responses",
                 responses,
-                "OpenAI-compatible Responses API: `input` (a text or message items) is a turn "
-                "of mind/<name>, `instructions` its system prompt; `stream` answers the "
-                "Responses events; the turn record is in `mind_turn`; no tools, no "
+                "OpenAI-compatible Responses API: `input` (a text, or message, function_call "
+                "and function_call_output items) is a turn of mind/<name>, `instructions` its "
+                "system prompt; function `tools` and `text.format` pass to a model that takes "
+                "them, its calls come back as function_call items; `stream` answers the "
+                "Responses events; the turn record is in `mind_turn`; no hosted tools, no "
                 "previous_response_id; extra field `mind_options` as on chat.",
                 streams=True,
                 tags=("openai",),

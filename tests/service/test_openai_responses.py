@@ -2,8 +2,8 @@
 plain and streamed, and its `responses.stream` helper get the turn's reply as `output_text`;
 `instructions` and the input's system, user and assistant items (the SDK's own output item
 passed back too) reach the turn as chat's do; the event stream is numbered in order; what a
-turn cannot honour (tools, `previous_response_id`, `store`, ...) is a 400 naming the field
-that records nothing."""
+turn cannot honour (tools for a model without them, a hosted tool, `previous_response_id`,
+`store`, ...) is a 400 naming the field that records nothing."""
 
 from __future__ import annotations
 
@@ -105,11 +105,12 @@ def test_the_sdks_stream_helper_assembles_the_final_response(served: Served) -> 
         ({"previous_response_id": "resp_123"}, "previous_response_id"),
         ({"store": True}, "store"),
         ({"reasoning": {"effort": "low"}}, "reasoning"),
-        ({"text": {"format": {"type": "json_object"}}}, "text"),
+        ({"text": {"format": {"type": "json_object"}}}, "text.format"),  # the mock takes none
+        ({"tools": [{"type": "web_search"}]}, "tools[0].type"),
         ({"stream_options": {"include_obfuscation": True}, "stream": True}, "stream_options"),
         (
             {"input": [{"type": "function_call_output", "call_id": "c", "output": "4"}]},
-            "input[0].type",
+            "input[0]",  # a result of a call no turn made
         ),
         (
             {"input": [{"role": "user", "content": [{"type": "input_image", "image_url": "x"}]}]},
