@@ -164,6 +164,8 @@ class KeyStore:
     def get(self, ids: Iterable[bytes]) -> dict[bytes, bytes]:
         """The keys that still exist among `ids` (pending ones included)."""
         wanted = set(ids)
+        if not self.pending:  # a reader's store (a catch-up's 25,000 ids): nothing to look at
+            return self._fetch(list(wanted)) if wanted else {}
         with self._lock:
             found = {i: self.pending[i] for i in wanted if i in self.pending}
         rest = [i for i in wanted if i not in found]
@@ -356,8 +358,15 @@ class SQLiteKeyStore(KeyStore):
                 self._all = dict(rows)
             else:
                 self._all = {i: self.wrapping.unwrap(i, k) for i, k in rows}
-        found = {i: self._all[i] for i in ids if i in self._all}
-        missing = [i for i in ids if i not in found]
+        found: dict[bytes, bytes] = {}
+        missing: list[bytes] = []
+        known = self._all.get
+        for i in ids:
+            key = known(i)
+            if key is None:
+                missing.append(i)
+            else:
+                found[i] = key
         if missing:  # keys stored since the scan
             newer = self._fetch_by_id(missing)
             self._all.update(newer)
