@@ -8,8 +8,10 @@ them and packed by the same `fit` to the same budget. Evidence counts as found o
 fact's value is in the context inside its own message's item (`strict`); `message` counts the
 message's id alone, as a message-level benchmark would.
 
-Run: .venv/bin/python -m bench.longmsg [--conversations 20] [--seed 7] [--no-neighbours] [--whole]
-     [--value-power P]
+Run: .venv/bin/python -m bench.longmsg [--conversations 20] [--seed 7] [--no-neighbours]
+     [--whole] [--whole-too] [--value-power P]
+`--whole` recalls with every message whole (as before excerpts); `--whole-too` does both,
+interleaved question by question, and reports the two latencies side by side.
 """
 
 from __future__ import annotations
@@ -88,10 +90,12 @@ def load(conv: Conversation, folder: Path) -> list[int]:
 Store = dict[tuple[str, int], list[dict[str, float]]]
 
 
-def run(count: int, seed: int) -> dict[str, Any]:
+def run(count: int, seed: int, whole_too: bool = False) -> dict[str, Any]:
     ours: Store = defaultdict(list)
     base: Store = defaultdict(list)
+    whole: Store = defaultdict(list)  # recall with every message whole (before excerpts)
     latency: list[float] = []
+    whole_latency: list[float] = []
     tokens: dict[int, list[int]] = defaultdict(list)
     share: dict[int, list[float]] = defaultdict(list)  # of our tokens that went to neighbours
     with tempfile.TemporaryDirectory() as tmp:
@@ -118,11 +122,21 @@ def run(count: int, seed: int) -> dict[str, Any]:
                         packed = fit(ranked, b)
                         for key in (q.kind, "all"):
                             base[(key, b)].append(found(packed, q, ids))
+                    if whole_too:  # interleaved with ours, so the two latencies share the load
+                        kept, excerpts.LONG_CHARS = excerpts.LONG_CHARS, 2**62
+                        for b in BUDGETS:
+                            start = time.perf_counter()
+                            context = recall(con, q.text, b, NOW)
+                            if b == BUDGETS[0]:
+                                whole_latency.append(time.perf_counter() - start)
+                            for key in (q.kind, "all"):
+                                whole[(key, b)].append(found(context, q, ids))
+                        excerpts.LONG_CHARS = kept
     rows = []
     for b in BUDGETS:
         for kind in ("all", "single", "update", "pair"):
             got, ref = ours[(kind, b)], base[(kind, b)]
-            row = {
+            row: dict[str, Any] = {
                 "budget": b,
                 "kind": kind,
                 "questions": len(got),
@@ -132,18 +146,23 @@ def run(count: int, seed: int) -> dict[str, Any]:
                 "bm25_message": round(statistics.mean(r["message"] for r in ref), 3),
             }
             row["ratio"] = round(row["recall"] / max(row["bm25"], 1e-9), 2)
+            if whole_too:
+                row["whole"] = round(statistics.mean(r["strict"] for r in whole[(kind, b)]), 3)
             if kind == "all":
                 row["mean_tokens"] = round(statistics.mean(tokens[b]))
                 row["neighbour_share"] = round(statistics.mean(share[b]), 3)
             rows.append(row)
             report("longmsg", row)
-    summary = {"conversations": count, "seed": seed, **percentiles(latency)}
+    summary: dict[str, Any] = {"conversations": count, "seed": seed, **percentiles(latency)}
+    if whole_too:
+        summary["whole"] = percentiles(whole_latency)
     report("longmsg_latency", summary)
-    print("\nbudget kind    n    recall bm25  ratio  msg   bm25msg")
+    print("\nbudget kind    n    recall bm25  ratio  msg   bm25msg whole")
     for r in rows:
         print(
             f"{r['budget']:<6} {r['kind']:<7} {r['questions']:<4} {r['recall']:<6} "
-            f"{r['bm25']:<5} {r['ratio']:<6} {r['recall_message']:<5} {r['bm25_message']}"
+            f"{r['bm25']:<5} {r['ratio']:<6} {r['recall_message']:<5} {r['bm25_message']:<7} "
+            f"{r.get('whole', '-')}"
         )
     return {"rows": rows, "latency": summary}
 
@@ -154,6 +173,9 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--no-neighbours", action="store_true", help="the channel off")
     parser.add_argument("--whole", action="store_true", help="no excerpts: messages whole")
+    parser.add_argument(
+        "--whole-too", action="store_true", help="also recall with messages whole, interleaved"
+    )
     parser.add_argument("--value-power", type=float, default=excerpts.VALUE_POWER)
     args = parser.parse_args()
     excerpts.VALUE_POWER = args.value_power
@@ -161,7 +183,7 @@ def main() -> None:
         excerpts.LONG_CHARS = 2**62
     if args.no_neighbours:
         channels.NEIGHBOURS_OF = 0
-    run(args.conversations, args.seed)
+    run(args.conversations, args.seed, args.whole_too)
 
 
 if __name__ == "__main__":

@@ -112,14 +112,16 @@ def passage(
     return spans[first][0], spans[last][1]
 
 
-def value_order(items: list[ContextItem]) -> list[ContextItem]:
+def value_order(items: list[ContextItem], blank: frozenset[int] = frozenset()) -> list[ContextItem]:
     """Messages reordered among their own places by value per cost: the score of an excerpt (or
     of a long message left whole) is divided by (its characters / COST_CHARS) ** VALUE_POWER,
     every other message's kept. A long
     message's score was earned by all of its words, and its passage carries only some of them;
     a whole message's length says nothing of its worth (a LoCoMo turn with a photo's caption
     is often the evidence: costing every message by length lost 3 points at 2,000 tokens and
-    14 at 500, bench/locomo.py). An exact match keeps its place, as every other kind does."""
+    14 at 500, bench/locomo.py). An excerpt holding none of the query's words (`blank`: a long
+    neighbour's opening) goes last: on long messages such neighbours took over half the budget
+    for no gain (bench/longmsg.py). An exact match keeps its place, as every other kind does."""
     if VALUE_POWER == 0:
         return items
     slots = [
@@ -127,6 +129,8 @@ def value_order(items: list[ContextItem]) -> list[ContextItem]:
     ]
 
     def value(i: ContextItem) -> float:
+        if i.id in blank:
+            return 0.0
         if i.excerpt is None and len(i.text) <= LONG_CHARS:
             return i.score
         cost: float = max(1.0, len(i.text) / COST_CHARS) ** VALUE_POWER
@@ -167,12 +171,16 @@ def pack(
     stored = {p: t for p, t in stored.items() if len(t) > LONG_CHARS}
     weight = weights(query, items)
     number = asks_number(query)
+    words = re.compile(r"\b(?:" + "|".join(re.escape(t) for t in weight) + ")", re.IGNORECASE)
     out = list(items)
+    blank: set[int] = set()
 
     def cut(n: int, limit: int) -> int:
         """Cut item n to its passage of at most `limit`; the passage's length."""
         item, text = items[n], stored[items[n].id]
         start, end = passage(text, weight, limit, number)
+        if not weight or words.search(text, start, end) is None:
+            blank.add(item.id)
         label = item.text[: item.text.find("] ") + 2]
         shown = (CUT if start else "") + one_line(text[start:end].strip())
         out[n] = replace(
@@ -183,7 +191,7 @@ def pack(
         return end - start
 
     sizes = {n: cut(n, size) for n in long if items[n].id in stored}
-    context = fit(value_order(out), budget)
+    context = fit(value_order(out, frozenset(blank)), budget)
     spare = budget * CHARS_PER_TOKEN - len(context.rendered) - MIN_WIDEN // 4
     entered = {i.id for i in context.items if not i.clipped}
     widened = False
@@ -193,4 +201,4 @@ def pack(
         if items[n].id in entered and sizes[n] < len(stored[items[n].id]):
             spare -= cut(n, sizes[n] + spare) - sizes[n]
             widened = True
-    return fit(value_order(out), budget) if widened else context
+    return fit(value_order(out, frozenset(blank)), budget) if widened else context
