@@ -195,12 +195,13 @@ class Asker:
         on_reply: Callable[[str], None] | None = None,
         client: ClientChat | None = None,
         sampling: Sampling | None = None,
+        on_start: Callable[[str], None] | None = None,
     ) -> TurnOutcome:
         """A turn: a message whose intent exact-matches reusable knowledge is answered from it
         without the model (recorded as such); any other goes to the model. `on_token`,
-        `on_reply`, `client` and `sampling` as `TurnService.run`: a turn with a caller's system
-        prompt, conversation or settings always goes to the model (a stored answer could
-        honour none of them)."""
+        `on_reply`, `client`, `sampling` and `on_start` as `TurnService.run`: a turn with a
+        caller's system prompt, conversation or settings always goes to the model (a stored
+        answer could honour none of them)."""
         own = not client and not sampling
         item = self.mind.knowledge_for(text) if own and text.strip() else None
         if item is None or assess(item, self.mind.clock()).decision != "reuse":
@@ -212,9 +213,15 @@ class Asker:
                 on_reply=on_reply,
                 client=client,
                 sampling=sampling,
+                on_start=on_start,
             )
         turn = self.turns.run(
-            text, MemoryAnswer(item.answer), budget=budget, on_token=on_token, on_reply=on_reply
+            text,
+            MemoryAnswer(item.answer),
+            budget=budget,
+            on_token=on_token,
+            on_reply=on_reply,
+            on_start=on_start,
         )
         semantic = "on" if self.reads is not None else f"off: {self.off}"
         outcome = AskOutcome(

@@ -235,6 +235,7 @@ class TurnService:
         client: ClientChat | None = None,
         sampling: Sampling | None = None,
         retry_of: UUID | None = None,
+        on_start: Callable[[str], None] | None = None,
     ) -> TurnOutcome:
         """One turn; a model failure is recorded and returned, never raised. `tools` are the
         tool runs the runtime made for this turn (the only tool work a reply may cite).
@@ -243,7 +244,8 @@ class TurnService:
         recorded). `client`: the caller's system prompt and earlier messages; `sampling`: its
         settings for this reply (a model that cannot take them refuses before anything is
         recorded). `retry_of`: a failed turn this is another attempt of (`retry`), whose
-        message this `text` is."""
+        message this `text` is. `on_start` hears the turn's id once its start is recorded
+        (before the model is asked: a stream can be named after its turn)."""
         client = client or ClientChat()
         model = tooled(sampled(model, sampling), client.tooling)
         if client.results:
@@ -280,6 +282,8 @@ class TurnService:
         except BaseException:
             pending.cancel()
             raise
+        if on_start is not None:
+            on_start(turn_id.hex)
         context = pending.result()
         turn, seq = started.turn, started.seq
         outcome = TurnOutcome(

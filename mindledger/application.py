@@ -211,10 +211,13 @@ class MindLedger(DirectCommands, KnowledgeCommands, FileCommands, ReadCommands, 
         response_format: Mapping[str, Any] | None = None,
         tool_results: Sequence[Mapping[str, str]] = (),
         retry_of: UUID | None = None,
+        on_start: Callable[[str], None] | None = None,
     ) -> TurnDone:
         """`turn`, with the use case's outcome beside its JSON (for front-ends that render
         more than the JSON, such as the command line's effect lines). `retry_of`: a failed
-        turn this is another attempt of, whose message `text` is (see `attempt_turn`)."""
+        turn this is another attempt of, whose message `text` is (see `attempt_turn`).
+        `on_start` hears the turn's id as soon as it is recorded, before the model answers (a
+        stream named after its turn)."""
         from mindledger.compose import asker
         from mindledger.domain.client_chat import checked_chat
         from mindledger.domain.errors import InvalidInputError
@@ -252,6 +255,7 @@ class MindLedger(DirectCommands, KnowledgeCommands, FileCommands, ReadCommands, 
                         on_reply=on_delta,
                         client=chat,
                         sampling=settings,
+                        on_start=on_start,
                     )
             except BaseException:
                 self._drop_turns()  # a fresh pipeline next time, in case this one broke

@@ -27,6 +27,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
+import uuid
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
@@ -189,6 +190,8 @@ async def _streamed(
     The answer waits for the turn's first news: a refusal (the floor checks every argument
     before it records anything) or a failed generation before any text is an error response
     with its status, never a stream that carries an error."""
+    from mindledger.service.turn_stream import first_news, listeners
+
     loop = asyncio.get_running_loop()
     queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
     secrets = mind_secrets(call)
@@ -201,10 +204,11 @@ async def _streamed(
 
         home = mind.home.path
         try:
-            args = {**request.turn_args(), "on_delta": lambda piece: put("delta", piece)}
+            args = {**request.turn_args(), **listeners(put)}
             attempt = mind.attempt_turn(asked, request.text, args)
             done = attempt.done
             if attempt.replayed:  # answered from the record: its reply, whole
+                put("start", done.data["turn"])
                 put("delta", done.data["reply"])
         except MindError as e:
             put("refused", e)
@@ -215,14 +219,15 @@ async def _streamed(
             put("done", done)
 
     call.minds.turn_pool.submit(run)
-    first = await queue.get()
+    *first, turn = await first_news(queue)
     if first[0] == "refused":
         return _refused(first[1], call, mind, request)
     if first[0] == "error":
         return openai_error(500, first[1]["code"], first[1]["message"])
     if first[0] == "done" and first[1].outcome.status == "failed":
         return failed_turn_response(first[1].data)
-    stream_id = f"{int(time.time() * 1000):x}"
+    # Named after its turn, as a whole answer is (the floor said which once it was recorded).
+    stream_id = turn or (first[1].data["turn"] if first[0] == "done" else uuid.uuid4().hex)
     model = request.model
 
     async def chunks() -> AsyncIterator[bytes]:

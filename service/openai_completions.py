@@ -152,7 +152,7 @@ async def _streamed(
     news = await streamed_turn(call, mind, request, asked)
     if isinstance(news, Response):
         return news
-    stream_id, model = f"{int(time.time() * 1000):x}", request.model
+    stream_id, model = news.turn, request.model
 
     async def chunks() -> AsyncIterator[bytes]:
         async for item in news:

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import json
 import time
-import uuid
 from collections.abc import AsyncIterator, Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -165,8 +164,7 @@ async def _streamed(
     news = await streamed_turn(call, mind, request, asked)
     if isinstance(news, Response):
         return news
-    stream_id = uuid.uuid4().hex
-    response_id, item_id = f"resp_{stream_id}", f"msg_{stream_id}"
+    response_id, item_id = f"resp_{news.turn}", f"msg_{news.turn}"
     base = _response(response_id, created, request, "in_progress")
     where = {"item_id": item_id, "output_index": 0, "content_index": 0}
 

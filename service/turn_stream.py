@@ -4,12 +4,15 @@ the client does, and the answer waits for its first news. A refusal (the floor c
 argument before it records anything) or a failed generation before any text is an error
 response with its status, never a stream that carries an error; after that, the stream gives
 each piece of the visible reply (`str`), then the finished turn (`TurnDone`) or why it ended
-without one (`StreamError`)."""
+without one (`StreamError`). The stream knows its turn's id from the start (`TurnNews.turn`:
+the floor tells it once the turn is recorded), so its ids are the turn's, as a whole answer's
+are."""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+import uuid
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -42,11 +45,33 @@ class StreamError:
     mind_turn: dict[str, Any] | None = None
 
 
+@dataclass(frozen=True)
+class TurnNews:
+    """A streamed turn's id and its news in order (the pieces, then one end)."""
+
+    turn: str
+    items: AsyncIterator[str | TurnDone | StreamError]
+
+    def __aiter__(self) -> AsyncIterator[str | TurnDone | StreamError]:
+        return self.items
+
+
+async def first_news(queue: asyncio.Queue[tuple[str, Any]]) -> tuple[str, Any, str]:
+    """The turn's first news after its start (kind, data) and its id ("" when it never
+    started: a refusal)."""
+    turn = ""
+    kind, data = await queue.get()
+    while kind == "start":
+        turn = data
+        kind, data = await queue.get()
+    return kind, data, turn
+
+
 async def streamed_turn(
     call: Call, mind: ServedMind, request: ChatRequest, asked: TurnRequest
-) -> Response | AsyncIterator[str | TurnDone | StreamError]:
+) -> Response | TurnNews:
     """Start `request`'s turn; an error response when it ends before its first text, else
-    its news in order (the pieces, then one end)."""
+    its id and its news."""
     loop = asyncio.get_running_loop()
     queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
     secrets = mind_secrets(call)
@@ -58,10 +83,11 @@ async def streamed_turn(
         from mindledger.service.errors import internal_error_message
 
         try:
-            args = {**request.turn_args(), "on_delta": lambda piece: put("delta", piece)}
+            args = {**request.turn_args(), **listeners(put)}
             attempt = mind.attempt_turn(asked, request.text, args)  # a retry: the same turn
             done = attempt.done
             if attempt.replayed:  # answered from the record: its reply, whole
+                put("start", done.data["turn"])
                 put("delta", done.data["reply"])
         except MindError as e:
             put("refused", e)
@@ -72,7 +98,7 @@ async def streamed_turn(
             put("done", done)
 
     call.minds.turn_pool.submit(run)
-    kind, data = await queue.get()
+    kind, data, turn = await first_news(queue)
     if kind == "refused":
         return _refused(data, call, mind, request)
     if kind == "error":
@@ -98,4 +124,14 @@ async def streamed_turn(
         else:
             yield data
 
-    return news()
+    named = turn or (data.data["turn"] if kind == "done" else uuid.uuid4().hex)
+    return TurnNews(named, news())
+
+
+def listeners(put: Callable[[str, Any], None]) -> dict[str, Any]:
+    """The floor's turn listeners that put its news on a stream's queue: the turn's id once it
+    is recorded, each piece of the visible reply."""
+    return {
+        "on_start": lambda turn: put("start", turn),
+        "on_delta": lambda piece: put("delta", piece),
+    }

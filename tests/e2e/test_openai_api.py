@@ -83,6 +83,7 @@ def test_a_streamed_completion_sends_the_visible_reply_then_the_turn(server: Ser
     assert not any("COMMIT" in p or "water the plants daily" in p for p in pieces)
     assert final.choices[0].finish_reason == "stop"
     assert all(c.usage is None for c in chunks)  # not asked for
+    assert {c.id for c in chunks} == {f"chatcmpl-{turn['turn']}"}  # the turn's, as a whole one
 
 
 def test_a_streamed_completion_asked_for_usage_ends_with_a_usage_chunk(server: Server) -> None:

@@ -53,6 +53,8 @@ def test_a_streamed_completion_gives_the_reply_in_pieces_then_the_usage(served: 
     assert {c.object for c in chunks} == {"text_completion"}
     assert chunks[-1].choices == [] and chunks[-1].usage is not None
     assert chunks[-2].model_extra["mind_turn"]["reply"] == SCRIPTED["mock_reply"]  # type: ignore[index]
+    turn = chunks[-2].model_extra["mind_turn"]["turn"]  # type: ignore[index]
+    assert {c.id for c in chunks} == {f"cmpl-{turn}"}  # named after its turn, as a whole one
 
 
 @pytest.mark.parametrize(

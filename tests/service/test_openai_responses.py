@@ -85,6 +85,7 @@ def test_a_streamed_response_sends_the_event_sequence_the_sdk_expects(served: Se
     final = events[-1].response  # type: ignore[union-attr]
     assert final.output_text == REPLY and final.id == events[0].response.id  # type: ignore[union-attr]
     assert final.usage is not None and final.usage.output_tokens > 0
+    assert final.id == f"resp_{final.model_extra['mind_turn']['turn']}"  # the turn's, from start
 
 
 def test_the_sdks_stream_helper_assembles_the_final_response(served: Served) -> None:
@@ -163,14 +164,14 @@ def test_a_turn_that_fails_after_its_first_text_ends_the_stream_as_response_fail
     served: Served, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     import mindledger.service.openai_responses as route
-    from mindledger.service.turn_stream import StreamError
+    from mindledger.service.turn_stream import StreamError, TurnNews
 
     async def failing_after_text(*args: Any) -> Any:
         async def news() -> Any:
             yield "Hel"
             yield StreamError("generation failed (server): the model server failed", "model_failed")
 
-        return news()
+        return TurnNews("0" * 32, news())
 
     monkeypatch.setattr(route, "streamed_turn", failing_after_text)
 
