@@ -17,6 +17,7 @@ import itertools
 import json
 import os
 import resource
+import shutil
 import statistics
 import subprocess
 import sys
@@ -127,9 +128,13 @@ def mcp_initialize(home: Path, tree: Path) -> Run:
     return run
 
 
-def commands(tree: Path, small: Path, large: Path, events: int, mcp: bool) -> dict[str, Run]:
-    """Each command of the figure, run by the code in `tree`."""
-    env = environment(small, tree)
+def commands(
+    tree: Path, small: Path, writes: Path, large: Path, events: int, mcp: bool
+) -> dict[str, Run]:
+    """Each command of the figure, run by the code in `tree`. The turn and the commit write to
+    `writes`, a copy of `small`: the listings then read a home nobody wrote to since their last
+    run, so they measure a listing, not the catch-up of the events written between runs."""
+    env, written = environment(small, tree), environment(writes, tree)
     cases = {
         "mind --help": process([*MIND, "--help"], env, tree),
         "mind commitments": process([*MIND, "commitments"], env, tree),
@@ -139,10 +144,12 @@ def commands(tree: Path, small: Path, large: Path, events: int, mcp: bool) -> di
         "mind recall Q --no-server": process([*MIND, "recall", "report", "--no-server"], env, tree),
         "mind turn --model mock --no-server": process(
             [*MIND, "turn", "--model", "mock", "--mock-reply", REPLY, "--no-server", "Hi"],
-            env,
+            written,
             tree,
         ),
-        "mind commit": process([*MIND, "commit", f"Water the plants {tree.name} {{n}}"], env, tree),
+        "mind commit": process(
+            [*MIND, "commit", f"Water the plants {tree.name} {{n}}"], written, tree
+        ),
     }
     if mcp:
         cases["mind mcp (initialize)"] = mcp_initialize(small, tree)
@@ -160,14 +167,15 @@ def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         small, large = small_home(Path(tmp)), large_home(Path(tmp), args.events)
+        writes = Path(shutil.copytree(small, Path(tmp) / "writes"))
         cases: dict[str, Run] = {
             "python -c pass": process([sys.executable, "-c", "pass"], environment(small))
         }
-        this = commands(REPO, small, large, args.events, not args.no_mcp)
+        this = commands(REPO, small, writes, large, args.events, not args.no_mcp)
         base = (
             {}
             if args.base is None
-            else commands(args.base.resolve(), small, large, args.events, not args.no_mcp)
+            else commands(args.base.resolve(), small, writes, large, args.events, not args.no_mcp)
         )
         for name, run in this.items():
             cases[name] = run
