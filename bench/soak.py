@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.common import percentiles
-from bench.serve import OUT, base_env, init_home, start_server, stop_server
+from bench.serve import OUT, base_env, init_home, mind, start_server, stop_server
 from bench.serve_load import Target, check_ledger, request_json, targets
 
 MIX = ("turn", "recall", "turn", "ask", "turn", "recall", "remember_forget", "turn")
@@ -74,12 +74,12 @@ class Load:
             return self.idle.wait_for(lambda: self.waiting >= clients, timeout=deadline)
 
 
-def client(target: Target, c: int, load: Load) -> None:
+def client(target: Target, c: int, load: Load, mix: tuple[str, ...] = MIX) -> None:
     """One client's loop: the mix, over and over, until the time is up."""
     i = 0
     while time.monotonic() < load.until:
         load.wait_if_paused()
-        op = MIX[i % len(MIX)]
+        op = mix[i % len(mix)]
         start = time.perf_counter()
         try:
             if op == "turn":
@@ -204,12 +204,32 @@ def judge(
     }
 
 
-def run(folder: Path, seconds: float, warmup: float, clients: int) -> dict[str, Any]:
+def prime(target: Target) -> None:
+    """Each kind of request once, in order, before the clock starts: what a server loads on
+    first use (the embedding model, on the first ask with an item to compare) is loaded
+    once, not a leak, and would otherwise land in the measured time when the mix first hits
+    it (an ask while a remembered item is not yet forgotten)."""
+    request_json(target, "POST", "turns", {"text": "prime", "model": "mock", "mock_reply": "ok"})
+    request_json(target, "GET", "recall?q=prime&budget=2000", None)
+    item = request_json(target, "POST", "knowledge", {"text": "prime fact"})
+    body = {"question": "What is the prime fact?", "model": "mock", "mock_reply": "It."}
+    request_json(target, "POST", "ask", body)
+    request_json(target, "POST", "forget", {"selector": "knowledge", "value": str(item["id"])})
+
+
+def run(
+    folder: Path, seconds: float, warmup: float, clients: int, mix: tuple[str, ...] = MIX
+) -> dict[str, Any]:
     env = base_env()
     home = init_home(folder / "home", "Soak", env, turns=3)
+    # The mind's own model is the scripted mock, as every request's is: a server warms the
+    # client of its minds' model in the background (LiteLLM, seconds of imports and ~100 MB),
+    # which on a busy machine ended minutes into the run and read as growth.
+    mind(["--home", str(home), "model", "set", "mock"], {**env, "MIND_NO_SERVER": "1"})
     proc, info = start_server([home], env, folder / "serve.log")
     try:
         target = targets(info, [home])[0]
+        prime(target)
         begin = time.monotonic()
         load = Load(until=begin + seconds)
         usage: list[dict[str, float]] = []
@@ -217,7 +237,7 @@ def run(folder: Path, seconds: float, warmup: float, clients: int) -> dict[str, 
         watch.start()
         load.go.set()
         with ThreadPoolExecutor(clients) as pool:
-            running = [pool.submit(client, target, c, load) for c in range(clients)]
+            running = [pool.submit(client, target, c, load, mix) for c in range(clients)]
             time.sleep(max(0.0, begin + warmup - time.monotonic()))  # the warm-up's length
             if not load.paused(clients):
                 raise RuntimeError("the clients did not pause within 120 s")
@@ -250,11 +270,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--warmup", type=float, default=None, help="default: a sixth, at most 300")
     parser.add_argument("--clients", type=int, default=4)
     parser.add_argument("--smoke", action="store_true", help="fail only on records and files")
+    parser.add_argument(
+        "--mix", default=",".join(MIX), help="the requests each client loops over (which grows)"
+    )
     parser.add_argument("--out", type=Path, default=OUT / "soak.json")
     args = parser.parse_args(argv)
     warmup = args.warmup if args.warmup is not None else min(300.0, args.seconds / 6)
     with tempfile.TemporaryDirectory(prefix="mind-soak-") as tmp:
-        figures = run(Path(tmp), args.seconds, warmup, args.clients)
+        mix = tuple(args.mix.split(","))
+        unknown = set(mix) - set(MIX)
+        if unknown:
+            parser.error(f"--mix: unknown requests {sorted(unknown)}; of {sorted(set(MIX))}")
+        figures = run(Path(tmp), args.seconds, warmup, args.clients, mix)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(figures, indent=2) + "\n", encoding="utf-8")
     print(json.dumps(figures, indent=2))
