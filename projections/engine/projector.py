@@ -567,9 +567,15 @@ class Projector:
         tmp = target.with_name(target.name + f".{os.getpid()}.tmp")
         # Made 0600 first: copyfile then truncates it and keeps its mode (and its fast path).
         tmp.unlink(missing_ok=True)
-        create_private_file(tmp)
-        shutil.copyfile(self.path, tmp)
-        os.replace(tmp, target)
+        try:
+            create_private_file(tmp)
+            shutil.copyfile(self.path, tmp)
+            os.replace(tmp, target)
+        except BaseException:
+            # A copy cut short (a full disk) is a file as large as the room it found: a later
+            # command on that disk needs the room more than a sweep that comes at the next publish.
+            tmp.unlink(missing_ok=True)
+            raise
 
 
 def table_names() -> list[str]:
