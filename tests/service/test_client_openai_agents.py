@@ -2,8 +2,8 @@
 `/v1/responses`, its default API: plain text, and with a function tool, whole and streamed.
 The agent's instructions and model settings reach the upstream model and the ledger; the
 model's tool call comes back as a `function_call` item, the SDK runs the tool, and its output
-starts a turn linked to the turn that asked, which gives the final answer. Tracing is off
-(it would export to OpenAI)."""
+starts a turn linked to the turn that asked, which gives the final answer; an output type is
+the response format the model answers in. Tracing is off (it would export to OpenAI)."""
 
 from __future__ import annotations
 
@@ -21,6 +21,7 @@ from agents import (
     set_tracing_disabled,
 )
 from openai import AsyncOpenAI
+from pydantic import BaseModel
 
 from tests.service.live_mind import Live, serve_live
 from tests.service.tool_provider import ANSWER
@@ -109,3 +110,19 @@ def test_a_streamed_agent_run_calls_the_tool_and_streams_the_answer(live: Live) 
     assert "response.output_text.delta" in raw and raw.count("response.completed") == 2
     assert live.upstream[-1]["stream"] is True and live.upstream[-2]["stream"] is True
     check_tool_round_trip(live, result)
+
+
+class Weather(BaseModel):
+    city: str
+    celsius: int
+
+
+def test_an_agents_output_type_is_the_response_format_the_model_answers_in(live: Live) -> None:
+    result = asyncio.run(Runner.run(agent(live, output_type=Weather), "Paris now, as data."))
+
+    sent = live.upstream[-1]["response_format"]
+    assert result.final_output == Weather(city="Paris", celsius=18)
+    assert sent["type"] == "json_schema" and sent["json_schema"]["strict"] is True
+    assert sent["json_schema"]["schema"]["properties"].keys() == {"city", "celsius"}
+    started = live.events("mind.turn.started")[-1]
+    assert started["tooling"]["response_format"] == sent
