@@ -2,7 +2,8 @@
 OpenAI-compatible model: `base_url=…/v1`, `model="mind/Echo"`, the mind's key, nothing else.
 Plain and streamed, the client's system message and settings reach the upstream model and the
 ledger; with `bind_tools`, the model's tool call comes back in OpenAI's shape, and the `tool`
-message sent back starts a turn linked to the turn that asked, which gets the final answer."""
+message sent back starts a turn linked to the turn that asked, which gets the final answer; the
+same through the Responses API (`use_responses_api=True`)."""
 
 from __future__ import annotations
 
@@ -100,3 +101,21 @@ def test_bind_tools_round_trip_links_the_tool_turn_to_the_asking_turn(live: Live
     assert second["tool_results"] == [{"tool_call_id": call["id"], "content": result}]
     assert live.events("mind.turn.replied")[-2]["tool_calls"][0]["id"] == call["id"]
     assert live.mind.verify().ok
+
+
+def test_through_the_responses_api_too(live: Live) -> None:
+    llm = chat(live, use_responses_api=True, temperature=0.1).bind_tools([get_weather])
+    question = HumanMessage("What is the weather in Paris?")
+
+    asked = llm.invoke([SystemMessage(SYSTEM), question])
+    assert isinstance(asked, AIMessage)
+    call = asked.tool_calls[0]
+    answered = llm.invoke([question, asked, ToolMessage("18C", tool_call_id=call["id"])])
+
+    offered = live.upstream[-2]
+    assert (call["name"], call["args"]) == ("get_weather", {"city": "Paris"})
+    assert QUOTED in offered["messages"][0]["content"] and offered["temperature"] == 0.1
+    assert answered.text == ANSWER
+    first, second = live.events("mind.turn.started")[-2:]
+    assert second["follows"] == first["id"]
+    assert second["tool_results"] == [{"tool_call_id": call["id"], "content": "18C"}]
