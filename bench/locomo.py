@@ -151,7 +151,7 @@ class Run:
 def recall_question(con: Any, sample: str, qa: dict[str, Any], embed: Any) -> tuple[Scored, float]:
     gold = gold_ids(qa.get("evidence", []))
     start = time.perf_counter()
-    ranked = rank(gather(con, qa["question"], NOW, embed=embed))
+    ranked = rank(gather(con, qa["question"], NOW, embed=embed, spans=True))
     fitted = {b: pack(con, ranked, qa["question"], b) for b in BUDGETS}
     took = time.perf_counter() - start
     row = Scored(sample, qa["category"], sessions=session_recall(ranked, gold))

@@ -105,7 +105,7 @@ class Workspace(Protocol):
 @dataclass(frozen=True)
 class ContextRequest:
     """What a turn asks memory for: `query` within `budget` tokens as of `now`, leaving out the
-    turn's own message; `embed` turns on the vector channel."""
+    turn's own message; `embed` turns on the vector channel, `spans` the spans channel."""
 
     query: str
     budget: int
@@ -113,6 +113,7 @@ class ContextRequest:
     now: datetime
     lead_with_threads: bool = False
     embed: Embed | None = None
+    spans: bool = False
 
 
 class PendingContext(Protocol):

@@ -68,17 +68,22 @@ WORKSPACE = "workspace"
 EMBEDDING_MODEL = "embedding.model"  # a LiteLLM embedding model, or "off"
 EMBEDDING_API_BASE = "embedding.api_base"  # an OpenAI-compatible server's URL, or "off"
 EMBEDDING_RECALL = "embedding.recall"  # "on": recall's vector channel uses the model
+RECALL_SPANS = "recall.spans"  # "on": recall's spans channel (windows of consecutive messages)
 # The offline default (adapters/minilm.py, registered with LiteLLM as the provider `local`).
 DEFAULT_EMBEDDING_MODEL = "local/all-minilm-l6-v2"
 # Off: on LoCoMo the vector channel did not raise evidence recall enough to pay for its latency
 # (BENCHMARKS.md "Embeddings").
 DEFAULT_EMBEDDING_RECALL = "off"
+# Off: on LoCoMo the spans channel moved evidence recall by less than the noise and cost recall
+# time (docs/benchmarks/locomo-spans.md).
+DEFAULT_RECALL_SPANS = "off"
 TEXT_SETTINGS = {
     WORKSPACE: "folder whose files count as evidence of work on threads",
     EMBEDDING_MODEL: "LiteLLM embedding model for semantic matching and recall's vector "
     "channel (local/all-minilm-l6-v2 runs offline), or off",
     EMBEDDING_API_BASE: "base URL of an OpenAI-compatible embedding server, or off",
     EMBEDDING_RECALL: "on or off: recall's vector channel (cosine over the latest messages)",
+    RECALL_SPANS: "on or off: recall's spans channel (windows of consecutive messages)",
 }
 KEYS = (*SETTINGS, *TEXT_SETTINGS)
 # The embedding server's base URL: a request goes there with the provider's key.
@@ -99,7 +104,7 @@ def check_setting(key: str, value: str) -> str:
         if not value or "\x00" in value or "\n" in value:
             what = "a directory path" if key == WORKSPACE else "one line of text (or off)"
             raise InvalidInputError(f"{key} must be {what}")
-        if key == EMBEDDING_RECALL and value not in ("on", "off"):
+        if key in (EMBEDDING_RECALL, RECALL_SPANS) and value not in ("on", "off"):
             raise InvalidInputError(f"{key} must be on or off")
         if key == EMBEDDING_API_BASE and value != "off" and not _HTTP_URL.match(value):
             raise InvalidInputError(f"{key} must be an http:// or https:// URL, or off")
@@ -149,4 +154,5 @@ def defaults() -> dict[str, str]:
     out[EMBEDDING_MODEL] = DEFAULT_EMBEDDING_MODEL
     out[EMBEDDING_API_BASE] = "off"
     out[EMBEDDING_RECALL] = DEFAULT_EMBEDDING_RECALL
+    out[RECALL_SPANS] = DEFAULT_RECALL_SPANS
     return out

@@ -31,7 +31,7 @@ from mindledger.domain.prompts import AUTONOMY_PROMPT, prompt_messages
 from mindledger.domain.redaction import redact
 from mindledger.domain.reply_stream import ReplyStream
 from mindledger.domain.sampling import Sampling
-from mindledger.domain.settings import thread_params
+from mindledger.domain.settings import DEFAULT_RECALL_SPANS, RECALL_SPANS, thread_params
 from mindledger.domain.tool_use import MAX_CALLS, asking_turn, call_id, tooled
 from mindledger.domain.turn import REPLY_LIMIT, Speaker, Turn, TurnFinishedError
 from mindledger.domain.turn_effects import CUT_OFF_REASON, TurnEffects, TurnSetting, unfinished_line
@@ -269,6 +269,7 @@ class TurnService:
                 self.mind.clock(),
                 lead_with_threads=not text,
                 embed=self.embedder(identity.config) if self.embedder else None,
+                spans=identity.config.get(RECALL_SPANS, DEFAULT_RECALL_SPANS) == "on",
             )
         )
         try:

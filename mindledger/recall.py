@@ -16,17 +16,20 @@ from mindledger.rules import AsOf
 def recall_data(home: Home, query: str, budget: int, as_of: AsOf | None = None) -> dict[str, Any]:
     """What `mind recall --json` prints (the HTTP API's recall too)."""
     from mindledger.compose import embedder
+    from mindledger.domain.settings import DEFAULT_RECALL_SPANS, RECALL_SPANS
     from mindledger.projections.queries.listings import ledger_point
     from mindledger.projections.retrieval.recall import recall as run_recall
 
-    embed = embedder(home, identity_view(home).config)
+    config = identity_view(home).config
+    embed = embedder(home, config)
+    spans = config.get(RECALL_SPANS, DEFAULT_RECALL_SPANS) == "on"
     try:
         with read_model(home) as con:
             position, now = None, clock_from_env()()
             if as_of is not None:
                 position, at = ledger_point(con, as_of.position, as_of.time)
                 now = at or now
-            context = run_recall(con, query, budget, now, as_of=position, embed=embed)
+            context = run_recall(con, query, budget, now, as_of=position, embed=embed, spans=spans)
     finally:
         if embed is not None:
             embed.close()  # its cache file, now (a forget may replace it)

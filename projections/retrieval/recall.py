@@ -2,7 +2,8 @@
 budget. Deterministic: the same read model and query give the same selection (ties by position).
 
 Channels: lexical (BM25 over messages, commitments, concepts and threads), neighbours (the turns
-around the best lexical hits), concepts (named or aliased in the query, and their relations),
+around the best lexical hits), spans (the messages of the windows of consecutive messages whose
+lexical hits score best), concepts (named or aliased in the query, and their relations),
 commitments (open), threads (live), recency (the latest messages), time (messages inside a time
 window the query names), knowledge (the item asking the query's question, and with an embedder
 the nearest questions), and vector similarity when an embedder is given (off by default).
@@ -32,6 +33,7 @@ from mindledger.projections.retrieval.exact import WHOLE, exact_lead
 from mindledger.projections.retrieval.item_text import Found, commitment_text, identity_text, said
 from mindledger.projections.retrieval.knowledge_channel import knowledge_channel
 from mindledger.projections.retrieval.names import keys_in
+from mindledger.projections.retrieval.spans import span_channel
 from mindledger.projections.retrieval.speakers import said_by
 from mindledger.projections.retrieval.thread_context import (
     ThreadView,
@@ -115,19 +117,21 @@ def gather(
     exclude_turn: str | None = None,
     embed: Callable[[list[str]], list[list[float]]] | None = None,
     refusals: bool = False,
+    spans: bool = False,
 ) -> Pool:
     """Run every channel and pool the results (`refusals`: also read the last turn's refused
-    lines, for the threads block). The channels' reads run on two connections at once
-    (`projections.retrieval.concurrent_reads`); they are pooled in a fixed order."""
+    lines, for the threads block; `spans`: run the spans channel). The channels' reads run on
+    two connections at once (`projections.retrieval.concurrent_reads`); they are pooled in a
+    fixed order."""
     limit = NO_LIMIT if as_of is None else as_of
     keys = set(keys_in(query))  # the names the query could hold
-    spans = windows(query, now)
+    periods = windows(query, now)  # the time windows the query names
     inside = "time >= ? AND time < ? AND position <= ?"
     reads: list[Callable[[duckdb.DuckDBPyConnection], Any]] = [
         # The longest first, so that the two connections finish together (the vector channel
         # embeds the query meanwhile: numpy and DuckDB both let go of the GIL).
         lambda c: vector_channel(c, query, limit, embed) if embed is not None else [],
-        lambda c: lexical_channel(c, query, limit),
+        lambda c: with_spans(c, query, lexical_channel(c, query, limit), limit, spans),
         lambda c: live_threads(c, now, limit),
         lambda c: open_commitments(c, limit),
         lambda c: concept_channel(c, keys, limit),
@@ -139,13 +143,13 @@ def gather(
             RECENT,
         ),
         lambda c: said_by(c, query, keys, limit),
-        lambda c: [messages(c, inside, [s, e, limit], "position", 500) for s, e, _ in spans],
+        lambda c: [messages(c, inside, [s, e, limit], "position", 500) for s, e, _ in periods],
         lambda c: rows(c, "SELECT name FROM identity"),
         lambda c: last_refusals(c, exclude_turn) if refusals else [],
     ]
     (
         similar,
-        (hits, texts, found),
+        (hits, texts, found, (in_spans, span_ranks)),
         threads,
         (open_, served),
         (concept_items, bound),
@@ -201,7 +205,8 @@ def gather(
         [f for f, _ in found],
         [lexical_rank[hit] + NEIGHBOUR_PENALTY for _, hit in found],
     )
-    for (_, _, words), inside_rows in zip(spans, in_windows, strict=True):
+    pool.add("spans", in_spans, span_ranks)
+    for (_, _, words), inside_rows in zip(periods, in_windows, strict=True):
         # Inside the window, what the words also found comes first, then the rest in order.
         inside_rows.sort(key=lambda r: (lexical_rank.get(r[0], NO_LIMIT), r[0]))
         pool.add(
@@ -236,6 +241,14 @@ def gather(
 
 
 EXACT_REASONS = {WHOLE: "exact: the query is its text", 1: "exact: it holds the query's words"}
+
+
+def with_spans(
+    con: duckdb.DuckDBPyConnection, query: str, lexical: tuple[Any, ...], limit: int, on: bool
+) -> tuple[Any, ...]:
+    """The lexical channel's reads and, from its hits, the spans channel's
+    (`projections.retrieval.spans`): one chain, the spans need the hits."""
+    return (*lexical, span_channel(con, query, lexical[0], limit) if on else ([], []))
 
 
 def rank(pool: Pool, lead_with_threads: bool = False) -> list[ContextItem]:
@@ -281,12 +294,13 @@ def recall(
     embed: Callable[[list[str]], list[list[float]]] | None = None,
     for_turn: bool = False,
     lead_with_threads: bool = False,
+    spans: bool = False,
 ) -> AssembledContext:
     """Retrieve, fuse and pack into `budget` tokens. A turn's context (`for_turn`) also carries
     the threads block's notices: the rule, the triage demand and the last turn's refusals."""
     from mindledger.projections.retrieval.excerpts import pack
 
-    pool = gather(con, query, now, as_of, exclude_turn, embed, refusals=for_turn)
+    pool = gather(con, query, now, as_of, exclude_turn, embed, refusals=for_turn, spans=spans)
     items = rank(pool, lead_with_threads)
     if for_turn:
         extra = notices(pool.threads, pool.refusals)

@@ -97,6 +97,7 @@ class PendingRead:
                 "exclude_turn": r.exclude_turn,
                 "for_turn": True,
                 "lead_with_threads": r.lead_with_threads,
+                "spans": r.spans,
             }
             try:
                 context = recall(con, r.query, r.budget, r.now, embed=r.embed, **args)

@@ -338,6 +338,7 @@ BAD_MIND = {
     "embedding.model": "two\nlines",
     "embedding.api_base": " ",
     "embedding.recall": "sometimes",
+    "recall.spans": "sometimes",
 }
 
 
