@@ -4,6 +4,8 @@ evidence than a plain BM25 packed by the same `fit` at 2,000 tokens."""
 
 from __future__ import annotations
 
+import json
+from collections.abc import Callable
 from pathlib import Path
 
 from bench.longmsg import baseline_items, found, load
@@ -19,6 +21,7 @@ from mindledger.projections.retrieval.excerpts import (
     units,
 )
 from mindledger.projections.retrieval.recall import recall
+from tests.conftest import Result
 from tests.integration.test_recall_exactness import NOW
 
 REPLY = " ".join(f"Sentence {n} talks about the deploy pipeline in general." for n in range(60))
@@ -77,3 +80,40 @@ def test_recall_on_long_messages_enters_passages_and_beats_bm25(tmp_path: Path) 
     assert any(i.excerpt for i in context.items)
     assert sum(ours) > sum(bm25)
     assert sum(ours) / len(ours) >= 0.8
+
+
+def test_a_turn_records_the_passage_it_was_given_and_recall_json_shows_it(
+    cli: Callable[..., Result], mind_home: Path, tmp_path: Path
+) -> None:
+    advice = "Think about the deploy pipeline before the next release. " * 40
+    reply = (advice + "The staging pool holds 340 connections since May. " + advice).strip()
+    chat = tmp_path / "chat.jsonl"
+    chat.write_text(
+        json.dumps({"role": "user", "content": "how is staging?"})
+        + "\n"
+        + json.dumps({"role": "assistant", "content": reply})
+        + "\n"
+    )
+    assert cli("import", "chat", str(chat)).exit_code == 0
+
+    turn = json.loads(
+        cli(
+            "turn",
+            "How big is the staging pool?",
+            "--model",
+            "mock",
+            "--mock-reply",
+            "340.",
+            "--json",
+        ).output
+    )
+    recalled = json.loads(
+        cli("recall", "How big is the staging pool?", "--budget", "300", "--json").output
+    )
+
+    cut = [i for i in turn["context"] if i.get("excerpt")]
+    shown = [i for i in recalled["items"] if i["excerpt"]]
+    assert len(cut) == len(shown) == 1
+    start, end, whole = shown[0]["excerpt"]
+    assert whole == len(reply) and "340 connections" in reply[start:end]
+    assert "340 connections" in shown[0]["text"] and shown[0]["text"].endswith("…")
