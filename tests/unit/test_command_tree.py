@@ -58,3 +58,9 @@ def test_a_command_run_imports_only_its_own_module() -> None:
 
     assert result.stdout.split("]")[0] + "]" == "['close', 'commit', 'commitments']"
     assert result.stdout.strip().endswith("False"), result.stderr
+
+
+def test_every_command_module_is_in_the_map() -> None:
+    modules = {p.stem for p in (REPO / "cli").glob("*.py") if "\ndef register(" in p.read_text()}
+
+    assert modules == set(COMMAND_MODULES)
