@@ -28,7 +28,14 @@ from tests.conftest import REPO
 from tests.foreign_files import SMALL_PMM, pmm_ledger
 
 # Modules of bench/ that are parts of the others, not benchmarks.
-PARTS = {"__init__", "common", "answer_scoring", "locomo_scoring", "append_worker"}
+PARTS = {
+    "__init__",
+    "common",
+    "answer_scoring",
+    "locomo_scoring",
+    "append_worker",
+    "longmsg_data",
+}
 ELSEWHERE = {"soak": "tests/e2e/test_soak_smoke.py"}
 
 
@@ -195,6 +202,14 @@ def test_locomo_runs(bench: Callable[..., Ran], tmp_path: Path) -> None:
 def test_recall_runs(bench: Callable[..., Ran], tmp_path: Path) -> None:
     data = tiny_locomo(tmp_path / "locomo.json")
     assert bench("recall", "--sizes", "200", "--queries", "3", "--data", data).reports["recall"]
+
+
+def test_longmsg_runs(
+    bench: Callable[..., Ran], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    fewer(monkeypatch, "longmsg", "conversations", sessions=5, exchanges=6)
+    bench("longmsg", "--conversations", "1")
+    assert capsys.readouterr().out
 
 
 def test_import_pmm_runs(bench: Callable[..., Ran], tmp_path: Path) -> None:
