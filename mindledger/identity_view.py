@@ -58,8 +58,10 @@ def identity_view(home: Home) -> IdentityView:
         found = identity_of(home)
         return IdentityView(found.name, found.model, dict(found.config))
     from mindledger.adapters.sqlite_reader import SQLiteLedgerReader
+    from mindledger.compose import finish_forgets
 
     home.require()
+    finish_forgets(home)  # as opening the application does: a read never shows a forgotten text
     try:
         reader = SQLiteLedgerReader(home.ledger)  # no key store: no field read here is sealed
     except FileNotFoundError:
