@@ -48,20 +48,34 @@ def body(shown: str) -> str:
     return shown
 
 
-def tier(query: list[str], shown: str) -> int:
+def phrase(query: list[str]) -> re.Pattern[str]:
+    """The query's words as a run in a lower-cased text, anything but a letter or digit
+    between them (it starts with the first word itself, so the scan looks for that literal;
+    `holds` checks the character before)."""
+    inner = r"[^a-z0-9]+".join(re.escape(w) for w in query)
+    return re.compile(rf"{inner}(?![a-z0-9])")
+
+
+def holds(run: re.Pattern[str], low: str) -> bool:
+    """Whether `run` matches in `low` at the start of a word."""
+    return any(
+        m.start() == 0 or not low[m.start() - 1].isalnum() or not low[m.start() - 1].isascii()
+        for m in run.finditer(low)
+    )
+
+
+def tier(query: list[str], shown: str, run: re.Pattern[str] | None = None) -> int:
     """WHOLE when the item's text is exactly the query's words, INSIDE when it holds them as a
-    run, else 0."""
+    run, else 0 (`run`: `phrase(query)`, compiled once by a caller with many items)."""
     text = body(shown)
     low = text.lower()
     if not query or max(query, key=len) not in low:  # a cheap test first: most fail it
         return 0
-    found = words(text)
-    if found == query:
-        return WHOLE
-    if len(query) < 2 or len(query) > len(found):
+    if not holds(run or phrase(query), low):  # one scan, not a tokenized long text
         return 0
-    joined = " " + " ".join(found) + " "
-    return INSIDE if " " + " ".join(query) + " " in joined else 0
+    if len(low) <= 2 * sum(len(w) + 1 for w in query) + 8 and words(text) == query:
+        return WHOLE
+    return INSIDE if len(query) >= 2 else 0
 
 
 def exact_lead(query: str, candidates: Iterable[Shown]) -> dict[int, int]:
@@ -69,7 +83,8 @@ def exact_lead(query: str, candidates: Iterable[Shown]) -> dict[int, int]:
     q = words(query)
     if not q or len(q) > MAX_WORDS:
         return {}
-    tiers = {c.id: t for c in candidates if (t := tier(q, c.text))}
+    run = phrase(q)
+    tiers = {c.id: t for c in candidates if (t := tier(q, c.text, run))}
     inside = [i for i, t in tiers.items() if t == INSIDE]
     if len(inside) > FEW_INSIDE:
         for i in inside:

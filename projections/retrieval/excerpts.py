@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 import re
+from bisect import bisect_right
 from dataclasses import replace
 
 import duckdb
@@ -95,10 +96,14 @@ def passage(
     found = re.compile(rf"\b(?:{pattern})", re.IGNORECASE) if pattern else None
     score = [0.0] * len(spans)
     if found is not None:
-        for n, (s, e) in enumerate(spans):
-            seen = {m.group(0).lower() for m in found.finditer(text, s, e)}
-            score[n] = sum(weight.get(w, 0.0) for w in seen)
-            if number and score[n] and _DIGIT.search(text, s, e):
+        # One scan of the text, each match put in its unit (a scan per unit cost ~3x).
+        starts = [s for s, _ in spans]
+        seen: dict[int, set[str]] = {}
+        for m in found.finditer(text):
+            seen.setdefault(bisect_right(starts, m.start()) - 1, set()).add(m.group(0).lower())
+        for n, held in seen.items():
+            score[n] = sum(weight.get(w, 0.0) for w in held)
+            if number and score[n] and _DIGIT.search(text, *spans[n]):
                 score[n] += NUMBER_HINT
     best = max(range(len(spans)), key=lambda n: (score[n], -n)) if any(score) else 0
     first = last = best
