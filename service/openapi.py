@@ -28,6 +28,17 @@ ERROR_SCHEMA = {
     },
 }
 REF = "#/components/schemas/{model}"
+# One server-sent event of a stream (its `data` a line of JSON, as the route's summary says).
+SSE_EVENT = {
+    "type": "object",
+    "required": ["data"],
+    "properties": {
+        "event": {"type": "string"},
+        "data": {"type": "string"},
+        "id": {"type": "string"},
+        "retry": {"type": "integer"},
+    },
+}
 
 
 def result_schema(result: Any, schemas: dict[str, Any]) -> dict[str, Any]:
@@ -104,7 +115,7 @@ def _operation(ep: Endpoint, schemas: dict[str, Any]) -> dict[str, Any]:
     if ep.result is not None or not ep.streams:
         content["application/json"] = {"schema": result_schema(ep.result, schemas)}
     if ep.streams:
-        content["text/event-stream"] = {"schema": {"type": "string"}}
+        content["text/event-stream"] = {"schema": SSE_EVENT}
     op: dict[str, Any] = {
         "summary": ep.summary,
         "operationId": ep.method.lower()

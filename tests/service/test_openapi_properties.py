@@ -140,7 +140,7 @@ def _accepted(made: dict[str, str]) -> dict[Route, dict[str, Any]]:
 
 def _offline(case: Any) -> None:
     """Keep a generated turn on the scripted model and off the network: a model name becomes
-    `mock` (`mind/Echo` on the OpenAI routes), a server URL is dropped."""
+    `mock` (`mind/Echo` on the OpenAI routes), a server URL is dropped, the script is fixed."""
     body = case.body
     if not isinstance(body, dict):
         return
@@ -150,6 +150,10 @@ def _offline(case: Any) -> None:
                 del options["api_base"]
             if isinstance(options.get("model"), str):
                 options["model"] = "mock"
+            # The script stands for the model's answer, which is not the client's request: an
+            # empty one is the model failing (a 502 by design), so it says something.
+            if isinstance(options.get("mock_reply"), str):
+                options["mock_reply"] = "Noted."
     if case.operation.path.startswith("/v1/minds/") is False and isinstance(body.get("model"), str):
         body["model"] = "mind/Echo"
 

@@ -80,7 +80,13 @@ CALLS: list[tuple[str, str, dict[str, Any] | None]] = [
     ("POST", f"{MIND}/query", {"sql": "SELECT type, count(*) AS n FROM events GROUP BY type"}),
     ("POST", f"{MIND}/knowledge", {"text": "4471", "question": "What is the boiler code?"}),
     ("GET", f"{MIND}/knowledge", None),
-    ("POST", f"{MIND}/ask", {"question": "What is the boiler code?"}),
+    # On the scripted model: the item is unverified, so the ask goes to the model (the
+    # mind's own would be the embedded one, seconds of CPU and a timeout on a loaded machine).
+    (
+        "POST",
+        f"{MIND}/ask",
+        {"question": "What is the boiler code?", "model": "mock", "mock_reply": "4471"},
+    ),
     ("POST", f"{MIND}/forget", {"selector": "speaker", "value": "user", "dry_run": True}),
     ("GET", "/v1/models", None),
     (
