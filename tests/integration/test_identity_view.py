@@ -17,7 +17,7 @@ from tests.conftest import Result
 
 
 def test_the_view_names_the_identitys_stream_and_default_model() -> None:
-    assert IDENTITY_STREAM == IDENTITY_ID.hex
+    assert IDENTITY_ID.hex == IDENTITY_STREAM
     assert VIEW_DEFAULT_MODEL == DEFAULT_MODEL
 
 
