@@ -212,6 +212,17 @@ def test_longmsg_runs(
     assert capsys.readouterr().out
 
 
+def test_spans_cost_runs(
+    bench: Callable[..., Ran], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from mindledger.projections.retrieval import spans
+
+    monkeypatch.setattr(spans, "SPAN_K", spans.SPAN_K)  # the bench sets it; restored after
+    data = tiny_locomo(tmp_path / "locomo.json")
+    args = ["--size", "200", "--queries", "3", "--data", data]
+    assert bench("spans_cost", *args).reports["spans_cost"]
+
+
 def test_import_pmm_runs(bench: Callable[..., Ran], tmp_path: Path) -> None:
     folder = tmp_path / "pmm"
     folder.mkdir()
