@@ -23,6 +23,7 @@ from pathlib import Path
 from bench.common import fill, new_mind, percentiles, report
 from mindledger.adapters.litellm_model import LiteLLMModel, ModelSettings, import_litellm
 from mindledger.compose import Home, open_reader, read_model_paths, turn_service
+from mindledger.domain.turns import TurnService
 from mindledger.projections.engine.projector import Projector
 
 REPO = Path(__file__).resolve().parent.parent
@@ -40,26 +41,31 @@ def prepare(folder: Path, size: int) -> Home:
     return home
 
 
-def one_turn(home: Home, i: int) -> float:
+def one_turn(service: TurnService, i: int) -> float:
     """Seconds of one turn through the application service, the model's time excluded."""
     model = LiteLLMModel(ModelSettings(spec="mock", mock_reply=REPLY.format(i=i)))
     start = time.perf_counter()
-    with turn_service(home) as service:
-        outcome = service.run(f"Please remember bench item {i} for next week", model)
+    outcome = service.run(f"Please remember bench item {i} for next week", model)
     total = time.perf_counter() - start
     assert outcome.status == "complete", outcome.failure
     return total - outcome.latency_ms / 1000
 
 
 def in_process(homes: list[Home], turns: int) -> list[dict[str, float]]:
-    """Turn overhead at each home, the homes taking turns; 3 warm-up turns each excluded."""
+    """Turn overhead at each home, the homes taking turns; 3 warm-up turns each excluded. Each
+    home's turn service stays open across its turns, as a served mind's (`mind serve`) does."""
     import_litellm()
     samples: list[list[float]] = [[] for _ in homes]
-    for i in range(turns + 3):
-        for n, home in enumerate(homes):
-            took = one_turn(home, i)
-            if i >= 3:
-                samples[n].append(took)
+    services = [turn_service(home) for home in homes]
+    try:
+        for i in range(turns + 3):
+            for n, service in enumerate(services):
+                took = one_turn(service, i)
+                if i >= 3:
+                    samples[n].append(took)
+    finally:
+        for service in services:
+            service.close()
     return [percentiles(s) for s in samples]
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import errno
 import fcntl
 import os
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
@@ -60,8 +61,53 @@ _held: dict[str, int] = {}
 
 
 def held_here(path: Path) -> bool:
-    """Whether this process holds the projector lock at `path` now."""
-    return _held.get(os.path.abspath(path), 0) > 0
+    """Whether this process holds the projector lock at `path` now for a read under way (a
+    session kept open between turns gives the lock up to a read that asks for it)."""
+    key = os.path.abspath(path)
+    return _held.get(key, 0) > 0 and key not in _lingering
+
+
+# Sessions kept open between a served mind's turns (`ReadSession.linger`), by lock path, with
+# their owner and their timer: opening and closing the read model was a third of a turn's cost.
+_lingering: dict[str, tuple[ReadSession, object, threading.Timer]] = {}
+_linger_guard = threading.Lock()
+LINGER_S = 2.0  # how long another process may wait for the lock between turns
+
+
+def release_lingering(path: Path, owner: object | None = None) -> None:
+    """Close the session kept open on the lock at `path` (only `owner`'s, when given)."""
+    key = os.path.abspath(path)
+    with _linger_guard:
+        kept = _lingering.get(key)
+        if kept is None or (owner is not None and kept[1] is not owner):
+            return
+        del _lingering[key]
+    kept[2].cancel()
+    kept[0].close()
+
+
+def take_lingering(paths: ReadModelPaths, owner: object) -> ReadSession | None:
+    """The session `owner` kept open on these paths, now its caller's alone (None: none, or
+    another owner's, which is closed so that the caller can take the lock)."""
+    key = os.path.abspath(paths.lock)
+    with _linger_guard:
+        kept = _lingering.pop(key, None)
+    if kept is None:
+        return None
+    kept[2].cancel()
+    if kept[1] is owner and kept[0].paths == paths:
+        return kept[0]
+    kept[0].close()
+    return None
+
+
+def _expire(key: str, session: ReadSession) -> None:
+    with _linger_guard:
+        kept = _lingering.get(key)
+        if kept is None or kept[0] is not session:
+            return
+        del _lingering[key]
+    session.close()
 
 
 @contextmanager
@@ -69,7 +115,9 @@ def projector_lock(path: Path, *, wait: bool) -> Iterator[bool]:
     """Hold the projector lock (released by the OS if the holder dies); yields False if busy.
 
     In a home this process cannot write, the lock file is locked through a read-only handle
-    (flock needs none other); with no lock file there, no process can be projecting into it."""
+    (flock needs none other); with no lock file there, no process can be projecting into it.
+    A session this process kept open between turns gives the lock up first."""
+    release_lingering(path)
     try:
         fd = os.open(path, os.O_RDWR | os.O_CREAT, FILE_MODE)
     except OSError as e:
@@ -174,6 +222,24 @@ class ReadSession:
         if self.lock is not None:
             self.lock.__exit__(None, None, None)
             self.lock = None
+
+    def linger(self, owner: object) -> None:
+        """Keep this session open for `owner`'s next read (`take_lingering`), for up to
+        `LINGER_S`, unless a reader of this process wants the lock first; a session that
+        holds no projector (a follower's published copy, a read-only home) is closed."""
+        if self.projector is None:
+            self.close()
+            return
+        key = os.path.abspath(self.paths.lock)
+        timer = threading.Timer(LINGER_S, _expire, (key, self))
+        timer.daemon = True
+        with _linger_guard:
+            previous = _lingering.pop(key, None)
+            _lingering[key] = (self, owner, timer)
+        if previous is not None:  # not expected (one owner reads at a time): never leak one
+            previous[2].cancel()
+            previous[0].close()
+        timer.start()
 
     def _hold(self) -> bool:
         """Take the projector lock and open the working file, unless another process holds it."""

@@ -4,6 +4,8 @@ session, caught up once, so the context is the mind as it was just before the tu
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import replace
 from datetime import datetime
 from itertools import islice
@@ -18,7 +20,12 @@ from mindledger.domain.context_port import (
 from mindledger.domain.errors import MindError
 from mindledger.projections.engine.ports import LedgerReader
 from mindledger.projections.engine.projector import ProjectionError
-from mindledger.projections.engine.readmodel import ReadModelPaths, ReadSession, open_read_model
+from mindledger.projections.engine.readmodel import (
+    ReadModelPaths,
+    ReadSession,
+    release_lingering,
+    take_lingering,
+)
 from mindledger.projections.queries import thread_queries
 from mindledger.projections.retrieval.recall import recall
 
@@ -39,7 +46,8 @@ class ReadModelRetrieval:
         self.reader = reader
 
     def close(self) -> None:
-        """Close the ledger reader."""
+        """Close the read session kept between turns, then the ledger reader."""
+        release_lingering(self.paths.lock, self.reader)
         self.reader.close()
 
     def context(self, request: ContextRequest) -> PendingRead:
@@ -47,8 +55,9 @@ class ReadModelRetrieval:
         saves its message, so the context is the mind just before the message; a read model
         that cannot be brought up to date refuses the turn here, before anything is written
         (a turn that saved its message first would add to a mind nobody can read). The
-        retrieval itself (`result()`) runs once the message is saved."""
-        session = ReadSession(self.paths, self.reader)
+        retrieval itself (`result()`) runs once the message is saved. The session the previous
+        turn kept open is taken up where it stopped (its projector's own position: exactly once)."""
+        session = take_lingering(self.paths, self.reader) or ReadSession(self.paths, self.reader)
         try:
             session.open()
             position = session.position()
@@ -57,9 +66,9 @@ class ReadModelRetrieval:
             if projector is not None and len(tail) <= BACKGROUND_EVENTS:
                 head = tail[-1].position if tail else position
                 projector.apply_read(self.reader, tail)
-                return PendingRead(session, request, head)
+                return PendingRead(session, request, head, self.reader)
             session.refresh()  # a published copy to wait for, or a long way behind
-            return PendingRead(session, request, session.position())
+            return PendingRead(session, request, session.position(), self.reader)
         except ProjectionError as e:
             PendingRead(session, request, 0).close()
             raise ProjectionError(f"{e.reason}; {REFUSED}", e.position) from None
@@ -69,19 +78,27 @@ class ReadModelRetrieval:
 
 
 class PendingRead:
-    """One turn's read session: caught up, read once, closed."""
+    """One turn's read session: caught up, read once, then kept open for `owner`'s next read
+    (`ReadSession.linger`), or closed when it failed or has no owner."""
 
-    def __init__(self, session: ReadSession, request: ContextRequest, head: int) -> None:
-        self.session, self.request, self.head = session, request, head
+    def __init__(
+        self, session: ReadSession, request: ContextRequest, head: int, owner: object = None
+    ) -> None:
+        self.session, self.request, self.head, self.owner = session, request, head, owner
 
     def cancel(self) -> None:
         """Close the session without reading."""
+        self.owner = None
         self.close()
 
     def close(self) -> None:
-        """Close the session and the turn's embedder: it was made for this turn, and its cache
-        file left open would be held until the collector ran (a forget replaces that file)."""
-        self.session.close()
+        """Keep or close the session, and close the turn's embedder: it was made for this
+        turn, and its cache file left open would be held until the collector ran (a forget
+        replaces that file)."""
+        if self.owner is None:
+            self.session.close()
+        else:
+            self.session.linger(self.owner)
         close = getattr(self.request.embed, "close", None)
         if close is not None:
             close()
@@ -105,9 +122,13 @@ class PendingRead:
                 if r.embed is None:
                     raise
                 context = recall(con, r.query, r.budget, r.now, **args)
-            return replace(context, head=self.head)
+            context = replace(context, head=self.head)
+        except BaseException:
+            self.owner = None  # a session a read failed in is not kept
+            raise
         finally:
             self.close()
+        return context
 
 
 class ReadModelThreads:
@@ -119,10 +140,23 @@ class ReadModelThreads:
 
     def find_threads(self, given: str) -> list[ThreadMatch]:
         """Threads by short id prefix or exact label."""
-        with open_read_model(self.paths, self.reader) as con:
+        with self._session() as con:
             return thread_queries.find_threads(con, given)
 
     def autonomy_state(self, now: datetime) -> AutonomyState:
         """Tension and cycle facts for the salience gate."""
-        with open_read_model(self.paths, self.reader) as con:
+        with self._session() as con:
             return thread_queries.autonomy_state(con, now)
+
+    @contextmanager
+    def _session(self) -> Iterator[Any]:
+        """A read session caught up to the head: the one a turn kept open (same reader), kept
+        again afterwards, or a new one."""
+        session = take_lingering(self.paths, self.reader) or ReadSession(self.paths, self.reader)
+        try:
+            con = session.refresh()
+            yield con
+        except BaseException:
+            session.close()
+            raise
+        session.linger(self.reader)

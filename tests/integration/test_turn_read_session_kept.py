@@ -1,0 +1,64 @@
+"""A turn service keeps its read session open between turns (the projector lock held for a
+while after a turn): the next turn takes it up where it stopped, every event is projected
+exactly once, and a reader of this process or another gets the lock when it asks."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from mindledger.adapters.litellm_model import LiteLLMModel, ModelSettings
+from mindledger.compose import Home, open_reader, read_model, turn_service
+from mindledger.projections.engine import readmodel
+from tests.integration.ledger_factory import sqlite_mind
+
+
+def _turn(service: object, text: str, reply: str) -> None:
+    model = LiteLLMModel(ModelSettings(spec="mock", mock_reply=reply))
+    outcome = service.run(text, model)  # type: ignore[attr-defined]
+    assert outcome.status == "complete", outcome.failure
+
+
+def _projected_once(home: Home) -> None:
+    head = open_reader(home).head()[0]
+    with read_model(home) as con:
+        positions = [r[0] for r in con.execute("SELECT position FROM events").fetchall()]
+        tracked = con.execute("SELECT max(position) FROM tracking").fetchone()
+    assert sorted(positions) == sorted(set(positions))
+    assert tracked is not None and tracked[0] == head
+
+
+def test_turns_share_one_session_and_readers_take_the_lock(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Kept until asked for (no clock in the test), then briefly for the other process.
+    monkeypatch.setattr(readmodel, "LINGER_S", 3600.0)
+    sqlite_mind(tmp_path, commands=0)
+    home = Home(tmp_path)
+    with turn_service(home) as service:
+        _turn(service, "Remind me to buy milk", "Will do.\nCOMMIT: buy milk on Friday")
+        key = str(Path(home.projector_lock).resolve())
+        assert any(Path(k).resolve() == Path(key) for k in readmodel._lingering)
+        _turn(service, "And the bread", "Noted.\nCOMMIT: buy bread on Friday")
+        # A reader in this process: the kept session gives the lock up, and the read sees
+        # both turns' events, each once.
+        _projected_once(home)
+        assert not readmodel._lingering
+        monkeypatch.setattr(readmodel, "LINGER_S", 0.05)
+        _turn(service, "What did I ask?", "Milk and bread.")
+        # Another process asking for the lock gets it (the session is released in time).
+        code = (
+            "from pathlib import Path\n"
+            "from mindledger.compose import Home, read_model, open_reader\n"
+            f"home = Home(Path({str(tmp_path)!r}))\n"
+            "with read_model(home) as con:\n"
+            "    n = con.execute('SELECT max(position) FROM tracking').fetchone()[0]\n"
+            "assert n == open_reader(home).head()[0], n\n"
+        )
+        subprocess.run([sys.executable, "-c", code], check=True, timeout=120)
+        _turn(service, "Thanks", "You are welcome.")
+    assert not readmodel._lingering  # closing the service closes its session
+    _projected_once(home)
