@@ -20,7 +20,8 @@ embedded once before its questions (timed apart), the question at every recall (
 latency). `--vectors on` reports only that arm.
 
 Run: .venv/bin/python -m bench.locomo [--data ../shared/data/locomo/locomo10.json] [--samples N]
-     [--vectors off|on|both] [--tune spans.SPAN_K=0,20 ...]
+     [--vectors off|on|both] [--spans off|on] [--tune spans.SPAN_K=0,20 ...]
+(the spans channel is off by default, as a mind has it; `--spans on --tune ...` tunes it)
 """
 
 from __future__ import annotations
@@ -148,10 +149,14 @@ class Run:
         self.warm: list[float] = []
 
 
+# The spans channel as a mind has it by default (`recall.spans`: off); `--spans on` measures it.
+SPANS = False
+
+
 def recall_question(con: Any, sample: str, qa: dict[str, Any], embed: Any) -> tuple[Scored, float]:
     gold = gold_ids(qa.get("evidence", []))
     start = time.perf_counter()
-    ranked = rank(gather(con, qa["question"], NOW, embed=embed, spans=True))
+    ranked = rank(gather(con, qa["question"], NOW, embed=embed, spans=SPANS))
     fitted = {b: pack(con, ranked, qa["question"], b) for b in BUDGETS}
     took = time.perf_counter() - start
     row = Scored(sample, qa["category"], sessions=session_recall(ranked, gold))
@@ -235,8 +240,11 @@ def main() -> None:
     parser.add_argument("--data", type=Path, default=DATA)
     parser.add_argument("--samples", type=int, default=None)
     parser.add_argument("--vectors", choices=("off", "on", "both"), default="off")
+    parser.add_argument("--spans", choices=("off", "on"), default="off")
     parser.add_argument("--tune", action="append", default=[], metavar="MODULE.NAME=V1,V2")
     args = parser.parse_args()
+    global SPANS
+    SPANS = args.spans == "on"
     settings = parse_tune(args.tune)
     done = run(args.data, args.samples, args.vectors, settings)
     print(f"categories: {CATEGORIES}")
