@@ -91,7 +91,37 @@ def retire_outdated_server(home: Path) -> bool:
 
 
 def package_version() -> str:
-    """This program's version, as the server writes it into server.json."""
+    """This program's version, as the server writes it into server.json
+    (`importlib.metadata.version`): read from the first `mindledger-*.dist-info` on the path
+    as that function would find it, since importing importlib.metadata and its lookup cost
+    the fast path a quarter of its time."""
+    for entry in sys.path:
+        try:
+            names = os.listdir(entry or ".")
+        except OSError:
+            continue
+        for name in names:
+            if name.startswith("mindledger-") and name.endswith(".dist-info"):
+                version = _metadata_version(os.path.join(entry or ".", name, "METADATA"))
+                if version is not None:
+                    return version
+    return _metadata_package_version()
+
+
+def _metadata_version(path: str) -> str | None:
+    try:
+        with open(path, encoding="utf-8") as f:
+            for line in f:
+                if line.startswith("Version:"):
+                    return line.partition(":")[2].strip()
+                if not line.strip():
+                    break  # the headers end at the first blank line
+    except OSError:
+        return None
+    return None
+
+
+def _metadata_package_version() -> str:
     from importlib.metadata import PackageNotFoundError, version
 
     try:

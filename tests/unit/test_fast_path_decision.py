@@ -518,3 +518,13 @@ def test_a_server_that_stopped_mid_request_is_lost_not_unavailable() -> None:
         sc._answer(503, error("server_stopping"))
     with pytest.raises(sc.ServerUnavailable):
         sc._answer(503, error("busy"))
+
+
+def test_the_clients_version_is_the_one_the_server_records() -> None:
+    # The server writes importlib.metadata's version into server.json; the client reads the
+    # dist-info itself (without importing importlib.metadata), and must agree.
+    from importlib.metadata import version
+
+    from mindledger.cli.server_client import package_version
+
+    assert package_version() == version("mindledger")
