@@ -26,7 +26,8 @@ def _say(text: str) -> None:
 
 
 def serve(spec: dict[str, Any]) -> None:
-    """Serve the homes until SIGTERM or Ctrl-C, printing the ready line once."""
+    """Serve the homes until SIGTERM or Ctrl-C, printing the ready line once; then end the
+    process (exit 0)."""
     from mindledger.service.cors import check_origins
     from mindledger.service.minds import Minds
     from mindledger.service.process import ServeOptions, check_bind
@@ -52,13 +53,15 @@ def serve(spec: dict[str, Any]) -> None:
             _say(f"  {name}: socket {sock or '(none: path too long)'}")
         _say("  token: `mind serve --print-token`; stop: `mind server stop` or Ctrl-C")
 
-    if not run(minds, options, announce):
-        # A turn still runs after the grace period: it is recorded interrupted (should that
-        # fail, it stays `started` with this pid and the next turn on the ledger marks it);
-        # leave without waiting for its thread, which waits on its model.
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os._exit(0)
+    run(minds, options, announce)
+    # Every mind is closed (or its running turn recorded interrupted: should that fail, it
+    # stays `started` with this pid and the next turn on the ledger marks it). Leave at once:
+    # not waiting for a turn's thread, which may wait on its model, and not tearing the
+    # interpreter down, whose final garbage collection over LiteLLM's objects took 3-4 s of a
+    # stop on a loaded machine (the stop is promised within 2 s).
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
 
 
 def mcp(spec: dict[str, Any]) -> None:

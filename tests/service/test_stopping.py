@@ -82,3 +82,33 @@ def test_a_request_running_at_the_stop_is_answered_503_server_stopping(
     assert start["status"] == 503
     assert json.loads(body)["error"]["code"] == "server_stopping"
     assert json.loads(body)["error"]["type"] == "server_error"
+
+
+@pytest.mark.parametrize("finished", [True, False])
+def test_a_stopped_server_leaves_without_tearing_the_interpreter_down(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, finished: bool
+) -> None:
+    """Once the server has stopped (its minds closed, or a running turn recorded interrupted)
+    the process ends at once, whether or not every turn finished: the interpreter's own
+    teardown (a final garbage collection over LiteLLM's objects) took 3-4 s of a stop that is
+    promised within 2 s."""
+    import mindledger.service.__main__ as entry
+    import mindledger.service.process as process
+
+    ended: list[int] = []
+
+    class Ended(Exception):
+        pass
+
+    def end(code: int) -> None:
+        ended.append(code)
+        raise Ended
+
+    monkeypatch.setattr(process, "serve", lambda minds, options, announce: finished)
+    monkeypatch.setattr(process, "check_bind", lambda options: None)
+    monkeypatch.setattr(Minds, "open", classmethod(lambda cls, homes: None))
+    monkeypatch.setattr(entry.os, "_exit", end)
+    spec = {"homes": [str(tmp_path)], "host": "127.0.0.1", "port": 0, "idle_s": 0}
+    with pytest.raises(Ended):
+        entry.serve({**spec, "allow_remote": False, "max_body": 1 << 20, "json": True})
+    assert ended == [0]
