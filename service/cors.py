@@ -28,8 +28,9 @@ from mindledger.service.errors import error_response
 
 # The methods a browser may send: the API's, and MCP's streamable HTTP (GET, POST, DELETE).
 METHODS = ("GET", "POST", "DELETE")
-# Headers a browser client may read: MCP's session, and why a request was refused or delayed.
-EXPOSED = ("Mcp-Session-Id", "Retry-After", "WWW-Authenticate")
+# Headers a browser client may read: MCP's session, why a request was refused or delayed, the
+# methods a 405's path takes, and that an answer came from the record of an earlier attempt.
+EXPOSED = ("Mcp-Session-Id", "Retry-After", "WWW-Authenticate", "Allow", "Idempotent-Replayed")
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 
 

@@ -136,7 +136,8 @@ def test_a_listed_origin_gets_its_preflight_answered_and_its_answers_readable(
     assert "access-control-allow-credentials" not in preflight.headers
     assert listed.status_code == 200
     assert listed.headers["access-control-allow-origin"] == PAGE
-    assert "Mcp-Session-Id" in listed.headers["access-control-expose-headers"]
+    exposed = {h.strip() for h in listed.headers["access-control-expose-headers"].split(",")}
+    assert {"Mcp-Session-Id", "Retry-After", "Allow", "Idempotent-Replayed"} <= exposed
     # A 401 is readable too, so a page can tell a wrong token from a network failure.
     assert refused.status_code == 401
     assert refused.headers["access-control-allow-origin"] == PAGE
