@@ -49,6 +49,9 @@ class Rows:
         self.superseded: list[int] = []
         # The index grows by several rows per event: kept as columns, not one dict per row.
         self.terms: tuple[list[str], list[int], list[int], list[int]] = ([], [], [], [])
+        # The indexed documents (a row for most events), as columns too: position, kind,
+        # stream, length (each is live when indexed).
+        self.docs: tuple[list[int], list[str], list[str], list[int]] = ([], [], [], [])
 
     def entity(self, table: str, stream: str) -> dict[str, Any]:
         """The current row of a stream (a new empty one when the stream is new)."""
@@ -99,10 +102,11 @@ def index(rows: Rows, e: Ev, kind: str, text: str) -> None:
         return
     counts = term_counts(text)
     length = sum(counts.values())
-    rows.append(
-        "docs",
-        {"position": e.position, "kind": kind, "stream": e.stream, "length": length, "live": True},
-    )
+    docs = rows.docs
+    docs[0].append(e.position)
+    docs[1].append(kind)
+    docs[2].append(e.stream)
+    docs[3].append(length)
     terms, positions, tfs, lengths = rows.terms
     terms.extend(counts)
     positions.extend([e.position] * len(counts))

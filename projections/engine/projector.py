@@ -309,6 +309,18 @@ class Projector:
                 self._insert(table, list(by_stream.values()))
         for table, appended in rows.appended.items():
             self._insert(table, appended)
+        docs, kinds, streams, doc_lengths = rows.docs
+        if docs:
+            self._insert_columns(
+                "docs",
+                {
+                    "position": docs,
+                    "kind": kinds,
+                    "stream": streams,
+                    "length": doc_lengths,
+                    "live": [True] * len(docs),
+                },
+            )
         if rows.superseded:
             # After the inserts: a document can be indexed and superseded in one batch. Written
             # in for a few (min/max pruning on the position-ordered docs), a list for many.
@@ -327,8 +339,7 @@ class Projector:
                 "doc_terms", {"term": terms, "position": positions, "tf": tfs, "length": lengths}
             )
             self._count_terms(terms)
-        docs = rows.appended.get("docs", [])
-        added = [len(docs), sum(d["length"] for d in docs), len(rows.terms[0])]
+        added = [len(docs), sum(doc_lengths), len(rows.terms[0])]
         # An UPDATE costs a third of INSERT OR REPLACE; the row is missing only if a process
         # died between creating the tables and their first row (older releases).
         last = events[-1]
