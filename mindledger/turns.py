@@ -88,4 +88,9 @@ def turn_model(
         )
     if spec == "mock" and mock_reply is None:  # refused before a turn records anything
         raise InvalidInputError(MIND_ON_MOCK, param="mock_reply")
-    return build_model(home, spec, mock_reply, api_base)
+    try:
+        return build_model(home, spec, mock_reply, api_base)
+    except InvalidInputError as e:  # a model the caller named and no provider serves: theirs
+        if named is not None and e.param is None:
+            e.param = "model"
+        raise

@@ -203,3 +203,28 @@ def test_a_ledger_that_fails_verification_is_a_409_with_the_result_beside_it(
     error = assert_one_shape(reply, 409)
     assert error["code"] == "verify_failed" and "payload changed" in error["message"]
     assert reply.json()["mind_verify"]["ok"] is False
+
+
+@pytest.mark.parametrize(
+    ("path", "body", "param"),
+    [
+        ("/v1/minds/Echo/turns", {"text": "hi"}, "model"),
+        ("/v1/chat/completions", {"messages": [{"role": "user", "content": "hi"}]}, None),
+        ("/v1/completions", {"prompt": "hi"}, None),
+        ("/v1/responses", {"input": "hi"}, None),
+    ],
+)
+def test_a_model_no_provider_serves_is_a_400_naming_the_field_that_chose_it(
+    served: tuple[TestClient, str], path: str, body: dict[str, Any], param: str | None
+) -> None:
+    client, token = served
+    spec = "nosuchprovider/xyz"
+    chosen = {"model": spec} if param else {"model": "mind/Echo", "mind_options": {"model": spec}}
+
+    bearer = {"Authorization": f"Bearer {token}"}
+    answer = client.post(path, headers=bearer, json={**body, **chosen})
+
+    error = answer.json()["error"]
+    assert answer.status_code == 400, answer.text
+    assert error["param"] == (param or "mind_options.model")
+    assert error["message"].startswith(f"LiteLLM cannot route model {spec!r}")
