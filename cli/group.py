@@ -21,6 +21,17 @@ from mindledger.cli.request_words import as_flags
 from mindledger.compose import Home, command_scope
 
 
+class ClickOutputFailed(click.ClickException):
+    """An `OutputFailedError` as click reports its own errors (one line, its exit status)."""
+
+    def __init__(self, failed: OutputFailedError) -> None:
+        super().__init__(failed.format_message())
+        self.failed = failed
+
+    def show(self, file: Any = None) -> None:
+        self.failed.show(file)
+
+
 class MindGroup(click.Group):
     """A group whose commands report any failure as one `Error: ...` line with exit 1: our words
     and at most a cause's first line (`mindledger.error_report`; the traceback in the home's
@@ -35,7 +46,7 @@ class MindGroup(click.Group):
             also = "" if e.also else recorded_words(last_write.get())
             if not also and not e.quiet:  # a closed pipe stays quiet when nothing was recorded
                 also = unchanged_words(last_write.get())
-            raise (e.saying(also) if also else e) from None
+            raise ClickOutputFailed(e.saying(also) if also else e) from None
         except click.BadParameter as e:
             # A value refused (a FOLDER that is a file, an unknown KEY): one line, exit 2. A
             # missing argument is a syntax error and keeps click's usage block.

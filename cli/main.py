@@ -1,5 +1,5 @@
 """The `mind` program: a plain `mind mcp` becomes the server's entry at once (`cli.mcp_entry`);
-a call a running server can take goes there (`cli.fast_path`, standard library and click
+a call a running server can take goes there (`cli.fast_path`, standard library
 only); anything else loads the whole command tree (`cli.group`).
 
 Nothing heavy may be imported at module level here: `python -X importtime -c 'import cli.main'`

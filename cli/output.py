@@ -1,5 +1,7 @@
 """Printing: JSON for programs, aligned text for people, and nothing a terminal would obey
-(the rules are the floor's, `mindledger.safe_text`; this module only writes through click)."""
+(the rules are the floor's, `mindledger.safe_text`; this module only writes). Standard library
+only: the fast path to a warm server prints through it (click's import was a fifth of that
+client's own time); the command tree hands `OutputFailedError` to click (`cli.group`)."""
 
 from __future__ import annotations
 
@@ -9,8 +11,6 @@ import os
 import sys
 from collections.abc import Iterator, Sequence
 from typing import IO, Any
-
-import click
 
 from mindledger.safe_text import configured_secrets, error_text, for_terminal, json_text, plain
 
@@ -28,15 +28,22 @@ __all__ = [
 ]
 
 
-class OutputFailedError(click.ClickException):
+class OutputFailedError(Exception):
     """Raised when standard output cannot be written (a full disk, `> /dev/full`, a closed
     pipe): one line on stderr, exit 1. A closed pipe is the reader's choice (`mind log | head`)
     and says nothing, as Unix tools say nothing, unless the command `also` has something to
-    tell (`mind turn`: the turn was recorded)."""
+    tell (`mind turn`: the turn was recorded). Shown as click shows its own errors."""
+
+    exit_code = 1
 
     def __init__(self, cause: OSError, also: str = "") -> None:
         self.cause, self.also = cause, also
-        super().__init__(f"cannot write the output ({cause.strerror or cause}){also}")
+        self.message = f"cannot write the output ({cause.strerror or cause}){also}"
+        super().__init__(self.message)
+
+    def format_message(self) -> str:
+        """The line's text after `Error: `."""
+        return self.message
 
     @property
     def quiet(self) -> bool:
@@ -48,8 +55,9 @@ class OutputFailedError(click.ClickException):
         return OutputFailedError(self.cause, also)
 
     def show(self, file: IO[Any] | None = None) -> None:
+        """`Error: ...` on stderr (or `file`), unless quiet."""
         if not self.quiet:
-            super().show(file)
+            _write(f"Error: {self.format_message()}", True, file or sys.stderr)
 
 
 @contextlib.contextmanager
@@ -81,20 +89,30 @@ def abandon_stdout() -> None:
         os.close(null)
 
 
+def _write(text: str | None, nl: bool, file: IO[Any] | None) -> None:
+    """What `click.echo` does with text: write it and a newline, then flush."""
+    if file is None:
+        return  # a stream closed at start (stderr `2>&-`): nothing to write to
+    out = (text or "") + ("\n" if nl else "")
+    if out:
+        file.write(out)
+    file.flush()
+
+
 def echo(message: Any = None, nl: bool = True, err: bool = False) -> None:
-    """`click.echo`, made safe for a terminal (`for_terminal`)."""
+    """Print a line made safe for a terminal (`for_terminal`), as `click.echo` would."""
     text = None if message is None else for_terminal(str(message))
     if err:
-        click.echo(text, nl=nl, err=True)
+        _write(text, nl, sys.stderr)
         return
     with writing_stdout():
-        click.echo(text, nl=nl)
+        _write(text, nl, sys.stdout)
 
 
 def write_out(text: str, nl: bool = True) -> None:
     """Print `text` as it is (data for a pipe, or text already made safe)."""
     with writing_stdout():
-        click.echo(text, nl=nl)
+        _write(text, nl, sys.stdout)
 
 
 def emit_json(data: Any) -> None:

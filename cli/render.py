@@ -1,7 +1,7 @@
 """What `mind turn` and `mind recall` print, from their JSON: one function per command, used by
 the in-process command and by the fast path (`cli.fast_path`) alike, so the two cannot drift.
 
-Standard library, click and `domain` only: the fast path imports this before it decides."""
+Standard library and `domain` only: the fast path imports this before it decides."""
 
 from __future__ import annotations
 

@@ -528,3 +528,22 @@ def test_the_clients_version_is_the_one_the_server_records() -> None:
     from mindledger.cli.server_client import package_version
 
     assert package_version() == version("mindledger")
+
+
+def test_the_fast_path_client_imports_only_the_standard_library() -> None:
+    # What a `mind turn` through a warm server loads before and while it prints: the fast
+    # path, its client and the printing it shares with the command tree.
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "before = set(sys.modules)\n"
+        "import mindledger.cli.main, mindledger.cli.fast_path, mindledger.cli.server_client\n"
+        "import mindledger.cli.render, mindledger.cli.output\n"
+        "std = set(sys.stdlib_module_names)\n"
+        "print(sorted(m for m in set(sys.modules) - before\n"
+        "             if m.split('.')[0] not in std and m.split('.')[0] != 'mindledger'))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
