@@ -94,8 +94,11 @@ class WebReads:
         self.con, self.opened, self.clock = con, opened, clock
 
     def turns(self, limit: int, before: int | None) -> list[dict[str, Any]]:
-        """The latest turns (newest last) with the message, reply and outcome."""
-        return web_views.turns(self.con, limit, before)
+        """The latest turns (newest last) with the message, reply and outcome, and each turn's
+        tool use (`tool_calls`, `tool_results`, `follows`: null when none)."""
+        found = web_views.turns(self.con, limit, before)
+        self._tools(found)
+        return found
 
     def turn(self, turn: str) -> dict[str, Any]:
         """One turn: its context items in rank order with their text (from the ledger event each
@@ -114,11 +117,27 @@ class WebReads:
             for n, item in enumerate(items, 1)
         ]
         row["turn"] = key
+        self._tools([row])
         row["claims"] = web_views.claims(self.con, stream)
         last = row["finished_position"] or row["started_position"]
         row["effects"] = web_views.effects(self.con, row["started_position"], last)
         self._open(row["effects"], ("type", "aggregate"))
         return row
+
+    def _tools(self, turns: list[dict[str, Any]]) -> None:
+        """Each turn's tool use set in place, as `mind log --turn` shows it (mindledger/
+        turn_prompt.py): the calls its (last) reply made, the results that were its message
+        and the turn whose calls they answer; None where there are none."""
+        for turn in turns:
+            turn.update(dict.fromkeys(web_views.TOOL_FIELDS))
+        if not turns:
+            return
+        found = web_views.tool_events(self.con, [t["turn"] for t in turns])
+        self._open(found, ("aggregate",))
+        by_turn = {t["turn"]: t for t in turns}
+        for event in found:  # oldest first: a later attempt's reply replaces an earlier one's
+            turn = by_turn[event.pop("aggregate")]
+            turn.update({k: v for k, v in event["payload"].items() if v is not None})
 
     def _memory_lines(self, first: int, last: int | None) -> dict[int, list[str]]:
         """The memory block of the prompt the turn recorded as sent: item number -> its line

@@ -120,6 +120,28 @@ def prompt_event(con: duckdb.DuckDBPyConnection, first: int, last: int) -> list[
     )
 
 
+# The fields of a turn's events that hold its tool use (decision 0022): the calls its reply
+# made (Replied), the results that were its message and the turn they answer (Started).
+TOOL_FIELDS = ("tool_calls", "tool_results", "follows")
+
+
+def tool_events(con: duckdb.DuckDBPyConnection, streams: list[str]) -> list[dict[str, Any]]:
+    """The Started and Replied events of these turns (ids without dashes) that hold tool use,
+    oldest first, each payload cut to `TOOL_FIELDS` (still sealed): a page of turns opens
+    only these, never the prompts their replies recorded."""
+    held = " OR ".join(f"payload->>'$.{f}' IS NOT NULL" for f in TOOL_FIELDS)
+    cut = ", ".join(f"'{f}', payload->'$.{f}'" for f in TOOL_FIELDS)
+    return rows(
+        con.execute(
+            f"SELECT type, aggregate_id AS aggregate, version, json_object({cut}) AS payload "
+            "FROM events WHERE aggregate_kind = 'turn' AND aggregate_id IN (SELECT unnest(?)) "
+            f"AND type IN ('mind.turn.started', 'mind.turn.replied') AND ({held}) "
+            "ORDER BY position",
+            [streams],
+        )
+    )
+
+
 def events_at(con: duckdb.DuckDBPyConnection, positions: list[int]) -> list[dict[str, Any]]:
     """The events at these positions (sealed)."""
     return rows(

@@ -13,6 +13,8 @@ from typing import Any
 from selenium.webdriver.common.by import By
 
 from tests.browser.conftest import Served, log_in, mind, show, wait_for
+from tests.tool_turns import NOW as TOOLS_NOW
+from tests.tool_turns import record_tool_turns
 
 NewMind = Callable[..., Path]
 Serve = Callable[..., Served]
@@ -298,3 +300,27 @@ def test_the_owner_edits_then_deletes_an_item_after_confirming(
     assert mind(home, "knowledge", "list", "--json") == []
     everything = mind(home, "knowledge", "list", "--all", "--json")
     assert [(k["revision"], k["deleted"]) for k in everything] == [(3, True)]
+
+
+def test_a_turn_s_tool_calls_and_the_results_that_follow_it_show_as_text(
+    browser: Any, new_mind: NewMind, serve: Serve
+) -> None:
+    home = new_mind(now=TOOLS_NOW)
+    asked, _ = record_tool_turns(home, STORED_SCRIPT)
+    served = serve(home)
+    log_in(browser, served)
+
+    chat = show(browser, served, "chat")
+    cards = wait_for(
+        browser, lambda d: len(chat.find_elements(By.CSS_SELECTOR, "article.turn")) == 2, "turns"
+    ) and chat.find_elements(By.CSS_SELECTOR, "article.turn")
+    cards[1].find_element(By.CSS_SELECTOR, "details.why summary").click()
+    detail = wait_for(browser, lambda d: cards[1].find_element(By.CSS_SELECTOR, ".detail"), "why")
+
+    assert texts(cards[0], ".tool-calls li") == ['get_weather({"city": "Paris"})']
+    assert texts(cards[1], ".tool-results li") == [f"call_{asked}00: {STORED_SCRIPT}"]
+    assert f"for the calls of turn {asked[:12]}" in cards[1].text
+    assert texts(detail, ".follows") == [f"They answer the calls of turn {asked}."]
+    assert STORED_SCRIPT in texts(detail, "td")
+    assert chat.find_elements(By.TAG_NAME, "img") == []
+    assert browser.execute_script("return window.pwned") is None

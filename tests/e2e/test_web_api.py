@@ -17,6 +17,7 @@ from mindledger.compose import Home
 from mindledger.service.web.app import web_app
 from mindledger.service.web.login import LoginNonces
 from tests.conftest import Result
+from tests.tool_turns import record_tool_turns
 
 Cli = Callable[..., Result]
 TOKEN = "a-token-for-tests-only-0123456789"
@@ -106,6 +107,31 @@ def test_a_failed_generation_is_listed_as_failed_with_its_message_kept(
 
     assert [(t["text"], t["status"]) for t in turns] == [("are you there?", "failed")]
     assert turns[0]["failure_kind"]
+
+
+def test_turns_show_the_tool_calls_of_a_reply_and_the_results_that_follow_it(
+    cli: Cli, client: TestClient, mind_home: Path
+) -> None:
+    cli("turn", "hello", "--model", "mock", "--mock-reply", "hi")
+    asked, answered = record_tool_turns(mind_home, "<b>18 degrees</b>")
+
+    turns = client.get("/ui/api/minds/Echo/turns", headers=AUTH).json()
+    calls = client.get(f"/ui/api/minds/Echo/turns/{asked}", headers=AUTH).json()
+    results = client.get(f"/ui/api/minds/Echo/turns/{answered}", headers=AUTH).json()
+
+    call_id = f"call_{asked}00"
+    [call] = calls["tool_calls"]
+    assert call["id"] == call_id and call["function"]["name"] == "get_weather"
+    assert json.loads(call["function"]["arguments"]) == {"city": "Paris"}
+    assert results["tool_results"] == [{"tool_call_id": call_id, "content": "<b>18 degrees</b>"}]
+    assert results["follows"] == asked and results["tool_calls"] is None
+    assert calls["tool_results"] is None and calls["follows"] is None
+    shown = [(t["tool_calls"], t["tool_results"], t["follows"]) for t in turns]
+    assert shown == [
+        (None, None, None),
+        (calls["tool_calls"], None, None),
+        (None, results["tool_results"], asked),
+    ]
 
 
 def test_events_filter_by_kind_aggregate_time_and_words_and_carry_payload_and_hash(

@@ -281,7 +281,8 @@ VIEWS.chat = async (section) => {
 function turnCard(t) {
   const failed = t.status === "failed";
   const card = el("article", { class: `turn${failed ? " failed" : ""}`, "data-turn": t.turn });
-  card.append(el("p", { class: "said" }, el("b", { text: "You: " }), t.text || ""));
+  if (t.text || !t.tool_results) card.append(el("p", { class: "said" }, el("b", { text: "You: " }), t.text || ""));
+  if (t.tool_results) card.append(el("div", { class: "said tool-results" }, el("b", { text: `Tool results${t.follows ? ` for the calls of turn ${short(t.follows)}` : ""}: ` }), toolList(t.tool_results, resultLine)));
   if (failed) {
     card.append(el("p", { class: "said error", role: "status" },
       el("b", { text: "Generation failed: " }),
@@ -289,6 +290,7 @@ function turnCard(t) {
   } else {
     card.append(el("p", { class: "said reply" }, el("b", { text: `${state.mind}: ` }), t.reply ?? ""));
   }
+  if (t.tool_calls) card.append(el("div", { class: "said tool-calls" }, el("b", { text: `${state.mind} calls: ` }), toolList(t.tool_calls, callLine)));
   const facts = [`turn ${t.seq ?? ""}`, t.status, t.model, t.cut_off ? "cut off" : null].filter(Boolean);
   card.append(el("p", { class: "muted" }, facts.join(" · "), " ",
     actionButton("Forget", `turn ${t.seq ?? short(t.turn)}`, (b) => forgetFlow(b, "turn", t.turn, `turn ${t.seq ?? short(t.turn)}`))));
@@ -303,6 +305,15 @@ function turnCard(t) {
   return card;
 }
 
+// A turn's tool use (decision 0022), as text like all stored words: a call is its function's
+// name and arguments, a result its call's id and content. A forgotten list is one placeholder.
+const callLine = (c) => `${c.function && c.function.name}(${c.function && c.function.arguments})`;
+const resultLine = (r) => `${r.tool_call_id}: ${r.content}`;
+function toolList(items, line) {
+  if (!Array.isArray(items)) return String(items);
+  return el("ul", { class: "tools" }, items.map((item) => el("li", { text: line(item) })));
+}
+
 function turnDetail(d) {
   const box = el("div", { class: "detail" });
   box.append(el("h3", { text: `Context: ${d.context.length} items, ${d.context_tokens ?? 0} tokens` }),
@@ -315,6 +326,18 @@ function turnDetail(d) {
   if (d.claims.length) {
     box.append(el("h3", { text: "Claims" }),
       table([["type", (c) => c.claim_type], ["payload", (c) => JSON.stringify(c.payload)]], d.claims, ""));
+  }
+  if (d.tool_calls) {
+    box.append(el("h3", { text: "Tool calls its reply made" }), Array.isArray(d.tool_calls)
+      ? table([["id", (c) => c.id], ["function", (c) => c.function && c.function.name], ["arguments", (c) => c.function && c.function.arguments]], d.tool_calls, "")
+      : el("p", { text: String(d.tool_calls) }));
+  }
+  if (d.tool_results) {
+    box.append(el("h3", { text: "Tool results that were its message" }),
+      d.follows ? el("p", { class: "follows", text: `They answer the calls of turn ${d.follows}.` }) : el("p", { class: "muted", text: "They answer no call this mind made." }),
+      Array.isArray(d.tool_results)
+        ? table([["call", (r) => r.tool_call_id], ["content", (r) => r.content]], d.tool_results, "")
+        : el("p", { text: String(d.tool_results) }));
   }
   box.append(el("h3", { text: "Rejected lines" }),
     table([["line", (r) => r.line], ["reason", (r) => r.reason]], d.rejections, "None."));
