@@ -137,7 +137,9 @@ class WebReads:
         by_turn = {t["turn"]: t for t in turns}
         for event in found:  # oldest first: a later attempt's reply replaces an earlier one's
             turn = by_turn[event.pop("aggregate")]
-            turn.update({k: v for k, v in event["payload"].items() if v is not None})
+            # A forgotten list opens as [] (its words are gone): shown as none, as the
+            # forgotten turn's own text says what happened.
+            turn.update({k: v for k, v in event["payload"].items() if v})
 
     def _memory_lines(self, first: int, last: int | None) -> dict[int, list[str]]:
         """The memory block of the prompt the turn recorded as sent: item number -> its line

@@ -132,6 +132,9 @@ def test_turns_show_the_tool_calls_of_a_reply_and_the_results_that_follow_it(
         (calls["tool_calls"], None, None),
         (None, results["tool_results"], asked),
     ]
+    cli("forget", "--turn", asked, "--yes")
+    after = client.get(f"/ui/api/minds/Echo/turns/{asked}", headers=AUTH).json()
+    assert after["text"] == "[forgotten]" and after["tool_calls"] is None
 
 
 def test_events_filter_by_kind_aggregate_time_and_words_and_carry_payload_and_hash(
