@@ -317,7 +317,9 @@ def test_a_turn_s_tool_calls_and_the_results_that_follow_it_show_as_text(
     cards[1].find_element(By.CSS_SELECTOR, "details.why summary").click()
     detail = wait_for(browser, lambda d: cards[1].find_element(By.CSS_SELECTOR, ".detail"), "why")
 
+    assert texts(cards[0], ".said")[0] == "You: What is the weather in Paris?"
     assert texts(cards[0], ".tool-calls li") == ['get_weather({"city": "Paris"})']
+    assert texts(cards[1], ".reply") == ["Echo: It is 18 degrees and sunny in Paris."]
     assert texts(cards[1], ".tool-results li") == [f"call_{asked}00: {STORED_SCRIPT}"]
     assert f"for the calls of turn {asked[:12]}" in cards[1].text
     assert texts(detail, ".follows") == [f"They answer the calls of turn {asked}."]

@@ -287,7 +287,7 @@ function turnCard(t) {
     card.append(el("p", { class: "said error", role: "status" },
       el("b", { text: "Generation failed: " }),
       `${t.failure_kind || t.failure && t.failure.kind || ""} — ${typeof t.failure === "string" ? t.failure : (t.failure && t.failure.message) || ""} (your message is kept in the ledger)`));
-  } else {
+  } else if (t.reply || !t.tool_calls) {  // a reply that only calls tools says nothing
     card.append(el("p", { class: "said reply" }, el("b", { text: `${state.mind}: ` }), t.reply ?? ""));
   }
   if (t.tool_calls) card.append(el("div", { class: "said tool-calls" }, el("b", { text: `${state.mind} calls: ` }), toolList(t.tool_calls, callLine)));
