@@ -86,6 +86,17 @@ class Changes:
         assert isinstance(event, DomainEvent)
         return event
 
+    def last_events(self, stream: UUID, limit: int, below: int | None = None) -> list[DomainEvent]:
+        """A stream's last `limit` events (before version `below`, if given), newest first,
+        read with one query."""
+        found = []
+        older = {"lte": below - 1} if below is not None else {}
+        for stored in self.app.recorder.select_events(stream, desc=True, limit=limit, **older):
+            event = self.app.mapper.to_domain_event(stored)
+            assert isinstance(event, DomainEvent)
+            found.append(event)
+        return found
+
     def first_events(self, stream: UUID, limit: int) -> list[DomainEvent]:
         """A stream's first `limit` events, read with one query (the stream is not replayed)."""
         found = []

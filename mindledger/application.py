@@ -151,6 +151,7 @@ class MindLedger(DirectCommands, KnowledgeCommands, FileCommands, ReadCommands, 
         parallel_tool_calls: bool | None = None,
         response_format: Mapping[str, Any] | None = None,
         tool_results: Sequence[Mapping[str, str]] = (),
+        via: str = "api",
     ) -> TurnResult:
         """Say `text` to the mind and return the turn as `mind turn --json` prints it.
 
@@ -175,7 +176,11 @@ class MindLedger(DirectCommands, KnowledgeCommands, FileCommands, ReadCommands, 
         with `tool_calls` (ids the mind gives); `tool_results` (`{"tool_call_id", "content"}`,
         with `text` empty) are the message of the next turn, which `follows` the one that
         asked. The caller's assistant messages in `history` may carry `tool_calls` and its
-        tool messages (`{"role": "tool", "tool_call_id", "content"}`) sit between them."""
+        tool messages (`{"role": "tool", "tool_call_id", "content"}`) sit between them.
+        Messages in `history` the mind never saw (none of its own turns' messages or replies,
+        none an earlier request brought) are recorded as observed in the client's
+        conversation, with `via` (the route they came by) and the turn they preceded
+        (`domain/client_history.py`, decision 0020)."""
         return self.run_turn(
             text,
             model=model,
@@ -191,6 +196,7 @@ class MindLedger(DirectCommands, KnowledgeCommands, FileCommands, ReadCommands, 
             parallel_tool_calls=parallel_tool_calls,
             response_format=response_format,
             tool_results=tool_results,
+            via=via,
         ).result
 
     def run_turn(
@@ -212,6 +218,7 @@ class MindLedger(DirectCommands, KnowledgeCommands, FileCommands, ReadCommands, 
         tool_results: Sequence[Mapping[str, str]] = (),
         retry_of: UUID | None = None,
         on_start: Callable[[str], None] | None = None,
+        via: str = "api",
     ) -> TurnDone:
         """`turn`, with the use case's outcome beside its JSON (for front-ends that render
         more than the JSON, such as the command line's effect lines). `retry_of`: a failed
@@ -220,6 +227,7 @@ class MindLedger(DirectCommands, KnowledgeCommands, FileCommands, ReadCommands, 
         stream named after its turn)."""
         from mindledger.compose import asker
         from mindledger.domain.client_chat import checked_chat
+        from mindledger.domain.client_history import record_unseen
         from mindledger.domain.errors import InvalidInputError
         from mindledger.domain.model_port import sampled
         from mindledger.domain.sampling import checked_sampling
@@ -260,6 +268,9 @@ class MindLedger(DirectCommands, KnowledgeCommands, FileCommands, ReadCommands, 
             except BaseException:
                 self._drop_turns()  # a fresh pipeline next time, in case this one broke
                 raise
+            if chat.history:  # what the caller holds that the mind never saw
+                preceded = f"{via} before turn {outcome.turn_id.hex}"
+                record_unseen(service.mind, chat.history, preceded)
             done = TurnDone(
                 outcome, TurnResult.model_validate(turn_json(self.home, service, outcome))
             )

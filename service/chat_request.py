@@ -11,7 +11,7 @@ names the argument at fault, which `request_field` turns back into the request's
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 from mindledger.service.errors import ApiError
 
@@ -89,6 +89,8 @@ class ChatRequest:
     system_at: int | None = None
     sampling_from: dict[str, str] = field(default_factory=dict)
 
+    ROUTE: ClassVar[str] = "/v1/chat/completions"  # earlier messages' provenance
+
     def turn_args(self) -> dict[str, Any]:
         """The floor's `turn` keyword arguments (the message aside)."""
         args: dict[str, Any] = dict(self.options)
@@ -96,6 +98,7 @@ class ChatRequest:
             args["system"] = self.system
         if self.history:
             args["history"] = self.history
+            args["via"] = self.ROUTE
         if self.sampling:
             args["sampling"] = self.sampling
         args.update(self.tooling)

@@ -17,7 +17,7 @@ does by default."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 from mindledger.service.chat_request import ChatRequest, _options, _sampling
 from mindledger.service.errors import ApiError
@@ -68,6 +68,8 @@ PART_KEYS = ("type", "text", "annotations", "logprobs")
 @dataclass
 class ResponsesRequest(ChatRequest):
     """A Responses API request as the floor's turn takes it."""
+
+    ROUTE: ClassVar[str] = "/v1/responses"
 
     instructions: str | None = None
     input_is_text: bool = False

@@ -47,6 +47,7 @@ def test_a_full_request_becomes_the_turns_arguments() -> None:
             {"role": "user", "content": "My name is Nadia."},
             {"role": "assistant", "content": "Noted."},
         ],
+        "via": "/v1/chat/completions",
         "sampling": {"max_tokens": 20, "temperature": 0.2},
     }
     assert request.request_field("history[1]") == "messages[2].content"
@@ -85,6 +86,7 @@ def test_tool_results_that_end_the_messages_are_the_turns_message() -> None:
             {"role": "user", "content": "Weather in Paris?"},
             {"role": "assistant", "content": None, "tool_calls": [call]},
         ],
+        "via": "/v1/chat/completions",
         "tools": tools,
         "tool_choice": "auto",
         "response_format": {"type": "json_object"},

@@ -274,7 +274,16 @@ def test_forgetting_the_turn_forgets_the_callers_system_prompt_and_settings(
     shown = json.dumps(mind.log(limit=50).model_dump(mode="json"))
 
     assert record["system"] == "[forgotten]" and record["sampling"] == {}
-    assert "Nadia" not in shown and "nadia@example.com" not in shown
+    assert "Nadia Okafor" not in shown and "nadia@example.com" not in shown
+    # The earlier message the mind never saw is an observed message of the client's
+    # conversation (decision 0020): its own record, forgotten with that conversation.
+    assert "Nadia's earlier words" in shown
+    events = mind.log(limit=50).model_dump(mode="json")
+    client = next(e for e in events if e["type"] == "mind.conversation.started")
+    mind.forget("conversation", client["aggregate"])
+    shown = json.dumps(mind.log(limit=50).model_dump(mode="json"))
+
+    assert "Nadia" not in shown
     assert mind.verify().ok
 
 

@@ -1,0 +1,91 @@
+"""A caller's earlier messages the mind never saw are recorded as observed, once; those of its
+own turns, and those an earlier request brought, are not recorded again (decision 0020)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import mindledger
+
+NOW = "2026-05-01T09:00:00Z"
+OBSERVED = "mind.conversation.message_observed"
+STARTED = "mind.conversation.started"
+
+
+@pytest.fixture
+def mind(tmp_path: Path) -> Iterator[mindledger.MindLedger]:
+    home = tmp_path / "mind"
+    mindledger.init(home, name="Echo", now=NOW)
+    with mindledger.open(home, now=NOW) as opened:
+        yield opened
+
+
+def observed(mind: mindledger.MindLedger) -> list[dict[str, Any]]:
+    events = mind.log(limit=500).model_dump(mode="json")
+    return [e["payload"] for e in events if e["type"] == OBSERVED]
+
+
+@pytest.mark.floor("turn")
+def test_a_client_resending_its_history_records_each_unseen_message_once(
+    mind: mindledger.MindLedger,
+) -> None:
+    begun_elsewhere = [
+        {"role": "user", "content": "My sister Alma keeps bees in Zaragoza."},
+        {"role": "assistant", "content": "How lovely, bees need patience."},
+    ]
+    history = list(begun_elsewhere)
+    for n, (message, reply) in enumerate([("One?", "1."), ("Two?", "2."), ("Three?", "3.")]):
+        done = mind.turn(
+            message, model="mock", mock_reply=reply, history=history, via="/v1/chat/completions"
+        )
+        assert done.status == "complete"
+        history += [{"role": "user", "content": message}, {"role": "assistant", "content": reply}]
+        if n == 0:
+            first_turn = done.turn
+
+    recorded = observed(mind)
+    texts = sorted(p["text"] for p in recorded)
+    assert texts == sorted(m["content"] for m in begun_elsewhere)  # each once; no turn again
+    assert {p["session"] for p in recorded} == {f"/v1/chat/completions before turn {first_turn}"}
+    assert mind.verify().ok
+    found = mind.recall("Alma bees Zaragoza").model_dump(mode="json")
+    assert "Zaragoza" in str(found)
+
+
+@pytest.mark.floor("turn")
+def test_a_history_of_the_minds_own_turns_records_nothing(mind: mindledger.MindLedger) -> None:
+    mind.turn("What is the capital of France?", model="mock", mock_reply="Paris.")
+    history = [
+        {"role": "user", "content": "What is the capital of France?"},
+        {"role": "assistant", "content": "Paris."},
+    ]
+
+    mind.turn("And of Italy?", model="mock", mock_reply="Rome.", history=history)
+
+    assert observed(mind) == []
+
+
+@pytest.mark.floor("turn")
+def test_a_forgotten_message_a_client_sends_again_is_observed_again_once(
+    mind: mindledger.MindLedger,
+) -> None:
+    history = [{"role": "user", "content": "My locker code is Kestrel."}]
+    mind.turn("Hello", model="mock", mock_reply="Hi.", history=history)
+
+    events = mind.log(limit=50).model_dump(mode="json")
+    begun = next(e for e in events if e["type"] == STARTED)
+    assert begun["payload"]["source"].startswith("client/")
+    mind.forget("conversation", begun["aggregate"])
+    for again in ("Hello again", "And again"):
+        mind.turn(again, model="mock", mock_reply="Hi.", history=history)
+
+    # The mind no longer holds it (nor anything that could recognise it): the client's copy
+    # is a new observation, recorded once however often it is sent (decision 0020).
+    assert [p["text"] for p in observed(mind) if "Kestrel" in str(p.get("text"))] == [
+        "My locker code is Kestrel."
+    ]
+    assert mind.verify().ok
