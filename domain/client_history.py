@@ -57,9 +57,11 @@ def client_messages(
     return found
 
 
-def client_source(messages: Sequence[Observed]) -> str:
-    """The client's conversation: named by its first message (stable as it grows)."""
-    return f"{CLIENT}{messages[0].source_id.split(':')[1]}"
+def client_source(messages: Sequence[Observed], keys: TextKeys) -> str:
+    """The client's conversation: named by its first message (stable as it grows), a keyed
+    hash of its id as an imported transcript's name is (the name is in the clear, the id is
+    sealed)."""
+    return f"{CLIENT}{keys.keyed(IMPORT, messages[0].source_id)[:32]}"
 
 
 def held_by_turns(mind: Mind, messages: Sequence[Observed]) -> set[bytes]:
@@ -106,7 +108,7 @@ def record_unseen(mind: Mind, history: Sequence[Mapping[str, Any]], session: str
     messages = client_messages(history, mind.text_keys, mind.clock(), session)
     if not messages:
         return 0
-    source = client_source(messages)
+    source = client_source(messages, mind.text_keys)
     new = unseen(mind, source, messages)
     if not new:
         return 0

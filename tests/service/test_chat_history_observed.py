@@ -1,0 +1,64 @@
+"""`/v1/chat/completions` from a stateless client: each request carries the growing
+conversation; what the mind never saw is observed once, its own turns are not recorded again
+(decision 0020)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from starlette.testclient import TestClient
+
+import mindledger
+from mindledger.compose import Home
+from mindledger.service.app import build_app
+from mindledger.service.minds import Minds
+
+
+@pytest.fixture
+def served(mind_home: Path) -> Iterator[tuple[TestClient, Minds]]:
+    minds = Minds.open([Home(mind_home)])
+    with TestClient(build_app(minds), raise_server_exceptions=False) as client:
+        yield client, minds
+    minds.close(10)
+
+
+def test_three_requests_with_the_growing_history_record_each_message_once(
+    served: tuple[TestClient, Minds], mind_home: Path
+) -> None:
+    client, minds = served
+    headers = {"Authorization": f"Bearer {next(iter(minds)).token}"}
+    messages: list[dict[str, Any]] = [
+        {"role": "system", "content": "Be brief."},
+        {"role": "user", "content": "Earlier, elsewhere: my cat is called Pimiento."},
+        {"role": "assistant", "content": "A spicy name for a cat."},
+    ]
+    turns = []
+    for question, reply in [("One?", "1."), ("Two?", "2."), ("Three?", "3.")]:
+        messages.append({"role": "user", "content": question})
+        body = {
+            "model": "mind/Echo",
+            "messages": messages,
+            "mind_options": {"model": "mock", "mock_reply": reply},
+        }
+        answer = client.post("/v1/chat/completions", json=body, headers=headers)
+        assert answer.status_code == 200, answer.text
+        turns.append(answer.json()["id"])
+        messages.append(
+            {"role": "assistant", "content": answer.json()["choices"][0]["message"]["content"]}
+        )
+
+    with mindledger.open(mind_home) as mind:
+        events = mind.log(limit=500).model_dump(mode="json")
+        observed = [
+            e["payload"] for e in events if e["type"] == "mind.conversation.message_observed"
+        ]
+        assert sorted(p["text"] for p in observed) == [
+            "A spicy name for a cat.",
+            "Earlier, elsewhere: my cat is called Pimiento.",
+        ]
+        assert all(p["session"].startswith("/v1/chat/completions before turn ") for p in observed)
+        assert mind.verify().ok
+        assert "Pimiento" in str(mind.recall("what is my cat called Pimiento").model_dump())
