@@ -73,11 +73,25 @@ def turns(folders, rounds):
     import_litellm()
     homes = [Home(Path(f)) for f in folders]
     samples = [[] for _ in homes]
+    # A tree whose one_turn takes a held turn service (as `mind serve` holds one) gets one per
+    # home; an older tree's one_turn takes the home and opens its own per turn.
+    import inspect
+
+    held = "service" in inspect.signature(one_turn).parameters
+    if held:
+        from mindledger.compose import turn_service
+
+        targets = [turn_service(home) for home in homes]
+    else:
+        targets = homes
     for i in range(rounds + 3):
-        for n, home in enumerate(homes):
-            took = one_turn(home, job["offset"] + i)
+        for n, target in enumerate(targets):
+            took = one_turn(target, job["offset"] + i)
             if i >= 3:
                 samples[n].append(took)
+    if held:
+        for service in targets:
+            service.close()
     out = {}
     for folder, home, s in zip(folders, homes, samples):
         size = built(folder)["size"]
