@@ -79,9 +79,9 @@ def held_by_turns(mind: Mind, messages: Sequence[Observed]) -> set[bytes]:
         below = numbers[-1].originator_version
         for given in numbers:
             turn_id = getattr(given, "turn_id", None)
-            read += 1
-            if not turn_id:
+            if not turn_id or not wanted - held or read >= MAX_TURNS_READ:
                 continue
+            read += 1
             for event in mind.history_events(UUID(turn_id)):
                 if isinstance(event, Turn.Started) and event.text:
                     held.add(fingerprint("user", event.text.strip()))

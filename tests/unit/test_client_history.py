@@ -89,3 +89,26 @@ def test_a_forgotten_message_a_client_sends_again_is_observed_again_once(
         "My locker code is Kestrel."
     ]
     assert mind.verify().ok
+
+
+@pytest.mark.floor("turn")
+def test_an_older_turn_sent_back_is_found_across_pages_and_not_beyond_the_limit(
+    mind: mindledger.MindLedger, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from mindledger.domain import client_history
+
+    monkeypatch.setattr(client_history, "TURNS_PER_READ", 2)
+    monkeypatch.setattr(client_history, "MAX_TURNS_READ", 5)
+    mind.turn("The oldest words", model="mock", mock_reply="Old reply.")
+    mind.turn("Older words", model="mock", mock_reply="Reply two.")
+    for n in range(3):
+        mind.turn(f"Filler {n}", model="mock", mock_reply="Fine.")
+    history = [
+        {"role": "user", "content": "The oldest words"},  # 6 turns back: past the limit
+        {"role": "user", "content": "Older words"},  # 5 turns back: the third page
+        {"role": "assistant", "content": "Reply two."},
+    ]
+
+    mind.turn("Now", model="mock", mock_reply="Yes.", history=history)
+
+    assert [p["text"] for p in observed(mind)] == ["The oldest words"]
