@@ -118,6 +118,18 @@ def was_disk_full(e: BaseException, home: Path | None) -> bool:
     return is_disk_full(_chain(e), home)
 
 
+def was_unavailable(e: BaseException) -> bool:
+    """Whether `e` (or a cause of it) is PostgreSQL refusing or ending a session (a restart, a
+    failover, a server shutting down): a retry may pass, so a front-end says "unavailable", not
+    "failed". psycopg's OperationalError covers exactly those (and serialisation failures, also
+    worth a retry); SQLite's errors are left to their own refusals."""
+    psycopg = sys.modules.get("psycopg")
+    if psycopg is None:  # never imported here: no PostgreSQL session to lose
+        return False
+    kinds = (psycopg.OperationalError, psycopg.InterfaceError)
+    return any(isinstance(c, kinds) for c in _chain(e))
+
+
 def _chain(e: BaseException) -> list[BaseException]:
     """`e` and its causes, outermost first; a cause a wrapper hid (`from None`) counts too."""
     found: list[BaseException] = []

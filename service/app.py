@@ -34,7 +34,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from mindledger.domain.errors import MindError
 from mindledger.domain.redaction import redact
-from mindledger.error_report import failure_message, was_disk_full
+from mindledger.error_report import failure_message, was_disk_full, was_unavailable
 from mindledger.service.auth import bearer
 from mindledger.service.endpoints import (
     DEFAULT_MAX_BODY,
@@ -218,8 +218,8 @@ def _route(
         except MindError as e:
             return mind_error_response(e, secrets, _home_of(mind, opened))
         except PersistenceError as e:
-            if was_disk_full(e, _home_of(mind, opened)):
-                return internal_error_response(e, secrets, _home_of(mind, opened))  # 507
+            if was_disk_full(e, _home_of(mind, opened)) or was_unavailable(e):
+                return internal_error_response(e, secrets, _home_of(mind, opened))  # 507, 503
             message = failure_message(e, _home_of(mind, opened), secrets, full_path=False)
             return error_response(500, "ledger_error", message)
         except ClientDisconnect:

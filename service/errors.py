@@ -11,7 +11,13 @@ from typing import Any
 
 from starlette.responses import JSONResponse
 
-from mindledger.error_report import clean_text, failure_message, first_line, was_disk_full
+from mindledger.error_report import (
+    clean_text,
+    failure_message,
+    first_line,
+    was_disk_full,
+    was_unavailable,
+)
 from mindledger.errors import (
     ConflictError,
     LedgerBusyError,
@@ -63,6 +69,8 @@ def error_response(
     """The one error shape as a response."""
     return JSONResponse(error_body(status, code, message, param), status, headers=headers)
 
+
+UNAVAILABLE_RETRY_S = 1  # PostgreSQL back after a restart: seconds, not minutes
 
 # Domain errors a client caused, by the status and code they answer with (first match wins).
 _MAPPED: list[tuple[type[Exception], int, str]] = [
@@ -135,4 +143,9 @@ def internal_error_response(
     if was_disk_full(e, home):
         message = failure_message(e, home, secrets, full_path=False)
         return error_response(INSUFFICIENT_STORAGE, "insufficient_storage", message)
+    if was_unavailable(e):  # PostgreSQL restarting: the clients' retry is the remedy
+        message = failure_message(e, home, secrets, full_path=False)
+        return error_response(
+            503, "unavailable", message, {"Retry-After": str(UNAVAILABLE_RETRY_S)}
+        )
     return error_response(500, "internal", internal_error_message(e, secrets, home))
