@@ -193,6 +193,7 @@ def _linked(planner: Planner, plan: ForgetPlan) -> set[str]:
     imports that fed a reached conversation."""
     reach = planner.reach
     streams = reach.streams | reach.messages | reach.late_streams() | plan.context_turns
+    streams |= planner.preceded  # the turns whose prompts carried a reached observed message
     terms = {f"{kind}:{s}" for s in streams for kind in ("s", "t", "ch")}
     return terms | {f"src:{source}" for source in reach.sources}
 

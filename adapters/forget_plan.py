@@ -9,6 +9,7 @@ message (to scrub the chat history file) and the contexts it must check.
 from __future__ import annotations
 
 import json
+import re
 import uuid
 from collections import Counter
 from collections.abc import Iterable
@@ -70,6 +71,9 @@ class ForgetPlan:
 
 
 REPLIED = "mind.turn.replied"
+OBSERVED = "mind.conversation.message_observed"
+# An observed message's session names the turn whose request brought it (application.py).
+_BEFORE = re.compile(r" before turn ([0-9a-f]{32})$")
 
 
 def hex_of(originator_id: Any) -> str:
@@ -105,6 +109,9 @@ class Planner:
         # what is forgotten, the import a conversation was read from).
         self.held: dict[str, list[tuple[Any, dict[str, bytes]]]] = {}
         self.floor = 0  # set by `plan`: the first position a later prompt may quote from
+        # The turns a reached observed message was sent before (its `session`, decision 0020):
+        # their prompt carried it, recorded just before it was observed.
+        self.preceded: set[str] = set()
 
     def scan(self, reader: Any) -> None:
         """Read the events after the last position scanned."""
@@ -153,13 +160,16 @@ class Planner:
         reached_streams: set[str] = set()
         messages: list[Any] = []  # reached turn messages (the chat history is scrubbed of them)
         replies: list[Any] = []  # reached replies (a caller may have sent them back: see below)
+        reached_rows: list[Any] = []
         for row, stream, ids in self.hits:
             _take(plan, row, stream, ids, reached, reached_streams, messages)
+            reached_rows.append(row)
             if row.topic == REPLIED:
                 replies.append(row)
         for stream in sorted(self.reach.late_streams()):
             for row, ids in self.held.get(stream, []):
                 _take(plan, row, stream, ids, reached, reached_streams, messages)
+                reached_rows.append(row)
                 if row.topic == REPLIED:
                     replies.append(row)
         self.reach.check_unambiguous()
@@ -174,7 +184,18 @@ class Planner:
         # reached event and before the first event of every reached stream cannot have quoted
         # any of them, so its context is not opened (the contexts of the whole ledger were
         # most of a scan).
-        floor = self.floor = min([*reached, *(self.first_seen[s] for s in reached_streams)])
+        observed = [row for row in reached_rows if row.topic == OBSERVED]
+        for row in observed:
+            found = _BEFORE.search(str(orjson.loads(row.state).get("session") or ""))
+            if found:
+                self.preceded.add(found.group(1))
+        floor = self.floor = min(
+            [
+                *reached,
+                *(self.first_seen[s] for s in reached_streams),
+                *(self.first_seen[t] for t in self.preceded if t in self.first_seen),
+            ]
+        )
         contexts = [row for row in self.contexts if row.position > floor]
         opener = getattr(reader, "open_states", None)
         if opener is not None:
@@ -187,6 +208,9 @@ class Planner:
             said = {t.strip() for t in plan.messages}
             said |= (
                 {str(s.get("reply") or "").strip() for s in opener(replies)} if replies else set()
+            )
+            said |= (
+                {str(s.get("text") or "").strip() for s in opener(observed)} if observed else set()
             )
             said.discard("")
             # A caller's earlier messages are sent as they came (docs/decisions/0020): a prompt

@@ -112,3 +112,26 @@ def test_an_older_turn_sent_back_is_found_across_pages_and_not_beyond_the_limit(
     mind.turn("Now", model="mock", mock_reply="Yes.", history=history)
 
     assert [p["text"] for p in observed(mind)] == ["The oldest words"]
+
+
+@pytest.mark.floor("turn")
+def test_forgetting_the_clients_conversation_takes_the_prompts_that_carried_it(
+    mind: mindledger.MindLedger,
+) -> None:
+    kept = mind.turn("Unrelated", model="mock", mock_reply="Ok.").turn  # before: it stays
+    history = [{"role": "user", "content": "My locker code is Kestrel."}]
+    first = mind.turn("Hello", model="mock", mock_reply="Hi.", history=history).turn
+    history += [{"role": "user", "content": "Hello"}, {"role": "assistant", "content": "Hi."}]
+    later = mind.turn("Again", model="mock", mock_reply="Yes.", history=history).turn
+    assert "Kestrel" in str(mind.turn_prompt(str(first)).model_dump())
+
+    events = mind.log(limit=50).model_dump(mode="json")
+    begun = next(e for e in events if e["type"] == STARTED)
+    mind.forget("conversation", begun["aggregate"])
+
+    # The observed copy went, and so did the prompt records that carried it as a caller's
+    # earlier message: the turn it was sent before, and a later one that sent it again.
+    for turn in (first, later):
+        assert "Kestrel" not in str(mind.turn_prompt(str(turn)).model_dump())
+    assert "Unrelated" in str(mind.turn_prompt(str(kept)).model_dump())
+    assert mind.verify().ok
