@@ -57,11 +57,14 @@ def client_messages(
     return found
 
 
-def client_source(messages: Sequence[Observed], keys: TextKeys) -> str:
-    """The client's conversation: named by its first message (stable as it grows), a keyed
-    hash of its id as an imported transcript's name is (the name is in the clear, the id is
-    sealed)."""
-    return f"{CLIENT}{keys.keyed(IMPORT, messages[0].source_id)[:32]}"
+def client_source(messages: Sequence[Observed], keys: TextKeys, caller: str = "") -> str:
+    """The client's conversation: named by its first message (stable as it grows) and by who
+    holds it (`caller`: the request's end-user id and system prompt; two clients that both
+    open with "Hi!" are two conversations, so one's forget never takes the other's words), a
+    keyed hash as an imported transcript's name is (the name is in the clear, the id sealed)."""
+    first = messages[0].source_id
+    named = f"{caller}\x00{first}" if caller else first
+    return f"{CLIENT}{keys.keyed(IMPORT, named)[:32]}"
 
 
 def held_by_turns(mind: Mind, messages: Sequence[Observed]) -> set[bytes]:
@@ -100,7 +103,9 @@ def unseen(mind: Mind, source: str, messages: Sequence[Observed]) -> list[Observ
     return [m for m in new if fingerprint(m.speaker, m.text) not in held]
 
 
-def record_unseen(mind: Mind, history: Sequence[Mapping[str, Any]], session: str) -> int:
+def record_unseen(
+    mind: Mind, history: Sequence[Mapping[str, Any]], session: str, caller: str = ""
+) -> int:
     """Record the caller's earlier messages the mind never saw as observed in the client's
     conversation (`session`: where they came from, the route and the turn they preceded);
     returns how many were added. Those of its own turns, and those an earlier request
@@ -108,7 +113,7 @@ def record_unseen(mind: Mind, history: Sequence[Mapping[str, Any]], session: str
     messages = client_messages(history, mind.text_keys, mind.clock(), session)
     if not messages:
         return 0
-    source = client_source(messages, mind.text_keys)
+    source = client_source(messages, mind.text_keys, caller)
     new = unseen(mind, source, messages)
     if not new:
         return 0

@@ -270,7 +270,9 @@ class MindLedger(DirectCommands, KnowledgeCommands, FileCommands, ReadCommands, 
                 raise
             if chat.history:  # what the caller holds that the mind never saw
                 preceded = f"{via} before turn {outcome.turn_id.hex}"
-                record_unseen(service.mind, chat.history, preceded)
+                who = (getattr(settings, "user", None) or "", chat.system or "")
+                caller = "\x00".join(who) if any(who) else ""  # whose conversation it is
+                record_unseen(service.mind, chat.history, preceded, caller)
             done = TurnDone(
                 outcome, TurnResult.model_validate(turn_json(self.home, service, outcome))
             )

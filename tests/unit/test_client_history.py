@@ -135,3 +135,28 @@ def test_forgetting_the_clients_conversation_takes_the_prompts_that_carried_it(
         assert "Kestrel" not in str(mind.turn_prompt(str(turn)).model_dump())
     assert "Unrelated" in str(mind.turn_prompt(str(kept)).model_dump())
     assert mind.verify().ok
+
+
+@pytest.mark.floor("turn")
+def test_two_clients_that_open_alike_keep_two_conversations(mind: mindledger.MindLedger) -> None:
+    """Named by its first message alone, alice's and bob's conversations were one: a forget of
+    one took the other's words, and what one sent was not recorded for the other."""
+    opening = [{"role": "user", "content": "Hi!"}, {"role": "assistant", "content": "Hello there."}]
+    for user, secret in (("alice", "My locker code is 1234."), ("bob", "My locker code is 1234.")):
+        history = [
+            *opening,
+            {"role": "user", "content": secret},
+            {"role": "assistant", "content": "Noted."},
+        ]
+        mind.turn(
+            "Thanks", model="mock", mock_reply="Ok.", history=history, sampling={"user": user}
+        )
+    again = [*opening, {"role": "user", "content": "My locker code is 1234."}]
+    mind.turn("Thanks", model="mock", mock_reply="Ok.", history=again, sampling={"user": "alice"})
+
+    events = mind.log(limit=500).model_dump(mode="json")
+    recorded = [e for e in events if e["type"] == OBSERVED]
+    assert len({e["aggregate"] for e in recorded}) == 2  # one conversation per client
+    recorded = [e["payload"] for e in recorded]
+    assert sorted(p["text"] for p in recorded).count("My locker code is 1234.") == 2  # once each
+    assert mind.verify().ok
