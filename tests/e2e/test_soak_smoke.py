@@ -27,8 +27,11 @@ def test_a_minute_of_mixed_load_keeps_every_turn_and_no_file_leaks(tmp_path: Pat
         text=True,
         timeout=900,
     )
-    assert done.returncode == 0, done.stderr[-2000:]
+    # The figures first: a failure shows them (the open files' counts and, when they grew, the
+    # server's files by name), not only the line that says which promise did not hold.
+    assert out.exists(), done.stderr[-2000:]
     figures = json.loads(out.read_text())
+    assert done.returncode == 0, (done.stderr[-500:], figures.get("open_files_named"), figures)
     assert figures["failed"] == 0, figures["failures"]
     assert all(figures["ledger"].values()), figures["ledger"]
     assert figures["ledger"]["turns_recorded"] >= sum(
