@@ -15,12 +15,10 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
-from bench.common import report
+from bench.common import report, run_in_tree
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -59,17 +57,8 @@ else:
 
 
 def worker(tree: Path, job: dict[str, Any]) -> dict[str, Any]:
-    env = dict(os.environ, PYTHONPATH=str(tree))
-    out = subprocess.run(
-        [sys.executable, "-c", WORKER, json.dumps(job)],
-        cwd=tree,
-        env=env,
-        check=True,
-        capture_output=True,
-        text=True,
-    )
-    result: dict[str, Any] = json.loads(out.stdout.strip().splitlines()[-1])
-    return result
+    """WORKER run in `tree` (`bench.common.run_in_tree`)."""
+    return run_in_tree(tree, WORKER, job)
 
 
 def main() -> None:

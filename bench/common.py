@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
 import statistics
+import subprocess
+import sys
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
@@ -87,3 +90,19 @@ def report(name: str, figures: dict[str, Any], out: Path | None = None) -> None:
     folder.mkdir(exist_ok=True)
     with open(folder / f"{name}.jsonl", "a") as f:
         f.write(line + "\n")
+
+
+def run_in_tree(tree: Path, script: str, job: dict[str, Any]) -> dict[str, Any]:
+    """Run `script` (given `job` as JSON in argv[1]) in a process whose code is `tree`'s (first
+    on sys.path), for figures of two trees taken alternately; returns its last JSON line."""
+    env = dict(os.environ, PYTHONPATH=str(tree))
+    out = subprocess.run(
+        [sys.executable, "-c", script, json.dumps(job)],
+        cwd=tree,
+        env=env,
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    result: dict[str, Any] = json.loads(out.stdout.strip().splitlines()[-1])
+    return result

@@ -18,16 +18,13 @@ Run: .venv/bin/python -m bench.encryption --base ../wt-base [--sizes 1000 100000
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import statistics
-import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
-from bench.common import report
+from bench.common import report, run_in_tree
 
 REPO = Path(__file__).resolve().parent.parent
 SIDES = ("previous", "this")
@@ -159,18 +156,8 @@ else:
 
 
 def worker(tree: Path, job: dict[str, Any]) -> dict[str, Any]:
-    """Run WORKER in `tree` (its code wins on sys.path) and return its last JSON line."""
-    env = dict(os.environ, PYTHONPATH=str(tree))
-    out = subprocess.run(
-        [sys.executable, "-c", WORKER, json.dumps(job)],
-        cwd=tree,
-        env=env,
-        check=True,
-        capture_output=True,
-        text=True,
-    )
-    result: dict[str, Any] = json.loads(out.stdout.strip().splitlines()[-1])
-    return result
+    """WORKER run in `tree` (`bench.common.run_in_tree`)."""
+    return run_in_tree(tree, WORKER, job)
 
 
 def build_all(trees: dict[str, Path], root: Path, sizes: list[int]) -> None:
