@@ -19,6 +19,7 @@ from typing import Any
 
 from mindledger.domain.errors import InvalidInputError
 from mindledger.domain.prompt_text import one_line
+from mindledger.domain.text import clean_text
 from mindledger.domain.tool_use import ToolRequest, checked_call, checked_result
 from mindledger.domain.turn import MESSAGE_LIMIT
 
@@ -100,9 +101,21 @@ def _message(n: int, message: Any) -> dict[str, Any]:
         raise InvalidInputError(f"`{where}.content` must be a non-empty text", param=where)
     if any(0xD800 <= ord(ch) <= 0xDFFF for ch in content):
         raise InvalidInputError(f"`{where}.content` is not valid UTF-8", param=where)
+    if role != "tool":
+        _storable(content, where)
     if calls is not None:
         return {"role": role, "content": content, "tool_calls": checked}
     return {"role": role, "content": content}
+
+
+def _storable(content: str, where: str) -> None:
+    """Refuse a user or assistant message that no message could hold (a control character,
+    over MESSAGE_LIMIT): the mind records an unseen one as observed after the turn, and a
+    refusal there came after the turn was recorded (and streamed)."""
+    try:
+        clean_text(content, f"`{where}.content`", MESSAGE_LIMIT)
+    except InvalidInputError as e:
+        raise InvalidInputError(str(e), param=where) from None
 
 
 def _chars(message: Mapping[str, Any]) -> int:

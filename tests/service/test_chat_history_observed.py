@@ -62,3 +62,32 @@ def test_three_requests_with_the_growing_history_record_each_message_once(
         assert all(p["session"].startswith("/v1/chat/completions before turn ") for p in observed)
         assert mind.verify().ok
         assert "Pimiento" in str(mind.recall("what is my cat called Pimiento").model_dump())
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_an_earlier_message_no_message_could_hold_is_a_400_before_the_turn(
+    served: tuple[TestClient, Minds], stream: bool
+) -> None:
+    """It was a turn recorded and streamed, then an error event (or a 400) from observing it."""
+    client, minds = served
+    mind = next(iter(minds))
+    headers = {"Authorization": f"Bearer {mind.token}"}
+    before = mind.status().head.position
+    body = {
+        "model": "mind/Echo",
+        "messages": [
+            {"role": "user", "content": "Fine"},
+            {"role": "user", "content": "a bell \x07 rings"},
+            {"role": "user", "content": "Next?"},
+        ],
+        "stream": stream,
+        "mind_options": {"model": "mock", "mock_reply": "Ok."},
+    }
+
+    answer = client.post("/v1/chat/completions", json=body, headers=headers)
+
+    assert answer.status_code == 400, answer.text
+    error = answer.json()["error"]
+    assert error["param"] == "messages[1].content"
+    assert "U+0007" in error["message"]
+    assert mind.status().head.position == before

@@ -160,3 +160,27 @@ def test_two_clients_that_open_alike_keep_two_conversations(mind: mindledger.Min
     recorded = [e["payload"] for e in recorded]
     assert sorted(p["text"] for p in recorded).count("My locker code is 1234.") == 2  # once each
     assert mind.verify().ok
+
+
+@pytest.mark.floor("turn")
+@pytest.mark.parametrize(
+    "text",
+    ["a NUL \x00 inside", "a bell \x07", "x" * 100_001],
+    ids=["nul", "control", "over-the-limit"],
+)
+def test_an_earlier_message_no_message_could_hold_is_refused_before_the_turn(
+    mind: mindledger.MindLedger, text: str
+) -> None:
+    """Found trying it as an attacker: the turn was recorded complete (streamed, too), then
+    observing the message refused it, so the client got a 400 (mid-stream, an error event
+    after the reply) for a turn the ledger holds, and a retry ran it again."""
+    from mindledger.domain.errors import InvalidInputError
+
+    before = mind.status().head.position
+    history = [{"role": "user", "content": "Fine"}, {"role": "user", "content": text}]
+    with pytest.raises(InvalidInputError) as refused:
+        mind.turn("Hello", model="mock", mock_reply="Hi.", history=history)
+
+    assert refused.value.param == "history[1]"
+    assert "history[1]" in str(refused.value)
+    assert mind.status().head.position == before
