@@ -10,6 +10,7 @@ names the argument at fault, which `request_field` turns back into the request's
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -90,6 +91,7 @@ class ChatRequest:
     sampling_from: dict[str, str] = field(default_factory=dict)
 
     ROUTE: ClassVar[str] = "/v1/chat/completions"  # earlier messages' provenance
+    ITEMS: ClassVar[str] = "messages"  # the request's list the floor's history came from
 
     def turn_args(self) -> dict[str, Any]:
         """The floor's `turn` keyword arguments (the message aside)."""
@@ -125,6 +127,21 @@ class ChatRequest:
         if head in MIND_OPTIONS:
             return f"mind_options.{head}"
         return param
+
+    def request_words(self, message: str) -> str:
+        """A floor's message with the arguments it names in backticks (`history[1].content`)
+        named as the request's fields (`messages[3].content`), as `request_field` names
+        `param`: a client sent no `history`."""
+
+        def item(found: re.Match[str]) -> str:
+            at = self.history_at if found[1] == "history" else self.results_at
+            index = int(found[2])
+            return f"`{self.ITEMS}[{at[index]}]" if index < len(at) else found[0]
+
+        return _FLOOR_ITEM.sub(item, message)
+
+
+_FLOOR_ITEM = re.compile(r"`(history|tool_results)\[(\d+)\]")
 
 
 def _refuse(code: str, message: str, param: str) -> ApiError:

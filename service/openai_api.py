@@ -84,6 +84,9 @@ def _refused(
     """A floor's refusal, its argument named as the request's field."""
     if request is not None:
         e.param = request.request_field(e.param)
+        worded = request.request_words(str(e))
+        if worded != str(e):
+            e.args = (worded,)
     home = mind.home.path if mind is not None else None
     return mind_error_response(e, mind_secrets(call), home)
 

@@ -70,6 +70,7 @@ class ResponsesRequest(ChatRequest):
     """A Responses API request as the floor's turn takes it."""
 
     ROUTE: ClassVar[str] = "/v1/responses"
+    ITEMS: ClassVar[str] = "input"
 
     instructions: str | None = None
     input_is_text: bool = False

@@ -89,5 +89,30 @@ def test_an_earlier_message_no_message_could_hold_is_a_400_before_the_turn(
     assert answer.status_code == 400, answer.text
     error = answer.json()["error"]
     assert error["param"] == "messages[1].content"
-    assert "U+0007" in error["message"]
+    assert "`messages[1].content`" in error["message"] and "U+0007" in error["message"]
     assert mind.status().head.position == before
+
+
+def test_a_refused_earlier_message_of_a_response_names_its_input_item(
+    served: tuple[TestClient, Minds],
+) -> None:
+    """The message named the floor's argument (`history[0].content`), which no request has."""
+    client, minds = served
+    mind = next(iter(minds))
+    body = {
+        "model": "mind/Echo",
+        "input": [
+            {"role": "user", "content": "a bell \x07 rings"},
+            {"role": "user", "content": "Next?"},
+        ],
+        "mind_options": {"model": "mock", "mock_reply": "Ok."},
+    }
+
+    answer = client.post(
+        "/v1/responses", json=body, headers={"Authorization": f"Bearer {mind.token}"}
+    )
+
+    assert answer.status_code == 400, answer.text
+    error = answer.json()["error"]
+    assert error["param"] == "input[0]"
+    assert "`input[0].content`" in error["message"] and "history" not in error["message"]
