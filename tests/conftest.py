@@ -26,8 +26,18 @@ LOCOMO = REPO.parent / "shared" / "data" / "locomo" / "locomo10.json"
 
 # Every property in the suite is about behaviour, never time: on a busy machine (two cores shared
 # by several suites) an example or its data generation can take seconds, which is not a failure.
+# The suite runs a few examples per property with a fixed seed, so every run (one file or the whole
+# suite, any worker) is the same run; bench/fuzz.py sets MIND_FUZZ_EXAMPLES to run many more with
+# fresh randomness. A test's own @settings(max_examples=...) still wins.
+FUZZ_EXAMPLES = int(os.environ.get("MIND_FUZZ_EXAMPLES", "0") or 0)
 settings.register_profile(
-    "mind", deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large]
+    "mind",
+    max_examples=FUZZ_EXAMPLES or 4,
+    deadline=None,
+    derandomize=not FUZZ_EXAMPLES,
+    database=None,
+    print_blob=True,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
 settings.load_profile("mind")
 

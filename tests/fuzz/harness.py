@@ -6,7 +6,6 @@ ends in a traceback, never changes the ledger when it refuses, and `mind verify`
 
 from __future__ import annotations
 
-import os
 import sqlite3
 import traceback
 from collections.abc import Callable, Mapping, Sequence
@@ -14,28 +13,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from click.testing import CliRunner
-from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
 from mindledger.cli.main import mind
-
-# The suite runs a few examples per property (fixed seed, so it is the same run every time);
-# bench/fuzz.py sets MIND_FUZZ_EXAMPLES to run many more with fresh randomness.
-EXAMPLES = int(os.environ.get("MIND_FUZZ_EXAMPLES", "0") or 0)
-SLOW = [HealthCheck.too_slow]  # a busy machine: slow generation is not a failure
-settings.register_profile(
-    "suite",
-    max_examples=4,
-    deadline=None,
-    derandomize=True,
-    database=None,
-    print_blob=True,
-    suppress_health_check=SLOW,
-)
-settings.register_profile(
-    "long", max_examples=max(EXAMPLES, 1), deadline=None, database=None, suppress_health_check=SLOW
-)
-settings.load_profile("long" if EXAMPLES else "suite")
 
 HOSTILE = [
     "",
