@@ -3,7 +3,9 @@ MCP `initialize` request on stdout (what an agent waits for before its first cal
 of N runs, beside the same figure for `python -c pass` (the interpreter alone) on this machine;
 and the CPU seconds of each whole `mind mcp` process (start, initialize, close), which a busy
 machine inflates less than the wall clock.
-Run: PYTHONPATH=. .venv/bin/python -m bench.mcp_start [--runs 10]
+With `--base TREE` (a worktree of the previous release) that tree's `mind mcp` is measured
+too, the two taking turns, so both figures share the machine's load.
+Run: PYTHONPATH=. .venv/bin/python -m bench.mcp_start [--runs 10] [--base ../wt-base]
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ def initialize_s(home: Path, env: dict[str, str]) -> tuple[float, float]:
     process = subprocess.Popen(
         [*MIND, "mcp", "--home", str(home)],
         env=env,
+        cwd=env.get("PYTHONPATH"),  # `python -c` and `-m` put the working folder first
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
@@ -69,24 +72,34 @@ def bare_python_s() -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--runs", type=int, default=10)
-    runs = parser.parse_args().runs
+    parser.add_argument("--base", type=Path, help="the previous release's tree, measured too")
+    args = parser.parse_args()
+    runs = args.runs
     # Bytecode cached, as an installed package has it (a first run writes it).
     env = {k: v for k, v in base_env().items() if k != "PYTHONDONTWRITEBYTECODE"}
+    trees = {"this": {**env, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}}
+    if args.base is not None:
+        trees["base"] = {**env, "PYTHONPATH": str(args.base.resolve())}
+    starts: dict[str, list[tuple[float, float]]] = {name: [] for name in trees}
+    bare = []
     with tempfile.TemporaryDirectory() as tmp:
         home = Path(tmp) / "mind"
         mind(["--home", str(home), "init", "--name", "Bench"], {**env, "MIND_NO_SERVER": "1"})
-        initialize_s(home, env)  # warm the page cache and the bytecode
-        starts = [initialize_s(home, env) for _ in range(runs)]
-    bare = [bare_python_s() for _ in range(runs)]
-    report(
-        "mcp_start",
-        {
-            "runs": runs,
-            "initialize_p50_ms": round(statistics.median(s for s, _ in starts) * 1000, 1),
-            "cpu_p50_ms": round(statistics.median(c for _, c in starts) * 1000, 1),
-            "python_pass_p50_ms": round(statistics.median(bare) * 1000, 1),
-        },
-    )
+        for tree_env in trees.values():
+            initialize_s(home, tree_env)  # warm the page cache and the bytecode
+        for _ in range(runs):
+            bare.append(bare_python_s())
+            for name, tree_env in trees.items():
+                starts[name].append(initialize_s(home, tree_env))
+    figures: dict[str, object] = {"runs": runs}
+    for name, taken in starts.items():
+        prefix = "" if name == "this" else "base_"
+        figures[prefix + "initialize_p50_ms"] = round(
+            statistics.median(s for s, _ in taken) * 1000, 1
+        )
+        figures[prefix + "cpu_p50_ms"] = round(statistics.median(c for _, c in taken) * 1000, 1)
+    figures["python_pass_p50_ms"] = round(statistics.median(bare) * 1000, 1)
+    report("mcp_start", figures)
 
 
 if __name__ == "__main__":

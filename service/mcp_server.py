@@ -14,7 +14,7 @@ import contextlib
 import json
 from collections.abc import AsyncIterator, Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any
 from urllib.parse import unquote
 
 if TYPE_CHECKING:
@@ -40,10 +40,11 @@ def mind_mcp(mind: ServedMind, turn_pool: ThreadPoolExecutor) -> MCPServer:
 
     from mcp.server.mcpserver import MCPServer
 
+    from mindledger.service.mcp_stdio import server_name
     from mindledger.service.mcp_tools import mind_tools
 
     server: MCPServer = MCPServer(
-        f"mindledger {mind.name}",
+        server_name(mind.name),
         instructions=INSTRUCTIONS,
         version=version("mindledger"),
         log_level="WARNING",
@@ -72,18 +73,57 @@ def mind_mcp(mind: ServedMind, turn_pool: ThreadPoolExecutor) -> MCPServer:
 
 
 def serve_stdio(home: Home) -> None:
-    """Serve one mind over stdio until the client closes it (stdout is the protocol)."""
+    """Serve one mind over stdio until the client closes it (stdout is the protocol); a
+    well-formed `initialize` first is answered before the SDK is imported (`mcp_stdio`)."""
+    from mindledger.service.mcp_stdio import AnsweredOnce, Replayed, take_stdio
+
+    wire = take_stdio()
+    first = wire.incoming.readline()
+    answered = answer_early(home, first, wire.outgoing)
+
     import secrets
+
+    import anyio
 
     from mindledger.service.minds import Minds, ServedMind
 
     # No HTTP here, so no token is made in the home; the mind needs one to exist.
     minds = Minds([ServedMind(home, secrets.token_urlsafe(32))], turn_workers=4)
     mind = next(iter(minds))
+    server = mind_mcp(mind, minds.turn_pool)
+    stdin = anyio.wrap_file(Replayed(first, wire.incoming))  # type: ignore[arg-type]
+    stdout = anyio.wrap_file(AnsweredOnce(wire.outgoing, answered))  # type: ignore[arg-type]
+
+    async def run() -> None:
+        from mcp.server.stdio import stdio_server
+
+        # As the SDK's `run_stdio_async`, on the wire taken above.
+        async with stdio_server(stdin, stdout) as (read, write):
+            lowlevel = server._lowlevel_server
+            await lowlevel.run(read, write, lowlevel.create_initialization_options())
+
     try:
-        mind_mcp(mind, minds.turn_pool).run("stdio")
+        anyio.run(run)
     finally:
         minds.close(wait_s=60.0)
+
+
+def answer_early(home: Home, first: bytes, out: IO[bytes]) -> int | str | None:
+    """Answer the client's first line when it is a well-formed `initialize` on a SQLite home
+    whose settings and mind are good (a refusal is the SDK's or the process's, as before);
+    the id answered, or None."""
+    from importlib.metadata import version
+
+    from mindledger.identity_view import identity_view
+    from mindledger.service.mcp_stdio import initialize_answer, initialize_request
+
+    request = initialize_request(first)
+    if request is None or home.backend() != "sqlite":
+        return None
+    name = identity_view(home).name
+    out.write(initialize_answer(*request, name, version("mindledger")))
+    out.flush()
+    return request[0]
 
 
 class _MindRoutes:

@@ -252,6 +252,7 @@ PUBLIC_NAMES = {
     "mindledger.graph.GRAPH_FORMATS",
     "mindledger.read_model_repair.READS",  # the use cases that write nothing (`cli.floor`)
     "mindledger.output_paths.names_standard_output",  # `--out /dev/stdout` printed as `-`
+    "mindledger.identity_view.identity_view",  # `mind mcp` names itself before opening the mind
 }
 
 
