@@ -9,7 +9,6 @@ from typing import Any, NamedTuple
 
 from mindledger.domain.events import FORGOTTEN_MARK
 from mindledger.projections.retrieval.names import name_key
-from mindledger.projections.retrieval.text_index import term_counts
 
 TABLE_OF_KIND = {
     "identity": "identity",
@@ -47,11 +46,10 @@ class Rows:
         self.appended: dict[str, list[dict[str, Any]]] = {}
         # Positions of indexed documents no longer current (`docs.live` turns false).
         self.superseded: list[int] = []
-        # The index grows by several rows per event: kept as columns, not one dict per row.
-        self.terms: tuple[list[str], list[int], list[int], list[int]] = ([], [], [], [])
-        # The indexed documents (a row for most events), as columns too: position, kind,
-        # stream, length (each is live when indexed).
-        self.docs: tuple[list[int], list[str], list[str], list[int]] = ([], [], [], [])
+        # The indexed documents (a row for most events), as columns: position, kind, stream,
+        # text (each is live when indexed). Their texts are tokenised when the batch is
+        # written, all at once (`Projector._write`), not one document at a time here.
+        self.docs: tuple[list[int], list[str], list[str], list[str]] = ([], [], [], [])
 
     def entity(self, table: str, stream: str) -> dict[str, Any]:
         """The current row of a stream (a new empty one when the stream is new)."""
@@ -100,18 +98,11 @@ def index(rows: Rows, e: Ev, kind: str, text: str) -> None:
     is not indexed."""
     if forgotten(e):
         return
-    counts = term_counts(text)
-    length = sum(counts.values())
     docs = rows.docs
     docs[0].append(e.position)
     docs[1].append(kind)
     docs[2].append(e.stream)
-    docs[3].append(length)
-    terms, positions, tfs, lengths = rows.terms
-    terms.extend(counts)
-    positions.extend([e.position] * len(counts))
-    tfs.extend(counts.values())
-    lengths.extend([length] * len(counts))
+    docs[3].append(text)
 
 
 def _message(

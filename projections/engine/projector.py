@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import shutil
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from copy import deepcopy
 from datetime import datetime, timedelta
 from itertools import islice
@@ -26,6 +26,7 @@ from mindledger.projections.engine.ports import LedgerReader, LedgerRow
 from mindledger.projections.engine.registry import HANDLERS
 from mindledger.projections.engine.schema import TABLES, arrow_schema, column_names, create_all
 from mindledger.projections.engine.schema import schema_version as current_schema
+from mindledger.projections.retrieval.text_index import term_counts
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -309,18 +310,7 @@ class Projector:
                 self._insert(table, list(by_stream.values()))
         for table, appended in rows.appended.items():
             self._insert(table, appended)
-        docs, kinds, streams, doc_lengths = rows.docs
-        if docs:
-            self._insert_columns(
-                "docs",
-                {
-                    "position": docs,
-                    "kind": kinds,
-                    "stream": streams,
-                    "length": doc_lengths,
-                    "live": [True] * len(docs),
-                },
-            )
+        added = self._write_index(rows.docs)
         if rows.superseded:
             # After the inserts: a document can be indexed and superseded in one batch. Written
             # in for a few (min/max pruning on the position-ordered docs), a list for many.
@@ -333,13 +323,6 @@ class Projector:
                 self.con.execute(
                     "UPDATE docs SET live = false WHERE position IN (SELECT unnest(?))", [dead]
                 )
-        if rows.terms[0]:
-            terms, positions, tfs, lengths = rows.terms
-            self._insert_columns(
-                "doc_terms", {"term": terms, "position": positions, "tf": tfs, "length": lengths}
-            )
-            self._count_terms(terms)
-        added = [len(docs), sum(doc_lengths), len(rows.terms[0])]
         # An UPDATE costs a third of INSERT OR REPLACE; the row is missing only if a process
         # died between creating the tables and their first row (older releases).
         last = events[-1]
@@ -354,16 +337,68 @@ class Projector:
                 [NAME, last.position, last.time, *added],
             )
 
-    def _count_terms(self, terms: list[str]) -> None:
+    def _write_index(self, docs: tuple[list[int], list[str], list[str], list[str]]) -> list[int]:
+        """Tokenise the batch's documents and write them and their postings; how many
+        documents, terms with repeats and postings were added (the tracking row's counts)."""
+        positions, kinds, streams, texts = docs
+        if not positions:
+            return [0, 0, 0]
+        if len(positions) <= FEW_ROWS:  # a turn's few documents: no Arrow, no numpy
+            counted = [term_counts(text) for text in texts]
+            lengths = [sum(c.values()) for c in counted]
+            postings: dict[str, list[Any]] = {"term": [], "position": [], "tf": [], "length": []}
+            for position, counts, length in zip(positions, counted, lengths, strict=True):
+                postings["term"].extend(counts)
+                postings["position"].extend([position] * len(counts))
+                postings["tf"].extend(counts.values())
+                postings["length"].extend([length] * len(counts))
+            columns: dict[str, Any] = postings
+            per_term: Mapping[str, int] = Counter(postings["term"])
+            doc_lengths: Any = lengths
+        else:  # a bulk batch: every text tokenised at once (retrieval/batch_terms.py)
+            import numpy as np
+
+            from mindledger.projections.retrieval.batch_terms import postings as batch_postings
+
+            found = batch_postings(texts)
+            doc_lengths = found.lengths
+            columns = {
+                "term": found.terms,
+                "position": np.asarray(positions, dtype=np.int64)[found.doc],
+                "tf": found.tf.astype(np.int32),
+                "length": doc_lengths[found.doc].astype(np.int32),
+            }
+            per_term = found.counts
+            if len(found.tf) <= FEW_ROWS:  # as VALUES: plain Python values
+                columns = {n: list(c.tolist()) for n, c in columns.items()}
+        self._insert_columns(
+            "docs",
+            {
+                "position": positions,
+                "kind": kinds,
+                "stream": streams,
+                "length": doc_lengths if isinstance(doc_lengths, list) else doc_lengths.tolist(),
+                "live": [True] * len(positions),
+            },
+        )
+        postings_added = len(columns["term"])
+        if postings_added:
+            self._insert_columns("doc_terms", columns)
+            self._count_terms(per_term)
+        return [len(positions), int(sum(doc_lengths)), postings_added]
+
+    def _count_terms(self, per_term: Mapping[str, int]) -> None:
         """Add a batch's postings to the tracked terms' document frequencies (a term is
-        indexed once per document, so its postings are its documents)."""
+        indexed once per document, so its postings are its documents): `per_term` counts
+        each term's postings in the batch."""
         if self._tracked is None:
             self._tracked = {
                 t for (t,) in self.con.execute("SELECT term FROM term_counts").fetchall()
             }
         if not self._tracked:
             return
-        counts = Counter(t for t in terms if t in self._tracked)
+        tracked = self._tracked
+        counts = {t: n for t, n in per_term.items() if t in tracked}
         if not counts:
             return
         if len(counts) > FEW_ROWS:  # a bulk batch: a join, whose cost does not grow per term

@@ -8,6 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mindledger.projections.retrieval import text_index
+from mindledger.projections.retrieval.batch_terms import postings
 from mindledger.projections.retrieval.text_index import term_counts, terms
 
 WORDS = st.sampled_from(
@@ -31,3 +32,21 @@ def test_a_full_cache_starts_again_and_still_counts_alike(monkeypatch) -> None: 
     for _ in range(3):
         assert term_counts(text) == Counter(terms(text))
     assert len(text_index._SEEN) <= 3 + len(text.split())
+
+
+@settings(max_examples=100)
+@given(texts=st.lists(st.one_of(TEXTS, st.text(max_size=40)), min_size=1, max_size=12))
+def test_a_batch_tokenised_at_once_posts_what_each_document_counts(texts: list[str]) -> None:
+    """Arrow's lowercasing and splitting (a catch-up's bulk batches) give each document the
+    terms, counts, order and length `term_counts` gives it (any code point, U+0130 included)."""
+    texts = [*texts, "\u0130stanbul ISTANBUL \u0130x \u212akelvin"]
+    found = postings(texts)
+    got: dict[int, dict[str, int]] = {}
+    columns = (found.doc.tolist(), found.terms.to_pylist(), found.tf.tolist())
+    for doc, term, tf in zip(*columns, strict=True):
+        got.setdefault(doc, {})[term] = tf
+    for i, text in enumerate(texts):
+        expected = term_counts(text)
+        assert list(got.get(i, {}).items()) == list(expected.items())
+        assert found.lengths[i] == sum(expected.values())
+    assert found.counts == Counter(term for counts in got.values() for term in counts)
