@@ -7,16 +7,27 @@ a credential: bearer tokens, `sk-...` / `sk-ant-...` keys and a few other well-k
 Authorization and api-key header values, key and token query parameters, URL passwords.
 A secret is also looked for in its base64 and URL-encoded forms (a Basic header carries
 base64 of `user:password`), and the userinfo of a configured URL counts as a secret.
+
+A provider's error can also quote the prompt it refused (a proxy showing what it blocked):
+`without_prompt` takes the prompt's words out, so a failure holds the provider's reason and
+not a copy of memory or of a caller's messages (the prompt is recorded apart, in the turn's
+context scope, which a forget that reaches its words takes; a copy in the failure stayed).
 """
 
 from __future__ import annotations
 
 import base64
+import json
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 from urllib.parse import quote, quote_plus, unquote
 
 REDACTED = "[redacted]"
+QUOTED = "[prompt]"
+# Characters of the prompt a failure message must repeat to be taken for a quote of it: a
+# shorter run is as likely the provider's own words (and says little of the prompt).
+QUOTE_MIN = 16
 # Shorter values ("1", "true", "local") would blank out ordinary words of a message.
 MIN_SECRET = 8
 _SECRET_NAME = re.compile(r"(KEY|TOKEN|SECRET)$|PASSWORD|PASSWD", re.IGNORECASE)
@@ -108,3 +119,41 @@ def redact(text: str, secrets: Sequence[str] = ()) -> str:
     for pattern, replacement in _SHAPES:
         text = pattern.sub(replacement, text)
     return text
+
+
+def _said(messages: Sequence[Mapping[str, Any]]) -> list[str]:
+    texts = []
+    for message in messages:
+        if isinstance(message.get("content"), str):
+            texts.append(message["content"])
+        for call in message.get("tool_calls") or ():
+            function = call.get("function") if isinstance(call, Mapping) else None
+            if isinstance(function, Mapping) and isinstance(function.get("arguments"), str):
+                texts.append(function["arguments"])
+    return texts
+
+
+def without_prompt(text: str, messages: Sequence[Mapping[str, Any]]) -> str:
+    """`text` (a failure message, on one line) with every run of QUOTE_MIN or more characters
+    that `messages` hold, as text (its spaces run together, as a failure's are) or as JSON,
+    replaced by `[prompt]`."""
+    texts = _said(messages)
+    if not texts or len(text) < QUOTE_MIN:
+        return text
+    sent = [
+        "\x00".join(" ".join(t.split()) for t in texts),
+        " ".join(json.dumps(list(messages), ensure_ascii=False, default=str).split()),
+        " ".join(json.dumps(list(messages), default=str).split()),
+    ]
+    quoted = [False] * len(text)
+    for start in range(len(text) - QUOTE_MIN + 1):
+        window = text[start : start + QUOTE_MIN]
+        if any(window in form for form in sent):
+            quoted[start : start + QUOTE_MIN] = [True] * QUOTE_MIN
+    kept: list[str] = []
+    for n, ch in enumerate(text):
+        if not quoted[n]:
+            kept.append(ch)
+        elif n == 0 or not quoted[n - 1]:
+            kept.append(QUOTED)
+    return "".join(kept)

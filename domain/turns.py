@@ -28,7 +28,7 @@ from mindledger.domain.control_lines import (
 )
 from mindledger.domain.model_port import CompletionModel, ModelFailure, prompt_fit, sampled
 from mindledger.domain.prompts import AUTONOMY_PROMPT, prompt_messages
-from mindledger.domain.redaction import redact
+from mindledger.domain.redaction import redact, without_prompt
 from mindledger.domain.reply_stream import ReplyStream
 from mindledger.domain.sampling import Sampling
 from mindledger.domain.settings import DEFAULT_RECALL_SPANS, RECALL_SPANS, thread_params
@@ -299,7 +299,8 @@ class TurnService:
         try:
             completion = model.complete([dict(m) for m in messages], _listeners(on_token, stream))
         except ModelFailure as failure:
-            message = redact(failure.message, self.secrets)
+            # The prompt is recorded beside the failure; a provider's quote of it is not kept.
+            message = without_prompt(redact(failure.message, self.secrets), messages)
             turn.fail(
                 failure.kind, message, model.name, self.mind.clock(), messages, outcome.context
             )

@@ -115,20 +115,30 @@ def embedding_provider() -> Iterator[tuple[str, list[int]]]:
 class _Recording(BaseHTTPRequestHandler):
     """Answers /chat/completions like OpenAI with a fixed reply and keeps every request body;
     with `echo_auth`, answers 401 with the request's Authorization header in the error (as some
-    providers and proxies do)."""
+    providers and proxies do); with `echo_messages` ("text" or "json"), answers 400 quoting the
+    messages after the system message, as text or as JSON (as a proxy that shows what it
+    refused does)."""
 
     disable_nagle_algorithm = True
     requests: list[dict[str, Any]] = []
     reply: object = "Noted."  # any JSON value: a malformed answer has a non-text content
     echo_auth = False
     finish_reason = "stop"
+    echo_messages: str | None = None
 
     def do_POST(self) -> None:
         self.requests.append(
             json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))))
         )
-        status = 401 if self.echo_auth else 200
-        if self.echo_auth:
+        status = 401 if self.echo_auth else 400 if self.echo_messages else 200
+        if self.echo_messages:
+            quoted = self.requests[-1]["messages"][1:]
+            if self.echo_messages == "json":
+                said = json.dumps(quoted)
+            else:
+                said = " | ".join(str(m.get("content")) for m in quoted)
+            payload = {"error": {"message": f"refused by policy: {said}", "code": 400}}
+        elif self.echo_auth:
             seen = self.headers.get("Authorization", "")
             payload: dict[str, Any] = {
                 "error": {
@@ -165,14 +175,23 @@ class _Recording(BaseHTTPRequestHandler):
 
 @contextmanager
 def recording_provider(
-    reply: object = "Noted.", echo_auth: bool = False, finish_reason: str = "stop"
+    reply: object = "Noted.",
+    echo_auth: bool = False,
+    finish_reason: str = "stop",
+    echo_messages: str | None = None,
 ) -> Iterator[tuple[str, list[dict[str, Any]]]]:
     """Serve chat completions on 127.0.0.1; yield the base URL and the request bodies seen."""
     seen: list[dict[str, Any]] = []
     handler = type(
         "Handler",
         (_Recording,),
-        {"requests": seen, "reply": reply, "echo_auth": echo_auth, "finish_reason": finish_reason},
+        {
+            "requests": seen,
+            "reply": reply,
+            "echo_auth": echo_auth,
+            "finish_reason": finish_reason,
+            "echo_messages": echo_messages,
+        },
     )
     server = HTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
