@@ -5,7 +5,8 @@ from __future__ import annotations
 import click
 
 from mindledger.cli.floor import opened
-from mindledger.cli.output import echo, emit_json, table
+from mindledger.cli.output import echo, emit_json
+from mindledger.cli.quick_path import print_commitments
 from mindledger.compose import Home
 from mindledger.domain.choices import ORIGINS
 
@@ -77,11 +78,7 @@ def commitments(home: Home, include_closed: bool, as_json: bool) -> None:
 
         mind commitments --all --json
     """
-    rows = opened(home).commitments(include_closed).model_dump(mode="json")
-    if as_json:
-        emit_json(rows)
-    else:
-        table(rows, ["cid", "status", "origin", "opened_at", "text"], "No commitments.")
+    print_commitments(opened(home).commitments(include_closed).model_dump(mode="json"), as_json)
 
 
 def register(group: click.Group) -> None:

@@ -8,6 +8,7 @@ import click
 
 from mindledger.cli.floor import opened
 from mindledger.cli.output import echo, emit_json, table
+from mindledger.cli.quick_path import print_status
 from mindledger.compose import Home
 from mindledger.domain.choices import KINDS
 
@@ -52,17 +53,7 @@ def status(home: Home, as_json: bool) -> None:
 
         mind status --json
     """
-    data = opened(home).status().model_dump(mode="json")
-    if as_json:
-        emit_json(data)
-        return
-    head = data["head"]
-    echo(f"{data['name']} ({data['backend']} ledger at {home.path})")
-    echo(f"  model      {data['model']}")
-    echo(f"  ledger     {data['ledger_id']} created {data['created_at']}")
-    echo(f"  head       position {head['position']}, hash {(head['hash'] or '-')[:16]}")
-    for p in data["projections"]:
-        echo(f"  projection {p['name']}: position {p['position']}, lag {p['lag']}")
+    print_status(opened(home).status().model_dump(mode="json"), home.path, as_json)
 
 
 @click.command()

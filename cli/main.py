@@ -1,6 +1,7 @@
 """The `mind` program: a plain `mind mcp` becomes the server's entry at once (`cli.mcp_entry`);
 a call a running server can take goes there (`cli.fast_path`, standard library
-only); anything else loads the whole command tree (`cli.group`).
+only); `status` and `commitments` print from the read model's summary when it is current
+(`cli.quick_path`); anything else loads the whole command tree (`cli.group`).
 
 Nothing heavy may be imported at module level here: `python -X importtime -c 'import cli.main'`
 shows what the fast path pays before it decides."""
@@ -48,6 +49,10 @@ def _run() -> None:
 
     hand_over_plain_mcp(sys.argv[1:])  # a plain `mind mcp` never returns from here
     code = run_via_server(sys.argv[1:])
+    if code is None:
+        from mindledger.cli.quick_path import run_quick
+
+        code = run_quick(sys.argv[1:])  # status, commitments: from the read model's summary
     if code is not None:
         raise SystemExit(code)
     from mindledger.cli.group import command_tree

@@ -136,7 +136,8 @@ def swap_in(home: Home, first_position: int | None) -> None:
 def discard(home: Home) -> None:
     """Delete an aside read model (unused, or left by a crash)."""
     from mindledger.projections.engine.purge import aside_path
+    from mindledger.projections.engine.summary import summary_path
 
     aside = aside_path(read_model_paths(home).working)
-    for path in (aside, aside.with_name(f"{aside.name}.wal")):
+    for path in (aside, aside.with_name(f"{aside.name}.wal"), summary_path(aside)):
         path.unlink(missing_ok=True)

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from mindledger.domain.errors import NotInitialisedError
 
 if TYPE_CHECKING:
+    from mindledger.adapters.sqlite_reader import SQLiteLedgerReader
     from mindledger.compose import Home
 
 # The identity's stream, as `domain.identity.IDENTITY_ID` (that module imports eventsourcing):
@@ -67,9 +68,14 @@ def identity_view(home: Home) -> IdentityView:
     except FileNotFoundError:
         raise NotInitialisedError("no mind here yet; run `mind init` first") from None
     try:
-        rows = reader.stream(IDENTITY_STREAM)
+        return read_identity(reader)
     finally:
         reader.close()
+
+
+def read_identity(reader: SQLiteLedgerReader) -> IdentityView:
+    """The identity as the rows of an SQLite ledger's `reader` hold it."""
+    rows = reader.stream(IDENTITY_STREAM)
     if not rows:
         raise NotInitialisedError("no mind here yet; run `mind init` first")
     return fold([(r.topic or "", json.loads(r.state or b"{}")) for r in rows])

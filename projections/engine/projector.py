@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 from collections import Counter
@@ -26,6 +27,11 @@ from mindledger.projections.engine.ports import LedgerReader, LedgerRow
 from mindledger.projections.engine.registry import HANDLERS
 from mindledger.projections.engine.schema import TABLES, arrow_schema, column_names, create_all
 from mindledger.projections.engine.schema import schema_version as current_schema
+from mindledger.projections.engine.summary import (
+    read_summary,
+    remove_summary,
+    write_summary,
+)
 from mindledger.projections.retrieval.text_index import term_counts
 
 if TYPE_CHECKING:
@@ -193,14 +199,23 @@ def note_reached(path: Path, position: int) -> None:
 class Projector:
     """Owns one DuckDB file read-write; only one process may hold it (see ARCHITECTURE.md)."""
 
-    def __init__(self, path: Path | str) -> None:
+    def __init__(self, path: Path | str, *, summary: bool = True) -> None:
+        """`summary` False: no summary beside the file (a replay's file, which is not yet
+        anyone's read model: swapped in, the next catch-up writes it)."""
         self.path = Path(path) if str(path) != ":memory:" else None
+        self._summarised = summary and self.path is not None
         # Kept in memory once read: this process holds the file, so only it moves them.
         self._position: int | None = None
         self._last_time: datetime | None = None  # of the event at `_position`
         self._tracked: set[str] | None = None  # the terms in `term_counts`, read when needed
         # The rows `_load` read, as they were: `_update` writes only what a batch changed.
         self._before: dict[str, dict[str, dict[str, Any]]] = {}
+        # The summary (`summary.py`): the position it was last written or read at here (None:
+        # not looked at yet), the hash of the event at `_position` when known, and the open
+        # commitments when no event since changed a commitment.
+        self._summary_at: int | None = None
+        self._hash: str | None = None
+        self._open_commitments: list[dict[str, Any]] | None = None
         if self.path is None:
             self.con = connect(path)
             _initialise(self.con)
@@ -208,6 +223,7 @@ class Projector:
         if not self.path.exists() or self.path.stat().st_size == 0:
             # A zero-byte file is one whose creator died before DuckDB wrote its header (older
             # releases created the file in place); nothing was ever in it.
+            remove_summary(self.path)  # of a file that was there before, if any
             _create(self.path)
         self.con = connect(self.path)
         if not self._read_state():
@@ -215,6 +231,7 @@ class Projector:
             close(self.con)
             self.path.unlink()
             Path(f"{self.path}.wal").unlink(missing_ok=True)
+            remove_summary(self.path)
             _create(self.path)
             self.con = connect(self.path)
             self._read_state()
@@ -528,6 +545,9 @@ class Projector:
             self._note_gaps(events, rows)
             self._write(events, rows)
             self.con.execute("COMMIT")
+            self._hash = events[-1].hash
+            if rows.entities.get("commitments"):
+                self._open_commitments = None  # listed again for the summary
             if self.path is not None:
                 tighten(f"{self.path}.wal")  # DuckDB made it anew, with the umask's mode
             self._position, self._last_time = events[-1].position, events[-1].time
@@ -603,7 +623,44 @@ class Projector:
         if total and maintain:
             self.refresh_tension()
             self.sort_index()
+        self._summarise()
         return total
+
+    def _summarise(self) -> None:
+        """Write the summary when it is not at this file's position (after events applied, or
+        none written yet). A summary that cannot be written is deleted: its readers then read
+        the read model itself, and the catch-up stands."""
+        if not self._summarised or self.path is None:
+            return
+        position = self.position()
+        try:
+            if self._summary_at is None:  # the first look here: is the one there this file's?
+                found = read_summary(self.path) or {}
+                seen = [found.get("position"), found.get("hash"), found.get("schema")]
+                mine = [position, self._position_hash(), current_schema()]
+                self._summary_at = position if seen == mine else -1
+            if self._summary_at == position:
+                return
+            if self._open_commitments is None:
+                from mindledger.projections.queries.listings import commitments
+
+                self._open_commitments = commitments(self.con, include_closed=False)
+            digest = self._position_hash()
+            write_summary(self.path, current_schema(), position, digest, self._open_commitments)
+            self._summary_at = position
+        except (OSError, TypeError, ValueError, duckdb.Error):
+            self._summary_at = None
+            with contextlib.suppress(OSError):
+                remove_summary(self.path)
+
+    def _position_hash(self) -> str | None:
+        """The ledger hash of the event at `position()` (None before any)."""
+        if self._hash is None:
+            row = self.con.execute(
+                "SELECT hash FROM events WHERE position = ?", [self.position()]
+            ).fetchall()
+            self._hash = row[0][0] if row else None
+        return self._hash
 
     def publish(self, target: Path) -> None:
         """Copy a consistent snapshot for read-only readers, replacing the old one atomically."""

@@ -38,6 +38,7 @@ from mindledger.projections.engine.ports import LedgerReader
 from mindledger.projections.engine.projector import Projector
 from mindledger.projections.engine.readmodel import ReadModelPaths, projector_lock
 from mindledger.projections.engine.schema import schema_version
+from mindledger.projections.engine.summary import move_summary, summary_path
 
 LOCK_WAIT_S = 15.0
 # A forget's swap renews the base once it is this many events behind: a copy of the whole read
@@ -50,7 +51,8 @@ class ReadModelHeldError(ConflictError):
 
 
 def _remove(path: Path) -> None:
-    for leftover in (path, Path(f"{path}.wal"), *path.parent.glob(f"{path.name}.*.tmp*")):
+    leftovers = (path, Path(f"{path}.wal"), summary_path(path))
+    for leftover in (*leftovers, *path.parent.glob(f"{path.name}.*.tmp*")):
         leftover.unlink(missing_ok=True)
 
 
@@ -165,6 +167,7 @@ def swap_in_aside(
             projector.close()
         _remove(paths.working)
         os.replace(aside, paths.working)
+        move_summary(aside, paths.working)
         Path(f"{aside}.wal").unlink(missing_ok=True)  # empty after the checkpoint
     return applied
 

@@ -19,6 +19,7 @@ from mindledger.projections.engine.readmodel import (
     published_position,
 )
 from mindledger.projections.engine.schema import TABLES
+from mindledger.projections.engine.summary import move_summary
 
 
 class ReplayTargetExistsError(MindError):
@@ -62,7 +63,7 @@ def rebuild(
     try:
         if target.exists():
             raise ReplayTargetExistsError(f"{target} exists; replay writes only into a new file")
-        projector = Projector(target)
+        projector = Projector(target, summary=False)
     except OSError as e:  # a name too long, a folder that is a file, no permission
         raise unusable_target(target, e.strerror or str(e)) from None
     except duckdb.IOException as e:  # DuckDB's own open of the file, e.g. no such folder
@@ -118,6 +119,7 @@ def swap_in(paths: ReadModelPaths, rebuilt: Path) -> None:
         # corrupt it.
         Path(f"{paths.working}.wal").unlink(missing_ok=True)
         os.replace(rebuilt, paths.working)
+        move_summary(rebuilt, paths.working)
         projector = Projector(paths.working)
         try:
             projector.publish(paths.published)

@@ -253,6 +253,10 @@ PUBLIC_NAMES = {
     "mindledger.read_model_repair.READS",  # the use cases that write nothing (`cli.floor`)
     "mindledger.output_paths.names_standard_output",  # `--out /dev/stdout` printed as `-`
     "mindledger.identity_view.identity_view",  # `mind mcp` names itself before opening the mind
+    # `mind status` and `commitments` from the read model's summary, before the floor loads.
+    "mindledger.quick_reads.quick_status",
+    "mindledger.quick_reads.quick_commitments",
+    "mindledger.compose.default_home",
 }
 
 

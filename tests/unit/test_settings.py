@@ -155,3 +155,12 @@ def test_an_unknown_dotenv_setting_lists_only_what_dotenv_may_set(tmp_path: Path
 
     assert "MIND_BACKEND" in str(refused.value)
     assert "MIND_NOW" not in str(refused.value) and "MIND_HOME" not in str(refused.value)
+
+
+def test_the_quick_reads_know_every_setting() -> None:
+    """`mind status` and `commitments` take their quick path only with no setting given but the
+    home: a setting they did not know of would go unchecked there."""
+    from mindledger.quick_reads import SETTING_NAMES
+    from mindledger.settings import Settings
+
+    assert set(Settings.model_fields) == SETTING_NAMES

@@ -1,0 +1,145 @@
+"""`mind status` and `mind commitments` read without DuckDB, pydantic or the application, when
+they can: from the ledger's head (SQLite, read-only) and the read model's summary
+(`projections/engine/summary.py`), which the projector writes at each position it reaches.
+
+A listing must include every event written before it (read-your-writes): the summary is used
+only when its position and hash are the ledger's head and it was written for this release's
+tables. It is used only in the plain case too: a SQLite home with no setting but the home
+given (no MIND_* setting in the environment, no .env, no config.json: those are validated by
+the typed settings, which this path does not import), no forget left to finish, and no other
+projector holding the read model (a follower's readers see its published copy). In every
+other case these return None and the command runs as before, through the floor, and says
+what it says there (an error, a lag).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+from pathlib import Path
+from typing import Any
+
+# The fields of `settings.Settings` (a test checks the two agree): any of them set, but the
+# home, and the typed settings must check it.
+SETTING_NAMES = frozenset(
+    {
+        "home",
+        "now",
+        "allow_past_now",
+        "backend",
+        "postgres_dsn",
+        "postgres_schema",
+        "master_key",
+        "lock_timeout",
+        "api_base",
+        "model_timeout",
+        "model_retries",
+        "max_tokens",
+        "model_fallbacks",
+        "mock_reply",
+        "query_timeout",
+        "query_max_rows",
+        "query_max_bytes",
+    }
+)
+PATH_MAX, NAME_MAX = 4096, 255  # as settings_sources refuses a home path
+
+
+def quick_status(home: Path) -> dict[str, Any] | None:
+    """What `status` (`read_use_cases.status`) gives, as its JSON; None: ask the floor."""
+    current = _current(home)
+    if current is None:
+        return None
+    meta, head, _, identity = current
+    return {
+        "home": str(home),
+        "backend": "sqlite",
+        "name": identity.name,
+        "model": identity.model,
+        "ledger_id": meta[0],
+        "created_at": meta[1],
+        "head": {"position": head[0], "hash": head[1]},
+        "projections": [{"name": "main", "position": head[0], "lag": 0}],
+    }
+
+
+def quick_commitments(home: Path) -> list[dict[str, Any]] | None:
+    """The open commitments as `commitments(False)` gives them, as JSON; None: ask the floor."""
+    current = _current(home)
+    if current is None:
+        return None
+    commitments = current[2].get("commitments")
+    return commitments if isinstance(commitments, list) else None
+
+
+def _current(home: Path) -> tuple[Any, Any, dict[str, Any], Any] | None:
+    """(ledger meta, head, summary, identity) when the summary is at the head, else None."""
+    if not _plain(home):
+        return None
+    from mindledger.adapters.sqlite_reader import SQLiteLedgerReader
+    from mindledger.domain.errors import MindError
+    from mindledger.home_modes import warn_if_shared
+    from mindledger.identity_view import read_identity
+    from mindledger.projections.engine.schema import schema_version
+    from mindledger.projections.engine.summary import read_summary
+
+    if not _projector_free(home / "projector.lock"):
+        return None
+    warn_if_shared(home)  # as opening the home does (once per process)
+    try:
+        reader = SQLiteLedgerReader(home / "ledger.sqlite")
+    except (OSError, MindError):
+        return None
+    try:
+        head = reader.head()
+        summary = read_summary(home / "readmodel.duckdb")
+        if summary is None or [summary.get("position"), summary.get("hash")] != list(head):
+            return None
+        if summary.get("schema") != schema_version():
+            return None
+        return reader.meta(), head, summary, read_identity(reader)
+    except MindError:
+        return None  # not a mind yet, a damaged ledger: the floor says which
+    finally:
+        reader.close()
+
+
+def _plain(home: Path) -> bool:
+    """A SQLite home whose only setting is the home, no forget left to finish."""
+    for key, value in os.environ.items():
+        name = key.lower()
+        setting = name.startswith("mind_") and name[5:] in SETTING_NAMES and value != ""
+        if setting and key != "MIND_HOME":
+            return False
+    try:
+        text = str(home).encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    if len(text) > PATH_MAX or any(len(p.encode()) > NAME_MAX for p in home.parts):
+        return False
+    try:
+        return (
+            home.is_dir()
+            and (home / "ledger.sqlite").is_file()
+            and not (home / ".env").exists()
+            and not (home / "config.json").exists()
+            and not (home / "forget.pending").exists()
+        )
+    except OSError:
+        return False
+
+
+def _projector_free(lock: Path) -> bool:
+    """Whether no projector holds the read model now (a look, not held: the summary is
+    replaced whole, and readers of a held one see its published copy instead)."""
+    try:
+        fd = os.open(lock, os.O_RDONLY)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except OSError:
+        return False
+    finally:
+        os.close(fd)  # closing the only descriptor releases the look's lock
+    return True

@@ -1,0 +1,85 @@
+"""The read model's summary: a small JSON file beside the projector's working file saying what
+`mind status` and `mind commitments` print of it, so that those two read it with the standard
+library instead of starting DuckDB (its import and the floor's were most of their start-up).
+
+It holds the ledger position and hash the working file includes, the tables' fingerprint, and
+the open commitments as `listings.commitments` gives them. The projector writes it after each
+catch-up that moved (`Projector.catch_up`), under the projector lock, replacing it whole
+(`os.replace`), so a reader sees one summary or another, never a mix. It is not in the read
+model's transaction: a projector that dies between its commit and the summary leaves an older
+summary, which readers take only when its position and hash are the ledger's head (and its
+fingerprint this release's tables); anything else, they read the read model itself
+(`mindledger.quick_reads`). Projection is a function of the ledger's prefix, so a summary at
+the head is what a catch-up to the head would list. Whatever replaces or deletes the working
+file replaces or deletes its summary too (a forget's purge: no forgotten word may outlive it).
+
+Standard library only: the reader must not import DuckDB (the writer's query is the
+projector's, `projector.py`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from mindledger.domain.private_files import private_opener
+
+FORMAT = 1  # of the file: a reader takes only the format it knows
+
+
+def summary_path(working: Path) -> Path:
+    """Where the summary of the read model at `working` lives (its temporary copies are
+    `<that name>.<pid>.tmp`, which the read model's sweeps of `<file>.*.tmp*` also take)."""
+    return working.with_name(f"{working.name}.summary.json")
+
+
+def read_summary(working: Path) -> dict[str, Any] | None:
+    """The summary of the read model at `working` as written, or None (none, unreadable, or
+    another format)."""
+    try:
+        data = json.loads(summary_path(working).read_bytes())
+    except (OSError, ValueError):
+        return None
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
+        return None
+    return data
+
+
+def write_summary(
+    working: Path, schema: str, position: int, digest: str | None, commitments: list[Any]
+) -> None:
+    """Replace the summary of the read model at `working` whole (0600)."""
+    target = summary_path(working)
+    tmp = target.with_name(f"{target.name}.{os.getpid()}.tmp")
+    data = {
+        "format": FORMAT,
+        "schema": schema,
+        "position": position,
+        "hash": digest,
+        "commitments": commitments,
+    }
+    try:
+        with open(tmp, "w", encoding="utf-8", opener=private_opener) as f:
+            f.write(json.dumps(data, ensure_ascii=False))
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise
+
+
+def remove_summary(working: Path) -> None:
+    """Delete the summary of the read model at `working` (the file is being replaced)."""
+    summary_path(working).unlink(missing_ok=True)
+
+
+def move_summary(source: Path, target: Path) -> None:
+    """The read model at `source` became the one at `target` (a rename): its summary goes
+    with it; with none, the target's old one is deleted (the next catch-up writes one)."""
+    if summary_path(source).exists():
+        os.replace(summary_path(source), summary_path(target))
+    else:
+        remove_summary(target)
