@@ -134,7 +134,9 @@ def checked_chat(
     (checked already: `tool_use.checked_tools`, `checked_results`)."""
     given = list(history or ())
     if len(given) > MAX_HISTORY:
-        raise InvalidInputError(f"`history` holds at most {MAX_HISTORY} messages", param="history")
+        raise InvalidInputError(
+            f"`history` holds at most {MAX_HISTORY} earlier messages", param="history"
+        )
     messages = tuple(_message(n, m) for n, m in enumerate(given))
     if sum(_chars(m) for m in messages) > MAX_HISTORY_CHARS:
         raise InvalidInputError(

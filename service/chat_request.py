@@ -113,6 +113,8 @@ class ChatRequest:
         if param is None:
             return None
         head, dot, rest = param.partition(".")
+        if head in ("history", "tool_results"):  # the whole list (too long)
+            return self.ITEMS
         for name, at in (("history", self.history_at), ("tool_results", self.results_at)):
             if head.startswith(f"{name}[") and head.endswith("]"):
                 index = int(head[len(name) + 1 : -1])
@@ -138,10 +140,11 @@ class ChatRequest:
             index = int(found[2])
             return f"`{self.ITEMS}[{at[index]}]" if index < len(at) else found[0]
 
-        return _FLOOR_ITEM.sub(item, message)
+        return _FLOOR_LIST.sub(f"`{self.ITEMS}`", _FLOOR_ITEM.sub(item, message))
 
 
 _FLOOR_ITEM = re.compile(r"`(history|tool_results)\[(\d+)\]")
+_FLOOR_LIST = re.compile(r"`(history|tool_results)`")
 
 
 def _refuse(code: str, message: str, param: str) -> ApiError:

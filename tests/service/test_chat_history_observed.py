@@ -116,3 +116,28 @@ def test_a_refused_earlier_message_of_a_response_names_its_input_item(
     error = answer.json()["error"]
     assert error["param"] == "input[0]"
     assert "`input[0].content`" in error["message"] and "history" not in error["message"]
+
+
+@pytest.mark.parametrize(
+    ("route", "items"), [("/v1/chat/completions", "messages"), ("/v1/responses", "input")]
+)
+def test_too_long_a_history_is_refused_naming_the_requests_field(
+    served: tuple[TestClient, Minds], route: str, items: str
+) -> None:
+    """It named the floor's `history`, which no request has."""
+    client, minds = served
+    mind = next(iter(minds))
+    earlier = [{"role": "user", "content": f"m{n}"} for n in range(1001)]
+    body = {
+        "model": "mind/Echo",
+        items: [*earlier, {"role": "user", "content": "Next?"}],
+        "mind_options": {"model": "mock", "mock_reply": "Ok."},
+    }
+
+    answer = client.post(route, json=body, headers={"Authorization": f"Bearer {mind.token}"})
+
+    assert answer.status_code == 400, answer.text
+    error = answer.json()["error"]
+    assert error["param"] == items
+    assert f"`{items}` holds at most 1000 earlier messages" in error["message"]
+    assert "history" not in error["message"]
