@@ -298,16 +298,42 @@ def local_token_counts(texts: list[str]) -> list[int | None]:
     return shared_model().token_counts(texts)
 
 
-def local_vectors(model: str, texts: list[str]) -> list[list[float]]:
-    """The offline model's vectors of `texts`; `model`: `local/NAME` (or NAME)."""
-    from mindledger.adapters.minilm import shared_model
+def embed_matrix(
+    model: str, texts: list[str], api_base: str | None = None, timeout: float = 30.0
+) -> Matrix:
+    """`texts` embedded by `model`, one float32 row per text, in order, with no cache: the
+    offline model called here (no LiteLLM import), any other through LiteLLM. The one call
+    site for whatever embeds stored items (the vector projection, a spans index)."""
+    if not texts:
+        return np.zeros((0, 0), dtype=np.float32)
+    if model.startswith(f"{LOCAL_PROVIDER}/"):
+        from mindledger.adapters.minilm import shared_model
 
-    name = model.removeprefix(LOCAL_PROVIDER + "/")
-    if name not in LOCAL_MODELS:
+        check_local(model)
+        try:
+            return np.asarray(shared_model().encode(texts), dtype=np.float32)
+        except MindError:
+            raise
+        except Exception as e:  # the model's boundary, as for a provider
+            raise EmbeddingError(f"embedding model {model} failed: {e}") from None
+    vectors, _ = provider_vectors(model, texts, api_base, timeout)
+    return np.asarray(vectors, dtype=np.float32)
+
+
+def check_local(model: str) -> None:
+    """EmbeddingError unless `model` names an offline model (`local/NAME` or NAME)."""
+    if model.removeprefix(LOCAL_PROVIDER + "/") not in LOCAL_MODELS:
         raise EmbeddingError(
             f"unknown local embedding model {model!r}; local models: "
             + ", ".join(f"{LOCAL_PROVIDER}/{m}" for m in LOCAL_MODELS)
         )
+
+
+def local_vectors(model: str, texts: list[str]) -> list[list[float]]:
+    """The offline model's vectors of `texts`; `model`: `local/NAME` (or NAME)."""
+    from mindledger.adapters.minilm import shared_model
+
+    check_local(model)
     return [v.tolist() for v in shared_model().encode(texts)]
 
 

@@ -6,6 +6,9 @@ query's terms' postings fetched by one plain statement, nothing scored or joined
 Run: .venv/bin/python -m bench.recall [--sizes 100000 1000000] [--queries 200]
      [--keep DIR] (build each home once into DIR/nN and reuse it: to compare releases on the
      same read model, run this module from each checkout alternately with the same DIR)
+     [--vectors] (also recall with the vector channel on, alternately with it off and with the
+     query's embedding alone: every stored item's vector is computed first, each distinct text
+     once, as the vector projection keeps them; only the query is embedded per recall)
 """
 
 from __future__ import annotations
@@ -58,6 +61,65 @@ def build(folder: Path, size: int, data: Path) -> tuple[Home, float, float]:
     return home, written / fill, applied / seconds
 
 
+def project_vectors(home: Home) -> tuple[int, float]:
+    """vectors.sqlite filled as the vector projection would (the imported conversations
+    repeat, so each distinct text is embedded once and its vector kept at every position that
+    holds it); how many items and the seconds embedding took."""
+    from mindledger.adapters.embeddings import embed_matrix
+    from mindledger.adapters.vector_store import FILE, VectorStore
+    from mindledger.domain.settings import DEFAULT_EMBEDDING_MODEL as MODEL
+    from mindledger.projections.retrieval.vector_items import items_after, tracked_position
+
+    with read_model(home) as con:
+        upto = tracked_position(con)
+        items = items_after(con, 0, upto, 10**9)
+    distinct = sorted({t for _, _, t in items})
+    seconds, vectors = timed(lambda: embed_matrix(MODEL, distinct))
+    row = {t: i for i, t in enumerate(distinct)}
+    store = VectorStore(home.path / FILE)
+    try:
+        store.reset(MODEL)
+        for start in range(0, len(items), 5000):
+            chunk = items[start : start + 5000]
+            last = upto if start + 5000 >= len(items) else chunk[-1][0]
+            rows = [(p, k) for p, k, _ in chunk]
+            store.add(MODEL, rows, vectors[[row[t] for _, _, t in chunk]], last)
+    finally:
+        store.close()
+    return len(items), seconds
+
+
+def vector_arm(home: Home, questions: list[str]) -> dict[str, Any]:
+    """Recall p50/p95 with the vector channel off and on, and the query's embedding alone,
+    each question run by all three in turn (the same load)."""
+    from mindledger.compose import embedder
+    from mindledger.domain.settings import DEFAULT_EMBEDDING_MODEL as MODEL
+
+    if not (home.path / "vectors.sqlite").exists():
+        project_vectors(home)
+    off, on, query = [], [], []
+    with read_model(home) as con:
+        vectors = embedder(home, {})
+        assert vectors is not None, "no vectors: is the offline model installed?"
+        for q in questions[:5]:  # warm-up: the model loaded, the files read once
+            recall(con, q, 2000, NOW, embed=vectors)
+        for n, q in enumerate(questions):
+            fresh = f"{q} ({n})"  # never a cached query vector: each recall embeds its query
+            off.append(timed(lambda q=q: recall(con, q, 2000, NOW))[0])
+            on.append(timed(lambda q=fresh: recall(con, q, 2000, NOW, embed=vectors))[0])
+            again = f"{q} [{n}]"
+            query.append(timed(lambda q=again: vectors.matrix([q]))[0])
+        vectors.close()
+    o, v, e = percentiles(off), percentiles(on), percentiles(query)
+    return {
+        "model": MODEL,
+        **{"vectors_off_" + k: x for k, x in o.items()},
+        **{"vectors_on_" + k: x for k, x in v.items()},
+        **{"query_embedding_" + k: x for k, x in e.items()},
+        "on_p95_ratio_to_off": round(v["p95_ms"] / max(o["p95_ms"], 1e-9), 2),
+    }
+
+
 def lookup(con: duckdb.DuckDBPyConnection, query: str) -> list[Any]:
     return con.execute(LOOKUP, {"t": sorted(set(terms(query)))}).fetchall()
 
@@ -68,6 +130,7 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--data", type=Path, default=DATA, help="LoCoMo's locomo10.json")
     parser.add_argument("--keep", type=Path, help="build homes here once and reuse them")
+    parser.add_argument("--vectors", action="store_true", help="also with the vector channel")
     args = parser.parse_args()
     questions = [
         qa["question"] for s in locomo_samples(args.data) for qa in s["qa"] if qa["category"] != 5
@@ -101,6 +164,8 @@ def main() -> None:
                     "p95_ratio_to_raw": round(mine["p95_ms"] / max(ref["p95_ms"], 1e-9), 2),
                 },
             )
+            if args.vectors:
+                report("recall_vectors", {"ledger_events": size, **vector_arm(home, questions)})
 
 
 if __name__ == "__main__":

@@ -16,14 +16,24 @@ PROJECT_PROGRESS_FROM = PROGRESS_FROM + 1
 
 @click.command()
 @click.option("--follow", is_flag=True, help="Keep following new events until SIGINT/SIGTERM.")
+@click.option(
+    "--vectors",
+    is_flag=True,
+    help="Then embed every stored item not embedded yet (recall's vector channel).",
+)
+@click.option(
+    "--rebuild-vectors", is_flag=True, help="Embed every stored item again, from position 0."
+)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_obj
-def project(home: Home, follow: bool, as_json: bool) -> None:
+def project(home: Home, follow: bool, vectors: bool, rebuild_vectors: bool, as_json: bool) -> None:
     """Run the projector: bring the DuckDB read models up to the ledger head.
 
     Without --follow it catches up and exits, printing how many events it applied. With
     --follow it stays running, publishing a read-only copy after every batch, so listings and
-    queries in other processes stay current without waiting.
+    queries in other processes stay current without waiting; it also embeds new stored items
+    for recall's vector channel in the background (as `mind serve` does), which --vectors
+    does here once.
 
     Example:
 
@@ -45,7 +55,9 @@ def project(home: Home, follow: bool, as_json: bool) -> None:
         data = mind.follow(following, report).model_dump(mode="json")
     else:
         with TerminalBar(not as_json, PROJECT_PROGRESS_FROM) as bar:
-            data = mind.project(progress=bar).model_dump(mode="json")
+            data = mind.project(
+                progress=bar, vectors=vectors, rebuild_vectors=rebuild_vectors
+            ).model_dump(mode="json")
     if as_json:
         emit_json(data)
     else:
@@ -53,6 +65,14 @@ def project(home: Home, follow: bool, as_json: bool) -> None:
             f"applied {data['applied']} events in {data['seconds']:.2f}s; "
             f"read model at position {data['position']}"
         )
+        done = data.get("vectors")
+        if done is not None:
+            echo(
+                f"embedded {done['embedded']} items in {done['seconds']:.2f}s; vectors at "
+                f"position {done['position']}"
+                if done["model"]
+                else "vectors are off (embedding.recall or embedding.model off, or no model)"
+            )
 
 
 @click.command()

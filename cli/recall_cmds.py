@@ -28,8 +28,10 @@ from mindledger.rules import AsOf
 def recall(home: Home, query: str, budget: int, as_of: AsOf | None, as_json: bool) -> None:
     """Show what the mind would remember for QUERY, why, and at what cost in tokens.
 
-    With `mind config set embedding.recall on`, a vector channel (cosine similarity over the
-    latest 2,000 messages, by `embedding.model`; embeddings cached in MIND_HOME) joins the others.
+    A vector channel (cosine similarity over the latest 2,000 messages, by `embedding.model`)
+    joins the others once the vector projection has embedded them (beside a served mind or
+    `mind project --follow`, or `mind project --vectors`); the summary says when it lags.
+    `mind config set embedding.recall off` turns it off.
 
     With --as-of, only what the ledger held at that position or time, and "last May" or "two
     weeks ago" counted from then.

@@ -100,3 +100,9 @@ def echo_recall(data: Mapping[str, Any], as_json: bool) -> None:
     items = data["items"]
     table(items, RECALL_COLUMNS, "Nothing to recall.")
     echo(f"{data['tokens']} tokens, {len(items)} items, {data['dropped']} over budget")
+    vectors = data.get("vectors") or {}
+    if vectors.get("state") == "on" and vectors.get("lag"):
+        echo(
+            f"vectors lag: {vectors['lag']} events not embedded yet (embedded up to "
+            f"{vectors['position']}; `mind project --vectors` catches up)"
+        )

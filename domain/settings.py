@@ -71,9 +71,10 @@ EMBEDDING_RECALL = "embedding.recall"  # "on": recall's vector channel uses the 
 RECALL_SPANS = "recall.spans"  # "on": recall's spans channel (windows of consecutive messages)
 # The offline default (adapters/minilm.py, registered with LiteLLM as the provider `local`).
 DEFAULT_EMBEDDING_MODEL = "local/all-minilm-l6-v2"
-# Off: on LoCoMo the vector channel did not raise evidence recall enough to pay for its latency
-# (BENCHMARKS.md "Embeddings").
-DEFAULT_EMBEDDING_RECALL = "off"
+# On (docs/decisions/0024-vectors-projected-off-the-turns-path.md): stored items are embedded
+# by the vector projection, never on a turn's path, so the channel costs a turn only its query's
+# embedding; with the offline model missing it steps aside (one warning).
+DEFAULT_EMBEDDING_RECALL = "on"
 # Off: on LoCoMo the spans channel moved evidence recall by less than the noise and cost recall
 # time (docs/benchmarks/locomo-spans.md).
 DEFAULT_RECALL_SPANS = "off"
@@ -82,7 +83,8 @@ TEXT_SETTINGS = {
     EMBEDDING_MODEL: "LiteLLM embedding model for semantic matching and recall's vector "
     "channel (local/all-minilm-l6-v2 runs offline), or off",
     EMBEDDING_API_BASE: "base URL of an OpenAI-compatible embedding server, or off",
-    EMBEDDING_RECALL: "on or off: recall's vector channel (cosine over the latest messages)",
+    EMBEDDING_RECALL: "on or off: recall's vector channel (cosine over the latest messages, "
+    "embedded by the vector projection)",
     RECALL_SPANS: "on or off: recall's spans channel (windows of consecutive messages)",
 }
 KEYS = (*SETTINGS, *TEXT_SETTINGS)

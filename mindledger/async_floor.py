@@ -29,6 +29,7 @@ PLUMBING = frozenset(
         "chat_turn",
         "current_identity",
         "interrupt_own_turns",
+        "follow_vectors",
     }
 )
 

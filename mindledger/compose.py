@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from mindledger.adapters.key_store import KeyStore
     from mindledger.adapters.postgres_ledger import PostgresLedgerReader
     from mindledger.adapters.sqlite_reader import SQLiteLedgerReader
+    from mindledger.adapters.vector_store import StoredVectors
     from mindledger.adapters.workspace import FileWorkspace
     from mindledger.domain.application import Mind
     from mindledger.domain.identity import Identity
@@ -460,14 +461,36 @@ def turn_session(home: Home) -> Iterator[TurnService]:
         yield service
 
 
-def embedder(home: Home, config: dict[str, str]) -> LiteLLMEmbedder | None:
-    """The embedding function for recall's vector channel, or None (`embedding.recall` off,
-    or `embedding.model` off)."""
-    from mindledger.domain.settings import DEFAULT_EMBEDDING_RECALL, EMBEDDING_RECALL
+def embedder(home: Home, config: dict[str, str]) -> StoredVectors | None:
+    """Recall's vectors (`adapters.vector_store.StoredVectors`: the stored items' as the vector
+    projection computed them, the query's embedded at each call), or None: `embedding.recall`
+    or `embedding.model` off, the offline model missing (one warning), or nothing embedded
+    yet (then no query is embedded, and numpy is not imported)."""
+    from mindledger.adapters.vector_store import FILE, tracked_at
+    from mindledger.domain.settings import (
+        DEFAULT_EMBEDDING_MODEL,
+        DEFAULT_EMBEDDING_RECALL,
+        EMBEDDING_MODEL,
+        EMBEDDING_RECALL,
+    )
+    from mindledger.offline_embedder import LOCAL_PREFIX, offline_embedder_missing, package_findable
 
     if config.get(EMBEDDING_RECALL, DEFAULT_EMBEDDING_RECALL) != "on":
         return None
-    return embedding_model(home, config)
+    model = config.get(EMBEDDING_MODEL, DEFAULT_EMBEDDING_MODEL)
+    if model == "off":
+        return None
+    found, position = tracked_at(home.path / FILE)
+    if found != model or position == 0:
+        if model.startswith(LOCAL_PREFIX) and not package_findable():
+            offline_embedder_missing(model)  # its one warning: the vectors will not come
+        return None
+    query = embedding_model(home, config)
+    if query is None:
+        return None
+    from mindledger.adapters.vector_store import StoredVectors
+
+    return StoredVectors(home.path / FILE, model, query)
 
 
 def embedding_model(home: Home, config: dict[str, str]) -> LiteLLMEmbedder | None:

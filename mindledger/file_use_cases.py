@@ -33,6 +33,7 @@ from mindledger.results_ledger import (
     Replayed,
 )
 from mindledger.rules import AsOf, parse_as_of
+from mindledger.vector_projection import VectorFollower
 
 # How a front-end renders a table's columns and rows as text (CSV, JSON, aligned).
 Render = Callable[[list[str], list[tuple[Any, ...]]], str]
@@ -114,12 +115,25 @@ class FileCommands:
             imported = import_locomo(self.home, Path(path).expanduser(), sample)
         return LoCoMoImported.model_validate(imported)
 
-    def project(self, progress: Told | None = None) -> Projected:
+    def project(
+        self, progress: Told | None = None, vectors: bool = False, rebuild_vectors: bool = False
+    ) -> Projected:
         """`mind project --json`: the read models caught up to the ledger head (`progress`
-        hears the events applied)."""
+        hears the events applied); `vectors`: then the vector projection too (every stored
+        item embedded; `rebuild_vectors`: again from position 0)."""
         from mindledger.projection import catch_up
 
-        return Projected.model_validate(catch_up(self.home, telling(progress)))
+        done = catch_up(self.home, telling(progress))
+        if vectors or rebuild_vectors:
+            from mindledger.vector_projection import catch_up as embed_items
+
+            done["vectors"] = embed_items(self.home, rebuild=rebuild_vectors)
+        return Projected.model_validate(done)
+
+    def follow_vectors(self) -> VectorFollower:
+        """The vector projection started as a background thread of this process (`mind serve`
+        runs one per mind): it embeds new stored items as the ledger moves; `stop()` it."""
+        return VectorFollower(self.home).start()
 
     def follow(
         self,

@@ -323,18 +323,27 @@ def _purge(home: Home, first_position: int | None, *, aside: bool = False) -> No
 
 def _prune_embeddings(home: Home) -> None:
     """The cache of vectors by text keeps only the questions the new read model still shows
-    (what `ask` matches against); every other row, each forgotten text's among them, goes with
-    the old file."""
+    (what `ask` matches against), the vector projection's file only the items it still shows;
+    every other row, each forgotten text's among them, goes with the old files."""
     from mindledger.adapters.embeddings import keep_only
+    from mindledger.adapters.vector_store import FILE
+    from mindledger.adapters.vector_store import keep_only as keep_positions
     from mindledger.compose import home_text_keys, read_model
     from mindledger.projections.retrieval.knowledge_channel import stored_questions
+    from mindledger.projections.retrieval.vector_items import in_the_clear
 
     path = home.path / "embeddings.sqlite"
-    if not path.exists():
+    vectors = home.path / FILE
+    if not path.exists() and not vectors.exists():
         return
     with read_model(home) as con:
         questions = stored_questions(con)
-    keep_only(path, home_text_keys(home), questions)
+        clear = in_the_clear(con) if vectors.exists() else []
+    if path.exists():
+        keep_only(path, home_text_keys(home), questions)
+    # The vector projection keeps the vectors of what still reads in the clear (its position
+    # stays: nothing else needs embedding again), and no page of a forgotten item's.
+    keep_positions(vectors, clear)
 
 
 def _scrub_chat_history(home: Home, messages: list[str]) -> None:

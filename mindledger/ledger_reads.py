@@ -19,6 +19,7 @@ def status_data(home: Home) -> dict[str, Any]:
     """What `mind status --json` prints (the HTTP API's status too)."""
     from mindledger.identity_view import identity_view
     from mindledger.projections.engine.status import projection_status
+    from mindledger.vector_projection import vectors_status
 
     reader = open_reader(home, sealed=False)  # the chain's head: no sealed field read
     try:
@@ -27,6 +28,12 @@ def status_data(home: Home) -> dict[str, Any]:
     finally:
         reader.close()
     identity = identity_view(home)
+    projections = projection_status(read_model_paths(home), position)
+    vectors = vectors_status(home, position, identity.config)
+    if vectors["state"] == "on":  # the vector projection, beside the read model
+        projections.append(
+            {"name": "vectors", "position": vectors["position"], "lag": vectors["lag"]}
+        )
     return {
         "home": str(home.path),
         "backend": home.backend(),
@@ -35,7 +42,7 @@ def status_data(home: Home) -> dict[str, Any]:
         "ledger_id": ledger_id,
         "created_at": created_at,
         "head": {"position": position, "hash": head_hash},
-        "projections": projection_status(read_model_paths(home), position),
+        "projections": projections,
     }
 
 

@@ -55,18 +55,30 @@ def follow(
     reached."""
     from mindledger.projections.engine.follower import follow as follow_ledger
     from mindledger.projections.engine.read_only_home import require_writable
+    from mindledger.vector_projection import VectorFollower
 
     paths, reader = read_model_paths(home), open_reader(home)
+    vectors: VectorFollower | None = None
     try:
         require_writable(home.path, paths.working, doing="build the read model")
         started = time.perf_counter()
+        # The vector projection as a background stage: it reads the copies this follower
+        # publishes and lags behind them; the read model's catch-up never waits for it.
+        vectors = VectorFollower(home).start()
+
+        def batch_done(applied: int, position: int) -> None:
+            assert vectors is not None
+            vectors.nudge()
+            if on_batch is not None:
+                on_batch(applied, position)
+
         if on_start is not None:
             on_start()
-        total = follow_ledger(
-            paths, reader, on_batch or (lambda applied, position: None), should_stop=should_stop
-        )
+        total = follow_ledger(paths, reader, batch_done, should_stop=should_stop)
         position = reader.head()[0]
     finally:
+        if vectors is not None:
+            vectors.stop()
         reader.close()
     return {"applied": total, "position": position, "seconds": _since(started)}
 

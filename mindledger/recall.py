@@ -19,6 +19,8 @@ def recall_data(home: Home, query: str, budget: int, as_of: AsOf | None = None) 
     from mindledger.domain.settings import DEFAULT_RECALL_SPANS, RECALL_SPANS
     from mindledger.projections.queries.listings import ledger_point
     from mindledger.projections.retrieval.recall import recall as run_recall
+    from mindledger.projections.retrieval.vector_items import tracked_position
+    from mindledger.vector_projection import vectors_status
 
     config = identity_view(home).config
     embed = embedder(home, config)
@@ -30,6 +32,7 @@ def recall_data(home: Home, query: str, budget: int, as_of: AsOf | None = None) 
                 position, at = ledger_point(con, as_of.position, as_of.time)
                 now = at or now
             context = run_recall(con, query, budget, now, as_of=position, embed=embed, spans=spans)
+            head = tracked_position(con)
     finally:
         if embed is not None:
             embed.close()  # its cache file, now (a forget may replace it)
@@ -49,4 +52,12 @@ def recall_data(home: Home, query: str, budget: int, as_of: AsOf | None = None) 
         }
         for i in context.items
     ]
-    return {"items": items, "tokens": context.tokens, "dropped": context.dropped_total}
+    # Whether the vector channel saw every item: `lag` events not embedded yet (the vector
+    # projection runs beside turns, never in them).
+    vectors = vectors_status(home, head, config)
+    return {
+        "items": items,
+        "tokens": context.tokens,
+        "dropped": context.dropped_total,
+        "vectors": vectors,
+    }

@@ -294,13 +294,24 @@ class RecallItem(Result):
     excerpt: list[int] | None = None
 
 
+class VectorsState(Result):
+    """How far recall's vectors reach: `state` on, off, or missing (the offline model is not
+    installed); `position`: every stored item up to this ledger position is embedded; `lag`:
+    events past it not embedded yet (the vector projection runs beside turns, never in them)."""
+
+    state: str
+    position: int
+    lag: int
+
+
 class RecallResult(Result):
     """A recall (`mind recall --json`): what the mind would remember for a text at a budget,
-    the tokens it fills and how many items did not fit."""
+    the tokens it fills, how many items did not fit, and how far its vectors reach."""
 
     items: list[RecallItem]
     tokens: int
     dropped: int
+    vectors: VectorsState | None = None
 
 
 # -- embeddings ------------------------------------------------------------------------------

@@ -248,12 +248,24 @@ class LedgerImported(Result):
 # -- read models, reports, graph, model, autonomy -----------------------------------------------
 
 
+class VectorsProjected(Result):
+    """The vector projection's pass: the `model` embedding (None: vectors off or the model
+    missing), the items `embedded`, the `position` every item up to is embedded, seconds."""
+
+    model: str | None
+    embedded: int
+    position: int
+    seconds: Number
+
+
 class Projected(Result):
-    """`mind project --json`: events applied, the position reached, seconds taken."""
+    """`mind project --json`: events applied, the position reached, seconds taken (and with
+    --vectors, the vector projection's pass)."""
 
     applied: int
     position: int
     seconds: Number
+    vectors: VectorsProjected | None = None
 
 
 class Replayed(Result):

@@ -306,6 +306,9 @@ def serve(
 
     for mind in minds:
         mind.warm()
+    # Each mind's vector projection, beside its turns (never in them): stopped and joined
+    # before the minds close (a thread left inside DuckDB at exit aborts the process).
+    vectors = [mind.follow_vectors() for mind in minds]
     # uvicorn re-raises the stop signal after its graceful stop; these handlers take it, so
     # the process cleans up and exits 0 instead of dying of it.
     previous = {sig: signal.signal(sig, _noted) for sig in (signal.SIGTERM, signal.SIGINT)}
@@ -315,6 +318,8 @@ def serve(
         for sig, handler in previous.items():
             signal.signal(sig, handler)
         state.stopping.set()
+        for follower in vectors:
+            follower.stop()
         deadline = min(state.stop_deadline, time.monotonic() + options.grace_s)
         finished = minds.close(max(0.0, deadline - time.monotonic()))
         if not finished:

@@ -22,12 +22,12 @@ from mindledger.projections.retrieval.item_text import (
 )
 from mindledger.projections.retrieval.knowledge_channel import TEXT_QUERY, knowledge_texts
 from mindledger.projections.retrieval.linked import bound_items, commitment_threads
-from mindledger.projections.retrieval.vectors import nearest
+from mindledger.projections.retrieval.vectors import nearest_items
 
 NEIGHBOURS_OF = 60
 NEIGHBOUR_SPAN = 1
-# The vector channel's reach: the latest messages (each embedded once, on its first recall) and
-# how many of the closest it ranks.
+# The vector channel's reach: the latest messages (their vectors computed by the vector
+# projection, never here) and how many of the closest it ranks.
 VECTOR_WINDOW = 2000
 VECTOR_K = 20
 
@@ -243,11 +243,11 @@ def vector_channel(
     embed: Callable[[list[str]], list[list[float]]],
 ) -> list[tuple[Any, ...]]:
     """The messages closest in meaning to the query among the latest VECTOR_WINDOW (cosine of
-    their embeddings: a message is embedded once and cached by the embedder, the query at
-    every recall)."""
+    their stored embeddings, `projections.retrieval.vectors.nearest_items`: only the query is
+    embedded here; a message not embedded yet is not among them)."""
     latest = messages(con, "position <= ?", [limit], "position DESC", VECTOR_WINDOW)
     if not latest:
         return []
-    best = nearest(embed, query, [r[3] for r in latest], VECTOR_K)
+    best = nearest_items(embed, query, [r[0] for r in latest], [r[3] for r in latest], VECTOR_K)
     found = [(latest[n.item], n.score) for n in best]
     return [said(p, sp, t, tx, sid, f"similarity {s:.2f}") for (p, sp, t, tx, sid), s in found]

@@ -15,7 +15,7 @@ from mindledger.domain.knowledge import PPM, normalise_intent
 from mindledger.domain.knowledge_port import KnownQuestion, Similar
 from mindledger.domain.prompt_text import in_label, one_line
 from mindledger.projections.retrieval.item_text import Found
-from mindledger.projections.retrieval.vectors import nearest
+from mindledger.projections.retrieval.vectors import nearest, nearest_items
 
 # A question this near an item's question brings the item into context (it answers directly
 # only at domain.knowledge_ask.SEMANTIC_MIN, after its assessment).
@@ -67,7 +67,9 @@ def knowledge_channel(
     others = [r for r in others if not exact or r[0] != exact[0][0]]
     if not others:
         return found
-    best = nearest(embed, query, [r[5] for r in others], NEAREST, CONTEXT_MIN)
+    best = nearest_items(
+        embed, query, [r[0] for r in others], [r[5] for r in others], NEAREST, CONTEXT_MIN
+    )
     found += [
         (r[0], "knowledge", knowledge_text(*r[1:]), r[1], f"question similarity {n.score:.2f}")
         for n in best

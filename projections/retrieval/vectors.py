@@ -65,3 +65,26 @@ def nearest(
         return []
     vectors = vectors_of(embed, [query, *texts])
     return closest(vectors[0], vectors[1:], k, floor)
+
+
+def nearest_items(
+    embed: Embed,
+    query: str,
+    positions: Sequence[int],
+    texts: Sequence[str],
+    k: int = 10,
+    floor: float = -1.0,
+) -> list[Neighbour]:
+    """`nearest` for stored items (at ledger `positions`, with these `texts`): when `embed` has
+    the vector projection's vectors (`stored(positions)`: adapters/vector_store.py), only the
+    query is embedded and an item not embedded yet is left out; a plain embedding function (a
+    benchmark's, a test's) embeds the texts here."""
+    stored = getattr(embed, "stored", None)
+    if stored is None:
+        return nearest(embed, query, texts, k, floor)
+    kept, matrix = stored(list(positions))
+    if not kept:
+        return []
+    where = {p: i for i, p in enumerate(positions)}
+    best = closest(vectors_of(embed, [query])[0], matrix, k, floor)
+    return [Neighbour(where[kept[n.item]], n.score) for n in best]

@@ -91,7 +91,7 @@ def test_status_help_and_listings_import_none_of_the_heavy_packages(tmp_path: Pa
 def test_a_recall_with_vectors_on_and_a_mock_turn_never_import_litellm(tmp_path: Path) -> None:
     made_here(tmp_path, "init")
     made_here(tmp_path, "commit", "Send the weekly report on Friday")
-    made_here(tmp_path, "config", "set", "embedding.recall", "on")
+    made_here(tmp_path, "project", "--vectors")  # the vector projection, beside turns
     probe = (
         "import sys; from mindledger.cli.main import mind\n"
         "for line in (['recall', 'weekly report', '--no-server'],\n"
@@ -111,9 +111,10 @@ def test_a_recall_with_vectors_on_and_a_mock_turn_never_import_litellm(tmp_path:
     )
 
     loaded = [x for x in result.stdout.splitlines() if x.startswith("LOADED ")]
-    # numpy: the vector channel ran (the offline embedder), its vectors cached in the home.
+    # numpy: the vector channel ran (the offline embedder: the query's vector, cached in the
+    # home, against the stored items' from the vector projection's file).
     assert loaded == ["LOADED recall False True", "LOADED turn False True"], result.stderr
-    assert (tmp_path / "embeddings.sqlite").exists()
+    assert (tmp_path / "embeddings.sqlite").exists() and (tmp_path / "vectors.sqlite").exists()
 
 
 def test_verify_exits_1_naming_the_first_bad_position(tmp_path: Path) -> None:

@@ -37,7 +37,11 @@ def test_project_catches_up_and_status_shows_no_lag(cli: Cli, busy_mind: Path) -
     # what the last command appended is still to project.
     assert before["lag"] == 1
     assert (projected["applied"], projected["position"]) == (1, 8)
-    assert after["projections"] == [{"name": "main", "position": 8, "lag": 0}]
+    # The vector projection runs beside (a served mind, `project --follow` or `--vectors`).
+    assert after["projections"] == [
+        {"name": "main", "position": 8, "lag": 0},
+        {"name": "vectors", "position": 0, "lag": 8},
+    ]
 
 
 def test_query_returns_a_json_array_with_named_parameters(cli: Cli, busy_mind: Path) -> None:

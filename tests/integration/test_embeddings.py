@@ -192,7 +192,7 @@ def test_the_vector_channel_finds_a_paraphrase_that_bm25_misses(tmp_path: Path) 
     assert by_vector[0].reasons["vector"].startswith("similarity 0.")
 
 
-def test_the_offline_model_is_the_default_and_recall_leaves_it_off(
+def test_the_offline_model_is_the_default_and_recall_uses_it_once_items_are_embedded(
     mind_home: Path, cli: Callable[..., Result]
 ) -> None:
     shown = cli("config", "show").output
@@ -200,11 +200,14 @@ def test_the_offline_model_is_the_default_and_recall_leaves_it_off(
 
     assert DEFAULT_EMBEDDING_MODEL in shown and "embedding.recall" in shown
     assert bad.exit_code == 2 and "on or off" in bad.stderr
-    assert embedder(Home(mind_home), {}) is None
+    assert embedder(Home(mind_home), {}) is None  # nothing embedded yet: no query embedded
     model = embedding_model(Home(mind_home), {})
     assert model is not None and model.model == DEFAULT_EMBEDDING_MODEL
     assert embedding_model(Home(mind_home), {"embedding.model": "off"}) is None
-    assert embedder(Home(mind_home), {"embedding.recall": "on"}) is not None
+    assert cli("remember", "4471", "--question", "What is the boiler code?").exit_code == 0
+    assert cli("project", "--vectors").exit_code == 0
+    assert embedder(Home(mind_home), {}) is not None
+    assert embedder(Home(mind_home), {"embedding.recall": "off"}) is None
 
 
 def test_the_offline_model_is_called_here_with_the_vectors_litellms_local_provider_gives(

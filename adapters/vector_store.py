@@ -1,0 +1,214 @@
+"""The vector projection's file: MIND_HOME/vectors.sqlite holds one embedding per stored item
+(a message, a knowledge item's question), by the item's ledger position, and the position up to
+which every item is embedded, for one embedding model.
+
+It is written by the vector projector alone (`mindledger/vector_projection.py`: a background
+stage of `mind serve` and of `mind project --follow`, or `mind project --vectors`), never on a
+turn's path; recall reads it (`StoredVectors`) and embeds only the query. SQLite, not DuckDB: a
+reader opens it while the projector writes (WAL), which a DuckDB file does not allow.
+
+Derived data, like the read model: deleted, it is rebuilt from position 0 (`rebuild`); a new
+`embedding.model` starts it again. Rows are keyed by position, never by text, so the file
+confirms no guess of a text; `keep_only` rewrites it with the positions a read model still
+shows in the clear (a forget), so no page of a forgotten item's vector survives.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from collections.abc import Iterable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from mindledger.domain.private_files import create_private_file
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+    Matrix = npt.NDArray[np.float32]
+FILE = "vectors.sqlite"
+_CHUNK = 500  # positions per IN (...) list
+
+
+class VectorStore:
+    """One vectors.sqlite, opened for reading and writing (`check_same_thread` off: a served
+    mind reads it from request threads, each call is one statement or one transaction)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        create_private_file(path)  # vectors say what was said; SQLite's journals follow
+        self.con = sqlite3.connect(path, check_same_thread=False, timeout=30.0)
+        # Derived data: a batch lost in a crash is embedded again (its position was not kept).
+        self.con.execute("PRAGMA journal_mode = WAL")
+        self.con.execute("PRAGMA synchronous = NORMAL")
+        self.con.execute("PRAGMA secure_delete = ON")  # a deleted row's bytes are zeroed
+        with self.con:
+            self.con.execute(
+                "CREATE TABLE IF NOT EXISTS items (position INTEGER PRIMARY KEY, kind TEXT, "
+                "vector BLOB)"
+            )
+            self.con.execute(
+                "CREATE TABLE IF NOT EXISTS tracking (id INTEGER PRIMARY KEY CHECK (id = 1), "
+                "model TEXT, position INTEGER)"
+            )
+
+    def close(self) -> None:
+        self.con.close()
+
+    def tracked(self) -> tuple[str | None, int]:
+        """The model the vectors are of and the position every item up to is embedded."""
+        row = self.con.execute("SELECT model, position FROM tracking").fetchone()
+        return (None, 0) if row is None else (str(row[0]), int(row[1]))
+
+    def position(self, model: str) -> int:
+        """How far `model`'s vectors reach (0 when the file holds another model's, or none)."""
+        found, position = self.tracked()
+        return position if found == model else 0
+
+    def reset(self, model: str) -> None:
+        """Empty the file and start it over for `model` (a rebuild, or a new model)."""
+        with self.con:
+            self.con.execute("DELETE FROM items")
+            self.con.execute("INSERT OR REPLACE INTO tracking VALUES (1, ?, 0)", (model,))
+
+    def add(self, model: str, rows: list[tuple[int, str]], vectors: Matrix, position: int) -> None:
+        """Keep `vectors` (one per (position, kind) row, in order) and move the tracked
+        position to `position`, in one transaction."""
+        import numpy as np
+
+        vectors = np.asarray(vectors, dtype=np.float32)
+        with self.con:
+            self.con.executemany(
+                "INSERT OR REPLACE INTO items VALUES (?, ?, ?)",
+                [(p, k, v.tobytes()) for (p, k), v in zip(rows, vectors, strict=True)],
+            )
+            self.con.execute("INSERT OR REPLACE INTO tracking VALUES (1, ?, ?)", (model, position))
+
+    def count(self) -> int:
+        return int(self.con.execute("SELECT count(*) FROM items").fetchone()[0])
+
+    def vectors(self, positions: list[int]) -> tuple[list[int], Matrix]:
+        """Of `positions`, those embedded, and their vectors as rows (in the order given)."""
+        return _read_vectors(self.con, positions)
+
+
+def _read_vectors(con: sqlite3.Connection, positions: list[int]) -> tuple[list[int], Matrix]:
+    import numpy as np
+
+    found: dict[int, bytes] = {}
+    for start in range(0, len(positions), _CHUNK):
+        part = positions[start : start + _CHUNK]
+        marks = ",".join("?" * len(part))
+        found.update(
+            con.execute(
+                f"SELECT position, vector FROM items WHERE position IN ({marks})", part
+            ).fetchall()
+        )
+    kept = [p for p in positions if p in found]
+    if not kept:
+        return [], np.zeros((0, 0), dtype=np.float32)
+    blob = b"".join(found[p] for p in kept)
+    return kept, np.frombuffer(blob, dtype=np.float32).reshape(len(kept), -1)
+
+
+def tracked_at(path: Path) -> tuple[str | None, int]:
+    """The model and position the file at `path` tracks ((None, 0): no file, or unreadable),
+    read with the standard library only: a recall with nothing embedded yet imports no numpy
+    and embeds no query."""
+    if not path.exists():
+        return None, 0
+    try:
+        con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        try:
+            row = con.execute("SELECT model, position FROM tracking").fetchone()
+        finally:
+            con.close()
+    except sqlite3.Error:
+        return None, 0
+    return (None, 0) if row is None else (str(row[0]), int(row[1]))
+
+
+class StoredVectors:
+    """Recall's vectors: the stored items' read from the vector projection's file, only the
+    query's embedded now (by `query`, an embedder that caches it: adapters/embeddings.py). A
+    callable texts -> vectors like any `Embed`, with `stored(positions)` besides."""
+
+    def __init__(self, path: Path, model: str, query: Any) -> None:
+        self.model, self.query = model, query
+        self.con: sqlite3.Connection | None = sqlite3.connect(
+            f"file:{path}?mode=ro", uri=True, check_same_thread=False
+        )
+        self.position = 0
+        try:
+            found = self.con.execute("SELECT model, position FROM tracking").fetchone()
+            if found is not None and found[0] == model:
+                self.position = int(found[1])
+        except sqlite3.Error:
+            self.close_store()
+
+    def __call__(self, texts: list[str]) -> list[list[float]]:
+        return self.query(texts)  # type: ignore[no-any-return]
+
+    def matrix(self, texts: list[str]) -> Matrix:
+        return self.query.matrix(texts)  # type: ignore[no-any-return]
+
+    def stored(self, positions: list[int]) -> tuple[list[int], Matrix]:
+        """Of `positions`, those embedded, and their vectors as rows (in the order given)."""
+        if self.con is None or self.position == 0 or not positions:
+            import numpy as np
+
+            return [], np.zeros((0, 0), dtype=np.float32)
+        return _read_vectors(self.con, positions)
+
+    def close_store(self) -> None:
+        if self.con is not None:
+            self.con.close()
+            self.con = None
+
+    def close(self) -> None:
+        """Release both files now (a forget replaces them)."""
+        self.close_store()
+        close = getattr(self.query, "close", None)
+        if close is not None:
+            close()
+
+
+def keep_only(path: Path, positions: Iterable[int]) -> int:
+    """Rewrite the file at `path` into a new one holding only the rows of `positions` (what a
+    read model still shows in the clear after a forget), with the same tracked position, and
+    put it in place: no page of the old file survives. How many rows were kept (0, nothing
+    written, when there is no file)."""
+    if not path.exists():
+        return 0
+    wanted = sorted(set(positions))
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.keep")
+    for leftover in _files_of(tmp):
+        leftover.unlink(missing_ok=True)
+    new = VectorStore(tmp)
+    try:
+        new.con.execute("ATTACH DATABASE ? AS old", (str(path),))
+        with new.con:
+            new.con.execute("INSERT OR REPLACE INTO tracking SELECT * FROM old.tracking")
+            for start in range(0, len(wanted), _CHUNK):
+                part = wanted[start : start + _CHUNK]
+                marks = ",".join("?" * len(part))
+                new.con.execute(
+                    f"INSERT INTO items SELECT * FROM old.items WHERE position IN ({marks})", part
+                )
+        new.con.execute("DETACH DATABASE old")
+        new.con.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        kept = new.count()
+    finally:
+        new.close()
+    for stale in _files_of(path)[1:]:  # the old file's journals, not the file itself
+        stale.unlink(missing_ok=True)
+    for journal in _files_of(tmp)[1:]:
+        journal.unlink(missing_ok=True)
+    os.replace(tmp, path)
+    return kept
+
+
+def _files_of(path: Path) -> list[Path]:
+    return [path, *(path.with_name(path.name + end) for end in ("-wal", "-shm", "-journal"))]

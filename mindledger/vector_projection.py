@@ -1,0 +1,243 @@
+"""The vector projection: every stored item's embedding (messages, knowledge questions) kept in
+MIND_HOME/vectors.sqlite by ledger position (adapters/vector_store.py), computed here and
+never on a turn's path: a turn embeds only its query and reads what is stored.
+
+Like the read model it is tracked by position and rebuilt from 0 (`catch_up(rebuild=True)`, or
+a new `embedding.model`); it reads the texts from the read model, so a forgotten text is never
+embedded, and a forget keeps only the vectors of what still reads in the clear
+(`mindledger.forget`). It runs as a background stage (`VectorFollower`, a thread) of `mind
+serve` and of `mind project --follow`, and on demand as `mind project --vectors`. Each pass
+embeds at most `PASS_ITEMS` items under a shared forget lock, so a forget waits a few seconds
+at most, and never for a whole mind.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+from mindledger.compose import Home, open_reader, read_model_paths
+from mindledger.notices import warn
+
+BATCH = 64  # items per embedding call and per write: a crash loses at most this much work
+PASS_ITEMS = 512  # items per pass under the forget lock (~4 s of the offline model, quiet)
+POLL_S = 1.0  # how often a follower looks for new events when nobody nudges it
+
+
+def vectors_model(home: Home, config: dict[str, str] | None = None) -> str | None:
+    """The model the projection embeds with, or None: `embedding.recall` or `embedding.model`
+    off, or the offline model's weights missing (one warning per process)."""
+    from mindledger.domain.settings import (
+        DEFAULT_EMBEDDING_MODEL,
+        DEFAULT_EMBEDDING_RECALL,
+        EMBEDDING_MODEL,
+        EMBEDDING_RECALL,
+    )
+    from mindledger.offline_embedder import offline_embedder_missing
+
+    if config is None:
+        from mindledger.identity_view import identity_view
+
+        config = identity_view(home).config
+    if config.get(EMBEDDING_RECALL, DEFAULT_EMBEDDING_RECALL) != "on":
+        return None
+    model = config.get(EMBEDDING_MODEL, DEFAULT_EMBEDDING_MODEL)
+    if model == "off" or offline_embedder_missing(model):
+        return None
+    return model
+
+
+def catch_up(
+    home: Home,
+    rebuild: bool = False,
+    should_stop: Callable[[], bool] | None = None,
+    on_batch: Callable[[int, int], None] | None = None,
+    limit: int | None = None,
+) -> dict[str, Any]:
+    """Embed the items the read model holds past the projection's position (all of them with
+    `rebuild`), `limit` at most; what `mind project --vectors --json` adds: `embedded`, the
+    `position` reached, the `model` (None when vectors are off) and the `seconds`."""
+    from mindledger.domain.settings import EMBEDDING_API_BASE
+    from mindledger.identity_view import identity_view
+
+    started = time.perf_counter()
+    config = identity_view(home).config
+    model = vectors_model(home, config)
+    if model is None:
+        return {"model": None, "embedded": 0, "position": 0, "seconds": 0.0}
+    base = config.get(EMBEDDING_API_BASE, "off")
+    total, position, first = 0, 0, True
+    while limit is None or total < limit:
+        if should_stop is not None and should_stop():
+            break
+        room = PASS_ITEMS if limit is None else min(PASS_ITEMS, limit - total)
+        done, position, more = _one_pass(
+            home,
+            model,
+            None if base == "off" else base,
+            rebuild and first,
+            room,
+            on_batch,
+            should_stop,
+        )
+        first = False
+        total += done
+        if not more:
+            break
+    return {
+        "model": model,
+        "embedded": total,
+        "position": position,
+        "seconds": round(time.perf_counter() - started, 3),
+    }
+
+
+def _one_pass(
+    home: Home,
+    model: str,
+    api_base: str | None,
+    reset: bool,
+    room: int,
+    on_batch: Callable[[int, int], None] | None,
+    should_stop: Callable[[], bool] | None = None,
+) -> tuple[int, int, bool]:
+    """Up to `room` items embedded and kept, under the shared forget lock (a forget prunes the
+    file: it must not replace it under a pass, nor a pass write a vector it just pruned);
+    returns how many, the position reached and whether more may be waiting."""
+    from mindledger.adapters.embeddings import embed_matrix
+    from mindledger.adapters.vector_store import FILE, VectorStore
+    from mindledger.forget import MARKER, forget_excluded
+    from mindledger.projections.engine.readmodel import open_read_model
+    from mindledger.projections.retrieval.vector_items import items_after, tracked_position
+
+    with forget_excluded(home):
+        if (home.path / MARKER).exists():
+            return 0, 0, False  # a forget to finish first: the next read does it
+        store = VectorStore(home.path / FILE)
+        try:
+            if reset or store.tracked()[0] not in (None, model):
+                store.reset(model)
+            after = store.position(model)
+            reader = open_reader(home)
+            try:
+                with open_read_model(read_model_paths(home), reader) as con:
+                    upto = tracked_position(con)
+                    items = items_after(con, after, upto, room + 1)
+            finally:
+                reader.close()
+            more = len(items) > room
+            items = items[:room]
+            done = 0
+            for start in range(0, len(items), BATCH):
+                if should_stop is not None and should_stop():
+                    return done, store.position(model), False
+                chunk = items[start : start + BATCH]
+                vectors = embed_matrix(model, [t for _, _, t in chunk], api_base)
+                last = chunk[-1][0] if more or start + BATCH < len(items) else upto
+                store.add(model, [(p, k) for p, k, _ in chunk], vectors, last)
+                done += len(chunk)
+                if on_batch is not None:
+                    on_batch(len(chunk), last)
+            if not items and upto > after:
+                store.add(model, [], _empty(), upto)  # nothing to embed: the position moves
+            return done, store.position(model), more
+        finally:
+            store.close()
+
+
+def _empty() -> Any:
+    import numpy as np
+
+    return np.zeros((0, 0), dtype=np.float32)
+
+
+def vectors_status(home: Home, head: int, config: dict[str, str] | None = None) -> dict[str, Any]:
+    """How far the vectors reach: `state` on (with the `position` embedded and the `lag` in
+    events behind `head`), off, or missing (the offline model is not installed)."""
+    from mindledger.adapters.vector_store import FILE, tracked_at
+    from mindledger.domain.settings import (
+        DEFAULT_EMBEDDING_MODEL,
+        DEFAULT_EMBEDDING_RECALL,
+        EMBEDDING_MODEL,
+        EMBEDDING_RECALL,
+    )
+
+    if config is None:
+        from mindledger.identity_view import identity_view
+
+        config = identity_view(home).config
+    model = config.get(EMBEDDING_MODEL, DEFAULT_EMBEDDING_MODEL)
+    if config.get(EMBEDDING_RECALL, DEFAULT_EMBEDDING_RECALL) != "on" or model == "off":
+        return {"state": "off", "position": 0, "lag": 0}
+    if model_missing(model):
+        return {"state": "missing", "position": 0, "lag": 0}
+    found, position = tracked_at(home.path / FILE)
+    position = position if found == model else 0
+    return {"state": "on", "position": position, "lag": max(head - position, 0)}
+
+
+def model_missing(model: str) -> bool:
+    """Whether `model` is the offline one and its package cannot be found (no import, no
+    warning: for a status line)."""
+    from mindledger.offline_embedder import LOCAL_PREFIX, package_findable
+
+    return model.startswith(LOCAL_PREFIX) and not package_findable()
+
+
+class VectorFollower:
+    """The vector projection as a background stage: a thread that catches the vectors up
+    whenever the ledger moves (`nudge`, or every `POLL_S`), until `stop`. A failed pass is
+    one warning line, and the thread goes on (the next pass starts where the vectors are)."""
+
+    def __init__(self, home: Home, poll_s: float = POLL_S) -> None:
+        self.home, self.poll_s = home, poll_s
+        self.wake, self.stopping = threading.Event(), threading.Event()
+        self.thread: threading.Thread | None = None
+        self.embedded = 0
+        self.failures = 0
+
+    def start(self) -> VectorFollower:
+        self.thread = threading.Thread(target=self._run, name="vector-projection", daemon=True)
+        self.thread.start()
+        return self
+
+    def nudge(self) -> None:
+        """Something was written: look now."""
+        self.wake.set()
+
+    def stop(self, wait_s: float = 30.0) -> None:
+        """Stop after the batch under way (joined: a thread left inside DuckDB when the
+        process exits aborts it)."""
+        self.stopping.set()
+        self.wake.set()
+        if self.thread is not None:
+            self.thread.join(wait_s)
+
+    def _run(self) -> None:
+        head_seen = -1
+        while not self.stopping.is_set():
+            try:
+                head = _ledger_head(self.home)
+                if head != head_seen:
+                    done = catch_up(self.home, should_stop=self.stopping.is_set)
+                    self.embedded += done["embedded"]
+                    head_seen = head
+            except Exception as e:  # the thread's boundary: the vectors lag, turns go on
+                self.failures += 1
+                if self.failures == 1:
+                    warn(
+                        f"the vector projection failed ({type(e).__name__}: {e}); recall "
+                        "runs on what is embedded"
+                    )
+            self.wake.wait(self.poll_s)
+            self.wake.clear()
+
+
+def _ledger_head(home: Home) -> int:
+    reader = open_reader(home, sealed=False)
+    try:
+        return int(reader.head()[0])
+    finally:
+        reader.close()
