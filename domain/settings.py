@@ -71,7 +71,7 @@ EMBEDDING_RECALL = "embedding.recall"  # "on": recall's vector channel uses the 
 RECALL_SPANS = "recall.spans"  # "on": recall's spans channel (windows of consecutive messages)
 # The offline default (adapters/minilm.py, registered with LiteLLM as the provider `local`).
 DEFAULT_EMBEDDING_MODEL = "local/all-minilm-l6-v2"
-# On (docs/decisions/0024-vectors-projected-off-the-turns-path.md): stored items are embedded
+# On (docs/decisions/0025-vectors-projected-off-the-turns-path.md): stored items are embedded
 # by the vector projection, never on a turn's path, so the channel costs a turn only its query's
 # embedding; with the offline model missing it steps aside (one warning).
 DEFAULT_EMBEDDING_RECALL = "on"
