@@ -81,3 +81,37 @@ def test_log_turn_last_shows_the_latest_turns_prompt_and_a_mind_without_turns_sa
     assert before.exit_code == 1
     assert before.stderr.startswith("Error: this mind has had no turn yet")
     assert shown["messages"] == received[-1]["messages"]
+
+
+def test_log_turn_writes_out_what_a_terminal_would_obey_in_a_callers_messages(
+    cli: Cli, mind_home: Path
+) -> None:
+    """A client's tool result, tool call arguments and earlier messages reached the terminal
+    as sent: an OSC title, a screen clear, a direction override (found trying decision 0020
+    as an attacker). JSON keeps them, escaped."""
+    import mindledger
+
+    history = [
+        {"role": "user", "content": "weather \u202e?"},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {
+                    "id": "c1",
+                    "type": "function",
+                    "function": {"name": "w", "arguments": '{"x": "\x1b[2J"}'},
+                }
+            ],
+        },
+        {"role": "tool", "tool_call_id": "c1", "content": "\x1b]0;owned\x07 cold\tand grey"},
+    ]
+    with mindledger.open(mind_home) as mind:
+        turn = mind.turn("And?", model="mock", mock_reply="Ok.", history=history).turn
+
+    text = cli("log", "--turn", turn).output
+    shown = cli("log", "--turn", turn, "--json").json()
+
+    assert "\x1b" not in text and "\x07" not in text and "\u202e" not in text
+    assert "\\x1b]0;owned\\x07 cold\tand grey" in text and "weather \\u202e?" in text
+    assert shown["messages"][3]["content"] == "\x1b]0;owned\x07 cold\tand grey"
