@@ -11,11 +11,13 @@ reveals no secret). Anything else runs in-process, silently.
 
 from __future__ import annotations
 
+# The C module under `socket`: the wrapper module builds its IntEnums at import, a tenth of what
+# this client imports; a Unix stream socket needs none of it.
+import _socket as socket
 import contextlib
 import json
 import os
 import signal
-import socket
 import stat
 import sys
 import time

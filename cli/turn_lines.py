@@ -10,9 +10,6 @@ from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
-from mindledger.domain.control_lines import parse_concept, parse_relate, split_reply
-from mindledger.domain.text import clean_token
-
 IDENTITY_CLAIMS = ("identity_proposal", "identity_ratify")
 
 
@@ -63,6 +60,11 @@ def _accepted_concept_lines(reply_raw: str, rejections: list[dict[str, str]]) ->
     """CONCEPT, RELATE and REFLECT lines the turn applied: the outcome lists no field for them,
     so they are the reply's lines of those kinds less the refused ones (a refusal names its
     raw line; a line given twice and refused once still applied once)."""
+    if not any(k in reply_raw for k in ("CONCEPT", "RELATE", "REFLECT")):
+        return []  # no such line (keywords are upper case): the parser's import spared
+    from mindledger.domain.control_lines import parse_concept, parse_relate, split_reply
+    from mindledger.domain.text import clean_token
+
     refused = Counter(r["line"] for r in rejections)
     shown = []
     for line in split_reply(reply_raw)[1]:

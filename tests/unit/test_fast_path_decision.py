@@ -547,3 +547,34 @@ def test_the_fast_path_client_imports_only_the_standard_library() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_the_fast_path_client_leaves_the_costly_standard_modules_alone() -> None:
+    # `socket` (its IntEnums), `hashlib` (OpenSSL) and `dataclasses` (inspect, ast, dis) were
+    # two fifths of the client's imports; a turn whose reply has no concept line needs none.
+    import subprocess
+    import sys
+
+    code = (
+        "import mindledger.cli.main, mindledger.cli.fast_path, mindledger.cli.server_client\n"
+        "import mindledger.cli.render, mindledger.cli.output, sys\n"
+        "from mindledger.cli.turn_lines import effect_lines\n"
+        "effect_lines({'cut_off': False, 'opened': [], 'closed': [], 'claims': [],\n"
+        "  'reply_raw': 'Noted.', 'rejections': [], 'identity': {'changes': []},\n"
+        "  'threads': []})\n"
+        "costly = {'socket', 'hashlib', 'hmac', 'dataclasses', 'secrets'}\n"
+        "print(sorted(costly & set(sys.modules)))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize("key", [b"", b"token", b"k" * 64, b"k" * 65, b"x" * 300])
+@pytest.mark.parametrize("message", [b"", b"[[], [], []]", "é".encode() * 500])
+def test_the_fingerprint_s_hmac_is_the_standard_one(key: bytes, message: bytes) -> None:
+    import hashlib
+    import hmac
+
+    from mindledger.server_files import hmac_sha256
+
+    assert hmac_sha256(key, message) == hmac.new(key, message, hashlib.sha256).hexdigest()
