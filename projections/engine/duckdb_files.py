@@ -76,13 +76,15 @@ def _hub() -> duckdb.DuckDBPyConnection:
         return _instance
 
 
-def _settings(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
-    # DuckDB draws a progress bar on stdout for queries over two seconds, which would corrupt
-    # the JSON of any command.
-    con.execute("SET enable_progress_bar = false")
-    # Only registered Arrow batches may be scanned, never a Python variable that happens to
-    # share a table's name.
-    con.execute("SET python_enable_replacements = false")
+# DuckDB draws a progress bar on stdout for queries over two seconds, which would corrupt the
+# JSON of any command. Only registered Arrow batches may be scanned, never a Python variable
+# that happens to share a table's name. One statement string: every recall sets them again on
+# its second connection (`sibling`).
+SETTINGS = "SET enable_progress_bar = false; SET python_enable_replacements = false"
+
+
+def _settings(con: duckdb.DuckDBPyConnection, before: str = "") -> duckdb.DuckDBPyConnection:
+    con.execute(f"{before}{SETTINGS}")
     return con
 
 
@@ -145,11 +147,11 @@ def sibling(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
     try:
         attached = _attached.get(id(con))
         if attached is not None:
-            other.execute(f"USE {attached[0]}")
+            use = f"USE {attached[0]}; "
         else:
             ((catalog,),) = con.execute("SELECT current_database()").fetchall()
-            other.execute(f'USE "{catalog}"')
-        return _settings(other)
+            use = f'USE "{catalog}"; '
+        return _settings(other, use)
     except BaseException:
         other.close()
         raise

@@ -146,6 +146,9 @@ def gather(
         lambda c: [messages(c, inside, [s, e, limit], "position", 500) for s, e, _ in periods],
         lambda c: rows(c, "SELECT name FROM identity"),
         lambda c: last_refusals(c, exclude_turn) if refusals else [],
+        # Without an embedder, one key lookup: among the reads, not after them alone. With
+        # one, after them (the vector channel may be embedding on the other thread).
+        lambda c: knowledge_channel(c, query, limit, None) if embed is None else [],
     ]
     (
         similar,
@@ -158,6 +161,7 @@ def gather(
         in_windows,
         names,
         refused,
+        known,
     ) = run_reads(con, reads)
     pool = Pool()
     pool.query = query
@@ -221,7 +225,7 @@ def gather(
         [said(p, sp, t, tx, sid, "recent conversation") for p, sp, t, tx, sid in recent],
     )
     pool.add("vector", similar)
-    pool.add("knowledge", knowledge_channel(con, query, limit, embed))
+    pool.add("knowledge", known if embed is None else knowledge_channel(con, query, limit, embed))
     pool.add("speaker", spoken)
     owned = [c.id for c in pool.items.values() if c.kind in ("thread", "commitment")]
     unknown = [i for i in owned if i not in streams]
