@@ -14,6 +14,7 @@ Run: .venv/bin/python -m bench.recall [--sizes 100000 1000000] [--queries 200]
 from __future__ import annotations
 
 import argparse
+import os
 import tempfile
 import time
 from datetime import UTC, datetime
@@ -147,11 +148,18 @@ def main() -> None:
                 for q in questions[:5]:  # warm-up of both
                     recall(con, q, 2000, NOW)
                     lookup(con, q)
-                samples, raw = [], []
+                samples, raw, cpu, raw_cpu = [], [], [], []
                 for q in questions:  # alternately: both see the same load
+                    started = time.process_time()
                     samples.append(timed(lambda q=q: recall(con, q, 2000, NOW))[0])
+                    cpu.append(time.process_time() - started)
+                    started = time.process_time()
                     raw.append(timed(lambda q=q: lookup(con, q))[0])
+                    raw_cpu.append(time.process_time() - started)
             mine, ref = percentiles(samples), percentiles(raw)
+            # CPU time (DuckDB's threads included): the steadier figure on a busy machine,
+            # where wall time waits for a core between a query's statements.
+            mine_cpu, ref_cpu = percentiles(cpu), percentiles(raw_cpu)
             report(
                 "recall",
                 {
@@ -162,6 +170,12 @@ def main() -> None:
                     **{"recall_" + k: v for k, v in mine.items()},
                     **{"raw_lookup_" + k: v for k, v in ref.items()},
                     "p95_ratio_to_raw": round(mine["p95_ms"] / max(ref["p95_ms"], 1e-9), 2),
+                    **{"recall_cpu_" + k: v for k, v in mine_cpu.items()},
+                    **{"raw_lookup_cpu_" + k: v for k, v in ref_cpu.items()},
+                    "cpu_p95_ratio_to_raw": round(
+                        mine_cpu["p95_ms"] / max(ref_cpu["p95_ms"], 1e-9), 2
+                    ),
+                    "load": round(os.getloadavg()[0], 1),
                 },
             )
             if args.vectors:
