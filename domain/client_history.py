@@ -59,9 +59,9 @@ def client_messages(
 
 def client_source(messages: Sequence[Observed], keys: TextKeys, caller: str = "") -> str:
     """The client's conversation: named by its first message (stable as it grows) and by who
-    holds it (`caller`: the request's end-user id and system prompt; two clients that both
-    open with "Hi!" are two conversations, so one's forget never takes the other's words), a
-    keyed hash as an imported transcript's name is (the name is in the clear, the id sealed)."""
+    holds it (`caller`: the request's end-user id; two users who both open with "Hi!" are two
+    conversations, so one's forget never takes the other's words), a keyed hash as an imported
+    transcript's name is (the name is in the clear, the id sealed)."""
     first = messages[0].source_id
     named = f"{caller}\x00{first}" if caller else first
     return f"{CLIENT}{keys.keyed(IMPORT, named)[:32]}"

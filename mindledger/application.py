@@ -270,8 +270,12 @@ class MindLedger(DirectCommands, KnowledgeCommands, FileCommands, ReadCommands, 
                 raise
             if chat.history:  # what the caller holds that the mind never saw
                 preceded = f"{via} before turn {outcome.turn_id.hex}"
-                who = (getattr(settings, "user", None) or "", chat.system or "")
-                caller = "\x00".join(who) if any(who) else ""  # whose conversation it is
+                # Whose conversation it is: the request's end user. Not its system prompt,
+                # which a chat engine rewrites each request (retrieved context, the time):
+                # each was a new conversation observing the same messages again. ("user\x00":
+                # the name it had when the system prompt was part of it and none was given.)
+                user = getattr(settings, "user", None)
+                caller = f"{user}\x00" if user else ""
                 record_unseen(service.mind, chat.history, preceded, caller)
             done = TurnDone(
                 outcome, TurnResult.model_validate(turn_json(self.home, service, outcome))

@@ -184,3 +184,33 @@ def test_an_earlier_message_no_message_could_hold_is_refused_before_the_turn(
     assert refused.value.param == "history[1]"
     assert "history[1]" in str(refused.value)
     assert mind.status().head.position == before
+
+
+@pytest.mark.floor("turn")
+def test_a_client_whose_system_prompt_changes_each_request_records_its_messages_once(
+    mind: mindledger.MindLedger,
+) -> None:
+    """A chat engine that puts the retrieved context or the time in its system message sends
+    a new one with every request: named by it, each request was a new conversation, and the
+    same examples were observed again each time (and a long chat's messages older than the
+    turns looked back over, again and again)."""
+    examples = [
+        {"role": "user", "content": "Example: what is 2+2?"},
+        {"role": "assistant", "content": "Example answer: 4."},
+    ]
+    history = list(examples)
+    for n in range(3):
+        system = f"Context retrieved for this question: document {n}. The time is 10:0{n}."
+        mind.turn(
+            f"Question {n}?",
+            model="mock",
+            mock_reply=f"Answer {n}.",
+            history=history,
+            system=system,
+        )
+        history += [
+            {"role": "user", "content": f"Question {n}?"},
+            {"role": "assistant", "content": f"Answer {n}."},
+        ]
+
+    assert sorted(p["text"] for p in observed(mind)) == sorted(m["content"] for m in examples)
