@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import threading
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -130,29 +131,46 @@ def tracked_at(path: Path) -> tuple[str | None, int]:
     return (None, 0) if row is None else (str(row[0]), int(row[1]))
 
 
+# The windows `StoredVectors.latest` read, by file, kind and bounds, with the file's version.
+_windows: dict[tuple[str, str, int, int], tuple[tuple[int, str, int], list[int], Any]] = {}
+_windows_lock = threading.Lock()
+WINDOWS_KEPT = 8  # ~3 MB each at 2,000 vectors of 384
+
+
 class StoredVectors:
     """Recall's vectors: the stored items' read from the vector projection's file, only the
-    query's embedded now (by `query`, an embedder that caches it: adapters/embeddings.py). A
-    callable texts -> vectors like any `Embed`, with `stored(positions)` besides."""
+    query's embedded now (by `query`: texts -> float32 matrix, or an embedder with `matrix`),
+    once per recall however many channels ask. A callable texts -> vectors like any `Embed`,
+    with `stored(positions)` and `latest(kind, upto, limit)` besides."""
 
     def __init__(self, path: Path, model: str, query: Any) -> None:
-        self.model, self.query = model, query
+        self.path, self.model, self.query = str(path), model, query
+        self.lock = threading.Lock()
+        self.asked: dict[str, Any] = {}  # the query's vector, for the other channels
         self.con: sqlite3.Connection | None = sqlite3.connect(
             f"file:{path}?mode=ro", uri=True, check_same_thread=False
         )
-        self.position = 0
+        self.position, self.inode = 0, 0
         try:
+            self.inode = os.stat(path).st_ino  # a forget replaces the file: a new inode
             found = self.con.execute("SELECT model, position FROM tracking").fetchone()
             if found is not None and found[0] == model:
                 self.position = int(found[1])
-        except sqlite3.Error:
+        except (OSError, sqlite3.Error):
             self.close_store()
 
     def __call__(self, texts: list[str]) -> list[list[float]]:
-        return self.query(texts)  # type: ignore[no-any-return]
+        return [list(map(float, row)) for row in self.matrix(texts)]
 
     def matrix(self, texts: list[str]) -> Matrix:
-        return self.query.matrix(texts)  # type: ignore[no-any-return]
+        import numpy as np
+
+        with self.lock:  # the channels ask from two threads: the second waits for the first
+            missing = [t for t in dict.fromkeys(texts) if t not in self.asked]
+            if missing:
+                rows = getattr(self.query, "matrix", self.query)(missing)
+                self.asked.update(zip(missing, np.asarray(rows, dtype=np.float32), strict=True))
+            return np.stack([self.asked[t] for t in texts])
 
     def stored(self, positions: list[int]) -> tuple[list[int], Matrix]:
         """Of `positions`, those embedded, and their vectors as rows (in the order given)."""
@@ -160,7 +178,39 @@ class StoredVectors:
             import numpy as np
 
             return [], np.zeros((0, 0), dtype=np.float32)
-        return _read_vectors(self.con, positions)
+        with self.lock:
+            return _read_vectors(self.con, positions)
+
+    def latest(self, kind: str, upto: int, limit: int) -> tuple[list[int], Matrix]:
+        """The last `limit` embedded items of `kind` at or before `upto`, latest first, and
+        their vectors: one range read of the file, kept in this process while the file and its
+        position stay the same (a served mind's recalls between two passes read it once)."""
+        import numpy as np
+
+        if self.con is None or self.position == 0:
+            return [], np.zeros((0, 0), dtype=np.float32)
+        key = (self.path, kind, upto, limit)
+        version = (self.inode, self.model, self.position)
+        with _windows_lock:
+            kept = _windows.get(key)
+        if kept is not None and kept[0] == version:
+            return kept[1], kept[2]
+        with self.lock:
+            rows = self.con.execute(
+                "SELECT position, vector FROM items WHERE kind = ? AND position <= ? "
+                "ORDER BY position DESC LIMIT ?",
+                (kind, upto, limit),
+            ).fetchall()
+        if not rows:
+            return [], np.zeros((0, 0), dtype=np.float32)
+        blob = b"".join(v for _, v in rows)
+        positions = [int(p) for p, _ in rows]
+        matrix = np.frombuffer(blob, dtype=np.float32).reshape(len(rows), -1)
+        with _windows_lock:
+            if len(_windows) >= WINDOWS_KEPT:
+                _windows.clear()
+            _windows[key] = (version, positions, matrix)
+        return positions, matrix
 
     def close_store(self) -> None:
         if self.con is not None:

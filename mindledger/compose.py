@@ -485,12 +485,20 @@ def embedder(home: Home, config: dict[str, str]) -> StoredVectors | None:
         if model.startswith(LOCAL_PREFIX) and not package_findable():
             offline_embedder_missing(model)  # its one warning: the vectors will not come
         return None
-    query = embedding_model(home, config)
-    if query is None:
-        return None
     from mindledger.adapters.vector_store import StoredVectors
 
-    return StoredVectors(home.path / FILE, model, query)
+    if model.startswith(LOCAL_PREFIX):
+        if offline_embedder_missing(model):
+            return None
+        from functools import partial
+
+        from mindledger.adapters.embeddings import embed_matrix
+
+        # Called here, no cache: a query's vector costs the model ~10 ms, and a cache file
+        # opened, keyed and written per recall cost more than it saved.
+        return StoredVectors(home.path / FILE, model, partial(embed_matrix, model))
+    query = embedding_model(home, config)  # a provider's: cached, a repeated query is free
+    return None if query is None else StoredVectors(home.path / FILE, model, query)
 
 
 def embedding_model(home: Home, config: dict[str, str]) -> LiteLLMEmbedder | None:

@@ -22,7 +22,7 @@ from mindledger.projections.retrieval.item_text import (
 )
 from mindledger.projections.retrieval.knowledge_channel import TEXT_QUERY, knowledge_texts
 from mindledger.projections.retrieval.linked import bound_items, commitment_threads
-from mindledger.projections.retrieval.vectors import nearest_items
+from mindledger.projections.retrieval.vectors import closest, nearest_items, vectors_of
 
 NEIGHBOURS_OF = 60
 NEIGHBOUR_SPAN = 1
@@ -30,6 +30,7 @@ NEIGHBOUR_SPAN = 1
 # projection, never here) and how many of the closest it ranks.
 VECTOR_WINDOW = 2000
 VECTOR_K = 20
+IN_POSITIONS = "position IN (SELECT unnest(?))"
 
 
 def rows(con: duckdb.DuckDBPyConnection, sql: str, params: Any = None) -> list[tuple[Any, ...]]:
@@ -245,9 +246,23 @@ def vector_channel(
     """The messages closest in meaning to the query among the latest VECTOR_WINDOW (cosine of
     their stored embeddings, `projections.retrieval.vectors.nearest_items`: only the query is
     embedded here; a message not embedded yet is not among them)."""
-    latest = messages(con, "position <= ?", [limit], "position DESC", VECTOR_WINDOW)
-    if not latest:
-        return []
-    best = nearest_items(embed, query, [r[0] for r in latest], [r[3] for r in latest], VECTOR_K)
-    found = [(latest[n.item], n.score) for n in best]
+    window = getattr(embed, "latest", None)
+    if window is not None:
+        # The latest embedded messages straight from the vector projection's file; only the
+        # best VECTOR_K are read from the read model (reading 2,000 texts cost more than the
+        # cosine).
+        positions, matrix = window("message", limit, VECTOR_WINDOW)
+        if not positions:
+            return []
+        best = closest(vectors_of(embed, [query])[0], matrix, VECTOR_K)
+        wanted = [positions[n.item] for n in best]
+        rows = {r[0]: r for r in messages(con, IN_POSITIONS, [wanted], "position", VECTOR_K)}
+        found = [(rows[positions[n.item]], n.score) for n in best if positions[n.item] in rows]
+    else:
+        latest = messages(con, "position <= ?", [limit], "position DESC", VECTOR_WINDOW)
+        if not latest:
+            return []
+        texts = [r[3] for r in latest]
+        best = nearest_items(embed, query, [r[0] for r in latest], texts, VECTOR_K)
+        found = [(latest[n.item], n.score) for n in best]
     return [said(p, sp, t, tx, sid, f"similarity {s:.2f}") for (p, sp, t, tx, sid), s in found]

@@ -111,10 +111,10 @@ def test_a_recall_with_vectors_on_and_a_mock_turn_never_import_litellm(tmp_path:
     )
 
     loaded = [x for x in result.stdout.splitlines() if x.startswith("LOADED ")]
-    # numpy: the vector channel ran (the offline embedder: the query's vector, cached in the
-    # home, against the stored items' from the vector projection's file).
+    # numpy: the vector channel ran (the offline embedder: the query's vector against the
+    # stored items' from the vector projection's file).
     assert loaded == ["LOADED recall False True", "LOADED turn False True"], result.stderr
-    assert (tmp_path / "embeddings.sqlite").exists() and (tmp_path / "vectors.sqlite").exists()
+    assert (tmp_path / "vectors.sqlite").exists()
 
 
 def test_verify_exits_1_naming_the_first_bad_position(tmp_path: Path) -> None:
