@@ -227,7 +227,6 @@ class MindLedger(DirectCommands, KnowledgeCommands, FileCommands, ReadCommands, 
         stream named after its turn)."""
         from mindledger.compose import asker
         from mindledger.domain.client_chat import checked_chat
-        from mindledger.domain.client_history import record_unseen
         from mindledger.domain.errors import InvalidInputError
         from mindledger.domain.model_port import sampled
         from mindledger.domain.sampling import checked_sampling
@@ -276,7 +275,7 @@ class MindLedger(DirectCommands, KnowledgeCommands, FileCommands, ReadCommands, 
                 # the name it had when the system prompt was part of it and none was given.)
                 user = getattr(settings, "user", None)
                 caller = f"{user}\x00" if user else ""
-                record_unseen(service.mind, chat.history, preceded, caller)
+                _observe_unseen(self.home, service.mind, chat.history, preceded, caller)
             done = TurnDone(
                 outcome, TurnResult.model_validate(turn_json(self.home, service, outcome))
             )
@@ -533,3 +532,26 @@ def open(home: str | Path | Home | None = None, **overrides: Any) -> MindLedger:
     init`. `overrides`: settings that win over every other source, by name (`now`,
     `api_base`, `model_timeout`, ... as `mind config show` lists them)."""
     return MindLedger(place(home, overrides))
+
+
+def _observe_unseen(
+    home: Home, mind: Any, history: Sequence[Mapping[str, Any]], session: str, caller: str
+) -> None:
+    """Record a caller's unseen earlier messages as observed (`record_unseen`), after its turn
+    is recorded. A failure here (a database gone for a moment, a full disk) is a warning, not
+    the request's: failing it made a client retry a turn the ledger holds (a second turn),
+    and the client sends the same messages again with its next request, which observes them."""
+    from mindledger.domain import client_history
+    from mindledger.error_report import log_failure
+    from mindledger.notices import warn
+    from mindledger.safe_text import configured_secrets
+
+    try:
+        client_history.record_unseen(mind, history, session, caller)
+    except Exception as e:  # the turn is done: its answer must stand
+        error_id = log_failure(e, home.path, configured_secrets(home.path))
+        where = f" (error {error_id} in logs/errors.log)" if error_id else ""
+        warn(
+            "the turn is recorded, but the caller's earlier messages it never saw were not "
+            f"observed{where}; its next request that sends them observes them"
+        )

@@ -214,3 +214,35 @@ def test_a_client_whose_system_prompt_changes_each_request_records_its_messages_
         ]
 
     assert sorted(p["text"] for p in observed(mind)) == sorted(m["content"] for m in examples)
+
+
+@pytest.mark.floor("turn")
+def test_a_turn_whose_earlier_messages_could_not_be_observed_still_answers(
+    mind: mindledger.MindLedger, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Observing comes after the turn is recorded: a failure there (a database gone for a
+    moment, a full disk) failed the request, so a client's retry, which the mind did not
+    remember as answered, ran the turn a second time. The next request observes them."""
+    from mindledger.domain import client_history
+    from mindledger.notices import notice_sink
+
+    history = [{"role": "user", "content": "My sister Alma keeps bees."}]
+    real = client_history.record_unseen
+
+    def failing(*args: Any, **kwargs: Any) -> int:
+        raise OSError("the database went away")
+
+    heard: list[str] = []
+    monkeypatch.setattr(client_history, "record_unseen", failing)
+    token = notice_sink.set(heard.append)
+    try:
+        done = mind.turn("Hello", model="mock", mock_reply="Hi.", history=history)
+    finally:
+        notice_sink.reset(token)
+    monkeypatch.setattr(client_history, "record_unseen", real)
+
+    assert done.status == "complete" and done.reply == "Hi."
+    assert len(heard) == 1 and "not observed" in heard[0] and "went away" not in heard[0]
+    assert observed(mind) == []
+    mind.turn("Again", model="mock", mock_reply="Yes.", history=history)
+    assert [p["text"] for p in observed(mind)] == ["My sister Alma keeps bees."]
