@@ -101,3 +101,36 @@ def test_the_summary_is_the_read_models_and_goes_with_it(tmp_path: Path) -> None
 
     mind(home, "replay", "--swap")
     assert read_summary(working) is None or read_summary(working)["hash"] != "0" * 64
+
+
+def test_a_bad_setting_or_a_shared_home_is_said_as_the_floor_says_it(tmp_path: Path) -> None:
+    home = tmp_path / "mind"
+    mind(home, "init")
+    mind(home, "commitments")  # the summary is at the head
+
+    (home / ".env").write_text("MIND_LOCK_TIMEOUT=soon\n")
+    refused = subprocess.run(
+        [sys.executable, "-c", PROBE, "status"],
+        env=subprocess_env(home, MIND_NO_SERVER="1"),
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert refused.returncode == 1 and refused.stdout == ""
+    assert "MIND_LOCK_TIMEOUT" in refused.stderr and "not valid" in refused.stderr
+
+    (home / ".env").unlink()
+    home.chmod(0o755)  # other users may list it: one warning line, on either path
+    said = []
+    for env in ({}, {"MIND_LOCK_TIMEOUT": "15"}):
+        done = subprocess.run(
+            [sys.executable, "-c", PROBE, "status"],
+            env=subprocess_env(home, MIND_NO_SERVER="1", **env),
+            cwd=REPO,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        said.append([line for line in done.stderr.splitlines() if not line.startswith("LOADED")])
+    assert said[0] == said[1] and "other users may read" in " ".join(said[0])
