@@ -19,7 +19,7 @@ def status_data(home: Home) -> dict[str, Any]:
     """What `mind status --json` prints (the HTTP API's status too)."""
     from mindledger.identity_view import identity_view
     from mindledger.projections.engine.status import projection_status
-    from mindledger.vector_projection import vectors_status
+    from mindledger.vector_projection import vectors_line
 
     reader = open_reader(home, sealed=False)  # the chain's head: no sealed field read
     try:
@@ -29,11 +29,9 @@ def status_data(home: Home) -> dict[str, Any]:
         reader.close()
     identity = identity_view(home)
     projections = projection_status(read_model_paths(home), position)
-    vectors = vectors_status(home, position, identity.config)
-    if vectors["state"] == "on":  # the vector projection, beside the read model
-        projections.append(
-            {"name": "vectors", "position": vectors["position"], "lag": vectors["lag"]}
-        )
+    vectors = vectors_line(home, position, identity.config)
+    if vectors is not None:  # the vector projection, beside the read model
+        projections.append(vectors)
     return {
         "home": str(home.path),
         "backend": home.backend(),

@@ -50,7 +50,14 @@ def quick_status(home: Path) -> dict[str, Any] | None:
     current = _current(home)
     if current is None:
         return None
+    from mindledger.compose import Home
+    from mindledger.vector_projection import vectors_line
+
     meta, head, _, identity = current
+    projections = [{"name": "main", "position": head[0], "lag": 0}]
+    vectors = vectors_line(Home(home), head[0], identity.config)  # as `status_data` says it
+    if vectors is not None:
+        projections.append(vectors)
     return {
         "home": str(home),
         "backend": "sqlite",
@@ -59,7 +66,7 @@ def quick_status(home: Path) -> dict[str, Any] | None:
         "ledger_id": meta[0],
         "created_at": meta[1],
         "head": {"position": head[0], "hash": head[1]},
-        "projections": [{"name": "main", "position": head[0], "lag": 0}],
+        "projections": projections,
     }
 
 

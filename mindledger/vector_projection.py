@@ -178,6 +178,14 @@ def vectors_status(home: Home, head: int, config: dict[str, str] | None = None) 
     return {"state": "on", "position": position, "lag": max(head - position, 0)}
 
 
+def vectors_line(home: Home, head: int, config: dict[str, str]) -> dict[str, Any] | None:
+    """The vector projection's line of `mind status` (`projections`), None when it is not on."""
+    vectors = vectors_status(home, head, config)
+    if vectors["state"] != "on":
+        return None
+    return {"name": "vectors", "position": vectors["position"], "lag": vectors["lag"]}
+
+
 def model_missing(model: str) -> bool:
     """Whether `model` is the offline one and its package cannot be found (no import, no
     warning: for a status line)."""
