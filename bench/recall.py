@@ -99,6 +99,13 @@ def vector_arm(home: Home, questions: list[str]) -> dict[str, Any]:
     if not (home.path / "vectors.sqlite").exists():
         project_vectors(home)
     off, on, query = [], [], []
+    cpu: dict[str, list[float]] = {"off": [], "on": [], "query": []}
+
+    def both(arm: str, samples: list[float], fn: Any) -> None:
+        started = time.process_time()  # every thread's: recall reads on two
+        samples.append(timed(fn)[0])
+        cpu[arm].append(time.process_time() - started)
+
     with read_model(home) as con:
         vectors = embedder(home, {})
         assert vectors is not None, "no vectors: is the offline model installed?"
@@ -106,10 +113,10 @@ def vector_arm(home: Home, questions: list[str]) -> dict[str, Any]:
             recall(con, q, 2000, NOW, embed=vectors)
         for n, q in enumerate(questions):
             fresh = f"{q} ({n})"  # never a cached query vector: each recall embeds its query
-            off.append(timed(lambda q=q: recall(con, q, 2000, NOW))[0])
-            on.append(timed(lambda q=fresh: recall(con, q, 2000, NOW, embed=vectors))[0])
+            both("off", off, lambda q=q: recall(con, q, 2000, NOW))
+            both("on", on, lambda q=fresh: recall(con, q, 2000, NOW, embed=vectors))
             again = f"{q} [{n}]"
-            query.append(timed(lambda q=again: vectors.matrix([q]))[0])
+            both("query", query, lambda q=again: vectors.matrix([q]))
         vectors.close()
     o, v, e = percentiles(off), percentiles(on), percentiles(query)
     return {
@@ -118,6 +125,7 @@ def vector_arm(home: Home, questions: list[str]) -> dict[str, Any]:
         **{"vectors_on_" + k: x for k, x in v.items()},
         **{"query_embedding_" + k: x for k, x in e.items()},
         "on_p95_ratio_to_off": round(v["p95_ms"] / max(o["p95_ms"], 1e-9), 2),
+        **{f"{arm}_cpu_{k}": x for arm, xs in cpu.items() for k, x in percentiles(xs).items()},
     }
 
 
