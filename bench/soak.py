@@ -6,8 +6,9 @@ server's process tree every few seconds (resident memory and open files, from /p
 warm-up, the run holds when:
 - resident memory and open files at the end are within 10% of their level right after warm-up
   (open files counted with the clients paused and nothing in flight, right after warm-up and
-  at the end: a request in flight holds a varying number of files, so only an idle count
-  shows a leak);
+  at the end, each time after the same forget, turn and recall: what a served mind keeps open
+  between requests depends on the request that came last, so only counts taken in one state
+  show a leak);
 - the p95 of the last window is within 20% of the first window after warm-up (windows of five
   minutes on a 30-minute run, a third of the measured time on a shorter one);
 - every acknowledged turn is recorded exactly once and completed, and the ledger verifies.
@@ -133,16 +134,24 @@ def sampler(pid: int, load: Load, every: float, out: list[dict[str, float]]) -> 
         time.sleep(every)  # a sampling period, not a wait for a condition
 
 
-def idle_files(pid: int) -> int:
-    """The server's open files with no request in flight: the fewest of reads over 5 s. A
-    leaked file is open at every read; what a finished request leaves for a moment (a
-    background catch-up, a turn's read session kept 2 s for the next turn) is not, but on a
-    busy machine that moment outlasted the half-second the median of five reads covered."""
-    counts = []
-    for _ in range(25):
-        counts.append(tree_usage(pid)[1])
-        time.sleep(0.2)  # a sampling period, not a wait for a condition
-    return min(counts)
+def settled_files(target: Target, pid: int, load: Load, tag: str) -> int:
+    """The server's open files with no request in flight, counted in one state. A served mind
+    keeps its turn pipeline open between turns (its ledger and key-store connections, 11 files
+    here) and drops it at a forget, and a turn's read session stays open up to LINGER_S for the
+    next turn: counted after whatever request came last, the idle count was 9 or 20, so the
+    smoke failed whenever the count at the end caught the pipeline open and the one after
+    warm-up did not. So each count follows the same three requests: a forget (the pipeline
+    dropped, however many connections it had opened under load), a turn (opened again, by
+    one request) and a recall (which closes the session the turn kept open)."""
+    item = request_json(target, "POST", "knowledge", {"text": f"settle {tag}"})
+    request_json(target, "POST", "forget", {"selector": "knowledge", "value": str(item["id"])})
+    text = f"settle {tag}"
+    body = {"text": text, "model": "mock", "mock_reply": "Settled."}
+    request_json(target, "POST", "turns", body)
+    with load.lock:
+        load.acknowledged[text] += 1
+    request_json(target, "GET", "recall?q=settle&budget=2000", None)
+    return tree_usage(pid)[1]
 
 
 def open_file_names(pid: int) -> list[str]:
@@ -254,11 +263,11 @@ def run(
             time.sleep(max(0.0, begin + warmup - time.monotonic()))  # the warm-up's length
             if not load.paused(clients):
                 raise RuntimeError("the clients did not pause within 120 s")
-            files0 = idle_files(proc.pid)
+            files0 = settled_files(target, proc.pid, load, "warm")
             load.go.set()
             for done in running:
                 done.result()
-        files1 = idle_files(proc.pid)  # every client has finished: nothing in flight
+        files1 = settled_files(target, proc.pid, load, "end")  # every client has finished
         watch.join()
         figures = judge(load.samples, usage, begin, seconds, warmup, clients, files0, files1)
         if not figures["holds"]["open_files_flat"]:
