@@ -201,7 +201,14 @@ def test_locomo_runs(bench: Callable[..., Ran], tmp_path: Path) -> None:
 
 def test_recall_runs(bench: Callable[..., Ran], tmp_path: Path) -> None:
     data = tiny_locomo(tmp_path / "locomo.json")
-    assert bench("recall", "--sizes", "200", "--queries", "3", "--data", data).reports["recall"]
+    ran = bench("recall", "--sizes", "200", "--queries", "3", "--vectors", "--data", data)
+    assert ran.reports["recall"] and ran.reports["recall_vectors"]
+
+
+def test_vector_lag_runs(bench: Callable[..., Ran], tmp_path: Path) -> None:
+    data = tiny_locomo(tmp_path / "locomo.json")
+    ran = bench("vector_lag", "--size", "120", "--pairs", "1", "--data", data)
+    assert ran.reports["vector_lag"]
 
 
 def test_longmsg_runs(
