@@ -157,10 +157,10 @@ class Settings(BaseModel):
     @field_validator("master_key", mode="before")
     @classmethod
     def _master(cls, value: Any) -> Any:
-        from mindledger.adapters.key_store import KeyStoreError, parse_master_key
-
         text = value.get_secret_value() if isinstance(value, SecretStr) else value
-        if isinstance(text, str):
+        if isinstance(text, str):  # the key store's module (cryptography) only for a key given
+            from mindledger.adapters.key_store import KeyStoreError, parse_master_key
+
             try:
                 parse_master_key(text)
             except KeyStoreError:

@@ -157,10 +157,10 @@ def _one_line(
 
 def read_dotenv(path: Path) -> dict[str, str]:
     """Every KEY=value line of the home's .env (python-dotenv's parsing)."""
+    if not path.exists():
+        return {}  # most homes: python-dotenv is not imported for them
     from dotenv import dotenv_values
 
-    if not path.exists():
-        return {}
     try:
         text = path.read_bytes().decode("utf-8")
     except UnicodeDecodeError as e:
