@@ -76,6 +76,15 @@ def _hub() -> duckdb.DuckDBPyConnection:
         return _instance
 
 
+def purge_in_background() -> None:
+    """DuckDB's allocator (jemalloc, statically linked on Linux) hands the pages it freed back
+    to the system from a background thread, about a second after they were freed. Without,
+    it purges only while it allocates again: in a served soak, its resident memory grew from
+    30 to 75 MB while what it had allocated stayed at 10-40 MB. For a long-lived process (the
+    server); the setting is global to the process."""
+    _hub().execute("SET allocator_background_threads = true")
+
+
 # DuckDB draws a progress bar on stdout for queries over two seconds, which would corrupt the
 # JSON of any command. Only registered Arrow batches may be scanned, never a Python variable
 # that happens to share a table's name. One statement string: every recall sets them again on
