@@ -150,7 +150,9 @@ def turn(
     if text == "-":
         text = stdin_text()
     check_mock_flags(spec, mock_reply)
-    done = opened(home).run_turn(
+    mind = opened(home)
+    mind.settle_between_turns = False  # one turn, then the process ends
+    done = mind.run_turn(
         text,
         model=spec,
         mock_reply=reply_text(mock_reply),

@@ -280,7 +280,29 @@ class MindLedger(DirectCommands, KnowledgeCommands, FileCommands, ReadCommands, 
                 outcome, TurnResult.model_validate(turn_json(self.home, service, outcome))
             )
         self._name = done.result.identity.name or self._name
+        self._settle(service)
         return done
+
+    # After a turn, catch the read session kept for the next one up to it in the background
+    # (`_settle`); off for a process that makes one turn and ends (`mind turn`), which would
+    # only wait for it when it closes.
+    settle_between_turns = True
+
+    def _settle(self, service: TurnService) -> None:
+        """Catch the read session this mind keeps between turns up to the turn just recorded,
+        in a thread, while the caller takes the answer: the next turn then starts from a
+        current read model instead of projecting this one's events first (the write lock
+        keeps the pipeline to this thread meanwhile; a next turn waits for it)."""
+        settle = getattr(service.retrieval, "settle", None)
+        if settle is None or not self.settle_between_turns:
+            return
+
+        def run() -> None:
+            with self.write_lock:
+                if self._service is service:  # not dropped or closed meanwhile
+                    settle()
+
+        threading.Thread(target=run, name="mind-settle", daemon=True).start()
 
     def attempt_turn(
         self, request: TurnRequest, text: str, turn_args: Mapping[str, Any]

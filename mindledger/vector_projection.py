@@ -109,7 +109,11 @@ def _one_pass(
     from mindledger.adapters.embeddings import embed_matrix
     from mindledger.adapters.vector_store import FILE, VectorStore
     from mindledger.forget import MARKER, forget_excluded
-    from mindledger.projections.engine.readmodel import open_read_model
+    from mindledger.projections.engine.readmodel import (
+        ReadSession,
+        open_read_model,
+        use_lingering,
+    )
     from mindledger.projections.retrieval.vector_items import items_after, tracked_position
 
     with forget_excluded(home):
@@ -122,9 +126,22 @@ def _one_pass(
             after = store.position(model)
             reader = open_reader(home)
             try:
-                with open_read_model(read_model_paths(home), reader) as con:
-                    upto = tracked_position(con)
-                    items = items_after(con, after, upto, room + 1)
+                head, paths = reader.head()[0], read_model_paths(home)
+                read: list[tuple[int, list[Any]]] = []
+
+                def from_kept(session: ReadSession) -> None:
+                    if session.con is not None and session.position() >= head:
+                        upto = tracked_position(session.con)
+                        read.append((upto, items_after(session.con, after, upto, room + 1)))
+
+                # A served mind keeps its turns' read session open between them (caught up
+                # after each turn): read through it rather than take the lock from it, which
+                # closed it after every turn and made the next one open the file again.
+                if not (use_lingering(paths.lock, None, from_kept) and read):
+                    with open_read_model(paths, reader) as con:
+                        upto = tracked_position(con)
+                        read.append((upto, items_after(con, after, upto, room + 1)))
+                upto, items = read[-1]
             finally:
                 reader.close()
             more = len(items) > room

@@ -7,7 +7,7 @@ import fcntl
 import os
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -83,7 +83,8 @@ def release_lingering(path: Path, owner: object | None = None) -> None:
             return
         del _lingering[key]
     kept[2].cancel()
-    kept[0].close()
+    with kept[0].busy:  # a catch-up under way in it (`use_lingering`) finishes first
+        kept[0].close()
 
 
 def take_lingering(paths: ReadModelPaths, owner: object) -> ReadSession | None:
@@ -95,10 +96,38 @@ def take_lingering(paths: ReadModelPaths, owner: object) -> ReadSession | None:
     if kept is None:
         return None
     kept[2].cancel()
-    if kept[1] is owner and kept[0].paths == paths:
-        return kept[0]
-    kept[0].close()
+    with kept[0].busy:  # a catch-up under way in it (`use_lingering`) finishes first
+        if kept[1] is owner and kept[0].paths == paths:
+            return kept[0]
+        kept[0].close()
     return None
+
+
+def use_lingering(path: Path, owner: object | None, work: Callable[[ReadSession], None]) -> bool:
+    """Run `work` on the session `owner` (None: anyone) keeps open on the lock at `path`, if
+    one still is; whether it ran. A turn taking the session up, a reader wanting the lock or
+    its expiry waits for `work`; one that came first leaves nothing to do. A failing `work`
+    closes the session: the next read opens its own and meets the failure itself."""
+    key = os.path.abspath(path)
+    with _linger_guard:
+        kept = _lingering.get(key)
+    if kept is None or (owner is not None and kept[1] is not owner):
+        return False
+    session = kept[0]
+    with session.busy:
+        with _linger_guard:
+            current = _lingering.get(key)
+        if current is None or current[0] is not session:
+            return False  # taken up, released or expired before this could start
+        try:
+            work(session)
+        except Exception:
+            with _linger_guard:
+                if key in _lingering and _lingering[key][0] is session:
+                    _lingering.pop(key)[2].cancel()
+            session.close()
+            return False
+    return True
 
 
 def _expire(key: str, session: ReadSession) -> None:
@@ -107,7 +136,8 @@ def _expire(key: str, session: ReadSession) -> None:
         if kept is None or kept[0] is not session:
             return
         del _lingering[key]
-    session.close()
+    with session.busy:
+        session.close()
 
 
 @contextmanager
@@ -191,6 +221,8 @@ class ReadSession:
         self, paths: ReadModelPaths, reader: LedgerReader, timeout: float = WAIT_FOR_FOLLOWER_S
     ) -> None:
         self.paths, self.reader, self.timeout = paths, reader, timeout
+        # Held while a kept session is caught up in the background (`use_lingering`).
+        self.busy = threading.Lock()
         self.projector: Projector | None = None
         self.lock: Any = None
         self.con: duckdb.DuckDBPyConnection | None = None

@@ -25,6 +25,7 @@ from mindledger.projections.engine.readmodel import (
     ReadSession,
     release_lingering,
     take_lingering,
+    use_lingering,
 )
 from mindledger.projections.queries import thread_queries
 from mindledger.projections.retrieval.recall import recall
@@ -49,6 +50,23 @@ class ReadModelRetrieval:
         """Close the read session kept between turns, then the ledger reader."""
         release_lingering(self.paths.lock, self.reader)
         self.reader.close()
+
+    def settle(self) -> None:
+        """Bring the session kept for the next turn up to the ledger head now (the events the
+        turn just saved), so that turn starts from a current read model: a served mind calls
+        this after answering a turn, in the time before the next request. Exactly once as
+        ever (its projector's own position); a failure closes the session and the next turn
+        meets it itself."""
+
+        def catch_up(session: ReadSession) -> None:
+            projector = session.projector
+            if projector is None:
+                return
+            tail = list(islice(self.reader.rows(after=projector.position()), BACKGROUND_EVENTS + 1))
+            if tail and len(tail) <= BACKGROUND_EVENTS:
+                projector.apply_read(self.reader, tail)
+
+        use_lingering(self.paths.lock, self.reader, catch_up)
 
     def context(self, request: ContextRequest) -> PendingRead:
         """Open a read session as of now and catch it up to the ledger head before the turn

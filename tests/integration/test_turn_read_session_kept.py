@@ -62,3 +62,48 @@ def test_turns_share_one_session_and_readers_take_the_lock(
         _turn(service, "Thanks", "You are welcome.")
     assert not readmodel._lingering  # closing the service closes its session
     _projected_once(home)
+
+
+def test_a_mind_catches_its_kept_session_up_after_a_turn_exactly_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # `MindLedger` (and so `mind serve`) projects a turn's own events into the session it
+    # keeps, in the background after the turn: the next turn has nothing left to catch up.
+    import time
+
+    import mindledger
+    from mindledger.projections.engine.projector import reached
+
+    monkeypatch.setattr(readmodel, "LINGER_S", 3600.0)
+    sqlite_mind(tmp_path, commands=0)
+    home = Home(tmp_path)
+    reader = open_reader(home)
+    with mindledger.open(tmp_path) as mind:
+        for n in range(3):
+            mind.turn(
+                f"Remind me of item {n}", model="mock", mock_reply=f"Noted.\nCOMMIT: item {n}"
+            )
+            head = reader.head()[0]
+            deadline = time.monotonic() + 120
+            while reached(home.readmodel) < head:  # the settle thread's catch-up
+                assert time.monotonic() < deadline, (reached(home.readmodel), head)
+                time.sleep(0.01)
+        found = mind.recall("item")  # a reader of this process takes the lock from it
+        assert found.items
+        mind.turn("And one more", model="mock", mock_reply="Done.")
+    reader.close()
+    assert not readmodel._lingering
+    _projected_once(home)
+
+
+def test_a_one_shot_turn_leaves_its_events_to_the_next_reader(tmp_path: Path) -> None:
+    import mindledger
+    from mindledger.projections.engine.projector import reached
+
+    sqlite_mind(tmp_path, commands=0)
+    home = Home(tmp_path)
+    with mindledger.open(tmp_path) as mind:
+        mind.settle_between_turns = False  # `mind turn`: the process ends after it
+        mind.turn("Remind me to call", model="mock", mock_reply="Noted.\nCOMMIT: call")
+        assert reached(home.readmodel) < open_reader(home).head()[0]
+    _projected_once(home)
