@@ -222,7 +222,7 @@ def test_recall_cli_json_shape(tmp_path: Path) -> None:
     )
 
     data = json.loads(result.output)
-    assert set(data) == {"items", "tokens", "dropped"}
+    assert set(data) == {"items", "tokens", "dropped", "vectors"}
     assert {"id", "source_id", "kind", "channel", "score", "reason", "tokens", "text"} <= set(
         data["items"][0]
     )
@@ -292,7 +292,7 @@ def test_concept_bindings_and_the_threads_of_open_commitments_are_recalled(
     assert "bindings #1: bound to project.alpha" in by_source[short_id(other)].reason
 
 
-def test_a_configured_embedding_model_adds_a_cached_vector_channel(tmp_path: Path) -> None:
+def test_a_configured_embedding_model_adds_a_projected_vector_channel(tmp_path: Path) -> None:
     from click.testing import CliRunner
 
     from mindledger.cli.main import mind as mind_command
@@ -318,6 +318,8 @@ def test_a_configured_embedding_model_adds_a_cached_vector_channel(tmp_path: Pat
         mind("config", "set", "embedding.model", "openai/fake-embed")
         mind("config", "set", "embedding.api_base", url)
         mind("config", "set", "embedding.recall", "on")
+        mind("project", "--vectors")  # stored items are embedded by their projection, not by recall
+        embedded = len(requests)
         first = json.loads(mind("recall", "golden retriever puppy", "--json").stdout)
         calls_after_first = len(requests)
         again = json.loads(mind("recall", "golden retriever puppy", "--json").stdout)
@@ -325,8 +327,9 @@ def test_a_configured_embedding_model_adds_a_cached_vector_channel(tmp_path: Pat
     vector = [i for i in first["items"] if "vector #1" in i["reason"]]
     assert vector and "golden retriever" in vector[0]["text"]
     assert again == first
-    # one request (the query and the three messages); the second recall came from the cache
-    assert requests == [4] and calls_after_first == 1
+    # the projection embedded the three messages, the first recall only its query; the second
+    # recall found the query's vector in the cache
+    assert requests == [3, 1] and embedded == 1 and calls_after_first == 2
 
 
 def test_a_speaker_named_in_the_query_has_their_own_messages_as_a_channel(
