@@ -6,7 +6,7 @@ from datetime import datetime
 from typing import Any, Literal
 from uuid import UUID, uuid4
 
-from mindledger.domain.errors import MindError
+from mindledger.domain.errors import InvalidInputError, MindError
 from mindledger.domain.events import AggregateRoot, DomainEvent
 from mindledger.domain.text import clean_text
 
@@ -165,7 +165,10 @@ class Turn(AggregateRoot):
         `system`, `sampling` and `tooling`: the caller's system prompt, settings and tools,
         when given; `tool_results`: the message of a "tool" turn, which `follows` a turn)."""
         if speaker == "user":
-            text = clean_text(text, "message", MESSAGE_LIMIT)
+            try:
+                text = clean_text(text, "message", MESSAGE_LIMIT)
+            except InvalidInputError as e:  # named, so a client hears which field it was
+                raise InvalidInputError(str(e), param="text") from None
         turn = cls(id or uuid4())
         extra: dict[str, Any] = {}
         if system is not None:

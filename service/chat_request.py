@@ -88,6 +88,7 @@ class ChatRequest:
     history_at: list[int] = field(default_factory=list)
     results_at: list[int] = field(default_factory=list)
     system_at: int | None = None
+    text_at: int = 0  # the message that is the turn's text
     sampling_from: dict[str, str] = field(default_factory=dict)
 
     ROUTE: ClassVar[str] = "/v1/chat/completions"  # earlier messages' provenance
@@ -122,6 +123,8 @@ class ChatRequest:
                     where = f"messages[{at[index]}]"
                     return f"{where}.{rest}" if dot else f"{where}.content"
                 return "messages"
+        if head == "text":
+            return f"messages[{self.text_at}].content"
         if head == "system":
             return f"messages[{self.system_at}].content" if self.system_at is not None else None
         if head in self.sampling_from:
@@ -248,7 +251,7 @@ def _messages(messages: Any, request: ChatRequest) -> None:
         where = f"messages[{last}].content"
         raise _refuse("invalid_messages", f"{where} is empty; give some text", where)
     _earlier(read[:last], request)
-    request.text = read[last]["content"]
+    request.text, request.text_at = read[last]["content"], last
 
 
 def _earlier(read: list[dict[str, Any]], request: ChatRequest) -> None:

@@ -141,3 +141,41 @@ def test_too_long_a_history_is_refused_naming_the_requests_field(
     assert error["param"] == items
     assert f"`{items}` holds at most 1000 earlier messages" in error["message"]
     assert "history" not in error["message"]
+
+
+@pytest.mark.parametrize(
+    ("route", "given", "param"),
+    [
+        (
+            "/v1/chat/completions",
+            {"messages": [{"role": "user", "content": "bell \x07"}]},
+            "messages[0].content",
+        ),
+        ("/v1/responses", {"input": "bell \x07"}, "input"),
+        (
+            "/v1/responses",
+            {"input": [{"role": "user", "content": "x"}, {"role": "user", "content": "bell \x07"}]},
+            "input[1].content",
+        ),
+        ("/v1/completions", {"prompt": "bell \x07"}, "prompt"),
+    ],
+)
+def test_a_refused_message_names_its_field(
+    served: tuple[TestClient, Minds], route: str, given: dict[str, Any], param: str
+) -> None:
+    """The turn's own message refused (a control character) answered `param: null`."""
+    client, minds = served
+    mind = next(iter(minds))
+    before = mind.status().head.position
+    body = {
+        "model": "mind/Echo",
+        **given,
+        "stream": True,
+        "mind_options": {"model": "mock", "mock_reply": "Ok."},
+    }
+
+    answer = client.post(route, json=body, headers={"Authorization": f"Bearer {mind.token}"})
+
+    assert answer.status_code == 400, answer.text
+    assert answer.json()["error"]["param"] == param
+    assert mind.status().head.position == before
