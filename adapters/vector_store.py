@@ -30,6 +30,7 @@ if TYPE_CHECKING:
 
     Matrix = npt.NDArray[np.float32]
 FILE = "vectors.sqlite"
+VERSION = 2  # the file's layout (PRAGMA user_version)
 _CHUNK = 500  # positions per IN (...) list
 
 
@@ -46,9 +47,16 @@ class VectorStore:
         self.con.execute("PRAGMA synchronous = NORMAL")
         self.con.execute("PRAGMA secure_delete = ON")  # a deleted row's bytes are zeroed
         with self.con:
+            if self.con.execute("PRAGMA user_version").fetchone()[0] != VERSION:
+                # Another layout (an earlier one): derived data, so started again from 0.
+                self.con.execute("DROP TABLE IF EXISTS items")
+                self.con.execute("DROP TABLE IF EXISTS tracking")
+                self.con.execute(f"PRAGMA user_version = {VERSION}")
+            # By kind, then position: a kind's latest rows are one range of the key, and
+            # another index (a spans channel's windows, by their first message) adds a kind.
             self.con.execute(
-                "CREATE TABLE IF NOT EXISTS items (position INTEGER PRIMARY KEY, kind TEXT, "
-                "vector BLOB)"
+                "CREATE TABLE IF NOT EXISTS items (kind TEXT, position INTEGER, vector BLOB, "
+                "PRIMARY KEY (kind, position)) WITHOUT ROWID"
             )
             self.con.execute(
                 "CREATE TABLE IF NOT EXISTS tracking (id INTEGER PRIMARY KEY CHECK (id = 1), "
@@ -83,19 +91,27 @@ class VectorStore:
         with self.con:
             self.con.executemany(
                 "INSERT OR REPLACE INTO items VALUES (?, ?, ?)",
-                [(p, k, v.tobytes()) for (p, k), v in zip(rows, vectors, strict=True)],
+                [(k, p, v.tobytes()) for (p, k), v in zip(rows, vectors, strict=True)],
             )
             self.con.execute("INSERT OR REPLACE INTO tracking VALUES (1, ?, ?)", (model, position))
 
     def count(self) -> int:
         return int(self.con.execute("SELECT count(*) FROM items").fetchone()[0])
 
-    def vectors(self, positions: list[int]) -> tuple[list[int], Matrix]:
-        """Of `positions`, those embedded, and their vectors as rows (in the order given)."""
-        return _read_vectors(self.con, positions)
+    def vectors(self, kind: str, positions: list[int]) -> tuple[list[int], Matrix]:
+        """Of `positions` (items of `kind`), those embedded, and their vectors as rows (in the
+        order given)."""
+        return _read_vectors(self.con, kind, positions)
+
+    def all_rows(self) -> dict[tuple[str, int], bytes]:
+        """Every vector by (kind, position) as stored (for checks)."""
+        rows = self.con.execute("SELECT kind, position, vector FROM items").fetchall()
+        return {(str(k), int(p)): bytes(v) for k, p, v in rows}
 
 
-def _read_vectors(con: sqlite3.Connection, positions: list[int]) -> tuple[list[int], Matrix]:
+def _read_vectors(
+    con: sqlite3.Connection, kind: str, positions: list[int]
+) -> tuple[list[int], Matrix]:
     import numpy as np
 
     found: dict[int, bytes] = {}
@@ -104,7 +120,8 @@ def _read_vectors(con: sqlite3.Connection, positions: list[int]) -> tuple[list[i
         marks = ",".join("?" * len(part))
         found.update(
             con.execute(
-                f"SELECT position, vector FROM items WHERE position IN ({marks})", part
+                f"SELECT position, vector FROM items WHERE kind = ? AND position IN ({marks})",
+                [kind, *part],
             ).fetchall()
         )
     kept = [p for p in positions if p in found]
@@ -141,7 +158,7 @@ class StoredVectors:
     """Recall's vectors: the stored items' read from the vector projection's file, only the
     query's embedded now (by `query`: texts -> float32 matrix, or an embedder with `matrix`),
     once per recall however many channels ask. A callable texts -> vectors like any `Embed`,
-    with `stored(positions)` and `latest(kind, upto, limit)` besides."""
+    with `stored(kind, positions)` and `latest(kind, upto, limit)` besides."""
 
     def __init__(self, path: Path, model: str, query: Any) -> None:
         self.path, self.model, self.query = str(path), model, query
@@ -172,14 +189,15 @@ class StoredVectors:
                 self.asked.update(zip(missing, np.asarray(rows, dtype=np.float32), strict=True))
             return np.stack([self.asked[t] for t in texts])
 
-    def stored(self, positions: list[int]) -> tuple[list[int], Matrix]:
-        """Of `positions`, those embedded, and their vectors as rows (in the order given)."""
+    def stored(self, kind: str, positions: list[int]) -> tuple[list[int], Matrix]:
+        """Of `positions` (items of `kind`), those embedded, and their vectors as rows (in the
+        order given)."""
         if self.con is None or self.position == 0 or not positions:
             import numpy as np
 
             return [], np.zeros((0, 0), dtype=np.float32)
         with self.lock:
-            return _read_vectors(self.con, positions)
+            return _read_vectors(self.con, kind, positions)
 
     def latest(self, kind: str, upto: int, limit: int) -> tuple[list[int], Matrix]:
         """The last `limit` embedded items of `kind` at or before `upto`, latest first, and
@@ -245,7 +263,8 @@ def keep_only(path: Path, positions: Iterable[int]) -> int:
                 part = wanted[start : start + _CHUNK]
                 marks = ",".join("?" * len(part))
                 new.con.execute(
-                    f"INSERT INTO items SELECT * FROM old.items WHERE position IN ({marks})", part
+                    f"INSERT INTO items SELECT * FROM old.items WHERE position IN ({marks})",
+                    part,
                 )
         new.con.execute("DETACH DATABASE old")
         new.con.execute("PRAGMA wal_checkpoint(TRUNCATE)")

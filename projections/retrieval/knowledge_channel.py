@@ -67,9 +67,8 @@ def knowledge_channel(
     others = [r for r in others if not exact or r[0] != exact[0][0]]
     if not others:
         return found
-    best = nearest_items(
-        embed, query, [r[0] for r in others], [r[5] for r in others], NEAREST, CONTEXT_MIN
-    )
+    positions, questions = [r[0] for r in others], [r[5] for r in others]
+    best = nearest_items(embed, query, positions, questions, NEAREST, CONTEXT_MIN, "knowledge")
     found += [
         (r[0], "knowledge", knowledge_text(*r[1:]), r[1], f"question similarity {n.score:.2f}")
         for n in best

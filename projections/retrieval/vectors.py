@@ -74,15 +74,16 @@ def nearest_items(
     texts: Sequence[str],
     k: int = 10,
     floor: float = -1.0,
+    kind: str = "message",
 ) -> list[Neighbour]:
-    """`nearest` for stored items (at ledger `positions`, with these `texts`): when `embed` has
-    the vector projection's vectors (`stored(positions)`: adapters/vector_store.py), only the
-    query is embedded and an item not embedded yet is left out; a plain embedding function (a
-    benchmark's, a test's) embeds the texts here."""
+    """`nearest` for stored items of `kind` (at ledger `positions`, with these `texts`): when
+    `embed` has the vector projection's vectors (`stored(kind, positions)`:
+    adapters/vector_store.py), only the query is embedded and an item not embedded yet is left
+    out; a plain embedding function (a benchmark's, a test's) embeds the texts here."""
     stored = getattr(embed, "stored", None)
     if stored is None:
         return nearest(embed, query, texts, k, floor)
-    kept, matrix = stored(list(positions))
+    kept, matrix = stored(kind, list(positions))
     if not kept:
         return []
     where = {p: i for i, p in enumerate(positions)}

@@ -64,6 +64,21 @@ def stored(home: Path) -> dict[int, bytes]:
         con.close()
 
 
+def test_a_file_of_another_layout_is_started_again(tmp_path: Path) -> None:
+    path = tmp_path / FILE
+    old = sqlite3.connect(path)
+    old.execute("CREATE TABLE items (position INTEGER PRIMARY KEY, kind TEXT, vector BLOB)")
+    old.execute("INSERT INTO items VALUES (3, 'message', x'00')")
+    old.commit()
+    old.close()
+
+    store = VectorStore(path)
+    try:
+        assert store.all_rows() == {} and store.tracked() == (None, 0)
+    finally:
+        store.close()
+
+
 @pytest.mark.floor("project")
 def test_a_turn_embeds_only_its_query_and_recall_says_the_vectors_lag(
     mind: mindledger.MindLedger, encoded: list[str]
@@ -116,6 +131,8 @@ def test_a_rebuild_from_position_0_gives_the_same_vectors(mind: mindledger.MindL
     assert again.embedded == first.embedded == len(before) == 2 * len(LINES) + 1
     assert again.position == first.position
     assert stored(mind.path) == before
+    found = [i for i in mind.recall("boiler's code number?", 2000).items if i.kind == "knowledge"]
+    assert found and "question similarity" in found[0].reason  # its stored question's vector
 
 
 def test_a_forget_keeps_no_vector_of_what_it_forgot(
