@@ -337,6 +337,11 @@ def test_serve_load_runs(bench: Callable[..., Ran], tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
+def test_warm_turn_runs(bench: Callable[..., Ran]) -> None:
+    assert bench("warm_turn", "--rounds", "1", "--vectors", "off").reports["warm_turn"]
+
+
+@pytest.mark.slow
 def test_serve_stop_runs(bench: Callable[..., Ran]) -> None:
     assert bench("serve_stop", "--runs", "1").reports["serve_stop"]
 
