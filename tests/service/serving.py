@@ -10,6 +10,7 @@ import socket
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -99,6 +100,19 @@ class Server:
         if token is None:
             return {}
         return {"Authorization": f"Bearer {token or self.token()}"}
+
+    def vectors_caught_up(self, name: str = "Echo", token: str = "") -> dict[str, Any]:
+        """Wait (bounded) until the mind's vector projection, a thread of the server that embeds
+        stored items beside the turns, has reached the ledger's head; its status then. A read
+        that shows the vectors' lag answers alike in two processes only after this."""
+        deadline = time.monotonic() + START_TIMEOUT_S
+        while True:
+            status = self.request("GET", f"/v1/minds/{name}/status", token=token).json()
+            lag = {p["name"]: p["lag"] for p in status["projections"]}
+            if lag.get("vectors", 0) == 0:
+                return status  # caught up, or no vector projection (the model is off or absent)
+            assert time.monotonic() < deadline, f"the vectors never caught up: {status}"
+            time.sleep(0.05)  # a poll on the condition above, not a wait for time to pass
 
     def stop(self) -> int:
         """SIGTERM and wait; the exit code."""

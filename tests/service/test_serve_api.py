@@ -88,6 +88,7 @@ def test_a_turn_answers_what_mind_turn_json_prints_and_the_reads_match_the_cli(
         "rejections", "identity", "context", "context_tokens", "model", "usage", "latency_ms",
         "finish_reason", "cut_off", "failure", "events",
     }  # fmt: skip
+    server.vectors_caught_up()  # recall shows the vectors' lag, which shrinks in the background
     reads = {
         "/commitments": ["commitments", "--json"],
         "/commitments?all=1": ["commitments", "--all", "--json"],

@@ -4,7 +4,6 @@ shrink to nothing, recall's vector channel then finds a paraphrase, and a stop i
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 from tests.service.serving import init_home, start_server
@@ -21,14 +20,7 @@ def test_a_served_mind_embeds_its_messages_beside_its_turns(tmp_path: Path) -> N
                 "POST", f"{M}/turns", {"text": text, "model": "mock", "mock_reply": "Noted."}
             )
             assert turn.status == 200, turn.body
-        deadline = time.monotonic() + 300
-        while True:
-            status = server.request("GET", f"{M}/status").json()
-            lag = {p["name"]: p["lag"] for p in status["projections"]}
-            if lag.get("vectors") == 0:
-                break
-            assert time.monotonic() < deadline, f"the vectors never caught up: {status}"
-            time.sleep(0.1)
+        server.vectors_caught_up()
         recalled = server.request("GET", f"{M}/recall?q=Which+dog+did+her+sibling+get").json()
         assert recalled["vectors"]["state"] == "on" and recalled["vectors"]["lag"] == 0
         assert any(DOG in i["text"] for i in recalled["items"] if i["channel"] == "vector")
