@@ -1,6 +1,8 @@
 """`mind [--home DIR] status [--json]` and `mind [--home DIR] commitments [--json]` printed from
 the read model's summary (`mindledger.quick_reads`) before click, pydantic or DuckDB is
-imported; None (any other call, or a home that needs the floor) runs the command tree.
+imported, and `mind recall QUERY [--no-server] [--json]` run without click, pydantic or the
+floor's application; None (any other call, or a home that needs the floor) runs the command
+tree.
 
 The printing is the commands' own (`print_status`, `print_commitments`): both paths print the
 same bytes for the same data (a test compares them).
@@ -13,20 +15,21 @@ from typing import Any
 
 from mindledger.cli.output import OutputFailedError, echo, emit_json, table
 
-COMMANDS = ("status", "commitments")
-
 
 def run_quick(argv: list[str]) -> int | None:
     """The call's exit status when printed here, else None (nothing printed)."""
     call = _parse(argv)
     if call is None:
         return None
-    option, command, as_json = call
-    from mindledger.quick_reads import quick_commitments, quick_status
+    option, command, query, as_json = call
+    from mindledger.quick_reads import quick_commitments, quick_recall, quick_status
 
     home = _home(option)
     try:
-        data: Any = quick_status(home) if command == "status" else quick_commitments(home)
+        if command == "recall":
+            data: Any = quick_recall(home, query)
+        else:
+            data = quick_status(home) if command == "status" else quick_commitments(home)
     except Exception:  # the floor's path reads the home again and says what is wrong
         return None
     if data is None:
@@ -34,6 +37,10 @@ def run_quick(argv: list[str]) -> int | None:
     try:
         if command == "status":
             print_status(data, home, as_json)
+        elif command == "recall":
+            from mindledger.cli.render import echo_recall
+
+            echo_recall(data, as_json)
         else:
             print_commitments(data, as_json)
     except OutputFailedError as e:  # as the command group shows it (a read recorded nothing)
@@ -42,18 +49,26 @@ def run_quick(argv: list[str]) -> int | None:
     return 0
 
 
-def _parse(argv: list[str]) -> tuple[str | None, str, bool] | None:
-    """(--home's value, the command, --json) for exactly the calls printed here."""
+def _parse(argv: list[str]) -> tuple[str | None, str, str, bool] | None:
+    """(--home's value, the command, recall's QUERY, --json) for exactly the calls printed
+    here: `status` and `commitments` with at most --json, `recall QUERY` with at most
+    --no-server and --json after it (its default budget, no --as-of)."""
     rest, option = list(argv), None
     if rest and rest[0] == "--home" and len(rest) > 1:
         option, rest = rest[1], rest[2:]
     elif rest and rest[0].startswith("--home="):
         option, rest = rest[0].removeprefix("--home="), rest[1:]
-    if not rest or rest[0] not in COMMANDS or rest[1:] not in ([], ["--json"]):
-        return None
     if option is not None and (option == "" or option.startswith("-")):
         return None  # click's to refuse or read as it does
-    return option, rest[0], rest[1:] == ["--json"]
+    if not rest:
+        return None
+    if rest[0] in ("status", "commitments") and rest[1:] in ([], ["--json"]):
+        return option, rest[0], "", rest[1:] == ["--json"]
+    if rest[0] == "recall" and len(rest) > 1 and not rest[1].startswith("-"):
+        flags = rest[2:]
+        if len(set(flags)) == len(flags) and set(flags) <= {"--no-server", "--json"}:
+            return option, "recall", rest[1], "--json" in flags
+    return None
 
 
 def _home(option: str | None) -> Path:

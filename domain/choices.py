@@ -18,3 +18,6 @@ STATES: tuple[str, ...] = (
 )
 FRESHNESS: tuple[str, ...] = ("immutable", "stable", "dynamic", "volatile")
 POLICIES: tuple[str, ...] = ("always", "reuse-unless-stale", "revalidate-if-stale", "never-direct")
+
+# A knowledge item's confidence is kept in parts per million (`knowledge.py`).
+PPM = 1_000_000

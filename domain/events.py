@@ -9,6 +9,9 @@ from uuid import UUID, uuid5
 
 from pydantic import BaseModel, ConfigDict
 
+from mindledger.domain.text import FORGOTTEN as FORGOTTEN
+from mindledger.domain.text import FORGOTTEN_MARK as FORGOTTEN_MARK
+
 # Every deterministic stream id is derived from this namespace, so ids are stable across machines.
 MIND_NAMESPACE = UUID("6f1d7c2e-3b5a-4c8e-9a0f-2d4b6e8a1c3f")
 
@@ -21,11 +24,7 @@ def stream_id(*parts: str) -> UUID:
 EVENT_TYPES: dict[str, type[DomainEvent]] = {}
 
 Scope = Literal["own", "context"]
-# What a sealed text field reads as once its key is destroyed (lists and objects read empty).
-FORGOTTEN = "[forgotten]"
-# Set in a read event's state (by the adapters) when its own key is gone: the fields named in
-# SEALED with scope "own" hold placeholders, so nothing indexes or quotes them.
-FORGOTTEN_MARK = "_forgotten"
+# FORGOTTEN, FORGOTTEN_MARK: see `domain.text` (there so that readers need no event classes).
 
 
 class DomainEvent(BaseModel):

@@ -21,9 +21,11 @@ from pydantic import BaseModel, ConfigDict
 
 from mindledger.domain.choices import FRESHNESS as FRESHNESS
 from mindledger.domain.choices import POLICIES as POLICIES
+from mindledger.domain.choices import PPM as PPM
 from mindledger.domain.choices import STATES as STATES
 from mindledger.domain.events import FORGOTTEN, AggregateRoot, DomainEvent, stream_id
 from mindledger.domain.text import clean_text
+from mindledger.domain.text import normalise_intent as normalise_intent
 from mindledger.domain.text_keys import CONTENT, KNOWLEDGE, TextKeys
 
 ValidationState = Literal[
@@ -36,7 +38,6 @@ Role = Literal["owner", "ai"]
 Judgement = Literal["verify", "dispute", "retract", "approve", "discard"]
 
 
-PPM = 1_000_000
 DEFAULT_STATE: ValidationState = "unverified"
 DEFAULT_CONFIDENCE = 500_000
 DEFAULT_FRESHNESS: Freshness = "stable"
@@ -46,12 +47,6 @@ MAX_AGE_DAYS: dict[str, int | None] = {"immutable": None, "stable": 30, "dynamic
 APPROVED_CONFIDENCE = 950_000
 QUESTION_LIMIT = 2000
 ANSWER_LIMIT = 20_000
-
-
-def normalise_intent(question: str) -> str:
-    """The form two questions share when they ask the same thing: trimmed, whitespace
-    collapsed, lower-cased."""
-    return " ".join(question.split()).lower()
 
 
 def intent_hash(question: str, keys: TextKeys) -> str:

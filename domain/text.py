@@ -7,6 +7,12 @@ import unicodedata
 
 from mindledger.domain.errors import InvalidInputError
 
+# What a sealed text field reads as once its key is destroyed (lists and objects read empty).
+FORGOTTEN = "[forgotten]"
+# Set in a read event's state (by the adapters) when its own key is gone: the fields named in
+# SEALED with scope "own" hold placeholders, so nothing indexes or quotes them.
+FORGOTTEN_MARK = "_forgotten"
+
 # Newline and tab are content; every other control character is almost always a paste accident
 # or an injection attempt, and would make listings and logs lie about what is stored.
 _ALLOWED_CONTROLS = {"\n", "\t"}
@@ -101,3 +107,10 @@ def clean_token(value: str, field: str = "concept token") -> str:
             f"{field} {value!r} is not valid; use lowercase dotted words like 'project.alpha'"
         )
     return token
+
+
+def normalise_intent(question: str) -> str:
+    """The form two questions share when they ask the same thing: trimmed, whitespace
+    collapsed, lower-cased (a knowledge item's intent; here, not in `knowledge.py`, so that
+    recall's knowledge channel reads it without the event classes)."""
+    return " ".join(question.split()).lower()

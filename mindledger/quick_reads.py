@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import fcntl
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -77,6 +79,89 @@ def quick_commitments(home: Path) -> list[dict[str, Any]] | None:
         return None
     commitments = current[2].get("commitments")
     return commitments if isinstance(commitments, list) else None
+
+
+def quick_recall(home: Path, query: str) -> dict[str, Any] | None:
+    """What `recall(query)` gives at the default budget, as JSON, read through the same
+    `recall.recall_from` with the home's read model opened as the floor opens it (caught up
+    under the projector lock: read-your-writes) but without the typed settings (the plain
+    case, as above, and an embedding model that needs none: the offline one, or off); None:
+    ask the floor."""
+    from mindledger.domain.settings import (
+        DEFAULT_EMBEDDING_MODEL,
+        DEFAULT_EMBEDDING_RECALL,
+        EMBEDDING_MODEL,
+        EMBEDDING_RECALL,
+    )
+    from mindledger.offline_embedder import LOCAL_PREFIX
+
+    if not query.strip() or not _plain(home) or not _encodable(query):
+        return None
+    config = _identity_config(home)
+    if config is None:
+        return None
+    model = config.get(EMBEDDING_MODEL, DEFAULT_EMBEDDING_MODEL)
+    recall_on = config.get(EMBEDDING_RECALL, DEFAULT_EMBEDDING_RECALL) == "on"
+    if recall_on and model != "off" and not model.startswith(LOCAL_PREFIX):
+        return None  # a provider's embedder reads the provider settings
+    from mindledger.compose import Home
+    from mindledger.domain.budgets import DEFAULT_BUDGET
+    from mindledger.home_modes import warn_if_shared
+    from mindledger.recall import recall_from
+
+    warn_if_shared(home)  # as opening the home does (once per process)
+    return recall_from(Home(home), config, lambda: _read_model(home), query, DEFAULT_BUDGET)
+
+
+def _encodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _identity_config(home: Path) -> dict[str, str] | None:
+    """The mind's per-mind settings from its identity's rows (None: no mind, a damaged
+    ledger: the floor says which)."""
+    from mindledger.adapters.sqlite_reader import SQLiteLedgerReader
+    from mindledger.domain.errors import MindError
+    from mindledger.identity_view import read_identity
+
+    try:
+        reader = SQLiteLedgerReader(home / "ledger.sqlite")
+    except (OSError, MindError):
+        return None
+    try:
+        return dict(read_identity(reader).config)
+    except MindError:
+        return None
+    finally:
+        reader.close()
+
+
+@contextmanager
+def _read_model(home: Path) -> Iterator[Any]:
+    """The read model caught up to the ledger head, as `compose.read_model` opens it for a
+    SQLite home with no master key."""
+    from mindledger.adapters.key_store import SQLiteKeyStore
+    from mindledger.adapters.sqlite_reader import SQLiteLedgerReader
+    from mindledger.compose import Home, read_model_paths
+    from mindledger.projections.engine.readmodel import open_read_model
+
+    mind = Home(home)  # its paths only: no setting is read
+    keys = SQLiteKeyStore(mind.key_store, None, read_only=True)
+    try:
+        reader = SQLiteLedgerReader(mind.ledger, keys)
+    except BaseException:
+        keys.close()
+        raise
+    paths = read_model_paths(mind)
+    try:
+        with open_read_model(paths, reader) as con:
+            yield con
+    finally:
+        reader.close()  # and its key store
 
 
 def _current(home: Path) -> tuple[Any, Any, dict[str, Any], Any] | None:

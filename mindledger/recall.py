@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from typing import Any
 
 from mindledger.compose import (
@@ -15,6 +17,21 @@ from mindledger.rules import AsOf
 
 def recall_data(home: Home, query: str, budget: int, as_of: AsOf | None = None) -> dict[str, Any]:
     """What `mind recall --json` prints (the HTTP API's recall too)."""
+    return recall_from(
+        home, identity_view(home).config, lambda: read_model(home), query, budget, as_of
+    )
+
+
+def recall_from(
+    home: Home,
+    config: dict[str, str],
+    opener: Callable[[], AbstractContextManager[Any]],
+    query: str,
+    budget: int,
+    as_of: AsOf | None = None,
+) -> dict[str, Any]:
+    """`recall_data` given the mind's settings (`config`) and how to open its read model
+    caught up (`opener`): `mindledger.quick_reads` opens it without the typed settings."""
     from mindledger.compose import embedder
     from mindledger.domain.settings import DEFAULT_RECALL_SPANS, RECALL_SPANS
     from mindledger.projections.queries.listings import ledger_point
@@ -22,11 +39,10 @@ def recall_data(home: Home, query: str, budget: int, as_of: AsOf | None = None) 
     from mindledger.projections.retrieval.vector_items import tracked_position
     from mindledger.vector_projection import vectors_status
 
-    config = identity_view(home).config
     embed = embedder(home, config)
     spans = config.get(RECALL_SPANS, DEFAULT_RECALL_SPANS) == "on"
     try:
-        with read_model(home) as con:
+        with opener() as con:
             position, now = None, clock_from_env()()
             if as_of is not None:
                 position, at = ledger_point(con, as_of.position, as_of.time)

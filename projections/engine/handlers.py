@@ -7,7 +7,7 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any, NamedTuple
 
-from mindledger.domain.events import FORGOTTEN_MARK
+from mindledger.domain.text import FORGOTTEN_MARK
 from mindledger.projections.retrieval.names import name_key
 
 TABLE_OF_KIND = {

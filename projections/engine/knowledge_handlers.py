@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from mindledger.domain.knowledge import normalise_intent
+from mindledger.domain.text import normalise_intent
 from mindledger.projections.engine.handlers import Ev, Handler, Rows, forgotten, index, registrar
 
 HANDLERS: dict[str, Handler] = {}

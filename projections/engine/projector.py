@@ -17,8 +17,8 @@ import duckdb
 import orjson
 
 from mindledger.domain.errors import MindError
-from mindledger.domain.events import FORGOTTEN_MARK
 from mindledger.domain.private_files import create_private_file, tighten
+from mindledger.domain.text import FORGOTTEN_MARK
 from mindledger.projections.engine.duckdb_files import close, connect
 from mindledger.projections.engine.gc_pause import paused_gc
 from mindledger.projections.engine.handlers import TABLE_OF_KIND, Ev, Rows

@@ -8,7 +8,6 @@ from typing import Any
 
 import duckdb
 
-from mindledger.domain.autonomy import reach, spearman
 from mindledger.domain.context_port import AutonomyState, ThreadMatch
 from mindledger.domain.settings import thread_params
 from mindledger.domain.tension import TensionParams, tension_at
@@ -272,6 +271,10 @@ def metrics(con: duckdb.DuckDBPyConnection, now: datetime) -> dict[str, Any]:
     (hours since the thread last changed: opened, mentioned or worked). A value near 1 means
     tension is only recency in disguise: PASS below 0.7, PENDING under 100 cycles. reach counts
     cycles whose top thread changed and was opened more than 10 cycles earlier."""
+    # Here, not at the top: the autonomy module imports the event classes (pydantic), which
+    # a recall, whose context reads this module, does not need.
+    from mindledger.domain.autonomy import reach, spearman
+
     live = ranked(con, now)
     staleness = [(now.timestamp() - r["updated_epoch"]) / 3600 for r in live]
     rho = spearman([r["tension"] for r in live], staleness)

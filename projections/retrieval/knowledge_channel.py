@@ -11,9 +11,10 @@ from typing import Any
 
 import duckdb
 
-from mindledger.domain.knowledge import PPM, normalise_intent
+from mindledger.domain.choices import PPM
 from mindledger.domain.knowledge_port import KnownQuestion, Similar
 from mindledger.domain.prompt_text import in_label, one_line
+from mindledger.domain.text import normalise_intent
 from mindledger.projections.retrieval.item_text import Found
 from mindledger.projections.retrieval.vectors import nearest, nearest_items
 

@@ -1,4 +1,4 @@
-"""`mind status` and `mind commitments` printed from the read model's summary
+"""`mind status` and `mind commitments` printed from the read model's summary, and `mind recall`,
 (`mindledger.quick_reads`): the same bytes as through the floor, a write seen by the next
 listing, none of the heavy packages imported, and the floor's path whenever the summary is not
 the ledger's head or a setting needs the typed settings."""
@@ -23,7 +23,14 @@ PROBE = (
     "    heavy = ('duckdb', 'pydantic', 'click', 'pyarrow', 'numpy', 'litellm', 'eventsourcing')\n"
     "    print('LOADED', sorted(m for m in heavy if m in sys.modules), file=sys.stderr)\n"
 )
-QUICK_CALLS = (["status"], ["status", "--json"], ["commitments"], ["commitments", "--json"])
+QUICK_CALLS = (
+    ["status"],
+    ["status", "--json"],
+    ["commitments"],
+    ["commitments", "--json"],
+    ["recall", "weekly report", "--no-server"],
+    ["recall", "Friday plumber", "--json"],
+)
 
 
 def mind(home: Path, *args: str, **env: str) -> tuple[str, list[str]]:
@@ -56,7 +63,7 @@ def test_a_listing_from_the_summary_prints_what_the_floor_prints(tmp_path: Path)
         # A setting given (even its default) needs the typed settings: the floor's path.
         floor, floor_loaded = mind(home, *call, MIND_LOCK_TIMEOUT="15")
         assert quick == floor, call
-        assert loaded == [], call
+        assert loaded == (["duckdb"] if call[0] == "recall" else []), call
         assert "pydantic" in floor_loaded, call
     listed = json.loads(mind(home, "commitments", "--json")[0])
     texts = [r["text"] for r in listed]
@@ -76,6 +83,9 @@ def test_a_listing_right_after_a_write_shows_the_write(tmp_path: Path) -> None:
     assert "duckdb" in loaded
     out, loaded = mind(home, "commitments", "--json")  # and now from the summary
     assert [r["text"] for r in json.loads(out)] == ["First", "Second"] and loaded == []
+    mind(home, "commit", "Third, about the harbour")
+    out, loaded = mind(home, "recall", "harbour", "--json")  # it catches the read model up
+    assert "Third, about the harbour" in out and "click" not in loaded
     mind(home, "close", cid)
     status = json.loads(mind(home, "status", "--json")[0])  # not caught up: the lag shown
     assert status["projections"][0]["lag"] == 1

@@ -256,6 +256,7 @@ PUBLIC_NAMES = {
     # `mind status` and `commitments` from the read model's summary, before the floor loads.
     "mindledger.quick_reads.quick_status",
     "mindledger.quick_reads.quick_commitments",
+    "mindledger.quick_reads.quick_recall",
     "mindledger.compose.default_home",
 }
 
