@@ -134,10 +134,11 @@ def swap_in(home: Home, first_position: int | None) -> None:
 
 
 def discard(home: Home) -> None:
-    """Delete an aside read model (unused, or left by a crash)."""
-    from mindledger.projections.engine.purge import aside_path
+    """Delete an aside read model and the base its build left (unused, or left by a crash)."""
+    from mindledger.projections.engine.purge import aside_path, next_base_path
     from mindledger.projections.engine.summary import summary_path
 
-    aside = aside_path(read_model_paths(home).working)
-    for path in (aside, aside.with_name(f"{aside.name}.wal"), summary_path(aside)):
+    working = read_model_paths(home).working
+    aside, renewal = aside_path(working), next_base_path(working)
+    for path in (aside, aside.with_name(f"{aside.name}.wal"), summary_path(aside), renewal):
         path.unlink(missing_ok=True)

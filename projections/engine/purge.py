@@ -18,6 +18,12 @@ rebuild (`mindledger.forget_aside`). That swap keeps the base while it ends befo
 forget reached and is less than RENEW_AFTER events behind (copying the whole read model as a
 new base each forget made forgets grow with the mind), and maintains the read model once (the
 threads' tension, the term index), after the forget's own fact.
+
+Where the base is renewed, it is renewed just before what the forget reached, not at the head:
+the build leaves a copy of its aside as it stood there (`next_base_path`), which the swap puts
+in place. Renewed at the head, the base was past the item of the next forget already waiting
+(served clients remember and forget in turn), which then replayed from 0 and renewed it at the
+head again, past the next one: in a served soak, forgets queued behind such replays.
 """
 
 from __future__ import annotations
@@ -109,6 +115,11 @@ def _base_position(base: Path, reader: LedgerReader, first: int | None) -> int |
     return position if ledger is not None and ledger.hash == digest else None
 
 
+def next_base_path(working: Path) -> Path:
+    """Where a forget's build leaves the base its swap renews the base with."""
+    return working.with_name(f"{working.stem}.base.next{working.suffix}")
+
+
 def aside_path(working: Path) -> Path:
     """Where a forget builds its read model aside, beside the working file."""
     return working.with_name(f"{working.stem}.aside{working.suffix}")
@@ -119,20 +130,34 @@ def build_aside(paths: ReadModelPaths, reader: LedgerReader, first_position: int
     `rebuild_in_place`), else from 0, caught up with `reader` (whose keys hide what a forget will
     destroy); returns its position. No lock: one forget at a time builds it, and no reader
     opens it."""
-    aside = aside_path(paths.working)
+    aside, candidate = aside_path(paths.working), next_base_path(paths.working)
     _remove(aside)
+    _remove(candidate)  # only this build's may be swapped in as the base
     try:
-        return _build(aside, base_path(paths.working), reader, first_position)
+        return _build(aside, base_path(paths.working), candidate, reader, first_position)
     except BaseException:
         _remove(aside)  # a failed build (a full disk) leaves nothing beside the read model
+        _remove(candidate)
         raise
 
 
-def _build(aside: Path, base: Path, reader: LedgerReader, first_position: int | None) -> int:
-    if _base_position(base, reader, first_position) is not None:
+def _build(
+    aside: Path, base: Path, candidate: Path, reader: LedgerReader, first_position: int | None
+) -> int:
+    start = _base_position(base, reader, first_position)
+    if start is not None:
         _copy(base, aside)
     projector = Projector(aside)
     try:
+        if first_position is not None and (
+            start is None or first_position - 1 - start > RENEW_AFTER
+        ):
+            # The base the swap will renew: the aside as it stands just before the first
+            # event this forget reaches (`reader` hides nothing up to there), so free of every
+            # word forgotten so far and of this forget's.
+            projector.catch_up(reader, stop=first_position - 1)
+            if projector.position() == first_position - 1 > 0:
+                projector.publish(candidate)
         # Not maintained here: the swap does it once, after the events since (the forget's own
         # fact among them, which moves the threads' tension on).
         projector.catch_up(reader)
@@ -149,22 +174,29 @@ def swap_in_aside(
     """The aside read model caught up with the ledger head and put in place of the working and
     published ones (whose files are deleted), under the projector lock; returns the events
     applied. The base is kept while it ends before `first_position` (it then holds nothing this
-    forget destroyed, as when a purge starts from it) and a catch-up from it stays short
-    (RENEW_AFTER events); else the aside is copied as the new base."""
+    forget destroyed, as when a purge starts from it), unless the build left a newer one that
+    does (`next_base_path`: where the base was more than RENEW_AFTER events behind); with
+    neither, the aside is copied as the new base."""
     aside = aside_path(paths.working)
-    base = base_path(paths.working)
+    base, candidate = base_path(paths.working), next_base_path(paths.working)
     with read_model_held(paths.lock, HELD_AT_A_FORGET):
         kept = _base_position(base, reader, first_position)
+        renewal = _base_position(candidate, reader, first_position)
         projector = Projector(aside)
         try:
             applied = projector.catch_up(reader)
             projector.refresh_tension()
             projector.sort_index()
             projector.publish(paths.published)  # checkpoints first: no WAL is left behind
-            if kept is None or projector.position() - kept > RENEW_AFTER:
+            if renewal is not None and (kept is None or renewal > kept):
+                os.replace(candidate, base)  # just before what this forget reached
+            elif kept is None:
                 projector.publish(base)
+            # Else kept, even if far behind the head by now: the next forget's build renews it
+            # before what that forget reaches (renewed at the head, it could be past it).
         finally:
             projector.close()
+            _remove(candidate)
         _remove(paths.working)
         os.replace(aside, paths.working)
         move_summary(aside, paths.working)
@@ -197,6 +229,7 @@ def rebuild_in_place(
     with read_model_held(paths.lock, HELD_AT_A_FORGET):
         start = _base_position(base, reader, first_position)
         _remove(aside_path(paths.working))  # a forget's, left by a crash
+        _remove(next_base_path(paths.working))  # its build's renewal of the base, unused
         _remove(paths.working)
         _remove(paths.published)
         if start is None:

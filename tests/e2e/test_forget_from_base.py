@@ -116,3 +116,29 @@ def test_a_forget_reaching_before_the_base_leaves_it_nowhere(
     assert cli("replay", "--into", str(replayed), "--json").exit_code == 0
     assert differences(mind_home, replayed) == {}
     assert verified(cli)
+
+
+def test_a_renewed_base_ends_before_what_its_forget_reached_so_the_next_forget_starts_from_it(
+    cli: Cli, mind_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Served clients remember, then forget: a forget waiting behind another holds an item
+    # remembered before that one ended. A base renewed at the head was past it already.
+    monkeypatch.setattr(purge, "RENEW_AFTER", 2)
+    assert forget(cli, "--knowledge", remember(cli, "an early fact")).exit_code == 0
+    turn(cli, "Anything new?", "No.")
+    first = remember(cli, "a fact forgotten first")
+    waiting = remember(cli, f"{CANARY} opens the vault")
+    assert forget(cli, "--knowledge", first).exit_code == 0
+    copies: list[tuple[str, str]] = []
+    copy = purge._copy
+    monkeypatch.setattr(purge, "_copy", lambda s, t: (copies.append((s.name, t.name)), copy(s, t)))
+
+    done = forget(cli, "--knowledge", waiting)
+
+    assert done.exit_code == 0, done.stderr
+    assert ("readmodel.base.duckdb", "readmodel.aside.duckdb") in copies  # not a replay from 0
+    replayed = tmp_path / "replayed.duckdb"
+    assert cli("replay", "--into", str(replayed), "--json").exit_code == 0
+    assert differences(mind_home, replayed) == {}
+    assert files_holding(mind_home, f"{CANARY} opens") == []
+    assert verified(cli)
