@@ -44,6 +44,13 @@ def twin_homes(tmp_path: Path) -> tuple[Path, Path]:
         client_env(served, MIND_NO_SERVER="1"),
     )
     assert done.code == 0, done.err
+    # Recall's vector channel reads what the vector projection has embedded so far, a thread of
+    # the server that the plain home has not: off, so both homes recall alike at every moment
+    # (tests/service/test_served_vectors.py covers a served mind's vectors).
+    off = run_in_process(
+        ["config", "set", "embedding.recall", "off"], client_env(served, MIND_NO_SERVER="1")
+    )
+    assert off.code == 0, off.err
     plain = tmp_path / "b"
     shutil.copytree(served, plain)
     return served, plain
