@@ -76,7 +76,10 @@ class Disk:
     def fill(self, leave: int = 0) -> None:
         """Write until the disk is full, then give back `leave` bytes."""
         try:
-            f = open(self.filler, "wb")  # noqa: SIM115 (closed below; the open itself is checked)
+            # Unbuffered: a buffered file keeps what a full disk refused and writes it again at
+            # close, which then raises ENOSPC out of the fill (seen on a busy machine, when the
+            # room left was not a whole number of chunks).
+            f = open(self.filler, "wb", buffering=0)  # noqa: SIM115 (closed below; the open is checked)
         except OSError as e:
             # Full before the filler (seen twice on a busy machine, with room left by statvfs):
             # what the commands left behind, and the counts, are the finding, not the fill.
@@ -88,9 +91,8 @@ class Disk:
             ) from None
         with f:
             try:
-                while True:
-                    f.write(b"\0" * 65536)
-                    f.flush()
+                while f.write(b"\0" * 65536):
+                    pass  # a short write is the last of the room; the next one raises or writes 0
             except OSError:
                 pass
         if leave:
