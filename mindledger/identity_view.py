@@ -11,7 +11,9 @@ through the application (`compose.identity_of`).
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from mindledger.domain.errors import NotInitialisedError
@@ -79,3 +81,39 @@ def read_identity(reader: SQLiteLedgerReader) -> IdentityView:
     if not rows:
         raise NotInitialisedError("no mind here yet; run `mind init` first")
     return fold([(r.topic or "", json.loads(r.state or b"{}")) for r in rows])
+
+
+def plain_sqlite_name(folder: Path) -> str | None:
+    """The mind's name read from a SQLite ledger with the standard library alone, before the
+    settings are loaded (`mind mcp` answers `initialize` with it while the rest imports); None
+    whenever that cannot be told so cheaply: another backend may be set (the environment, .env
+    or config.json name one), a forget is unfinished, no ledger or identity is there. The
+    caller then takes the usual path, which also refuses what is wrong."""
+    for name, value in os.environ.items():
+        if name.upper() == "MIND_BACKEND" and value not in ("", "sqlite"):
+            return None
+    for file, word in ((".env", "backend"), ("config.json", "backend")):
+        try:
+            if word in (folder / file).read_text(encoding="utf-8", errors="replace").lower():
+                return None
+        except FileNotFoundError:
+            continue
+        except OSError:
+            return None
+    if (folder / "forget.pending").exists():  # mindledger.forget.MARKER: finished first
+        return None
+    from mindledger.adapters.sqlite_reader import SQLiteLedgerReader
+
+    try:
+        reader = SQLiteLedgerReader(folder / "ledger.sqlite")
+    except Exception:  # no ledger, or not one: the usual path says so
+        return None
+    try:
+        rows = reader.stream(IDENTITY_STREAM)
+    except Exception:
+        return None
+    finally:
+        reader.close()
+    if not rows:
+        return None
+    return fold([(r.topic or "", json.loads(r.state or b"{}")) for r in rows]).name or None

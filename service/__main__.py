@@ -16,18 +16,20 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from mindledger.compose import Home
-from mindledger.error_report import failure_message
-from mindledger.safe_text import error_text, for_terminal, json_text
+# The floor is imported inside each entry: `mcp` answers its client's `initialize` first.
 
 
 def _say(text: str) -> None:
+    from mindledger.safe_text import for_terminal
+
     print(for_terminal(text), flush=True)
 
 
 def serve(spec: dict[str, Any]) -> None:
     """Serve the homes until SIGTERM or Ctrl-C, printing the ready line once; then end the
     process (exit 0)."""
+    from mindledger.compose import Home
+    from mindledger.safe_text import json_text
     from mindledger.service.cors import check_origins
     from mindledger.service.minds import Minds
     from mindledger.service.process import ServeOptions, check_bind
@@ -65,10 +67,15 @@ def serve(spec: dict[str, Any]) -> None:
 
 
 def mcp(spec: dict[str, Any]) -> None:
-    """Serve one mind over stdio until the client closes it."""
+    """Serve one mind over stdio until the client closes it; a well-formed `initialize` first
+    is answered before the floor and the MCP SDK are imported (`mcp_stdio.early_start`)."""
+    from mindledger.service.mcp_stdio import early_start
+
+    wire, first, answered = early_start(spec["home"])
+    from mindledger.compose import Home
     from mindledger.service.mcp_server import serve_stdio
 
-    serve_stdio(Home.from_option(Path(spec["home"]), "--home"))
+    serve_stdio(Home.from_option(Path(spec["home"]), "--home"), wire, first, answered)
 
 
 def main(argv: list[str]) -> int:
@@ -83,6 +90,9 @@ def main(argv: list[str]) -> int:
     except KeyboardInterrupt:
         return 130
     except Exception as e:  # the process boundary: one line; a traceback goes to the home's log
+        from mindledger.error_report import failure_message
+        from mindledger.safe_text import error_text
+
         print(f"Error: {error_text(failure_message(e, home), home)}", file=sys.stderr, flush=True)
         return 1
     return 0

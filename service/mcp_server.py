@@ -14,7 +14,7 @@ import contextlib
 import json
 from collections.abc import AsyncIterator, Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import IO, TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
 
 if TYPE_CHECKING:
@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 
     from mindledger.compose import Home
     from mindledger.service.app import Extension
+    from mindledger.service.mcp_stdio import Wire
     from mindledger.service.minds import Minds, ServedMind
 
 INSTRUCTIONS = (
@@ -72,19 +73,15 @@ def mind_mcp(mind: ServedMind, turn_pool: ThreadPoolExecutor) -> MCPServer:
     return server
 
 
-def serve_stdio(home: Home) -> None:
-    """Serve one mind over stdio until the client closes it (stdout is the protocol); a
-    well-formed `initialize` first is answered before the SDK is imported (`mcp_stdio`)."""
-    from mindledger.service.mcp_stdio import AnsweredOnce, Replayed, take_stdio
-
-    wire = take_stdio()
-    first = wire.incoming.readline()
-    answered = answer_early(home, first, wire.outgoing)
-
+def serve_stdio(home: Home, wire: Wire, first: bytes, answered: int | str | None) -> None:
+    """Serve one mind over stdio until the client closes it (stdout is the protocol), on the
+    wire `mcp_stdio.early_start` took, whose `first` line (answered already when `answered`
+    names its id) the SDK reads first."""
     import secrets
 
     import anyio
 
+    from mindledger.service.mcp_stdio import AnsweredOnce, Replayed
     from mindledger.service.minds import Minds, ServedMind
 
     # No HTTP here, so no token is made in the home; the mind needs one to exist.
@@ -106,24 +103,6 @@ def serve_stdio(home: Home) -> None:
         anyio.run(run)
     finally:
         minds.close(wait_s=60.0)
-
-
-def answer_early(home: Home, first: bytes, out: IO[bytes]) -> int | str | None:
-    """Answer the client's first line when it is a well-formed `initialize` on a SQLite home
-    whose settings and mind are good (a refusal is the SDK's or the process's, as before);
-    the id answered, or None."""
-    from importlib.metadata import version
-
-    from mindledger.identity_view import identity_view
-    from mindledger.service.mcp_stdio import initialize_answer, initialize_request
-
-    request = initialize_request(first)
-    if request is None or home.backend() != "sqlite":
-        return None
-    name = identity_view(home).name
-    out.write(initialize_answer(*request, name, version("mindledger")))
-    out.flush()
-    return request[0]
 
 
 class _MindRoutes:

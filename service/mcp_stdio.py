@@ -21,6 +21,7 @@ import json
 import os
 import sys
 from dataclasses import dataclass
+from pathlib import Path
 from typing import IO, Any
 
 # The protocol versions the SDK negotiates through `initialize`
@@ -52,6 +53,29 @@ def take_stdio() -> Wire:
     os.close(null)
     os.dup2(2, 1)
     return Wire(os.fdopen(wire_in, "rb"), os.fdopen(wire_out, "wb"))
+
+
+def early_start(home: str) -> tuple[Wire, bytes, int | str | None]:
+    """Take the wire, read the client's first line and answer it when it is a well-formed
+    `initialize` and the mind's name can be read without the settings
+    (`identity_view.plain_sqlite_name`); the wire, the line and the id answered (or None).
+    A bad setting found after this is still the process's one error line and exit 1: the
+    client sees the server end after its `initialize`."""
+    wire = take_stdio()
+    first = wire.incoming.readline()
+    request = initialize_request(first)
+    if request is None:
+        return wire, first, None
+    from mindledger.identity_view import plain_sqlite_name
+
+    name = plain_sqlite_name(Path(home))
+    if name is None:
+        return wire, first, None
+    from importlib.metadata import version
+
+    wire.outgoing.write(initialize_answer(*request, name, version("mindledger")))
+    wire.outgoing.flush()
+    return wire, first, request[0]
 
 
 def initialize_request(line: bytes) -> tuple[int | str, str] | None:

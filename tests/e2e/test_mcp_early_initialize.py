@@ -119,3 +119,39 @@ def test_the_sdk_constants_are_ours() -> None:
 )
 def test_anything_but_a_well_formed_initialize_is_left_to_the_sdk(message: bytes) -> None:
     assert initialize_request(message) is None
+
+
+def test_the_name_is_read_early_only_where_no_other_backend_may_be_set(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from mindledger.identity_view import plain_sqlite_name
+
+    home = init_home(tmp_path / "plain", "Plain")
+    assert plain_sqlite_name(home) == "Plain"
+    assert plain_sqlite_name(tmp_path / "none") is None
+    monkeypatch.setenv("mind_backend", "postgres")
+    assert plain_sqlite_name(home) is None
+    monkeypatch.delenv("mind_backend")
+    (home / ".env").write_text("MIND_BACKEND=sqlite\n")
+    assert plain_sqlite_name(home) is None  # the settings decide
+    (home / ".env").unlink()
+    (home / "forget.pending").write_text("")
+    assert plain_sqlite_name(home) is None  # a forget to finish first
+
+
+def test_a_bad_setting_found_after_the_early_answer_is_one_error_line(home: Path) -> None:
+    process = subprocess.run(
+        [*MIND, "mcp", "--home", str(home)],
+        env=subprocess_env(home, MIND_ALLOW_PAST_NOW="perhaps"),
+        cwd=REPO,
+        input=json.dumps(initialize()) + "\n",
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert process.returncode == 1
+    assert [json.loads(line)["id"] for line in process.stdout.splitlines()] == [1]
+    errors = process.stderr.strip().splitlines()
+    assert (
+        len(errors) == 1 and errors[0].startswith("Error: ") and "MIND_ALLOW_PAST_NOW" in errors[0]
+    )

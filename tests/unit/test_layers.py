@@ -252,7 +252,7 @@ PUBLIC_NAMES = {
     "mindledger.graph.GRAPH_FORMATS",
     "mindledger.read_model_repair.READS",  # the use cases that write nothing (`cli.floor`)
     "mindledger.output_paths.names_standard_output",  # `--out /dev/stdout` printed as `-`
-    "mindledger.identity_view.identity_view",  # `mind mcp` names itself before opening the mind
+    "mindledger.identity_view.plain_sqlite_name",  # `mind mcp` names itself before the settings
     # `mind status` and `commitments` from the read model's summary, before the floor loads.
     "mindledger.quick_reads.quick_status",
     "mindledger.quick_reads.quick_commitments",
