@@ -52,15 +52,17 @@ from bench.locomo_scoring import (
     session_recall,
     summary_row,
 )
+from bench.vector_cache import CachedMiniLM
 from mindledger.adapters.embeddings import LiteLLMEmbedder
 from mindledger.adapters.importers import import_locomo, locomo_messages, locomo_samples
 from mindledger.compose import Home, read_model
 from mindledger.domain.context_port import ContextItem
 from mindledger.domain.settings import DEFAULT_EMBEDDING_MODEL
+from mindledger.projections.retrieval.channels import vector_channel
 from mindledger.projections.retrieval.context import fit
 from mindledger.projections.retrieval.excerpts import pack
 from mindledger.projections.retrieval.item_text import day_of, message_text
-from mindledger.projections.retrieval.recall import gather, rank
+from mindledger.projections.retrieval.recall import NO_LIMIT, gather, rank
 
 BUDGETS = (500, 1000, 2000)
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo" / "locomo10.json"
@@ -92,11 +94,11 @@ def baseline(sample: dict[str, Any]) -> tuple[BM25Okapi, list[ContextItem], int]
     return BM25Okapi(tokenized), items, full
 
 
-def warm_vectors(con: Any, embedder: LiteLLMEmbedder) -> float:
-    """Embed the conversation's messages once (what recall's vector channel reads), seconds."""
+def warm_vectors(con: Any, embedder: Any) -> float:
+    """Embed the conversation's messages and windows once (what recall's vector channel
+    reads), seconds."""
     start = time.perf_counter()
-    texts = [t for (t,) in con.execute("SELECT text FROM messages").fetchall()]
-    embedder.matrix(texts)
+    vector_channel(con, "", NO_LIMIT, embedder)
     return time.perf_counter() - start
 
 
@@ -166,7 +168,9 @@ def recall_question(con: Any, sample: str, qa: dict[str, Any], embed: Any) -> tu
     return row, took
 
 
-def run(data: Path, limit: int | None, vectors: str, settings: list[Setting]) -> Run:
+def run(
+    data: Path, limit: int | None, vectors: str, settings: list[Setting], cache: Path | None = None
+) -> Run:
     samples = locomo_samples(data)[:limit]
     arms = {"off": ["off"], "on": ["on"], "both": ["off", "on"]}[vectors]
     out = Run(arms, settings)
@@ -179,8 +183,12 @@ def run(data: Path, limit: int | None, vectors: str, settings: list[Setting]) ->
             import_locomo(app, data, sid)
             bm25, turns, full = baseline(sample)
             out.full_context.append(full)
-            embedder = LiteLLMEmbedder(
-                DEFAULT_EMBEDDING_MODEL, folder / "embeddings.sqlite", app.text_keys
+            embedder: Any = (
+                CachedMiniLM(cache)
+                if cache is not None
+                else LiteLLMEmbedder(
+                    DEFAULT_EMBEDDING_MODEL, folder / "embeddings.sqlite", app.text_keys
+                )
             )
             questions = [qa for qa in sample["qa"] if gold_ids(qa.get("evidence", []))]
             with read_model(Home(folder)) as con:
@@ -241,12 +249,19 @@ def main() -> None:
     parser.add_argument("--samples", type=int, default=None)
     parser.add_argument("--vectors", choices=("off", "on", "both"), default="off")
     parser.add_argument("--spans", choices=("off", "on"), default="off")
+    parser.add_argument(
+        "--vector-cache",
+        type=Path,
+        default=None,
+        help="keep the offline MiniLM's vectors of the texts in this file between runs "
+        "(no LiteLLM; bench/vector_cache.py)",
+    )
     parser.add_argument("--tune", action="append", default=[], metavar="MODULE.NAME=V1,V2")
     args = parser.parse_args()
     global SPANS
     SPANS = args.spans == "on"
     settings = parse_tune(args.tune)
-    done = run(args.data, args.samples, args.vectors, settings)
+    done = run(args.data, args.samples, args.vectors, settings, args.vector_cache)
     print(f"categories: {CATEGORIES}")
     for arm, by_setting in done.ours.items():
         label = "" if arm == "off" else "_vectors_on"

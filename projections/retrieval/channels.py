@@ -9,6 +9,7 @@ from typing import Any
 
 import duckdb
 
+from mindledger.projections.retrieval import speakers
 from mindledger.projections.retrieval.bm25 import lexical
 from mindledger.projections.retrieval.item_text import (
     Found,
@@ -22,6 +23,9 @@ from mindledger.projections.retrieval.item_text import (
 )
 from mindledger.projections.retrieval.knowledge_channel import TEXT_QUERY, knowledge_texts
 from mindledger.projections.retrieval.linked import bound_items, commitment_threads
+from mindledger.projections.retrieval.names import keys_in
+from mindledger.projections.retrieval.speakers import named_speakers, nearest_said_by
+from mindledger.projections.retrieval.turn_windows import Ranked, window_channel
 from mindledger.projections.retrieval.vectors import closest, nearest_items, vectors_of
 
 NEIGHBOURS_OF = 60
@@ -35,6 +39,9 @@ IN_POSITIONS = "position IN (SELECT unnest(?))"
 
 def rows(con: duckdb.DuckDBPyConnection, sql: str, params: Any = None) -> list[tuple[Any, ...]]:
     return con.execute(sql, params or []).fetchall()
+
+
+_rows = rows  # for functions whose locals name `rows`
 
 
 def messages(
@@ -242,27 +249,82 @@ def vector_channel(
     query: str,
     limit: int,
     embed: Callable[[list[str]], list[list[float]]],
-) -> list[tuple[Any, ...]]:
-    """The messages closest in meaning to the query among the latest VECTOR_WINDOW (cosine of
-    their stored embeddings, `projections.retrieval.vectors.nearest_items`: only the query is
-    embedded here; a message not embedded yet is not among them)."""
+) -> tuple[list[Found], Ranked, Ranked]:
+    """The meaning channels: the messages closest to the query among the latest VECTOR_WINDOW
+    (cosine of their stored embeddings, `projections.retrieval.vectors.nearest_items`: only
+    the query is embedded here; a message not embedded yet is not among them); the closest
+    among the messages of the speakers the query names (`speaker_vectors`); and the windows
+    channel's (`turn_windows`, with an embedder that embeds texts itself: the vector
+    projection does not store windows yet): (similar, (spoken, ranks), (in windows, ranks))."""
+    q = vectors_of(embed, [query])[0]
+    spoken = speaker_vectors(con, query, q, limit, embed)
     window = getattr(embed, "latest", None)
     if window is not None:
         # The latest embedded messages straight from the vector projection's file; only the
         # best VECTOR_K are read from the read model (reading 2,000 texts cost more than the
         # cosine).
-        positions, matrix = window("message", limit, VECTOR_WINDOW)
+        positions, matrix = window("message", limit, VECTOR_WINDOW) if VECTOR_K > 0 else ([], [])
         if not positions:
-            return []
-        best = closest(vectors_of(embed, [query])[0], matrix, VECTOR_K)
+            return [], spoken, ([], [])
+        best = closest(q, matrix, VECTOR_K)
         wanted = [positions[n.item] for n in best]
         rows = {r[0]: r for r in messages(con, IN_POSITIONS, [wanted], "position", VECTOR_K)}
         found = [(rows[positions[n.item]], n.score) for n in best if positions[n.item] in rows]
+        windowed: Ranked = ([], [])
     else:
-        latest = messages(con, "position <= ?", [limit], "position DESC", VECTOR_WINDOW)
+        latest = _rows(
+            con,
+            "SELECT position, speaker, time, text, source_id, coalesce(conversation, '') "
+            "FROM messages WHERE position <= ? ORDER BY position DESC LIMIT ?",
+            [limit, VECTOR_WINDOW],
+        )
         if not latest:
-            return []
+            return [], spoken, ([], [])
         texts = [r[3] for r in latest]
         best = nearest_items(embed, query, [r[0] for r in latest], texts, VECTOR_K)
-        found = [(latest[n.item], n.score) for n in best]
-    return [said(p, sp, t, tx, sid, f"similarity {s:.2f}") for (p, sp, t, tx, sid), s in found]
+        found = [(latest[n.item][:5], n.score) for n in best]
+        latest.reverse()
+        windowed = window_channel(latest, q, embed, truncated=len(latest) == VECTOR_WINDOW)
+    similar = [said(p, sp, t, tx, sid, f"similarity {s:.2f}") for (p, sp, t, tx, sid), s in found]
+    return similar, spoken, windowed
+
+
+def speaker_vectors(
+    con: duckdb.DuckDBPyConnection, query: str, q: Any, limit: int, embed: Callable[..., Any]
+) -> Ranked:
+    """The latest VECTOR_WINDOW messages of the participants the query names, the closest to
+    the query vector `q` first (`speakers.nearest_said_by`): their stored vectors when the
+    embedder has them (`stored`), else embedded here; the texts of the best only are read."""
+    named = named_speakers(con, set(keys_in(query)))
+    if not named:
+        return [], []
+    said_by = [
+        p
+        for (p,) in _rows(
+            con,
+            "SELECT position FROM messages WHERE speaker IN (SELECT unnest(?)) AND position <= ? "
+            "ORDER BY position DESC LIMIT ?",
+            [named, limit, VECTOR_WINDOW],
+        )
+    ]
+    stored = getattr(embed, "stored", None)
+    if stored is not None:
+        kept, matrix = stored("message", said_by)
+    else:
+        text = dict(
+            _rows(con, f"SELECT position, text FROM messages WHERE {IN_POSITIONS}", [said_by])
+        )
+        kept = [p for p in said_by if p in text]
+        matrix = vectors_of(embed, [text[p] for p in kept])
+    best = nearest_said_by(kept, q, matrix)
+    shown = {
+        r[0]: r
+        for r in messages(con, IN_POSITIONS, [[p for p, _ in best]], "position", len(best) or 1)
+    }
+    found = [
+        said(p, sp, t, tx, sid, f"said by {sp}, similarity {score:.2f}")
+        for p, score in best
+        if p in shown
+        for _, sp, t, tx, sid in [shown[p]]
+    ]
+    return found, [n + speakers.SPEAKER_VECTOR_PENALTY for n in range(1, len(found) + 1)]

@@ -58,6 +58,7 @@ TIME_K = 20
 # Fixed items lead the context; evidence follows in fused order.
 FIXED_CHANNELS = ("identity", "commitments", "threads")
 NO_LIMIT = 2**62
+NO_MEANING: tuple[Any, ...] = ([], ([], []), ([], []))  # the meaning channels without an embedder
 
 
 @dataclass
@@ -130,7 +131,7 @@ def gather(
     reads: list[Callable[[duckdb.DuckDBPyConnection], Any]] = [
         # The longest first, so that the two connections finish together (the vector channel
         # embeds the query meanwhile: numpy and DuckDB both let go of the GIL).
-        lambda c: vector_channel(c, query, limit, embed) if embed is not None else [],
+        lambda c: vector_channel(c, query, limit, embed) if embed is not None else NO_MEANING,
         lambda c: with_spans(c, query, lexical_channel(c, query, limit), limit, spans),
         lambda c: live_threads(c, now, limit),
         lambda c: open_commitments(c, limit),
@@ -151,7 +152,7 @@ def gather(
         lambda c: knowledge_channel(c, query, limit, None) if embed is None else [],
     ]
     (
-        similar,
+        (similar, (spoken_alike, alike_ranks), (windowed, window_ranks)),
         (hits, texts, found, (in_spans, span_ranks)),
         threads,
         (open_, served),
@@ -225,6 +226,8 @@ def gather(
         [said(p, sp, t, tx, sid, "recent conversation") for p, sp, t, tx, sid in recent],
     )
     pool.add("vector", similar)
+    pool.add("windows", windowed, window_ranks)
+    pool.add("speaker_vector", spoken_alike, alike_ranks)
     pool.add("knowledge", known if embed is None else knowledge_channel(con, query, limit, embed))
     pool.add("speaker", spoken)
     owned = [c.id for c in pool.items.values() if c.kind in ("thread", "commitment")]

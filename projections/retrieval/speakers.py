@@ -6,14 +6,24 @@ tokens (bench/locomo.py)."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import duckdb
 
 from mindledger.projections.retrieval.bm25 import best_scored
 from mindledger.projections.retrieval.item_text import Found, said
 from mindledger.projections.retrieval.names import name_key
 from mindledger.projections.retrieval.text_index import terms
+from mindledger.projections.retrieval.vectors import closest
+
+if TYPE_CHECKING:
+    from mindledger.projections.retrieval.vectors import Matrix
 
 SPEAKER_K = 300
+# The named speakers' messages closest in meaning to the query, and the rank added to theirs
+# (leave-one-conversation-out on LoCoMo, docs/benchmarks/locomo-windows.md).
+SPEAKER_VECTOR_K = 20
+SPEAKER_VECTOR_PENALTY = 10
 
 
 def named_speakers(con: duckdb.DuckDBPyConnection, keys: set[str]) -> list[str]:
@@ -43,3 +53,15 @@ def said_by(con: duckdb.DuckDBPyConnection, query: str, keys: set[str], limit: i
     rank = {p: i for i, p in enumerate(hits)}
     rows.sort(key=lambda r: rank[r[0]])
     return [said(p, sp, tm, tx, sid, f"said by {sp}") for p, sp, tm, tx, sid in rows[:SPEAKER_K]]
+
+
+def nearest_said_by(
+    positions: list[int], query: Matrix, vectors: Matrix
+) -> list[tuple[int, float]]:
+    """Of the named speakers' messages (at `positions`, `vectors` theirs, row for row), the
+    SPEAKER_VECTOR_K closest to the query vector: (position, similarity), best first.
+    "Would John be considered a patriotic person?" is answered by John's own words about
+    serving his country, which share no word with it and rank low among everyone's."""
+    if not positions or SPEAKER_VECTOR_K <= 0:
+        return []
+    return [(positions[n.item], n.score) for n in closest(query, vectors, SPEAKER_VECTOR_K)]

@@ -35,6 +35,7 @@ PARTS = {
     "locomo_scoring",
     "append_worker",
     "longmsg_data",
+    "vector_cache",
 }
 ELSEWHERE = {"soak": "tests/e2e/test_soak_smoke.py"}
 
@@ -228,6 +229,16 @@ def test_spans_cost_runs(
     data = tiny_locomo(tmp_path / "locomo.json")
     args = ["--size", "200", "--queries", "3", "--data", data]
     assert bench("spans_cost", *args).reports["spans_cost"]
+
+
+def test_windows_cost_runs(bench: Callable[..., Ran], tmp_path: Path) -> None:
+    from mindledger.optional_parts import find
+
+    if not find("embedding-weights").present:
+        pytest.skip("the offline embedding weights are not installed (README, install)")
+    data = tiny_locomo(tmp_path / "locomo.json")
+    args = ["--size", "200", "--queries", "3", "--data", data]
+    assert bench("windows_cost", *args).reports["windows_cost"]
 
 
 def test_import_pmm_runs(bench: Callable[..., Ran], tmp_path: Path) -> None:

@@ -1,0 +1,103 @@
+"""What the meaning channels cost recall at scale: `recall` for LoCoMo questions at N events with
+vectors off ("off"), with the per-message vector channel alone as it was ("messages":
+VECTOR_K 20, no windows, no speaker vectors) and as shipped ("shipped": windows and the named
+speakers' nearest messages), alternately (all arms see the same load), on a home built as
+bench.recall builds it. The
+stored texts' vectors (the latest messages and their windows) are computed before timing, as a
+projector of stored items computes them off the turn's path; only the query is embedded during
+a recall (its embedding, uncached, is timed apart: the recalls read it from the cache).
+
+Run: .venv/bin/python -m bench.windows_cost [--size 100000] [--queries 200] [--keep DIR]
+     [--vector-cache FILE] [--data ../shared/data/locomo/locomo10.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import tempfile
+from pathlib import Path
+
+from bench.common import percentiles, report, timed
+from bench.locomo import DATA
+from bench.recall import NOW, build
+from bench.vector_cache import CachedMiniLM
+from mindledger.adapters.importers import locomo_samples
+from mindledger.adapters.minilm import shared_model
+from mindledger.compose import Home, read_model
+from mindledger.projections.retrieval import channels, speakers, turn_windows
+from mindledger.projections.retrieval.recall import NO_LIMIT, recall
+
+ARMS = ("off", "messages", "shipped")
+# The arms' settings: (channels.VECTOR_K, turn_windows.WINDOW_K, speakers.SPEAKER_VECTOR_K).
+SHIPPED = (channels.VECTOR_K, turn_windows.WINDOW_K, speakers.SPEAKER_VECTOR_K)
+SETTINGS = {"off": SHIPPED, "messages": (20, 0, 0), "shipped": SHIPPED}
+
+
+def use(arm: str) -> None:
+    channels.VECTOR_K, turn_windows.WINDOW_K, speakers.SPEAKER_VECTOR_K = SETTINGS[arm]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--size", type=int, default=100_000)
+    parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument("--data", type=Path, default=DATA)
+    parser.add_argument("--keep", type=Path, help="build the home here once and reuse it")
+    parser.add_argument("--vector-cache", type=Path, help="keep the vectors here between runs")
+    args = parser.parse_args()
+    questions = [
+        qa["question"] for s in locomo_samples(args.data) for qa in s["qa"] if qa["category"] != 5
+    ][: args.queries]
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = (args.keep or Path(tmp)) / f"n{args.size}"
+        if (folder / "readmodel.duckdb").exists():
+            home, catch_up = Home(folder), 0.0
+        else:
+            home, _, catch_up = build(folder, args.size, args.data)
+        embed = CachedMiniLM(args.vector_cache or Path(tmp) / "vectors.sqlite")
+        times: dict[str, list[float]] = {a: [] for a in ARMS}
+        with read_model(home) as con:
+            # The stored texts' vectors (messages and windows), off the clock.
+            use("messages")
+            channels.vector_channel(con, "", NO_LIMIT, embed)
+            use("shipped")
+            channels.vector_channel(con, "", NO_LIMIT, embed)
+            # The query's embedding, uncached (a recall's only model call).
+            model = shared_model()
+            query_s = [timed(functools.partial(model.encode, [q]))[0] for q in questions]
+
+            def one(arm: str, q: str) -> float:
+                use(arm)
+                return timed(
+                    lambda: recall(con, q, 2000, NOW, embed=None if arm == "off" else embed)
+                )[0]
+
+            for q in questions[:5]:  # warm-up of every arm
+                for arm in ARMS:
+                    one(arm, q)
+            for q in questions:
+                for arm in ARMS:
+                    times[arm].append(one(arm, q))
+        use("shipped")
+    p = {a: percentiles(t) for a, t in times.items()}
+    report(
+        "windows_cost",
+        {
+            "ledger_events": args.size,
+            "queries": len(questions),
+            "catch_up_events_per_s": round(catch_up),
+            **{f"recall_{a}_{k}": v for a in ARMS for k, v in p[a].items()},
+            **{f"embed_query_{k}": v for k, v in percentiles(query_s).items()},
+            "p95_ratio_shipped_to_off": round(
+                p["shipped"]["p95_ms"] / max(p["off"]["p95_ms"], 1e-9), 3
+            ),
+            "p95_ratio_shipped_to_messages": round(
+                p["shipped"]["p95_ms"] / max(p["messages"]["p95_ms"], 1e-9), 3
+            ),
+        },
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,25 @@
+"""Recall's windows channel runs with the vector channel: given an embedder, a window of
+consecutive turns close to the query lifts its turns into the fused ranking; without one,
+nothing of it runs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from mindledger.compose import read_model
+from mindledger.projections.retrieval.recall import gather, rank
+from tests.integration.test_spans_channel import NOW, conversation
+from tests.unit.test_turn_windows import bag
+
+
+def test_a_window_close_to_the_query_lifts_its_turns_when_vectors_are_on(tmp_path: Path) -> None:
+    home = conversation(tmp_path)
+
+    with read_model(home) as con:
+        on = gather(con, "lake kayak", NOW, embed=bag)
+        off = gather(con, "lake kayak", NOW)
+
+    windowed = {c.source_id for c in on.items.values() if c.ranks.get("windows") == 1}
+    assert {"D1:21", "D1:22", "D1:23"} <= windowed
+    assert not any("windows" in c.ranks for c in off.items.values())
+    assert any("in window #1" in i.reason for i in rank(on))
