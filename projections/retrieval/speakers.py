@@ -23,7 +23,7 @@ SPEAKER_K = 300
 # The named speakers' messages closest in meaning to the query, and the rank added to theirs
 # (leave-one-conversation-out on LoCoMo, docs/benchmarks/locomo-windows.md).
 SPEAKER_VECTOR_K = 20
-SPEAKER_VECTOR_PENALTY = 10
+SPEAKER_VECTOR_PENALTY = 0
 
 
 def named_speakers(con: duckdb.DuckDBPyConnection, keys: set[str]) -> list[str]:
