@@ -117,7 +117,7 @@ def test_a_turn_opens_a_commitment_that_the_resources_and_the_tools_show_and_ref
     assert got["turn_json"]["opened"] == turn["opened"] and got["turn_json"]["status"] == "complete"
     assert structured(got["query"]) == {"result": [{"n": 1}]}
     assert got["write"].is_error and "only reads" in got["write"].content[0].text
-    assert set(structured(got["recall"])) == {"items", "tokens", "dropped"}
+    assert set(structured(got["recall"])) == {"items", "tokens", "dropped", "vectors"}
     assert "result" in structured(got["threads"])
     assert got["scripted"].is_error and got["scripted"].content[0].text.startswith(
         "turn: unknown argument 'mock_reply'"
