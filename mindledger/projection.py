@@ -15,6 +15,7 @@ from mindledger.compose import Home, open_reader, read_model_paths
 from mindledger.export import Progress, no_progress
 
 LABEL = "projecting"  # what a progress display is labelled for catch-ups and replays
+BACKLOG_S = 1.0  # a follower that applied a batch this recently is catching up a backlog
 
 
 def catch_up(home: Home, progress: Progress = no_progress) -> dict[str, Any]:
@@ -64,10 +65,16 @@ def follow(
         started = time.perf_counter()
         # The vector projection as a background stage: it reads the copies this follower
         # publishes and lags behind them; the read model's catch-up never waits for it.
-        vectors = VectorFollower(home).start()
+        last_batch = [0.0]
+        # Busy while batches come back to back (a backlog): the vectors wait for the read
+        # model to reach the head, then catch up while the follower waits for events.
+        vectors = VectorFollower(
+            home, busy=lambda: time.monotonic() - last_batch[0] < BACKLOG_S
+        ).start()
 
         def batch_done(applied: int, position: int) -> None:
             assert vectors is not None
+            last_batch[0] = time.monotonic()
             vectors.nudge()
             if on_batch is not None:
                 on_batch(applied, position)

@@ -216,8 +216,13 @@ class VectorFollower:
     whenever the ledger moves (`nudge`, or every `POLL_S`), until `stop`. A failed pass is
     one warning line, and the thread goes on (the next pass starts where the vectors are)."""
 
-    def __init__(self, home: Home, poll_s: float = POLL_S) -> None:
+    def __init__(
+        self, home: Home, poll_s: float = POLL_S, busy: Callable[[], bool] | None = None
+    ) -> None:
+        """`busy`: whether the read model's own catch-up is under way, which the vectors give
+        way to (between two batches): its rate must not pay for them."""
         self.home, self.poll_s = home, poll_s
+        self.busy = busy or (lambda: False)
         self.wake, self.stopping = threading.Event(), threading.Event()
         self.thread: threading.Thread | None = None
         self.embedded = 0
@@ -244,11 +249,13 @@ class VectorFollower:
         head_seen = -1
         while not self.stopping.is_set():
             try:
-                head = _ledger_head(self.home)
+                head = _ledger_head(self.home) if not self.busy() else head_seen
                 if head != head_seen:
-                    done = catch_up(self.home, should_stop=self.stopping.is_set)
+                    done = catch_up(self.home, should_stop=self._yields)
                     self.embedded += done["embedded"]
-                    head_seen = head
+                    if done["model"] is None or done["position"] >= head:
+                        head_seen = head  # else: stopped part of the way, or the read model
+                        # was behind: looked at again
             except Exception as e:  # the thread's boundary: the vectors lag, turns go on
                 self.failures += 1
                 if self.failures == 1:
@@ -258,6 +265,9 @@ class VectorFollower:
                     )
             self.wake.wait(self.poll_s)
             self.wake.clear()
+
+    def _yields(self) -> bool:
+        return self.stopping.is_set() or self.busy()
 
 
 def _ledger_head(home: Home) -> int:
