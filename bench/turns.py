@@ -7,7 +7,9 @@ connections without the product (the turn's ratio to it drifts less than its mil
 Every size is built first, then the sizes take turns (a turn at 1k, one at 100k, one at 1M,
 again): these machines' speed drifts by a third within minutes, and measuring the sizes one
 after another made their ratio measure the drift as much as the size.
-Run: .venv/bin/python -m bench.turns [--sizes 1000 100000 1000000] [--turns 40]
+`--served-gap S` also times turns through the floor (`mindledger.open`, as `mind serve` holds
+a mind) with S seconds between them, in which it catches its kept read session up.
+Run: .venv/bin/python -m bench.turns [--sizes 1000 100000 1000000] [--turns 40] [--served-gap S]
 """
 
 from __future__ import annotations
@@ -66,6 +68,33 @@ def in_process(homes: list[Home], turns: int) -> list[dict[str, float]]:
     finally:
         for service in services:
             service.close()
+    return [percentiles(s) for s in samples]
+
+
+def served(homes: list[Home], turns: int, gap: float) -> list[dict[str, float]]:
+    """Turn time through the floor (`mindledger.open`, as `mind serve` holds each mind) with
+    `gap` seconds between turns, as a served mind has between requests: the mind catches its
+    kept read session up to each turn in that time. The scripted model answers at once (its
+    time is in the figure: well under a millisecond)."""
+    import mindledger
+
+    samples: list[list[float]] = [[] for _ in homes]
+    minds = [mindledger.open(home.path) for home in homes]
+    try:
+        for i in range(turns + 3):
+            for n, mind in enumerate(minds):
+                start = time.perf_counter()
+                mind.turn(
+                    f"Please remember bench item {i}",
+                    model="mock",
+                    mock_reply=REPLY.format(i=i),
+                )
+                if i >= 3:
+                    samples[n].append(time.perf_counter() - start)
+                time.sleep(gap)
+    finally:
+        for mind in minds:
+            mind.close()
     return [percentiles(s) for s in samples]
 
 
@@ -130,13 +159,22 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 100_000, 1_000_000])
     parser.add_argument("--turns", type=int, default=40)
     parser.add_argument("--process-turns", type=int, default=5)
+    parser.add_argument(
+        "--served-gap",
+        type=float,
+        default=0.0,
+        help="also time turns through the floor with this many seconds between them",
+    )
     args = parser.parse_args()
     results = {}
     with tempfile.TemporaryDirectory() as tmp:
         homes = [prepare(Path(tmp) / f"n{size}", size) for size in args.sizes]
         turns = in_process(homes, args.turns)
+        gapped = served(homes, args.turns, args.served_gap) if args.served_gap > 0 else None
         floors = [raw_floor(home, args.turns) for home in homes]
-        for size, home, turn, floor in zip(args.sizes, homes, turns, floors, strict=True):
+        for n, (size, home, turn, floor) in enumerate(
+            zip(args.sizes, homes, turns, floors, strict=True)
+        ):
             figures = {
                 "ledger_events": size,
                 **{"turn_overhead_" + k: v for k, v in turn.items()},
@@ -145,6 +183,12 @@ def main() -> None:
             figures["turn_to_raw_floor_p50"] = round(
                 figures["turn_overhead_p50_ms"] / figures["raw_floor_p50_ms"], 2
             )
+            if gapped is not None:
+                figures |= {"served_turn_" + k: v for k, v in gapped[n].items()}
+                figures["served_gap_s"] = args.served_gap
+                figures["served_turn_to_raw_floor_p50"] = round(
+                    figures["served_turn_p50_ms"] / figures["raw_floor_p50_ms"], 2
+                )
             figures |= {
                 "mind_turn_process_" + k: v
                 for k, v in process_wall(home, args.process_turns).items()

@@ -186,8 +186,10 @@ def test_threads_runs(bench: Callable[..., Ran]) -> None:
 
 @pytest.mark.slow
 def test_turns_runs(bench: Callable[..., Ran]) -> None:
-    ran = bench("turns", "--sizes", "50", "--turns", "2", "--process-turns", "1")
+    args = ["--sizes", "50", "--turns", "2", "--process-turns", "1", "--served-gap", "0.01"]
+    ran = bench("turns", *args)
     assert set(ran.reports) == {"turns", "turns_flatness"}
+    assert "served_turn_to_raw_floor_p50" in ran.reports["turns"][0]
 
 
 def test_knowledge_runs(bench: Callable[..., Ran]) -> None:
