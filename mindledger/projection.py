@@ -65,9 +65,10 @@ def follow(
         started = time.perf_counter()
         # The vector projection as a background stage: it reads the copies this follower
         # publishes and lags behind them; the read model's catch-up never waits for it.
-        last_batch = [0.0]
-        # Busy while batches come back to back (a backlog): the vectors wait for the read
-        # model to reach the head, then catch up while the follower waits for events.
+        # Busy while batches come back to back (a backlog), and at the start (the read model
+        # may be made or far behind): the vectors wait for the read model to reach the head,
+        # then catch up while the follower waits for events.
+        last_batch = [time.monotonic()]
         vectors = VectorFollower(
             home, busy=lambda: time.monotonic() - last_batch[0] < BACKLOG_S
         ).start()

