@@ -6,16 +6,16 @@ from __future__ import annotations
 import contextlib
 import shutil
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from mindledger.compose import Home, open_reader, read_model_paths
 from mindledger.export import Progress, no_progress
 
 LABEL = "projecting"  # what a progress display is labelled for catch-ups and replays
-BACKLOG_S = 1.0  # a follower that applied a batch this recently is catching up a backlog
 
 
 def catch_up(home: Home, progress: Progress = no_progress) -> dict[str, Any]:
@@ -64,31 +64,44 @@ def follow(
         require_writable(home.path, paths.working, doing="build the read model")
         started = time.perf_counter()
         # The vector projection as a background stage: it reads the copies this follower
-        # publishes and lags behind them; the read model's catch-up never waits for it.
-        # Busy while batches come back to back (a backlog), and at the start (the read model
-        # may be made or far behind): the vectors wait for the read model to reach the head,
-        # then catch up while the follower waits for events.
-        last_batch = [time.monotonic()]
-        vectors = VectorFollower(
-            home, busy=lambda: time.monotonic() - last_batch[0] < BACKLOG_S
-        ).start()
+        # publishes and lags behind them; the read model's catch-up never waits for it. It
+        # runs only while the follower waits for events (the read model at the head): beside
+        # a backlog's batches it slowed the catch-up (bench.vector_lag).
+        idle = _Idle(reader)
+        vectors = VectorFollower(home, busy=lambda: not idle.waiting.is_set()).start()
 
         def batch_done(applied: int, position: int) -> None:
             assert vectors is not None
-            last_batch[0] = time.monotonic()
+            idle.waiting.clear()
             vectors.nudge()
             if on_batch is not None:
                 on_batch(applied, position)
 
         if on_start is not None:
             on_start()
-        total = follow_ledger(paths, reader, batch_done, should_stop=should_stop)
+        total = follow_ledger(paths, cast(Any, idle), batch_done, should_stop=should_stop)
         position = reader.head()[0]
     finally:
         if vectors is not None:
             vectors.stop()
         reader.close()
     return {"applied": total, "position": position, "seconds": _since(started)}
+
+
+class _Idle:
+    """A follower's ledger reader that notes when the follower waits for events: it has
+    nothing left to apply (the read model is at the head)."""
+
+    def __init__(self, reader: Any) -> None:
+        self.reader = reader
+        self.waiting = threading.Event()
+
+    def wait(self, timeout: float) -> None:
+        self.waiting.set()
+        self.reader.wait(timeout)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.reader, name)
 
 
 def replay(
