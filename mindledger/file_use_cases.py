@@ -132,8 +132,17 @@ class FileCommands:
 
     def follow_vectors(self) -> VectorFollower:
         """The vector projection started as a background thread of this process (`mind serve`
-        runs one per mind): it embeds new stored items as the ledger moves; `stop()` it."""
-        return VectorFollower(self.home).start()
+        runs one per mind): it embeds new stored items as the ledger moves, giving way (between
+        two batches) while this mind writes (a turn); `stop()` it."""
+        lock = self.write_lock
+
+        def writing() -> bool:
+            if not lock.acquire(blocking=False):
+                return True
+            lock.release()
+            return False
+
+        return VectorFollower(self.home, busy=writing).start()
 
     def follow(
         self,
