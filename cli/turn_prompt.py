@@ -26,6 +26,7 @@ def echo_prompt(data: dict[str, Any]) -> None:
     write_out(for_terminal(f"turn {data['turn']} ({data['status']}, model {data['model']}):"))
     for message in data["messages"]:
         named = f" {message['tool_call_id']}" if message.get("tool_call_id") else ""
+        named += f" ({message['name']})" if message.get("name") else ""  # its speaker
         write_out(for_terminal(f"--- {message['role']}{named} ---"))
         if message.get("content") is not None:
             write_out(for_terminal(message["content"]))

@@ -7,12 +7,16 @@ tag, no hidden character), so it can neither close nor open the memory block or 
 start an item line. The earlier messages are the conversation the model sees before the
 message, as the caller sent them (docs/decisions/0020-a-callers-conversation.md says how they
 relate to the mind's own history): user and assistant messages, an assistant's tool calls and
-the tool results that answered them. The tools it offers and the results it sends back as a
+the tool results that answered them. A user or assistant message (the turn's own too) may
+carry its speaker's `name`, as OpenAI's messages do (several agents of one conversation, each
+named): checked as OpenAI checks it (NAME_PATTERN: letters, digits, `_` and `-`, so it can
+hold no tag, quote or line break) and sent as the message's `name`, never written into text. The tools it offers and the results it sends back as a
 turn's message are in `domain/tool_use.py`.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -26,6 +30,8 @@ from mindledger.domain.turn import MESSAGE_LIMIT
 HISTORY_ROLES = ("user", "assistant", "tool")
 MAX_HISTORY = 1000  # messages
 MAX_HISTORY_CHARS = 1_000_000
+# A message's speaker name, as OpenAI's API takes it.
+NAME_PATTERN = re.compile(r"[A-Za-z0-9_-]{1,64}")
 
 CLIENT_OPEN = "<client-instructions>"
 CLIENT_END = "</client-instructions>"
@@ -40,16 +46,20 @@ CLIENT_PREAMBLE = (
 class ClientChat:
     """A caller's system prompt (None: none), earlier messages ({"role", "content"}, an
     assistant's with `tool_calls`, a tool's with `tool_call_id`), the tools it offers, and the
-    tool results that are this turn's message (none: the message is text)."""
+    tool results that are this turn's message (none: the message is text). A user or
+    assistant message of `history` may hold its speaker's `name`; `name` is the turn's own
+    message's speaker (None: unnamed)."""
 
     system: str | None = None
     history: tuple[dict[str, Any], ...] = ()
     tooling: ToolRequest = field(default_factory=ToolRequest)
     results: tuple[dict[str, str], ...] = ()
+    name: str | None = None
 
     def __bool__(self) -> bool:
         return (
             self.system is not None
+            or self.name is not None
             or bool(self.history)
             or bool(self.tooling)
             or bool(self.results)
@@ -72,6 +82,19 @@ def _system(value: Any) -> str | None:
     return value or None  # an empty system prompt asks for nothing
 
 
+def checked_name(value: Any, where: str) -> str | None:
+    """A speaker's name (None: none), as OpenAI takes it: 1 to 64 letters, digits, `_` or
+    `-`. Nothing else, so a name can never be prompt structure (a tag, a quote, a line)."""
+    if value is None:
+        return None
+    if not isinstance(value, str) or not NAME_PATTERN.fullmatch(value):
+        raise InvalidInputError(
+            f"`{where}` must be 1 to 64 letters, digits, `_` or `-` (a speaker's name)",
+            param=where,
+        )
+    return value
+
+
 def _message(n: int, message: Any) -> dict[str, Any]:
     where = f"history[{n}]"
     role = message.get("role") if isinstance(message, Mapping) else None
@@ -80,17 +103,24 @@ def _message(n: int, message: Any) -> dict[str, Any]:
         return {"role": "tool", **checked_result(rest, where, where)}
     calls = message.get("tool_calls") if role == "assistant" else None
     keys = {"role", "content", "tool_calls"} if calls is not None else {"role", "content"}
-    if not isinstance(message, Mapping) or set(message) != keys:
+    given = set(message) - {"name"} if isinstance(message, Mapping) else None
+    if given != keys:
         raise InvalidInputError(
             f"`{where}` must be an object with exactly `role` and `content`"
-            " (an assistant's may have `tool_calls`)",
+            " (an assistant's may have `tool_calls`; either may have `name`)",
             param=where,
         )
     if role not in HISTORY_ROLES:
         raise InvalidInputError(
             f"`{where}.role` must be one of {', '.join(HISTORY_ROLES)}", param=f"{where}.role"
         )
-    content = message["content"]
+    name = checked_name(message.get("name"), f"{where}.name")
+    read = _said(where, role, message["content"], calls)
+    return {**read, "name": name} if name is not None else read
+
+
+def _said(where: str, role: str, content: Any, calls: Any) -> dict[str, Any]:
+    """A user or assistant message's content (and an assistant's tool calls), checked."""
     if calls is not None:
         if not isinstance(calls, list) or not calls:
             raise InvalidInputError(f"`{where}.tool_calls` must be a non-empty list", param=where)
@@ -101,8 +131,7 @@ def _message(n: int, message: Any) -> dict[str, Any]:
         raise InvalidInputError(f"`{where}.content` must be a non-empty text", param=where)
     if any(0xD800 <= ord(ch) <= 0xDFFF for ch in content):
         raise InvalidInputError(f"`{where}.content` is not valid UTF-8", param=where)
-    if role != "tool":
-        _storable(content, where)
+    _storable(content, where)
     if calls is not None:
         return {"role": role, "content": content, "tool_calls": checked}
     return {"role": role, "content": content}
@@ -128,10 +157,17 @@ def checked_chat(
     history: Sequence[Any] | None = None,
     tooling: ToolRequest | None = None,
     results: tuple[dict[str, str], ...] = (),
+    name: Any = None,
 ) -> ClientChat:
     """A caller's system prompt and earlier messages, checked (InvalidInputError names the
-    argument at fault as `param`: `system`, `history[N]`), with its tools and tool results
-    (checked already: `tool_use.checked_tools`, `checked_results`)."""
+    argument at fault as `param`: `system`, `history[N]`, `history[N].name`, `name`), with its
+    tools and tool results (checked already: `tool_use.checked_tools`, `checked_results`) and
+    the turn's own message's speaker name."""
+    speaker = checked_name(name, "name")
+    if speaker is not None and results:
+        raise InvalidInputError(
+            "`name` names the speaker of a text message; tool results have none", param="name"
+        )
     given = list(history or ())
     if len(given) > MAX_HISTORY:
         raise InvalidInputError(
@@ -143,7 +179,7 @@ def checked_chat(
             f"`history` holds more than {MAX_HISTORY_CHARS:,} characters", param="history"
         )
     _answers_calls(messages, results)
-    return ClientChat(_system(system), messages, tooling or ToolRequest(), results)
+    return ClientChat(_system(system), messages, tooling or ToolRequest(), results, speaker)
 
 
 def _answers_calls(

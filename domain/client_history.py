@@ -40,9 +40,11 @@ TURNS_PER_READ = 20
 
 def client_messages(
     history: Sequence[Mapping[str, Any]], keys: TextKeys, at: datetime, session: str
-) -> list[Observed]:
-    """The caller's user and assistant messages with text, as messages to observe (tool
-    calls and results are the exchange's mechanics, not what was said)."""
+) -> list[tuple[str, Observed]]:
+    """The caller's user and assistant messages with text, as messages to observe, each with
+    its role (tool calls and results are the exchange's mechanics, not what was said). A
+    named message's speaker is its name (checked: `client_chat.NAME_PATTERN`), as an imported
+    transcript's speakers are; an unnamed one's its role."""
     seen: Counter[tuple[str, str]] = Counter()
     found = []
     for message in history:
@@ -50,10 +52,12 @@ def client_messages(
         if role not in ("user", "assistant") or not isinstance(text, str) or not text.strip():
             continue
         text = text.replace("\r\n", "\n").strip()
-        digest = keys.keyed(IMPORT, f"client\x00{role}\x00{text}")[:32]
-        source_id = f"client:{digest}:{seen[(role, text)]}"
-        seen[(role, text)] += 1
-        found.append(Observed(role, text, at, source_id, session=session))
+        name = message.get("name")
+        said = f"{role}\x00{name}" if name else role  # unnamed: the id it always had
+        digest = keys.keyed(IMPORT, f"client\x00{said}\x00{text}")[:32]
+        source_id = f"client:{digest}:{seen[(said, text)]}"
+        seen[(said, text)] += 1
+        found.append((role, Observed(name or role, text, at, source_id, session=session)))
     return found
 
 
@@ -67,11 +71,11 @@ def client_source(messages: Sequence[Observed], keys: TextKeys, caller: str = ""
     return f"{CLIENT}{keys.keyed(IMPORT, named)[:32]}"
 
 
-def held_by_turns(mind: Mind, messages: Sequence[Observed]) -> set[bytes]:
-    """The fingerprints of `messages` that are the mind's own turns' messages (user) or
-    replies (assistant), looked for from the last turn back (one read a turn), until each is
-    found or MAX_TURNS_READ turns were read."""
-    wanted = {fingerprint(m.speaker, m.text) for m in messages}
+def held_by_turns(mind: Mind, messages: Sequence[tuple[str, Observed]]) -> set[bytes]:
+    """The fingerprints (by role and text) of `messages` that are the mind's own turns'
+    messages (user) or replies (assistant), looked for from the last turn back (one read a
+    turn), until each is found or MAX_TURNS_READ turns were read."""
+    wanted = {fingerprint(role, m.text) for role, m in messages}
     held: set[bytes] = set()
     read, below = 0, None
     changes = Changes(mind)
@@ -93,14 +97,15 @@ def held_by_turns(mind: Mind, messages: Sequence[Observed]) -> set[bytes]:
     return held & wanted
 
 
-def unseen(mind: Mind, source: str, messages: Sequence[Observed]) -> list[Observed]:
+def unseen(mind: Mind, source: str, messages: Sequence[tuple[str, Observed]]) -> list[Observed]:
     """The messages neither the client's conversation (an earlier request brought them) nor
-    the mind's own turns hold."""
+    the mind's own turns hold (a named message the mind's turn holds by its role and text:
+    the caller named a message the mind had, as it resends it)."""
     conversation = Changes(mind).find(Conversation, conversation_id(source))
     known = conversation.source_ids if conversation is not None else set()
-    new = [m for m in messages if m.source_id not in known]
+    new = [(role, m) for role, m in messages if m.source_id not in known]
     held = held_by_turns(mind, new) if new else set()
-    return [m for m in new if fingerprint(m.speaker, m.text) not in held]
+    return [m for role, m in new if fingerprint(role, m.text) not in held]
 
 
 def record_unseen(
@@ -113,7 +118,7 @@ def record_unseen(
     messages = client_messages(history, mind.text_keys, mind.clock(), session)
     if not messages:
         return 0
-    source = client_source(messages, mind.text_keys, caller)
+    source = client_source([m for _, m in messages], mind.text_keys, caller)
     new = unseen(mind, source, messages)
     if not new:
         return 0

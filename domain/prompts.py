@@ -76,10 +76,12 @@ def prompt_messages(
     (bench/embedded_settings.py). A caller's system prompt (`client`) follows the mind's, in
     its own quoted block; its earlier messages come before the message, as sent. A turn whose
     message is tool results ends with them, as tool messages (no memory in a user message:
-    a model that takes tools is never a compact one)."""
+    a model that takes tools is never a compact one). The message carries its speaker's name
+    when the caller gave one (`client.name`, checked: domain/client_chat.py)."""
     client = client or ClientChat()
     extra = f"\n\n{client_block(client.system)}" if client.system is not None else ""
     history = [dict(m) for m in client.history]
+    named = {"name": client.name} if client.name is not None else {}
     if client.results:
         return [
             {"role": "system", "content": system_prompt(identity, context) + extra},
@@ -90,12 +92,12 @@ def prompt_messages(
         return [
             {"role": "system", "content": system_prompt(identity, context) + extra},
             *history,
-            {"role": "user", "content": text},
+            {"role": "user", "content": text, **named},
         ]
     system = system_prompt(identity, AssembledContext([], "", 0), compact=True) + extra
     memory = f"{context.rendered}\n\n" if context.rendered else ""
     return [
         {"role": "system", "content": system},
         *history,
-        {"role": "user", "content": memory + text},
+        {"role": "user", "content": memory + text, **named},
     ]

@@ -152,6 +152,7 @@ class MindLedger(DirectCommands, KnowledgeCommands, FileCommands, ReadCommands, 
         response_format: Mapping[str, Any] | None = None,
         tool_results: Sequence[Mapping[str, str]] = (),
         via: str = "api",
+        name: str | None = None,
     ) -> TurnResult:
         """Say `text` to the mind and return the turn as `mind turn --json` prints it.
 
@@ -177,6 +178,9 @@ class MindLedger(DirectCommands, KnowledgeCommands, FileCommands, ReadCommands, 
         with `text` empty) are the message of the next turn, which `follows` the one that
         asked. The caller's assistant messages in `history` may carry `tool_calls` and its
         tool messages (`{"role": "tool", "tool_call_id", "content"}`) sit between them.
+        `name`: who says `text` (1 to 64 letters, digits, `_` or `-`, as OpenAI's messages
+        name their speaker; a user or assistant message of `history` may carry one too), sent
+        with the message and recorded in the turn's prompt.
         Messages in `history` the mind never saw (none of its own turns' messages or replies,
         none an earlier request brought) are recorded as observed in the client's
         conversation, with `via` (the route they came by) and the turn they preceded
@@ -197,6 +201,7 @@ class MindLedger(DirectCommands, KnowledgeCommands, FileCommands, ReadCommands, 
             response_format=response_format,
             tool_results=tool_results,
             via=via,
+            name=name,
         ).result
 
     def run_turn(
@@ -219,6 +224,7 @@ class MindLedger(DirectCommands, KnowledgeCommands, FileCommands, ReadCommands, 
         retry_of: UUID | None = None,
         on_start: Callable[[str], None] | None = None,
         via: str = "api",
+        name: str | None = None,
     ) -> TurnDone:
         """`turn`, with the use case's outcome beside its JSON (for front-ends that render
         more than the JSON, such as the command line's effect lines). `retry_of`: a failed
@@ -242,7 +248,7 @@ class MindLedger(DirectCommands, KnowledgeCommands, FileCommands, ReadCommands, 
                 "give `text` or `tool_results`, not both: tool results are a turn's message",
                 param="tool_results",
             )
-        chat = checked_chat(system, history, offered, results)
+        chat = checked_chat(system, history, offered, results, name)
         settings = checked_sampling(sampling)
         with self.write_lock:
             completion_model = self._model(model, mock_reply, api_base)

@@ -65,8 +65,14 @@ ROLES = ("system", "developer", "user", "assistant", "tool")
 # Keys of a message besides role and content that a client may send empty (the SDK's own
 # assistant message, passed back, carries them as null).
 EMPTY_MESSAGE_KEYS = ("name", "refusal", "tool_calls", "function_call", "audio", "annotations")
-# Keys a message of that role carries (given: not empty).
-ROLE_KEYS = {"assistant": ("tool_calls",), "tool": ("tool_call_id",)}
+# Keys a message of that role carries (given: not empty). A user's or assistant's `name` (its
+# speaker, as multi-agent frameworks name each agent's messages) goes with it to the floor,
+# which checks it (domain/client_chat.py); a system prompt's is refused, it has no speaker.
+ROLE_KEYS = {
+    "user": ("name",),
+    "assistant": ("tool_calls", "name"),
+    "tool": ("tool_call_id",),
+}
 
 
 @dataclass
@@ -76,6 +82,7 @@ class ChatRequest:
     model: str
     text: str
     system: str | None = None
+    name: str | None = None  # the turn's message's speaker, as the client named it
     history: list[dict[str, Any]] = field(default_factory=list)
     sampling: dict[str, Any] = field(default_factory=dict)
     tooling: dict[str, Any] = field(default_factory=dict)  # TOOLING fields given
@@ -99,6 +106,8 @@ class ChatRequest:
         args: dict[str, Any] = dict(self.options)
         if self.system is not None:
             args["system"] = self.system
+        if self.name is not None:
+            args["name"] = self.name
         if self.history:
             args["history"] = self.history
             args["via"] = self.ROUTE
@@ -125,6 +134,8 @@ class ChatRequest:
                 return "messages"
         if head == "text":
             return f"messages[{self.text_at}].content"
+        if head == "name":
+            return f"messages[{self.text_at}].name"
         if head == "system":
             return f"messages[{self.system_at}].content" if self.system_at is not None else None
         if head in self.sampling_from:
@@ -252,6 +263,7 @@ def _messages(messages: Any, request: ChatRequest) -> None:
         raise _refuse("invalid_messages", f"{where} is empty; give some text", where)
     _earlier(read[:last], request)
     request.text, request.text_at = read[last]["content"], last
+    request.name = read[last].get("name")
 
 
 def _earlier(read: list[dict[str, Any]], request: ChatRequest) -> None:

@@ -16,6 +16,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema, create_model
 
 from mindledger.domain.budgets import MAX_BUDGET, TURN_BUDGET_FLOOR
+from mindledger.domain.client_chat import NAME_PATTERN
 from mindledger.service.sampling_fields import Sampling
 
 MIND_MODEL = Annotated[
@@ -66,7 +67,12 @@ class ChatMessage(_Strict):
     content: str | Annotated[list[TextPart], Field(min_length=1)] | None = None
     tool_calls: list[dict[str, Any]] | None = Field(None, description="An assistant's.")
     tool_call_id: str | None = Field(None, description="A tool's: the call it answers.")
-    name: Annotated[Any, WithJsonSchema({"anyOf": [{"type": "null"}, {"const": []}]})] = None
+    name: str | None = Field(
+        None,
+        pattern=f"^{NAME_PATTERN.pattern}$",
+        description="A user's or assistant's speaker (several agents' messages, each named): "
+        "sent with the message and recorded. A system, developer or tool message takes none.",
+    )
     refusal: Annotated[Any, WithJsonSchema({"anyOf": [{"type": "null"}, {"const": []}]})] = None
     function_call: Annotated[Any, WithJsonSchema({"anyOf": [{"type": "null"}, {"const": []}]})] = (
         None

@@ -111,7 +111,7 @@ def test_tool_results_that_end_the_messages_are_the_turns_message() -> None:
         ({"stream_options": {"include_usage": True}}, "stream_options"),
         ({"messages": [USER, {"role": "assistant", "content": "x"}]}, "messages"),
         ({"messages": [{"role": "user", "content": None}]}, "messages[0].content"),
-        ({"messages": [{"role": "user", "content": "x", "name": "n"}]}, "messages[0].name"),
+        ({"messages": [{"role": "system", "content": "x", "name": "n"}]}, "messages[0].name"),
         ({"messages": [{"role": "user", "content": "x", "weight": 1}]}, "messages[0]"),
         ({"mind_options": {"budget": "big"}}, "mind_options.budget"),
         ({"model": "gpt-4o"}, "model"),
@@ -153,3 +153,22 @@ def test_any_body_is_read_or_refused_with_a_400(
         assert e.status == 400 and e.message
     else:
         assert request.text.strip()
+
+
+def test_a_speakers_name_goes_with_its_message_to_the_floor() -> None:
+    """Several agents' messages, each named (LangGraph, AutoGen): the floor checks the name."""
+    body = {
+        "model": "mind/Echo",
+        "messages": [
+            {"role": "user", "content": "Plan it.", "name": "planner"},
+            {"role": "assistant", "content": "Step one.", "name": "researcher"},
+            {"role": "user", "content": "Go on.", "name": "critic-2"},
+        ],
+    }
+
+    request = chat_request(body)
+
+    assert request.turn_args()["name"] == "critic-2"
+    assert [m.get("name") for m in request.history] == ["planner", "researcher"]
+    assert request.request_field("name") == "messages[2].name"
+    assert request.request_field("history[1].name") == "messages[1].name"

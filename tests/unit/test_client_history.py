@@ -246,3 +246,34 @@ def test_a_turn_whose_earlier_messages_could_not_be_observed_still_answers(
     assert observed(mind) == []
     mind.turn("Again", model="mock", mock_reply="Yes.", history=history)
     assert [p["text"] for p in observed(mind)] == ["My sister Alma keeps bees."]
+
+
+@pytest.mark.floor("turn")
+def test_named_speakers_are_observed_under_their_names_and_sent_with_their_messages(
+    mind: mindledger.MindLedger,
+) -> None:
+    """Several agents' messages, each named (a LangGraph or AutoGen team): the prompt carries
+    each name with its message, an observed one keeps its speaker's name, and the mind's own
+    turn sent back named is not observed again."""
+    history = [
+        {"role": "user", "content": "Find where Alma keeps her bees.", "name": "planner"},
+        {"role": "assistant", "content": "Alma keeps bees in Zaragoza.", "name": "researcher"},
+    ]
+    done = mind.turn(
+        "Is that right?", model="mock", mock_reply="Yes.", history=history, name="critic"
+    )
+    resent = [
+        *history,
+        {"role": "user", "content": "Is that right?", "name": "critic"},
+        {"role": "assistant", "content": "Yes."},
+    ]
+    mind.turn("Thanks.", model="mock", mock_reply="Welcome.", history=resent, name="critic")
+
+    prompt = mind.turn_prompt(done.turn).messages or []
+    assert prompt[1:] == [*history, {"role": "user", "content": "Is that right?", "name": "critic"}]
+    recorded = observed(mind)
+    assert sorted((p["speaker"], p["text"]) for p in recorded) == [
+        ("planner", "Find where Alma keeps her bees."),
+        ("researcher", "Alma keeps bees in Zaragoza."),
+    ]
+    assert mind.verify().ok

@@ -129,7 +129,14 @@ def test_a_setting_out_of_range_is_refused_by_name_and_records_nothing(
         (None, [{"role": "system", "content": "x"}], "history[0].role"),
         (None, [{"role": "tool", "content": "x"}], "history[0]"),  # no tool_call_id
         (None, [{"role": "user", "content": "  "}], "history[0]"),
-        (None, [{"role": "user", "content": "x", "name": "bob"}], "history[0]"),
+        (None, [{"role": "user", "content": "x", "name": "bob smith"}], "history[0].name"),
+        (
+            None,
+            [{"role": "user", "content": "x", "name": "</client-instructions>"}],
+            "history[0].name",
+        ),
+        (None, [{"role": "assistant", "content": "x", "name": "a" * 65}], "history[0].name"),
+        (None, [{"role": "user", "content": "x", "name": 7}], "history[0].name"),
         ("x" * 100_001, [], "system"),
     ],
 )
@@ -369,3 +376,23 @@ def test_forgetting_a_turn_forgets_a_later_prompt_that_replays_it_and_no_other(
     assert {"role": "user", "content": "The weather is fine"} in kept
     assert "4471" not in json.dumps(mind.log(limit=100).model_dump(mode="json"))
     assert mind.verify().ok
+
+
+@pytest.mark.parametrize("name", ["bob smith", "</client-instructions>", "a\nb", "", "é" * 3])
+def test_a_name_that_could_be_anything_but_a_name_is_refused_before_the_turn(
+    mind: mindledger.MindLedger, name: str
+) -> None:
+    before = mind.status().head.position
+
+    with pytest.raises(InvalidInputError) as refused:
+        mind.turn("Hello", model="mock", mock_reply="Hi.", name=name)
+
+    assert refused.value.param == "name" and "`name`" in str(refused.value)
+    assert mind.status().head.position == before
+
+
+def test_tool_results_take_no_speakers_name() -> None:
+    with pytest.raises(InvalidInputError) as refused:
+        checked_chat(results=({"tool_call_id": "call_1", "content": "4"},), name="calc")
+
+    assert refused.value.param == "name"
