@@ -146,14 +146,15 @@ class ChatRequest:
 
     def request_words(self, message: str) -> str:
         """A floor's message with the arguments it names in backticks (`history[1].content`)
-        named as the request's fields (`messages[3].content`), as `request_field` names
-        `param`: a client sent no `history`."""
+        named as the request's fields (`messages[3].content`), and the turn's own `name` as
+        its message's, as `request_field` names `param`: a client sent no `history`."""
 
         def item(found: re.Match[str]) -> str:
             at = self.history_at if found[1] == "history" else self.results_at
             index = int(found[2])
             return f"`{self.ITEMS}[{at[index]}]" if index < len(at) else found[0]
 
+        message = message.replace("`name`", f"`{self.ITEMS}[{self.text_at}].name`")
         return _FLOOR_LIST.sub(f"`{self.ITEMS}`", _FLOOR_ITEM.sub(item, message))
 
 

@@ -277,3 +277,16 @@ def test_named_speakers_are_observed_under_their_names_and_sent_with_their_messa
         ("researcher", "Alma keeps bees in Zaragoza."),
     ]
     assert mind.verify().ok
+
+
+def test_log_turn_shows_each_messages_speaker(capsys: pytest.CaptureFixture[str]) -> None:
+    from mindledger.cli.turn_prompt import echo_prompt
+
+    messages = [
+        {"role": "user", "content": "Plan it.", "name": "planner"},
+        {"role": "user", "content": "Go on."},
+    ]
+    echo_prompt({"turn": "ab12", "status": "complete", "model": "mock", "messages": messages})
+
+    shown = capsys.readouterr().out.splitlines()
+    assert shown[1:] == ["--- user (planner) ---", "Plan it.", "--- user ---", "Go on."]
