@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from mindledger.adapters.minilm import MiniLM, erf, model_dir, shared_model
+from mindledger.adapters.minilm import SMALL_ROWS, MiniLM, Weight, erf, model_dir, shared_model
 
 REFERENCE = json.loads(
     (Path(__file__).resolve().parents[1] / "data" / "minilm_reference.json").read_text()
@@ -39,6 +39,29 @@ def test_vectors_match_the_sentence_transformers_reference(model: MiniLM) -> Non
         assert math.isclose(float(np.linalg.norm(v)), 1.0, abs_tol=1e-5)
         assert math.isclose(float(np.linalg.norm(p)), ref["pooled_norm"], rel_tol=1e-4)
     assert np.allclose(vectors @ vectors.T, REFERENCE["cosines"], atol=2e-5)
+
+
+def test_each_text_alone_matches_the_reference_too(model: MiniLM) -> None:
+    # Alone, a short text takes the few-rows product (column blocks): the same vectors.
+    for ref in REFERENCE["sentences"]:
+        vector = model.encode([ref["text"]])[0]
+
+        assert np.allclose(vector[:8], ref["first8"], atol=2e-5), ref["text"][:40]
+
+
+@pytest.mark.parametrize("rows", [1, 4, SMALL_ROWS, SMALL_ROWS + 1, 300])
+def test_a_weight_multiplies_as_its_whole_matrix_does(rows: int) -> None:
+    rng = np.random.default_rng(rows)
+    matrix = rng.standard_normal((384, 1536), dtype=np.float32)
+    x = rng.standard_normal((rows, 384), dtype=np.float32)
+
+    got = Weight(matrix).times(x)
+
+    assert got.shape == (rows, 1536) and got.dtype == np.float32
+    if rows > SMALL_ROWS:  # a batch: the very product it was before the blocks
+        assert np.array_equal(got, x @ matrix)
+    else:
+        assert np.allclose(got, x @ matrix, rtol=1e-5, atol=1e-4)
 
 
 def test_a_text_longer_than_256_tokens_is_cut_as_the_reference_cuts_it(model: MiniLM) -> None:
