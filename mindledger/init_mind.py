@@ -62,4 +62,16 @@ def init_mind(
         if isinstance(e, OSError):
             raise MindError(f"cannot create a mind at {home.path} ({e.strerror or e})") from None
         raise
+    _project(home)
     return {"name": name, "home": str(home.path), "backend": home.backend(), "ledger_id": ledger_id}
+
+
+def _project(home: Home) -> None:
+    """Build the new mind's read model and its summary, so the first `mind status` or `mind
+    commitments` prints from the summary without loading DuckDB (decision 0024). The mind is
+    made by now, and the read model is derived: a failure here leaves it to the next read
+    (which builds it), rather than failing an init whose retry would find the mind there."""
+    from mindledger.projection import catch_up
+
+    with contextlib.suppress(MindError, OSError):
+        catch_up(home, publish=False)

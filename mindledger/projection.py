@@ -18,9 +18,10 @@ from mindledger.export import Progress, no_progress
 LABEL = "projecting"  # what a progress display is labelled for catch-ups and replays
 
 
-def catch_up(home: Home, progress: Progress = no_progress) -> dict[str, Any]:
+def catch_up(home: Home, progress: Progress = no_progress, publish: bool = True) -> dict[str, Any]:
     """Bring the read models up to the ledger head and publish them (what `mind project
-    --json` prints); `progress` is shown the events still to apply."""
+    --json` prints); `progress` is shown the events still to apply. `publish=False` leaves the
+    published copy as it is (a reader without a follower reads the working file)."""
     from mindledger.projections.engine.projector import Projector
     from mindledger.projections.engine.read_only_home import require_writable
     from mindledger.projections.engine.readmodel import projector_lock
@@ -35,7 +36,8 @@ def catch_up(home: Home, progress: Progress = no_progress) -> dict[str, Any]:
                 lag = reader.head()[0] - projector.position()
                 with progress(lag, LABEL) as bar:
                     total = projector.catch_up(reader, on_batch=bar.update, maintain=True)
-                projector.publish(paths.published)
+                if publish:
+                    projector.publish(paths.published)
                 position = projector.position()
             finally:
                 projector.close()

@@ -34,7 +34,10 @@ def test_init_status_and_verify_on_a_fresh_mind(cli: Cli, home: Path) -> None:
                 "position": 1,
                 "hash": status["head"]["hash"],
                 "status": "ok",
-            }
+            },
+            # init builds the read model (so the first listing prints from its summary): its
+            # position's hash is checked too
+            {"source": "read model", "position": 1, "hash": status["head"]["hash"], "status": "ok"},
         ],
     }
 
