@@ -290,17 +290,23 @@ class MindLedger(DirectCommands, KnowledgeCommands, FileCommands, ReadCommands, 
         return done
 
     # After a turn, catch the read session kept for the next one up to it in the background
-    # (`_settle`); off for a process that makes one turn and ends (`mind turn`), which would
-    # only wait for it when it closes.
+    # (`_settle`); a process that makes one turn and ends (`mind turn`) does it before it
+    # returns instead, so the read model and its summary are at the head for the next command
+    # (a listing then prints from the summary without loading DuckDB).
     settle_between_turns = True
 
     def _settle(self, service: TurnService) -> None:
         """Catch the read session this mind keeps between turns up to the turn just recorded,
-        in a thread, while the caller takes the answer: the next turn then starts from a
-        current read model instead of projecting this one's events first (the write lock
-        keeps the pipeline to this thread meanwhile; a next turn waits for it)."""
+        in a thread while the caller takes the answer (here, for a one-turn process): the
+        next turn then starts from a current read model instead of projecting this one's
+        events first (the write lock keeps the pipeline to this thread meanwhile; a next turn
+        waits for it)."""
         settle = getattr(service.retrieval, "settle", None)
-        if settle is None or not self.settle_between_turns:
+        if settle is None:
+            return
+        if not self.settle_between_turns:
+            with self.write_lock:
+                settle()
             return
 
         def run() -> None:

@@ -623,10 +623,10 @@ class Projector:
         if total and maintain:
             self.refresh_tension()
             self.sort_index()
-        self._summarise()
+        self.summarise()
         return total
 
-    def _summarise(self) -> None:
+    def summarise(self) -> None:
         """Write the summary when it is not at this file's position (after events applied, or
         none written yet). A summary that cannot be written is deleted: its readers then read
         the read model itself, and the catch-up stands."""

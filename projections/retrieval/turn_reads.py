@@ -65,6 +65,7 @@ class ReadModelRetrieval:
             tail = list(islice(self.reader.rows(after=projector.position()), BACKGROUND_EVENTS + 1))
             if tail and len(tail) <= BACKGROUND_EVENTS:
                 projector.apply_read(self.reader, tail)
+                projector.summarise()  # the next `mind status`/`commitments` read it, not DuckDB
 
         use_lingering(self.paths.lock, self.reader, catch_up)
 

@@ -4,6 +4,7 @@ exactly once, and a reader of this process or another gets the lock when it asks
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -96,14 +97,23 @@ def test_a_mind_catches_its_kept_session_up_after_a_turn_exactly_once(
     _projected_once(home)
 
 
-def test_a_one_shot_turn_leaves_its_events_to_the_next_reader(tmp_path: Path) -> None:
+def test_a_one_shot_turn_leaves_the_read_model_and_its_summary_at_the_head(
+    tmp_path: Path,
+) -> None:
     import mindledger
     from mindledger.projections.engine.projector import reached
+    from mindledger.projections.engine.summary import read_summary
 
     sqlite_mind(tmp_path, commands=0)
     home = Home(tmp_path)
     with mindledger.open(tmp_path) as mind:
         mind.settle_between_turns = False  # `mind turn`: the process ends after it
         mind.turn("Remind me to call", model="mock", mock_reply="Noted.\nCOMMIT: call")
-        assert reached(home.readmodel) < open_reader(home).head()[0]
+        head = open_reader(home).head()[0]
+        # caught up before the turn returned, no thread: the next `mind commitments` prints
+        # the new commitment from the summary
+        assert reached(home.readmodel) == head
+        summary = read_summary(home.readmodel)
+        assert summary is not None and summary["position"] == head
+        assert "call" in json.dumps(summary)
     _projected_once(home)
