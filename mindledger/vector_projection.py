@@ -7,8 +7,8 @@ a new `embedding.model`); it reads the texts from the read model, so a forgotten
 embedded, and a forget keeps only the vectors of what still reads in the clear
 (`mindledger.forget`). It runs as a background stage (`VectorFollower`, a thread) of `mind
 serve` and of `mind project --follow`, and on demand as `mind project --vectors`. Each pass
-embeds at most `PASS_ITEMS` items under a shared forget lock, so a forget waits a few seconds
-at most, and never for a whole mind.
+embeds at most `PASS_ITEMS` items under a shared forget lock, so a forget waits for one
+embedding call at most, never for a whole mind.
 """
 
 from __future__ import annotations
@@ -22,7 +22,10 @@ from mindledger.compose import Home, open_reader, read_model_paths
 from mindledger.notices import warn
 
 BATCH = 64  # items per embedding call and per write: a crash loses at most this much work
-PASS_ITEMS = 512  # items per pass under the forget lock (~4 s of the offline model, quiet)
+# Items per pass under the forget lock: one embedding call, ~0.5 s of the offline model on a
+# quiet core but 10-20 s on a busy one (3-5 items/s measured at load 15), which a forget and
+# the commands behind it wait out; 512 made that minutes.
+PASS_ITEMS = BATCH
 POLL_S = 1.0  # how often a follower looks for new events when nobody nudges it
 
 
