@@ -32,22 +32,29 @@ POLL_S = 1.0  # how often a follower looks for new events when nobody nudges it
 def vectors_model(home: Home, config: dict[str, str] | None = None) -> str | None:
     """The model the projection embeds with, or None: `embedding.recall` or `embedding.model`
     off, or the offline model's weights missing (one warning per process)."""
+    from mindledger.offline_embedder import offline_embedder_missing
+
+    model = _configured_model(home, config)
+    if model is None or offline_embedder_missing(model):
+        return None
+    return model
+
+
+def _configured_model(home: Home, config: dict[str, str] | None) -> str | None:
+    """The embedding model the mind's settings name for recall's vectors, None when off."""
     from mindledger.domain.settings import (
         DEFAULT_EMBEDDING_MODEL,
         DEFAULT_EMBEDDING_RECALL,
         EMBEDDING_MODEL,
         EMBEDDING_RECALL,
     )
-    from mindledger.offline_embedder import offline_embedder_missing
 
     if config is None:
         from mindledger.identity_view import identity_view
 
         config = identity_view(home).config
-    if config.get(EMBEDDING_RECALL, DEFAULT_EMBEDDING_RECALL) != "on":
-        return None
     model = config.get(EMBEDDING_MODEL, DEFAULT_EMBEDDING_MODEL)
-    if model == "off" or offline_embedder_missing(model):
+    if config.get(EMBEDDING_RECALL, DEFAULT_EMBEDDING_RECALL) != "on" or model == "off":
         return None
     return model
 
@@ -177,19 +184,9 @@ def vectors_status(home: Home, head: int, config: dict[str, str] | None = None) 
     """How far the vectors reach: `state` on (with the `position` embedded and the `lag` in
     events behind `head`), off, or missing (the offline model is not installed)."""
     from mindledger.adapters.vector_store import FILE, tracked_at
-    from mindledger.domain.settings import (
-        DEFAULT_EMBEDDING_MODEL,
-        DEFAULT_EMBEDDING_RECALL,
-        EMBEDDING_MODEL,
-        EMBEDDING_RECALL,
-    )
 
-    if config is None:
-        from mindledger.identity_view import identity_view
-
-        config = identity_view(home).config
-    model = config.get(EMBEDDING_MODEL, DEFAULT_EMBEDDING_MODEL)
-    if config.get(EMBEDDING_RECALL, DEFAULT_EMBEDDING_RECALL) != "on" or model == "off":
+    model = _configured_model(home, config)
+    if model is None:
         return {"state": "off", "position": 0, "lag": 0}
     if model_missing(model):
         return {"state": "missing", "position": 0, "lag": 0}
