@@ -140,7 +140,8 @@ def built_tool(
             from mindledger.error_report import failure_message
 
             message = failure_message(e, home, mind.secrets, full_path=False)
-            return said(" ".join(message.split()), error=True)
+            # Named by the tool, as an argument's refusal is (`refusal`): one shape of error.
+            return said(f"{name}: {' '.join(message.split())}", error=True)
         except Exception as e:  # the tool's boundary: one line, the traceback in the home's log
             # (imported here: the server's error module loads the read models' errors, a
             # second of DuckDB, Arrow and NumPy that `mind mcp` need not pay before it answers)

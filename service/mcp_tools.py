@@ -1,8 +1,8 @@
 """The tools of one mind over MCP: `turn` (the one that writes), and the reads `recall`,
 `commitments`, `threads`, `concepts`, `identity` and `query`. Each calls one use case of the
 floor; its structured content is the use case's JSON (the same data `--json` and the HTTP API
-give). The turn's text is shaped like PMM's `pmm_turn` (service/turn_result.py), for agents
-written against PMM; a turn whose model failed is recorded failed and answered as an error."""
+give), and its text is that same JSON (one dump, so a text-only client reads the same names);
+a turn whose model failed is recorded failed and answered as an error."""
 
 from __future__ import annotations
 
@@ -97,7 +97,6 @@ def mind_tools(mind: ServedMind, turn_pool: ThreadPoolExecutor) -> list[Tool]:
         from mcp_types import CallToolResult, TextContent
 
         from mindledger.safe_text import json_text
-        from mindledger.service.turn_result import turn_result
 
         try:
             done = mind.run_turn(
@@ -112,8 +111,11 @@ def mind_tools(mind: ServedMind, turn_pool: ThreadPoolExecutor) -> list[Tool]:
                 raise
             raise InvalidInputError(UNSCRIPTED_MOCK, param="model") from None
         data = done.data  # the result's JSON dump, as every front-end gives it
-        shaped = turn_result(mind, data, done.outcome.notification_ids, a.include_events)
-        content = [TextContent(type="text", text=json_text(shaped, indent=None))]
+        # The text is the structured content itself (one dump, the same names `--json` prints).
+        content = [TextContent(type="text", text=json_text(data, indent=None))]
+        if a.include_events:  # a block of its own: the structured content keeps its schema
+            events = mind.turn_events(done.outcome.notification_ids).model_dump(mode="json")
+            content.append(TextContent(type="text", text=json_text(events, indent=None)))
         failed = data["status"] != "complete"
         if failed:
             content.insert(0, TextContent(type="text", text=failed_turn_line(data)))
@@ -153,13 +155,10 @@ def mind_tools(mind: ServedMind, turn_pool: ThreadPoolExecutor) -> list[Tool]:
             "turn",
             """Say `text` to the mind: one recorded turn. Structured content: the turn as `mind
             turn --json` prints it (`reply`, `status`, `failure`, `opened`/`closed`, `claims`,
-            `rejections`, `context`, `events`, ...). Text content, shaped like PMM's
-            `pmm_turn`: its visible reply (`assistant`), the raw reply with control lines,
-            `generation_status` ("complete" or "failed") and `generation_failure`, the ledger
-            `event_range`, commitments `opened`/`closed`, `claims`, `validation_failures`
-            (refused control lines), `identity_updates`, and with `include_events` the turn's
-            ledger events. A turn whose model failed is an error result (recorded failed, the
-            message kept).""",
+            `rejections`, `context`, `events`, ...). Text content: the same JSON object, and
+            with `include_events` a second block, the turn's ledger events (a JSON list). A
+            turn whose model failed is an error result (recorded failed, the message kept),
+            a line saying so before the JSON.""",
             Hints("Talk to the mind", read_only=False, idempotent=False, open_world=True),
             TurnArguments,
             TurnResult,

@@ -63,12 +63,12 @@ def test_a_turn_over_http_opens_a_commitment_the_resource_and_the_tool_show(
 
     result, commitments = got["turn"], got["resource"]
     assert not result.is_error, result.content
-    turn = json.loads(result.content[0].text)  # shaped like PMM's pmm_turn
-    assert turn["assistant"] == "Noted." and turn["generation_status"] == "complete"
-    assert result.structured_content["reply"] == "Noted."  # `mind turn --json`
-    assert [f["line"] for f in turn["validation_failures"]] == ["CLOSE: nosuch done"]
-    assert turn["mind"] == "Echo"
-    assert "events" not in turn
+    assert len(result.content) == 1  # no `include_events`: the one JSON block
+    turn = json.loads(result.content[0].text)  # the structured content, `mind turn --json`
+    assert turn == result.structured_content
+    assert turn["reply"] == "Noted." and turn["status"] == "complete"
+    assert [f["line"] for f in turn["rejections"]] == ["CLOSE: nosuch done"]
+    assert turn["identity"]["name"] == "Echo"
     assert [c["text"] for c in commitments if c["cid"] in turn["opened"]] == [
         "water the plants daily"
     ]

@@ -50,10 +50,10 @@ def structured(result: Any) -> Any:
     return result.structured_content
 
 
-def pmm_shaped(result: Any) -> Any:
-    """The turn tool's text content: the turn shaped like PMM's pmm_turn result."""
+def as_text(result: Any) -> Any:
+    """The turn tool's text content: its JSON object, then (`include_events`) the events."""
     assert not result.is_error, result.content
-    return json.loads(result.content[0].text)
+    return [json.loads(block.text) for block in result.content]
 
 
 def test_a_turn_opens_a_commitment_that_the_resources_and_the_tools_show_and_refuse_like_the_cli(
@@ -71,7 +71,7 @@ def test_a_turn_opens_a_commitment_that_the_resources_and_the_tools_show_and_ref
             return {
                 "tools": {t.name: t for t in tools.tools},
                 "resources": sorted(str(r.uri) for r in resources.resources),
-                "turn": pmm_shaped(said),
+                "turn": as_text(said),
                 "turn_json": structured(said),
                 "resource": json.loads(resource.contents[0].text),  # type: ignore[union-attr]
                 "listed": structured(await session.call_tool("commitments", {})),
@@ -84,6 +84,7 @@ def test_a_turn_opens_a_commitment_that_the_resources_and_the_tools_show_and_ref
                 "recall": await session.call_tool("recall", {"query": "report"}),
                 "threads": await session.call_tool("threads", {}),
                 "scripted": await session.call_tool("turn", {"text": "hi", "mock_reply": "Hi."}),
+                "unknown": await session.call_tool("turn", {"text": "hi", "model": "nosuch"}),
             }
 
     got = anyio.run(scenario)
@@ -97,24 +98,20 @@ def test_a_turn_opens_a_commitment_that_the_resources_and_the_tools_show_and_ref
     ]
     assert {"api_base", "mock_reply"}.isdisjoint(tools["turn"].input_schema["properties"])
     assert got["resources"] == ["mind://commitments/open", "mind://identity"]
-    turn = got["turn"]
-    assert turn["assistant"] == "I will.\nAnything else?"
-    assert turn["assistant_raw"] == REPLY
-    assert turn["generation_status"] == "complete" and turn["generation_failure"] is None
-    assert len(turn["opened"]) == 1 and turn["closed"] == [] and turn["mind"] == "Echo"
-    assert [e["position"] for e in turn["events"]] == list(
-        range(turn["event_range"]["first"], turn["event_range"]["last"] + 1)
+    # A text-only client reads the structured content itself: the names `mind turn --json` uses.
+    (turn, events), turn_json = got["turn"], got["turn_json"]
+    assert turn == turn_json
+    assert turn["reply"] == "I will.\nAnything else?" and turn["reply_raw"] == REPLY
+    assert turn["status"] == "complete" and turn["failure"] is None
+    assert len(turn["opened"]) == 1 and turn["closed"] == [] and turn["identity"]["name"] == "Echo"
+    assert [e["position"] for e in events] == list(
+        range(turn["events"]["first"], turn["events"]["last"] + 1)
     )
-    assert "mind.commitment.opened" in [e["type"] for e in turn["events"]]
+    assert "mind.commitment.opened" in [e["type"] for e in events]
     opened = [c for c in got["resource"] if c["cid"] == turn["opened"][0]]
     assert opened and opened[0]["text"] == "send Ada the report on Friday"
     assert [c["cid"] for c in got["listed"]["result"]] == [c["cid"] for c in got["resource"]]
     assert got["identity"]["name"] == "Echo" and got["identity_tool"] == got["identity"]
-    # The structured content is the turn as `mind turn --json` prints it.
-    assert (
-        got["turn_json"]["reply"] == turn["assistant"] and got["turn_json"]["turn"] == turn["turn"]
-    )
-    assert got["turn_json"]["opened"] == turn["opened"] and got["turn_json"]["status"] == "complete"
     assert structured(got["query"]) == {"result": [{"n": 1}]}
     assert got["write"].is_error and "only reads" in got["write"].content[0].text
     assert set(structured(got["recall"])) == {"items", "tokens", "dropped", "vectors"}
@@ -122,6 +119,10 @@ def test_a_turn_opens_a_commitment_that_the_resources_and_the_tools_show_and_ref
     assert got["scripted"].is_error and got["scripted"].content[0].text.startswith(
         "turn: unknown argument 'mock_reply'"
     )
+    # A refusal from the floor is named by its tool as an argument's refusal is.
+    unknown = got["unknown"]
+    assert unknown.is_error and len(unknown.content) == 1
+    assert unknown.content[0].text.startswith("turn: ") and "'nosuch'" in unknown.content[0].text
     assert "Traceback" not in (tmp_path / "stderr.log").read_text()
 
 

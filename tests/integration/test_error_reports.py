@@ -342,6 +342,6 @@ def test_mcp_tools_report_one_clean_error(
         result: Any = asyncio.run(mind_mcp(mind, pool).call_tool(tool, arguments))
 
     # An error result, its first block one line: a refusal, a failure, or (a failed
-    # completion) the turn recorded failed, its PMM-shaped text beside the line.
+    # completion) the turn recorded failed, its JSON beside the line.
     assert result.is_error and "\n" not in result.content[0].text
     check_shown(json.dumps(result.model_dump(mode="json")), failure, mind.home.path, path)

@@ -125,7 +125,7 @@ def test_every_tool_has_hints_a_strict_schema_and_gives_the_floors_result(filled
     assert lines[2] == f"turn: budget {TURN_BUDGET_FLOOR - 1} is too small; give at least 200"
     assert lines[3] == "query: sql is empty; give some text"
     assert "only reads" in lines[4]
-    assert lines[5] == UNSCRIPTED_MOCK
+    assert lines[5] == f"turn: {UNSCRIPTED_MOCK}"
     nothing = results[-1]
     assert not nothing.is_error and nothing.structured_content == {"result": []}
     assert [c.text for c in nothing.content] == ["no rows"]
@@ -144,7 +144,7 @@ def test_a_turn_whose_model_fails_is_an_error_result_and_recorded_failed(mind_ho
     line, shaped = failed.content[0].text, json.loads(failed.content[1].text)
     assert line.startswith(f"turn {failed.structured_content['turn']} failed (server): ")
     assert "\n" not in line and "recorded failed" in line
-    assert shaped["generation_status"] == "failed" and shaped["assistant"] == ""
+    assert shaped == failed.structured_content and shaped["reply"] == ""
     with mindledger.open(mind_home) as mind:
         recorded = mind.query(
             "SELECT status, failure_kind FROM turns WHERE stream_id = $t", {"t": shaped["turn"]}
