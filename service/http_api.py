@@ -9,7 +9,7 @@ from collections.abc import AsyncIterator, Callable
 from typing import Any, TypeVar
 
 import anyio.to_thread
-from starlette.responses import StreamingResponse
+from starlette.responses import Response, StreamingResponse
 
 from mindledger.domain.budgets import DEFAULT_BUDGET, MAX_BUDGET, RECALL_BUDGET_FLOOR
 from mindledger.domain.errors import MindError
@@ -76,7 +76,7 @@ async def turn(call: Call) -> Any:
     # A client's retry of this very request is another attempt of its turn, never a new turn.
     asked = turn_request(call.request.headers, body)
     if body.get("stream"):
-        return _streamed_turn(call, body, kwargs, asked)
+        return await _streamed_turn(call, body, kwargs, asked)
     try:
         attempt = await in_turn_thread(call, lambda: mind.attempt_turn(asked, body["text"], kwargs))
     except MindError as e:
@@ -86,52 +86,62 @@ async def turn(call: Call) -> Any:
     return JsonResponse(attempt.done.data, headers=REPLAYED if attempt.replayed else None)
 
 
-def _streamed_turn(
+async def _streamed_turn(
     call: Call, body: dict[str, Any], kwargs: dict[str, Any], asked: TurnRequest
-) -> StreamingResponse:
+) -> Response:
+    """The turn's reply as it comes (`delta`), then the turn (`turn`) or the one error shape
+    (`error`, a failed turn's record as `mind_turn`). The answer waits for the turn's first
+    news, as chat completions' does (service/turn_stream.py): a refusal (the floor checks every
+    argument before it records anything) is the error response a whole turn's would be, never
+    a 200 with an error event."""
+    from mindledger.service.turn_stream import first_news, listeners
+
     loop = asyncio.get_running_loop()
     queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
     mind = call.the_mind
 
-    def on_delta(piece: str) -> None:
-        loop.call_soon_threadsafe(queue.put_nowait, ("delta", {"text": piece}))
+    def put(kind: str, data: Any) -> None:
+        loop.call_soon_threadsafe(queue.put_nowait, (kind, data))
 
     def run() -> None:
-        from mindledger.service.errors import error_body, internal_error_message, mind_error_body
+        from mindledger.service.errors import error_body, internal_error_message
         from mindledger.service.turn_answers import failed_turn
 
         home = mind.home.path
         try:
-            attempt = mind.attempt_turn(asked, body["text"], {**kwargs, "on_delta": on_delta})
+            attempt = mind.attempt_turn(asked, body["text"], {**kwargs, **listeners(put)})
             done = attempt.done
             if attempt.replayed:  # answered from the record: its reply, whole
-                on_delta(done.data["reply"])
-        except MindError as e:  # the one error path's body, as a response would carry it
-            refused = mind_error_body(_sampling_named(e, body), mind.secrets, home)[1]
-            loop.call_soon_threadsafe(queue.put_nowait, ("error", refused))
+                put("start", done.data["turn"])
+                put("delta", done.data["reply"])
+        except MindError as e:
+            put("refused", e)
         except Exception as e:  # a thread boundary: reported as an event, logged, never lost
             message = internal_error_message(e, mind.secrets, home, "the turn failed on the server")
-            failed = error_body(500, "internal", message)
-            loop.call_soon_threadsafe(queue.put_nowait, ("error", failed))
+            put("error", error_body(500, "internal", message))
         else:
             if done.outcome.status == "failed":  # recorded as failed: the error carries it
-                loop.call_soon_threadsafe(queue.put_nowait, ("error", failed_turn(done.data)[1]))
+                put("error", failed_turn(done.data)[1])
             else:
-                loop.call_soon_threadsafe(queue.put_nowait, ("turn", done.data))
+                put("turn", done.data)
 
     call.minds.turn_pool.submit(run)  # runs to the end even when the client goes away
+    kind, data, _ = await first_news(queue)
+    if kind == "refused":  # the one error path, as the turn not streamed answers it
+        raise _sampling_named(data, body)
 
     async def events() -> AsyncIterator[bytes]:
-        while True:
+        nonlocal kind, data
+        while kind == "delta":
+            yield sse("delta", {"text": data})
             kind, data = await queue.get()
-            if kind == "delta":
-                yield sse("delta", data)
-            elif kind == "turn":
-                yield sse("turn", data)
-                return
-            else:  # the one error shape (a failed turn's record as `mind_turn`)
-                yield sse("error", data)
-                return
+        if kind == "refused":  # after text was sent: no longer a status to give
+            from mindledger.service.errors import mind_error_body
+
+            refused = _sampling_named(data, body)
+            yield sse("error", mind_error_body(refused, mind.secrets, mind.home.path)[1])
+        else:  # the turn, or the one error shape (a failed turn's record as `mind_turn`)
+            yield sse(kind, data)
 
     return StreamingResponse(events(), media_type="text/event-stream", headers=_NO_CACHE)
 

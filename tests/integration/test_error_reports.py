@@ -306,8 +306,9 @@ def test_streamed_turns_end_in_one_clean_error(
             body = {"text": "hello there", "stream": True, **options}
             answer = client.post("/v1/minds/Echo/turns", json=body, headers=headers)
 
-    if openai and not answer.headers["content-type"].startswith("text/event-stream"):
-        # The OpenAI route answers a failure before any text with its status, not a stream.
+    if not answer.headers["content-type"].startswith("text/event-stream"):
+        # Both routes answer a refusal before the turn starts with its status, not a stream
+        # (the OpenAI route a failure before any text too).
         errors = [answer.json()]
         assert answer.status_code >= 400 and set(errors[0]["error"]) == {
             "message",
