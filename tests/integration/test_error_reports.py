@@ -171,7 +171,10 @@ def home(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("errors") / "mind"
     runner = CliRunner()
     said = ["turn", "The report is in the shared drive", "--model", "mock", "--mock-reply", "Ok."]
-    for args in (["init", "--name", "Echo"], ["config", "set", "embedding.recall", "on"], said):
+    # the stored items' vectors from their projection: a recall with vectors embeds its query
+    vectors = ["project", "--vectors"]
+    setup = (["init", "--name", "Echo"], ["config", "set", "embedding.recall", "on"], said, vectors)
+    for args in setup:
         result = runner.invoke(mind_command, ["--home", str(path), *args], catch_exceptions=False)
         assert result.exit_code == 0, result.stderr
     return path
@@ -200,6 +203,8 @@ def inject(monkeypatch: pytest.MonkeyPatch, path: str, boundary: str, failure: F
         monkeypatch.setattr(litellm, "embedding", raising("litellm", failure))
         # The offline model is called in-process, not through LiteLLM: its call is the boundary.
         monkeypatch.setattr(embeddings, "local_vectors", raising("litellm", failure))
+        # Recall's query against the stored vectors goes straight to the model (no LiteLLM).
+        monkeypatch.setattr(embeddings, "embed_matrix", raising("litellm", failure))
     elif path == "completion":
         monkeypatch.setattr(litellm, "completion", raising("litellm", failure))
 
