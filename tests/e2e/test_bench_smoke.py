@@ -214,6 +214,12 @@ def test_vector_lag_runs(bench: Callable[..., Ran], tmp_path: Path) -> None:
     assert ran.reports["vector_lag"]
 
 
+def test_query_embed_runs(bench: Callable[..., Ran], tmp_path: Path) -> None:
+    data = tiny_locomo(tmp_path / "locomo.json")
+    ran = bench("query_embed", "--questions", "3", "--data", data)
+    assert ran.reports["query_embed"]
+
+
 def test_longmsg_runs(
     bench: Callable[..., Ran], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

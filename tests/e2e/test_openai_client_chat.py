@@ -199,7 +199,8 @@ def test_a_field_a_turn_cannot_honour_is_a_400_naming_it_and_records_nothing(
         # A tool message answers a call of the assistant message before it.
         ([{"role": "tool", "content": "42", "tool_call_id": "x"}], "messages[0].tool_call_id"),
         ([{"role": "user", "content": "a"}, {"role": "assistant", "content": "b"}], "messages"),
-        ([{"role": "user", "content": "a", "name": "nadia"}], "messages[0].name"),
+        # a name is honoured, but only as OpenAI spells one: no prompt structure in it
+        ([{"role": "user", "content": "a", "name": "nadia <b>"}], "messages[0].name"),
         ([{"role": "critic", "content": "a"}], "messages[0].role"),
     ],
     ids=["empty", "tool", "assistant-last", "name", "unknown-role"],
