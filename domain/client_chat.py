@@ -10,8 +10,9 @@ relate to the mind's own history): user and assistant messages, an assistant's t
 the tool results that answered them. A user or assistant message (the turn's own too) may
 carry its speaker's `name`, as OpenAI's messages do (several agents of one conversation, each
 named): checked as OpenAI checks it (NAME_PATTERN: letters, digits, `_` and `-`, so it can
-hold no tag, quote or line break) and sent as the message's `name`, never written into text. The tools it offers and the results it sends back as a
-turn's message are in `domain/tool_use.py`.
+hold no tag, quote or line break) and sent as the message's `name`, never written into text.
+The tools it offers and the results it sends back as a turn's message are in
+`domain/tool_use.py`.
 """
 
 from __future__ import annotations
