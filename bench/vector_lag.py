@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import shutil
+import sqlite3
 import statistics
 import tempfile
 import threading
@@ -28,11 +29,26 @@ from mindledger.compose import Home
 FILES = ("ledger.sqlite", "keys.sqlite", "ledger-head.json", "config.json")
 
 
+VECTORS_DEADLINE_S = 1800.0  # a run whose vectors never reach the head fails, never hangs
+
+
 def fresh_copy(source: Path, target: Path) -> Home:
+    """The mind at `source` without its read model. SQLite files are copied with SQLite's
+    backup API: a file copy would miss what is still in the `-wal` beside it."""
     target.mkdir(mode=0o700)
     for name in FILES:
-        if (source / name).exists():
+        if not (source / name).exists():
+            continue
+        if name.endswith(".sqlite"):
+            src, dst = sqlite3.connect(source / name), sqlite3.connect(target / name)
+            try:
+                src.backup(dst)
+            finally:
+                src.close()
+                dst.close()
+        else:
             shutil.copy2(source / name, target / name)
+        (target / name).chmod(0o600)  # a mind's files are private (`mind doctor` says so)
     return Home(target)
 
 
@@ -78,8 +94,16 @@ def one_run(source: Path, target: Path, vectors: bool, wait: bool = True) -> dic
     if vectors and follower is not None and wait:
         from mindledger.adapters.vector_store import FILE, tracked_at
 
+        # `follow` made the vectors give way while its catch-up ran; it has returned, so
+        # nothing is busy any more (its flag would stay set: it never reached its wait).
+        follower.busy = lambda: False
+        follower.nudge()
+        deadline = time.monotonic() + VECTORS_DEADLINE_S
         while tracked_at(home.path / FILE)[1] < head:
-            time.sleep(0.2)
+            if time.monotonic() > deadline or not follower.thread.is_alive():
+                real.stop(follower)
+                raise SystemExit(f"the vectors stopped short of position {head}")
+            time.sleep(0.2)  # a poll on the file's position, not a wait for time to pass
         out["vectors_s"] = time.perf_counter() - started
         out["embedded"] = follower.embedded
     if follower is not None:
