@@ -1,0 +1,59 @@
+"""`StoredVectors.stored` keeps the rows it read in the process (adapters/vector_store.py):
+what it returns is always what the file holds now, across the projection's passes, a forget
+(the file replaced) and a rebuild."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from mindledger.adapters.vector_store import FILE, StoredVectors, VectorStore, keep_only
+
+MODEL = "local/test"
+
+
+def rows(n: int, start: int, scale: float = 1.0) -> np.ndarray:
+    return np.arange(start * 4, (start + n) * 4, dtype=np.float32).reshape(n, 4) * scale
+
+
+def add(path: Path, positions: list[int], scale: float = 1.0) -> None:
+    store = VectorStore(path)
+    try:
+        vectors = np.stack([rows(1, p, scale)[0] for p in positions])
+        store.add(MODEL, [(p, "message") for p in positions], vectors, max(positions))
+    finally:
+        store.close()
+
+
+def read(path: Path, positions: list[int]) -> tuple[list[int], list[list[float]]]:
+    vectors = StoredVectors(path, MODEL, None)
+    try:
+        kept, matrix = vectors.stored("message", positions)
+        return kept, matrix.tolist()
+    finally:
+        vectors.close_store()
+
+
+def direct(path: Path, positions: list[int], scale: float = 1.0) -> list[list[float]]:
+    return [rows(1, p, scale)[0].tolist() for p in positions]
+
+
+def test_kept_rows_follow_the_file_through_passes_forgets_and_rebuilds(tmp_path: Path) -> None:
+    path = tmp_path / FILE
+    VectorStore(path).close()
+    add(path, [1, 2, 4])  # 3 is never embedded (nothing to embed there)
+    asked = [5, 4, 3, 2, 1]
+    assert read(path, asked) == ([4, 2, 1], direct(path, [4, 2, 1]))
+    add(path, [5, 6])  # a pass: 5 is embedded now, 3 stays absent
+    assert read(path, [6, *asked]) == ([6, 5, 4, 2, 1], direct(path, [6, 5, 4, 2, 1]))
+    keep_only(path, [1, 5, 6])  # a forget: 2 and 4 gone, the file replaced
+    assert read(path, asked) == ([5, 1], direct(path, [5, 1]))
+    store = VectorStore(path)  # a rebuild in place, from 0
+    try:
+        store.reset(MODEL)
+    finally:
+        store.close()
+    assert read(path, asked) == ([], [])
+    add(path, [2], scale=2.0)
+    assert read(path, asked) == ([2], direct(path, [2], scale=2.0))
