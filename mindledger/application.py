@@ -32,15 +32,6 @@ from mindledger.home_use_cases import place
 from mindledger.more_use_cases import DirectCommands, KnowledgeCommands
 from mindledger.read_model_repair import repaired_methods
 from mindledger.read_use_cases import ReadCommands
-from mindledger.results import AskResult, KnowledgeChange, TurnResult
-from mindledger.results_files import ConfigSet
-from mindledger.results_ledger import (
-    ForgetResult,
-)
-from mindledger.results_listings import (
-    CloseResult,
-    CommitResult,
-)
 from mindledger.turn_attempts import AttemptDone, Reattempt, RequestMemory, TurnRequest
 
 if TYPE_CHECKING:
@@ -49,6 +40,15 @@ if TYPE_CHECKING:
     from mindledger.domain.knowledge_ask import Asker
     from mindledger.domain.model_port import CompletionModel
     from mindledger.domain.turns import TurnOutcome, TurnService
+    from mindledger.results import AskResult, KnowledgeChange, TurnResult
+    from mindledger.results_files import ConfigSet
+    from mindledger.results_ledger import (
+        ForgetResult,
+    )
+    from mindledger.results_listings import (
+        CloseResult,
+        CommitResult,
+    )
 
 
 # The key sent with a turn whose `api_base` a caller chose: the home's provider keys (in the
@@ -238,6 +238,7 @@ class MindLedger(DirectCommands, KnowledgeCommands, FileCommands, ReadCommands, 
         from mindledger.domain.sampling import checked_sampling
         from mindledger.domain.tool_use import checked_results, checked_tools, tooled
         from mindledger.forget import forget_excluded
+        from mindledger.results import TurnResult
         from mindledger.turns import turn_json
 
         check_budget(budget, TURN_BUDGET_FLOOR)
@@ -352,6 +353,7 @@ class MindLedger(DirectCommands, KnowledgeCommands, FileCommands, ReadCommands, 
         from mindledger.compose import asking
         from mindledger.forget import forget_excluded
         from mindledger.knowledge import ask_json
+        from mindledger.results import AskResult
 
         check_budget(budget, TURN_BUDGET_FLOOR)
         with self.write_lock:
@@ -378,6 +380,7 @@ class MindLedger(DirectCommands, KnowledgeCommands, FileCommands, ReadCommands, 
         `system`: the session's own system prompt, as `turn` takes it."""
         from mindledger.chat_session import chat_turn
         from mindledger.domain.client_chat import checked_chat
+        from mindledger.results import TurnResult
         from mindledger.turns import outcome_json
 
         client = checked_chat(system) if system is not None else None
@@ -444,6 +447,7 @@ class MindLedger(DirectCommands, KnowledgeCommands, FileCommands, ReadCommands, 
         """`mind forget --KIND VALUE --yes --json` (`dry_run`: counts only). What this object
         holds warm (the turn pipeline, model clients) is dropped first."""
         from mindledger.forget import forget_data, selector_of
+        from mindledger.results_ledger import ForgetResult
 
         selector = selector_of(kind, value)
         if dry_run:
@@ -482,6 +486,7 @@ class MindLedger(DirectCommands, KnowledgeCommands, FileCommands, ReadCommands, 
         """`mind commit TEXT --json`: open a commitment (`{"cid", "episode", "opened"}`; the
         same open text is a no-op with `opened` false)."""
         from mindledger.commitments import commit
+        from mindledger.results_listings import CommitResult
 
         with self.write_lock:
             return CommitResult.model_validate(commit(self.home, text, origin, thread, concepts))
@@ -489,6 +494,7 @@ class MindLedger(DirectCommands, KnowledgeCommands, FileCommands, ReadCommands, 
     def close_commitment(self, cid: str, reason: str | None = None) -> CloseResult:
         """`mind close CID --json`: close an open commitment."""
         from mindledger.commitments import close
+        from mindledger.results_listings import CloseResult
 
         with self.write_lock:
             return CloseResult.model_validate(close(self.home, cid, reason))
@@ -509,6 +515,7 @@ class MindLedger(DirectCommands, KnowledgeCommands, FileCommands, ReadCommands, 
         from mindledger.domain.errors import InvalidInputError
         from mindledger.domain.knowledge import FRESHNESS
         from mindledger.knowledge import change_json, remember_item
+        from mindledger.results import KnowledgeChange
 
         if freshness is not None and freshness not in FRESHNESS:
             raise InvalidInputError(
@@ -531,6 +538,7 @@ class MindLedger(DirectCommands, KnowledgeCommands, FileCommands, ReadCommands, 
         """`mind config set KEY VALUE --json`: change one of this mind's settings (recorded;
         `changed` false when it had that value)."""
         from mindledger.configuration import configure
+        from mindledger.results_files import ConfigSet
 
         with self.write_lock:
             return ConfigSet.model_validate(configure(self.home, key, value))

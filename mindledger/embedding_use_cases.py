@@ -9,11 +9,15 @@ refused, never embedded in part."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from mindledger.checked import checked_methods
 from mindledger.compose import Home
 from mindledger.domain.errors import InvalidInputError, UnavailableError
 from mindledger.identity_view import identity_view
-from mindledger.results import EmbeddingsResult
+
+if TYPE_CHECKING:
+    from mindledger.results import EmbeddingsResult
 
 MAX_TEXTS = 2048  # texts per call, as OpenAI's embeddings endpoint takes at most
 
@@ -34,6 +38,7 @@ class EmbeddingCommands:
             EMBEDDING_API_BASE,
             EMBEDDING_MODEL,
         )
+        from mindledger.results import EmbeddingsResult
 
         _check_texts(texts)
         config = identity_view(self.home).config

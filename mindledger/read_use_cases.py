@@ -4,13 +4,17 @@ a turn's prompt, verify, query and the ledger's events. Each opens its own read-
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from mindledger.checked import checked_methods
 from mindledger.compose import Home
 from mindledger.domain.budgets import DEFAULT_BUDGET, RECALL_BUDGET_FLOOR, check_budget
-from mindledger.results import RecallResult
-from mindledger.results_ledger import Events, QueryRows, StatusResult, TurnPrompt, VerifyResult
-from mindledger.results_listings import Commitments, Concepts, IdentityResult, Threads
 from mindledger.rules import AsOf, parse_as_of
+
+if TYPE_CHECKING:
+    from mindledger.results import RecallResult
+    from mindledger.results_ledger import Events, QueryRows, StatusResult, TurnPrompt, VerifyResult
+    from mindledger.results_listings import Commitments, Concepts, IdentityResult, Threads
 
 
 @checked_methods
@@ -25,6 +29,7 @@ class ReadCommands:
         """`mind recall --json`: what the mind would remember for `query`, and why; `as_of` a
         ledger position ("1200") or an ISO-8601 time: the mind as it stood then."""
         from mindledger.recall import recall_data
+        from mindledger.results import RecallResult
 
         check_budget(budget, RECALL_BUDGET_FLOOR)
         return RecallResult.model_validate(recall_data(self.home, query, budget, _as_of(as_of)))
@@ -33,12 +38,14 @@ class ReadCommands:
         """`mind commitments [--all] --json`."""
         from mindledger.compose import read_model
         from mindledger.projections.queries import listings
+        from mindledger.results_listings import Commitments
 
         with read_model(self.home) as con:
             return Commitments.model_validate(listings.commitments(con, include_closed))
 
     def threads(self, include_resolved: bool = False, as_of: AsOf | str | None = None) -> Threads:
         """`mind threads [--all] --json`: threads by tension (`as_of` as for `recall`)."""
+        from mindledger.results_listings import Threads
         from mindledger.threads import thread_listing
 
         return Threads.model_validate(thread_listing(self.home, include_resolved, _as_of(as_of))[0])
@@ -47,6 +54,7 @@ class ReadCommands:
         """`mind concepts --json`."""
         from mindledger.compose import read_model
         from mindledger.projections.queries import listings
+        from mindledger.results_listings import Concepts
 
         with read_model(self.home) as con:
             return Concepts.model_validate(listings.concepts(con))
@@ -55,6 +63,7 @@ class ReadCommands:
         """`mind identity --json`."""
         from mindledger.compose import read_model
         from mindledger.projections.queries import listings
+        from mindledger.results_listings import IdentityResult
 
         with read_model(self.home) as con:
             return IdentityResult.model_validate(listings.identity(con))
@@ -62,6 +71,7 @@ class ReadCommands:
     def status(self) -> StatusResult:
         """`mind status --json`."""
         from mindledger.ledger_reads import status_data
+        from mindledger.results_ledger import StatusResult
 
         return StatusResult.model_validate(status_data(self.home))
 
@@ -72,6 +82,7 @@ class ReadCommands:
         from mindledger.compose import finish_forgets
         from mindledger.domain.errors import InvalidInputError
         from mindledger.ledger_reads import KINDS, log_events
+        from mindledger.results_ledger import Events
 
         finish_forgets(self.home)  # a forget a crash interrupted, before its words are shown
         if not 1 <= limit <= 100_000:
@@ -84,6 +95,7 @@ class ReadCommands:
     def turn_prompt(self, ref: str) -> TurnPrompt:
         """`mind log --turn REF --json`: what the model was sent in that turn."""
         from mindledger.compose import finish_forgets
+        from mindledger.results_ledger import TurnPrompt
         from mindledger.turn_prompt import turn_prompt
         from mindledger.turn_refs import resolve_turn
 
@@ -93,6 +105,7 @@ class ReadCommands:
     def verify(self, head: str | None = None) -> VerifyResult:
         """`mind verify --json`: the hash chain recomputed; `head` a hash kept elsewhere."""
         from mindledger.ledger_io import verify_ledger
+        from mindledger.results_ledger import VerifyResult
         from mindledger.rules import checked_head
 
         kept = checked_head(head)
@@ -101,6 +114,7 @@ class ReadCommands:
     def query(self, sql: str, params: dict[str, str] | None = None) -> QueryRows:
         """`mind query SQL --json`: read-only SQL in the sandbox, within the query limits."""
         from mindledger.queries import query_records
+        from mindledger.results_ledger import QueryRows
 
         return QueryRows.model_validate(query_records(self.home, sql, params or {}))
 
@@ -109,6 +123,7 @@ class ReadCommands:
         from mindledger.compose import open_reader
         from mindledger.domain.errors import InvalidInputError
         from mindledger.ledger_reads import opened_events
+        from mindledger.results_ledger import Events
 
         if position < 0 or not 1 <= limit <= 100_000:
             raise InvalidInputError(
@@ -131,6 +146,7 @@ class ReadCommands:
         --json` shows them (another writer's events between them left out)."""
         from mindledger.compose import open_reader
         from mindledger.ledger_reads import opened_events
+        from mindledger.results_ledger import Events
 
         reader = open_reader(self.home)
         try:

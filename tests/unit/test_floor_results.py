@@ -27,7 +27,15 @@ RESULT_TYPES = (Result, Rows)
 
 
 def _returns(fn: Any) -> Any:
-    return typing.get_type_hints(fn)["return"]
+    # The floor names its result types for type checkers only (they load when a use case
+    # returns one), so their names are resolved against the result modules.
+    import mindledger.results as results
+    import mindledger.results_files as files
+    import mindledger.results_ledger as ledger
+    import mindledger.results_listings as listings
+
+    names = {**vars(results), **vars(files), **vars(ledger), **vars(listings)}
+    return typing.get_type_hints(fn, localns=names)["return"]
 
 
 def test_every_use_case_is_annotated_with_a_result_model() -> None:
