@@ -1,6 +1,7 @@
 """The vector projection's file: MIND_HOME/vectors.sqlite holds one embedding per stored item
-(a message, a knowledge item's question), by the item's ledger position, and the position up to
-which every item is embedded, for one embedding model.
+(a message, a knowledge item's question, a window of consecutive messages: kind `window`,
+keyed by its first message, its members in `windows`), by the item's ledger position, and the
+position up to which every item is embedded, for one embedding model.
 
 It is written by the vector projector alone (`mindledger/vector_projection.py`: a background
 stage of `mind serve` and of `mind project --follow`, or `mind project --vectors`), never on a
@@ -10,7 +11,8 @@ reader opens it while the projector writes (WAL), which a DuckDB file does not a
 Derived data, like the read model: deleted, it is rebuilt from position 0 (`rebuild`); a new
 `embedding.model` starts it again. Rows are keyed by position, never by text, so the file
 confirms no guess of a text; `keep_only` rewrites it with the positions a read model still
-shows in the clear (a forget), so no page of a forgotten item's vector survives.
+shows in the clear (a forget), so no page of a forgotten item's vector survives, nor of a
+window's that held it.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ if TYPE_CHECKING:
 
     Matrix = npt.NDArray[np.float32]
 FILE = "vectors.sqlite"
-VERSION = 2  # the file's layout (PRAGMA user_version)
+VERSION = 3  # the file's layout (PRAGMA user_version); 3 added windows
 _CHUNK = 500  # positions per IN (...) list
 
 
@@ -51,6 +53,8 @@ class VectorStore:
                 # Another layout (an earlier one): derived data, so started again from 0.
                 self.con.execute("DROP TABLE IF EXISTS items")
                 self.con.execute("DROP TABLE IF EXISTS tracking")
+                self.con.execute("DROP TABLE IF EXISTS windows")
+                self.con.execute("DROP TABLE IF EXISTS recut")
                 self.con.execute(f"PRAGMA user_version = {VERSION}")
             # By kind, then position: a kind's latest rows are one range of the key, and
             # another index (a spans channel's windows, by their first message) adds a kind.
@@ -61,6 +65,16 @@ class VectorStore:
             self.con.execute(
                 "CREATE TABLE IF NOT EXISTS tracking (id INTEGER PRIMARY KEY CHECK (id = 1), "
                 "model TEXT, position INTEGER)"
+            )
+            # A window's members (positions, comma-separated), by its first: what recall lifts
+            # and what a forget checks (a window holding a forgotten message goes).
+            self.con.execute(
+                "CREATE TABLE IF NOT EXISTS windows (position INTEGER PRIMARY KEY, members TEXT)"
+            )
+            # Where the windows are to be cut again from (a forget dropped some after it).
+            self.con.execute(
+                "CREATE TABLE IF NOT EXISTS recut (id INTEGER PRIMARY KEY CHECK (id = 1), "
+                "position INTEGER)"
             )
 
     def close(self) -> None:
@@ -80,20 +94,61 @@ class VectorStore:
         """Empty the file and start it over for `model` (a rebuild, or a new model)."""
         with self.con:
             self.con.execute("DELETE FROM items")
+            self.con.execute("DELETE FROM windows")
+            self.con.execute("DELETE FROM recut")
             self.con.execute("INSERT OR REPLACE INTO tracking VALUES (1, ?, 0)", (model,))
 
-    def add(self, model: str, rows: list[tuple[int, str]], vectors: Matrix, position: int) -> None:
-        """Keep `vectors` (one per (position, kind) row, in order) and move the tracked
-        position to `position`, in one transaction."""
+    def add(
+        self,
+        model: str,
+        rows: list[tuple[int, str]],
+        vectors: Matrix,
+        position: int,
+        members: dict[int, tuple[int, ...]] | None = None,
+        dropped: Iterable[int] = (),
+    ) -> None:
+        """Keep `vectors` (one per (position, kind) row, in order; a `window` row's `members`
+        by its position), drop the windows first at `dropped`, and move the tracked position
+        to `position`, in one transaction."""
         import numpy as np
 
         vectors = np.asarray(vectors, dtype=np.float32)
         with self.con:
+            for first in dropped:
+                self.con.execute(
+                    "DELETE FROM items WHERE kind = 'window' AND position = ?", [first]
+                )
+                self.con.execute("DELETE FROM windows WHERE position = ?", [first])
             self.con.executemany(
                 "INSERT OR REPLACE INTO items VALUES (?, ?, ?)",
                 [(k, p, v.tobytes()) for (p, k), v in zip(rows, vectors, strict=True)],
             )
+            self.con.executemany(
+                "INSERT OR REPLACE INTO windows VALUES (?, ?)",
+                [(p, _joined(m)) for p, m in (members or {}).items()],
+            )
             self.con.execute("INSERT OR REPLACE INTO tracking VALUES (1, ?, ?)", (model, position))
+
+    def windows_from(self, first: int) -> dict[int, tuple[int, ...]]:
+        """The stored windows first at or after `first`, their members by their first."""
+        found = self.con.execute(
+            "SELECT position, members FROM windows WHERE position >= ?", [first]
+        ).fetchall()
+        return {int(p): _split(m) for p, m in found}
+
+    def recut_from(self) -> int | None:
+        """Where a forget asks the windows to be cut again from (None: nowhere)."""
+        row = self.con.execute("SELECT position FROM recut").fetchone()
+        return None if row is None else int(row[0])
+
+    def recut_done(self) -> None:
+        with self.con:
+            self.con.execute("DELETE FROM recut")
+
+    def last_window(self) -> int | None:
+        """The greatest first position of a stored window (None: no window yet)."""
+        row = self.con.execute("SELECT max(position) FROM windows").fetchone()
+        return None if row is None or row[0] is None else int(row[0])
 
     def count(self) -> int:
         return int(self.con.execute("SELECT count(*) FROM items").fetchone()[0])
@@ -137,6 +192,47 @@ def _as_matrix(positions: list[int], found: dict[int, bytes]) -> tuple[list[int]
         return [], np.zeros((0, 0), dtype=np.float32)
     blob = b"".join(found[p] for p in kept)
     return kept, np.frombuffer(blob, dtype=np.float32).reshape(len(kept), -1)
+
+
+def _ask_recut(con: sqlite3.Connection, kept: list[int], layout: int) -> None:
+    """After a forget dropped windows, where the projection cuts them again from: the last
+    window kept before the first dropped (a window start the forget left as it was; 0 when
+    none), or an earlier place another forget asked for."""
+    if not layout:
+        return
+    old = {int(p) for (p,) in con.execute("SELECT position FROM old.windows")}
+    dropped = old - set(kept)
+    if not dropped:
+        con.execute("INSERT INTO recut SELECT * FROM old.recut")
+        return
+    first = min(dropped)
+    since = max((p for p in kept if p < first), default=0)
+    asked = con.execute("SELECT position FROM old.recut").fetchone()
+    if asked is not None:
+        since = min(since, int(asked[0]))
+    con.execute("INSERT INTO recut VALUES (1, ?)", [since])
+
+
+def _joined(members: tuple[int, ...]) -> str:
+    return ",".join(map(str, members))
+
+
+def _split(members: str) -> tuple[int, ...]:
+    return tuple(int(p) for p in members.split(",") if p)
+
+
+def _members_of(con: sqlite3.Connection, firsts: list[int]) -> dict[int, tuple[int, ...]]:
+    found: dict[int, tuple[int, ...]] = {}
+    for start in range(0, len(firsts), _CHUNK):
+        part = firsts[start : start + _CHUNK]
+        marks = ",".join("?" * len(part))
+        found.update(
+            (int(p), _split(m))
+            for p, m in con.execute(
+                f"SELECT position, members FROM windows WHERE position IN ({marks})", part
+            )
+        )
+    return found
 
 
 def tracked_at(path: Path) -> tuple[str | None, int]:
@@ -284,6 +380,13 @@ class StoredVectors:
             _windows[key] = (version, positions, matrix)
         return positions, matrix
 
+    def members(self, firsts: list[int]) -> dict[int, tuple[int, ...]]:
+        """The members of the stored windows first at `firsts` (by first)."""
+        if self.con is None or not firsts:
+            return {}
+        with self.lock:
+            return _members_of(self.con, firsts)
+
     def close_store(self) -> None:
         if self.con is not None:
             self.con.close()
@@ -299,9 +402,9 @@ class StoredVectors:
 
 def keep_only(path: Path, positions: Iterable[int]) -> int:
     """Rewrite the file at `path` into a new one holding only the rows of `positions` (what a
-    read model still shows in the clear after a forget), with the same tracked position, and
-    put it in place: no page of the old file survives. How many rows were kept (0, nothing
-    written, when there is no file)."""
+    read model still shows in the clear after a forget) and the windows whose every member is
+    among them, with the same tracked position, and put it in place: no page of the old file
+    survives. How many rows were kept (0, nothing written, when there is no file)."""
     if not path.exists():
         return 0
     wanted = sorted(set(positions))
@@ -317,7 +420,30 @@ def keep_only(path: Path, positions: Iterable[int]) -> int:
                 part = wanted[start : start + _CHUNK]
                 marks = ",".join("?" * len(part))
                 new.con.execute(
-                    f"INSERT INTO items SELECT * FROM old.items WHERE position IN ({marks})",
+                    "INSERT INTO items SELECT * FROM old.items WHERE kind != 'window' "
+                    f"AND position IN ({marks})",
+                    part,
+                )
+            clear = set(wanted)
+            layout = new.con.execute(
+                "SELECT count(*) FROM old.sqlite_master WHERE name = 'windows'"
+            ).fetchone()[0]
+            windows = [
+                (int(p), str(m))
+                for p, m in (
+                    new.con.execute("SELECT position, members FROM old.windows") if layout else []
+                )
+                if all(member in clear for member in _split(m))
+            ]
+            new.con.executemany("INSERT INTO windows VALUES (?, ?)", windows)
+            _ask_recut(new.con, [p for p, _ in windows], layout)
+            firsts = [p for p, _ in windows]
+            for start in range(0, len(firsts), _CHUNK):
+                part = firsts[start : start + _CHUNK]
+                marks = ",".join("?" * len(part))
+                new.con.execute(
+                    "INSERT INTO items SELECT * FROM old.items WHERE kind = 'window' "
+                    f"AND position IN ({marks})",
                     part,
                 )
         new.con.execute("DETACH DATABASE old")

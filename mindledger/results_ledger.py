@@ -250,10 +250,12 @@ class LedgerImported(Result):
 
 class VectorsProjected(Result):
     """The vector projection's pass: the `model` embedding (None: vectors off or the model
-    missing), the items `embedded`, the `position` every item up to is embedded, seconds."""
+    missing), the items `embedded`, the `windows` of consecutive messages embedded (again), the
+    `position` every item up to is embedded, seconds."""
 
     model: str | None
     embedded: int
+    windows: int = 0
     position: int
     seconds: Number
 

@@ -9,6 +9,15 @@ embedded, and a forget keeps only the vectors of what still reads in the clear
 serve` and of `mind project --follow`, and on demand as `mind project --vectors`. Each pass
 embeds at most `PASS_ITEMS` items under a shared forget lock, so a forget waits for one
 embedding call at most, never for a whole mind.
+
+Windows of consecutive messages (`projections.retrieval.turn_windows`, kind `window`, keyed by
+their first message) are embedded in the same pass, cut again from the last stored window's
+first message: a window is (re)embedded when its members differ from the stored ones. The open
+window at the head (the latest session's last, still growing) is embedded as it stands and
+again at each pass that grows it (one window per pass, at most one per turn beside its two
+messages) rather than waiting for it to close: a session's tail would otherwise have no window
+until the next session starts, and the last one never. A forget drops every window holding a
+forgotten message (`adapters.vector_store.keep_only`); a rebuild embeds them all again.
 """
 
 from __future__ import annotations
@@ -68,7 +77,8 @@ def catch_up(
 ) -> dict[str, Any]:
     """Embed the items the read model holds past the projection's position (all of them with
     `rebuild`), `limit` at most; what `mind project --vectors --json` adds: `embedded`, the
-    `position` reached, the `model` (None when vectors are off) and the `seconds`."""
+    `windows` embedded (again), the `position` reached, the `model` (None when vectors are
+    off) and the `seconds`."""
     from mindledger.domain.settings import EMBEDDING_API_BASE
     from mindledger.identity_view import identity_view
 
@@ -76,14 +86,14 @@ def catch_up(
     config = identity_view(home).config
     model = vectors_model(home, config)
     if model is None:
-        return {"model": None, "embedded": 0, "position": 0, "seconds": 0.0}
+        return {"model": None, "embedded": 0, "windows": 0, "position": 0, "seconds": 0.0}
     base = config.get(EMBEDDING_API_BASE, "off")
-    total, position, first = 0, 0, True
+    total, windows, position, first = 0, 0, 0, True
     while limit is None or total < limit:
         if should_stop is not None and should_stop():
             break
         room = PASS_ITEMS if limit is None else min(PASS_ITEMS, limit - total)
-        done, position, more = _one_pass(
+        done, cut, position, more = _one_pass(
             home,
             model,
             None if base == "off" else base,
@@ -94,11 +104,13 @@ def catch_up(
         )
         first = False
         total += done
+        windows += cut
         if not more:
             break
     return {
         "model": model,
         "embedded": total,
+        "windows": windows,
         "position": position,
         "seconds": round(time.perf_counter() - started, 3),
     }
@@ -112,10 +124,11 @@ def _one_pass(
     room: int,
     on_batch: Callable[[int, int], None] | None,
     should_stop: Callable[[], bool] | None = None,
-) -> tuple[int, int, bool]:
-    """Up to `room` items embedded and kept, under the shared forget lock (a forget prunes the
-    file: it must not replace it under a pass, nor a pass write a vector it just pruned);
-    returns how many, the position reached and whether more may be waiting."""
+) -> tuple[int, int, int, bool]:
+    """Up to `room` items embedded and kept, then the windows they close or grow, under the
+    shared forget lock (a forget prunes the file: it must not replace it under a pass, nor a
+    pass write a vector it just pruned); returns how many items, how many windows, the
+    position reached and whether more may be waiting."""
     from mindledger.adapters.embeddings import embed_matrix
     from mindledger.adapters.vector_store import FILE, VectorStore
     from mindledger.forget import MARKER, forget_excluded
@@ -124,34 +137,45 @@ def _one_pass(
         open_read_model,
         use_lingering,
     )
-    from mindledger.projections.retrieval.vector_items import items_after, tracked_position
+    from mindledger.projections.retrieval.vector_items import (
+        items_after,
+        tracked_position,
+        window_rows,
+    )
 
     with forget_excluded(home):
         if (home.path / MARKER).exists():
-            return 0, 0, False  # a forget to finish first: the next read does it
+            return 0, 0, 0, False  # a forget to finish first: the next read does it
         store = VectorStore(home.path / FILE)
         try:
             if reset or store.tracked()[0] not in (None, model):
                 store.reset(model)
             after = store.position(model)
+            # Windows are cut again from the last one's start, or where a forget dropped some.
+            recut = store.recut_from()
+            since = min(store.last_window() or 0, 2**62 if recut is None else recut)
             reader = open_reader(home)
             try:
                 head, paths = reader.head()[0], read_model_paths(home)
-                read: list[tuple[int, list[Any]]] = []
+                read: list[tuple[int, list[Any], list[Any]]] = []
+
+                def read_from(con: Any) -> None:
+                    upto = tracked_position(con)
+                    items = items_after(con, after, upto, room + 1)
+                    end = items[room - 1][0] if len(items) > room else upto
+                    read.append((upto, items, window_rows(con, since, end)))
 
                 def from_kept(session: ReadSession) -> None:
                     if session.con is not None and session.position() >= head:
-                        upto = tracked_position(session.con)
-                        read.append((upto, items_after(session.con, after, upto, room + 1)))
+                        read_from(session.con)
 
                 # A served mind keeps its turns' read session open between them (caught up
                 # after each turn): read through it rather than take the lock from it, which
                 # closed it after every turn and made the next one open the file again.
                 if not (use_lingering(paths.lock, None, from_kept) and read):
                     with open_read_model(paths, reader) as con:
-                        upto = tracked_position(con)
-                        read.append((upto, items_after(con, after, upto, room + 1)))
-                upto, items = read[-1]
+                        read_from(con)
+                upto, items, rows = read[-1]
             finally:
                 reader.close()
             more = len(items) > room
@@ -159,7 +183,7 @@ def _one_pass(
             done = 0
             for start in range(0, len(items), BATCH):
                 if should_stop is not None and should_stop():
-                    return done, store.position(model), False
+                    return done, 0, store.position(model), False
                 chunk = items[start : start + BATCH]
                 vectors = embed_matrix(model, [t for _, _, t in chunk], api_base)
                 last = chunk[-1][0] if more or start + BATCH < len(items) else upto
@@ -169,9 +193,58 @@ def _one_pass(
                     on_batch(len(chunk), last)
             if not items and upto > after:
                 store.add(model, [], _empty(), upto)  # nothing to embed: the position moves
-            return done, store.position(model), more
+            reached = store.position(model)
+            cut, whole = _embed_windows(
+                store,
+                model,
+                lambda texts: embed_matrix(model, texts, api_base),
+                [r for r in rows if r[0] <= reached],
+                since,
+                should_stop,
+            )
+            if recut is not None and whole:
+                store.recut_done()
+            return done, cut, reached, more
         finally:
             store.close()
+
+
+def _embed_windows(
+    store: Any,
+    model: str,
+    embed: Callable[[list[str]], Any],
+    rows: list[Any],
+    since: int,
+    should_stop: Callable[[], bool] | None,
+) -> tuple[int, bool]:
+    """Cut the windows of `rows` (every message from the last stored window's first on) and
+    embed those whose members differ from the stored ones (new, grown, or cut again after a
+    forget); drop the stored ones from `since` on that the cut no longer has. How many were
+    embedded, and whether all were (a stop between two batches leaves the rest to the next
+    pass)."""
+    from mindledger.projections.retrieval.turn_windows import cut, window_vectors
+
+    windows = {rows[w.members[0]][0]: w for w in cut(rows)} if rows else {}
+    members = {first: tuple(rows[i][0] for i in w.members) for first, w in windows.items()}
+    stored = store.windows_from(since)
+    dropped = [first for first in stored if first not in windows]
+    changed = [first for first in windows if stored.get(first) != members[first]]
+    if not changed and dropped:
+        store.add(model, [], _empty(), store.position(model), dropped=dropped)
+    for start in range(0, len(changed), BATCH):
+        if should_stop is not None and should_stop():
+            return start, False
+        chunk = changed[start : start + BATCH]
+        vectors = window_vectors(embed, [windows[first] for first in chunk])
+        store.add(
+            model,
+            [(first, "window") for first in chunk],
+            vectors,
+            store.position(model),
+            members={first: members[first] for first in chunk},
+            dropped=dropped if start == 0 else (),
+        )
+    return len(changed), True
 
 
 def _empty() -> Any:

@@ -9,7 +9,7 @@ from typing import Any
 
 import duckdb
 
-from mindledger.projections.retrieval import speakers
+from mindledger.projections.retrieval import speakers, turn_windows
 from mindledger.projections.retrieval.bm25 import lexical
 from mindledger.projections.retrieval.item_text import (
     Found,
@@ -25,7 +25,7 @@ from mindledger.projections.retrieval.knowledge_channel import TEXT_QUERY, knowl
 from mindledger.projections.retrieval.linked import bound_items, commitment_threads
 from mindledger.projections.retrieval.names import keys_in
 from mindledger.projections.retrieval.speakers import named_speakers, nearest_said_by
-from mindledger.projections.retrieval.turn_windows import Ranked, window_channel
+from mindledger.projections.retrieval.turn_windows import Ranked, lift, window_channel
 from mindledger.projections.retrieval.vectors import closest, nearest_items, vectors_of
 
 NEIGHBOURS_OF = 60
@@ -254,8 +254,9 @@ def vector_channel(
     (cosine of their stored embeddings, `projections.retrieval.vectors.nearest_items`: only
     the query is embedded here; a message not embedded yet is not among them); the closest
     among the messages of the speakers the query names (`speaker_vectors`); and the windows
-    channel's (`turn_windows`, with an embedder that embeds texts itself: the vector
-    projection does not store windows yet): (similar, (spoken, ranks), (in windows, ranks))."""
+    channel's (`turn_windows`: the stored windows', `stored_windows`, or with an embedder that
+    embeds texts itself, the windows it cuts and embeds): (similar, (spoken, ranks), (in
+    windows, ranks))."""
     q = vectors_of(embed, [query])[0]
     spoken = speaker_vectors(con, query, q, limit, embed)
     window = getattr(embed, "latest", None)
@@ -263,14 +264,14 @@ def vector_channel(
         # The latest embedded messages straight from the vector projection's file; only the
         # best VECTOR_K are read from the read model (reading 2,000 texts cost more than the
         # cosine).
+        windowed = stored_windows(con, q, limit, embed)
         positions, matrix = window("message", limit, VECTOR_WINDOW) if VECTOR_K > 0 else ([], [])
         if not positions:
-            return [], spoken, ([], [])
+            return [], spoken, windowed
         best = closest(q, matrix, VECTOR_K)
         wanted = [positions[n.item] for n in best]
         rows = {r[0]: r for r in messages(con, IN_POSITIONS, [wanted], "position", VECTOR_K)}
         found = [(rows[positions[n.item]], n.score) for n in best if positions[n.item] in rows]
-        windowed: Ranked = ([], [])
     else:
         latest = _rows(
             con,
@@ -287,6 +288,29 @@ def vector_channel(
         windowed = window_channel(latest, q, embed, truncated=len(latest) == VECTOR_WINDOW)
     similar = [said(p, sp, t, tx, sid, f"similarity {s:.2f}") for (p, sp, t, tx, sid), s in found]
     return similar, spoken, windowed
+
+
+def stored_windows(con: duckdb.DuckDBPyConnection, q: Any, limit: int, embed: Any) -> Ranked:
+    """The windows channel over the vector projection's stored windows: the WINDOW_K closest
+    to the query vector `q` among the latest (about VECTOR_WINDOW messages' worth, one range
+    read of the file) lift their members (at or before `limit`), read from the read model."""
+    step = max(turn_windows.WINDOW_SIZE - turn_windows.WINDOW_OVERLAP, 1)
+    members_of = getattr(embed, "members", None)
+    if turn_windows.WINDOW_K <= 0 or members_of is None:
+        return [], []
+    firsts, matrix = embed.latest("window", limit, VECTOR_WINDOW // step)
+    if not firsts:
+        return [], []
+    best = closest(q, matrix, turn_windows.WINDOW_K)
+    members = members_of([firsts[n.item] for n in best])
+    wanted = sorted({p for n in best for p in members.get(firsts[n.item], ()) if p <= limit})
+    rows = {r[0]: r for r in messages(con, IN_POSITIONS, [wanted], "position", len(wanted) or 1)}
+    return lift(
+        [
+            ([rows[p] for p in members.get(firsts[n.item], ()) if p in rows], n.score)
+            for n in best
+        ]
+    )
 
 
 def speaker_vectors(

@@ -12,12 +12,13 @@ the better).
 A session is a run of messages of one conversation with no gap longer than SESSION_GAP
 between two of them. Windows start at a session's first message, so a window's text does not
 change as later messages arrive (only the session's last, growing window does): each text is
-embedded once and cached by the embedder. `window_vectors` is the one place windows are
-embedded, so that a projector of stored items can compute them off the turn's path.
-
-The channel runs with the vector channel (it needs the embedder) over the same latest
-VECTOR_WINDOW messages, read once. Parameters: leave-one-conversation-out on LoCoMo
-(bench/locomo.py --tune, docs/benchmarks/locomo-windows.md).
+embedded once. `window_vectors` is the one place windows are embedded: the vector projection
+(`mindledger/vector_projection.py`) stores them (kind `window`, keyed by the first message),
+and recall compares the query with the latest stored ones (`channels.stored_windows`), never
+embedding a window on the turn's path; with a plain embedder (a benchmark's, a test's) the
+channel cuts and embeds the latest VECTOR_WINDOW messages' windows itself (`window_channel`).
+Parameters: leave-one-conversation-out on LoCoMo (bench/locomo.py --tune,
+docs/benchmarks/locomo-windows.md).
 """
 
 from __future__ import annotations
@@ -108,14 +109,20 @@ def window_channel(
         later = [w for w in windows if w.members[0] > first]
         windows = later or windows
     best = closest(query_vector, window_vectors(embed, windows), WINDOW_K)
+    return lift([([rows[i] for i in windows[n.item].members], n.score) for n in best])
+
+
+def lift(best: Sequence[tuple[Sequence[Row], float]]) -> Ranked:
+    """The messages of the windows `best` (their rows and similarity, best first): (found,
+    ranks), each message once, at its best window's rank plus WINDOW_PENALTY."""
     out: list[Found] = []
     ranks: list[int] = []
     seen: set[int] = set()
-    for n, near in enumerate(best, 1):
-        for i in windows[near.item].members:
-            if i not in seen:
-                seen.add(i)
-                p, sp, t, tx, sid, _ = rows[i]
-                out.append(said(p, sp, t, tx, sid, f"in window #{n} ({near.score:.2f})"))
+    for n, (members, score) in enumerate(best, 1):
+        for p, sp, t, tx, sid, *_ in members:
+            if p not in seen:
+                seen.add(p)
+                out.append(said(p, sp, t, tx, sid, f"in window #{n} ({score:.2f})"))
                 ranks.append(n + WINDOW_PENALTY)
     return out, ranks
+

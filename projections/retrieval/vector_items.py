@@ -2,7 +2,8 @@
 as recall's vector channel compares it) and every knowledge item's question (as the knowledge
 channel compares it), by ledger position. A forgotten message has no row and a forgotten or
 deleted item no question, so neither is ever embedded, and `in_the_clear` says which vectors a
-forget keeps."""
+forget keeps. Windows of consecutive messages (`turn_windows`) are cut from `window_rows`, the
+same messages."""
 
 from __future__ import annotations
 
@@ -38,3 +39,17 @@ def in_the_clear(con: duckdb.DuckDBPyConnection) -> list[int]:
     """The positions of every item a vector may be kept for (a forget keeps only these)."""
     rows = con.execute(f"SELECT position FROM ({ITEMS})", {"after": -1, "upto": 2**62}).fetchall()
     return [int(p) for (p,) in rows]
+
+
+def window_rows(
+    con: duckdb.DuckDBPyConnection, start: int, upto: int
+) -> list[tuple[int, str | None, object, str, str | None, str]]:
+    """The messages from `start` to `upto` as `turn_windows.cut` reads them (position,
+    speaker, time, text, source id, conversation), in order, the forgotten left out."""
+    rows = con.execute(
+        "SELECT position, speaker, time, text, source_id, coalesce(conversation, '') "
+        "FROM messages WHERE position >= ? AND position <= ? AND text IS NOT NULL "
+        "ORDER BY position",
+        [start, upto],
+    ).fetchall()
+    return [tuple(r) for r in rows]

@@ -327,9 +327,9 @@ def test_a_configured_embedding_model_adds_a_projected_vector_channel(tmp_path: 
     vector = [i for i in first["items"] if "vector #1" in i["reason"]]
     assert vector and "golden retriever" in vector[0]["text"]
     assert again == first
-    # the projection embedded the three messages, the first recall only its query; the second
-    # recall found the query's vector in the cache
-    assert requests == [3, 1] and embedded == 1 and calls_after_first == 2
+    # the projection embedded the three messages, then their window; the first recall only its
+    # query; the second recall found the query's vector in the cache
+    assert requests == [3, 1, 1] and embedded == 2 and calls_after_first == 3
 
 
 def test_a_speaker_named_in_the_query_has_their_own_messages_as_a_channel(

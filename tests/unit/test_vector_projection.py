@@ -59,7 +59,9 @@ def vector_items(mind: mindledger.MindLedger) -> list[Any]:
 def stored(home: Path) -> dict[int, bytes]:
     con = sqlite3.connect(home / FILE)
     try:
-        return dict(con.execute("SELECT position, vector FROM items").fetchall())
+        return dict(
+            con.execute("SELECT position, vector FROM items WHERE kind != 'window'").fetchall()
+        )
     finally:
         con.close()
 
