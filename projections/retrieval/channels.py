@@ -306,10 +306,7 @@ def stored_windows(con: duckdb.DuckDBPyConnection, q: Any, limit: int, embed: An
     wanted = sorted({p for n in best for p in members.get(firsts[n.item], ()) if p <= limit})
     rows = {r[0]: r for r in messages(con, IN_POSITIONS, [wanted], "position", len(wanted) or 1)}
     return lift(
-        [
-            ([rows[p] for p in members.get(firsts[n.item], ()) if p in rows], n.score)
-            for n in best
-        ]
+        [([rows[p] for p in members.get(firsts[n.item], ()) if p in rows], n.score) for n in best]
     )
 
 

@@ -125,4 +125,3 @@ def lift(best: Sequence[tuple[Sequence[Row], float]]) -> Ranked:
                 out.append(said(p, sp, t, tx, sid, f"in window #{n} ({score:.2f})"))
                 ranks.append(n + WINDOW_PENALTY)
     return out, ranks
-
