@@ -276,6 +276,8 @@ class _Rows:
 # projection added since (bench/recall.py).
 _rows_kept: dict[tuple[str, str], _Rows] = {}
 _rows_lock = threading.Lock()
+# Kinds whose row at a position is never written again (a window's may be cut again).
+KEPT_KINDS = frozenset({"message"})
 ROWS_KEPT = 10_000  # per file and kind (~15 MB at 384 dimensions); past it, started again
 FILES_KEPT = 4
 
@@ -325,6 +327,9 @@ class StoredVectors:
             import numpy as np
 
             return [], np.zeros((0, 0), dtype=np.float32)
+        if kind not in KEPT_KINDS:
+            with self.lock:
+                return _read_vectors(self.con, kind, positions)
         key, ident = (self.path, kind), (self.inode, self.born, self.model)
         with _rows_lock:
             known = _rows_kept.get(key)

@@ -45,7 +45,10 @@ def build(folder: Path, size: int, data: Path) -> tuple[Home, float, float]:
     while written < size:
         for s, turns in messages:
             take = turns[: size - written]
-            added, _ = record(app, f"bench/{copy}/{s['sample_id']}", [], iter(take))
+            # Its two speakers, as `mind import locomo` records them: a question naming one
+            # runs the speaker channels (homes built before 2026-12-04 evening had none).
+            speakers = [s["conversation"]["speaker_a"], s["conversation"]["speaker_b"]]
+            added, _ = record(app, f"bench/{copy}/{s['sample_id']}", speakers, iter(take))
             written += added + 1
             if written >= size:
                 break

@@ -57,3 +57,19 @@ def test_kept_rows_follow_the_file_through_passes_forgets_and_rebuilds(tmp_path:
     assert read(path, asked) == ([], [])
     add(path, [2], scale=2.0)
     assert read(path, asked) == ([2], direct(path, [2], scale=2.0))
+
+
+def test_only_rows_never_written_again_are_kept(tmp_path: Path) -> None:
+    """A window (kind `window`) may be cut again at the same position: read from the file."""
+    path = tmp_path / FILE
+    VectorStore(path).close()
+    store = VectorStore(path)
+    try:
+        store.add(MODEL, [(1, "window")], rows(1, 1), 1)
+        vectors = StoredVectors(path, MODEL, None)
+        assert vectors.stored("window", [1])[1].tolist() == rows(1, 1).tolist()
+        store.add(MODEL, [(1, "window")], rows(1, 1, scale=3.0), 1)
+        assert vectors.stored("window", [1])[1].tolist() == rows(1, 1, scale=3.0).tolist()
+        vectors.close_store()
+    finally:
+        store.close()
