@@ -278,7 +278,8 @@ _rows_kept: dict[tuple[str, str], _Rows] = {}
 _rows_lock = threading.Lock()
 # Kinds whose row at a position is never written again (a window's may be cut again).
 KEPT_KINDS = frozenset({"message"})
-ROWS_KEPT = 10_000  # per file and kind (~15 MB at 384 dimensions); past it, started again
+# Per file and kind (~31 MB at 384 dimensions): ten named pairs' 2,000 latest messages each.
+ROWS_KEPT = 20_000
 FILES_KEPT = 4
 
 
@@ -345,10 +346,12 @@ class StoredVectors:
                 read = _read_rows(self.con, kind, missing)
             found.update(read)
             with _rows_lock:
-                if len(known.rows) + len(read) > ROWS_KEPT:
-                    known.rows.clear()
-                    known.absent.clear()
                 known.rows.update(read)
+                if len(known.rows) > ROWS_KEPT:  # the first read go first
+                    for p in list(known.rows)[: len(known.rows) - ROWS_KEPT]:
+                        del known.rows[p]
+                if len(known.absent) > ROWS_KEPT:
+                    known.absent.clear()
                 # Past the position this recall saw, an item may be embedded by now.
                 known.absent.update(p for p in missing if p not in read and p <= self.position)
                 known.position = max(known.position, self.position)

@@ -7,7 +7,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import pytest
 
+from mindledger.adapters import vector_store
 from mindledger.adapters.vector_store import FILE, StoredVectors, VectorStore, keep_only
 
 MODEL = "local/test"
@@ -73,3 +75,15 @@ def test_only_rows_never_written_again_are_kept(tmp_path: Path) -> None:
         vectors.close_store()
     finally:
         store.close()
+
+
+def test_past_the_rows_kept_the_first_read_go_and_reads_stay_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(vector_store, "ROWS_KEPT", 3)
+    path = tmp_path / FILE
+    VectorStore(path).close()
+    add(path, [1, 2, 3, 4, 5, 6])
+    for asked in ([1, 2, 3, 4], [5, 6], [6, 4, 2, 1], [3]):
+        assert read(path, asked) == (asked, direct(path, asked))
+    assert len(vector_store._rows_kept[(str(path), "message")].rows) <= 3
