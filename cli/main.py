@@ -16,6 +16,8 @@ def main() -> None:
     """Console-script entry point."""
     import mindledger.startup_env  # noqa: F401  the environment as it starts, before any change
 
+    _skip_collection_at_exit()
+
     try:
         _run()
     except OSError as e:  # a write our printing did not catch: click's own (--help)
@@ -27,6 +29,20 @@ def main() -> None:
         failed = OutputFailedError(e)
         failed.show()
         raise SystemExit(failed.exit_code) from None
+
+
+def _skip_collection_at_exit() -> None:
+    """At exit, leave what the command built to the operating system instead of to the cycle
+    collector: the interpreter's teardown collected the ~300k objects of the imported modules
+    (pydantic's and the event classes, DuckDB's bindings) several times over, ~70 ms of CPU
+    (over 2x `python -c pass`) after a one-shot command had printed its answer. Objects are
+    still freed when their last reference goes; files, connections and the standard streams
+    are closed or flushed as before, the atexit handlers all run (this one among them)."""
+    import atexit
+    import gc
+
+    atexit.unregister(gc.freeze)  # once, however often a program calls `main`
+    atexit.register(gc.freeze)
 
 
 def _click_wrote_stdout(e: OSError) -> bool:
