@@ -284,8 +284,16 @@ def run(
         failed=len(load.failures),
         usage=usage[:: max(1, len(usage) // 60)],
         ledger=check_ledger(home, load.acknowledged, env),
+        files_mb=home_files(home),
     )
     return figures
+
+
+def home_files(home: Path) -> dict[str, float]:
+    """The sizes of the home's larger files at the end (the ledger, the read models, a
+    forget's base), in MB."""
+    sizes = {p.name: p.stat().st_size / 1e6 for p in home.rglob("*") if p.is_file()}
+    return {name: round(mb, 1) for name, mb in sorted(sizes.items()) if mb >= 0.5}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -5,7 +5,9 @@ knowledge tables), each as the JSON the page reads.
 
 The queries are projections/queries/web_views.py; here the event payloads they return sealed
 are opened with the home's key store (sealed text in the clear, "[forgotten]" where its key is
-gone), one key-store read per query, as the ledger reader opens its rows.
+gone), one key-store read per query, as the ledger reader opens its rows. A turn's context
+and prompts are not in the read model's rows (projections/engine/ledger_refs.py): a row that
+refers to the ledger is opened as the ledger holds it, read there by position.
 """
 
 from __future__ import annotations
@@ -19,13 +21,14 @@ from typing import TYPE_CHECKING, Any
 
 from mindledger.adapters.pydantic_mapping import canonical_json
 from mindledger.adapters.sealing import open_rows
-from mindledger.compose import Home, clock_from_env, open_keys, read_model
+from mindledger.compose import Home, clock_from_env, open_keys, open_reader, read_model
 from mindledger.domain.budgets import DEFAULT_BUDGET, RECALL_BUDGET_FLOOR, TURN_BUDGET_FLOOR
 from mindledger.domain.clock import Clock
 from mindledger.domain.errors import InvalidInputError
 from mindledger.domain.events import FORGOTTEN_MARK
 from mindledger.domain.forgetting import SELECTOR_KINDS
 from mindledger.domain.thread import VERDICTS
+from mindledger.projections.engine.ledger_refs import refers_to_ledger
 from mindledger.projections.queries import web_views
 from mindledger.projections.queries.web_views import ANY_POSITION, EventFilter
 
@@ -42,6 +45,9 @@ TEXT_FIELDS = ("text", "definition", "content", "reply", "label", "name", "alias
 EVENT_LIMIT = 500
 MEMORY_ITEM = re.compile(r"#(\d+) (.*)")
 SEARCH_BATCH = 1000  # events opened per step of a word search (sealed text is searched opened)
+LEDGER_BATCH = 500  # positions read from the ledger per query (its reader takes a few hundred)
+# Positions -> the events' stored states there, as the ledger holds them.
+LedgerStates = Callable[[Sequence[int]], dict[int, bytes]]
 
 
 @contextmanager
@@ -49,10 +55,35 @@ def open_web_reads(home: Home) -> Iterator[WebReads]:
     """The page's reads over `home`'s read model and key store, both released afterwards."""
     with read_model(home) as con:
         keys = open_keys(home)
+        ledger = _LedgerStates(home)
         try:
-            yield WebReads(con, payload_opener(keys), clock_from_env())
+            yield WebReads(con, payload_opener(keys, ledger), clock_from_env())
         finally:
+            ledger.close()
             keys.close()
+
+
+class _LedgerStates:
+    """The stored states of events by position, from the home's ledger (opened on first use:
+    most views read no turn's context)."""
+
+    def __init__(self, home: Home) -> None:
+        self.home = home
+        self.reader: Any = None  # both ledger readers have `rows_at`; the port does not
+
+    def __call__(self, positions: Sequence[int]) -> dict[int, bytes]:
+        if self.reader is None:
+            self.reader = open_reader(self.home, sealed=False)  # opened here, with our keys
+        found: dict[int, bytes] = {}
+        for i in range(0, len(positions), LEDGER_BATCH):
+            for row in self.reader.rows_at(positions[i : i + LEDGER_BATCH]):
+                if row.state is not None:
+                    found[row.position] = bytes(row.state)
+        return found
+
+    def close(self) -> None:
+        if self.reader is not None:
+            self.reader.close()
 
 
 @dataclass(frozen=True)
@@ -65,12 +96,25 @@ class _Stored:
     state: bytes | None
 
 
-def payload_opener(keys: KeyStore | None) -> Opener:
-    """An `Opener` over `keys` (None: payloads are only decoded, as for a ledger never sealed)."""
+def payload_opener(keys: KeyStore | None, ledger: LedgerStates | None = None) -> Opener:
+    """An `Opener` over `keys` (None: payloads are only decoded, as for a ledger never sealed);
+    rows that refer to the ledger (those with a `position`) are read from `ledger`."""
 
     def opened(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+        wanted = [
+            r["position"]
+            for r in rows
+            if r.get("position") is not None and refers_to_ledger(r["payload"])
+        ]
+        held = ledger(wanted) if wanted and ledger is not None else {}
         stored = [
-            _Stored(r["type"], r["aggregate"], r["version"], _bytes(r["payload"])) for r in rows
+            _Stored(
+                r["type"],
+                r["aggregate"],
+                r["version"],
+                held.get(r.get("position") or 0) or _bytes(r["payload"]),
+            )
+            for r in rows
         ]
         states = open_rows(stored, keys)
         for state in states:

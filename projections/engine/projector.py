@@ -22,6 +22,7 @@ from mindledger.domain.text import FORGOTTEN_MARK
 from mindledger.projections.engine.duckdb_files import close, connect
 from mindledger.projections.engine.gc_pause import paused_gc
 from mindledger.projections.engine.handlers import TABLE_OF_KIND, Ev, Rows
+from mindledger.projections.engine.ledger_refs import stored_payload
 from mindledger.projections.engine.maintenance import refresh_tension, sort_term_index
 from mindledger.projections.engine.ports import LedgerReader, LedgerRow
 from mindledger.projections.engine.registry import HANDLERS
@@ -308,7 +309,8 @@ class Projector:
             "hash": [e.hash for e in events],
             # The stored bytes are canonical JSON already: no need to encode them again (in a
             # batch, Arrow checks them as UTF-8 at once: 25x decoding each in Python).
-            "payload": [e.raw for e in events],
+            # A turn's context and prompts stay in the ledger alone (`ledger_refs`).
+            "payload": [stored_payload(e.topic, e.position, e.raw) for e in events],
         }
         self._insert_columns("events", columns, utf8=("payload",))
         for table, by_stream in rows.entities.items():

@@ -2,7 +2,8 @@
 timeline with filters, commitments with who opened and closed them, threads and their tension
 over time, concepts and their relations, the knowledge tables.
 
-Event payloads come back as the read model holds them, sealed fields as envelopes; the floor
+Event payloads come back as the read model holds them, sealed fields as envelopes (a turn's
+context and prompts as references to the ledger, engine/ledger_refs.py); the floor
 (mindledger/web_reads.py) opens those a view shows. Times are ISO strings, JSON columns decoded.
 """
 
@@ -111,7 +112,7 @@ def prompt_event(con: duckdb.DuckDBPyConnection, first: int, last: int) -> list[
     the last attempt's."""
     return rows(
         con.execute(
-            "SELECT type, aggregate_id AS aggregate, version, payload FROM events "
+            "SELECT position, type, aggregate_id AS aggregate, version, payload FROM events "
             "WHERE position > ? AND position <= ? "
             "AND type IN ('mind.turn.replied', 'mind.turn.generation_failed') "
             "ORDER BY position DESC LIMIT 1",

@@ -169,6 +169,11 @@ def test_forget_runs(bench: Callable[..., Ran]) -> None:
     assert bench("forget", "--sizes", "400").reports["forget"]
 
 
+def test_readmodel_size_runs(bench: Callable[..., Ran]) -> None:
+    [figures] = bench("readmodel_size", "--turns", "4", "--every", "2").reports["readmodel_size"]
+    assert [s["turns"] for s in figures["this"]["sizes"]] == [2, 4]
+
+
 def test_forget_scale_runs(bench: Callable[..., Ran]) -> None:
     assert bench("forget_scale", "--sizes", "100", "--rounds", "1").reports["forget_scale"]
 

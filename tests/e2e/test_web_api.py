@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from starlette.testclient import TestClient
 
-from mindledger.compose import Home
+from mindledger.compose import Home, read_model
 from mindledger.service.web.app import web_app
 from mindledger.service.web.login import LoginNonces
 from tests.conftest import Result
@@ -188,6 +188,29 @@ def test_a_forgotten_event_shows_forgotten_and_its_words_are_not_found(
     }
     assert by_words["events"] == []
     assert [e["payload"]["text"] for e in kept["events"]] == ["Water the plants"]
+
+
+def test_a_turn_s_context_and_prompt_are_shown_from_the_ledger_not_kept_in_the_read_model(
+    cli: Cli, client: TestClient, mind_home: Path
+) -> None:
+    cli("remember", "The boiler code is 4417")
+    cli("turn", "what is the boiler code?", "--model", "mock", "--mock-reply", "It is 4417.")
+    with read_model(Home(mind_home)) as con:
+        kept = con.execute(
+            "SELECT position, type, payload FROM events WHERE aggregate_kind = 'turn'"
+        ).fetchall()
+
+    turn = client.get("/ui/api/minds/Echo/events?kind=turn", headers=AUTH).json()["events"]
+    found = client.get("/ui/api/minds/Echo/events?q=boiler+code+is", headers=AUTH).json()
+    by_type = {e["type"]: e["payload"] for e in turn}
+
+    refs = {t: json.loads(p) for _, t, p in kept if "$ledger" in p}
+    positions = {t: n for n, t, _ in kept}
+    assert refs["mind.turn.completed"]["context"] == {"$ledger": positions["mind.turn.completed"]}
+    assert refs["mind.turn.replied"]["prompt"] == {"$ledger": positions["mind.turn.replied"]}
+    assert [i["kind"] for i in by_type["mind.turn.completed"]["context"]][:1] == ["identity"]
+    assert "4417" in json.dumps(by_type["mind.turn.replied"]["prompt"])
+    assert "mind.turn.replied" in {e["type"] for e in found["events"]}
 
 
 def stored_payload(home: Path, position: int) -> dict[str, Any]:
