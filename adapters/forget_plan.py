@@ -23,7 +23,7 @@ import orjson
 from mindledger.adapters.key_store import KeyStore
 from mindledger.adapters.sealing import key_ids
 from mindledger.domain.errors import LedgerCorruptError
-from mindledger.domain.events import EVENT_TYPES
+from mindledger.domain.events import event_class
 from mindledger.domain.forgetting import NothingToForgetError, Reach, Selector
 
 # Whose opened `context` lists the memory items a turn's prompt quoted.
@@ -136,7 +136,7 @@ class Planner:
             if not (hit or turn or hold):
                 continue  # its key ids matter only when it goes, or may be quoted (a turn's)
             ids = key_ids(row.topic, state)
-            cls = EVENT_TYPES.get(row.topic)
+            cls = event_class(row.topic)
             if cls is not None and turn:
                 scoped = {
                     ids[f] for f, scope in cls.SEALED.items() if scope == "context" and f in ids
@@ -255,7 +255,7 @@ def _take(
     plan.keys.update(ids.values())
     for key in ids.values():
         _first_use(plan, key, row.position)
-    cls = EVENT_TYPES.get(row.topic)
+    cls = event_class(row.topic)
     if cls is not None and cls.SEALED.keys() - ids.keys():  # a sealable field not sealed
         state = orjson.loads(row.state)
         if any(state.get(f) is not None for f in cls.SEALED.keys() - ids.keys()):

@@ -15,7 +15,7 @@ from eventsourcing.persistence import (
 
 from mindledger.adapters.key_store import KeyStore
 from mindledger.adapters.sealing import key_ids, open_state, seal_state
-from mindledger.domain.events import EVENT_TYPES, FORGOTTEN_MARK, DomainEvent
+from mindledger.domain.events import FORGOTTEN_MARK, DomainEvent, event_class
 
 # Written into a payload only when a class is past schema 1, like the library's `class_version`.
 SCHEMA_KEY = "_schema"
@@ -72,7 +72,7 @@ class PydanticMapper(Mapper[UUID]):
         )
 
     def to_domain_event(self, stored_event: StoredEvent) -> Any:
-        cls = EVENT_TYPES.get(stored_event.topic)
+        cls = event_class(stored_event.topic)
         if cls is None:
             raise MapperDeserialisationError(
                 f"unknown event topic {stored_event.topic!r}; "

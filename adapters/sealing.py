@@ -24,9 +24,8 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from orjson import loads
 
 from mindledger.adapters.key_store import ID_BYTES, KeyStore
-from mindledger.domain import sealed_events  # noqa: F401  (every sealed event type, registered)
 from mindledger.domain.errors import LedgerCorruptError
-from mindledger.domain.events import EVENT_TYPES, FORGOTTEN_MARK, DomainEvent
+from mindledger.domain.events import FORGOTTEN_MARK, DomainEvent, event_class
 
 ENVELOPE = "$sealed"
 
@@ -76,7 +75,7 @@ def _key_id(envelope: Mapping[str, Any]) -> bytes | None:
 
 def key_ids(topic: str, state: Mapping[str, Any]) -> dict[str, bytes]:
     """The key ids a stored state's envelopes name: field -> key id."""
-    cls = EVENT_TYPES.get(topic)
+    cls = event_class(topic)
     found: dict[str, bytes] = {}
     if cls is None:
         return found
@@ -109,7 +108,7 @@ def open_state(
     """Open `state`'s envelopes in place with `keys` (id -> key); a field whose key is missing
     gets its placeholder, and a missing own-scope key marks the event FORGOTTEN_MARK. Fields
     stored in the clear (events written before sealing) are left as they are."""
-    cls = EVENT_TYPES.get(topic)
+    cls = event_class(topic)
     if cls is None or not cls.SEALED:
         return state
     _open(cls, topic, originator_id, version, state, _envelopes(cls, state), keys)
@@ -153,7 +152,7 @@ def _open(
 
 def _plan(topic: str | None, skip: frozenset[str]) -> tuple[type[DomainEvent], Any] | None:
     """A topic's event class and the (field, scope) pairs a batch opens (None: none)."""
-    cls = EVENT_TYPES.get(topic) if topic else None
+    cls = event_class(topic) if topic else None
     if cls is None or not cls.SEALED:
         return None
     fields = tuple((f, scope) for f, scope in cls.SEALED.items() if f not in skip)
@@ -203,14 +202,18 @@ def open_rows(
     keyring = keys.get(wanted) if wanted else {}
     for row, state, cls, sealed in found:
         if all(key_id in keyring for _, _, _, key_id in sealed):
-            _open_all(row, state, sealed, keyring)
+            _open_all(row, state, cls, sealed, keyring)
         else:  # a forgotten field: its placeholder, and the event's mark
             _open(cls, row.topic, row.originator_id, row.version or 0, state, sealed, keyring)
     return states
 
 
 def _open_all(
-    row: Any, state: dict[str, Any], sealed: list[_Sealed], keyring: Mapping[bytes, bytes]
+    row: Any,
+    state: dict[str, Any],
+    cls: type[DomainEvent],
+    sealed: list[_Sealed],
+    keyring: Mapping[bytes, bytes],
 ) -> None:
     """`_open` for an event whose keys are all there (nearly every one), without its checks
     per field; any failure is left to `_open`, which words it."""
@@ -229,9 +232,7 @@ def _open_all(
             state[field] = loads(plain)
     except (InvalidTag, ValueError, KeyError, TypeError):
         state.update((field, envelope) for field, _, envelope, _ in sealed)
-        _open(
-            EVENT_TYPES[topic], topic, row.originator_id, row.version or 0, state, sealed, keyring
-        )
+        _open(cls, topic, row.originator_id, row.version or 0, state, sealed, keyring)
 
 
 def sealed_keys(rows: Iterable[Any], keys: KeyStore) -> dict[bytes, bytes]:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 from uuid import UUID
 
 from eventsourcing.application import Application
@@ -26,14 +26,16 @@ from mindledger.domain.errors import (
     NotInitialisedError,
 )
 from mindledger.domain.events import AggregateRoot, DomainEvent
-from mindledger.domain.foreign_apply import ImportTally, import_records
-from mindledger.domain.foreign_import import ForeignFile, ForeignRecord
 from mindledger.domain.forgetting import Forgetting, check_forget_role
 from mindledger.domain.identity import IDENTITY_ID, Identity
 from mindledger.domain.knowledge_uses import KnowledgeUseCases
 from mindledger.domain.text import clean_token
 from mindledger.domain.text_keys import Secrets, TextKeys
 from mindledger.domain.thread import Thread, ThreadOrigin
+
+if TYPE_CHECKING:  # loaded by an import (its event classes are built only then)
+    from mindledger.domain.foreign_apply import ImportTally
+    from mindledger.domain.foreign_import import ForeignFile, ForeignRecord
 
 T = TypeVar("T")
 A = TypeVar("A", bound=AggregateRoot)
@@ -375,5 +377,7 @@ class Mind(KnowledgeUseCases, Application[UUID]):
     ) -> ImportTally:
         """Bring in the records of a foreign ledger not yet imported from this file: each kept
         with its provenance, and what has a meaning here made into it (`domain.foreign_apply`)."""
+        from mindledger.domain.foreign_apply import import_records
+
         self.require_initialised()
         return import_records(self.decide, file, records, self.clock(), batch, progress)
