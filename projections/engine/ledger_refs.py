@@ -10,24 +10,27 @@ views, mindledger/web_reads.py) reads the event at that position from the ledger
 
 from __future__ import annotations
 
+import functools
+
 import orjson
 
-from mindledger.domain import sealed_events  # noqa: F401  (every sealed event type, registered)
-from mindledger.domain.events import EVENT_TYPES
+from mindledger.domain.events import event_class
 
 LEDGER_REF = "$ledger"
-# topic -> the fields it seals under the "context" scope (a turn's prompt and context)
-KEPT_IN_LEDGER: dict[str, tuple[str, ...]] = {
-    topic: fields
-    for topic, cls in EVENT_TYPES.items()
-    if (fields := tuple(f for f, scope in cls.SEALED.items() if scope == "context"))
-}
+
+
+@functools.cache
+def kept_in_ledger(topic: str) -> tuple[str, ...]:
+    """The fields events of `topic` seal under the "context" scope (a turn's prompt and
+    context); its class found as every reader finds it (`event_class`)."""
+    cls = event_class(topic)
+    return () if cls is None else tuple(f for f, s in cls.SEALED.items() if s == "context")
 
 
 def stored_payload(topic: str, position: int, raw: bytes) -> bytes:
     """`raw` (an event's stored state) as the events table keeps it: each field in
-    `KEPT_IN_LEDGER` that holds a value replaced by a reference to `position`."""
-    fields = KEPT_IN_LEDGER.get(topic)
+    `kept_in_ledger` that holds a value replaced by a reference to `position`."""
+    fields = kept_in_ledger(topic)
     if not fields or not raw:
         return raw
     state = orjson.loads(raw)
