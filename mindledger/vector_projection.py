@@ -194,7 +194,7 @@ def _one_pass(
             if not items and upto > after:
                 store.add(model, [], _empty(), upto)  # nothing to embed: the position moves
             reached = store.position(model)
-            cut, whole = _embed_windows(
+            cut, whole = embed_windows(
                 store,
                 model,
                 lambda texts: embed_matrix(model, texts, api_base),
@@ -209,7 +209,7 @@ def _one_pass(
             store.close()
 
 
-def _embed_windows(
+def embed_windows(
     store: Any,
     model: str,
     embed: Callable[[list[str]], Any],
