@@ -68,7 +68,8 @@ def project(home: Home, follow: bool, vectors: bool, rebuild_vectors: bool, as_j
         done = data.get("vectors")
         if done is not None:
             echo(
-                f"embedded {done['embedded']} items in {done['seconds']:.2f}s; vectors at "
+                f"embedded {done['embedded']} items and {done.get('windows', 0)} windows in "
+                f"{done['seconds']:.2f}s; vectors at "
                 f"position {done['position']}"
                 if done["model"]
                 else "vectors are off (embedding.recall or embedding.model off, or no model)"

@@ -264,14 +264,21 @@ def vector_channel(
         # The latest embedded messages straight from the vector projection's file; only the
         # best VECTOR_K are read from the read model (reading 2,000 texts cost more than the
         # cosine).
-        windowed = stored_windows(con, q, limit, embed)
+        # The stored windows' members and the best messages are read in one query.
+        chosen = stored_windows(q, limit, embed)
         positions, matrix = window("message", limit, VECTOR_WINDOW) if VECTOR_K > 0 else ([], [])
-        if not positions:
-            return [], spoken, windowed
-        best = closest(q, matrix, VECTOR_K)
-        wanted = [positions[n.item] for n in best]
-        rows = {r[0]: r for r in messages(con, IN_POSITIONS, [wanted], "position", VECTOR_K)}
+        best = closest(q, matrix, VECTOR_K) if positions else []
+        wanted = {positions[n.item] for n in best} | {p for m, _ in chosen for p in m}
+        rows = (
+            {
+                r[0]: r
+                for r in messages(con, IN_POSITIONS, [sorted(wanted)], "position", len(wanted))
+            }
+            if wanted
+            else {}
+        )
         found = [(rows[positions[n.item]], n.score) for n in best if positions[n.item] in rows]
+        windowed = lift([([rows[p] for p in m if p in rows], score) for m, score in chosen])
     else:
         latest = _rows(
             con,
@@ -290,24 +297,20 @@ def vector_channel(
     return similar, spoken, windowed
 
 
-def stored_windows(con: duckdb.DuckDBPyConnection, q: Any, limit: int, embed: Any) -> Ranked:
+def stored_windows(q: Any, limit: int, embed: Any) -> list[tuple[list[int], float]]:
     """The windows channel over the vector projection's stored windows: the WINDOW_K closest
     to the query vector `q` among the latest (about VECTOR_WINDOW messages' worth, one range
-    read of the file) lift their members (at or before `limit`), read from the read model."""
+    read of the file), best first: their members (at or before `limit`) and similarity."""
     step = max(turn_windows.WINDOW_SIZE - turn_windows.WINDOW_OVERLAP, 1)
     members_of = getattr(embed, "members", None)
     if turn_windows.WINDOW_K <= 0 or members_of is None:
-        return [], []
+        return []
     firsts, matrix = embed.latest("window", limit, VECTOR_WINDOW // step)
     if not firsts:
-        return [], []
+        return []
     best = closest(q, matrix, turn_windows.WINDOW_K)
     members = members_of([firsts[n.item] for n in best])
-    wanted = sorted({p for n in best for p in members.get(firsts[n.item], ()) if p <= limit})
-    rows = {r[0]: r for r in messages(con, IN_POSITIONS, [wanted], "position", len(wanted) or 1)}
-    return lift(
-        [([rows[p] for p in members.get(firsts[n.item], ()) if p in rows], n.score) for n in best]
-    )
+    return [([p for p in members.get(firsts[n.item], ()) if p <= limit], n.score) for n in best]
 
 
 def speaker_vectors(
