@@ -24,7 +24,10 @@ from mindledger.projections.retrieval.item_text import (
 from mindledger.projections.retrieval.knowledge_channel import TEXT_QUERY, knowledge_texts
 from mindledger.projections.retrieval.linked import bound_items, commitment_threads
 from mindledger.projections.retrieval.names import keys_in
-from mindledger.projections.retrieval.speakers import named_speakers, nearest_said_by
+from mindledger.projections.retrieval.speakers import (
+    latest_said_by,
+    nearest_said_by,
+)
 from mindledger.projections.retrieval.turn_windows import Ranked, lift, window_channel
 from mindledger.projections.retrieval.vectors import closest, nearest_items, vectors_of
 
@@ -319,19 +322,12 @@ def speaker_vectors(
     """The latest VECTOR_WINDOW messages of the participants the query names, the closest to
     the query vector `q` first (`speakers.nearest_said_by`): their stored vectors when the
     embedder has them (`stored`), else embedded here; the texts of the best only are read."""
-    named = named_speakers(con, set(keys_in(query)))
+    stored = getattr(embed, "stored", None)
+    # Kept per mind while its read model stands still when its vectors are stored.
+    mind = getattr(embed, "path", None) if stored is not None else None
+    named, said_by = latest_said_by(con, set(keys_in(query)), limit, VECTOR_WINDOW, mind)
     if not named:
         return [], []
-    said_by = [
-        p
-        for (p,) in _rows(
-            con,
-            "SELECT position FROM messages WHERE speaker IN (SELECT unnest(?)) AND position <= ? "
-            "ORDER BY position DESC LIMIT ?",
-            [named, limit, VECTOR_WINDOW],
-        )
-    ]
-    stored = getattr(embed, "stored", None)
     if stored is not None:
         kept, matrix = stored("message", said_by)
     else:
