@@ -7,9 +7,10 @@ import re
 import time
 import warnings
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from mindledger.adapters.model_settings import ModelSettings as ModelSettings
 from mindledger.adapters.model_tools import add_piece, check_tooling, tool_calls_of
 from mindledger.domain.errors import InvalidInputError
 from mindledger.domain.identity import DEFAULT_MODEL
@@ -95,31 +96,6 @@ def unroutable(spec: str, api_base: str | None = None) -> str | None:
 def _providers() -> list[str]:
     litellm = import_litellm()
     return [getattr(p, "value", p) for p in litellm.provider_list]
-
-
-@dataclass
-class ModelSettings:
-    """How to call one model."""
-
-    spec: str
-    api_base: str | None = None
-    api_key: str | None = None
-    timeout: float = 120.0
-    retries: int = 0
-    fallbacks: list[str] = field(default_factory=list)
-    max_tokens: int = 512
-    temperature: float = 0.0
-    mock_reply: str | None = None
-    extra_body: dict[str, Any] = field(default_factory=dict)
-    stop: list[str] = field(default_factory=list)  # stop sequences (none: the model's own end)
-    # A caller's settings for one reply (domain/sampling.py); None: the provider's default.
-    top_p: float | None = None
-    seed: int | None = None
-    presence_penalty: float | None = None
-    frequency_penalty: float | None = None
-    user: str | None = None
-    # A caller's tools and response format (domain/tool_use.py), passed as they are.
-    tooling: dict[str, Any] = field(default_factory=dict)
 
 
 # The settings a caller may choose that LiteLLM takes as they are (the others: temperature,

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from mindledger.compose import Home, identity_of, load_dotenv, open_mind
 
 if TYPE_CHECKING:
-    from mindledger.adapters.litellm_model import ModelSettings
+    from mindledger.adapters.model_settings import ModelSettings
     from mindledger.domain.model_port import CompletionModel
 
 MOCK_NEEDS_REPLY = 'model "mock" needs "mock_reply" (the reply text to script)'
@@ -125,7 +125,7 @@ def build(
 ) -> CompletionModel:
     """A CompletionModel for `spec` (a scripted `mock_reply` makes any spec the mock);
     `api_base`: the caller's (`mind turn --api-base`); the rest comes from the settings."""
-    from mindledger.adapters.litellm_model import ModelSettings
+    from mindledger.adapters.model_settings import ModelSettings
 
     home = home.with_flags(api_base=("`api_base`", api_base))
     settings = home.settings
