@@ -31,10 +31,11 @@ def _returns(fn: Any) -> Any:
     # returns one), so their names are resolved against the result modules.
     import mindledger.results as results
     import mindledger.results_files as files
+    import mindledger.results_knowledge as knowledge
     import mindledger.results_ledger as ledger
     import mindledger.results_listings as listings
 
-    names = {**vars(results), **vars(files), **vars(ledger), **vars(listings)}
+    names = {**vars(results), **vars(knowledge), **vars(files), **vars(ledger), **vars(listings)}
     return typing.get_type_hints(fn, localns=names)["return"]
 
 
