@@ -256,22 +256,24 @@ def vector_channel(
     """The meaning channels: the messages closest to the query among the latest VECTOR_WINDOW
     (cosine of their stored embeddings, `projections.retrieval.vectors.nearest_items`: only
     the query is embedded here; a message not embedded yet is not among them); the closest
-    among the messages of the speakers the query names (`speaker_vectors`); and the windows
+    among the messages of the speakers the query names (`speaker_nearest`); and the windows
     channel's (`turn_windows`: the stored windows', `stored_windows`, or with an embedder that
     embeds texts itself, the windows it cuts and embeds): (similar, (spoken, ranks), (in
     windows, ranks))."""
     q = vectors_of(embed, [query])[0]
-    spoken = speaker_vectors(con, query, q, limit, embed)
+    near_said = speaker_nearest(con, query, q, limit, embed)
     window = getattr(embed, "latest", None)
     if window is not None:
         # The latest embedded messages straight from the vector projection's file; only the
         # best VECTOR_K are read from the read model (reading 2,000 texts cost more than the
         # cosine).
-        # The stored windows' members and the best messages are read in one query.
+        # The stored windows' members, the best messages and the named speakers' best are
+        # read in one query (each statement costs ~2 ms of CPU at 100k).
         chosen = stored_windows(q, limit, embed)
         positions, matrix = window("message", limit, VECTOR_WINDOW) if VECTOR_K > 0 else ([], [])
         best = closest(q, matrix, VECTOR_K) if positions else []
         wanted = {positions[n.item] for n in best} | {p for m, _ in chosen for p in m}
+        wanted |= {p for p, _ in near_said}
         rows = (
             {
                 r[0]: r
@@ -282,7 +284,9 @@ def vector_channel(
         )
         found = [(rows[positions[n.item]], n.score) for n in best if positions[n.item] in rows]
         windowed = lift([([rows[p] for p in m if p in rows], score) for m, score in chosen])
+        spoken = speaker_found(near_said, rows)
     else:
+        spoken = speaker_found(near_said, shown_rows(con, [p for p, _ in near_said]))
         latest = _rows(
             con,
             "SELECT position, speaker, time, text, source_id, coalesce(conversation, '') "
@@ -316,18 +320,18 @@ def stored_windows(q: Any, limit: int, embed: Any) -> list[tuple[list[int], floa
     return [([p for p in members.get(firsts[n.item], ()) if p <= limit], n.score) for n in best]
 
 
-def speaker_vectors(
+def speaker_nearest(
     con: duckdb.DuckDBPyConnection, query: str, q: Any, limit: int, embed: Callable[..., Any]
-) -> Ranked:
+) -> list[tuple[int, float]]:
     """The latest VECTOR_WINDOW messages of the participants the query names, the closest to
     the query vector `q` first (`speakers.nearest_said_by`): their stored vectors when the
-    embedder has them (`stored`), else embedded here; the texts of the best only are read."""
+    embedder has them (`stored`), else embedded here: (position, similarity), best first."""
     stored = getattr(embed, "stored", None)
     # Kept per mind while its read model stands still when its vectors are stored.
     mind = getattr(embed, "path", None) if stored is not None else None
     named, said_by = latest_said_by(con, set(keys_in(query)), limit, VECTOR_WINDOW, mind)
     if not named:
-        return [], []
+        return []
     if stored is not None:
         kept, matrix = stored("message", said_by)
     else:
@@ -336,11 +340,19 @@ def speaker_vectors(
         )
         kept = [p for p in said_by if p in text]
         matrix = vectors_of(embed, [text[p] for p in kept])
-    best = nearest_said_by(kept, q, matrix)
-    shown = {
-        r[0]: r
-        for r in messages(con, IN_POSITIONS, [[p for p, _ in best]], "position", len(best) or 1)
-    }
+    return nearest_said_by(kept, q, matrix)
+
+
+def shown_rows(con: duckdb.DuckDBPyConnection, positions: list[int]) -> dict[int, Any]:
+    """The messages at `positions` as `messages` reads them, by position."""
+    if not positions:
+        return {}
+    return {r[0]: r for r in messages(con, IN_POSITIONS, [positions], "position", len(positions))}
+
+
+def speaker_found(best: list[tuple[int, float]], shown: dict[int, Any]) -> Ranked:
+    """The speaker vector channel's results and ranks from `speaker_nearest`'s `best` and the
+    messages read (`shown`, by position)."""
     found = [
         said(p, sp, t, tx, sid, f"said by {sp}, similarity {score:.2f}")
         for p, score in best
