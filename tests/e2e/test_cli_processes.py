@@ -117,6 +117,43 @@ def test_a_recall_with_vectors_on_and_a_mock_turn_never_import_litellm(tmp_path:
     assert (tmp_path / "vectors.sqlite").exists()
 
 
+# What a mock turn has no use for: the other use cases' result models, the LiteLLM adapter,
+# the import events' classes (a reader loads an event kind's module when it meets one).
+NOT_FOR_A_TURN = (
+    "mindledger.results_knowledge",
+    "mindledger.results_ledger",
+    "mindledger.results_listings",
+    "mindledger.results_files",
+    "mindledger.adapters.litellm_model",
+    "mindledger.domain.foreign_import",
+)
+
+
+def test_a_mock_turn_loads_only_the_results_and_event_classes_it_uses(tmp_path: Path) -> None:
+    made_here(tmp_path, "init")
+    made_here(tmp_path, "commit", "Send the weekly report on Friday")
+    probe = (
+        "import sys; from mindledger.cli.main import main\n"
+        "sys.argv = ['mind', 'turn', '--model', 'mock', '--mock-reply', 'Noted.',\n"
+        "    '--no-server', 'Hi']\n"
+        "try: main()\n"
+        "except SystemExit as e: assert not e.code, e.code\n"
+        f"print('LOADED', sorted(m for m in {NOT_FOR_A_TURN!r} if m in sys.modules))\n"
+    )
+
+    result = subprocess.run(
+        [sys.executable, "-c", probe],
+        env=subprocess_env(tmp_path),
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+    assert result.stdout.splitlines()[-1:] == ["LOADED []"], result.stderr
+    assert "Noted." in result.stdout
+
+
 def test_verify_exits_1_naming_the_first_bad_position(tmp_path: Path) -> None:
     made_here(tmp_path, "init")
     for text in ("one", "two", "three"):
