@@ -26,7 +26,10 @@ _instance: duckdb.DuckDBPyConnection | None = None
 _owner = 0  # the pid that started the instance: a forked child starts its own
 _aliases = itertools.count(1)
 ALIAS_PREFIX = "readmodel_"
-_attached: dict[int, tuple[str, Path, bool]] = {}  # id(connection) -> alias, file, read-only
+# id(connection) -> the connection, its alias, file, read-only. The entry holds the connection
+# itself: an id is reused once its object is freed, and a `close` of another connection (a
+# `:memory:` one) at that id popped a stale entry and detached a file it never held.
+_attached: dict[int, tuple[duckdb.DuckDBPyConnection, str, Path, bool]] = {}
 # A turn's writes add ~56 KB of WAL, which the next attach replays (~1.5 ms per turn's worth),
 # while a checkpoint costs ~8 ms at 1k events and ~17 at 1M: checkpointing every third or fourth
 # turn was cheapest (mean turn at 1k: 49.1 ms at 64 KB, 46.9 at 192 KB, 48.9 at 512 KB).
@@ -118,7 +121,7 @@ def connect(path: Path | str = ":memory:", read_only: bool = False) -> duckdb.Du
                 f"the read model {path} is damaged (not a DuckDB database); the ledger is "
                 "untouched: rebuild the read model with `mind replay --swap`"
             ) from None
-        _attached[id(con)] = (alias, Path(path), read_only)
+        _attached[id(con)] = (con, alias, Path(path), read_only)
         if not read_only:  # DuckDB creates a file, and each WAL, with the umask's mode
             tighten(path)
             tighten(f"{path}.wal")
@@ -131,10 +134,14 @@ def connect(path: Path | str = ":memory:", read_only: bool = False) -> duckdb.Du
 
 def close(con: duckdb.DuckDBPyConnection) -> None:
     """Close a connection from `connect`, detaching (checkpointing and unlocking) its file."""
-    attached = _attached.pop(id(con), None)
+    attached = _attached.get(id(con))
+    if attached is not None and attached[0] is con:
+        del _attached[id(con)]
+    else:
+        attached = None
     try:
         if attached is not None:
-            alias, path, read_only = attached
+            _, alias, path, read_only = attached
             # Whatever a failure left open is rolled back, as closing would; usually none is.
             with contextlib.suppress(duckdb.TransactionException):
                 con.execute("ROLLBACK")
@@ -156,7 +163,7 @@ def sibling(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
     try:
         attached = _attached.get(id(con))
         if attached is not None:
-            use = f"USE {attached[0]}; "
+            use = f"USE {attached[1]}; "
         else:
             ((catalog,),) = con.execute("SELECT current_database()").fetchall()
             use = f'USE "{catalog}"; '
