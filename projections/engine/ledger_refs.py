@@ -14,15 +14,16 @@ import functools
 
 import orjson
 
-from mindledger.domain.events import event_class
-
 LEDGER_REF = "$ledger"
 
 
 @functools.cache
 def kept_in_ledger(topic: str) -> tuple[str, ...]:
     """The fields events of `topic` seal under the "context" scope (a turn's prompt and
-    context); its class found as every reader finds it (`event_class`)."""
+    context); its class found as every reader finds it (`event_class`: imported here, as a
+    read that catches nothing up, such as `mind recall` at the head, builds no event class)."""
+    from mindledger.domain.events import event_class
+
     cls = event_class(topic)
     return () if cls is None else tuple(f for f, s in cls.SEALED.items() if s == "context")
 
