@@ -14,7 +14,6 @@ from mindledger.domain.changes import CONFLICT_RETRIES, Changes
 from mindledger.domain.clock import Clock, system_clock
 from mindledger.domain.commands import OpenOutcome
 from mindledger.domain.commitment import Commitment, Origin
-from mindledger.domain.concept import BindingKind, Concept
 from mindledger.domain.conversation import (
     Conversation,
     Observed,
@@ -33,7 +32,8 @@ from mindledger.domain.text import clean_token
 from mindledger.domain.text_keys import Secrets, TextKeys
 from mindledger.domain.thread import Thread, ThreadOrigin
 
-if TYPE_CHECKING:  # loaded by an import (its event classes are built only then)
+if TYPE_CHECKING:  # loaded on use (their event classes are built only then)
+    from mindledger.domain.concept import BindingKind, Concept
     from mindledger.domain.foreign_apply import ImportTally
     from mindledger.domain.foreign_import import ForeignFile, ForeignRecord
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from uuid import UUID
 
 from mindledger.domain.changes import Changes
@@ -21,7 +21,6 @@ from mindledger.domain.commitment import (
     legacy_cid,
     normalise,
 )
-from mindledger.domain.concept import Concept, concept_id
 from mindledger.domain.errors import (
     InvalidInputError,
     NotInitialisedError,
@@ -32,6 +31,9 @@ from mindledger.domain.errors import (
 from mindledger.domain.identity import IDENTITY_ID, Identity
 from mindledger.domain.text import clean_text, clean_token
 from mindledger.domain.thread import Thread
+
+if TYPE_CHECKING:
+    from mindledger.domain.concept import Concept
 
 
 @dataclass(frozen=True)
@@ -105,6 +107,8 @@ def close_commitment(
 
 def concept(changes: Changes, token: str) -> Concept:
     """The concept a token names; UnknownConceptError when it is not defined."""
+    from mindledger.domain.concept import Concept, concept_id  # a turn builds no concept events
+
     token = clean_token(token)
     found = changes.find(Concept, concept_id(token))
     if found is None:
@@ -116,6 +120,8 @@ def concept(changes: Changes, token: str) -> Concept:
 
 def define_concept(changes: Changes, token: str, definition: str, at: datetime) -> int:
     """Define or redefine a concept; returns its definition version."""
+    from mindledger.domain.concept import Concept, concept_id
+
     token = clean_token(token)
     found = changes.find(Concept, concept_id(token))
     if found is None:

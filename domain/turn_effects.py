@@ -12,7 +12,6 @@ from uuid import UUID
 
 from mindledger.domain import commands
 from mindledger.domain.changes import Changes
-from mindledger.domain.concept import Concept, concept_id
 from mindledger.domain.context_port import (
     AssembledContext,
     ThreadMatch,
@@ -131,6 +130,8 @@ class TurnEffects(ThreadLines, KnowledgeLines):
         commands.define_concept(self.changes, token, definition, self.at)
 
     def do_relate(self, body: str) -> None:
+        from mindledger.domain.concept import Concept, concept_id  # only a reply that relates
+
         source, relation, target = parse_relate(body)
         for token in (clean_token(source), clean_token(target)):
             if self.changes.find(Concept, concept_id(token)) is None:

@@ -5,13 +5,12 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from uuid import UUID, uuid4
 
 from eventsourcing.persistence import Recording
 
 from mindledger.domain.application import Mind
-from mindledger.domain.autonomy import TickOutcome, run_tick
 from mindledger.domain.changes import Changes
 from mindledger.domain.client_chat import ClientChat
 from mindledger.domain.context_port import (
@@ -36,6 +35,9 @@ from mindledger.domain.tool_use import MAX_CALLS, asking_turn, call_id, tooled
 from mindledger.domain.turn import REPLY_LIMIT, Speaker, Turn, TurnFinishedError
 from mindledger.domain.turn_effects import CUT_OFF_REASON, TurnEffects, TurnSetting, unfinished_line
 from mindledger.domain.turn_numbers import turn_numbers, unfinished_turns
+
+if TYPE_CHECKING:
+    from mindledger.domain.autonomy import TickOutcome
 
 DEFAULT_BUDGET = 2000
 
@@ -403,4 +405,6 @@ class TurnService:
         unavailable: str | None,
     ) -> TickOutcome:
         """One autonomy cycle: the gate decides (recorded); a fired cycle runs `run_turn`."""
+        from mindledger.domain.autonomy import run_tick  # a turn builds no tick events
+
         return run_tick(self.mind, self.threads, now, run_turn, unavailable)

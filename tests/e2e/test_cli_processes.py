@@ -118,7 +118,8 @@ def test_a_recall_with_vectors_on_and_a_mock_turn_never_import_litellm(tmp_path:
 
 
 # What a mock turn has no use for: the other use cases' result models, the LiteLLM adapter,
-# the import events' classes (a reader loads an event kind's module when it meets one).
+# the import, concept and tick events' classes (a reader loads an event kind's module when it
+# meets one; a reply's concept lines and a tick import theirs).
 NOT_FOR_A_TURN = (
     "mindledger.results_knowledge",
     "mindledger.results_ledger",
@@ -126,6 +127,8 @@ NOT_FOR_A_TURN = (
     "mindledger.results_files",
     "mindledger.adapters.litellm_model",
     "mindledger.domain.foreign_import",
+    "mindledger.domain.concept",
+    "mindledger.domain.autonomy",
 )
 
 
