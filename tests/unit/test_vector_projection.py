@@ -14,10 +14,9 @@ from typing import Any
 import pytest
 
 import mindledger
-from mindledger.adapters import minilm
 from mindledger.adapters.vector_store import FILE, VectorStore
+from tests.unit.vector_minds import mind_saying, spy_on_encode
 
-NOW = "2026-05-01T09:00:00Z"
 DOG = "My sister adopted a golden retriever puppy last spring."
 LINES = [DOG, "The boiler broke on Tuesday and the plumber came.", "We hiked in the Alps."]
 PARAPHRASE = "Which dog did her sibling get?"
@@ -30,26 +29,13 @@ def turns() -> list[str]:
 
 @pytest.fixture
 def mind(tmp_path: Path, turns: list[str]) -> Iterator[mindledger.MindLedger]:
-    home = tmp_path / "mind"
-    mindledger.init(home, name="Echo", now=NOW)
-    with mindledger.open(home, now=NOW) as opened:
-        for line in LINES:
-            turns.append(opened.turn(line, model="mock", mock_reply="Noted.").turn)
-        yield opened
+    yield from mind_saying(tmp_path, LINES, turns)
 
 
 @pytest.fixture
 def encoded(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """Every text the offline model is asked to embed in this test."""
-    seen: list[str] = []
-    real = minilm.MiniLM.encode
-
-    def spy(self: minilm.MiniLM, texts: list[str], normalise: bool = True) -> Any:
-        seen.extend(texts)
-        return real(self, texts, normalise)
-
-    monkeypatch.setattr(minilm.MiniLM, "encode", spy)
-    return seen
+    return spy_on_encode(monkeypatch)
 
 
 def vector_items(mind: mindledger.MindLedger) -> list[Any]:

@@ -8,7 +8,6 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pytest
@@ -20,8 +19,8 @@ from mindledger.compose import Home, read_model
 from mindledger.projections.retrieval.turn_windows import cut
 from mindledger.projections.retrieval.vector_items import window_rows
 from mindledger.vector_projection import catch_up
+from tests.unit.vector_minds import mind_saying, spy_on_encode
 
-NOW = "2026-05-01T09:00:00Z"
 CANARY = "The vault combination is canary-7731 behind the lighthouse painting."
 LINES = [
     "My sister adopted a golden retriever puppy last spring.",
@@ -41,26 +40,13 @@ def turns() -> list[str]:
 
 @pytest.fixture
 def mind(tmp_path: Path, turns: list[str]) -> Iterator[mindledger.MindLedger]:
-    home = tmp_path / "mind"
-    mindledger.init(home, name="Echo", now=NOW)
-    with mindledger.open(home, now=NOW) as opened:
-        for line in LINES:
-            turns.append(opened.turn(line, model="mock", mock_reply="Noted.").turn)
-        yield opened
+    yield from mind_saying(tmp_path, LINES, turns)
 
 
 @pytest.fixture
 def encoded(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """Every text the offline model is asked to embed in this test."""
-    seen: list[str] = []
-    real = minilm.MiniLM.encode
-
-    def spy(self: minilm.MiniLM, texts: list[str], normalise: bool = True) -> Any:
-        seen.extend(texts)
-        return real(self, texts, normalise)
-
-    monkeypatch.setattr(minilm.MiniLM, "encode", spy)
-    return seen
+    return spy_on_encode(monkeypatch)
 
 
 def windows(home: Path) -> dict[int, tuple[tuple[int, ...], bytes]]:
