@@ -159,8 +159,8 @@ async def _unless_stopped(work: Awaitable[Any], state: ServerState) -> Any:
     stopped = ApiError(
         503,
         "server_stopping",
-        "the server stopped before this request finished; a turn it started is recorded "
-        "finished or interrupted (the mind's log shows which)",
+        "the server stopped before this request finished; if it had started a turn, the "
+        "turn is recorded finished or interrupted (`mind log` shows which)",
     )
     task = asyncio.ensure_future(work)
     while not task.done():
