@@ -175,6 +175,47 @@ def projector_lock(path: Path, *, wait: bool) -> Iterator[bool]:
         os.close(fd)
 
 
+# A reader that cannot take the projector lock and finds the published copy behind the head
+# asks its holder for a publish by writing one byte into the lock file; a holder (a read
+# session of another process: it catches up its working file and reads that, never publishing)
+# checks at each read and when it lets go, clears the request and publishes. Without this, a
+# process reading in a loop held the lock nearly all the time and a reader of another process
+# waited for a copy nobody made, until its deadline (`ProjectorBehindError`). A file write, not
+# another file: a home keeps no new file, and a home nobody can write keeps the plain wait.
+
+
+def ask_for_publish(lock: Path) -> None:
+    """Ask the holder of the projector lock at `lock` to publish what it has applied."""
+    try:
+        fd = os.open(lock, os.O_WRONLY)
+    except OSError:
+        return
+    try:
+        os.pwrite(fd, b"1", 0)  # at 0: asking again never grows the file
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def publish_if_asked(paths: ReadModelPaths, projector: Projector) -> None:
+    """Publish the working file (the caller holds the lock) when a reader asked for it and the
+    published copy lacks some of what it includes. A copy that cannot be made (a full disk) is
+    left to the asker's own deadline: the holder's read goes on."""
+    try:
+        if paths.lock.stat().st_size == 0:
+            return
+        os.truncate(paths.lock, 0)  # first: a request made during the copy waits for the next
+    except OSError:
+        return
+    try:
+        published = paths.published
+        if not published.exists() or published_position(published) < projector.position():
+            projector.publish(published)
+    except (OSError, duckdb.Error):
+        pass
+
+
 def catch_up_and_publish(paths: ReadModelPaths, reader: LedgerReader) -> int:
     """Run a projector in this process (the caller holds the lock); returns events applied."""
     projector = Projector(paths.working)
@@ -201,6 +242,7 @@ def ensure_fresh(
             if held:
                 catch_up_and_publish(paths, reader)
                 continue
+        ask_for_publish(paths.lock)
         if time.monotonic() > deadline:
             raise ProjectorBehindError(
                 f"the running projector has not reached ledger position {head} within "
@@ -241,9 +283,12 @@ class ReadSession:
         self.close()
 
     def close(self) -> None:
-        """Release the file and the lock."""
+        """Release the file and the lock (publishing first when another reader asked)."""
         if self.projector is not None:
-            self.projector.close()
+            try:
+                publish_if_asked(self.paths, self.projector)
+            finally:
+                self.projector.close()
             self.projector = None
         elif self.con is not None:
             close(self.con)
@@ -262,6 +307,7 @@ class ReadSession:
         if self.projector is None:
             self.close()
             return
+        publish_if_asked(self.paths, self.projector)  # a reader waiting now waits no longer
         key = os.path.abspath(self.paths.lock)
         timer = threading.Timer(LINGER_S, _expire, (key, self))
         timer.daemon = True
@@ -335,6 +381,7 @@ class ReadSession:
         head = self.reader.head()[0]
         if self.projector is not None:
             self.projector.catch_up(self.reader)
+            publish_if_asked(self.paths, self.projector)
             return self.projector.con
         if self.copy is not None and self.con is not None and self.position() >= head:
             return self.con  # read-only home: the file read still includes the head
@@ -354,6 +401,7 @@ class ReadSession:
             if self.paths.published.exists() and published_position(self.paths.published) >= head:
                 self.con = connect(self.paths.published, read_only=True)
                 return self.con
+            ask_for_publish(self.paths.lock)
             if time.monotonic() > deadline:
                 raise ProjectorBehindError(
                     f"the running projector has not reached ledger position {head} within "
