@@ -16,7 +16,10 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from mindledger.compose import Home, open_reader, read_model_paths
+from mindledger.projections.engine import readmodel
 from mindledger.projections.engine.readmodel import ReadSession, published_position
 from tests.integration.ledger_factory import sqlite_mind
 
@@ -26,7 +29,10 @@ DEADLINE_S = 120.0  # generous: a loaded machine; the reader's own wait is short
 # The other process: opens the read model as `mind recall` does and says what it read.
 READER = """
 import json, sys
+import pytest
+
 from mindledger.compose import Home, open_reader, read_model_paths
+from mindledger.projections.engine import readmodel
 from mindledger.projections.engine.readmodel import open_read_model
 from pathlib import Path
 home = Home(Path(sys.argv[1]))
@@ -110,5 +116,33 @@ def test_a_session_that_lets_go_publishes_for_a_reader_that_asked(tmp_path: Path
             pass
         assert published_position(paths.published) == reader.head()[0]
     finally:
+        reader.close()
+        app.close()
+
+
+def test_a_session_kept_between_turns_publishes_for_a_reader_that_asked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Kept until asked for (no clock in the test): a served mind's session between turns.
+    monkeypatch.setattr(readmodel, "LINGER_S", 3600.0)
+    home = Home(tmp_path / "mind")
+    app = sqlite_mind(home.path, commands=2)
+    paths, reader = read_model_paths(home), open_reader(home)
+    owner = object()
+    try:
+        app.open_commitment("Oil the gate")
+        session = ReadSession(paths, reader)
+        session.refresh()
+        assert session.projector is not None
+        paths.lock.write_bytes(b"1")  # what a waiting reader of another process writes
+
+        session.linger(owner)  # the lock is kept, and what it applied is published
+
+        assert readmodel.take_lingering(paths, owner) is session
+        assert session.projector is not None
+        assert published_position(paths.published) == reader.head()[0]
+        session.close()
+    finally:
+        readmodel.release_lingering(paths.lock)
         reader.close()
         app.close()
