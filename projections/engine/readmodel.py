@@ -284,11 +284,15 @@ class ReadSession:
 
     def close(self) -> None:
         """Release the file and the lock (publishing first when another reader asked)."""
-        if self.projector is not None:
-            try:
+        try:
+            if self.projector is not None:
                 publish_if_asked(self.paths, self.projector)
-            finally:
-                self.projector.close()
+        finally:
+            self._release()
+
+    def _release(self) -> None:
+        if self.projector is not None:
+            self.projector.close()
             self.projector = None
         elif self.con is not None:
             close(self.con)
