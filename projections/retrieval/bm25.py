@@ -114,19 +114,39 @@ POSTINGS = """
     WHERE h.term IN (SELECT unnest($terms)) AND h.position <= $as_of LIMIT $few"""
 
 
-def lexical(con: duckdb.DuckDBPyConnection, query: str, as_of: int) -> list[tuple[Any, ...]]:
-    """BM25 over the live documents: (position, kind, stream, score, matched terms)."""
+class Fetched:
+    """What `best_scored` read for a query, kept so that a query of some of its terms (the
+    speaker channel's: the query without the names, `projections.retrieval.speakers`) is
+    scored from the postings already fetched (`scored_within`), not fetched again: at 100k
+    LoCoMo events the second fetch cost ~9 ms of a recall's CPU."""
+
+    def __init__(self) -> None:
+        self.as_of: int | None = None
+        self.size, self.n, self.avgdl = 0, 0, 0.0
+        self.tracked: dict[str, int] = {}
+        self.q: list[str] = []
+        self.columns: tuple[Any, ...] | None = None  # (t, position, tf, length) of all of `q`
+
+
+def lexical(
+    con: duckdb.DuckDBPyConnection, query: str, as_of: int, kept: Fetched | None = None
+) -> list[tuple[Any, ...]]:
+    """BM25 over the live documents: (position, kind, stream, score, matched terms)
+    (`kept`: what was read, for `scored_within`)."""
     q = sorted(set(terms(query)))
     if not q:
         return []
-    scored = best_scored(con, q, as_of)
+    scored = best_scored(con, q, as_of, kept)
     return [row[:5] for row in scored if row[5]][:LEXICAL_K]
 
 
-def best_scored(con: duckdb.DuckDBPyConnection, q: list[str], as_of: int) -> list[tuple[Any, ...]]:
+def best_scored(
+    con: duckdb.DuckDBPyConnection, q: list[str], as_of: int, kept: Fetched | None = None
+) -> list[tuple[Any, ...]]:
     """The `LEXICAL_K * 3` best documents for the terms `q`, by score then position, with
     whether each is live: (position, kind, stream, score, matched terms, live) (only
-    documents holding a term of at most `COMMON_POSTINGS` postings, if the query has one)."""
+    documents holding a term of at most `COMMON_POSTINGS` postings, if the query has one).
+    `kept`: filled with what was read, for `scored_within`."""
     args: dict[str, Any] = {"terms": q, "as_of": as_of}
     ((size, length, position),) = con.execute(STATE).fetchall()
     current = as_of >= (position or 0)  # the kept figures are those as of `as_of`
@@ -139,16 +159,19 @@ def best_scored(con: duckdb.DuckDBPyConnection, q: list[str], as_of: int) -> lis
         if len(found) <= FEW_POSTINGS:
             return _scored_here(found, n, avgdl)
     tracked = dict(con.execute(TRACKED).fetchall()) if current else {}
-    known = {t: int(tracked[t]) for t in q if tracked.get(t, 0) > COMMON_POSTINGS}
-    if not (known and len(q) <= PER_TERM_MAX):
+    if kept is not None:
+        kept.as_of, kept.size, kept.n, kept.avgdl, kept.tracked = as_of, size, n, avgdl, tracked
+        kept.q, kept.columns = list(q), None
+    if _all_fetched(q, tracked):
         # No common term the projector counts: every posting is fetched once, its terms'
         # frequencies counted from them, and pruned or not, scored in numpy.
-        return _vector_scored(con, q, as_of, n, avgdl)
+        return _vector_scored(con, q, as_of, n, avgdl, kept=kept)
+    known = {t: int(tracked[t]) for t in q if tracked.get(t, 0) > COMMON_POSTINGS}
     df, postings, missing = _with_common(con, q, as_of, known)
     common = [t for t in df if df[t] > COMMON_POSTINGS]
     rare = [t for t in df if t not in common]
     if not rare or sum(df[t] for t in common) <= COMMON_RATIO * sum(df[t] for t in rare):
-        return _vector_scored(con, q, as_of, n, avgdl, prune=False)
+        return _vector_scored(con, q, as_of, n, avgdl, prune=False, kept=kept)
     # Fetched first: as a list, the positions let DuckDB skip most of a common term's postings,
     # where a join with them scanned all (23 ms for 357,000 postings at 1M events, now ~7).
     # The rarer terms' postings whole, then the common terms' at the documents those name.
@@ -162,6 +185,39 @@ def best_scored(con: duckdb.DuckDBPyConnection, q: list[str], as_of: int) -> lis
     found = con.execute(KINDS, {"p": [p for p, _, _ in best]}).fetchall()
     docs = {p: (kind, stream, live) for p, kind, stream, live in found}
     return [(p, *docs[p][:2], score, matched, docs[p][2]) for p, score, matched in best]
+
+
+def _all_fetched(q: list[str], tracked: dict[str, int]) -> bool:
+    """Whether `best_scored` fetches every posting of the terms `q` and scores them with
+    pruning (`_vector_scored`) in a mind too large to score in Python: when no term of `q` is
+    a common one the projector counts (`tracked`), or `q` has too many terms to count them."""
+    return len(q) > PER_TERM_MAX or not any(tracked.get(t, 0) > COMMON_POSTINGS for t in q)
+
+
+def scored_within(
+    con: duckdb.DuckDBPyConnection, kept: Fetched, sub: list[str], as_of: int
+) -> list[tuple[Any, ...]]:
+    """`best_scored(con, sub, as_of)` for terms `sub` that are some of the terms `best_scored`
+    last read into `kept`: scored from the postings it fetched when it fetched them all and
+    `best_scored` would fetch and score all of `sub`'s the same way (the same postings,
+    frequencies, counts and formula: the same scores, sums and ties); else read again."""
+    if (
+        kept.columns is None
+        or kept.as_of != as_of
+        or not set(sub) <= set(kept.q)
+        or kept.size <= SMALL_DOCS
+        or not _all_fetched(sub, kept.tracked)
+    ):
+        return best_scored(con, sub, as_of)
+    import numpy as np
+
+    t, position, tf, length = kept.columns
+    index = np.array([sub.index(term) if term in sub else -1 for term in kept.q], dtype=np.int64)
+    mine = index[t]
+    keep = mine >= 0
+    return _scored_columns(
+        con, sub, (mine[keep], position[keep], tf[keep], length[keep]), kept.n, kept.avgdl
+    )
 
 
 # A query's postings as columns, a term by its index in the sorted query (`_vector_scored`).
@@ -178,12 +234,13 @@ def _vector_scored(
     n: int,
     avgdl: float,
     prune: bool = True,
+    kept: Fetched | None = None,
 ) -> list[tuple[Any, ...]]:
     """What FULL computes, from the postings fetched as numpy columns and scored there: FULL's
     plan (a join, a grouped sum and a sort in SQL) cost 4-5x the fetch of its postings alone at
     100k LoCoMo events. With `prune`, the query's common terms count only in documents holding
     a rarer one, when their postings outnumber the rarer terms' COMMON_RATIO times (as
-    `best_scored` decides it from counted frequencies)."""
+    `best_scored` decides it from counted frequencies). `kept`: given the columns fetched."""
     import numpy as np  # only here: a small mind's recall never needs it
 
     if len(q) > PER_TERM_MAX:
@@ -197,12 +254,32 @@ def _vector_scored(
         ]
         sql, named = " UNION ALL ".join(parts), {f"t{i}": t for i, t in enumerate(q)}
     cols = con.execute(sql, named | {"as_of": as_of}).fetchnumpy()
-    t = np.asarray(cols["t"], dtype=np.int64)
+    columns = (
+        np.asarray(cols["t"], dtype=np.int64),
+        np.asarray(cols["position"], dtype=np.int64),
+        np.asarray(cols["tf"], dtype=np.float64),
+        np.asarray(cols["length"], dtype=np.float64),
+    )
+    if kept is not None:
+        kept.columns = columns
+    return _scored_columns(con, q, columns, n, avgdl, prune)
+
+
+def _scored_columns(
+    con: duckdb.DuckDBPyConnection,
+    q: list[str],
+    columns: tuple[Any, ...],
+    n: int,
+    avgdl: float,
+    prune: bool = True,
+) -> list[tuple[Any, ...]]:
+    """`_vector_scored`'s scoring of the postings of `q` as columns (term index in `q`,
+    position, tf, length)."""
+    import numpy as np
+
+    t, position, tf, length = columns
     if not len(t):
         return []
-    position = np.asarray(cols["position"], dtype=np.int64)
-    tf = np.asarray(cols["tf"], dtype=np.float64)
-    length = np.asarray(cols["length"], dtype=np.float64)
     df = np.bincount(t, minlength=len(q))
     if prune:
         common = df > COMMON_POSTINGS

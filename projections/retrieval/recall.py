@@ -34,7 +34,6 @@ from mindledger.projections.retrieval.item_text import Found, commitment_text, i
 from mindledger.projections.retrieval.knowledge_channel import knowledge_channel
 from mindledger.projections.retrieval.names import keys_in
 from mindledger.projections.retrieval.spans import span_channel
-from mindledger.projections.retrieval.speakers import said_by
 from mindledger.projections.retrieval.thread_context import (
     ThreadView,
     candidates,
@@ -134,7 +133,7 @@ def gather(
         # The longest first, so that the two connections finish together (the vector channel
         # embeds the query meanwhile: numpy and DuckDB both let go of the GIL).
         lambda c: vector_channel(c, query, limit, embed) if embed is not None else NO_MEANING,
-        lambda c: with_spans(c, query, lexical_channel(c, query, limit), limit, spans),
+        lambda c: with_spans(c, query, lexical_channel(c, query, limit, keys), limit, spans),
         lambda c: live_threads(c, now, limit),
         lambda c: open_commitments(c, limit),
         lambda c: concept_channel(c, keys, limit),
@@ -145,7 +144,6 @@ def gather(
             "position DESC",
             RECENT,
         ),
-        lambda c: said_by(c, query, keys, limit),
         lambda c: [messages(c, inside, [s, e, limit], "position", 500) for s, e, _ in periods],
         lambda c: rows(c, "SELECT name FROM identity"),
         lambda c: last_refusals(c, exclude_turn) if refusals else [],
@@ -155,12 +153,11 @@ def gather(
     ]
     (
         (similar, (spoken_alike, alike_ranks), (windowed, window_ranks)),
-        (hits, texts, found, (in_spans, span_ranks)),
+        (hits, texts, found, spoken, (in_spans, span_ranks)),
         threads,
         (open_, served),
         (concept_items, bound),
         recent,
-        spoken,
         in_windows,
         names,
         refused,

@@ -7,11 +7,11 @@ tokens (bench/locomo.py)."""
 from __future__ import annotations
 
 import threading
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import duckdb
 
-from mindledger.projections.retrieval.bm25 import best_scored
+from mindledger.projections.retrieval.bm25 import Fetched, best_scored, scored_within
 from mindledger.projections.retrieval.item_text import Found, said
 from mindledger.projections.retrieval.names import name_key
 from mindledger.projections.retrieval.text_index import terms
@@ -74,13 +74,7 @@ def said_by(con: duckdb.DuckDBPyConnection, query: str, keys: set[str], limit: i
     """The best lexical hits of `query` without the names, among the named speakers' messages
     (`keys`: the query's name keys, `projections.retrieval.names.keys_in`)."""
     named = named_speakers(con, keys)
-    if not named:
-        return []
-    names = {t for person in named for t in terms(person)}
-    q = sorted(set(terms(query)) - names)
-    if not q:
-        return []
-    hits = [row[0] for row in best_scored(con, q, limit) if row[1] == "message"]
+    hits = said_by_hits(con, query, named, limit)
     if not hits:
         return []
     rows = con.execute(
@@ -88,9 +82,40 @@ def said_by(con: duckdb.DuckDBPyConnection, query: str, keys: set[str], limit: i
         "WHERE position IN (SELECT unnest($p)) AND speaker IN (SELECT unnest($s))",
         {"p": hits, "s": named},
     ).fetchall()
-    rank = {p: i for i, p in enumerate(hits)}
-    rows.sort(key=lambda r: rank[r[0]])
-    return [said(p, sp, tm, tx, sid, f"said by {sp}") for p, sp, tm, tx, sid in rows[:SPEAKER_K]]
+    return said_by_found(hits, {r[0]: r for r in rows}, named)
+
+
+def said_by_hits(
+    con: duckdb.DuckDBPyConnection,
+    query: str,
+    named: list[str],
+    limit: int,
+    kept: Fetched | None = None,
+) -> list[int]:
+    """The positions of the best lexical hits of `query` without the names of the speakers
+    `named` that are messages, best first (whoever said them); scored from the postings the
+    lexical channel fetched (`kept`, `bm25.scored_within`) when it can be."""
+    if not named:
+        return []
+    names = {t for person in named for t in terms(person)}
+    q = sorted(set(terms(query)) - names)
+    if not q:
+        return []
+    scored = scored_within(con, kept, q, limit) if kept is not None else best_scored(con, q, limit)
+    return [row[0] for row in scored if row[1] == "message"]
+
+
+def said_by_found(
+    hits: list[int], shown: dict[int, tuple[Any, ...]], named: list[str]
+) -> list[Found]:
+    """The speaker channel's results: of the messages at `hits` (best first, read into `shown`
+    by position: position, speaker, time, text, source id, ...), the first SPEAKER_K that the
+    speakers `named` said."""
+    speaking = set(named)
+    rows = [shown[p] for p in hits if p in shown and shown[p][1] in speaking]
+    return [
+        said(p, sp, tm, tx, sid, f"said by {sp}") for p, sp, tm, tx, sid, *_ in rows[:SPEAKER_K]
+    ]
 
 
 def nearest_said_by(
