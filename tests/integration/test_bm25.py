@@ -217,3 +217,33 @@ def test_equal_scores_rank_by_position_in_any_summing_order(corpus: Home, query:
     in_python = [bm25._rank(order, n, avgdl, df) for order in (postings, postings[::-1])]
     assert in_python[0] == in_python[1]
     assert [p for p, _, _ in in_python[0]] == [row[0] for row in runs[0]]
+
+
+@pytest.mark.parametrize(
+    ("query", "sub"),
+    [
+        ("today item zebra tea", "item zebra"),  # the sub-query pruned, the query too
+        ("today item zebra tea", "today tea"),  # the sub-query not pruned
+        ("tea 3 again zebra", "zebra 3"),
+        ("today item", "juice"),  # a term the query does not have: read again
+    ],
+)
+@pytest.mark.parametrize("per_term_max", [16, 0])
+def test_some_of_a_querys_terms_score_from_its_postings_as_a_fresh_query(
+    corpus: Home, monkeypatch: pytest.MonkeyPatch, query: str, sub: str, per_term_max: int
+) -> None:
+    # The speaker channel scores the query without the names from the lexical channel's
+    # postings (`bm25.scored_within`): the same answer as scoring it afresh.
+    monkeypatch.setattr(bm25, "COMMON_POSTINGS", 1000)
+    monkeypatch.setattr(bm25, "SMALL_DOCS", 0)
+    monkeypatch.setattr(bm25, "PER_TERM_MAX", per_term_max)
+    q, s = sorted(set(terms(query))), sorted(set(terms(sub)))
+    with read_model(corpus) as con:
+        kept = bm25.Fetched()
+        bm25.best_scored(con, q, EVERYWHERE, kept)
+        spy = Spy(con)
+        within = bm25.scored_within(spy, kept, s, EVERYWHERE)  # type: ignore[arg-type]
+        fresh = bm25.best_scored(con, s, EVERYWHERE)
+
+    assert within == fresh and within
+    assert scored_in_numpy(spy) == (not set(s) <= set(q))  # postings read again only then
