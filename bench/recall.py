@@ -65,6 +65,32 @@ def build(folder: Path, size: int, data: Path) -> tuple[Home, float, float]:
     return home, written / fill, applied / seconds
 
 
+def questions_of(data: Path, limit: int) -> list[str]:
+    """The first `limit` LoCoMo questions of categories 1-4 (category 5 names no evidence)."""
+    samples = locomo_samples(data)
+    return [qa["question"] for s in samples for qa in s["qa"] if qa["category"] != 5][:limit]
+
+
+def cost_arguments(description: str | None = None) -> argparse.ArgumentParser:
+    """The options of a bench that times recall on one LoCoMo home of N events."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--size", type=int, default=100_000)
+    parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument("--data", type=Path, default=DATA)
+    parser.add_argument("--keep", type=Path, help="build the home here once and reuse it")
+    return parser
+
+
+def home_of(root: Path, size: int, data: Path) -> tuple[Home, float]:
+    """The home of `size` LoCoMo events under `root` (built there once, then reused) and its
+    catch-up rate when built now (0.0 when reused)."""
+    folder = root / f"n{size}"
+    if (folder / "readmodel.duckdb").exists():
+        return Home(folder), 0.0
+    home, _, catch_up = build(folder, size, data)
+    return home, catch_up
+
+
 def project_vectors(home: Home) -> tuple[int, float]:
     """vectors.sqlite filled as the vector projection would (the imported conversations
     repeat, so each distinct text is embedded once and its vector kept at every position that
@@ -144,9 +170,7 @@ def main() -> None:
     parser.add_argument("--keep", type=Path, help="build homes here once and reuse them")
     parser.add_argument("--vectors", action="store_true", help="also with the vector channel")
     args = parser.parse_args()
-    questions = [
-        qa["question"] for s in locomo_samples(args.data) for qa in s["qa"] if qa["category"] != 5
-    ][: args.queries]
+    questions = questions_of(args.data, args.queries)
     with tempfile.TemporaryDirectory() as tmp:
         root = args.keep or Path(tmp)
         for size in args.sizes:

@@ -8,36 +8,23 @@ Run: .venv/bin/python -m bench.spans_cost [--size 100000] [--queries 200] [--kee
 
 from __future__ import annotations
 
-import argparse
 import tempfile
 from pathlib import Path
 
 from bench.common import percentiles, report, timed
-from bench.locomo import DATA
-from bench.recall import NOW, build
-from mindledger.adapters.importers import locomo_samples
-from mindledger.compose import Home, read_model
+from bench.recall import NOW, cost_arguments, home_of, questions_of
+from mindledger.compose import read_model
 from mindledger.projections.retrieval import spans
 from mindledger.projections.retrieval.recall import recall
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--size", type=int, default=100_000)
-    parser.add_argument("--queries", type=int, default=200)
-    parser.add_argument("--data", type=Path, default=DATA)
-    parser.add_argument("--keep", type=Path, help="build the home here once and reuse it")
+    parser = cost_arguments()
     args = parser.parse_args()
-    questions = [
-        qa["question"] for s in locomo_samples(args.data) for qa in s["qa"] if qa["category"] != 5
-    ][: args.queries]
+    questions = questions_of(args.data, args.queries)
     on = spans.SPAN_K or 10
     with tempfile.TemporaryDirectory() as tmp:
-        folder = (args.keep or Path(tmp)) / f"n{args.size}"
-        if (folder / "readmodel.duckdb").exists():
-            home, catch_up = Home(folder), 0.0
-        else:
-            home, _, catch_up = build(folder, args.size, args.data)
+        home, catch_up = home_of(args.keep or Path(tmp), args.size, args.data)
         times: dict[int, list[float]] = {0: [], on: []}
         with read_model(home) as con:
             for k in (0, on):  # warm-up of both

@@ -16,7 +16,6 @@ Run: .venv/bin/python -m bench.windows_cost [--size 100000] [--queries 200] [--k
 
 from __future__ import annotations
 
-import argparse
 import functools
 import tempfile
 from pathlib import Path
@@ -24,10 +23,8 @@ from pathlib import Path
 import numpy as np
 
 from bench.common import percentiles, report, timed
-from bench.locomo import DATA
-from bench.recall import NOW, build
+from bench.recall import NOW, cost_arguments, home_of, questions_of
 from bench.vector_cache import CachedMiniLM
-from mindledger.adapters.importers import locomo_samples
 from mindledger.adapters.minilm import shared_model
 from mindledger.adapters.vector_store import StoredVectors
 from mindledger.compose import Home, read_model
@@ -85,22 +82,12 @@ def use(arm: str) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--size", type=int, default=100_000)
-    parser.add_argument("--queries", type=int, default=200)
-    parser.add_argument("--data", type=Path, default=DATA)
-    parser.add_argument("--keep", type=Path, help="build the home here once and reuse it")
+    parser = cost_arguments()
     parser.add_argument("--vector-cache", type=Path, help="keep the vectors here between runs")
     args = parser.parse_args()
-    questions = [
-        qa["question"] for s in locomo_samples(args.data) for qa in s["qa"] if qa["category"] != 5
-    ][: args.queries]
+    questions = questions_of(args.data, args.queries)
     with tempfile.TemporaryDirectory() as tmp:
-        folder = (args.keep or Path(tmp)) / f"n{args.size}"
-        if (folder / "readmodel.duckdb").exists():
-            home, catch_up = Home(folder), 0.0
-        else:
-            home, _, catch_up = build(folder, args.size, args.data)
+        home, catch_up = home_of(args.keep or Path(tmp), args.size, args.data)
         embed = CachedMiniLM(args.vector_cache or Path(tmp) / "vectors.sqlite")
         stored = StoredVectors(stored_file(home, embed), MODEL, embed)
         times: dict[str, list[float]] = {a: [] for a in ARMS}
