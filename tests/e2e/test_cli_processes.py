@@ -16,15 +16,20 @@ from tests.conftest import REPO, sealed_text_changed, subprocess_env
 MIND = [sys.executable, "-c", "from mindledger.cli.main import main; main()"]
 
 
-def run(home: Path, *args: str | bytes) -> subprocess.CompletedProcess[str]:
+def spawn(home: Path, argv: list[str | bytes], timeout: float) -> subprocess.CompletedProcess[str]:
+    """`argv` as a process of its own (the suite's environment, `home` as MIND_HOME)."""
     return subprocess.run(
-        [*MIND, *args],
-        env=subprocess_env(home),
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=120,
+        argv, env=subprocess_env(home), cwd=REPO, capture_output=True, text=True, timeout=timeout
     )
+
+
+def run(home: Path, *args: str | bytes) -> subprocess.CompletedProcess[str]:
+    return spawn(home, [*MIND, *args], 120)
+
+
+def python_probe(home: Path, probe: str, timeout: float) -> subprocess.CompletedProcess[str]:
+    """`probe` run by a Python of its own."""
+    return spawn(home, [sys.executable, "-c", probe], timeout)
 
 
 def made_here(home: Path, *args: str) -> None:
@@ -75,14 +80,7 @@ def test_status_help_and_listings_import_none_of_the_heavy_packages(tmp_path: Pa
         "    print('LOADED', line, sorted(m for m in absent if m in sys.modules))\n"
     )
 
-    result = subprocess.run(
-        [sys.executable, "-c", probe],
-        env=subprocess_env(tmp_path),
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    result = python_probe(tmp_path, probe, timeout=120)
 
     loaded = [x for x in result.stdout.splitlines() if x.startswith("LOADED ")]
     assert loaded == [f"LOADED {line} []" for line in NOT_IMPORTED], result.stderr
@@ -101,14 +99,7 @@ def test_a_recall_with_vectors_on_and_a_mock_turn_never_import_litellm(tmp_path:
         "    print('LOADED', line[0], 'litellm' in sys.modules, 'numpy' in sys.modules)\n"
     )
 
-    result = subprocess.run(
-        [sys.executable, "-c", probe],
-        env=subprocess_env(tmp_path),
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    result = python_probe(tmp_path, probe, timeout=300)
 
     loaded = [x for x in result.stdout.splitlines() if x.startswith("LOADED ")]
     # numpy: the vector channel ran (the offline embedder: the query's vector against the
@@ -144,14 +135,7 @@ def test_a_mock_turn_loads_only_the_results_and_event_classes_it_uses(tmp_path: 
         f"print('LOADED', sorted(m for m in {NOT_FOR_A_TURN!r} if m in sys.modules))\n"
     )
 
-    result = subprocess.run(
-        [sys.executable, "-c", probe],
-        env=subprocess_env(tmp_path),
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    result = python_probe(tmp_path, probe, timeout=300)
 
     assert result.stdout.splitlines()[-1:] == ["LOADED []"], result.stderr
     assert "Noted." in result.stdout
