@@ -197,6 +197,17 @@ def _as_matrix(positions: list[int], found: dict[int, bytes]) -> tuple[list[int]
     return kept, np.frombuffer(blob, dtype=np.float32).reshape(len(kept), -1)
 
 
+def _copy_items(con: sqlite3.Connection, kinds: str, positions: list[int]) -> None:
+    """Copy the attached `old` file's items of `kinds` (an SQL condition) at `positions`."""
+    for start in range(0, len(positions), _CHUNK):
+        part = positions[start : start + _CHUNK]
+        marks = ",".join("?" * len(part))
+        con.execute(
+            f"INSERT INTO items SELECT * FROM old.items WHERE {kinds} AND position IN ({marks})",
+            part,
+        )
+
+
 def _ask_recut(con: sqlite3.Connection, kept: list[int], layout: int) -> None:
     """After a forget dropped windows, where the projection cuts them again from: the last
     window kept before the first dropped (a window start the forget left as it was; 0 when
@@ -427,14 +438,7 @@ def keep_only(path: Path, positions: Iterable[int]) -> int:
         new.con.execute("ATTACH DATABASE ? AS old", (str(path),))
         with new.con:
             new.con.execute("INSERT OR REPLACE INTO tracking SELECT * FROM old.tracking")
-            for start in range(0, len(wanted), _CHUNK):
-                part = wanted[start : start + _CHUNK]
-                marks = ",".join("?" * len(part))
-                new.con.execute(
-                    "INSERT INTO items SELECT * FROM old.items WHERE kind != 'window' "
-                    f"AND position IN ({marks})",
-                    part,
-                )
+            _copy_items(new.con, "kind != 'window'", wanted)
             clear = set(wanted)
             layout = new.con.execute(
                 "SELECT count(*) FROM old.sqlite_master WHERE name = 'windows'"
@@ -448,15 +452,7 @@ def keep_only(path: Path, positions: Iterable[int]) -> int:
             ]
             new.con.executemany("INSERT INTO windows VALUES (?, ?)", windows)
             _ask_recut(new.con, [p for p, _ in windows], layout)
-            firsts = [p for p, _ in windows]
-            for start in range(0, len(firsts), _CHUNK):
-                part = firsts[start : start + _CHUNK]
-                marks = ",".join("?" * len(part))
-                new.con.execute(
-                    "INSERT INTO items SELECT * FROM old.items WHERE kind = 'window' "
-                    f"AND position IN ({marks})",
-                    part,
-                )
+            _copy_items(new.con, "kind = 'window'", [p for p, _ in windows])
         new.con.execute("DETACH DATABASE old")
         new.con.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         kept = new.count()
