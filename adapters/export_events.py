@@ -18,15 +18,11 @@ from typing import Any
 from uuid import UUID
 
 import orjson
-from eventsourcing.persistence import MapperDeserialisationError, StoredEvent
+from eventsourcing.persistence import MapperDeserialisationError
 from pydantic import ValidationError
 
 from mindledger.adapters.export_streams import StreamProblem, StreamRules
-from mindledger.adapters.pydantic_mapping import (
-    SCHEMA_KEY,
-    CanonicalJSONTranscoder,
-    PydanticMapper,
-)
+from mindledger.adapters.pydantic_mapping import SCHEMA_KEY, PydanticMapper
 from mindledger.adapters.sealing import key_ids, open_state
 from mindledger.domain.event_types import known_event_types, stream_kind
 from mindledger.domain.events import DomainEvent
@@ -49,7 +45,7 @@ class EventRules:
         self.types = known_event_types()
         # Keyless: the mapper reads each state already opened (`_decode` opens it once, and
         # the scratch read model takes the same opened state: one decryption, not two).
-        self.mapper = PydanticMapper(_OpenedStates(), keys=None)
+        self.mapper = PydanticMapper(keys=None)
         self.invariants = StreamRules()
         # Key ids by the line that carries them, and those named by an envelope whose line does
         # not carry them (a forgotten field): an import stores the keys of every line in one
@@ -65,10 +61,14 @@ class EventRules:
         state: bytes,
         keys: dict[bytes, bytes],
         position: int = 0,
+        decoded: dict[str, Any] | None = None,
+        plain: dict[str, bytes] | None = None,
     ) -> dict[str, Any]:
         """The event's state opened by the line's keys, as the read side reads it; raise
         EventProblem when this event, following the ones checked before it, is not one this
-        version can replay."""
+        version can replay. `decoded`: the state as orjson reads it, when the caller has it
+        already (it is not changed); `plain`: what its envelopes hold, opened already by
+        their keys in `keys`."""
         cls = self.types.get(topic)
         if cls is None:
             raise EventProblem(
@@ -86,7 +86,7 @@ class EventRules:
             )
         if known is not None and known[0] != kind:
             raise EventProblem(f"a {kind} event in stream {aggregate[:8]} of a {known[0]}")
-        event, decoded, opened = self._decode(cls, stream, version, state, keys)
+        event, decoded, opened = self._decode(cls, stream, version, state, keys, decoded, plain)
         self._own_keys(topic, decoded, keys, position + 1)
         try:
             self.invariants.check(position, kind, stream, event, decoded)
@@ -132,16 +132,19 @@ class EventRules:
         version: int,
         state: bytes,
         keys: dict[bytes, bytes],
+        decoded: dict[str, Any] | None,
+        plain: dict[str, bytes] | None,
     ) -> tuple[DomainEvent, dict[str, Any], dict[str, Any]]:
         """The event as the mapper reads it, its state as stored and as opened."""
         topic = cls.TOPIC
-        try:
-            # The read side parses with orjson, which refuses what json.loads lets by (NaN,
-            # Infinity, integers past 64 bits, lone surrogates): a state it cannot read would
-            # stop every projector at this event.
-            decoded = orjson.loads(state)
-        except orjson.JSONDecodeError:
-            decoded = None
+        if decoded is None:
+            try:
+                # The read side parses with orjson, which refuses what json.loads lets by
+                # (NaN, Infinity, integers past 64 bits, lone surrogates): a state it cannot
+                # read would stop every projector at this event.
+                decoded = orjson.loads(state)
+            except orjson.JSONDecodeError:
+                decoded = None
         if not isinstance(decoded, dict):
             raise EventProblem(
                 f"{topic}: the stored state is not a JSON object (as the read side parses JSON)"
@@ -154,9 +157,9 @@ class EventRules:
         _time(decoded.get("timestamp"), topic)
         opened = dict(decoded)  # only the line's own keys open its envelopes
         try:
-            open_state(topic, stream, version, opened, keys)
-            stored = StoredEvent(stream, version, topic, orjson.dumps(opened))
-            event = self.mapper.to_domain_event(stored)
+            open_state(topic, stream, version, opened, keys, plain)
+            # Read from the opened state itself (no new copy: validation changes none of it).
+            event = self.mapper.event_of(topic, stream, version, dict(opened))
         except MapperDeserialisationError as e:
             raise EventProblem(f"{topic}: {_reason(e)}") from None
         except Exception as e:  # the mapper's own reading of a hostile payload
@@ -166,14 +169,6 @@ class EventRules:
             raise EventProblem(f"{topic}: the payload cannot be read")
         _same_fields(event, decoded, topic)
         return event, decoded, opened
-
-
-class _OpenedStates(CanonicalJSONTranscoder):
-    """The mapper's reading of a state `_decode` encoded with orjson: orjson decodes it to
-    what json.loads would, in a third of the time."""
-
-    def decode(self, data: bytes) -> Any:
-        return orjson.loads(data)
 
 
 def _stream(aggregate: str) -> UUID:
@@ -199,12 +194,37 @@ def _time(value: Any, topic: str) -> None:
 def _same_fields(event: DomainEvent, decoded: dict[str, Any], topic: str) -> None:
     """Every field stored in the clear kept its value through validation (no coercion, so the
     read side, which reads the stored payload, sees what the model accepted)."""
-    dumped = event.model_dump(mode="json")
+    cls = type(event)
+    fields, sealed = cls.model_fields, cls.SEALED
+    dumped: dict[str, Any] | None = None
     for name, value in decoded.items():
-        if name in type(event).SEALED or name not in dumped or name == "timestamp":
+        if name in sealed or name == "timestamp":
+            continue
+        if name in fields and _kept(getattr(event, name), value):
+            continue
+        if dumped is None:
+            dumped = event.model_dump(mode="json")
+        if name not in dumped:
             continue
         if not _same(dumped[name], value) and not _same_time(dumped[name], value):
             raise EventProblem(f"{topic}: field {name!r} is not of its type")
+
+
+_PLAIN = frozenset({str, int, bool, type(None)})
+
+
+def _kept(kept: Any, value: Any) -> bool:
+    """Whether a field validated to what it was stored as: text, a whole number, a flag, null
+    or a list of them, each of its own type. Such a value dumps as it is (no event class has a
+    serializer of its own), so the event need not be dumped for it."""
+    if kept.__class__ is not value.__class__:
+        return False
+    if value.__class__ is list:
+        return len(kept) == len(value) and all(
+            a.__class__ is b.__class__ and a.__class__ in _PLAIN and a == b
+            for a, b in zip(kept, value, strict=True)
+        )
+    return value.__class__ in _PLAIN and kept == value
 
 
 def _same(a: Any, b: Any) -> bool:

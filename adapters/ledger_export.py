@@ -81,12 +81,17 @@ def header_line(genesis: Genesis, events: int, head: str | None) -> bytes:
     )
 
 
-def state_bytes(payload: dict[str, Any], time: str, schema: int) -> bytes:
-    """The stored state an event line's decoded fields stand for (what the chain hashed)."""
+def state_of(payload: dict[str, Any], time: str, schema: int) -> dict[str, Any]:
+    """The stored state an event line's decoded fields stand for, as a value."""
     state = {**payload, TIME_KEY: time}
     if schema > 1:
         state[SCHEMA_KEY] = schema
-    return canonical_json(state)
+    return state
+
+
+def state_bytes(payload: dict[str, Any], time: str, schema: int) -> bytes:
+    """The stored state an event line's decoded fields stand for (what the chain hashed)."""
+    return canonical_json(state_of(payload, time, schema))
 
 
 def render_state(state: bytes) -> dict[str, Any]:

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 from uuid import UUID
 
+import orjson
 from eventsourcing.persistence import (
     Mapper,
     MapperDeserialisationError,
@@ -29,6 +31,38 @@ _CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_asci
 def canonical_json(value: Any) -> bytes:
     """One byte string per value: sorted keys, no spaces, UTF-8 (the hash chain hashes these)."""
     return _CANONICAL.encode(value).encode()
+
+
+# A number with a fraction or an exponent where a JSON value starts (after `:`, `,` or `[`):
+# a float. Inside a string the same bytes only send a line the slow way.
+_FLOAT = re.compile(rb"[:,\[]-?[0-9]+[.eE][0-9eE+\-.]*[,}\]]")
+_SORTED = orjson.OPT_SORT_KEYS
+
+
+def fast_canonical(value: Any, floatless: bool) -> bytes | None:
+    """`canonical_json(value)` by orjson (a fifth of its time), or None where the two could
+    differ: orjson spells some floats otherwise (0.00001 for 1e-05), so `floatless` says that
+    `value` holds no float; it refuses integers past 64 bits, lone surrogates and deep
+    nesting. For every other value the bytes are the same (tests/unit/test_fast_canonical.py).
+    """
+    if not floatless:
+        return None
+    try:
+        return orjson.dumps(value, option=_SORTED)
+    except (TypeError, orjson.JSONEncodeError):
+        return None
+
+
+def is_canonical(value: Any, line: bytes) -> tuple[bool, bool]:
+    """Whether `line` is `canonical_json(value)`, `value` being what `line` parses to, and
+    whether orjson spelled it so (then `fast_canonical` may encode what `value` holds)."""
+    fast = fast_canonical(value, _FLOAT.search(line) is None)
+    if fast is not None and fast == line:
+        return True, True
+    try:  # the rule itself decides every other line (a float, NaN, a big integer, an edit)
+        return canonical_json(value) == line, False
+    except (ValueError, RecursionError):
+        return False, False
 
 
 class CanonicalJSONTranscoder(Transcoder):
@@ -90,17 +124,39 @@ class PydanticMapper(Mapper[UUID]):
                     state,
                     found,
                 )
-            state.pop(FORGOTTEN_MARK, None)
-            state = cls.upcast(state, state.pop(SCHEMA_KEY, 1))
-            return cls.model_validate(
-                {
-                    **state,
-                    "originator_id": stored_event.originator_id,
-                    "originator_version": stored_event.originator_version,
-                }
+            return _validated(
+                cls, stored_event.originator_id, stored_event.originator_version, state
             )
         except (ValueError, KeyError) as e:
-            raise MapperDeserialisationError(
-                f"event {stored_event.topic} v{stored_event.originator_version} of "
-                f"{stored_event.originator_id} cannot be read: {e}"
+            raise _unreadable(
+                stored_event.topic, stored_event.originator_id, stored_event.originator_version, e
             ) from e
+
+    def event_of(self, topic: str, originator_id: UUID, version: int, state: dict[str, Any]) -> Any:
+        """The event of a state already decoded and opened, as `to_domain_event` reads it
+        (`state`'s own fields may be changed; what they hold is not)."""
+        cls = event_class(topic)
+        if cls is None:
+            raise MapperDeserialisationError(f"unknown event topic {topic!r}")
+        try:
+            return _validated(cls, originator_id, version, state)
+        except (ValueError, KeyError) as e:
+            raise _unreadable(topic, originator_id, version, e) from e
+
+
+def _validated(
+    cls: type[DomainEvent], originator_id: UUID, version: int, state: dict[str, Any]
+) -> DomainEvent:
+    state.pop(FORGOTTEN_MARK, None)
+    state = cls.upcast(state, state.pop(SCHEMA_KEY, 1))
+    return cls.model_validate(
+        {**state, "originator_id": originator_id, "originator_version": version}
+    )
+
+
+def _unreadable(
+    topic: str, originator_id: UUID, version: int, error: Exception
+) -> MapperDeserialisationError:
+    return MapperDeserialisationError(
+        f"event {topic} v{version} of {originator_id} cannot be read: {error}"
+    )

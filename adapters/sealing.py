@@ -104,14 +104,16 @@ def open_state(
     version: int,
     state: dict[str, Any],
     keys: Mapping[bytes, bytes],
+    plain: Mapping[str, bytes] | None = None,
 ) -> dict[str, Any]:
     """Open `state`'s envelopes in place with `keys` (id -> key); a field whose key is missing
     gets its placeholder, and a missing own-scope key marks the event FORGOTTEN_MARK. Fields
-    stored in the clear (events written before sealing) are left as they are."""
+    stored in the clear (events written before sealing) are left as they are. `plain`: what
+    some envelopes were already found to hold with their key in `keys` (`opened_text`)."""
     cls = event_class(topic)
     if cls is None or not cls.SEALED:
         return state
-    _open(cls, topic, originator_id, version, state, _envelopes(cls, state), keys)
+    _open(cls, topic, originator_id, version, state, _envelopes(cls, state), keys, plain)
     return state
 
 
@@ -123,6 +125,7 @@ def _open(
     state: dict[str, Any],
     sealed: list[_Sealed],
     keys: Mapping[bytes, bytes],
+    plain: Mapping[str, bytes] | None = None,
 ) -> None:
     stream: str | None = None
     for field, scope, envelope, key_id in sealed:
@@ -131,6 +134,9 @@ def _open(
             state[field] = cls.forgotten_value(field)
             if scope == "own":
                 state[FORGOTTEN_MARK] = True
+            continue
+        if plain is not None and field in plain:  # opened with this key already
+            state[field] = orjson.loads(plain[field])
             continue
         stream = stream or _stream_hex(originator_id)
         try:
@@ -260,14 +266,15 @@ def envelope_key(value: Any) -> bytes | None:
         return None
 
 
-def opens(
-    topic: str, originator_id: UUID | str, version: int, field: str, value: Any, key: bytes
-) -> bool:
-    """Whether `key` opens this field's envelope (its AES-GCM tag checks under the field's AAD)."""
+def opened_text(
+    topic: str, originator_id: UUID | str, version: int, field: str, value: Any, key: bytes | AESGCM
+) -> bytes | None:
+    """What this field's envelope holds when `key` opens it (its AES-GCM tag checks under the
+    field's AAD; `key` may be a cipher made of it), else None."""
     try:
         raw = base64.b64decode(str(value["c"]), validate=True)
         aad = _aad(_stream_hex(originator_id), version, topic, field)
-        AESGCM(key).decrypt(raw[:12], raw[12:], aad)
+        cipher = key if isinstance(key, AESGCM) else AESGCM(key)
+        return cipher.decrypt(raw[:12], raw[12:], aad)
     except (InvalidTag, ValueError, KeyError, TypeError):
-        return False
-    return True
+        return None

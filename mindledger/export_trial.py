@@ -40,7 +40,14 @@ def projected(events: Iterator[ExportedEvent]) -> Iterator[ExportedEvent]:
                 try:
                     e = event
                     state = rules.check(
-                        e.topic, e.aggregate, e.version, e.state, e.keys, e.position
+                        e.topic,
+                        e.aggregate,
+                        e.version,
+                        e.state,
+                        e.keys,
+                        e.position,
+                        e.decoded,
+                        e.plain,
                     )
                 except EventProblem as problem:
                     raise ExportInvalidError(event.position + 1, str(problem)) from None

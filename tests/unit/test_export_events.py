@@ -7,11 +7,14 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import orjson
 import pytest
 
 from mindledger.adapters.export_events import EventProblem, EventRules
 from mindledger.adapters.pydantic_mapping import PydanticMapper
+from mindledger.domain.commitment import Commitment, episode_id
 from mindledger.domain.concept import Concept, concept_id
+from mindledger.domain.event_types import known_event_types
 from tests.conftest import T0
 
 STREAM = concept_id("user.tea")  # the stream the domain derives for the token
@@ -73,3 +76,55 @@ def test_a_stream_holds_one_aggregate_kind() -> None:
         EventProblem, match=f"a commitment event in stream {STREAM.hex[:8]} of a concept"
     ):
         rules.check("mind.commitment.closed", STREAM.hex, 2, b'{"timestamp":"x"}', {})
+
+
+@pytest.mark.parametrize(
+    ("changes", "reason"),
+    [
+        ({"definition": 39}, "field 'definition'"),
+        ({"token": None}, "field 'token': missing"),
+        ({"evil": 1}, "field 'evil': not a field of this event"),
+        ({"_schema": 3}, "schema 3 where this version reads 1 to 2"),
+        ({"timestamp": "tuesday"}, "the time is not an ISO 8601"),
+    ],
+)
+def test_a_state_the_caller_read_already_is_refused_the_same(
+    changes: dict[str, Any], reason: str
+) -> None:
+    state = defined(**changes)
+
+    with pytest.raises(EventProblem, match=reason):
+        EventRules().check(Concept.Defined.TOPIC, STREAM.hex, 1, state, {}, 0, orjson.loads(state))
+
+
+@pytest.mark.parametrize(
+    ("field", "stored"),
+    [("episode", "1"), ("episode", True), ("concepts", ["a", 1]), ("concepts", "ab")],
+)
+def test_a_value_validation_coerced_is_refused(field: str, stored: Any) -> None:
+    cid = "c0123456789"
+    event = Commitment.Opened(
+        originator_id=episode_id(cid, 1),
+        originator_version=1,
+        timestamp=T0,
+        cid=cid,
+        episode=1,
+        text="Send it",
+        origin="user",
+        concepts=["a", "b"],
+    )
+    state = json.loads(PydanticMapper().to_stored_event(event).state)
+    state[field] = stored
+    data = json.dumps(state).encode()
+
+    with pytest.raises(EventProblem, match=f"field '{field}"):
+        EventRules().check(Commitment.Opened.TOPIC, episode_id(cid, 1).hex, 1, data, {})
+
+
+def test_no_event_class_has_a_serializer_of_its_own() -> None:
+    # `_same_fields` takes text, numbers, flags and their lists as they validated, not dumped.
+    for cls in known_event_types().values():
+        decorators = cls.__pydantic_decorators__
+        assert not decorators.field_serializers and not decorators.model_serializers, cls
+        for info in cls.model_fields.values():
+            assert not [m for m in info.metadata if "Serializer" in type(m).__name__], cls

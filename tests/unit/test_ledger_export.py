@@ -67,11 +67,40 @@ def test_a_state_that_does_not_rebuild_is_carried_as_raw_bytes(state: bytes) -> 
     assert _read_back([state]) == [state]
 
 
-@given(st.lists(st.dictionaries(st.text(max_size=5), st.text(max_size=5), max_size=3), max_size=4))
-def test_every_exported_state_reads_back_as_the_same_bytes(payloads: list[dict[str, str]]) -> None:
+VALUES = st.text(max_size=5) | st.integers() | st.floats(allow_nan=False) | st.booleans()
+
+
+@given(st.lists(st.dictionaries(st.text(max_size=5), VALUES, max_size=3), max_size=4))
+def test_every_exported_state_reads_back_as_the_same_bytes(payloads: list[dict[str, Any]]) -> None:
+    # Floats (1e-05, 1e+16), integers past 64 bits: spelled by the rule, not by orjson.
     states = [state_bytes(p, "2026-05-01T09:00:00Z", 1) for p in payloads]
 
     assert _read_back(states) == states
+
+
+@pytest.mark.parametrize(
+    ("number", "respelled"),
+    [(1e-05, b"0.00001"), (1e16, b"10000000000000000.0"), (0.5, b"5e-1"), (-0.0, b"-0.00")],
+)
+def test_a_number_spelled_another_way_is_refused_though_it_reads_the_same(
+    number: float, respelled: bytes
+) -> None:
+    # The chain hashes the state the rule spells from the parsed line, so only the check of
+    # the line's own spelling sees this edit (orjson spells 1e-05 as 0.00001).
+    state = state_bytes({"n": number}, "2026-05-01T09:00:00Z", 1)
+    rows = _rows([state])
+    lines = list(export_lines(GENESIS, rows, 1, rows[-1].hash))
+    spelled = json.dumps(number).encode()
+    assert b'"n":' + spelled in lines[1]
+    lines[1] = lines[1].replace(b'"n":' + spelled, b'"n":' + respelled)
+
+    with pytest.raises(ExportInvalidError) as refused:
+        list(ExportReader(io.BytesIO(b"".join(lines))).events())
+
+    assert (refused.value.line, refused.value.reason) == (
+        2,
+        "not in canonical form (the line was edited)",
+    )
 
 
 def test_an_empty_file_is_refused_at_line_one(tmp_path: Path) -> None:
