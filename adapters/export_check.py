@@ -309,7 +309,7 @@ def _keys(
     fields = decoded if isinstance(decoded, dict) else {}
     named: dict[bytes, list[str]] = {}
     for name, value in fields.items():
-        key_id = envelope_key(value)
+        key_id = envelope_key(value) if value.__class__ is dict else None  # most are text
         if key_id is not None:
             named.setdefault(key_id, []).append(name)
     keys: dict[bytes, bytes] = {}

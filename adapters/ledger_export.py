@@ -17,6 +17,7 @@ is imported. Version 1 files (plaintext payloads, no keys) are still read.
 from __future__ import annotations
 
 import base64
+import functools
 import json
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
@@ -48,6 +49,7 @@ KEYS_FIELD = "keys"
 KEY_BATCH = 1000  # event lines per key-store read
 
 
+@functools.cache  # asked once per line
 def event_shapes(version: int) -> tuple[frozenset[str], ...]:
     """The field sets an event line of this file version may have (`keys` from version 2)."""
     shapes = (EVENT_KEYS, RAW_EVENT_KEYS)

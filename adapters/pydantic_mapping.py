@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import re
 from typing import Any
 from uuid import UUID
 
@@ -33,10 +32,42 @@ def canonical_json(value: Any) -> bytes:
     return _CANONICAL.encode(value).encode()
 
 
-# A number with a fraction or an exponent where a JSON value starts (after `:`, `,` or `[`):
-# a float. Inside a string the same bytes only send a line the slow way.
-_FLOAT = re.compile(rb"[:,\[]-?[0-9]+[.eE][0-9eE+\-.]*[,}\]]")
 _SORTED = orjson.OPT_SORT_KEYS
+# orjson spells every float with a fraction or a signed exponent (1.5, 1e+16, 5e-324).
+_FLOAT_MARKS = (b".", b"e+", b"e-")
+_DIGITS = frozenset(b"0123456789")
+_NUMBER = frozenset(b"0123456789eE+-.")
+
+
+def has_float(line: bytes) -> bool:
+    """Whether `line`, were it orjson's spelling of a value, could hold a float: a number with
+    a fraction or an exponent where a value starts (after `:`, `,` or `[`) and ends (before
+    `,`, `}` or `]`). The same bytes inside a string (a sentence's "1.5,") only send a line
+    the slow way; a time's "09:00:00.5+00:00" does not (no value ends there). Looked for
+    from its marks, found at C speed: a regular expression over the line took 3x its parse."""
+    for mark in _FLOAT_MARKS:
+        at = line.find(mark)
+        while at != -1:
+            if _number_at(line, at):
+                return True
+            at = line.find(mark, at + 1)
+    return False
+
+
+def _number_at(line: bytes, at: int) -> bool:
+    start = at
+    while start > 0 and line[start - 1] in _DIGITS:
+        start -= 1
+    if start == at:
+        return False
+    if start > 0 and line[start - 1] == 0x2D:  # -
+        start -= 1
+    if start == 0 or line[start - 1] not in b":,[":
+        return False
+    end = at + 1
+    while end < len(line) and line[end] in _NUMBER:
+        end += 1
+    return end < len(line) and line[end] in b",}]"
 
 
 def fast_canonical(value: Any, floatless: bool) -> bytes | None:
@@ -56,7 +87,7 @@ def fast_canonical(value: Any, floatless: bool) -> bytes | None:
 def is_canonical(value: Any, line: bytes) -> tuple[bool, bool]:
     """Whether `line` is `canonical_json(value)`, `value` being what `line` parses to, and
     whether orjson spelled it so (then `fast_canonical` may encode what `value` holds)."""
-    fast = fast_canonical(value, _FLOAT.search(line) is None)
+    fast = fast_canonical(value, not has_float(line))
     if fast is not None and fast == line:
         return True, True
     try:  # the rule itself decides every other line (a float, NaN, a big integer, an edit)
@@ -145,7 +176,7 @@ class PydanticMapper(Mapper[UUID]):
 
 
 def _validated(
-    cls: type[DomainEvent], originator_id: UUID, version: int, state: dict[str, Any]
+    cls: type[DomainEvent], originator_id: UUID | str, version: int, state: dict[str, Any]
 ) -> DomainEvent:
     state.pop(FORGOTTEN_MARK, None)
     state = cls.upcast(state, state.pop(SCHEMA_KEY, 1))
@@ -155,7 +186,7 @@ def _validated(
 
 
 def _unreadable(
-    topic: str, originator_id: UUID, version: int, error: Exception
+    topic: str, originator_id: UUID | str, version: int, error: Exception
 ) -> MapperDeserialisationError:
     return MapperDeserialisationError(
         f"event {topic} v{version} of {originator_id} cannot be read: {error}"

@@ -125,7 +125,7 @@ def _open(
     state: dict[str, Any],
     sealed: list[_Sealed],
     keys: Mapping[bytes, bytes],
-    plain: Mapping[str, bytes] | None = None,
+    opened: Mapping[str, bytes] | None = None,
 ) -> None:
     stream: str | None = None
     for field, scope, envelope, key_id in sealed:
@@ -135,8 +135,8 @@ def _open(
             if scope == "own":
                 state[FORGOTTEN_MARK] = True
             continue
-        if plain is not None and field in plain:  # opened with this key already
-            state[field] = orjson.loads(plain[field])
+        if opened is not None and field in opened:  # opened with this key already
+            state[field] = orjson.loads(opened[field])
             continue
         stream = stream or _stream_hex(originator_id)
         try:

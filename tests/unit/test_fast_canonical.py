@@ -13,9 +13,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mindledger.adapters.pydantic_mapping import (
-    _FLOAT,
     canonical_json,
     fast_canonical,
+    has_float,
     is_canonical,
 )
 
@@ -47,7 +47,7 @@ def test_orjson_spells_every_value_without_a_float_as_the_rule_does(value: Any) 
 def test_a_line_holding_a_float_is_seen_to_hold_one(value: Any, number: float) -> None:
     line = orjson.dumps({"v": value, "f": [number]}, option=orjson.OPT_SORT_KEYS)
 
-    assert _FLOAT.search(line) is not None
+    assert has_float(line)
 
 
 @SETTINGS
@@ -65,6 +65,22 @@ def test_a_line_is_canonical_exactly_when_the_rule_spells_it_so(value: Any, spel
     obj = json.loads(line)  # what the line holds (the checker reads it first)
 
     assert is_canonical(obj, line)[0] == (canonical_json(obj) == line)
+
+
+@SETTINGS
+@given(_values(SCALARS))
+def test_a_line_without_a_float_is_seen_to_hold_none_but_where_text_looks_like_one(
+    value: Any,
+) -> None:
+    line = orjson.dumps({"v": value}, option=orjson.OPT_SORT_KEYS)
+
+    assert not has_float(line) or b'"' in line  # only text that spells a number can
+
+
+def test_text_that_spells_a_number_is_taken_for_one_but_a_time_is_not() -> None:
+    assert has_float(b'{"t":"at :1.5, then"}')  # the slow way: safe
+    assert not has_float(b'{"t":"2026-05-01T09:00:00.5+00:00","n":[1,-2],"w":"e-mail"}')
+    assert has_float(b'{"n":[-0.5]}') and has_float(b'{"n":1e+16}') and has_float(b'{"n":5e-324}')
 
 
 def test_the_floats_orjson_spells_otherwise_are_decided_by_the_rule() -> None:

@@ -8,6 +8,7 @@ from uuid import uuid4
 import pytest
 from eventsourcing.persistence import MapperDeserialisationError, StoredEvent
 
+from mindledger.adapters.key_store import MemoryKeyStore
 from mindledger.adapters.pydantic_mapping import PydanticMapper
 from mindledger.domain.concept import Concept
 from mindledger.domain.thread import Thread
@@ -28,6 +29,23 @@ def test_an_event_round_trips_with_its_explicit_topic() -> None:
     stored = mapper.to_stored_event(event)
 
     assert stored.topic == "mind.thread.opened"
+    assert mapper.to_domain_event(stored) == event
+
+
+def test_an_event_with_two_sealed_fields_round_trips_sealed() -> None:
+    mapper = PydanticMapper(keys=MemoryKeyStore())
+    event = Thread.Opened(
+        originator_id=uuid4(),
+        originator_version=1,
+        timestamp=T0,
+        label="Why?",
+        content="Because",
+        origin="user",
+    )
+
+    stored = mapper.to_stored_event(event)
+
+    assert b"Because" not in stored.state
     assert mapper.to_domain_event(stored) == event
 
 
