@@ -68,10 +68,53 @@ def held_here(path: Path) -> bool:
 
 
 # Sessions kept open between a served mind's turns (`ReadSession.linger`), by lock path, with
-# their owner and their timer: opening and closing the read model was a third of a turn's cost.
-_lingering: dict[str, tuple[ReadSession, object, threading.Timer]] = {}
+# their owner and their expiry: opening and closing the read model was a third of a turn's cost.
+_lingering: dict[str, tuple[ReadSession, object, _Expiry]] = {}
 _linger_guard = threading.Lock()
 LINGER_S = 2.0  # how long another process may wait for the lock between turns
+
+
+class _Expiry:
+    """When a kept session is closed if nobody took it up: one thread of the process waits for
+    every expiry (`_expiries`); a `threading.Timer` per kept session started a thread per turn."""
+
+    def __init__(self, key: str, session: ReadSession, at: float) -> None:
+        self.key, self.session, self.at = key, session, at
+        self.cancelled = False  # taken up or released: never expires
+
+    def cancel(self) -> None:
+        self.cancelled = True  # the waiting thread drops it when it next wakes
+
+
+_expiries: list[_Expiry] = []
+_expiry_wake = threading.Condition(threading.Lock())
+_expiry_thread: tuple[int, threading.Thread] | None = None  # (pid, thread): a fork starts its own
+
+
+def _schedule(expiry: _Expiry) -> None:
+    global _expiry_thread
+    with _expiry_wake:
+        _expiries.append(expiry)
+        if _expiry_thread is None or _expiry_thread[0] != os.getpid():
+            thread = threading.Thread(target=_expire_due, name="mind-read-expiry", daemon=True)
+            _expiry_thread = (os.getpid(), thread)
+            thread.start()
+        elif len(_expiries) == 1 or expiry.at < min(e.at for e in _expiries[:-1]):
+            _expiry_wake.notify()
+
+
+def _expire_due() -> None:
+    while True:
+        with _expiry_wake:
+            now = time.monotonic()
+            due = [e for e in _expiries if not e.cancelled and e.at <= now]
+            _expiries[:] = [e for e in _expiries if not e.cancelled and e.at > now]
+            if not due:
+                wait = min((e.at for e in _expiries), default=now + 3600.0) - now
+                _expiry_wake.wait(max(wait, 0.001))
+                continue
+        for expiry in due:
+            _expire(expiry)
 
 
 def release_lingering(path: Path, owner: object | None = None) -> None:
@@ -130,14 +173,14 @@ def use_lingering(path: Path, owner: object | None, work: Callable[[ReadSession]
     return True
 
 
-def _expire(key: str, session: ReadSession) -> None:
+def _expire(expiry: _Expiry) -> None:
     with _linger_guard:
-        kept = _lingering.get(key)
-        if kept is None or kept[0] is not session:
+        kept = _lingering.get(expiry.key)
+        if kept is None or kept[2] is not expiry:  # taken up (and perhaps kept again) since
             return
-        del _lingering[key]
-    with session.busy:
-        session.close()
+        del _lingering[expiry.key]
+    with expiry.session.busy:
+        expiry.session.close()
 
 
 @contextmanager
@@ -313,15 +356,14 @@ class ReadSession:
             return
         publish_if_asked(self.paths, self.projector)  # a reader waiting now waits no longer
         key = os.path.abspath(self.paths.lock)
-        timer = threading.Timer(LINGER_S, _expire, (key, self))
-        timer.daemon = True
+        expiry = _Expiry(key, self, time.monotonic() + LINGER_S)
         with _linger_guard:
             previous = _lingering.pop(key, None)
-            _lingering[key] = (self, owner, timer)
+            _lingering[key] = (self, owner, expiry)
         if previous is not None:  # not expected (one owner reads at a time): never leak one
             previous[2].cancel()
             previous[0].close()
-        timer.start()
+        _schedule(expiry)
 
     def _hold(self) -> bool:
         """Take the projector lock and open the working file, unless another process holds it."""
