@@ -69,6 +69,11 @@ class ProjectionError(MindError):
         self.reason = message  # without the hint (what `mind doctor` itself shows)
 
 
+# Sent with a batch's first write: DuckDB takes parameters for the last statement of a call,
+# and a statement of its own cost a turn's catch-up one more call (~0.3-1 ms).
+BEGIN = "BEGIN TRANSACTION; "
+
+
 def _decode(row: LedgerRow, opened: dict[str, Any] | None = None) -> Ev:
     if row.topic is None or row.state is None or row.originator_id is None:
         raise ProjectionError(f"position {row.position} has no event row; run `mind verify`")
@@ -312,7 +317,7 @@ class Projector:
             # A turn's context and prompts stay in the ledger alone (`ledger_refs`).
             "payload": [stored_payload(e.topic, e.position, e.raw) for e in events],
         }
-        self._insert_columns("events", columns, utf8=("payload",))
+        self._insert_columns("events", columns, utf8=("payload",), begin=True)
         for table, by_stream in rows.entities.items():
             existing = [s for s in by_stream if s in rows.loaded.get(table, ())]
             if existing and len(existing) <= FEW_UPDATES:
@@ -449,19 +454,25 @@ class Projector:
             self._insert_table(table, pa.Table.from_pylist(rows, arrow_schema(table)))
 
     def _insert_columns(
-        self, table: str, columns: dict[str, list[Any]], utf8: tuple[str, ...] = ()
+        self,
+        table: str,
+        columns: dict[str, list[Any]],
+        utf8: tuple[str, ...] = (),
+        begin: bool = False,
     ) -> None:
-        """Insert columns of values; those named in `utf8` hold UTF-8 bytes for text."""
+        """Insert columns of values; those named in `utf8` hold UTF-8 bytes for text. `begin`:
+        the insert opens the batch's transaction (in its statement)."""
         if len(next(iter(columns.values()))) <= FEW_ROWS:
             for name in utf8:
                 columns[name] = [v.decode() for v in columns[name]]
-            self._insert_values(table, [list(r) for r in zip(*columns.values(), strict=True)])
+            rows = [list(r) for r in zip(*columns.values(), strict=True)]
+            self._insert_values(table, rows, begin)
         else:
             import pyarrow as pa
 
             for name in utf8:
                 columns[name] = pa.array(columns[name], pa.binary()).cast(pa.string())
-            self._insert_table(table, pa.table(columns, schema=arrow_schema(table)))
+            self._insert_table(table, pa.table(columns, schema=arrow_schema(table)), begin)
 
     def _update(self, table: str, rows: list[dict[str, Any]]) -> None:
         # A turn's catch-up rewrites one or two rows (the previous turn's): an UPDATE each is
@@ -479,20 +490,20 @@ class Projector:
                     [row.get(n) for n in names] + [row["stream_id"]],
                 )
 
-    def _insert_values(self, table: str, rows: list[list[Any]]) -> None:
+    def _insert_values(self, table: str, rows: list[list[Any]], begin: bool = False) -> None:
         # A turn's catch-up writes a handful of rows to each of several tables: one VALUES
         # statement costs ~0.3 ms where registering an Arrow batch costs ~1.4 ms.
         width = len(rows[0])
         one = "(" + ", ".join(["?"] * width) + ")"
         self.con.execute(
-            f"INSERT INTO {table} VALUES " + ", ".join([one] * len(rows)),
+            f"{BEGIN if begin else ''}INSERT INTO {table} VALUES " + ", ".join([one] * len(rows)),
             [v for r in rows for v in r],
         )
 
-    def _insert_table(self, table: str, data: pa.Table) -> None:
+    def _insert_table(self, table: str, data: pa.Table, begin: bool = False) -> None:
         self.con.register("_batch", data)
         try:
-            self.con.execute(f"INSERT INTO {table} SELECT * FROM _batch")
+            self.con.execute(f"{BEGIN if begin else ''}INSERT INTO {table} SELECT * FROM _batch")
         finally:
             self.con.unregister("_batch")
 
@@ -519,7 +530,9 @@ class Projector:
                 f"the read model is at {expected - 1} but the next event is at "
                 f"{events[0].position}; rebuild it with `mind replay --swap`"
             )
-        self.con.execute("BEGIN TRANSACTION")
+        # The reads and the handlers come before the transaction (this process holds the file:
+        # nothing else writes it), which its first write opens (`BEGIN`): a statement less.
+        begun = False
         try:
             rows = Rows(self._load(events))
             failure: ProjectionError | None = None
@@ -540,11 +553,11 @@ class Projector:
                     applied = i
                     break
             if failure is not None:
-                self.con.execute("ROLLBACK")
                 if applied:
                     self.apply(batch[:applied], None if opened is None else opened[:applied])
                 raise failure
             self._note_gaps(events, rows)
+            begun = True
             self._write(events, rows)
             self.con.execute("COMMIT")
             self._hash = events[-1].hash
@@ -558,7 +571,9 @@ class Projector:
             raise
         except BaseException:
             self._position = self._last_time = None
-            self.con.execute("ROLLBACK")
+            if begun:
+                with contextlib.suppress(duckdb.TransactionException):  # none opened yet
+                    self.con.execute("ROLLBACK")
             raise
         return applied
 
