@@ -343,11 +343,20 @@ class TurnService:
         # reply counts for a THREAD-WORK that cites it.
         lines.sort(key=lambda line: line.keyword in ("THREAD-WORK", "THREAD-RESOLVE"))
 
+        # The turn as its message's save left it: the first attempt decides on it (read back,
+        # it would be the same, at the cost of a query and a decoding); a concurrent writer
+        # that moved its stream meanwhile makes that attempt lose, and the next loads it.
+        fresh = [turn]
+
         def reply(changes: Changes) -> TurnEffects:
             # Decided again on fresh state if a concurrent writer changed a stream it touched;
             # when every attempt loses, the reply is still in memory and the turn stays
             # 'started' for recovery.
-            work_turn = changes.load(Turn, turn.id)
+            if fresh:
+                work_turn = fresh.pop()
+                changes.add(work_turn)
+            else:
+                work_turn = changes.load(Turn, turn.id)
             changes.around = work_turn  # the reply first, the turn's record last
             effects = TurnEffects(changes, work_turn, seq, context, setting, self.mind.clock())
             work_turn.reply(
