@@ -118,7 +118,8 @@ def lexical_channel(
     after the hits, measured no faster at 1k or 1M events). The speaker channel is scored from
     the postings the lexical hits fetched (its terms are some of theirs) where it can be; the
     hit messages, their neighbours and the speaker channel's messages are read together: each
-    read scans `messages` (~8 ms of CPU at 100k LoCoMo events), however few it takes from it."""
+    read scans `messages` (~8 ms of CPU at 100k LoCoMo events), however few it takes from it.
+    Last, the participants the query names (for `recall.rank`'s speaker prior)."""
     kept = Fetched()
     hits = lexical(con, query, limit, kept)
     named = speakers.named_speakers(con, keys) if keys else []
@@ -135,6 +136,7 @@ def lexical_channel(
         texts,
         _beside(found, said[:NEIGHBOURS_OF]),
         speakers.said_by_found(spoken, found, named),
+        named,
     )
 
 

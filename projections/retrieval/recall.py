@@ -19,6 +19,7 @@ from typing import Any
 import duckdb
 
 from mindledger.domain.context_port import AssembledContext, ContextItem
+from mindledger.domain.prompt_text import observed_speaker
 from mindledger.projections.queries.thread_queries import last_refusals
 from mindledger.projections.retrieval.channels import (
     concept_channel,
@@ -53,6 +54,12 @@ SECOND_OPINION = 0.15
 # it (0.751 / 0.832 / 0.886 against 0.742 / 0.829 / 0.881 at 500 / 1,000 / 2,000 tokens);
 # down-weighting neighbours or recency measured worse (docs/benchmarks/locomo-windows.md).
 WEIGHTS: dict[str, float] = {"vector": 0.7}
+# When a query names exactly one participant of an imported conversation ("What did Caroline
+# research?"), every other participant's messages count at OTHER_SPEAKER of their fused score:
+# on LoCoMo 96% of such questions' evidence is the named person's own words, and the other
+# side's replies around it took the budget (leave-one-conversation-out,
+# docs/benchmarks/locomo-speaker-prior.md).
+OTHER_SPEAKER = 0.85
 NEIGHBOUR_PENALTY = 2  # a neighbour ranks just below the hit it sits next to
 RECENT = 6
 TIME_K = 20
@@ -93,6 +100,7 @@ class Pool:
         self.threads = ThreadView()  # by tension, for the threads block
         self.refusals: list[dict[str, str]] = []  # the last turn's refused lines
         self.query = ""  # what the channels were asked, for exactness
+        self.named: list[str] = []  # the participants the query names (`OTHER_SPEAKER`)
 
     def add(
         self,
@@ -153,7 +161,7 @@ def gather(
     ]
     (
         (similar, (spoken_alike, alike_ranks), (windowed, window_ranks)),
-        (hits, texts, found, spoken, (in_spans, span_ranks)),
+        (hits, texts, found, spoken, named, (in_spans, span_ranks)),
         threads,
         (open_, served),
         (concept_items, bound),
@@ -164,7 +172,7 @@ def gather(
         known,
     ) = run_reads(con, reads)
     pool = Pool()
-    pool.query = query
+    pool.query, pool.named = query, named
     for (name,) in names:
         pool.add(
             "identity",
@@ -265,6 +273,8 @@ def rank(pool: Pool, lead_with_threads: bool = False) -> list[ContextItem]:
     # Each candidate's score and best channel once (a few hundred candidates, each asked for
     # them by the sorts and the item: ~1 ms of a recall).
     score = {c.id: c.fused() for c in pool.items.values()}
+    for i in others_said(pool):
+        score[i] *= OTHER_SPEAKER
     best = {c.id: c.channel() for c in pool.items.values()}
 
     def item(c: Candidate) -> ContextItem:
@@ -292,6 +302,19 @@ def rank(pool: Pool, lead_with_threads: bool = False) -> list[ContextItem]:
     fixed.sort(key=lambda c: (order.index(best[c.id]), c.ranks[best[c.id]]))
     evidence.sort(key=lambda c: (-score[c.id], c.id))
     return [item(c) for c in leading + fixed + evidence]
+
+
+def others_said(pool: Pool) -> list[int]:
+    """The imported messages of the pool said by someone else than the one participant the
+    query names (none when it names none or several)."""
+    if len(pool.named) != 1 or OTHER_SPEAKER == 1.0:
+        return []
+    own = f"[{observed_speaker(pool.named[0])}] "
+    return [
+        c.id
+        for c in pool.items.values()
+        if c.kind == "message" and c.source_id is not None and not c.text.startswith(own)
+    ]
 
 
 def recall(
