@@ -6,6 +6,13 @@ its read model once or twice, so a long-lived process (chat, a program embedding
 the follower) paid ~30 ms per turn for instances alone. A detached file is closed and its lock
 released to other processes; its WAL is checkpointed once it is large enough (`close`), and
 whoever attaches it next replays the rest, as DuckDB does after a crash.
+
+Our modules import DuckDB's engine (`_duckdb`, the compiled module the `duckdb` package
+re-exports: the same connection class, exceptions and `connect`), not the `duckdb` package,
+whose Python layer (relations, expressions, its version lookup through `importlib.metadata`)
+cost a one-shot command ~25 ms of CPU, about `python -c pass` again, for nothing we call: we
+send SQL text. Only a scan of a Python object (a registered Arrow batch) needs the package,
+which sets the engine's Arrow sources up when imported: `arrow_scans` first.
 """
 
 from __future__ import annotations
@@ -16,7 +23,7 @@ import os
 import threading
 from pathlib import Path
 
-import duckdb
+import _duckdb as duckdb  # the engine without its Python layer (see above)
 
 from mindledger.domain.errors import ReadModelCorruptError
 from mindledger.domain.private_files import tighten
@@ -61,6 +68,13 @@ def damaged(e: BaseException) -> bool:
     if isinstance(e, ReadModelCorruptError):
         return True
     return isinstance(e, duckdb.Error) and any(sign in str(e) for sign in DAMAGE_SIGNS)
+
+
+def arrow_scans() -> None:
+    """Make the engine able to scan a registered Arrow batch (`con.register`): importing the
+    `duckdb` package sets its Arrow sources up, once a process (without, DuckDB refuses the
+    scan: "Python Arrow objects cannot be scanned")."""
+    import duckdb  # noqa: F401
 
 
 def _hub() -> duckdb.DuckDBPyConnection:

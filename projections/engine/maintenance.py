@@ -3,8 +3,9 @@ replay (never inside a reader's or a turn's: it costs time in proportion to the 
 
 from __future__ import annotations
 
-import duckdb
+import _duckdb as duckdb  # the engine without its Python layer: duckdb_files.py
 
+from mindledger.projections.engine.duckdb_files import arrow_scans
 from mindledger.projections.retrieval import bm25
 
 # The term index is re-sorted once this many of its rows, and this fraction, are unsorted.
@@ -63,6 +64,7 @@ def refresh_tension(con: duckdb.DuckDBPyConnection) -> None:
             "tension": [r["tension"] for r in rows],
         }
     )
+    arrow_scans()
     con.register("_tension", data)
     try:
         con.execute(

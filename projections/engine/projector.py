@@ -13,13 +13,13 @@ from itertools import islice
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import duckdb
+import _duckdb as duckdb  # the engine without its Python layer: duckdb_files.py
 import orjson
 
 from mindledger.domain.errors import MindError
 from mindledger.domain.private_files import create_private_file, tighten
 from mindledger.domain.text import FORGOTTEN_MARK
-from mindledger.projections.engine.duckdb_files import close, connect
+from mindledger.projections.engine.duckdb_files import arrow_scans, close, connect
 from mindledger.projections.engine.gc_pause import paused_gc
 from mindledger.projections.engine.handlers import TABLE_OF_KIND, Ev, Rows
 from mindledger.projections.engine.ledger_refs import stored_payload
@@ -501,6 +501,7 @@ class Projector:
         )
 
     def _insert_table(self, table: str, data: pa.Table, begin: bool = False) -> None:
+        arrow_scans()
         self.con.register("_batch", data)
         try:
             self.con.execute(f"{BEGIN if begin else ''}INSERT INTO {table} SELECT * FROM _batch")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import duckdb
+import _duckdb as duckdb  # the engine without its Python layer: duckdb_files.py
 
 from mindledger.domain.errors import MindError
 from mindledger.projections.engine.duckdb_files import close, connect

@@ -6,7 +6,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-import duckdb
+import _duckdb as duckdb  # the engine without its Python layer: duckdb_files.py
 
 # An item whose words were forgotten is listed (with --all) but names nothing: it is as if it
 # had never been captured (projections/engine/knowledge_handlers.py).

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-import duckdb
+import _duckdb as duckdb  # the engine without its Python layer: duckdb_files.py
 
 from mindledger.domain.errors import InvalidInputError
 

@@ -26,7 +26,7 @@ import math
 from collections import Counter
 from typing import Any
 
-import duckdb
+import _duckdb as duckdb  # the engine without its Python layer: duckdb_files.py
 
 from mindledger.projections.retrieval.text_index import terms
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-import duckdb
+import _duckdb as duckdb  # the engine without its Python layer: duckdb_files.py
 
 from mindledger.projections.retrieval import speakers, turn_windows
 from mindledger.projections.retrieval.bm25 import Fetched, lexical

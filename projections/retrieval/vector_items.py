@@ -7,7 +7,7 @@ same messages."""
 
 from __future__ import annotations
 
-import duckdb
+import _duckdb as duckdb  # the engine without its Python layer: duckdb_files.py
 
 ITEMS = (
     "SELECT position, 'message' AS kind, text FROM messages "

@@ -58,7 +58,7 @@ def test_non_utf8_arguments_get_a_clear_error_not_a_traceback(tmp_path: Path) ->
 # read model not the library that writes the ledger. Commands run in this order in one process,
 # so each is checked with everything before it loaded too.
 NOT_IMPORTED = {
-    "--help": ("pydantic", "duckdb", "eventsourcing", "pyarrow", "numpy", "litellm"),
+    "--help": ("pydantic", "_duckdb", "eventsourcing", "pyarrow", "numpy", "litellm"),
     "commitments": ("eventsourcing", "pyarrow", "numpy", "litellm"),
     "threads": ("eventsourcing", "pyarrow", "numpy", "litellm"),
     "status": ("eventsourcing", "pyarrow", "numpy", "litellm"),
@@ -110,8 +110,10 @@ def test_a_recall_with_vectors_on_and_a_mock_turn_never_import_litellm(tmp_path:
 
 # What a mock turn has no use for: the other use cases' result models, the LiteLLM adapter,
 # the import, concept and tick events' classes (a reader loads an event kind's module when it
-# meets one; a reply's concept lines and a tick import theirs).
+# meets one; a reply's concept lines and a tick import theirs), DuckDB's Python layer (the
+# `duckdb` package: the engine, `_duckdb`, runs our SQL).
 NOT_FOR_A_TURN = (
+    "duckdb",
     "mindledger.results_knowledge",
     "mindledger.results_ledger",
     "mindledger.results_listings",
@@ -194,3 +196,21 @@ def test_a_writer_blocked_past_the_lock_timeout_fails_clearly_and_a_retry_lands(
     assert retried.returncode == 0
     listed = json.loads(run(tmp_path, "commitments", "--json").stdout)
     assert [c["text"] for c in listed] == ["Wait your turn"]
+
+
+def test_a_catch_up_of_a_batch_scans_arrow_in_a_process_of_its_own(tmp_path: Path) -> None:
+    """More than a few rows go in as a registered Arrow batch, which the engine scans only once
+    DuckDB's package is imported (`duckdb_files.arrow_scans`): a fresh `mind project` of more
+    than `FEW_ROWS` events, with threads to refresh the tension of (maintenance's batch)."""
+    from bench.common import fill, new_mind
+    from mindledger.projections.engine.projector import FEW_ROWS
+
+    appended = fill(new_mind(tmp_path), 3 * FEW_ROWS)
+
+    projected = run(tmp_path, "project")
+    counted = run(tmp_path, "query", "SELECT count(*) AS n, count(tension) AS t FROM threads")
+
+    assert projected.returncode == 0, projected.stderr
+    assert counted.returncode == 0, counted.stderr
+    assert appended > 2 * FEW_ROWS
+    assert json.loads(counted.stdout)[0]["t"] == json.loads(counted.stdout)[0]["n"] > 0

@@ -13,14 +13,15 @@ from pathlib import Path
 from mindledger.projections.engine.summary import read_summary, summary_path
 from tests.conftest import REPO, subprocess_env
 
-# The real entry point (`cli.main.main`), which takes the quick path; it reports what it loaded.
+# The real entry point (`cli.main.main`), which takes the quick path; it reports what it loaded
+# (`_duckdb`: DuckDB's engine, which its `duckdb` package imports too).
 PROBE = (
     "import sys\n"
     "from mindledger.cli.main import main\n"
     "try:\n"
     "    main()\n"
     "finally:\n"
-    "    heavy = ('duckdb', 'pydantic', 'click', 'pyarrow', 'numpy', 'litellm', 'eventsourcing')\n"
+    "    heavy = ('_duckdb', 'pydantic', 'click', 'pyarrow', 'numpy', 'litellm', 'eventsourcing')\n"
     "    print('LOADED', sorted(m for m in heavy if m in sys.modules), file=sys.stderr)\n"
 )
 QUICK_CALLS = (
@@ -63,7 +64,7 @@ def test_a_listing_from_the_summary_prints_what_the_floor_prints(tmp_path: Path)
         # A setting given (even its default) needs the typed settings: the floor's path.
         floor, floor_loaded = mind(home, *call, MIND_LOCK_TIMEOUT="15")
         assert quick == floor, call
-        assert loaded == (["duckdb"] if call[0] == "recall" else []), call
+        assert loaded == (["_duckdb"] if call[0] == "recall" else []), call
         assert "pydantic" in floor_loaded, call
     listed = json.loads(mind(home, "commitments", "--json")[0])
     texts = [r["text"] for r in listed]
@@ -80,7 +81,7 @@ def test_a_listing_right_after_a_write_shows_the_write(tmp_path: Path) -> None:
     out, loaded = mind(home, "commitments", "--json")  # the summary is behind: the floor's path
 
     assert [r["text"] for r in json.loads(out)] == ["First", "Second"]
-    assert "duckdb" in loaded
+    assert "_duckdb" in loaded
     out, loaded = mind(home, "commitments", "--json")  # and now from the summary
     assert [r["text"] for r in json.loads(out)] == ["First", "Second"] and loaded == []
     mind(home, "commit", "Third, about the harbour")
@@ -107,7 +108,7 @@ def test_the_summary_is_the_read_models_and_goes_with_it(tmp_path: Path) -> None
     data["hash"] = "0" * 64
     summary_path(working).write_text(json.dumps(data))
     out, loaded = mind(home, "commitments")
-    assert "Feed the cat" in out and "duckdb" in loaded
+    assert "Feed the cat" in out and "_duckdb" in loaded
 
     mind(home, "replay", "--swap")
     assert read_summary(working) is None or read_summary(working)["hash"] != "0" * 64
