@@ -17,6 +17,7 @@ def main() -> None:
     import mindledger.startup_env  # noqa: F401  the environment as it starts, before any change
 
     _skip_collection_at_exit()
+    _collect_young_objects_less_often()
 
     try:
         _run()
@@ -43,6 +44,24 @@ def _skip_collection_at_exit() -> None:
 
     atexit.unregister(gc.freeze)  # once, however often a program calls `main`
     atexit.register(gc.freeze)
+
+
+# Young objects the cycle collector lets pile up before it looks at them (Python's default: 700).
+YOUNG_OBJECTS = 100_000
+
+
+def _collect_young_objects_less_often() -> None:
+    """A command's start-up (the modules it imports, the classes and schemas they build)
+    allocates ~60k objects that live until exit; with the default threshold the collector
+    looked at them ~90 times on the way (~15 ms of CPU in a mock turn, half `python -c
+    pass`), finding nothing to free. The young generation now holds up to `YOUNG_OBJECTS`
+    before a collection: cyclic garbage is still collected, later (at most that many objects
+    wait), and what is not cyclic is freed by reference count as before. The server and
+    `mind mcp` are processes of their own (`python -m mindledger.service`): Python's defaults
+    there."""
+    import gc
+
+    gc.set_threshold(YOUNG_OBJECTS, *gc.get_threshold()[1:])
 
 
 def _click_wrote_stdout(e: OSError) -> bool:
