@@ -11,9 +11,9 @@ builds from them does not depend on the scheduling.
 from __future__ import annotations
 
 import os
+import queue
 import threading
 from collections.abc import Callable, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 import _duckdb as duckdb  # the engine without its Python layer: duckdb_files.py
@@ -22,23 +22,27 @@ from mindledger.projections.engine.duckdb_files import sibling
 
 Read = Callable[[duckdb.DuckDBPyConnection], Any]
 
+# One helper thread per process runs the second connection's share (what a ThreadPoolExecutor
+# of one worker did: `concurrent.futures` imports `logging`, ~4 ms of a one-shot turn's CPU).
 _guard = threading.Lock()
-_worker: ThreadPoolExecutor | None = None
-_owner = 0  # a forked child starts a worker of its own
+_jobs: queue.SimpleQueue[Callable[[], None]] | None = None
+_owner = 0  # a forked child starts a helper of its own
 
 
-def _executor() -> ThreadPoolExecutor:
-    global _worker, _owner
+def _help(jobs: queue.SimpleQueue[Callable[[], None]]) -> None:
+    while True:
+        jobs.get()()
+
+
+def _to_helper(job: Callable[[], None]) -> None:
+    global _jobs, _owner
     with _guard:
-        if _worker is None or _owner != os.getpid():
-            _worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="mind-read")
+        if _jobs is None or _owner != os.getpid():
+            _jobs = queue.SimpleQueue()
+            helper = threading.Thread(target=_help, args=(_jobs,), name="mind-read", daemon=True)
+            helper.start()
             _owner = os.getpid()
-        return _worker
-
-
-def in_background(fn: Callable[..., Any], *args: Any) -> Future[Any]:
-    """Run `fn(*args)` on the worker thread (a turn's catch-up while it saves its message)."""
-    return _executor().submit(fn, *args)
+        _jobs.put(job)
 
 
 def run_reads(con: duckdb.DuckDBPyConnection, reads: Sequence[Read]) -> list[Any]:
@@ -67,14 +71,25 @@ def run_reads(con: duckdb.DuckDBPyConnection, reads: Sequence[Read]) -> list[Any
         drain(con)
         return results
     other = sibling(con)
+    failures: list[BaseException] = []
+    done = threading.Event()
+
+    def helped() -> None:
+        try:
+            drain(other)
+        except BaseException as e:
+            failures.append(e)
+        finally:
+            done.set()
+
     try:
-        helper: Future[None] = _executor().submit(drain, other)
+        _to_helper(helped)
         try:
             drain(con)
         finally:
-            failure = helper.exception()  # waits: `other` is closed only once it is idle
-        if failure is not None:
-            raise failure
+            done.wait()  # `other` is closed only once it is idle
+        if failures:
+            raise failures[0]
     finally:
         other.close()
     return results
