@@ -237,7 +237,7 @@ class MindLedger(DirectCommands, KnowledgeCommands, FileCommands, ReadCommands, 
         from mindledger.domain.model_port import sampled
         from mindledger.domain.sampling import checked_sampling
         from mindledger.domain.tool_use import checked_results, checked_tools, tooled
-        from mindledger.forget import forget_excluded
+        from mindledger.forget_lock import forget_excluded
         from mindledger.results import TurnResult
         from mindledger.turns import turn_json
 
@@ -351,7 +351,7 @@ class MindLedger(DirectCommands, KnowledgeCommands, FileCommands, ReadCommands, 
         """`mind ask --json`: reusable knowledge answers without the model, else a turn whose
         answer is kept as unverified knowledge. `current`: stored answers revalidate."""
         from mindledger.compose import asking
-        from mindledger.forget import forget_excluded
+        from mindledger.forget_lock import forget_excluded
         from mindledger.knowledge import ask_json
         from mindledger.results import AskResult
 

@@ -48,7 +48,7 @@ def tick(
     service = turn_service(home)
 
     def run_turn() -> Any:
-        from mindledger.forget import forget_excluded
+        from mindledger.forget_lock import forget_excluded
 
         model = build_model(home, chosen, mock_reply)
         with forget_excluded(home):  # as `turn_session`: a forget and a turn exclude each other

@@ -107,7 +107,8 @@ def _copy_into(home: Home, work: Path, progress: Progress) -> dict[str, Any]:
         pending_forget_ids,
         settle,
     )
-    from mindledger.forget import MARKER, forget_excluded
+    from mindledger.forget import MARKER
+    from mindledger.forget_lock import forget_excluded
 
     ledger, keys = work / home.ledger.name, work / home.key_store.name
     total = page_count(home.ledger) + (page_count(home.key_store) if home.key_store.exists() else 0)

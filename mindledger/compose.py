@@ -455,7 +455,7 @@ def turn_session(home: Home) -> Iterator[TurnService]:
     """`turn_service` for one turn in this process, which a forget waits for and which waits
     for a forget (`mindledger.forget.forget_excluded`; taken once the service is open, since opening
     may finish a forget a crash interrupted)."""
-    from mindledger.forget import forget_excluded
+    from mindledger.forget_lock import forget_excluded
 
     with turn_service(home) as service, forget_excluded(home):
         yield service

@@ -25,13 +25,13 @@ from mindledger.compose import Home, open_keys, open_mind, open_reader, read_mod
 from mindledger.domain.errors import InvalidInputError, LedgerReadOnlyError, MindError
 from mindledger.domain.forgetting import SELECTOR_KINDS, Selector
 from mindledger.domain.private_files import write_private_text
+from mindledger.forget_lock import LOCK, flocked
 from mindledger.notices import warn
 
 if TYPE_CHECKING:
     from mindledger.forget_aside import Aside
 
 MARKER = "forget.pending"  # exists while a forget's purge may be unfinished
-LOCK = "forget.lock"
 # Test-only: the point at which a forget kills its own process (SIGKILL), to prove recovery.
 CRASH_ENV = "MIND_TEST_FORGET_CRASH"
 _finishing: ContextVar[bool] = ContextVar("finishing_forget", default=False)
@@ -71,36 +71,10 @@ def _forget_lock(home: Home, *, write: bool = True) -> Iterator[bool]:
         if fd is None:
             yield writable
             return
-        with _flocked(fd, fcntl.LOCK_EX):
+        with flocked(fd, fcntl.LOCK_EX):
             yield writable
     finally:
         _finishing.reset(token)
-
-
-@contextlib.contextmanager
-def forget_excluded(home: Home) -> Iterator[None]:
-    """A turn in this process and a forget exclude each other (a shared lock on the file a
-    forget locks exclusively): a forget waits for the turns under way, whose prompt may quote
-    what it names and is written only as the turn ends, and a turn waits for a forget. A home
-    this process cannot write takes no turn anyway: no lock then."""
-    try:
-        fd = os.open(home.path / LOCK, os.O_RDWR | os.O_CREAT, 0o600)
-    except OSError:
-        yield
-        return
-    with _flocked(fd, fcntl.LOCK_SH):
-        yield
-
-
-@contextlib.contextmanager
-def _flocked(fd: int, operation: int) -> Iterator[None]:
-    """`fd` locked (`fcntl.LOCK_EX` or `LOCK_SH`) for the block, then unlocked and closed."""
-    try:
-        fcntl.flock(fd, operation)
-        yield
-    finally:
-        fcntl.flock(fd, fcntl.LOCK_UN)
-        os.close(fd)
 
 
 def selector_of(kind: str, value: str) -> Selector:

@@ -131,7 +131,8 @@ def _one_pass(
     position reached and whether more may be waiting."""
     from mindledger.adapters.embeddings import embed_matrix
     from mindledger.adapters.vector_store import FILE, VectorStore
-    from mindledger.forget import MARKER, forget_excluded
+    from mindledger.forget import MARKER
+    from mindledger.forget_lock import forget_excluded
     from mindledger.projections.engine.readmodel import (
         ReadSession,
         open_read_model,

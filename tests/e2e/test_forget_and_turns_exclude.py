@@ -8,7 +8,8 @@ import time
 from pathlib import Path
 
 from mindledger.compose import Home
-from mindledger.forget import LOCK, _forget_lock, forget_excluded
+from mindledger.forget import LOCK, _forget_lock
+from mindledger.forget_lock import forget_excluded
 from tests.e2e.forget_memories import stored_keys
 from tests.e2e.server_processes import MIND, client_env, init_mind, run_mind
 
