@@ -3,7 +3,7 @@ replay (never inside a reader's or a turn's: it costs time in proportion to the 
 
 from __future__ import annotations
 
-import _duckdb as duckdb  # the engine without its Python layer: duckdb_files.py
+import _duckdb as duckdb  # the engine without its Python layer: decisions/0026
 
 from mindledger.projections.engine.duckdb_files import arrow_scans
 from mindledger.projections.retrieval import bm25

@@ -13,7 +13,7 @@ from itertools import islice
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import _duckdb as duckdb  # the engine without its Python layer: duckdb_files.py
+import _duckdb as duckdb  # the engine without its Python layer: decisions/0026
 import orjson
 
 from mindledger.domain.errors import MindError

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import _duckdb as duckdb  # the engine without its Python layer: duckdb_files.py
+import _duckdb as duckdb  # the engine without its Python layer: decisions/0026
 import networkx as nx
 
 from mindledger.domain.errors import NotFoundError

@@ -6,7 +6,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-import _duckdb as duckdb  # the engine without its Python layer: duckdb_files.py
+import _duckdb as duckdb  # the engine without its Python layer: decisions/0026
 
 # An item whose words were forgotten is listed (with --all) but names nothing: it is as if it
 # had never been captured (projections/engine/knowledge_handlers.py).

@@ -26,7 +26,7 @@ import math
 from collections import Counter
 from typing import Any
 
-import _duckdb as duckdb  # the engine without its Python layer: duckdb_files.py
+import _duckdb as duckdb  # the engine without its Python layer: decisions/0026
 
 from mindledger.projections.retrieval.text_index import terms
 

@@ -22,7 +22,7 @@ import re
 from bisect import bisect_right
 from dataclasses import replace
 
-import _duckdb as duckdb  # the engine without its Python layer: duckdb_files.py
+import _duckdb as duckdb  # the engine without its Python layer: decisions/0026
 
 from mindledger.domain.context_port import AssembledContext, ContextItem
 from mindledger.domain.prompt_text import one_line

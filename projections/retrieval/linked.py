@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import _duckdb as duckdb  # the engine without its Python layer: duckdb_files.py
+import _duckdb as duckdb  # the engine without its Python layer: decisions/0026
 
 from mindledger.projections.queries.thread_queries import LIVE
 from mindledger.projections.retrieval.item_text import Found, commitment_text, said, thread_text

@@ -24,7 +24,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-import _duckdb as duckdb  # the engine without its Python layer: duckdb_files.py
+import _duckdb as duckdb  # the engine without its Python layer: decisions/0026
 
 from mindledger.projections.retrieval.bm25 import AT_CANDIDATES, K1, B, _counted, _per_term
 from mindledger.projections.retrieval.item_text import Found, said

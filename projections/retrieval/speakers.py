@@ -9,7 +9,7 @@ from __future__ import annotations
 import threading
 from typing import TYPE_CHECKING, Any
 
-import _duckdb as duckdb  # the engine without its Python layer: duckdb_files.py
+import _duckdb as duckdb  # the engine without its Python layer: decisions/0026
 
 from mindledger.projections.retrieval.bm25 import Fetched, best_scored, scored_within
 from mindledger.projections.retrieval.item_text import Found, said

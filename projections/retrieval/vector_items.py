@@ -7,7 +7,7 @@ same messages."""
 
 from __future__ import annotations
 
-import _duckdb as duckdb  # the engine without its Python layer: duckdb_files.py
+import _duckdb as duckdb  # the engine without its Python layer: decisions/0026
 
 ITEMS = (
     "SELECT position, 'message' AS kind, text FROM messages "
