@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING
 from mindledger.checked import checked_methods
 from mindledger.compose import Home
 from mindledger.domain.errors import InvalidInputError, UnavailableError
-from mindledger.identity_view import identity_view
 
 if TYPE_CHECKING:
     from mindledger.results import EmbeddingsResult
@@ -38,6 +37,7 @@ class EmbeddingCommands:
             EMBEDDING_API_BASE,
             EMBEDDING_MODEL,
         )
+        from mindledger.identity_view import identity_view
         from mindledger.results import EmbeddingsResult
 
         _check_texts(texts)

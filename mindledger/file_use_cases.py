@@ -14,7 +14,6 @@ from mindledger.checked import checked_methods
 from mindledger.compose import Home
 from mindledger.progress import Told, counts, telling
 from mindledger.rules import AsOf, parse_as_of
-from mindledger.vector_projection import VectorFollower
 
 if TYPE_CHECKING:
     from mindledger.results_files import (
@@ -36,6 +35,7 @@ if TYPE_CHECKING:
         Projected,
         Replayed,
     )
+    from mindledger.vector_projection import VectorFollower
 
 # How a front-end renders a table's columns and rows as text (CSV, JSON, aligned).
 Render = Callable[[list[str], list[tuple[Any, ...]]], str]
@@ -142,6 +142,8 @@ class FileCommands:
         """The vector projection started as a background thread of this process (`mind serve`
         runs one per mind): it embeds new stored items as the ledger moves, giving way (between
         two batches) while this mind writes (a turn); `stop()` it."""
+        from mindledger.vector_projection import VectorFollower
+
         lock = self.write_lock
 
         def writing() -> bool:

@@ -10,12 +10,12 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from mindledger.autonomy import TickDone
 from mindledger.checked import checked_methods
 from mindledger.compose import Home
 from mindledger.domain.budgets import DEFAULT_BUDGET
 
 if TYPE_CHECKING:
+    from mindledger.autonomy import TickDone  # a return type: not checked, not imported
     from mindledger.results import KnowledgeChange, KnowledgeList, KnowledgeShown
     from mindledger.results_ledger import (
         ChatImported,
