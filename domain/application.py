@@ -9,16 +9,11 @@ from uuid import UUID
 from eventsourcing.application import Application
 from eventsourcing.persistence import IntegrityError, Recording
 
-from mindledger.domain import commands, transcripts
+from mindledger.domain import commands
 from mindledger.domain.changes import CONFLICT_RETRIES, Changes
 from mindledger.domain.clock import Clock, system_clock
 from mindledger.domain.commands import OpenOutcome
 from mindledger.domain.commitment import Commitment, Origin
-from mindledger.domain.conversation import (
-    Conversation,
-    Observed,
-    conversation_id,
-)
 from mindledger.domain.errors import (
     AlreadyInitialisedError,
     ConflictError,
@@ -34,6 +29,7 @@ from mindledger.domain.thread import Thread, ThreadOrigin
 
 if TYPE_CHECKING:  # loaded on use (their event classes are built only then)
     from mindledger.domain.concept import BindingKind, Concept
+    from mindledger.domain.conversation import Observed
     from mindledger.domain.foreign_apply import ImportTally
     from mindledger.domain.foreign_import import ForeignFile, ForeignRecord
 
@@ -335,6 +331,8 @@ class Mind(KnowledgeUseCases, Application[UUID]):
         saved: list[int],
         same_transcript: bool,
     ) -> None:
+        from mindledger.domain.conversation import Conversation, conversation_id
+
         self.require_initialised()
         changes = Changes(self)
         conversation = changes.find(Conversation, conversation_id(source))
@@ -366,6 +364,8 @@ class Mind(KnowledgeUseCases, Application[UUID]):
     ) -> str:
         """Where an import of the transcript `messages` belongs: the conversation it is, by its
         content (`domain.transcripts`), else the first free of `sources`."""
+        from mindledger.domain import transcripts
+
         return transcripts.transcript_source(Changes(self), messages, sources, kin)
 
     def import_foreign(
