@@ -25,13 +25,13 @@ from mindledger.domain.identity import IDENTITY_ID, Identity
 from mindledger.domain.knowledge_uses import KnowledgeUseCases
 from mindledger.domain.text import clean_token
 from mindledger.domain.text_keys import Secrets, TextKeys
-from mindledger.domain.thread import Thread, ThreadOrigin
 
 if TYPE_CHECKING:  # loaded on use (their event classes are built only then)
     from mindledger.domain.concept import BindingKind, Concept
     from mindledger.domain.conversation import Observed
     from mindledger.domain.foreign_apply import ImportTally
     from mindledger.domain.foreign_import import ForeignFile, ForeignRecord
+    from mindledger.domain.thread import Thread, ThreadOrigin
 
 T = TypeVar("T")
 A = TypeVar("A", bound=AggregateRoot)
@@ -254,6 +254,8 @@ class Mind(KnowledgeUseCases, Application[UUID]):
 
     def open_thread(self, label: str, content: str, origin: ThreadOrigin = "owner") -> UUID:
         """Open a thread; returns its id."""
+        from mindledger.domain.thread import Thread
+
         self.require_initialised()
         thread = Thread.open(label, content, origin, self.clock())
         self.record(thread)

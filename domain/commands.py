@@ -30,10 +30,10 @@ from mindledger.domain.errors import (
 )
 from mindledger.domain.identity import IDENTITY_ID, Identity
 from mindledger.domain.text import clean_text, clean_token
-from mindledger.domain.thread import Thread
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # loaded on use (their event classes are built only then)
     from mindledger.domain.concept import Concept
+    from mindledger.domain.thread import Thread
 
 
 @dataclass(frozen=True)
@@ -152,6 +152,8 @@ def ratify_name(changes: Changes, name: str, turn: int, at: datetime) -> None:
 
 def thread(changes: Changes, thread_id: UUID) -> Thread:
     """A thread by its full id; UnknownThreadError when there is none."""
+    from mindledger.domain.thread import Thread
+
     found = changes.find(Thread, thread_id)
     if found is None:
         raise UnknownThreadError(f"no thread has id {thread_id}; `mind threads --all`")

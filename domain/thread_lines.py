@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from datetime import datetime
+from typing import TYPE_CHECKING
 from uuid import UUID
 
 from mindledger.domain import commands
@@ -18,7 +19,9 @@ from mindledger.domain.context_port import AssembledContext, ThreadMatch, ToolRu
 from mindledger.domain.control_lines import parse_object, parse_thread_ref
 from mindledger.domain.errors import MindError
 from mindledger.domain.tension import TensionParams
-from mindledger.domain.thread import Thread, ThreadOrigin, clean_label, short_id
+
+if TYPE_CHECKING:  # loaded on use (its event classes are built only then)
+    from mindledger.domain.thread import Thread, ThreadOrigin
 
 WORK_KINDS = ("file", "commitment", "tool")
 _CID = re.compile(r"^c[0-9a-f]{10}$")
@@ -48,6 +51,8 @@ class ThreadLines:
 
     def _thread(self, ref: str) -> Thread:
         """A live or resolved thread named by its short id (or a unique label)."""
+        from mindledger.domain.thread import Thread
+
         for item in self.context.items:
             if item.kind == "thread" and item.source_id == ref.lower() and item.stream:
                 return self.changes.load(Thread, UUID(item.stream))
@@ -59,6 +64,8 @@ class ThreadLines:
         return self.changes.load(Thread, UUID(matches[0].stream_id))
 
     def do_thread(self, body: str) -> None:
+        from mindledger.domain.thread import Thread, clean_label, short_id
+
         payload = parse_object(body, "THREAD")
         label, content = payload.get("label"), payload.get("content")
         if not isinstance(label, str) or not isinstance(content, str):
@@ -84,6 +91,8 @@ class ThreadLines:
         self.thread_notes.append(note)
 
     def do_thread_work(self, body: str) -> None:
+        from mindledger.domain.thread import short_id
+
         ref, payload = parse_thread_ref(body, "THREAD-WORK")
         kinds = [k for k in WORK_KINDS if k in payload]
         if len(kinds) != 1 or not isinstance(payload[kinds[0]], str):
@@ -132,6 +141,8 @@ class ThreadLines:
         return value
 
     def do_thread_resolve(self, body: str) -> None:
+        from mindledger.domain.thread import short_id
+
         ref, payload = parse_thread_ref(body, "THREAD-RESOLVE")
         thread = self._thread(ref)
         verdict = payload.get("verdict")

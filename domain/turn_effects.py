@@ -31,7 +31,6 @@ from mindledger.domain.forgetting import check_forget_role
 from mindledger.domain.knowledge_lines import KnowledgeLines
 from mindledger.domain.tension import TensionParams
 from mindledger.domain.text import clean_token
-from mindledger.domain.thread import Thread
 from mindledger.domain.thread_lines import ThreadLines
 from mindledger.domain.turn import Turn
 
@@ -103,6 +102,8 @@ class TurnEffects(ThreadLines, KnowledgeLines):
                 continue
             label = item.text.split("] ", 1)[-1].split(": ", 1)[0].lower()
             if item.source_id.lower() in lowered or (len(label) > 3 and label in lowered):
+                from mindledger.domain.thread import Thread
+
                 self.changes.load(Thread, UUID(item.stream)).mention(self.at)
 
     def do_forget(self, body: str) -> None:
