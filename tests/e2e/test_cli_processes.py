@@ -110,10 +110,10 @@ def test_a_recall_with_vectors_on_and_a_mock_turn_never_import_litellm(tmp_path:
 
 # What a mock turn has no use for: the other use cases' result models, the LiteLLM adapter,
 # the import, concept and tick events' classes (a reader loads an event kind's module when it
-# meets one; a reply's concept lines and a tick import theirs), the conversations an import
-# or a caller's history observes, the threads (a reply that names one loads it), autonomy, the vector follower, the forget's machinery (a turn
-# only shares its lock), DuckDB's Python layer (the `duckdb` package: the engine, `_duckdb`,
-# runs our SQL).
+# meets one; a reply's concept lines and a tick import theirs), the conversations an import or
+# a caller's history observes, the threads (a reply that names one loads them), autonomy, the
+# vector follower, the forget's machinery (a turn only shares its lock), DuckDB's Python layer
+# (the `duckdb` package: the engine, `_duckdb`, runs our SQL).
 NOT_FOR_A_TURN = (
     "duckdb",
     "mindledger.results_knowledge",
