@@ -146,6 +146,34 @@ def connect(path: Path | str = ":memory:", read_only: bool = False) -> duckdb.Du
         raise
 
 
+# DuckDB's `fsync_mode` is its instance's (every file this process attached): a small batch
+# commits with it off for that commit alone (`commit`), and every checkpoint and every other
+# commit of ours takes this lock too, so none of theirs runs unsynced meanwhile.
+_durability = threading.RLock()
+
+
+def commit(con: duckdb.DuckDBPyConnection, *, synced: bool = True) -> None:
+    """COMMIT the open transaction. `synced` False: without waiting for the disk to have the
+    WAL (a read model is derived, and its tracking row commits with its rows: a commit an
+    operating-system crash loses is applied again from the ledger, exactly once). Only for a
+    small transaction: a large one may checkpoint as it commits, and a checkpoint is always
+    synced (the file's header must never reach the disk before its blocks)."""
+    with _durability:
+        if synced:
+            con.execute("COMMIT")
+            return
+        try:
+            con.execute("SET fsync_mode = 'NONE'; COMMIT")
+        finally:
+            con.execute("SET fsync_mode = 'STANDARD'")
+
+
+def checkpoint(con: duckdb.DuckDBPyConnection) -> None:
+    """CHECKPOINT, never while a `commit` runs unsynced."""
+    with _durability:
+        con.execute("CHECKPOINT")
+
+
 def close(con: duckdb.DuckDBPyConnection) -> None:
     """Close a connection from `connect`, detaching (checkpointing and unlocking) its file."""
     attached = _attached.get(id(con))
@@ -160,7 +188,7 @@ def close(con: duckdb.DuckDBPyConnection) -> None:
             with contextlib.suppress(duckdb.TransactionException):
                 con.execute("ROLLBACK")
             if not read_only and wal_bytes(path) > WAL_CHECKPOINT_BYTES:
-                con.execute("CHECKPOINT")
+                checkpoint(con)
             con.execute("USE memory")
             con.execute(f"DETACH {alias}")
             if not read_only:

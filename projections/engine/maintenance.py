@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import _duckdb as duckdb  # the engine without its Python layer: decisions/0026
 
-from mindledger.projections.engine.duckdb_files import arrow_scans
+from mindledger.projections.engine.duckdb_files import arrow_scans, commit
 from mindledger.projections.retrieval import bm25
 
 # The term index is re-sorted once this many of its rows, and this fraction, are unsorted.
@@ -37,7 +37,7 @@ def sort_term_index(con: duckdb.DuckDBPyConnection) -> None:
             "INSERT INTO term_counts SELECT term, count(*) FROM doc_terms GROUP BY term "
             f"HAVING count(*) > {int(bm25.TRACKED_POSTINGS)}"
         )
-        con.execute("COMMIT")
+        commit(con)
     except BaseException:
         con.execute("ROLLBACK")
         raise

@@ -39,7 +39,7 @@ import _duckdb as duckdb  # the engine without its Python layer: decisions/0026
 
 from mindledger.domain.errors import ConflictError
 from mindledger.domain.private_files import create_private_file
-from mindledger.projections.engine.duckdb_files import close, connect
+from mindledger.projections.engine.duckdb_files import checkpoint, close, connect
 from mindledger.projections.engine.ports import LedgerReader
 from mindledger.projections.engine.projector import Projector
 from mindledger.projections.engine.readmodel import ReadModelPaths, projector_lock
@@ -162,7 +162,7 @@ def _build(
         # fact among them, which moves the threads' tension on).
         projector.catch_up(reader)
         position = projector.position()
-        projector.con.execute("CHECKPOINT")
+        checkpoint(projector.con)
         return position
     finally:
         projector.close()

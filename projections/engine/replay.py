@@ -10,7 +10,7 @@ from typing import Any
 import _duckdb as duckdb  # the engine without its Python layer: decisions/0026
 
 from mindledger.domain.errors import MindError
-from mindledger.projections.engine.duckdb_files import close, connect
+from mindledger.projections.engine.duckdb_files import checkpoint, close, connect
 from mindledger.projections.engine.ports import LedgerReader
 from mindledger.projections.engine.projector import Projector
 from mindledger.projections.engine.readmodel import (
@@ -71,7 +71,7 @@ def rebuild(
         raise unusable_target(target, reason) from None
     try:
         applied = projector.catch_up(reader, stop=stop, on_batch=on_batch, maintain=True)
-        projector.con.execute("CHECKPOINT")
+        checkpoint(projector.con)
         return applied
     finally:
         projector.close()
