@@ -16,6 +16,7 @@ from mindledger.adapters.export_streams import StreamProblem, StreamRules
 from mindledger.domain.commitment import Commitment, episode_id
 from mindledger.domain.concept import Concept, concept_id
 from mindledger.domain.conversation import Conversation, conversation_id
+from mindledger.domain.event_types import known_event_types
 from mindledger.domain.events import DomainEvent
 from mindledger.domain.forgetting import Forgetting
 from mindledger.domain.identity import IDENTITY_ID, Identity
@@ -262,3 +263,11 @@ def test_nothing_follows_a_resolved_thread() -> None:
 
     with pytest.raises(StreamProblem, match=f"thread {thread.hex[:8]} is resolved"):
         feed(Thread.Mentioned, thread, 3)
+
+
+def test_no_event_class_derives_from_another() -> None:
+    # The stream rules find an event's class by identity (`type(event) is ...`), which is
+    # isinstance only while no event class derives from another.
+    classes = list(known_event_types().values())
+
+    assert not [(a, b) for a in classes for b in classes if a is not b and issubclass(a, b)]
