@@ -207,11 +207,13 @@ def open_rows(
             found.append((row, state, cls, sealed))
     keyring = keys.get(wanted) if wanted else {}
     for row, state, cls, sealed in found:
-        if all(key_id in keyring for _, _, _, key_id in sealed):
-            _open_all(row, state, cls, sealed, keyring)
-        else:  # a forgotten field: its placeholder, and the event's mark
-            _open(cls, row.topic, row.originator_id, row.version or 0, state, sealed, keyring)
+        # A key not in `keyring` (a forgotten field) sends the event to `_open`, which gives
+        # its placeholder and the event's mark: no look for every key first.
+        _open_all(row, state, cls, sealed, keyring)
     return states
+
+
+_NO_KEY = object()
 
 
 def _open_all(
@@ -222,13 +224,16 @@ def _open_all(
     keyring: Mapping[bytes, bytes],
 ) -> None:
     """`_open` for an event whose keys are all there (nearly every one), without its checks
-    per field; any failure is left to `_open`, which words it."""
+    per field; any failure (a key missing from `keyring` too) is left to `_open`, which gives
+    a forgotten field its placeholder and words any other failure."""
     stream, topic = row.originator_id, row.topic
     if stream.__class__ is not str or len(stream) != 32 or not stream.islower():
         stream = _stream_hex(stream)  # what SQLite rows hold needs no conversion
     prefix = f"{stream}/{row.version or 0}/{topic}/"
     cipher: AESGCM | None = None
-    last: bytes | None = None
+    # No key id yet: the first field's key, whatever it names (None or b"" too), is looked up
+    # in `keyring`, and one that is not there sends the event to `_open`.
+    last: object = _NO_KEY
     try:
         for field, _, envelope, key_id in sealed:
             if key_id != last:  # a scope's fields share their key

@@ -465,6 +465,14 @@ def arrow_schema(table: str) -> pa.Schema:
 
 
 @cache
+def struct_type(table: str) -> pa.StructType:
+    """`table`'s columns as one Arrow struct (a batch of row dicts converted at once)."""
+    import pyarrow as pa
+
+    return pa.struct(arrow_schema(table))
+
+
+@cache
 def column_names(table: str) -> tuple[str, ...]:
     """`table`'s columns, in order, as its batches carry them."""
     return tuple(name for name, _ in COLUMNS[table])

@@ -23,19 +23,40 @@ def _iso(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return rows
 
 
+_COMMITMENT = (
+    "cid",
+    "text",
+    "status",
+    "origin",
+    "episode",
+    "opened_at",
+    "closed_at",
+    "close_reason",
+    "thread",
+    "concepts",
+    "evidence",
+)
+
+
 def commitments(con: duckdb.DuckDBPyConnection, include_closed: bool) -> list[dict[str, Any]]:
     """Commitments, open ones first, oldest first."""
     where = "" if include_closed else "WHERE status = 'open'"
-    return _iso(
-        _dicts(
-            con.execute(
-                "SELECT cid, text, status, origin, episode, opened_at, closed_at, close_reason, "
-                "thread, "
-                f"concepts, evidence FROM commitments {where} "
-                "ORDER BY status = 'closed', opened_position"
-            )
-        )
-    )
+    found = con.execute(
+        f"SELECT {', '.join(_COMMITMENT)} FROM commitments {where} "
+        "ORDER BY status = 'closed', opened_position"
+    ).fetchall()
+    # `_iso` for its two times only: a catch-up's summary lists every open commitment (20,000
+    # at 100k events), where `_iso`'s test of every value was a fifth of the listing.
+    rows: list[dict[str, Any]] = []
+    for found_row in found:
+        row = dict(zip(_COMMITMENT, found_row, strict=True))
+        opened, closed = found_row[5], found_row[6]
+        if opened is not None:
+            row["opened_at"] = opened.isoformat()
+        if closed is not None:
+            row["closed_at"] = closed.isoformat()
+        rows.append(row)
+    return rows
 
 
 def concepts(con: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
