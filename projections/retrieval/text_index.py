@@ -49,21 +49,6 @@ _SEEN: dict[str, str] = {}
 SEEN_WORDS = 200_000
 
 
-def word_terms(words: list[str]) -> list[str]:
-    """The term each word gives ("" for a stop word, a single letter or no word), through the
-    cache of words seen (a batch's distinct words: `batch_terms`)."""
-    seen = _SEEN
-    if len(seen) > SEEN_WORDS:
-        seen.clear()
-    found: list[str] = []
-    for word in words:
-        term = seen.get(word)
-        if term is None:
-            term = seen[word] = "" if word in STOP or len(word) < 2 else stem(word)
-        found.append(term)
-    return found
-
-
 def term_counts(text: str) -> dict[str, int]:
     """Term frequencies of a document, in order of first appearance (as `Counter(terms(text))`)."""
     seen = _SEEN

@@ -11,8 +11,13 @@ from mindledger.projections.retrieval import text_index
 from mindledger.projections.retrieval.batch_terms import postings
 from mindledger.projections.retrieval.text_index import term_counts, terms
 
+# The stemmer's edges too: each rule's suffix alone, a letter too short for it, just long enough.
+EDGES = ["s", "ss", "ies", "ties", "bies", "bus", "is", "ing", "sing", "kings", "bing", "ed"]
 WORDS = st.sampled_from(
-    ["The", "painting", "paints", "cities", "a", "I", "x", "2024", "glass", "walked", "ok", "é"]
+    [
+        *["The", "painting", "paints", "cities", "a", "I", "x", "2024", "glass", "walked", "ok"],
+        *["é", *EDGES, "red", "seed", "bled", "ded", "doing", "kiss", "dies"],
+    ]
 )
 TEXTS = st.lists(st.one_of(WORDS, st.text(max_size=12)), max_size=30).map(" ".join)
 
