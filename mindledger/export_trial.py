@@ -16,7 +16,9 @@ if TYPE_CHECKING:
     from mindledger.adapters.export_check import ExportedEvent
     from mindledger.projections.engine.projector import Projector
 
-BATCH = 5000  # events applied per scratch transaction
+# Events applied per scratch transaction: a catch-up's batch (projector.BATCH); 5,000 cost a
+# 100k-event check ~4% more CPU in statements and commits.
+BATCH = 25_000
 
 
 def projected(events: Iterator[ExportedEvent]) -> Iterator[ExportedEvent]:
@@ -63,7 +65,7 @@ def projected(events: Iterator[ExportedEvent]) -> Iterator[ExportedEvent]:
                 raise ExportInvalidError((problem.position or 0) + 1, str(problem)) from None
             _apply(projector, pending, opened)
         finally:
-            projector.close()
+            projector.close(keep=False)  # the folder goes with it
 
 
 def _apply(projector: Projector, events: list[ExportedEvent], opened: list[dict[str, Any]]) -> None:

@@ -174,8 +174,10 @@ def checkpoint(con: duckdb.DuckDBPyConnection) -> None:
         con.execute("CHECKPOINT")
 
 
-def close(con: duckdb.DuckDBPyConnection) -> None:
-    """Close a connection from `connect`, detaching (checkpointing and unlocking) its file."""
+def close(con: duckdb.DuckDBPyConnection, *, keep: bool = True) -> None:
+    """Close a connection from `connect`, detaching (checkpointing and unlocking) its file.
+    `keep` False: the file is deleted next (a scratch read model), so its WAL is left as it is
+    instead of being checkpointed into it (a 100k-event check's close: ~0.3 s of CPU)."""
     attached = _attached.get(id(con))
     if attached is not None and attached[0] is con:
         del _attached[id(con)]
@@ -187,7 +189,7 @@ def close(con: duckdb.DuckDBPyConnection) -> None:
             # Whatever a failure left open is rolled back, as closing would; usually none is.
             with contextlib.suppress(duckdb.TransactionException):
                 con.execute("ROLLBACK")
-            if not read_only and wal_bytes(path) > WAL_CHECKPOINT_BYTES:
+            if keep and not read_only and wal_bytes(path) > WAL_CHECKPOINT_BYTES:
                 checkpoint(con)
             con.execute("USE memory")
             con.execute(f"DETACH {alias}")

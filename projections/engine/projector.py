@@ -286,9 +286,9 @@ class Projector:
         if self.path is not None and self._position is not None:
             note_reached(self.path, self._position)
 
-    def close(self) -> None:
-        """Release the file."""
-        close(self.con)
+    def close(self, *, keep: bool = True) -> None:
+        """Release the file (`keep` False: it is deleted next, so it is not checkpointed)."""
+        close(self.con, keep=keep)
 
     def position(self) -> int:
         """The last ledger position applied."""
