@@ -4,6 +4,10 @@ growing ledger sizes, in-process through the application service and as `mind tu
 Anchor: Persistent Mind Model measured 0.11 s per turn at 1k events, 2.0 s at 20k, 6.2 s at 50k.
 Reference in the same run: `raw_floor`, a turn's kind of work on raw SQLite and DuckDB
 connections without the product (the turn's ratio to it drifts less than its milliseconds).
+Both are also reported in CPU time (`process_time`: every thread of the process; the model's
+own excluded): on a shared 2-core machine, four runs minutes apart gave wall ratios of 0.71 to
+2.59 at 1k and 20k events (the floor runs after the turns, its commit waiting on a busy disk)
+and CPU ratios of 2.2 to 3.1.
 Every size is built first, then the sizes take turns (a turn at 1k, one at 100k, one at 1M,
 again): these machines' speed drifts by a third within minutes, and measuring the sizes one
 after another made their ratio measure the drift as much as the size.
@@ -21,6 +25,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 from bench.common import fill, new_mind, percentiles, report
 from mindledger.adapters.litellm_model import LiteLLMModel, ModelSettings, import_litellm
@@ -43,32 +48,57 @@ def prepare(folder: Path, size: int) -> Home:
     return home
 
 
+class ScriptedModel(LiteLLMModel):
+    """The mock model, keeping the CPU time of its last answer (excluded from the turn's)."""
+
+    cpu_s = 0.0
+
+    def complete(self, messages: Any, on_token: Any = None) -> Any:
+        start = time.process_time()
+        try:
+            return super().complete(messages, on_token)
+        finally:
+            self.cpu_s = time.process_time() - start
+
+
+def turn_cost(service: TurnService, i: int) -> tuple[float, float]:
+    """Wall and CPU seconds of one turn through the application service, the model's time
+    excluded (its wall time as the turn records it, its CPU time as it took it)."""
+    model = ScriptedModel(ModelSettings(spec="mock", mock_reply=REPLY.format(i=i)))
+    start, cpu = time.perf_counter(), time.process_time()
+    outcome = service.run(f"Please remember bench item {i} for next week", model)
+    total, cpu = time.perf_counter() - start, time.process_time() - cpu
+    assert outcome.status == "complete", outcome.failure
+    return total - outcome.latency_ms / 1000, cpu - model.cpu_s
+
+
 def one_turn(service: TurnService, i: int) -> float:
     """Seconds of one turn through the application service, the model's time excluded."""
-    model = LiteLLMModel(ModelSettings(spec="mock", mock_reply=REPLY.format(i=i)))
-    start = time.perf_counter()
-    outcome = service.run(f"Please remember bench item {i} for next week", model)
-    total = time.perf_counter() - start
-    assert outcome.status == "complete", outcome.failure
-    return total - outcome.latency_ms / 1000
+    return turn_cost(service, i)[0]
 
 
 def in_process(homes: list[Home], turns: int) -> list[dict[str, float]]:
     """Turn overhead at each home, the homes taking turns; 3 warm-up turns each excluded. Each
     home's turn service stays open across its turns, as a served mind's (`mind serve`) does."""
     import_litellm()
-    samples: list[list[float]] = [[] for _ in homes]
+    samples: list[list[tuple[float, float]]] = [[] for _ in homes]
     services = [turn_service(home) for home in homes]
     try:
         for i in range(turns + 3):
             for n, service in enumerate(services):
-                took = one_turn(service, i)
+                took = turn_cost(service, i)
                 if i >= 3:
                     samples[n].append(took)
     finally:
         for service in services:
             service.close()
-    return [percentiles(s) for s in samples]
+    return [with_cpu(s) for s in samples]
+
+
+def with_cpu(samples: list[tuple[float, float]]) -> dict[str, float]:
+    """Wall-time percentiles of (wall, CPU) samples, and the CPU time's median."""
+    cpu = percentiles([c for _, c in samples])["p50_ms"]
+    return percentiles([w for w, _ in samples]) | {"cpu_p50_ms": cpu}
 
 
 def served(homes: list[Home], turns: int, gap: float) -> list[dict[str, float]]:
@@ -114,7 +144,7 @@ def raw_floor(home: Home, rounds: int) -> dict[str, float]:
     db.execute("CREATE TABLE IF NOT EXISTS t (a INTEGER, b TEXT)")
     samples = []
     for i in range(rounds + 3):
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         db.execute("BEGIN IMMEDIATE")
         db.executemany("INSERT INTO t VALUES (?, ?)", [(i, "x" * 200), (i, "y" * 200)])
         db.execute("COMMIT")
@@ -123,9 +153,9 @@ def raw_floor(home: Home, rounds: int) -> dict[str, float]:
             con.execute("SELECT type FROM events WHERE position = ?", [n + 1]).fetchall()
         close(con)
         if i >= 3:
-            samples.append(time.perf_counter() - start)
+            samples.append((time.perf_counter() - start, time.process_time() - cpu))
     db.close()
-    return percentiles(samples)
+    return with_cpu(samples)
 
 
 def process_wall(home: Home, turns: int) -> dict[str, float]:
@@ -182,6 +212,9 @@ def main() -> None:
             }
             figures["turn_to_raw_floor_p50"] = round(
                 figures["turn_overhead_p50_ms"] / figures["raw_floor_p50_ms"], 2
+            )
+            figures["turn_to_raw_floor_cpu_p50"] = round(
+                figures["turn_overhead_cpu_p50_ms"] / figures["raw_floor_cpu_p50_ms"], 2
             )
             if gapped is not None:
                 figures |= {"served_turn_" + k: v for k, v in gapped[n].items()}

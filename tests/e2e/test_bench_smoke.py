@@ -195,6 +195,7 @@ def test_turns_runs(bench: Callable[..., Ran]) -> None:
     ran = bench("turns", *args)
     assert set(ran.reports) == {"turns", "turns_flatness"}
     assert "served_turn_to_raw_floor_p50" in ran.reports["turns"][0]
+    assert "turn_to_raw_floor_cpu_p50" in ran.reports["turns"][0]
 
 
 def test_knowledge_runs(bench: Callable[..., Ran]) -> None:
