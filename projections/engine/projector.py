@@ -324,26 +324,29 @@ class Projector:
         return loaded
 
     def _write(self, events: Sequence[Ev], rows: Rows) -> None:
-        # Built column by column: the events table is the bulk of every batch.
-        types = [e.topic for e in events]
+        # Built column by column: the events table is the bulk of every batch. The events'
+        # fields transposed at once (an Ev is a tuple), not a comprehension per column.
+        positions, times, types, streams, versions, hashes, _, raws = zip(*events, strict=True)
         topics = set(types)  # a batch's few topics: each one's kind and payload rule once
         kinds = {t: t.split(".", 2)[1] for t in topics}
         referring = {t for t in topics if kept_in_ledger(t)}
-        columns: dict[str, list[Any]] = {
-            "position": [e.position for e in events],
-            "time": [e.time for e in events],
+        columns: dict[str, Sequence[Any]] = {
+            "position": positions,
+            "time": times,
             "type": types,
-            "aggregate_id": [e.stream for e in events],
+            "aggregate_id": streams,
             "aggregate_kind": [kinds[t] for t in types],
-            "version": [e.version for e in events],
-            "hash": [e.hash for e in events],
+            "version": versions,
+            "hash": hashes,
             # The stored bytes are canonical JSON already: no need to encode them again (in a
             # batch, Arrow checks them as UTF-8 at once: 25x decoding each in Python).
             # A turn's context and prompts stay in the ledger alone (`ledger_refs`).
             "payload": [
                 stored_payload(e.topic, e.position, e.raw) if e.topic in referring else e.raw
                 for e in events
-            ],
+            ]
+            if referring
+            else raws,
         }
         self._insert_columns("events", columns, utf8=("payload",), begin=True)
         for table, by_stream in rows.entities.items():
@@ -489,7 +492,7 @@ class Projector:
     def _insert_columns(
         self,
         table: str,
-        columns: dict[str, list[Any]],
+        columns: dict[str, Sequence[Any]],
         utf8: tuple[str, ...] = (),
         begin: bool = False,
     ) -> None:
@@ -671,10 +674,12 @@ class Projector:
                     unsaved = 0
                 if on_batch:
                     on_batch(len(chunk))
-        if total and maintain:
+            # The summary too: listing a large mind's open commitments makes an object a
+            # value, and with the collector back on they cost a third more.
+            self.summarise()
+        if total and maintain:  # after the summary: neither moves the position or a listing
             self.refresh_tension()
             self.sort_index()
-        self.summarise()
         return total
 
     def summarise(self) -> None:
