@@ -159,7 +159,11 @@ def raw_floor(home: Home, rounds: int) -> dict[str, float]:
 
 
 def process_wall(home: Home, turns: int) -> dict[str, float]:
-    env = dict(os.environ, MIND_HOME=str(home.path))
+    """A one-shot `mind turn` process, run in itself: without MIND_NO_SERVER the first spawned
+    a background server for the home that later ones went through (a mix of the two in one
+    figure: 17 s p50 at 1M), and which outlived the bench (idle 600 s) in a deleted folder,
+    sometimes writing into it while it was removed ("Directory not empty")."""
+    env = dict(os.environ, MIND_HOME=str(home.path), MIND_NO_SERVER="1")
     samples = []
     for i in range(turns):
         start = time.perf_counter()
