@@ -4,7 +4,9 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import _duckdb as duckdb  # the engine without its Python layer: decisions/0026
@@ -110,7 +112,11 @@ def _texts(con: duckdb.DuckDBPyConnection, kind: str, positions: list[int]) -> T
 
 
 def lexical_channel(
-    con: duckdb.DuckDBPyConnection, query: str, limit: int, keys: set[str] | None = None
+    con: duckdb.DuckDBPyConnection,
+    query: str,
+    limit: int,
+    keys: set[str] | None = None,
+    share: SharedRead | None = None,
 ) -> tuple[Any, ...]:
     """The lexical hits, their texts, the messages next to the best of them, and the speaker
     channel's hits (`speakers.said_by`, for a query whose name keys `keys` name a participant)
@@ -119,13 +125,18 @@ def lexical_channel(
     the postings the lexical hits fetched (its terms are some of theirs) where it can be; the
     hit messages, their neighbours and the speaker channel's messages are read together: each
     read scans `messages` (~8 ms of CPU at 100k LoCoMo events), however few it takes from it.
+    With `share`, the vector channel's messages are read in the same read (`SharedRead`).
     Last, the participants the query names (for `recall.rank`'s speaker prior)."""
     kept = Fetched()
     hits = lexical(con, query, limit, kept)
     named = speakers.named_speakers(con, keys) if keys else []
     spoken = speakers.said_by_hits(con, query, named, limit, kept)
     said = [h[0] for h in hits if h[1] == "message"]
-    found = _near_rows(con, said[:NEIGHBOURS_OF], limit, also=[*said, *spoken])
+    # Positions added cannot be within three of a hit unread: the neighbours are the same.
+    extra = share.wanted() if share is not None else set()
+    found = _near_rows(con, said[:NEIGHBOURS_OF], limit, also=[*said, *spoken, *extra])
+    if share is not None:
+        share.rows = found
     texts = doc_texts(con, [h for h in hits if h[1] != "message"])
     texts.update(
         (p, (message_text(sp, tx, sid is not None), sid, day_of(t)))
@@ -250,7 +261,9 @@ def _beside(found: dict[int, tuple[Any, ...]], hits: list[int]) -> list[tuple[An
         if hit not in found:
             continue
         conv = found[hit][5]
-        same = [p for p in found if found[p][5] == conv and p != hit and abs(p - hit) <= 3]
+        # The positions within 3 of the hit, looked up (not a pass over all of `found`).
+        near = (hit + d for d in range(-3, 4) if d)
+        same = [p for p in near if p in found and found[p][5] == conv]
         for p in (
             max((p for p in same if p < hit), default=None),
             min((p for p in same if p > hit), default=None),
@@ -274,48 +287,101 @@ def vector_channel(
     channel's (`turn_windows`: the stored windows', `stored_windows`, or with an embedder that
     embeds texts itself, the windows it cuts and embeds): (similar, (spoken, ranks), (in
     windows, ranks))."""
+    if getattr(embed, "latest", None) is not None:
+        picks = vector_picks(con, query, limit, embed)
+        return picks.found(shown_rows(con, sorted(picks.wanted())))
     q = vectors_of(embed, [query])[0]
     near_said = speaker_nearest(con, query, q, limit, embed)
-    window = getattr(embed, "latest", None)
-    if window is not None:
-        # The latest embedded messages straight from the vector projection's file; only the
-        # best VECTOR_K are read from the read model (reading 2,000 texts cost more than the
-        # cosine).
-        # The stored windows' members, the best messages and the named speakers' best are
-        # read in one query (each statement costs ~2 ms of CPU at 100k).
-        chosen = stored_windows(q, limit, embed)
-        positions, matrix = window("message", limit, VECTOR_WINDOW) if VECTOR_K > 0 else ([], [])
-        best = closest(q, matrix, VECTOR_K) if positions else []
-        wanted = {positions[n.item] for n in best} | {p for m, _ in chosen for p in m}
-        wanted |= {p for p, _ in near_said}
-        rows = (
-            {
-                r[0]: r
-                for r in messages(con, IN_POSITIONS, [sorted(wanted)], "position", len(wanted))
-            }
-            if wanted
-            else {}
-        )
-        found = [(rows[positions[n.item]], n.score) for n in best if positions[n.item] in rows]
-        windowed = lift([([rows[p] for p in m if p in rows], score) for m, score in chosen])
-        spoken = speaker_found(near_said, rows)
-    else:
-        spoken = speaker_found(near_said, shown_rows(con, [p for p, _ in near_said]))
-        latest = _rows(
-            con,
-            "SELECT position, speaker, time, text, source_id, coalesce(conversation, '') "
-            "FROM messages WHERE position <= ? ORDER BY position DESC LIMIT ?",
-            [limit, VECTOR_WINDOW],
-        )
-        if not latest:
-            return [], spoken, ([], [])
-        texts = [r[3] for r in latest]
-        best = nearest_items(embed, query, [r[0] for r in latest], texts, VECTOR_K)
-        found = [(latest[n.item][:5], n.score) for n in best]
-        latest.reverse()
-        windowed = window_channel(latest, q, embed, truncated=len(latest) == VECTOR_WINDOW)
+    spoken = speaker_found(near_said, shown_rows(con, [p for p, _ in near_said]))
+    latest = _rows(
+        con,
+        "SELECT position, speaker, time, text, source_id, coalesce(conversation, '') "
+        "FROM messages WHERE position <= ? ORDER BY position DESC LIMIT ?",
+        [limit, VECTOR_WINDOW],
+    )
+    if not latest:
+        return [], spoken, ([], [])
+    texts = [r[3] for r in latest]
+    best = nearest_items(embed, query, [r[0] for r in latest], texts, VECTOR_K)
+    found = [(latest[n.item][:5], n.score) for n in best]
+    latest.reverse()
+    windowed = window_channel(latest, q, embed, truncated=len(latest) == VECTOR_WINDOW)
     similar = [said(p, sp, t, tx, sid, f"similarity {s:.2f}") for (p, sp, t, tx, sid), s in found]
     return similar, spoken, windowed
+
+
+@dataclass
+class Picks:
+    """What the meaning channels chose among the vector projection's stored vectors
+    (`vector_picks`), before their messages are read: the closest of the latest messages, the
+    windows' members and the named speakers' closest, each (position or members, score), best
+    first."""
+
+    best: list[tuple[int, float]]
+    chosen: list[tuple[list[int], float]]
+    near_said: list[tuple[int, float]]
+
+    def wanted(self) -> set[int]:
+        """The positions of every message the channels chose."""
+        wanted = {p for p, _ in self.best} | {p for m, _ in self.chosen for p in m}
+        return wanted | {p for p, _ in self.near_said}
+
+    def found(self, rows: dict[int, tuple[Any, ...]]) -> tuple[list[Found], Ranked, Ranked]:
+        """`vector_channel`'s results from the messages read (`rows`, by position: position,
+        speaker, time, text, source id, ...)."""
+        similar = [
+            said(p, sp, t, tx, sid, f"similarity {s:.2f}")
+            for p, s in self.best
+            if p in rows
+            for _, sp, t, tx, sid, *_ in [rows[p]]
+        ]
+        windowed = lift([([rows[p] for p in m if p in rows], score) for m, score in self.chosen])
+        return similar, speaker_found(self.near_said, rows), windowed
+
+
+def vector_picks(
+    con: duckdb.DuckDBPyConnection, query: str, limit: int, embed: Callable[..., Any]
+) -> Picks:
+    """`vector_channel`'s choices with an embedder holding the vector projection's vectors
+    (`latest`): the latest embedded messages straight from its file; only the best VECTOR_K
+    are read from the read model afterwards (reading 2,000 texts cost more than the cosine),
+    with the stored windows' members and the named speakers' best, in one read (each read of
+    `messages` scans it: ~2-8 ms of CPU at 100k events)."""
+    q = vectors_of(embed, [query])[0]
+    near_said = speaker_nearest(con, query, q, limit, embed)
+    chosen = stored_windows(q, limit, embed)
+    window = embed.latest  # type: ignore[attr-defined]
+    positions, matrix = window("message", limit, VECTOR_WINDOW) if VECTOR_K > 0 else ([], [])
+    best = closest(q, matrix, VECTOR_K) if positions else []
+    return Picks([(positions[n.item], n.score) for n in best], chosen, near_said)
+
+
+class SharedRead:
+    """The vector channel's messages read with the lexical chain's (`lexical_channel`): one
+    scan of `messages` instead of two. The vector channel's read runs first (`picked`), so
+    the lexical chain, waiting for its positions (`wanted`), never waits on a read not begun;
+    it leaves the rows it read in `rows`."""
+
+    def __init__(self) -> None:
+        self._named = threading.Event()
+        self.positions: set[int] = set()
+        self.rows: dict[int, tuple[Any, ...]] = {}
+
+    def picked(
+        self, con: duckdb.DuckDBPyConnection, query: str, limit: int, embed: Callable[..., Any]
+    ) -> Picks:
+        """`vector_picks`, its positions handed over (none if it fails: the lexical chain
+        goes on, and the failure is raised by the reads)."""
+        try:
+            picks = vector_picks(con, query, limit, embed)
+            self.positions = picks.wanted()
+            return picks
+        finally:
+            self._named.set()
+
+    def wanted(self) -> set[int]:
+        self._named.wait()
+        return self.positions
 
 
 def stored_windows(q: Any, limit: int, embed: Any) -> list[tuple[list[int], float]]:
@@ -371,6 +437,6 @@ def speaker_found(best: list[tuple[int, float]], shown: dict[int, Any]) -> Ranke
         said(p, sp, t, tx, sid, f"said by {sp}, similarity {score:.2f}")
         for p, score in best
         if p in shown
-        for _, sp, t, tx, sid in [shown[p]]
+        for _, sp, t, tx, sid, *_ in [shown[p]]
     ]
     return found, [n + speakers.SPEAKER_VECTOR_PENALTY for n in range(1, len(found) + 1)]

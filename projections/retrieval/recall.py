@@ -22,6 +22,8 @@ from mindledger.domain.context_port import AssembledContext, ContextItem
 from mindledger.domain.prompt_text import observed_speaker
 from mindledger.projections.queries.thread_queries import last_refusals
 from mindledger.projections.retrieval.channels import (
+    Picks,
+    SharedRead,
     concept_channel,
     lexical_channel,
     messages,
@@ -137,11 +139,13 @@ def gather(
     keys = set(keys_in(query))  # the names the query could hold
     periods = windows(query, now)  # the time windows the query names
     inside = "time >= ? AND time < ? AND position <= ?"
+    # With stored vectors, the vector channel's messages are read in the lexical chain's read.
+    share = SharedRead() if getattr(embed, "latest", None) is not None else None
     reads: list[Callable[[duckdb.DuckDBPyConnection], Any]] = [
         # The longest first, so that the two connections finish together (the vector channel
         # embeds the query meanwhile: numpy and DuckDB both let go of the GIL).
-        lambda c: vector_channel(c, query, limit, embed) if embed is not None else NO_MEANING,
-        lambda c: with_spans(c, query, lexical_channel(c, query, limit, keys), limit, spans),
+        lambda c: meaning(c, query, limit, embed, share),
+        lambda c: with_spans(c, query, lexical_channel(c, query, limit, keys, share), limit, spans),
         lambda c: live_threads(c, now, limit),
         lambda c: open_commitments(c, limit),
         lambda c: concept_channel(c, keys, limit),
@@ -160,7 +164,7 @@ def gather(
         lambda c: knowledge_channel(c, query, limit, None) if embed is None else [],
     ]
     (
-        (similar, (spoken_alike, alike_ranks), (windowed, window_ranks)),
+        meant,
         (hits, texts, found, spoken, named, (in_spans, span_ranks)),
         threads,
         (open_, served),
@@ -171,6 +175,9 @@ def gather(
         refused,
         known,
     ) = run_reads(con, reads)
+    if isinstance(meant, Picks):
+        meant = meant.found(share.rows if share is not None else {})
+    (similar, (spoken_alike, alike_ranks), (windowed, window_ranks)) = meant
     pool = Pool()
     pool.query, pool.named = query, named
     for (name,) in names:
@@ -252,6 +259,22 @@ def gather(
     for i in owned:
         pool.items[i].stream = streams.get(i)
     return pool
+
+
+def meaning(
+    con: duckdb.DuckDBPyConnection,
+    query: str,
+    limit: int,
+    embed: Callable[[list[str]], list[list[float]]] | None,
+    share: SharedRead | None,
+) -> Any:
+    """The meaning channels' read: nothing without an embedder, their choices (`Picks`, their
+    messages read by the lexical chain) when `share`, else their results."""
+    if embed is None:
+        return NO_MEANING
+    if share is not None:
+        return share.picked(con, query, limit, embed)
+    return vector_channel(con, query, limit, embed)
 
 
 EXACT_REASONS = {WHOLE: "exact: the query is its text", 1: "exact: it holds the query's words"}
