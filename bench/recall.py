@@ -92,17 +92,26 @@ def home_of(root: Path, size: int, data: Path) -> tuple[Home, float]:
 
 
 def project_vectors(home: Home) -> tuple[int, float]:
-    """vectors.sqlite filled as the vector projection would (the imported conversations
-    repeat, so each distinct text is embedded once and its vector kept at every position that
-    holds it); how many items and the seconds embedding took."""
+    """vectors.sqlite filled as the vector projection would, windows of consecutive messages
+    included (the imported conversations repeat, so each distinct text is embedded once and
+    its vector kept at every position that holds it); how many items and the seconds
+    embedding took."""
+    import numpy as np
+
     from mindledger.adapters.embeddings import embed_matrix
     from mindledger.adapters.vector_store import FILE, VectorStore
     from mindledger.domain.settings import DEFAULT_EMBEDDING_MODEL as MODEL
-    from mindledger.projections.retrieval.vector_items import items_after, tracked_position
+    from mindledger.projections.retrieval.vector_items import (
+        items_after,
+        tracked_position,
+        window_rows,
+    )
+    from mindledger.vector_projection import embed_windows
 
     with read_model(home) as con:
         upto = tracked_position(con)
         items = items_after(con, 0, upto, 10**9)
+        said = window_rows(con, 0, upto)  # the messages the windows are cut from
     distinct = sorted({t for _, _, t in items})
     seconds, vectors = timed(lambda: embed_matrix(MODEL, distinct))
     row = {t: i for i, t in enumerate(distinct)}
@@ -114,6 +123,17 @@ def project_vectors(home: Home) -> tuple[int, float]:
             last = upto if start + 5000 >= len(items) else chunk[-1][0]
             rows = [(p, k) for p, k, _ in chunk]
             store.add(MODEL, rows, vectors[[row[t] for _, _, t in chunk]], last)
+        known: dict[str, Any] = {}
+
+        def once(texts: list[str]) -> Any:
+            new = sorted({t for t in texts if t not in known})
+            if new:
+                known.update(zip(new, embed_matrix(MODEL, new), strict=True))
+            return np.stack([known[t] for t in texts])
+
+        started = time.perf_counter()
+        embed_windows(store, MODEL, once, said, 0, None)
+        seconds += time.perf_counter() - started
     finally:
         store.close()
     return len(items), seconds
