@@ -27,19 +27,32 @@ SPEAKER_VECTOR_K = 20
 SPEAKER_VECTOR_PENALTY = 0
 
 
-def named_speakers(con: duckdb.DuckDBPyConnection, keys: set[str]) -> list[str]:
-    """Participants of imported conversations named in a text whose name keys are `keys`."""
-    people = con.execute("SELECT DISTINCT unnest(participants) FROM conversations").fetchall()
-    return sorted(p for (p,) in people if p and name_key(p) in keys)
+def named_speakers(
+    con: duckdb.DuckDBPyConnection, keys: set[str], people: list[str] | None = None
+) -> list[str]:
+    """Participants of imported conversations named in a text whose name keys are `keys`
+    (`people`: every participant, when already read)."""
+    if people is None:
+        people = participants(con)
+    return sorted(p for p in people if p and name_key(p) in keys)
 
 
-# The named speakers' latest messages, by mind, read-model position, the query's name keys and
-# bounds: a read model's messages and participants change only as its tracked position moves
-# (an import, a turn, a forget: each is an event it projects), so a list holds until then. Read
-# anew, the positions cost a scan of every message's speaker (~3.5 ms of CPU at 100k events).
-_latest: dict[tuple[str, int, frozenset[str], int, int], tuple[list[str], list[int]]] = {}
+def participants(con: duckdb.DuckDBPyConnection) -> list[str]:
+    """Every participant of an imported conversation."""
+    found = con.execute("SELECT DISTINCT unnest(participants) FROM conversations").fetchall()
+    return [p for (p,) in found]
+
+
+# The named speakers' latest messages, by mind, read-model position, the speakers named and
+# bounds, and the participants by mind and position: a read model's messages and participants
+# change only as its tracked position moves (an import, a turn, a forget: each is an event it
+# projects), so a list holds until then. Read anew, the positions cost a scan of every
+# message's speaker (~4 ms of CPU at 100k events), the participants ~1 ms. By the speakers
+# named, not the query's name keys: questions naming the same people share the list.
+_latest: dict[tuple[str, int, tuple[str, ...], int, int], list[int]] = {}
+_people: dict[tuple[str, int], list[str]] = {}
 _latest_lock = threading.Lock()
-LATEST_KEPT = 32
+LATEST_KEPT = 64
 LATEST_SAID = (
     "SELECT position FROM messages WHERE speaker IN (SELECT unnest(?)) AND position <= ? "
     "ORDER BY position DESC LIMIT ?"
@@ -52,22 +65,37 @@ def latest_said_by(
     """The participants named by the name keys `keys` and the positions of their latest `n`
     messages at or before `limit`, latest first; kept in this process for the mind whose
     files are at `mind` (None: read each time)."""
-    key = None
-    if mind is not None:
-        ((tracked,),) = con.execute("SELECT max(position) FROM tracking").fetchall()
-        key = (mind, int(tracked or 0), frozenset(keys), limit, n)
+    if mind is None:
+        named = named_speakers(con, keys)
+        return named, _latest_of(con, named, limit, n)
+    ((tracked,),) = con.execute("SELECT max(position) FROM tracking").fetchall()
+    at = (mind, int(tracked or 0))
+    with _latest_lock:
+        people = _people.get(at)
+    if people is None:
+        people = participants(con)
         with _latest_lock:
-            kept = _latest.get(key)
-        if kept is not None:
-            return list(kept[0]), list(kept[1])
-    named = named_speakers(con, keys)
-    found = [p for (p,) in con.execute(LATEST_SAID, [named, limit, n]).fetchall()] if named else []
-    if key is not None:
+            if len(_people) >= LATEST_KEPT:
+                _people.clear()
+            _people[at] = people
+    named = named_speakers(con, keys, people)
+    key = (*at, tuple(named), limit, n)
+    with _latest_lock:
+        kept = _latest.get(key)
+    if kept is None:
+        kept = _latest_of(con, named, limit, n)
         with _latest_lock:
             if len(_latest) >= LATEST_KEPT:
                 _latest.clear()
-            _latest[key] = (named, found)
-    return list(named), list(found)
+            _latest[key] = kept
+    return named, list(kept)
+
+
+def _latest_of(con: duckdb.DuckDBPyConnection, named: list[str], limit: int, n: int) -> list[int]:
+    """The positions of the latest `n` messages of the speakers `named` at or before `limit`."""
+    if not named:
+        return []
+    return [p for (p,) in con.execute(LATEST_SAID, [named, limit, n]).fetchall()]
 
 
 def said_by(con: duckdb.DuckDBPyConnection, query: str, keys: set[str], limit: int) -> list[Found]:
