@@ -291,7 +291,7 @@ def _scored_columns(
     share = idf[t] * tf * (K1 + 1) / (tf + K1 * (1 - B + B * length / avgdl))
     # Whole units of 1/SCALE, summed exactly (as float64 integers, far below 2**53): the same
     # totals, and so the same ties, in any order.
-    docs, of = np.unique(position, return_inverse=True)
+    docs, of = _unique(position)
     score = np.bincount(of, weights=np.rint(share * SCALE), minlength=len(docs))
     take = LEXICAL_K * 3
     if len(docs) > take:  # every document scoring at least the take-th best (ties included)
@@ -312,6 +312,23 @@ def _scored_columns(
         for p, s in zip(best, score[chosen].tolist(), strict=True)
         if p in kinds
     ]
+
+
+def _unique(position: Any) -> tuple[Any, Any]:
+    """`np.unique(position, return_inverse=True)`, by a stable sort: the postings come as one
+    sorted run per term (the index is sorted by term, then position), which a stable sort
+    (timsort) merges in a few passes where unique's quicksort sorted them afresh (200,000
+    postings at 1M events: 1.2 against 7.6 ms)."""
+    import numpy as np
+
+    order = np.argsort(position, kind="stable")
+    ranked = position[order]
+    first = np.empty(len(ranked), dtype=bool)
+    first[:1] = True
+    np.not_equal(ranked[1:], ranked[:-1], out=first[1:])
+    inverse = np.empty(len(ranked), dtype=np.intp)
+    inverse[order] = np.cumsum(first) - 1
+    return ranked[first], inverse
 
 
 def _counted(con: duckdb.DuckDBPyConnection, q: list[str], as_of: int) -> dict[str, int]:
@@ -363,7 +380,43 @@ def _rank(
     postings: list[tuple[Any, ...]], n: int, avgdl: float, df: dict[str, int]
 ) -> list[tuple[int, float, list[str]]]:
     """The `LEXICAL_K * 3` best documents of `postings` (term, position, tf, length, ...) by
-    BM25, then position: (position, score, matched terms)."""
+    BM25, then position: (position, score, matched terms). In numpy past a few hundred
+    postings (a query with common terms at 1M events scores thousands: ~15 ms in Python),
+    with the same arithmetic in the same order (`_rank_here`): the same scores and ties."""
+    if len(postings) <= FEW_RANKED:
+        return _rank_here(postings, n, avgdl, df)
+    import numpy as np
+
+    names = sorted(df)
+    index = {term: i for i, term in enumerate(names)}
+    idf = np.array([math.log(1 + (n - df[x] + 0.5) / (df[x] + 0.5)) for x in names])
+    term, position, tf, length = (list(c) for c in list(zip(*postings, strict=True))[:4])
+    t = np.array([index[x] for x in term], dtype=np.int64)
+    p = np.array(position, dtype=np.int64)
+    f = np.array(tf, dtype=np.float64)
+    norm = f * (K1 + 1) / (f + K1 * (1 - B + B * np.array(length, dtype=np.float64) / avgdl))
+    docs, of = _unique(p)
+    # round() of each share as _rank_here does (both round half to even), summed exactly.
+    score = np.bincount(of, weights=np.rint(idf[t] * norm * SCALE), minlength=len(docs))
+    chosen = np.lexsort((docs, -score))[: LEXICAL_K * 3]
+    best = docs[chosen].tolist()
+    matched: dict[int, set[str]] = {d: set() for d in best}
+    for d, x in zip(position, term, strict=True):
+        if d in matched:
+            matched[d].add(x)
+    return [
+        (d, total / SCALE, sorted(matched[d]))
+        for d, total in zip(best, score[chosen].tolist(), strict=True)
+    ]
+
+
+FEW_RANKED = 256
+
+
+def _rank_here(
+    postings: list[tuple[Any, ...]], n: int, avgdl: float, df: dict[str, int]
+) -> list[tuple[int, float, list[str]]]:
+    """`_rank` in Python."""
     score: dict[int, int] = {}  # in 1/SCALE: the same sum in any order of the postings
     matched: dict[int, set[str]] = {}
     for term, position, tf, length, *_ in postings:
