@@ -128,8 +128,9 @@ def lexical_channel(
     With `share`, the vector channel's messages are read in the same read (`SharedRead`).
     Last, the participants the query names (for `recall.rank`'s speaker prior)."""
     kept = Fetched()
-    hits = lexical(con, query, limit, kept)
     named = speakers.named_speakers(con, keys) if keys else []
+    kept.sub = speakers.without_names(query, named) or None  # scored with the query's
+    hits = lexical(con, query, limit, kept)
     spoken = speakers.said_by_hits(con, query, named, limit, kept)
     said = [h[0] for h in hits if h[1] == "message"]
     # Positions added cannot be within three of a hit unread: the neighbours are the same.

@@ -123,14 +123,20 @@ def said_by_hits(
     """The positions of the best lexical hits of `query` without the names of the speakers
     `named` that are messages, best first (whoever said them); scored from the postings the
     lexical channel fetched (`kept`, `bm25.scored_within`) when it can be."""
-    if not named:
-        return []
-    names = {t for person in named for t in terms(person)}
-    q = sorted(set(terms(query)) - names)
+    q = without_names(query, named)
     if not q:
         return []
     scored = scored_within(con, kept, q, limit) if kept is not None else best_scored(con, q, limit)
     return [row[0] for row in scored if row[1] == "message"]
+
+
+def without_names(query: str, named: list[str]) -> list[str]:
+    """The speaker channel's query: the terms of `query` without the names of the speakers
+    `named`, sorted (none when it names no one)."""
+    if not named:
+        return []
+    names = {t for person in named for t in terms(person)}
+    return sorted(set(terms(query)) - names)
 
 
 def said_by_found(

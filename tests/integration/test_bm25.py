@@ -247,3 +247,30 @@ def test_some_of_a_querys_terms_score_from_its_postings_as_a_fresh_query(
 
     assert within == fresh and within
     assert scored_in_numpy(spy) == (not set(s) <= set(q))  # postings read again only then
+
+
+@pytest.mark.parametrize(
+    ("query", "sub"),
+    [
+        ("today item zebra tea", "item zebra"),
+        ("today item zebra tea", "today tea"),
+        ("tea 3 again zebra", "zebra 3"),
+        ("today item", "juice"),
+    ],
+)
+def test_a_sub_query_named_first_is_scored_with_the_query_as_afresh(
+    corpus: Home, monkeypatch: pytest.MonkeyPatch, query: str, sub: str
+) -> None:
+    # Named before the query is scored (`Fetched.sub`, the speaker channel's), its rows come
+    # with the query's (one read of the documents' kinds): the same rows as scoring it afresh,
+    # and the query's own rows unchanged.
+    monkeypatch.setattr(bm25, "COMMON_POSTINGS", 1000)
+    monkeypatch.setattr(bm25, "SMALL_DOCS", 0)
+    q, s = sorted(set(terms(query))), sorted(set(terms(sub)))
+    with read_model(corpus) as con:
+        kept = bm25.Fetched()
+        kept.sub = s
+        rows = bm25.best_scored(con, q, EVERYWHERE, kept)
+        within = bm25.scored_within(con, kept, s, EVERYWHERE)
+        assert rows == bm25.best_scored(con, q, EVERYWHERE)
+        assert within == bm25.best_scored(con, s, EVERYWHERE) and within
