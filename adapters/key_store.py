@@ -173,6 +173,12 @@ class KeyStore:
             found.update(self._fetch(rest))
         return found
 
+    def at_hand(self) -> Mapping[bytes, bytes]:
+        """Keys this instance holds already and would serve from `get` without a read (a
+        reader's scan of the store: `SQLiteKeyStore`); a key not among them may still exist
+        (`get` it). None here: a view that hides keys (`MaskedKeys`) keeps this."""
+        return {}
+
     # -- what a backend implements -----------------------------------------------------------
 
     def _store(self, keys: Mapping[bytes, bytes]) -> None:
@@ -340,6 +346,10 @@ class SQLiteKeyStore(KeyStore):
             if "locked" in str(e) or "busy" in str(e):
                 raise _busy() from e
             raise
+
+    def at_hand(self) -> Mapping[bytes, bytes]:
+        """The scanned store, once a batch scanned it (what `get` serves from then on)."""
+        return self._all or {}
 
     def _fetch(self, ids: list[bytes]) -> dict[bytes, bytes]:
         if len(ids) >= BULK or self._all is not None:

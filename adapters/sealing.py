@@ -168,19 +168,20 @@ def _plan(topic: str | None, skip: frozenset[str]) -> tuple[type[DomainEvent], A
 def open_rows(
     rows: Sequence[Any], keys: KeyStore | None, skip: frozenset[str] = frozenset()
 ) -> list[dict[str, Any]]:
-    """Each row's state decoded and opened, with one key-store read for the whole batch; the
-    fields named in `skip` stay sealed (a reader that never looks at them).
+    """Each row's state decoded and opened, with at most one key-store read for the whole
+    batch; the fields named in `skip` stay sealed (a reader that never looks at them).
 
     A catch-up opens every event of a batch here: the event class and sealed fields are looked
     up once per topic, not per event, and a field's key opens it directly (a third of the
-    catch-up went to opening fields one event at a time, through general helpers)."""
+    catch-up went to opening fields one event at a time, through general helpers). Once the
+    store holds its scan (`KeyStore.at_hand`), each event opens as it is read, in one pass."""
     loads = orjson.loads
     states: list[dict[str, Any]] = [loads(r.state) if r.state else {} for r in rows]
     if keys is None:
         return states
+    at_hand = keys.at_hand()
     plans: dict[str | None, tuple[type[DomainEvent], Any] | None] = {}
-    found: list[tuple[Any, dict[str, Any], type[DomainEvent], list[_Sealed]]] = []
-    wanted: list[bytes] = []
+    later: list[tuple[Any, dict[str, Any], type[DomainEvent], list[_Sealed]]] = []
     fromhex = bytes.fromhex
     for row, state in zip(rows, states, strict=True):
         topic = row.topic
@@ -201,38 +202,36 @@ def open_rows(
                 except (TypeError, ValueError):
                     key_id = _key_id(value)
                 sealed.append((field, scope, value, key_id))
-                if key_id is not None:
-                    wanted.append(key_id)
-        if sealed and row.originator_id:
-            found.append((row, state, cls, sealed))
-    keyring = keys.get(wanted) if wanted else {}
-    for row, state, cls, sealed in found:
-        # A key not in `keyring` (a forgotten field) sends the event to `_open`, which gives
-        # its placeholder and the event's mark: no look for every key first.
-        _open_all(row, state, cls, sealed, keyring)
+        if sealed and row.originator_id and not (at_hand and _opened(row, state, sealed, at_hand)):
+            later.append((row, state, cls, sealed))
+    if later:
+        # The keys not at hand (a batch before the store's scan, keys stored since it, keys
+        # destroyed): one read for them all. A key still missing (a forgotten field) or any
+        # other failure sends the event to `_open`, which gives a forgotten field its
+        # placeholder and the event's mark, and words any other failure.
+        keyring = keys.get(k for *_, sealed in later for *_, k in sealed if k is not None)
+        for row, state, cls, sealed in later:
+            if not _opened(row, state, sealed, keyring):
+                _open(cls, row.topic, row.originator_id, row.version or 0, state, sealed, keyring)
     return states
 
 
 _NO_KEY = object()
 
 
-def _open_all(
-    row: Any,
-    state: dict[str, Any],
-    cls: type[DomainEvent],
-    sealed: list[_Sealed],
-    keyring: Mapping[bytes, bytes],
-) -> None:
-    """`_open` for an event whose keys are all there (nearly every one), without its checks
-    per field; any failure (a key missing from `keyring` too) is left to `_open`, which gives
-    a forgotten field its placeholder and words any other failure."""
+def _opened(
+    row: Any, state: dict[str, Any], sealed: list[_Sealed], keyring: Mapping[bytes, bytes]
+) -> bool:
+    """Whether `state`'s sealed fields all opened with `keyring` (nearly every event), without
+    `_open`'s checks per field; on any failure (a key missing from `keyring` too) the fields
+    are left sealed as they were, for `_open`."""
     stream, topic = row.originator_id, row.topic
     if stream.__class__ is not str or len(stream) != 32 or not stream.islower():
         stream = _stream_hex(stream)  # what SQLite rows hold needs no conversion
     prefix = f"{stream}/{row.version or 0}/{topic}/"
     cipher: AESGCM | None = None
     # No key id yet: the first field's key, whatever it names (None or b"" too), is looked up
-    # in `keyring`, and one that is not there sends the event to `_open`.
+    # in `keyring`, and one that is not there fails the event.
     last: object = _NO_KEY
     try:
         for field, _, envelope, key_id in sealed:
@@ -243,7 +242,8 @@ def _open_all(
             state[field] = loads(plain)
     except (InvalidTag, ValueError, KeyError, TypeError):
         state.update((field, envelope) for field, _, envelope, _ in sealed)
-        _open(cls, topic, row.originator_id, row.version or 0, state, sealed, keyring)
+        return False
+    return True
 
 
 def sealed_keys(rows: Iterable[Any], keys: KeyStore) -> dict[bytes, bytes]:
