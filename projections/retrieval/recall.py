@@ -32,6 +32,7 @@ from mindledger.projections.retrieval.channels import (
     vector_channel,
 )
 from mindledger.projections.retrieval.concurrent_reads import run_reads
+from mindledger.projections.retrieval.day_prior import weigh_days
 from mindledger.projections.retrieval.exact import WHOLE, exact_lead
 from mindledger.projections.retrieval.item_text import Found, commitment_text, identity_text, said
 from mindledger.projections.retrieval.knowledge_channel import knowledge_channel
@@ -54,8 +55,10 @@ SECOND_OPINION = 0.15
 # Every channel's ranks count the same but the per-message vector channel's, at 0.7: with the
 # windows and speaker vectors beside it, every leave-one-conversation-out fold on LoCoMo chose
 # it (0.751 / 0.832 / 0.886 against 0.742 / 0.829 / 0.881 at 500 / 1,000 / 2,000 tokens);
-# down-weighting neighbours or recency measured worse (docs/benchmarks/locomo-windows.md).
-WEIGHTS: dict[str, float] = {"vector": 0.7}
+# down-weighting neighbours or recency measured worse (docs/benchmarks/locomo-windows.md). The
+# windows' at 0.8 with the day prior (`day_prior`): a window lifts six messages at its rank,
+# and took half of a 2,000-token budget for 1.2% of its gold (docs/benchmarks/locomo-day-prior.md).
+WEIGHTS: dict[str, float] = {"vector": 0.7, "windows": 0.8}
 # When a query names exactly one participant of an imported conversation ("What did Caroline
 # research?"), every other participant's messages count at OTHER_SPEAKER of their fused score:
 # on LoCoMo 96% of such questions' evidence is the named person's own words, and the other
@@ -291,7 +294,8 @@ def with_spans(
 def rank(pool: Pool, lead_with_threads: bool = False) -> list[ContextItem]:
     """An item holding the query's words verbatim first (`projections.retrieval.exact`), then
     fixed items (identity, commitments, threads; threads first in an autonomy cycle), then
-    evidence by fused score."""
+    evidence by fused score, weighed by the speaker prior (`OTHER_SPEAKER`) and the day prior
+    (`projections.retrieval.day_prior`)."""
     lead = exact_lead(pool.query, pool.items.values())
     # Each candidate's score and best channel once (a few hundred candidates, each asked for
     # them by the sorts and the item: ~1 ms of a recall).
@@ -321,6 +325,7 @@ def rank(pool: Pool, lead_with_threads: bool = False) -> list[ContextItem]:
     rest = [c for c in pool.items.values() if c.id not in lead]
     fixed = [c for c in rest if best[c.id] in FIXED_CHANNELS]
     evidence = [c for c in rest if best[c.id] not in FIXED_CHANNELS]
+    weigh_days(((c.id, c.day) for c in evidence), score)
     order = ("threads", "identity", "commitments") if lead_with_threads else FIXED_CHANNELS
     fixed.sort(key=lambda c: (order.index(best[c.id]), c.ranks[best[c.id]]))
     evidence.sort(key=lambda c: (-score[c.id], c.id))
