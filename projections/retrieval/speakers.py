@@ -22,8 +22,9 @@ if TYPE_CHECKING:
 
 SPEAKER_K = 300
 # The named speakers' messages closest in meaning to the query, and the rank added to theirs
-# (leave-one-conversation-out on LoCoMo, docs/benchmarks/locomo-windows.md).
-SPEAKER_VECTOR_K = 20
+# (leave-one-conversation-out on LoCoMo: docs/benchmarks/locomo-windows.md; 30 with the day
+# prior, docs/benchmarks/locomo-day-prior.md).
+SPEAKER_VECTOR_K = 30
 SPEAKER_VECTOR_PENALTY = 0
 
 
