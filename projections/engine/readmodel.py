@@ -174,13 +174,21 @@ def use_lingering(path: Path, owner: object | None, work: Callable[[ReadSession]
 
 
 def _expire(expiry: _Expiry) -> None:
-    with _linger_guard:
-        kept = _lingering.get(expiry.key)
-        if kept is None or kept[2] is not expiry:  # taken up (and perhaps kept again) since
-            return
-        del _lingering[expiry.key]
+    # The session stays listed until it is closed: a release asked for meanwhile (a mind's
+    # close as its process ends) finds it and waits for `busy`. Unlisted first, such a release
+    # found nothing and the process went on to exit while this daemon thread was still inside
+    # DuckDB (a 1M-event file's close takes seconds): the interpreter ended the thread there and
+    # the process aborted after its output ("FATAL: exception not rethrown", exit 134).
     with expiry.session.busy:
+        with _linger_guard:
+            kept = _lingering.get(expiry.key)
+            if kept is None or kept[2] is not expiry:  # taken up or released since
+                return
         expiry.session.close()
+        with _linger_guard:
+            current = _lingering.get(expiry.key)
+            if current is not None and current[2] is expiry:  # nobody released it meanwhile
+                del _lingering[expiry.key]
 
 
 @contextmanager
