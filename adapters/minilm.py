@@ -51,6 +51,9 @@ class EmbeddingModelMissingError(UnavailableError):
     """Raised when the offline embedding model's package is not installed."""
 
 
+_one_pass_at_a_time = threading.Lock()
+
+
 class Weight:
     """One projection's (inputs, outputs) matrix, kept whole (contiguous) and as contiguous
     column blocks (outputs / COLUMN_BLOCK, inputs, COLUMN_BLOCK): `times` picks the faster."""
@@ -155,8 +158,7 @@ class MiniLM:
         out = np.zeros((len(texts), DIMENSIONS), dtype=np.float32)
         if not texts:
             return out
-        with self.blas.limit(limits=BLAS_THREADS, user_api="blas"):
-            return self._encode(texts, normalise, out)
+        return self._encode(texts, normalise, out)
 
     def _encode(self, texts: list[str], normalise: bool, out: Matrix) -> Matrix:
         encodings = self.tokenizer.encode_batch(texts)
@@ -169,7 +171,15 @@ class MiniLM:
             for row, i in enumerate(chunk):
                 n = len(encodings[i].ids)
                 ids[row, :n], mask[row, :n] = encodings[i].ids, 1.0
-            out[chunk] = self._forward(ids, mask, normalise)
+            # One forward pass at a time in the process, each on one BLAS thread: the thread
+            # count is process-wide state that threadpoolctl's `limit` saves and restores,
+            # so two overlapping passes restored it in the wrong order (the later products
+            # on two threads); and two passes at once, even on one BLAS thread each, gave
+            # vectors that differed from a lone pass's in the last bits. A text's vector is
+            # a function of the text, whatever else embeds meanwhile (a served mind's
+            # queries, a test comparing two paths to the model under load).
+            with _one_pass_at_a_time, self.blas.limit(limits=BLAS_THREADS, user_api="blas"):
+                out[chunk] = self._forward(ids, mask, normalise)
         return out
 
     def _forward(self, ids: npt.NDArray[np.int64], mask: Matrix, normalise: bool) -> Matrix:

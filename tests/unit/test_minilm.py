@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import math
 import sysconfig
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -93,6 +94,32 @@ def test_a_batch_gives_each_text_the_vector_it_gets_alone(model: MiniLM) -> None
 
     assert np.allclose(together, alone, atol=1e-5)
     assert model.encode([]).shape == (0, 384)
+
+
+def test_texts_embedded_by_threads_at_once_get_the_vectors_a_lone_call_gives(
+    model: MiniLM,
+) -> None:
+    # A served mind embeds queries on several threads; a text's vector must not depend on what
+    # else the process embeds meanwhile (two passes at once gave different last bits).
+    batches = [
+        [f"line {i} about the weather in Lisbon, take {n}" for i in range(40)] for n in (1, 2)
+    ]
+    alone = [model.encode(b) for b in batches]
+    threads_before = model.blas.select(user_api="blas").info()
+    results: list[list[np.ndarray]] = [[], []]
+
+    def embed(which: int) -> None:
+        for _ in range(4):
+            results[which].append(model.encode(batches[which]))
+
+    workers = [threading.Thread(target=embed, args=(w,)) for w in (0, 1)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join()
+
+    assert all(np.array_equal(v, alone[w]) for w in (0, 1) for v in results[w])
+    assert model.blas.select(user_api="blas").info() == threads_before
 
 
 def test_the_model_loads_from_site_packages() -> None:
