@@ -15,9 +15,8 @@ from mindledger.domain.thread import Thread
 from tests.conftest import T0
 
 
-def test_an_event_round_trips_with_its_explicit_topic() -> None:
-    mapper = PydanticMapper()
-    event = Thread.Opened(
+def thread_opened() -> Thread.Opened:
+    return Thread.Opened(
         originator_id=uuid4(),
         originator_version=1,
         timestamp=T0,
@@ -25,6 +24,11 @@ def test_an_event_round_trips_with_its_explicit_topic() -> None:
         content="Because",
         origin="user",
     )
+
+
+def test_an_event_round_trips_with_its_explicit_topic() -> None:
+    mapper = PydanticMapper()
+    event = thread_opened()
 
     stored = mapper.to_stored_event(event)
 
@@ -34,14 +38,7 @@ def test_an_event_round_trips_with_its_explicit_topic() -> None:
 
 def test_an_event_with_two_sealed_fields_round_trips_sealed() -> None:
     mapper = PydanticMapper(keys=MemoryKeyStore())
-    event = Thread.Opened(
-        originator_id=uuid4(),
-        originator_version=1,
-        timestamp=T0,
-        label="Why?",
-        content="Because",
-        origin="user",
-    )
+    event = thread_opened()
 
     stored = mapper.to_stored_event(event)
 
