@@ -115,13 +115,17 @@ def ask(
         )
         .model_dump(mode="json")
     )
+    failure = data["failure"]
     if as_json:
         emit_json(data)
+    elif failure is not None:  # no answer to print: say why, as a failed turn does
+        kept = f"; the question is kept in turn {data['turn']}" if data["turn"] else ""
+        echo(f"Error: generation failed ({failure['kind']}): {failure['message']}{kept}", err=True)
     else:
         echo(data["answer"])
         reasons = data["reasons"]
         echo(f"  [{data['route']}{': ' + ', '.join(reasons) if reasons else ''}]", err=True)
-    if data["failure"] is not None:
+    if failure is not None:
         raise SystemExit(1)
 
 

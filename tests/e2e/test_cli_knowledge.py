@@ -3,6 +3,8 @@ discard, edit, delete with history, ambiguous targets, turns answered from memor
 
 from __future__ import annotations
 
+import re
+import socket
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -229,3 +231,25 @@ def test_an_owner_judgement_is_reported_in_plain_words(cli: Cli, mind_home: Path
 
     assert " verified (revision " in verified
     assert " disputed (revision " in disputed
+
+
+def test_an_ask_whose_model_fails_says_why_in_one_line_and_keeps_the_question(
+    cli: Cli, mind_home: Path
+) -> None:
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    model = ("--model", "openai/nothing", "--api-base", f"http://127.0.0.1:{port}/v1")
+
+    shown = cli("ask", "What is the weather?", *model)
+    data = cli("ask", "What is the weather?", *model, "--json")
+
+    assert (shown.exit_code, shown.output) == (1, "")
+    [line] = shown.stderr.splitlines()
+    said = re.fullmatch(
+        r"Error: generation failed \(connection\): .+; the question is kept in turn (\S+)", line
+    )
+    assert said is not None, line
+    asked = data.json()
+    assert data.exit_code == 1 and asked["failure"]["kind"] == "connection"
+    assert asked["turn"] and said.group(1) != asked["turn"]  # two asks, two turns kept
