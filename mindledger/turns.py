@@ -75,6 +75,10 @@ def turn_model(
     line's business)."""
     if mock_reply is not None and spec not in (None, "mock"):
         raise InvalidInputError('"mock_reply" works only with model "mock"', param="mock_reply")
+    if mock_reply is not None and not mock_reply.strip():  # MIND_MOCK_REPLY's rule too
+        raise InvalidInputError(
+            '"mock_reply" is blank: give the reply text to script', param="mock_reply"
+        )
     named = spec
     if spec is None and mind_model is not None:
         spec = mind_model()

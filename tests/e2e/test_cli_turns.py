@@ -213,3 +213,17 @@ def test_a_missing_local_model_names_the_one_command_to_run(
 
     assert result.exit_code == 1
     assert "the local model is not installed; run `mind model install-local`" in result.stderr
+
+
+def test_a_blank_scripted_reply_is_refused_before_anything_is_recorded(
+    cli: Cli, mind_home: Path
+) -> None:
+    before = cli("log", "--json").json()
+
+    result = cli("turn", "hi", "--model", "mock", "--mock-reply", " \n")
+
+    assert (result.exit_code, result.output) == (1, "")
+    assert result.stderr.splitlines() == [
+        'Error: "mock_reply" is blank: give the reply text to script'
+    ], result.stderr
+    assert cli("log", "--json").json() == before
