@@ -237,6 +237,7 @@ def _projection_stop(home: Home) -> Check | None:
     """A `fail` naming the event projection cannot get past, else None (caught up, as any read
     would: the read model is derived, so catching it up changes nothing of the mind's)."""
     from mindledger.compose import read_model
+    from mindledger.projections.engine.duckdb_files import damaged
     from mindledger.projections.engine.projector import ProjectionError
 
     try:
@@ -251,4 +252,15 @@ def _projection_stop(home: Home) -> Check | None:
             f"projection stops at {where}: {first}",
             "`mind log` shows the event; this mindledger cannot read it (a newer one may), "
             "so turns are refused until one does",
+        )
+    except Exception as e:
+        if not damaged(e):
+            raise
+        first = (str(e).splitlines() or [""])[0][:200]
+        return Check(
+            "read model",
+            "fail",
+            f"damaged: {first}",
+            "run `mind replay --swap` (it rebuilds the read model from the ledger; nothing is "
+            "lost), or any read such as `mind recall`, which rebuilds it first",
         )

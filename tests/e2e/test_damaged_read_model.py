@@ -119,3 +119,22 @@ def test_a_turn_that_meets_a_damaged_read_model_stops_in_one_line_then_works(
         turn = mind(home, "turn", "Hello again", "--model", "mock", "--mock-reply", "Hi")
     assert turn.returncode == 0, turn.stderr
     assert json.loads(here(home, "verify", "--json").stdout)["ok"] is True
+
+
+def test_doctor_names_a_damaged_read_model_and_the_command_that_rebuilds_it(
+    made: Path, tmp_path: Path
+) -> None:
+    home = tmp_path / "mind"
+    subprocess.run(["cp", "-a", str(made), str(home)], check=True)
+    damage(home / "readmodel.duckdb", "flipped")
+
+    doctor = mind(home, "doctor", "--json")
+
+    assert "Traceback" not in doctor.stderr
+    [check] = [c for c in json.loads(doctor.stdout)["checks"] if c["name"] == "read model"]
+    assert check["status"] == "fail" and check["detail"].startswith("damaged: "), check
+    assert "mind replay --swap" in check["fix"]
+    swapped = mind(home, "replay", "--swap")
+    assert swapped.returncode == 0, swapped.stderr
+    after = json.loads(mind(home, "doctor", "--json").stdout)["checks"]
+    assert [c["status"] for c in after if c["name"] == "read model"] == ["ok"]
