@@ -175,9 +175,9 @@ class MiniLM:
             # count is process-wide state that threadpoolctl's `limit` saves and restores,
             # so two overlapping passes restored it in the wrong order (the later products
             # on two threads); and two passes at once, even on one BLAS thread each, gave
-            # vectors that differed from a lone pass's in the last bits. A text's vector is
-            # a function of the text, whatever else embeds meanwhile (a served mind's
-            # queries, a test comparing two paths to the model under load).
+            # vectors that differed from a lone pass's in the last bits. A batch's vectors do
+            # not depend on what else the process embeds meanwhile (a served mind embeds
+            # queries on several threads; its vector follower, stored items).
             with _one_pass_at_a_time, self.blas.limit(limits=BLAS_THREADS, user_api="blas"):
                 out[chunk] = self._forward(ids, mask, normalise)
         return out
