@@ -81,15 +81,17 @@ def serve_stdio(home: Home, wire: Wire, first: bytes, answered: int | str | None
 
     import anyio
 
-    from mindledger.service.mcp_stdio import AnsweredOnce, Replayed
+    from mindledger.service.mcp_stdio import AnsweredOnce, Pending, Replayed
     from mindledger.service.minds import Minds, ServedMind
 
     # No HTTP here, so no token is made in the home; the mind needs one to exist.
     minds = Minds([ServedMind(home, secrets.token_urlsafe(32))], turn_workers=4)
     mind = next(iter(minds))
     server = mind_mcp(mind, minds.turn_pool)
-    stdin = anyio.wrap_file(Replayed(first, wire.incoming))  # type: ignore[arg-type]
-    stdout = anyio.wrap_file(AnsweredOnce(wire.outgoing, answered))  # type: ignore[arg-type]
+    pending = Pending()
+    replayed = Replayed(first, wire.incoming, wire.outgoing, pending)
+    stdin = anyio.wrap_file(replayed)  # type: ignore[arg-type]
+    stdout = anyio.wrap_file(AnsweredOnce(wire.outgoing, answered, pending))  # type: ignore[arg-type]
 
     async def run() -> None:
         from mcp.server.stdio import stdio_server

@@ -125,45 +125,157 @@ def server_name(mind_name: str) -> str:
     return f"mindledger {mind_name}"
 
 
+class Pending:
+    """The requests the client sent that are not answered yet. The SDK ends its session when
+    the client's end of the wire closes, dropping the answers still being worked out (a client
+    that writes its requests and closes stdin at once, as `printf ... | mind mcp` does, got
+    about half of them); so the end of the wire is passed on only once every request read has
+    been answered, or a request was cancelled, or `END_WAIT_S` passed since the last answer."""
+
+    END_WAIT_S = 900.0  # the longest a tool call may take (a turn on a slow model) at the end
+
+    def __init__(self) -> None:
+        import threading
+
+        self._ids: dict[tuple[str, int | str], int] = {}
+        self._changed = threading.Condition()
+
+    @staticmethod
+    def _key(request_id: int | str) -> tuple[str, int | str]:
+        return (type(request_id).__name__, request_id)  # 1 and "1" are different ids
+
+    def asked(self, request_id: int | str) -> None:
+        with self._changed:
+            key = self._key(request_id)
+            self._ids[key] = self._ids.get(key, 0) + 1
+
+    def settled(self, request_id: object) -> None:
+        if isinstance(request_id, bool) or not isinstance(request_id, int | str):
+            return
+        with self._changed:
+            key = self._key(request_id)
+            if key in self._ids:
+                self._ids[key] -= 1
+                if not self._ids[key]:
+                    del self._ids[key]
+                self._changed.notify_all()
+
+    def wait_all_answered(self) -> None:
+        with self._changed:
+            while self._ids:
+                if not self._changed.wait(timeout=self.END_WAIT_S):
+                    print(
+                        f"MCP: {len(self._ids)} request(s) still unanswered "
+                        f"{self.END_WAIT_S:.0f} s after the client closed its end",
+                        file=sys.stderr,
+                    )
+                    return
+
+
+def screen(line: str) -> tuple[bytes | None, Any]:
+    """A line of the client's as the SDK will take it: (None, the SDK's message) for a JSON-RPC
+    message, (None, None) for a blank line, else (our answer, None). The SDK drops a line it
+    cannot take without a word, and a request the client waits on would never be answered, so
+    the answer is the protocol's: -32700 for a line that is not JSON, -32600 (with the id, when
+    one can be read) for JSON that is no message (a boolean id included: the SDK reads `true`
+    as 1)."""
+    if not line.strip():
+        return None, None
+    try:
+        raw = json.loads(line)
+    except ValueError:
+        return _error(None, -32700, "Parse error: the line is not JSON"), None
+    raw_id = raw.get("id") if isinstance(raw, dict) else None
+    if isinstance(raw_id, bool) or not isinstance(raw_id, int | str):
+        raw_id = None
+    import mcp_types
+
+    try:
+        message = mcp_types.jsonrpc_message_adapter.validate_json(line, by_name=False)
+    except ValueError:
+        message = None
+    if message is None or (isinstance(raw, dict) and isinstance(raw.get("id"), bool)):
+        return _error(raw_id, -32600, "Invalid Request: not a JSON-RPC 2.0 message"), None
+    return None, message
+
+
+def refusal(line: str) -> bytes | None:
+    """Our answer to a line the SDK cannot take (`screen`), else None."""
+    return screen(line)[0]
+
+
+def _error(request_id: int | str | None, code: int, message: str) -> bytes:
+    answer = {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}
+    return (json.dumps(answer, separators=(",", ":")) + "\n").encode()
+
+
 class Replayed:
     """The client's messages for the SDK: the first line (already read here) again, then the
-    rest of the wire (a text file as `anyio.wrap_file` reads it, line by line)."""
+    rest of the wire (a text file as `anyio.wrap_file` reads it, line by line). A line that is
+    no JSON-RPC message is answered here and not passed on; the end of the wire is passed on
+    once every request read has been answered (`Pending`)."""
 
-    def __init__(self, first: bytes, rest: IO[bytes]) -> None:
+    def __init__(self, first: bytes, rest: IO[bytes], out: IO[bytes], pending: Pending) -> None:
         import io
 
         self._first: str | None = first.decode("utf-8", errors="replace")
         self._rest = io.TextIOWrapper(rest, encoding="utf-8", errors="replace")
+        self._out = out
+        self._pending = pending
 
     def readline(self) -> str:
-        if self._first is not None:
-            line, self._first = self._first, None
-            return line
-        return self._rest.readline()
+        while True:
+            if self._first is not None:
+                line, self._first = self._first, None
+            else:
+                line = self._rest.readline()
+            if not line:
+                self._pending.wait_all_answered()
+                return line
+            refused, message = screen(line)
+            if refused is None:
+                self._note(message)
+                return line
+            self._out.write(refused)
+            self._out.flush()
+
+    def _note(self, message: Any) -> None:
+        import mcp_types
+
+        if isinstance(message, mcp_types.JSONRPCRequest):
+            self._pending.asked(message.id)  # the id as the SDK will answer it
+        elif (
+            isinstance(message, mcp_types.JSONRPCNotification)
+            and message.method == "notifications/cancelled"
+            and message.params
+        ):
+            self._pending.settled(message.params.get("requestId"))  # not to be answered
 
 
 class AnsweredOnce:
     """Our messages to the client: everything the SDK writes, but its own answer to the
     `initialize` already answered here (the first message carrying that id)."""
 
-    def __init__(self, out: IO[bytes], answered: int | str | None) -> None:
+    def __init__(self, out: IO[bytes], answered: int | str | None, pending: Pending) -> None:
         self._out = out
         self._answered = answered
+        self._pending = pending
 
     def write(self, text: str) -> int:
-        if self._answered is not None and self._is_the_answer(text):
+        message = _loads(text)
+        if self._answered is not None and self._is_the_answer(message):
+            self._pending.settled(message["id"])
             return len(text)
         self._out.write(text.encode())
+        if isinstance(message, dict) and "method" not in message:
+            self._out.flush()  # on the wire before the end it may release
+            self._pending.settled(message.get("id"))
         return len(text)
 
     def flush(self) -> None:
         self._out.flush()
 
-    def _is_the_answer(self, text: str) -> bool:
-        try:
-            message: Any = json.loads(text)
-        except ValueError:
-            return False
+    def _is_the_answer(self, message: Any) -> bool:
         if not isinstance(message, dict) or message.get("id") != self._answered:
             return False
         if isinstance(message.get("id"), bool) or "method" in message:
@@ -174,3 +286,10 @@ class AnsweredOnce:
                 f"MCP initialize refused after it was answered: {message['error']}", file=sys.stderr
             )
         return True
+
+
+def _loads(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except ValueError:
+        return None
