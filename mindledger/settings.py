@@ -171,6 +171,8 @@ class Settings(BaseModel):
     @classmethod
     def _url(cls, value: Any) -> Any:
         if isinstance(value, str) and not re.match(r"^https?://[^\s/]+\S*$", value.strip()):
+            if re.match(r"^https?://", value.strip(), re.IGNORECASE):
+                raise ValueError("a URL with no host, or with a space in it")
             raise ValueError("not an http:// or https:// URL")
         return value.strip() if isinstance(value, str) else value
 

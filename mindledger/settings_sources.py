@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from io import StringIO
@@ -148,11 +149,22 @@ def _one_line(
     if name not in FIELDS:
         return SettingError(f"unknown setting {name!r}; {_known()}")
     secret = name == "postgres_dsn"  # the value itself may hold a password
-    shown = "(hidden)" if secret else repr(merged.get(name))
+    shown = "(hidden)" if secret else _shown(merged.get(name))
     message = str(first["msg"]).removeprefix("Value error, ")
     return SettingError(
         f"{origins[name].describe()} = {shown} is not valid ({message}); it takes {accepts(name)}"
     )
+
+
+def _shown(value: Any) -> str:
+    """A refused value as the error line shows it. A URL is named by its scheme alone: the
+    error path drops every URL but a loopback one from what it prints (a dependency's URL or
+    a key inside one), and the user knows which URL they set."""
+    if isinstance(value, str):
+        scheme = re.match(r"^\s*([A-Za-z][A-Za-z0-9+.-]{0,19})://", value)
+        if scheme:
+            return f"a URL beginning {scheme.group(1).lower()}://"
+    return repr(value)
 
 
 def read_dotenv(path: Path) -> dict[str, str]:
@@ -266,6 +278,8 @@ def read_config_file(path: Path) -> dict[str, Any]:
         data = json.loads(text)
     except ValueError as e:
         raise SettingError(f"{path} is not valid JSON ({e}); fix or remove it") from None
+    except RecursionError:
+        raise SettingError(f"{path} is nested too deeply to read; fix or remove it") from None
     if not isinstance(data, dict):
         raise SettingError(f"{path} must hold a JSON object ({{...}}), not {_json_type(data)}")
     return data

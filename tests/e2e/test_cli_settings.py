@@ -114,6 +114,7 @@ def test_a_bad_value_in_a_home_file_is_one_line_naming_the_file_and_changes_noth
         ('{"colour": "blue"}', "'colour' in"),
         ('{"now": "2026-05-01T09:00:00Z"}', "the clock is set only by a flag or the environment"),
         ("{not json", "is not valid JSON"),
+        ('{"a":' * 5000 + "1" + "}" * 5000, "is nested too deeply to read"),
     ],
 )
 def test_a_malformed_config_json_is_one_line_for_reads_and_turns(
@@ -462,3 +463,24 @@ def test_model_show_lists_each_setting_once_wherever_the_base_url_comes_from(
     assert listed.count("MIND_API_BASE") == 1, shown.output
     (row,) = [r for r in data["settings"] if r["key"] == "MIND_API_BASE"]
     assert (row["value"], row["source"]) == (base, source)
+
+
+@pytest.mark.parametrize(
+    ("value", "shown"),
+    [
+        ("ftp://user:sekret@example.com/v1", "a URL beginning ftp://"),
+        ("http://exa mple.com", "a URL with no host, or with a space in it"),
+        ("example.com/v1", "'example.com/v1'"),
+    ],
+)
+def test_a_refused_api_base_is_named_by_what_is_wrong_with_it_and_no_secret(
+    cli: Cli, monkeypatch: pytest.MonkeyPatch, value: str, shown: str
+) -> None:
+    # The error path drops non-loopback URLs from what it prints; the line still says what
+    # is wrong with the one the user set (it printed `= ''`), and never its password.
+    monkeypatch.setenv("MIND_API_BASE", value)
+
+    line = one_error_line(cli("status"))
+
+    assert shown in line and "MIND_API_BASE (environment)" in line
+    assert "sekret" not in line and "= ''" not in line
