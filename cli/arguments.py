@@ -31,7 +31,18 @@ def one_line_refusal(e: click.BadParameter) -> RefusedValueError:
     return RefusedValueError(e.format_message())
 
 
-class ExportFolder(click.Path):
+class GivenPath(click.Path):
+    """A path typed on the command line; an empty one is refused (one line, exit 2) rather than
+    taken as `.`: `mind backup ""` wrote a backup into the current folder, `mind export ""`
+    its file there, `mind --home ""` looked for a mind there."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, str) and not value.strip():
+            self.fail("it is empty; give a path (`.` for the current folder)", param, ctx)
+        return super().convert(value, param, ctx)
+
+
+class ExportFolder(GivenPath):
     """An export's FOLDER: one that is a file is click's refusal (one line, exit 2); a symbolic
     link, whatever it leads to (a file, a folder, nothing), is left to the floor, which refuses
     every link in its own words (naming it and where it leads, exit 1) before any work."""

@@ -6,12 +6,13 @@ from pathlib import Path
 
 import click
 
+from mindledger.cli.arguments import GivenPath
 from mindledger.cli.output import echo, emit_json
 from mindledger.compose import Home
 
 
 @click.command()
-@click.argument("dest", type=click.Path(path_type=Path))
+@click.argument("dest", type=GivenPath(path_type=Path))
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_obj
 def backup(home: Home, dest: Path, as_json: bool) -> None:

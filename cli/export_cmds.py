@@ -10,6 +10,7 @@ from typing import Any
 
 import click
 
+from mindledger.cli.arguments import GivenPath
 from mindledger.cli.output import echo, emit_json
 from mindledger.compose import Home
 
@@ -82,7 +83,7 @@ def verify_export(path: Path, as_json: bool, head: str | None = None) -> None:
 
 
 @click.command(name="ledger")
-@click.argument("path", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.argument("path", type=GivenPath(exists=True, dir_okay=False, path_type=Path))
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_obj
 def import_ledger(home: Home, path: Path, as_json: bool) -> None:

@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 from click.core import ParameterSource
 
+from mindledger.cli.arguments import GivenPath
 from mindledger.cli.floor import opened
 from mindledger.cli.output import echo, emit_json, table, write_out
 from mindledger.compose import Home
@@ -71,7 +72,7 @@ def neighbors_(home: Home, node_id: str, depth: int, as_json: bool) -> None:
 )
 @click.option(
     "--out",
-    type=click.Path(dir_okay=False, allow_dash=True, path_type=Path),
+    type=GivenPath(dir_okay=False, allow_dash=True, path_type=Path),
     default="-",
     help="File to write (default -, standard output). A file is replaced whole; a FIFO or "
     "device is written, and so is a symbolic link to one (/dev/stdout); any other link is "

@@ -12,7 +12,7 @@ from typing import Any
 
 import click
 
-from mindledger.cli.arguments import one_line_refusal, refuse_undecodable_arguments
+from mindledger.cli.arguments import GivenPath, one_line_refusal, refuse_undecodable_arguments
 from mindledger.cli.floor import last_write
 from mindledger.cli.options import HOME_HELP, share_options
 from mindledger.cli.output import OutputFailedError, error_text
@@ -90,7 +90,7 @@ def _home(ctx: click.Context) -> Path | None:
 @click.group(cls=MindGroup)
 @click.option(
     "--home",
-    type=click.Path(file_okay=False, path_type=Path),
+    type=GivenPath(file_okay=False, path_type=Path),
     help=HOME_HELP,
 )
 @click.version_option(package_name="mindledger")

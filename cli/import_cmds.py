@@ -7,11 +7,12 @@ from typing import Any
 
 import click
 
+from mindledger.cli.arguments import GivenPath
 from mindledger.cli.export_cmds import TerminalBar
 from mindledger.cli.output import echo, emit_json, table
 from mindledger.compose import Home
 
-PATH = click.Path(exists=True, dir_okay=False, path_type=Path)
+PATH = GivenPath(exists=True, dir_okay=False, path_type=Path)
 IMPORT_PROGRESS_FROM = 1000  # items: an import's file is read whole first, so a bar helps sooner
 
 

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 
+from mindledger.cli.arguments import GivenPath
 from mindledger.cli.floor import opened
 from mindledger.cli.output import echo, emit_json, table
 from mindledger.cli.quick_path import print_status
@@ -112,7 +113,7 @@ def _head_hash(ctx: click.Context, param: click.Parameter, value: str | None) ->
 @click.option(
     "--export",
     "export_file",
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    type=GivenPath(exists=True, dir_okay=False, path_type=Path),
     help="Instead: check a ledger export (`mind export --format jsonl`), no mind needed.",
 )
 @click.pass_obj

@@ -9,6 +9,7 @@ from typing import Any, TypeVar
 
 import click
 
+from mindledger.cli.arguments import GivenPath
 from mindledger.cli.request_words import recording
 from mindledger.compose import Home
 from mindledger.rules import AsOf, UnreadableAsOfError, parse_as_of
@@ -33,7 +34,7 @@ def home_option() -> click.Option:
     """`--home DIR` for one command: the same option the `mind` group takes."""
     return click.Option(
         ["--home"],
-        type=click.Path(file_okay=False, path_type=Path),
+        type=GivenPath(file_okay=False, path_type=Path),
         expose_value=False,
         callback=_set_home,
         help=HOME_HELP,

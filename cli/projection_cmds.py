@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 
+from mindledger.cli.arguments import GivenPath
 from mindledger.cli.export_cmds import PROGRESS_FROM, TerminalBar
 from mindledger.cli.output import echo, emit_json
 from mindledger.compose import Home
@@ -80,7 +81,7 @@ def project(home: Home, follow: bool, vectors: bool, rebuild_vectors: bool, as_j
 @click.option(
     "--into",
     "target",
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=GivenPath(dir_okay=False, path_type=Path),
     help="A new DuckDB file to rebuild into (default: a temporary file); a name that is "
     "there already, a symbolic link included, is refused.",
 )

@@ -12,7 +12,7 @@ from typing import Any
 
 import click
 
-from mindledger.cli.arguments import ExportFolder
+from mindledger.cli.arguments import ExportFolder, GivenPath
 from mindledger.cli.floor import opened
 from mindledger.cli.output import (
     OutputFailedError,
@@ -149,7 +149,7 @@ def query(
 )
 @click.option(
     "--out",
-    type=click.Path(dir_okay=False, allow_dash=True, path_type=Path),
+    type=GivenPath(dir_okay=False, allow_dash=True, path_type=Path),
     help="Write the report to this file in --format instead of printing it (- is standard "
     "output; png's default: report-NAME.png). A file is replaced whole; a FIFO or device is "
     "written, and so is a symbolic link to one (/dev/stdout); any other link is refused.",

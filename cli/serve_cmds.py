@@ -10,6 +10,7 @@ from typing import Any
 
 import click
 
+from mindledger.cli.arguments import GivenPath
 from mindledger.cli.output import echo, emit_json
 from mindledger.compose import Home
 
@@ -31,7 +32,7 @@ def _homes(ctx_home: Home, given: tuple[Path, ...]) -> list[Home]:
     "--home",
     "homes",
     multiple=True,
-    type=click.Path(file_okay=False, path_type=Path),
+    type=GivenPath(file_okay=False, path_type=Path),
     help="A mind's folder to serve (repeat to serve several; default: $MIND_HOME).",
 )
 @click.option("--host", default="127.0.0.1", show_default=True, help="The TCP address.")

@@ -24,13 +24,27 @@ REFUSED = {
     "home-a-file-first": (("--home", "{file}", "status"), "'--home'"),
     "home-a-file-after": (("status", "--home", "{file}"), "'--home'"),
     "unknown-setting": (("config", "set", "nosuch.key", "v"), "'nosuch.key'"),
+    # An empty path is not `.`: it wrote a backup or an export into the current folder.
+    "backup-into-nothing": (("backup", ""), "'DEST': it is empty"),
+    "export-into-nothing": (("export", " "), "'FOLDER': it is empty"),
+    "home-nothing": (("--home", "", "status"), "'--home': it is empty"),
+    "replay-into-nothing": (("replay", "--into", ""), "'--into': it is empty"),
+    "import-nothing": (("import", "chat", ""), "'PATH': it is empty"),
 }
 
 
 @pytest.mark.parametrize(("args", "named"), REFUSED.values(), ids=REFUSED.keys())
 def test_a_refused_value_is_one_error_line_with_exit_2(
-    cli: Cli, mind_home: Path, tmp_path: Path, args: tuple[str, ...], named: str
+    cli: Cli,
+    mind_home: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    args: tuple[str, ...],
+    named: str,
 ) -> None:
+    here = tmp_path / "here"
+    here.mkdir()
+    monkeypatch.chdir(here)  # where an empty path would have written
     file = tmp_path / "notes.txt"
     file.write_text("not a folder\n")
     before = ledger_digest(mind_home)
@@ -42,6 +56,7 @@ def test_a_refused_value_is_one_error_line_with_exit_2(
     assert len(lines) == 1 and lines[0].startswith("Error: "), result.stderr
     assert named in lines[0] and "Usage:" not in result.stderr
     assert ledger_digest(mind_home) == before
+    assert not any(here.iterdir())
     assert cli("verify").exit_code == 0
 
 
