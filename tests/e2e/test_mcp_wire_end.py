@@ -13,18 +13,10 @@ from typing import Any
 import pytest
 
 from tests.conftest import REPO, subprocess_env
+from tests.e2e.test_mcp_early_initialize import initialize
 from tests.service.serving import MIND, init_home
 
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-06-18",
-        "capabilities": {},
-        "clientInfo": {"name": "pipe", "version": "1"},
-    },
-}
+INITIALIZE = initialize(1)
 INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
 
 
