@@ -21,11 +21,12 @@ import stat
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any, NamedTuple
+from typing import IO, Any
 
 import orjson
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
+from mindledger.adapters.export_lines import ExportedEvent, usual_event
 from mindledger.adapters.hash_chain import content_hash, genesis_hash, link_hash
 from mindledger.adapters.import_rules import TOO_DEEP
 from mindledger.adapters.key_store import KEY_BYTES
@@ -65,23 +66,6 @@ class ExportHeader:
     events: int
     head: str
     version: int
-
-
-class ExportedEvent(NamedTuple):
-    """One event line, checked: what a ledger stores for it, and its chain hash. (A tuple:
-    built once a line, a frozen dataclass of its fields cost 5x as much.)"""
-
-    position: int
-    topic: str
-    aggregate: str
-    version: int
-    state: bytes
-    hash: str
-    keys: dict[bytes, bytes] = {}  # key id -> data key (read, never changed)
-    # What each sealed field's envelope holds, opened by its key in `keys` when it was checked.
-    plain: dict[str, bytes] = {}
-    # The state as orjson reads it, when the line gave it (None: read it from `state`).
-    decoded: dict[str, Any] | None = None
 
 
 def open_export(path: Path, waiting: Callable[[], None] | None = None) -> IO[bytes]:
@@ -159,6 +143,7 @@ class ExportReader:
         """Every event line, checked, in order; raises at the first bad line."""
         header = self.header
         prev, number = header.genesis.genesis, 1
+        keyed = any(KEYS_FIELD in shape for shape in event_shapes(header.version))
         while True:
             number += 1
             line = self._next_line(number)
@@ -171,7 +156,9 @@ class ExportReader:
                 raise ExportInvalidError(
                     number, f"the header says {header.events} events, but the file goes on"
                 )
-            event = _event(line, number, prev, header.version)
+            event = usual_event(line, number, prev, keyed) or _event(
+                line, number, prev, header.version
+            )
             prev = event.hash
             yield event
         count = number - 2

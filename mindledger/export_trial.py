@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from mindledger.adapters.export_check import ExportedEvent
+    from mindledger.adapters.export_lines import ExportedEvent
     from mindledger.projections.engine.projector import Projector
 
 # Events applied per scratch transaction: a catch-up's batch (projector.BATCH); 5,000 cost a
@@ -34,7 +34,7 @@ def projected(events: Iterator[ExportedEvent]) -> Iterator[ExportedEvent]:
     rules = EventRules()
 
     with tempfile.TemporaryDirectory(prefix="mind-export-check-") as folder:
-        projector = Projector(Path(folder) / "trial.duckdb")
+        projector = Projector(Path(folder) / "trial.duckdb", scratch=True)
         try:
             pending: list[ExportedEvent] = []
             opened: list[dict[str, Any]] = []  # their states, opened once by the rules
