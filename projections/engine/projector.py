@@ -27,6 +27,9 @@ from mindledger.projections.engine.duckdb_files import (
     commit,
     connect,
 )
+from mindledger.projections.engine.duckdb_files import (
+    scratch as scratch_connection,
+)
 from mindledger.projections.engine.gc_pause import paused_gc
 from mindledger.projections.engine.handlers import TABLE_OF_KIND, Ev, Rows
 from mindledger.projections.engine.ledger_refs import kept_in_ledger, stored_payload
@@ -226,11 +229,14 @@ def note_reached(path: Path, position: int) -> None:
 class Projector:
     """Owns one DuckDB file read-write; only one process may hold it (see ARCHITECTURE.md)."""
 
-    def __init__(self, path: Path | str, *, summary: bool = True) -> None:
+    def __init__(self, path: Path | str, *, summary: bool = True, scratch: bool = False) -> None:
         """`summary` False: no summary beside the file (a replay's file, which is not yet
-        anyone's read model: swapped in, the next catch-up writes it)."""
+        anyone's read model: swapped in, the next catch-up writes it). `scratch`: a file
+        deleted after use, in a DuckDB instance of its own (`duckdb_files.scratch`), no
+        summary."""
         self.path = Path(path) if str(path) != ":memory:" else None
-        self._summarised = summary and self.path is not None
+        self._summarised = summary and not scratch and self.path is not None
+        connect_to = scratch_connection if scratch else connect
         # Kept in memory once read: this process holds the file, so only it moves them.
         self._position: int | None = None
         self._last_time: datetime | None = None  # of the event at `_position`
@@ -252,7 +258,7 @@ class Projector:
             # releases created the file in place); nothing was ever in it.
             remove_summary(self.path)  # of a file that was there before, if any
             _create(self.path)
-        self.con = connect(self.path)
+        self.con = connect_to(self.path)
         if not self._read_state():
             # Read models are disposable: one built for other tables is rebuilt from 0.
             close(self.con)
@@ -260,7 +266,7 @@ class Projector:
             Path(f"{self.path}.wal").unlink(missing_ok=True)
             remove_summary(self.path)
             _create(self.path)
-            self.con = connect(self.path)
+            self.con = connect_to(self.path)
             self._read_state()
 
     def _read_state(self) -> bool:
