@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import hashlib
 import importlib
 from collections.abc import Iterable
 from datetime import datetime
 from typing import Any, ClassVar, Literal, Self, get_args, get_origin
-from uuid import UUID, uuid5
+from uuid import UUID
 
 from pydantic import BaseModel, ConfigDict
 
@@ -17,9 +18,20 @@ from mindledger.domain.text import FORGOTTEN_MARK as FORGOTTEN_MARK
 MIND_NAMESPACE = UUID("6f1d7c2e-3b5a-4c8e-9a0f-2d4b6e8a1c3f")
 
 
+_NAMESPACE_BYTES = MIND_NAMESPACE.bytes
+# uuid5's version (5) and RFC 4122 variant bits, set in a SHA-1 digest's first 16 bytes.
+_CLEARED = ~((0xF000 << 64) | (0xC000 << 48))
+_SET = (0x5000 << 64) | (0x8000 << 48)
+
+
 def stream_id(*parts: str) -> UUID:
-    """Return the deterministic stream id for a name like ('concept', 'user.identity')."""
-    return uuid5(MIND_NAMESPACE, "/".join(parts))
+    """Return the deterministic stream id for a name like ('concept', 'user.identity'):
+    `uuid5(MIND_NAMESPACE, "/".join(parts))`, spelled out (a third of uuid5's time, whose
+    Python-level checks were ~3% of checking an export, which derives one id an event)."""
+    digest = hashlib.sha1(
+        _NAMESPACE_BYTES + "/".join(parts).encode(), usedforsecurity=False
+    ).digest()
+    return UUID(int=int.from_bytes(digest[:16], "big") & _CLEARED | _SET)
 
 
 EVENT_TYPES: dict[str, type[DomainEvent]] = {}
