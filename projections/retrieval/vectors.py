@@ -58,6 +58,23 @@ def closest(query: Matrix, candidates: Matrix, k: int, floor: float = -1.0) -> l
     return [Neighbour(i, float(scores[i])) for i in ranked if scores[i] >= floor]
 
 
+def in_context(rows: Matrix, weight: float) -> Matrix:
+    """Vectors of items in sequence (`rows`: consecutive messages, either way round), each read
+    in its context: its unit vector plus `weight` times each neighbour's (the rows just before
+    and after). A terse reply ("Yes, last Tuesday!") takes on the words of the question it
+    answers, and a turn on a topic the words of the turns around it. `weight` 0: `rows`."""
+    import numpy as np
+
+    if weight == 0 or rows.shape[0] < 2:
+        return rows
+    norms = np.sqrt(np.einsum("ij,ij->i", rows, rows))
+    unit = rows / np.where(norms == 0, 1.0, norms)[:, None]
+    out = unit.copy()
+    out[1:] += weight * unit[:-1]
+    out[:-1] += weight * unit[1:]
+    return out.astype(np.float32, copy=False)
+
+
 def nearest(
     embed: Embed, query: str, texts: Sequence[str], k: int = 10, floor: float = -1.0
 ) -> list[Neighbour]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from mindledger.projections.retrieval.vectors import Neighbour, closest, nearest
+from mindledger.projections.retrieval.vectors import Neighbour, closest, in_context, nearest
 
 
 def test_closest_ranks_by_cosine_not_by_length_and_keeps_the_earlier_of_a_tie() -> None:
@@ -37,3 +37,20 @@ def test_nearest_embeds_the_query_with_the_texts_through_a_plain_callable() -> N
 
     assert seen == [["abcd", "a", "abcd", "abc"]]
     assert found == [Neighbour(1, 1.0)]
+
+
+def test_in_context_adds_each_neighbours_unit_vector_at_the_weight() -> None:
+    rows = np.array([[3, 0, 0], [0, 2, 0], [0, 0, 5]], dtype=np.float32)
+
+    read = in_context(rows, 0.5)
+
+    assert read.tolist() == [[1, 0.5, 0], [0.5, 1, 0.5], [0, 0.5, 1]]
+    assert rows.tolist() == [[3, 0, 0], [0, 2, 0], [0, 0, 5]]
+
+
+def test_in_context_at_weight_0_or_with_one_row_is_the_rows_themselves() -> None:
+    rows = np.array([[3, 0], [0, 0]], dtype=np.float32)
+
+    assert in_context(rows, 0.0) is rows
+    assert in_context(rows[:1], 0.5).tolist() == [[3, 0]]
+    assert in_context(rows, 0.5).tolist() == [[1, 0], [0.5, 0]]
