@@ -83,7 +83,7 @@ def initialize_request(line: bytes) -> tuple[int | str, str] | None:
     (the SDK validates the rest and answers whatever this does not)."""
     try:
         message = json.loads(line)
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: nested too deeply for the parser
         return None
     if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
         return None
@@ -185,6 +185,8 @@ def screen(line: str) -> tuple[bytes | None, Any]:
         raw = json.loads(line)
     except ValueError:
         return _error(None, -32700, "Parse error: the line is not JSON"), None
+    except RecursionError:  # raised out of the reader thread, it ended the whole session
+        return _error(None, -32700, "Parse error: the line is nested too deeply"), None
     raw_id = raw.get("id") if isinstance(raw, dict) else None
     if isinstance(raw_id, bool) or not isinstance(raw_id, int | str):
         raw_id = None

@@ -107,6 +107,7 @@ def test_the_sdk_constants_are_ours() -> None:
     [
         b"not json",
         b"[1]",
+        b"[" * 100_000 + b"]" * 100_000,  # too deep for json.loads (RecursionError)
         json.dumps({**initialize(), "jsonrpc": "1.0"}).encode(),
         json.dumps({**initialize(), "method": "ping"}).encode(),
         json.dumps(initialize(True)).encode(),

@@ -69,15 +69,17 @@ def test_a_line_that_is_no_message_gets_the_protocols_error_and_the_session_goes
         json.dumps(INITIALIZE),
         "this is not JSON",
         "[1, 2]",
+        "[" * 100_000 + "]" * 100_000,  # too deep for json.loads: it ended the session
         json.dumps({"jsonrpc": "2.0", "id": 7, "method": "ping", "params": [1]}),
         json.dumps({"jsonrpc": "2.0", "id": 8, "method": "ping"}),
     ]
     answers = piped(home, lines)
-    assert [answer["id"] for answer in answers] == [1, None, None, 7, 8]
+    assert [answer["id"] for answer in answers] == [1, None, None, None, 7, 8]
     assert [answer.get("error", {}).get("code") for answer in answers] == [
         None,
         -32700,
         -32600,
+        -32700,
         -32600,
         None,
     ]

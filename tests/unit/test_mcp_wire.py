@@ -36,6 +36,17 @@ def test_the_id_of_an_invalid_request_is_kept_when_it_is_one() -> None:
     assert json.loads(refusal(json.dumps(bool_id)) or b"")["id"] is None
 
 
+def test_a_line_nested_too_deeply_for_the_parser_is_a_parse_error() -> None:
+    deep = "[" * 100_000 + "]" * 100_000  # json.loads raised RecursionError: the session ended
+
+    message = json.loads(refusal(deep) or b"")
+
+    assert message["error"] == {
+        "code": -32700,
+        "message": "Parse error: the line is nested too deeply",
+    }
+
+
 def test_the_end_waits_for_each_request_asked_and_is_released_by_its_answer() -> None:
     pending = Pending()
     pending.wait_all_answered()  # nothing asked: no wait
