@@ -31,10 +31,13 @@ class Loose:
 
 def loose_entries(home: Path, *, deep: bool = True) -> list[Loose]:
     """The home folder and what is in it (every level when `deep`, else the top one) that the
-    group or others may read, write or enter; symbolic links are not followed."""
+    group or others may read, write or enter; symbolic links in it are not followed. The
+    home itself may be one (a home kept on another disk): its folder's mode is what counts,
+    a link's own is always 777 (read with lstat, it warned on every command and --fix could
+    not clear it)."""
     found: list[Loose] = []
     try:
-        mode = stat.S_IMODE(os.lstat(home).st_mode)
+        mode = stat.S_IMODE(os.stat(home).st_mode)
     except OSError:
         return found
     if mode & SHARED_BITS:

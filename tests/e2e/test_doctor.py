@@ -176,6 +176,19 @@ def test_fix_never_follows_a_link_out_of_the_home(
     assert stat.S_IMODE((mind_home / "workspace" / "script.sh").stat().st_mode) == 0o700
 
 
+def test_a_home_reached_through_a_link_is_judged_by_its_folder_not_the_link(
+    cli: Cli, mind_home: Path, tmp_path: Path
+) -> None:
+    link = tmp_path / "home-on-another-disk"
+    link.symlink_to(mind_home)
+
+    status = cli("--home", str(link), "status")
+    doctor = cli("--home", str(link), "doctor", "--json")
+
+    assert status.exit_code == 0 and "Warning:" not in status.stderr, status.stderr
+    assert doctor.exit_code == 0 and statuses(doctor.json())["modes"] == "ok", doctor.output
+
+
 def test_doctor_names_the_event_that_stops_projection(cli: Cli, mind_home: Path) -> None:
     from eventsourcing.persistence import StoredEvent
 
