@@ -23,7 +23,6 @@ the same formula: a scoring query's plan has a fixed cost of several millisecond
 from __future__ import annotations
 
 import math
-from collections import Counter
 from typing import Any
 
 import _duckdb as duckdb  # the engine without its Python layer: decisions/0026
@@ -70,11 +69,16 @@ FULL = f"""
     df AS (SELECT term, count(*) AS df FROM hits GROUP BY term),
     {_SCORE}"""
 
-# Only documents holding a rarer term ($cand), scored in Python with the counted frequencies:
+# Only documents holding a rarer term ($cand), scored in numpy with the counted frequencies:
 # the scoring query's plan cost 11 ms at 1M events where fetching these postings costs ~4.
+# (`AT_CANDIDATES`, as `_indexed`'s columns: a term by its index in the query.)
 AT_CANDIDATES = """
     SELECT term, position, tf, length FROM doc_terms
     WHERE term = $term AND position IN (SELECT unnest($cand))"""
+INDEXED_AT_CANDIDATES = (
+    "SELECT $i::INTEGER AS t, position, tf, length FROM doc_terms "
+    "WHERE term = $term AND position IN (SELECT unnest($cand))"
+)
 KINDS = "SELECT position, kind, stream, live FROM docs WHERE position IN (SELECT unnest($p))"
 
 
@@ -92,9 +96,6 @@ def _per_term(select: str, terms_: list[str]) -> tuple[str, dict[str, Any]]:
 PER_TERM_MAX = 16
 COUNT = (
     "SELECT term, count(*) FROM doc_terms WHERE term = $term AND position <= $as_of GROUP BY term"
-)
-RARE_POSTINGS = (
-    "SELECT term, position, tf, length FROM doc_terms WHERE term = $term AND position <= $as_of"
 )
 
 # A small mind's query is scored in Python: the scoring query's plan costs ~4 ms however few its
@@ -125,7 +126,10 @@ class Fetched:
         self.size, self.n, self.avgdl = 0, 0, 0.0
         self.tracked: dict[str, int] = {}
         self.q: list[str] = []
-        self.columns: tuple[Any, ...] | None = None  # (t, position, tf, length) of all of `q`
+        self.columns: tuple[Any, ...] | None = None  # (t, position, tf, length) of `q`'s terms
+        # None: `columns` hold every posting of `q`; else the common-terms path's frequencies,
+        # and `columns` hold the rarer terms' postings and the common terms' at the candidates.
+        self.df: dict[str, int] | None = None
         # A query of some of the terms to score with it (the caller's, set before it), and its
         # rows when scored from the same columns: its documents' kinds are read in the same
         # statement as the query's (each such read cost ~2 ms of CPU at 100k LoCoMo events).
@@ -166,30 +170,32 @@ def best_scored(
     tracked = dict(con.execute(TRACKED).fetchall()) if current else {}
     if kept is not None:
         kept.as_of, kept.size, kept.n, kept.avgdl, kept.tracked = as_of, size, n, avgdl, tracked
-        kept.q, kept.columns, kept.sub_rows = list(q), None, None
+        kept.q, kept.columns, kept.df, kept.sub_rows = list(q), None, None, None
     if _all_fetched(q, tracked):
         # No common term the projector counts: every posting is fetched once, its terms'
         # frequencies counted from them, and pruned or not, scored in numpy.
         return _vector_scored(con, q, as_of, n, avgdl, kept=kept)
     known = {t: int(tracked[t]) for t in q if tracked.get(t, 0) > COMMON_POSTINGS}
-    df, postings, missing = _with_common(con, q, as_of, known)
+    df, columns, missing = _with_common(con, q, as_of, known)
     common = [t for t in df if df[t] > COMMON_POSTINGS]
     rare = [t for t in df if t not in common]
     if not rare or sum(df[t] for t in common) <= COMMON_RATIO * sum(df[t] for t in rare):
         return _vector_scored(con, q, as_of, n, avgdl, prune=False, kept=kept)
     # Fetched first: as a list, the positions let DuckDB skip most of a common term's postings,
     # where a join with them scanned all (23 ms for 357,000 postings at 1M events, now ~7).
-    # The rarer terms' postings whole, then the common terms' at the documents those name.
+    # The rarer terms' postings whole, then the common terms' at the documents those name; as
+    # columns (tuples of 64,000 postings cost 13-16 ms of CPU at 1M events).
     if need := [t for t in rare if t in missing]:
-        union, named = _per_term(RARE_POSTINGS, need)
-        postings += con.execute(union, named | {"as_of": as_of}).fetchall()
-    cand = sorted({p for _, p, _, _ in postings})
-    union, named = _per_term(AT_CANDIDATES, common)
-    postings += con.execute(union, named | {"cand": cand}).fetchall()
-    best = _rank(postings, n, avgdl, df)
-    found = con.execute(KINDS, {"p": [p for p, _, _ in best]}).fetchall()
-    docs = {p: (kind, stream, live) for p, kind, stream, live in found}
-    return [(p, *docs[p][:2], score, matched, docs[p][2]) for p, score, matched in best]
+        columns = _joined(columns, _indexed(con, INDEXED_POSTINGS, q, need, {"as_of": as_of}))
+    cand = _unique(columns[1])[0].tolist()
+    columns = _joined(columns, _indexed(con, INDEXED_AT_CANDIDATES, q, common, {"cand": cand}))
+    chosen = [_ranked(q, columns, n, avgdl, df)]
+    if kept is not None:
+        kept.columns, kept.df = columns, df
+        if kept.sub is not None and (also := _sub_chosen(kept, kept.sub, as_of)) is not None:
+            rows, kept.sub_rows = _with_kinds(con, [*chosen, also])
+            return rows
+    return _with_kinds(con, chosen)[0]
 
 
 def _all_fetched(q: list[str], tracked: dict[str, int]) -> bool:
@@ -207,21 +213,46 @@ def scored_within(
     `best_scored` would fetch and score all of `sub`'s the same way (the same postings,
     frequencies, counts and formula: the same scores, sums and ties); else read again."""
     if kept.sub_rows is not None and kept.sub == sub and kept.as_of == as_of:
-        return kept.sub_rows  # scored with the query (`_vector_scored`)
-    if not _within(kept, sub, as_of):
+        return kept.sub_rows  # scored with the query
+    chosen = _sub_chosen(kept, sub, as_of)
+    if chosen is None:
         return best_scored(con, sub, as_of)
-    return _scored_columns(con, sub, _sub_columns(kept, sub), kept.n, kept.avgdl)
+    return _with_kinds(con, [chosen])[0]
 
 
-def _within(kept: Fetched, sub: list[str], as_of: int) -> bool:
-    """Whether `scored_within` scores `sub` from the columns `kept` holds."""
-    return not (
+def _sub_chosen(kept: Fetched, sub: list[str], as_of: int) -> Chosen | None:
+    """What `best_scored(con, sub, as_of)` would rank, from the columns `kept` holds, when
+    they hold every posting it would score (its path taken from the same frequencies): None
+    when they do not."""
+    if (
         kept.columns is None
         or kept.as_of != as_of
         or not set(sub) <= set(kept.q)
         or kept.size <= SMALL_DOCS
-        or not _all_fetched(sub, kept.tracked)
-    )
+    ):
+        return None
+    import numpy as np
+
+    columns = _sub_columns(kept, sub)
+    n, avgdl = kept.n, kept.avgdl
+    if kept.df is None:  # every posting of the query's terms: counted here as they would be
+        counts = np.bincount(columns[0], minlength=len(sub)).tolist()
+        df = {t: c for t, c in zip(sub, counts, strict=True) if c}
+        df |= {t: int(kept.tracked[t]) for t in sub if kept.tracked.get(t, 0) > COMMON_POSTINGS}
+    else:
+        df = {t: kept.df[t] for t in sub if t in kept.df}
+    common = [t for t in df if df[t] > COMMON_POSTINGS]
+    # Else a common term's postings are held only at the query's candidates.
+    whole = kept.df is None or not common
+    if _all_fetched(sub, kept.tracked):
+        return _chosen(sub, columns, n, avgdl) if whole else None
+    rare = [t for t in df if t not in common]
+    if not rare or sum(df[t] for t in common) <= COMMON_RATIO * sum(df[t] for t in rare):
+        return _chosen(sub, columns, n, avgdl, prune=False) if whole else None
+    # Its candidates (the documents of its rarer terms) are some of the query's.
+    of_common = np.isin(columns[0], [sub.index(x) for x in common])
+    keep = ~of_common | np.isin(columns[1], columns[1][~of_common])
+    return _ranked(sub, tuple(c[keep] for c in columns), n, avgdl, df)
 
 
 def _sub_columns(kept: Fetched, sub: list[str]) -> tuple[Any, ...]:
@@ -257,34 +288,58 @@ def _vector_scored(
     100k LoCoMo events. With `prune`, the query's common terms count only in documents holding
     a rarer one, when their postings outnumber the rarer terms' COMMON_RATIO times (as
     `best_scored` decides it from counted frequencies). `kept`: given the columns fetched."""
-    import numpy as np  # only here: a small mind's recall never needs it
-
     if len(q) > PER_TERM_MAX:
         sql = INDEXED_POSTINGS.replace("$i::INTEGER", "list_position($many, term) - 1").replace(
             "term = $term", "term IN (SELECT unnest($many))"
         )
-        named: dict[str, Any] = {"many": q}
+        cols = con.execute(sql, {"many": q, "as_of": as_of}).fetchnumpy()
+        columns = _as_columns(cols["t"], cols["position"], cols["tf"], cols["length"])
     else:
-        parts = [
-            INDEXED_POSTINGS.replace("$i", str(i)).replace("$term", f"$t{i}") for i in range(len(q))
-        ]
-        sql, named = " UNION ALL ".join(parts), {f"t{i}": t for i, t in enumerate(q)}
-    cols = con.execute(sql, named | {"as_of": as_of}).fetchnumpy()
-    columns = (
-        np.asarray(cols["t"], dtype=np.int64),
-        np.asarray(cols["position"], dtype=np.int64),
-        np.asarray(cols["tf"], dtype=np.float64),
-        np.asarray(cols["length"], dtype=np.float64),
-    )
+        columns = _indexed(con, INDEXED_POSTINGS, q, q, {"as_of": as_of})
     if kept is not None:
         kept.columns = columns
-        sub = kept.sub
-        if sub is not None and kept.as_of is not None and _within(kept, sub, kept.as_of):
-            chosen = _chosen(q, columns, n, avgdl, prune)
-            also = _chosen(sub, _sub_columns(kept, sub), kept.n, kept.avgdl)
-            rows, kept.sub_rows = _with_kinds(con, [chosen, also])
+        if kept.sub is not None and (also := _sub_chosen(kept, kept.sub, as_of)) is not None:
+            rows, kept.sub_rows = _with_kinds(con, [_chosen(q, columns, n, avgdl, prune), also])
             return rows
     return _scored_columns(con, q, columns, n, avgdl, prune)
+
+
+def _indexed(
+    con: duckdb.DuckDBPyConnection,
+    select: str,
+    q: list[str],
+    which: list[str],
+    params: dict[str, Any],
+    limit: int | None = None,
+) -> tuple[Any, ...]:
+    """The postings `select` (with `$i` a term's index, `term = $term`) reads for each of the
+    terms `which` of `q` (at most `limit` each), as columns: term index in `q`, position, tf,
+    length; one part per term (as `_per_term`)."""
+    parts, named = [], {}
+    for term in which:
+        i = q.index(term)
+        part = select.replace("$i", str(i)).replace("$term", f"$t{i}")
+        parts.append(part if limit is None else f"({part} LIMIT {limit})")
+        named[f"t{i}"] = term
+    cols = con.execute(" UNION ALL ".join(parts), named | params).fetchnumpy()
+    return _as_columns(cols["t"], cols["position"], cols["tf"], cols["length"])
+
+
+def _as_columns(t: Any, position: Any, tf: Any, length: Any) -> tuple[Any, ...]:
+    import numpy as np
+
+    return (
+        np.asarray(t, dtype=np.int64),
+        np.asarray(position, dtype=np.int64),
+        np.asarray(tf, dtype=np.float64),
+        np.asarray(length, dtype=np.float64),
+    )
+
+
+def _joined(a: tuple[Any, ...], b: tuple[Any, ...]) -> tuple[Any, ...]:
+    import numpy as np
+
+    return tuple(np.concatenate(pair) for pair in zip(a, b, strict=True))
 
 
 def _scored_columns(
@@ -342,6 +397,33 @@ def _chosen(
     # totals, and so the same ties, in any order.
     docs, of = _unique(position)
     score = np.bincount(of, weights=np.rint(share * SCALE), minlength=len(docs))
+    return _top(q, t, position, docs, score)
+
+
+def _ranked(
+    q: list[str], columns: tuple[Any, ...], n: int, avgdl: float, df: dict[str, int]
+) -> Chosen:
+    """`_rank` of the postings of `q` as columns (term index in `q`, position, tf, length),
+    with the frequencies `df`: its arithmetic in its order (the idf by `math.log`, the
+    share as idf times the length-normalised tf), so the same scores and ties."""
+    import numpy as np
+
+    t, position, tf, length = columns
+    if not len(t):
+        return [], [], {}
+    idf = np.array([math.log(1 + (n - df[x] + 0.5) / (df[x] + 0.5)) if x in df else 0.0 for x in q])
+    norm = tf * (K1 + 1) / (tf + K1 * (1 - B + B * length / avgdl))
+    docs, of = _unique(position)
+    # round() of each share as _rank_here does (both round half to even), summed exactly.
+    score = np.bincount(of, weights=np.rint(idf[t] * norm * SCALE), minlength=len(docs))
+    return _top(q, t, position, docs, score)
+
+
+def _top(q: list[str], t: Any, position: Any, docs: Any, score: Any) -> Chosen:
+    """The `LEXICAL_K * 3` best of the documents `docs` scored `score` (in 1/SCALE), by score
+    then position, with the terms of `q` each holds (postings `t`, `position`)."""
+    import numpy as np
+
     take = LEXICAL_K * 3
     if len(docs) > take:  # every document scoring at least the take-th best (ties included)
         cut = np.partition(score, len(docs) - take)[len(docs) - take]
@@ -382,28 +464,30 @@ def _counted(con: duckdb.DuckDBPyConnection, q: list[str], as_of: int) -> dict[s
 
 def _with_common(
     con: duckdb.DuckDBPyConnection, q: list[str], as_of: int, known: dict[str, int]
-) -> tuple[dict[str, int], list[tuple[Any, ...]], set[str]]:
+) -> tuple[dict[str, int], tuple[Any, ...], set[str]]:
     """Document frequencies of the terms `q` when some are common ones the projector counts
-    (`known`), the postings fetched of the others, and the terms whose postings are not all
-    fetched. The others' postings are fetched, not counted, but only up to the number at which
-    the common terms would not be pruned (their postings over COMMON_RATIO), so a query that
-    will be scored in full fetches little; a term past it is counted instead."""
+    (`known`), the postings fetched of the others (as `_indexed`'s columns), and the terms
+    whose postings are not all fetched. The others' postings are fetched, not counted, but
+    only up to the number at which the common terms would not be pruned (their postings over
+    COMMON_RATIO), so a query that will be scored in full fetches little; a term past it is
+    counted instead."""
+    import numpy as np
+
     df = dict(known)
     most = min(COMMON_POSTINGS, sum(known.values()) // COMMON_RATIO) + 1
     fetch = [t for t in q if t not in known]
-    postings: list[tuple[Any, ...]] = []
     if fetch:
-        part = f"({RARE_POSTINGS} LIMIT {most})"
-        union = " UNION ALL ".join(part.replace("$term", f"$t{i}") for i in range(len(fetch)))
-        named = {f"t{i}": t for i, t in enumerate(fetch)}
-        postings = con.execute(union, named | {"as_of": as_of}).fetchall()
-    found = Counter(term for term, *_ in postings)
-    over = {t for t in fetch if found[t] >= most}
+        columns = _indexed(con, INDEXED_POSTINGS, q, fetch, {"as_of": as_of}, limit=most)
+    else:
+        columns = _as_columns([], [], [], [])
+    found = np.bincount(columns[0], minlength=len(q)).tolist()
+    over = {t for t in fetch if found[q.index(t)] >= most}
     if over:
         df |= _counted(con, sorted(over), as_of)
-        postings = [p for p in postings if p[0] not in over]
-    df.update((t, n) for t, n in found.items() if t not in over)
-    return df, postings, set(known) | over
+        keep = ~np.isin(columns[0], [q.index(t) for t in over])
+        columns = tuple(c[keep] for c in columns)
+    df.update((t, found[i]) for i, t in enumerate(q) if found[i] and t not in over)
+    return df, columns, set(known) | over
 
 
 def _scored_here(postings: list[tuple[Any, ...]], n: int, avgdl: float) -> list[tuple[Any, ...]]:
@@ -428,29 +512,12 @@ def _rank(
     with the same arithmetic in the same order (`_rank_here`): the same scores and ties."""
     if len(postings) <= FEW_RANKED:
         return _rank_here(postings, n, avgdl, df)
-    import numpy as np
-
     names = sorted(df)
     index = {term: i for i, term in enumerate(names)}
-    idf = np.array([math.log(1 + (n - df[x] + 0.5) / (df[x] + 0.5)) for x in names])
     term, position, tf, length = (list(c) for c in list(zip(*postings, strict=True))[:4])
-    t = np.array([index[x] for x in term], dtype=np.int64)
-    p = np.array(position, dtype=np.int64)
-    f = np.array(tf, dtype=np.float64)
-    norm = f * (K1 + 1) / (f + K1 * (1 - B + B * np.array(length, dtype=np.float64) / avgdl))
-    docs, of = _unique(p)
-    # round() of each share as _rank_here does (both round half to even), summed exactly.
-    score = np.bincount(of, weights=np.rint(idf[t] * norm * SCALE), minlength=len(docs))
-    chosen = np.lexsort((docs, -score))[: LEXICAL_K * 3]
-    best = docs[chosen].tolist()
-    matched: dict[int, set[str]] = {d: set() for d in best}
-    for d, x in zip(position, term, strict=True):
-        if d in matched:
-            matched[d].add(x)
-    return [
-        (d, total / SCALE, sorted(matched[d]))
-        for d, total in zip(best, score[chosen].tolist(), strict=True)
-    ]
+    columns = _as_columns([index[x] for x in term], position, tf, length)
+    best, scores, matched = _ranked(names, columns, n, avgdl, df)
+    return [(p, s / SCALE, matched[p]) for p, s in zip(best, scores, strict=True)]
 
 
 FEW_RANKED = 256

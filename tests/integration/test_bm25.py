@@ -30,8 +30,14 @@ class Spy:
 
 
 def scored_in_numpy(spy: Spy) -> bool:
-    """Whether the query's postings were fetched as columns for `bm25._vector_scored`."""
+    """Whether postings were fetched as columns (`bm25._indexed`)."""
     return any(" AS t, position, tf, length" in sql for sql in spy.sql)
+
+
+def at_candidates(spy: Spy) -> bool:
+    """Whether common terms' postings were fetched only at the candidates (the rarer terms'
+    documents)."""
+    return any("unnest($cand)" in sql for sql in spy.sql)
 
 
 @pytest.fixture(scope="module")
@@ -178,7 +184,7 @@ def test_tracked_document_frequencies_stay_exact_and_give_the_same_answer(
         counted = [sql for sql in spy.sql if "count(*) FROM doc_terms" in sql]
         # The tracked common terms are looked up; "late", common since the sort, is counted.
         assert bool(counted) == ("late" in query)
-        assert scored_in_numpy(spy) == (not rare)
+        assert scored_in_numpy(spy) and at_candidates(spy) == bool(rare)
         # Before the read model's position the tracked counts are not used: counted instead.
         earlier = bm25.best_scored(con, q, sorted_at)
         con.execute("CREATE OR REPLACE TEMP TABLE saved AS SELECT * FROM term_counts")
@@ -274,3 +280,85 @@ def test_a_sub_query_named_first_is_scored_with_the_query_as_afresh(
         within = bm25.scored_within(con, kept, s, EVERYWHERE)
         assert rows == bm25.best_scored(con, q, EVERYWHERE)
         assert within == bm25.best_scored(con, s, EVERYWHERE) and within
+
+
+@pytest.fixture(scope="module")
+def tracked_index(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A read model whose index is sorted with its common terms counted (`term_counts`), at
+    a scale where COMMON_POSTINGS is 300: "item" in all 1,410 documents and "tea" in 667
+    (both counted), each tree in ~286 (counted, not common), "yak" in 50, "zebra" in 10;
+    "late" in 400, common only after the sort (not counted)."""
+    from mindledger.projections.engine import maintenance
+    from mindledger.projections.engine.projector import Projector
+
+    folder = tmp_path_factory.mktemp("tracked")
+
+    def chat(name: str, lines: list[str]) -> Path:
+        path = folder / name
+        path.write_text("".join(json.dumps({"role": "user", "content": c}) + "\n" for c in lines))
+        return path
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(bm25, "COMMON_POSTINGS", 300)
+        patch.setattr(bm25, "TRACKED_POSTINGS", 150)
+        patch.setattr(maintenance, "SORT_MIN_ROWS", 0)
+        app = sqlite_mind(folder, commands=0)
+        trees = ["amber", "birch", "cedar", "dune", "ember", "fjord", "grove"]
+        lines = [
+            f"item {trees[i % 7]}" + " tea" * (i % 3 == 0) + " yak" * (i % 40 == 0) + f" item{i}"
+            for i in range(1000)
+        ]
+        import_chat(app, chat("a.jsonl", lines))
+        import_chat(app, chat("b.jsonl", [f"item zebra {i}" for i in range(10)]))
+        reader = open_reader(Home(folder))
+        projector = Projector(folder / "rm.duckdb")
+        projector.catch_up(reader, maintain=True)
+        import_chat(app, chat("c.jsonl", [f"item late {i}" for i in range(400)]))
+        projector.catch_up(reader)
+        projector.close()
+    return folder / "rm.duckdb"
+
+
+@pytest.mark.parametrize(
+    ("query", "sub", "read_again"),
+    [
+        # The query pruned ("item" and "tea" only beside the rarer terms):
+        ("item tea yak zebra", "item yak", False),  # and the sub-query
+        ("item tea yak zebra", "yak zebra", False),  # no common term in the sub-query
+        ("item tea yak zebra", "tea yak", True),  # the sub-query not pruned: all of "tea"
+        ("item late zebra", "late zebra", True),  # "late" common, not counted: all of it
+        # The query scored in full (the trees' postings too many to prune "item"):
+        ("item zebra amber birch cedar dune", "item zebra", False),  # the sub-query pruned
+        ("item zebra amber birch cedar dune", "item amber", False),  # the sub-query in full
+        ("item zebra amber birch cedar dune", "amber birch", False),
+    ],
+)
+def test_a_sub_query_of_a_query_with_counted_common_terms_scores_as_afresh(
+    tracked_index: Path, monkeypatch: pytest.MonkeyPatch, query: str, sub: str, read_again: bool
+) -> None:
+    # The speaker channel's sub-query, scored from the postings the query fetched whichever
+    # way the query and it were scored, or read again where those lack some it needs.
+    from mindledger.projections.engine.duckdb_files import connect
+
+    monkeypatch.setattr(bm25, "COMMON_POSTINGS", 300)
+    monkeypatch.setattr(bm25, "SMALL_DOCS", 0)
+    q, s = sorted(set(terms(query))), sorted(set(terms(sub)))
+    con = connect(tracked_index, read_only=True)
+    try:
+        fresh_query = bm25.best_scored(con, q, EVERYWHERE)
+        fresh = bm25.best_scored(con, s, EVERYWHERE)
+        kept, first = bm25.Fetched(), Spy(con)
+        bm25.best_scored(first, q, EVERYWHERE, kept)  # type: ignore[arg-type]
+        spy = Spy(con)
+        within = bm25.scored_within(spy, kept, s, EVERYWHERE)  # type: ignore[arg-type]
+        named_first = bm25.Fetched()
+        named_first.sub = s
+        rows = bm25.best_scored(con, q, EVERYWHERE, named_first)
+        with_query = bm25.scored_within(con, named_first, s, EVERYWHERE)
+    finally:
+        con.close()
+
+    assert within == fresh and within and with_query == fresh and rows == fresh_query
+    assert at_candidates(first) == ("tea" in query or "late" in query)  # the query pruned
+    assert any("doc_terms" in sql for sql in spy.sql) == read_again
+    assert (named_first.sub_rows is None) == read_again
