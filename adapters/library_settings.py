@@ -113,3 +113,40 @@ def refuse_library_settings(
                 f"{name} is set in the home's .env: {REFUSED[name]}; remove that line "
                 "(nothing was written)"
             )
+
+
+# Read by the library when `eventsourcing.domain` is imported (`os.getenv`, with no prefix), which
+# the first command needing an aggregate does: a topic that did not resolve failed that import,
+# "unexpected failure" in the middle of a turn, a log, a server's start. The mind stamps its own
+# times (UTC, or MIND_NOW), so a topic that resolves to a time zone changes nothing and is allowed.
+TZINFO_TOPIC = "TZINFO_TOPIC"
+
+
+def refuse_unresolvable_tzinfo(
+    environ: Mapping[str, str], dotenv: Mapping[str, str] | None = None
+) -> None:
+    """Raise InvalidInputError when TZINFO_TOPIC, in `environ` or the home's .env (exported for
+    the model providers), names no time zone; return otherwise. Imports the topic's module, as
+    the library would."""
+    if TZINFO_TOPIC not in environ and TZINFO_TOPIC not in (dotenv or {}):
+        return  # the usual case, and no import for it (every command reads its settings)
+    from datetime import tzinfo
+
+    from eventsourcing.utils import TopicError, resolve_topic
+
+    for source, where, fix in (
+        (environ, "", "unset it"),
+        (dotenv or {}, " in the home's .env", "remove that line"),
+    ):
+        topic = source.get(TZINFO_TOPIC)
+        if topic is None:
+            continue
+        try:
+            found = resolve_topic(topic)
+        except (TopicError, ValueError):  # ValueError: an empty module name
+            found = None
+        if not isinstance(found, tzinfo):
+            raise InvalidInputError(
+                f"{TZINFO_TOPIC} is set{where} to {topic!r}, which names no time zone (it takes "
+                f"module:attribute of one, as datetime:timezone.utc); {fix} (nothing was written)"
+            )

@@ -94,10 +94,13 @@ class Home:
     @cached_property
     def loaded(self) -> LoadedSettings:
         """The settings with where each came from; raises SettingError on a bad value."""
+        from mindledger.adapters.library_settings import refuse_unresolvable_tzinfo
         from mindledger.settings_sources import Origin, load_settings
 
         origin = self._home_origin(Origin)
-        return load_settings(self.path, origin, self.flags)
+        loaded = load_settings(self.path, origin, self.flags)
+        refuse_unresolvable_tzinfo(os.environ, loaded.dotenv)  # before the library's import
+        return loaded
 
     def _home_origin(self, origin: type[Origin]) -> Origin:
         if "home" in self.flags:

@@ -124,6 +124,56 @@ def test_settings_the_library_honours_without_touching_the_chain_are_allowed(
     assert cli("verify").exit_code == 0
 
 
+@pytest.mark.parametrize("topic", ["nonsense:utc", "", "os:path", "datetime:timezone.nothing"])
+@pytest.mark.parametrize("command", [["commit", "Water the fern"], ["log"]])
+def test_a_tzinfo_topic_that_names_no_time_zone_is_refused_in_one_line(
+    topic: str,
+    command: list[str],
+    home: Path,
+    cli: Callable[..., Result],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The library resolves TZINFO_TOPIC when eventsourcing.domain is imported: in a fresh
+    process that import failed inside the command ("unexpected failure")."""
+    assert cli("init").exit_code == 0
+    before = event_rows(home)
+    monkeypatch.setenv("TZINFO_TOPIC", topic)
+
+    result = cli(*command)
+
+    assert result.exit_code != 0
+    assert error_line(result) == (
+        f"Error: TZINFO_TOPIC is set to {topic!r}, which names no time zone (it takes "
+        "module:attribute of one, as datetime:timezone.utc); unset it (nothing was written)"
+    )
+    assert event_rows(home) == before
+
+
+def test_a_tzinfo_topic_that_names_a_time_zone_is_allowed(
+    home: Path, cli: Callable[..., Result], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert cli("init").exit_code == 0
+    monkeypatch.setenv("TZINFO_TOPIC", "datetime:timezone.utc")
+
+    assert cli("commit", "Water the fern").exit_code == 0
+    assert cli("verify").exit_code == 0
+
+
+def test_a_tzinfo_topic_in_the_homes_dotenv_that_names_no_time_zone_is_refused(
+    home: Path, cli: Callable[..., Result]
+) -> None:
+    assert cli("init").exit_code == 0
+    (home / ".env").write_text("TZINFO_TOPIC=nonsense:utc\n")
+    (home / ".env").chmod(0o600)
+
+    result = cli("commit", "Water the fern")
+
+    assert result.exit_code != 0
+    assert error_line(result).startswith(
+        "Error: TZINFO_TOPIC is set in the home's .env to 'nonsense:utc', which names no time zone"
+    )
+
+
 @pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("name", ["POSTGRES_ENABLE_DB_FUNCTIONS", "ORIGINATOR_ID_TYPE"])
 def test_opening_a_mind_is_refused_on_either_backend(
