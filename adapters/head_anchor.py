@@ -20,6 +20,8 @@ from pathlib import Path
 
 from mindledger.domain.errors import MindError
 
+POSITION_MAX = 2**63 - 1  # the last position a ledger can hold (a signed 64-bit row id)
+
 
 @dataclass(frozen=True)
 class Anchor:
@@ -87,9 +89,16 @@ class HeadAnchorFile:
             data = json.loads(raw)
         except ValueError as e:
             raise AnchorUnreadableError(f"{self.path} cannot be read ({_one_line(e)})") from None
+        except RecursionError:  # it was "unexpected failure" on every read and write
+            raise AnchorUnreadableError(f"{self.path} cannot be read (nested too deeply)") from None
+        position = data.get("position") if isinstance(data, dict) else None
         if (
             not isinstance(data, dict)
-            or not isinstance(data.get("position"), int)
+            # A ledger position (SQLite's INTEGER): one past it failed every read of the ledger
+            # at it ("unexpected failure: Python int too large to convert to SQLite INTEGER").
+            or not isinstance(position, int)
+            or isinstance(position, bool)
+            or not 1 <= position <= POSITION_MAX
             or not isinstance(data.get("hash"), str)
             or not isinstance(data.get("ledger_id"), str)
         ):

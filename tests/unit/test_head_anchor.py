@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from mindledger.adapters.head_anchor import HeadAnchorFile
+from mindledger.adapters.head_anchor import AnchorUnreadableError, HeadAnchorFile
 
 
 def test_the_anchor_never_moves_back_for_the_same_ledger(tmp_path: Path) -> None:
@@ -61,6 +61,25 @@ def test_a_shorter_record_over_a_longer_one_still_reads(tmp_path: Path) -> None:
 
     kept = anchor.read()
     assert kept is not None and (kept.ledger_id, kept.position, kept.hash) == ("new", 1, "b" * 64)
+
+
+@pytest.mark.parametrize(
+    "record",
+    [
+        "[" * 100_000 + "]" * 100_000,  # json.loads raised RecursionError
+        '{"ledger_id": "a", "position": 1000000000000000000000000000000, "hash": "e"}',
+        '{"ledger_id": "a", "position": 9223372036854775808, "hash": "e"}',
+        '{"ledger_id": "a", "position": -1, "hash": "e"}',
+        '{"ledger_id": "a", "position": 0, "hash": "e"}',
+        '{"ledger_id": "a", "position": true, "hash": "e"}',
+    ],
+)
+def test_a_record_that_holds_no_ledger_position_is_unreadable(tmp_path: Path, record: str) -> None:
+    target = tmp_path / "ledger-head.json"
+    target.write_text(record)
+
+    with pytest.raises(AnchorUnreadableError):
+        HeadAnchorFile(target).read()
 
 
 def test_a_held_anchor_keeps_other_writers_out_until_released(tmp_path: Path) -> None:
