@@ -149,7 +149,8 @@ class ExportReader:
             line = self._next_line(number)
             if line is None:
                 break
-            if not line.strip():
+            # An event's line starts with its brace: not blank, and not copied to learn it.
+            if not line.startswith(b"{") and not line.strip():
                 self._blank_to_the_end(number)
                 break
             if number - 1 > header.events:

@@ -23,7 +23,7 @@ from pydantic import ValidationError
 
 from mindledger.adapters.export_streams import StreamProblem, StreamRules
 from mindledger.adapters.pydantic_mapping import SCHEMA_KEY, PydanticMapper
-from mindledger.adapters.sealing import key_ids, open_state
+from mindledger.adapters.sealing import open_named
 from mindledger.domain.event_types import known_event_types, stream_kind
 from mindledger.domain.events import DomainEvent
 
@@ -86,8 +86,10 @@ class EventRules:
             )
         if known is not None and known[0] != kind:
             raise EventProblem(f"a {kind} event in stream {aggregate[:8]} of a {known[0]}")
-        event, decoded, opened = self._decode(cls, stream, version, state, keys, decoded, plain)
-        self._own_keys(topic, decoded, keys, position + 1)
+        event, decoded, opened, named = self._decode(
+            cls, stream, version, state, keys, decoded, plain
+        )
+        self._own_keys(topic, named, keys, position + 1)
         try:
             self.invariants.check(position, kind, stream, event, decoded)
         except StreamProblem as e:
@@ -96,10 +98,11 @@ class EventRules:
         return opened
 
     def _own_keys(
-        self, topic: str, decoded: dict[str, Any], keys: dict[bytes, bytes], line: int
+        self, topic: str, named: dict[str, bytes], keys: dict[bytes, bytes], line: int
     ) -> None:
         """Each line's keys are its own: no key id on two lines, no envelope under a key id
-        that another line carries (earlier or, noted here, later)."""
+        that another line carries (earlier or, noted here, later). `named`: the key id each
+        envelope of the event names, by field."""
         for key_id in keys:
             other = self.key_lines.get(key_id, self.keyless.get(key_id))
             if other is not None:
@@ -108,7 +111,7 @@ class EventRules:
                     "keys are its own (the import keeps every line's keys in one key store)"
                 )
             self.key_lines[key_id] = line
-        for field, key_id in key_ids(topic, decoded).items():
+        for field, key_id in named.items():
             if key_id in keys:
                 continue
             if key_id in self.key_lines:
@@ -134,8 +137,9 @@ class EventRules:
         keys: dict[bytes, bytes],
         decoded: dict[str, Any] | None,
         plain: dict[str, bytes] | None,
-    ) -> tuple[DomainEvent, dict[str, Any], dict[str, Any]]:
-        """The event as the mapper reads it, its state as stored and as opened."""
+    ) -> tuple[DomainEvent, dict[str, Any], dict[str, Any], dict[str, bytes]]:
+        """The event as the mapper reads it, its state as stored and as opened, and the key id
+        each envelope of it names (`sealing.key_ids`)."""
         topic = cls.TOPIC
         if decoded is None:
             try:
@@ -157,7 +161,7 @@ class EventRules:
         _time(decoded.get("timestamp"), topic)
         opened = dict(decoded)  # only the line's own keys open its envelopes
         try:
-            open_state(topic, stream, version, opened, keys, plain)
+            named = open_named(topic, stream, version, opened, keys, plain)
             # Read from the opened state itself (no new copy: validation changes none of it).
             event = self.mapper.event_of(topic, stream, version, dict(opened))
         except MapperDeserialisationError as e:
@@ -168,7 +172,7 @@ class EventRules:
         if not isinstance(event, DomainEvent):  # the mapper reads only registered classes
             raise EventProblem(f"{topic}: the payload cannot be read")
         _same_fields(event, decoded, topic)
-        return event, decoded, opened
+        return event, decoded, opened, named
 
 
 def _stream(aggregate: str) -> UUID:
@@ -195,13 +199,19 @@ def _same_fields(event: DomainEvent, decoded: dict[str, Any], topic: str) -> Non
     """Every field stored in the clear kept its value through validation (no coercion, so the
     read side, which reads the stored payload, sees what the model accepted)."""
     cls = type(event)
-    fields, sealed = cls.model_fields, cls.SEALED
+    # The class's own field dict: `model_fields` reaches it through a descriptor that cost
+    # as much as the validation it follows.
+    fields, sealed = cls.__pydantic_fields__, cls.SEALED
     dumped: dict[str, Any] | None = None
     for name, value in decoded.items():
         if name in sealed or name == "timestamp":
             continue
-        if name in fields and _kept(getattr(event, name), value):
-            continue
+        if name in fields:
+            kept = getattr(event, name)
+            if kept.__class__ is value.__class__ and value.__class__ in _PLAIN and kept == value:
+                continue  # `_kept`'s usual case without its call: text, a number, a flag, null
+            if _kept(kept, value):
+                continue
         if dumped is None:
             dumped = event.model_dump(mode="json")
         if name not in dumped:

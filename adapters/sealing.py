@@ -117,6 +117,24 @@ def open_state(
     return state
 
 
+def open_named(
+    topic: str,
+    originator_id: UUID | str,
+    version: int,
+    state: dict[str, Any],
+    keys: Mapping[bytes, bytes],
+    plain: Mapping[str, bytes] | None = None,
+) -> dict[str, bytes]:
+    """`open_state`, and what `key_ids` gives for `state` as it was before (field -> key id),
+    from one look at its envelopes (an export's check needs both of every event)."""
+    cls = event_class(topic)
+    if cls is None or not cls.SEALED:
+        return {}
+    sealed = _envelopes(cls, state)
+    _open(cls, topic, originator_id, version, state, sealed, keys, plain)
+    return {field: key_id for field, _, _, key_id in sealed if key_id is not None}
+
+
 def _open(
     cls: type[DomainEvent],
     topic: str,

@@ -39,20 +39,14 @@ def projected(events: Iterator[ExportedEvent]) -> Iterator[ExportedEvent]:
             pending: list[ExportedEvent] = []
             opened: list[dict[str, Any]] = []  # their states, opened once by the rules
             for event in events:
+                # Unpacked at once: eight field reads of a named tuple were ~1% of the check.
+                position, topic, aggregate, version, stored, _, keys, plain, decoded = event
                 try:
-                    e = event
                     state = rules.check(
-                        e.topic,
-                        e.aggregate,
-                        e.version,
-                        e.state,
-                        e.keys,
-                        e.position,
-                        e.decoded,
-                        e.plain,
+                        topic, aggregate, version, stored, keys, position, decoded, plain
                     )
                 except EventProblem as problem:
-                    raise ExportInvalidError(event.position + 1, str(problem)) from None
+                    raise ExportInvalidError(position + 1, str(problem)) from None
                 pending.append(event)
                 opened.append(state)
                 if len(pending) >= BATCH:
