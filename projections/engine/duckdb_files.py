@@ -173,7 +173,8 @@ def commit(con: duckdb.DuckDBPyConnection, *, synced: bool = True) -> None:
     WAL (a read model is derived, and its tracking row commits with its rows: a commit an
     operating-system crash loses is applied again from the ledger, exactly once). Only for a
     small transaction: a large one may checkpoint as it commits, and a checkpoint is always
-    synced (the file's header must never reach the disk before its blocks)."""
+    synced (the file's header must never reach the disk before its blocks); or for any on a
+    `scratch` file, which is deleted after use."""
     with _durability:
         if synced:
             con.execute("COMMIT")

@@ -236,6 +236,9 @@ class Projector:
         summary."""
         self.path = Path(path) if str(path) != ":memory:" else None
         self._summarised = summary and not scratch and self.path is not None
+        # A scratch file is deleted after use: no commit of it waits for the disk (~0.1 s of
+        # CPU per 100k events, the kernel's, and the wall time of every batch's fsync).
+        self._synced = not scratch
         connect_to = scratch_connection if scratch else connect
         # Kept in memory once read: this process holds the file, so only it moves them.
         self._position: int | None = None
@@ -602,7 +605,7 @@ class Projector:
             self._note_gaps(events, rows)
             begun = True
             self._write(events, rows)
-            commit(self.con, synced=len(events) > UNSYNCED_EVENTS)
+            commit(self.con, synced=self._synced and len(events) > UNSYNCED_EVENTS)
             self._hash = events[-1].hash
             if rows.entities.get("commitments"):
                 self._open_commitments = None  # listed again for the summary
