@@ -124,13 +124,31 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
+def _runs_server(pid: int, idle_file: Path) -> bool:
+    """Whether process `pid` is the local model server started for `idle_file`'s home (its
+    command line names our server module and that file, as `_start` gave them)."""
+    try:
+        words = Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace").split("\0")
+    except FileNotFoundError:
+        if Path("/proc/self").exists():
+            return False  # no such process
+        shown = subprocess.run(  # no /proc (macOS): ps shows the command line
+            ["ps", "-p", str(pid), "-o", "command="], capture_output=True, text=True
+        ).stdout
+        return "mindledger.adapters.local_server" in shown and str(idle_file) in shown
+    except OSError:
+        return False
+    return "mindledger.adapters.local_server" in words and str(idle_file) in words
+
+
 class LocalModelServer:
     """Starts or reuses the loopback server for one home folder."""
 
     def __init__(self, run_dir: Path, idle_timeout: float = IDLE_TIMEOUT_S) -> None:
         self.run_dir = run_dir
         self.state = run_dir / "local-model.json"
-        self.idle_file = run_dir / "local-model.idle"
+        # Absolute: the server's command line names it, and `_runs_server` looks for it there.
+        self.idle_file = (run_dir / "local-model.idle").absolute()
         self.idle_timeout = idle_timeout
 
     def api_base(self) -> str:
@@ -147,13 +165,25 @@ class LocalModelServer:
         self.idle_file.touch(mode=0o600)
         return f"http://127.0.0.1:{port}/v1"
 
-    def _running_port(self) -> int | None:
+    def _recorded(self) -> tuple[int, int] | None:
+        """(pid, port) of the server the state file names when that process is this home's
+        server still, else None. The file outlives a server that idled out, and its pid may
+        then be any process's: `stop` sent that one SIGTERM (and a pid of -1 or 0 in a
+        damaged file would have signalled every process, or our own group)."""
         try:
             state = json.loads(self.state.read_text())
-            os.kill(int(state["pid"]), 0)
-        except (OSError, ValueError, KeyError):
+            pid, port = state["pid"], state["port"]
+        except (OSError, ValueError, RecursionError, KeyError, TypeError):
             return None
-        return int(state["port"]) if _healthy(int(state["port"])) else None
+        if not all(isinstance(n, int) and not isinstance(n, bool) for n in (pid, port)):
+            return None
+        if not (1 < pid < 2**31 and 0 < port < 65536) or not _runs_server(pid, self.idle_file):
+            return None
+        return pid, port
+
+    def _running_port(self) -> int | None:
+        recorded = self._recorded()
+        return recorded[1] if recorded is not None and _healthy(recorded[1]) else None
 
     def _start(self, model: Path) -> int:
         port = _free_port()
@@ -189,10 +219,13 @@ class LocalModelServer:
 
     def stop(self) -> bool:
         """Stop a running server; returns whether one was running."""
+        recorded = self._recorded()
+        if recorded is None:
+            self.state.unlink(missing_ok=True)  # names no server of ours: stale
+            return False
         try:
-            state = json.loads(self.state.read_text())
-            os.kill(int(state["pid"]), 15)
-        except (OSError, ValueError, KeyError):
+            os.kill(recorded[0], 15)
+        except OSError:
             return False
         self.state.unlink(missing_ok=True)
         return True
