@@ -25,7 +25,7 @@ def running_server(home: Home) -> dict[str, Any]:
         pid, url = int(info["pid"]), str(info["url"])
     except FileNotFoundError:
         info = None
-    except (OSError, ValueError, KeyError, TypeError) as e:
+    except (OSError, ValueError, KeyError, TypeError, RecursionError) as e:
         raise NoServerError(f"{path} cannot be read ({e}); restart `mind serve`") from None
     if info is None or not url:
         raise NoServerError(f"no server serves {home.path}; start one with `mind serve`")

@@ -133,7 +133,7 @@ def read_info(home: Path) -> dict[str, Any] | None:
     copy's original), else None."""
     try:
         info = json.loads((home / INFO_FILE).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):  # RecursionError: nested too deeply
         return None
     if not isinstance(info, dict):
         return None
@@ -165,7 +165,7 @@ def server_record(home: Path) -> tuple[dict[str, Any] | None, bool]:
         data = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         return None, False
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         return None, path.is_file()
     if (
         not isinstance(data, dict)
@@ -182,7 +182,7 @@ def copied_from_served_home(home: Path) -> dict[str, Any] | None:
     alive, not stale, but it is the other home's, never this one's."""
     try:
         data = json.loads(server_file(home).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         return None
     if (
         not isinstance(data, dict)
@@ -322,7 +322,7 @@ def starting_server_pid(home: Path) -> int | None:
 
 
 def remove_if_ours(path: Path) -> None:
-    with contextlib.suppress(OSError, ValueError):
+    with contextlib.suppress(OSError, ValueError, RecursionError, AttributeError):
         if json.loads(path.read_text(encoding="utf-8")).get("pid") == os.getpid():
             path.unlink()
 

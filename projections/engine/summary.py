@@ -41,7 +41,7 @@ def read_summary(working: Path) -> dict[str, Any] | None:
     another format)."""
     try:
         data = json.loads(summary_path(working).read_bytes())
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):  # RecursionError: nested too deeply
         return None
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         return None
