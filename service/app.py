@@ -28,7 +28,7 @@ from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
-from starlette.routing import BaseRoute, Match, Route
+from starlette.routing import BaseRoute, Match, Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -330,7 +330,7 @@ def build_app(
     secrets = all_secrets(minds)
     routes: list[BaseRoute] = [_route(ep, minds, max_body, secrets, state) for ep in table]
     routes.append(Route("/openapi.json", openapi, methods=["GET"]))
-    routes += [mount for ext in extensions for mount in ext.mounts]
+    routes += [_body_limited(mount, max_body) for ext in extensions for mount in ext.mounts]
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -363,6 +363,16 @@ def build_app(
         app.add_middleware(MindCORS, origins=cors)  # inside the request log: preflights logged
     app.add_middleware(RequestLog, state=state)
     return app
+
+
+def _body_limited(route: BaseRoute, limit: int) -> BaseRoute:
+    """A mounted route whose app gets its body only within `--max-body` and the body's time
+    (`service.body_limit`): those apps read their own bodies, past the endpoints' check."""
+    from mindledger.service.body_limit import BodyLimit
+
+    if isinstance(route, Route | Mount) and not isinstance(route.app, BodyLimit):
+        route.app = BodyLimit(route.app, limit)
+    return route
 
 
 def allowed_methods(scope: Scope, routes: Sequence[BaseRoute], given: str | None) -> str:

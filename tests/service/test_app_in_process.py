@@ -358,3 +358,38 @@ def test_a_full_disk_is_answered_507_with_the_line_that_says_so(
     assert response.status_code == 507
     error = response.json()["error"]
     assert error["code"] == "insufficient_storage" and error["message"] == DISK_FULL_MESSAGE
+
+
+def test_a_mounted_app_keeps_the_server_s_body_limit(mind_home: Path) -> None:
+    """MCP's routes are mounted as they are and read their own bodies: any size reached the SDK."""
+    from mindledger.service.mcp_server import extension
+
+    minds = Minds.open([Home(mind_home)])
+    app = build_app(minds, extensions=[extension(minds)], max_body=400)
+    headers = {**auth(minds), "Accept": "application/json, text/event-stream"}
+    initialize = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "probe", "version": "1"},
+        },
+    }
+    over = {**initialize, "params": {**initialize["params"], "padding": "x" * 500}}
+
+    def chunked() -> Iterator[bytes]:  # no Content-Length: counted as it arrives
+        yield json.dumps(over).encode()[:300]
+        yield json.dumps(over).encode()[300:]
+
+    with TestClient(app, raise_server_exceptions=False) as client:
+        declared = client.post("/mcp/Echo", json=over, headers=headers)
+        streamed = client.post("/mcp/Echo", content=chunked(), headers=headers)
+        within = client.post("/mcp/Echo", json=initialize, headers=headers)
+    minds.close(10)
+
+    for answer in (declared, streamed):
+        assert answer.status_code == 413
+        assert answer.json()["error"]["message"] == "the body is over the limit of 400 bytes"
+    assert within.status_code == 200, within.text
