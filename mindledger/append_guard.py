@@ -61,6 +61,19 @@ class GuardedMind(Mind):
             else:
                 require_projectable(home)
                 checked = True
+        projected = reached(home.readmodel)
+        # Read again before refusing: another writer may have appended (and projected) since.
+        if projected > head and projected > (now := self._head()):
+            # The read model holds events the ledger no longer has (its last events and the
+            # anchor file deleted): appended now, the new events took those positions and every
+            # read skipped them as already projected, while verify said BROKEN.
+            from mindledger.adapters.head_anchor import LedgerBehindAnchorError
+
+            raise LedgerBehindAnchorError(
+                f"nothing was written: the ledger ends at position {now}, before the "
+                f"{projected} its read model has projected (events were deleted, or the read "
+                "model is another ledger's); run `mind verify`"
+            )
         if checked:
             self._vouched = max(self._vouched, head)
         recordings: list[Recording[Any]] = super().save(*objs, **kwargs)

@@ -116,3 +116,30 @@ def test_replay_swap_on_a_sound_ledger_still_swaps(cli: Cli, mind_home: Path) ->
 
     assert result.exit_code == 0
     assert result.json()["swapped"] is True
+
+
+def test_a_write_to_a_ledger_behind_its_read_model_is_refused_without_the_anchor_file(
+    cli: Cli, mind_home: Path
+) -> None:
+    """Deleting the anchor file with the last events left the read model as the one witness:
+    a commit was taken, at a position the read model had projected already, so no read ever
+    showed it (verify said BROKEN)."""
+    cli("commit", "one")
+    cli("commit", "two")
+    assert cli("project").exit_code == 0  # the read model at position 3
+    drop_last_event(mind_home / "ledger.sqlite")
+    (mind_home / "ledger-head.json").unlink()
+    ledger = (mind_home / "ledger.sqlite").read_bytes()
+
+    commit = cli("commit", "three")
+    turn = cli("turn", "--model", "mock", "--mock-reply", "ok", "hello")
+
+    for result in (commit, turn):
+        assert result.exit_code == 1
+        assert one_error_line(result) == (
+            "Error: nothing was written: the ledger ends at position 2, before the 3 its read "
+            "model has projected (events were deleted, or the read model is another ledger's); "
+            "run `mind verify`"
+        )
+    assert (mind_home / "ledger.sqlite").read_bytes() == ledger
+    assert cli("verify").exit_code == 1
