@@ -194,7 +194,13 @@ def screen(line: str) -> tuple[bytes | None, Any]:
 
     try:
         message = mcp_types.jsonrpc_message_adapter.validate_json(line, by_name=False)
-    except ValueError:
+    except ValueError as e:
+        # The SDK's parser refuses what json.loads took (a lone surrogate such as \ud800): a
+        # parse error, in its words, as the HTTP transport answers it; not "no message".
+        first = e.errors()[0] if hasattr(e, "errors") and e.errors() else {}
+        if first.get("type") == "json_invalid":
+            said = " ".join(str(first.get("msg", "")).removeprefix("Invalid JSON: ").split())
+            return _error(raw_id, -32700, f"Parse error: {said or 'the line is not JSON'}"), None
         message = None
     if message is None or (isinstance(raw, dict) and isinstance(raw.get("id"), bool)):
         return _error(raw_id, -32600, "Invalid Request: not a JSON-RPC 2.0 message"), None

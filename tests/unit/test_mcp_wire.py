@@ -47,6 +47,15 @@ def test_a_line_nested_too_deeply_for_the_parser_is_a_parse_error() -> None:
     }
 
 
+def test_a_lone_surrogate_the_sdk_cannot_parse_is_a_parse_error_keeping_the_id() -> None:
+    line = '{"jsonrpc": "2.0", "id": 4, "method": "ping", "params": {"q": "\\ud800"}}'
+
+    message = json.loads(refusal(line) or b"")
+
+    assert message["id"] == 4 and message["error"]["code"] == -32700
+    assert message["error"]["message"].startswith("Parse error: ")
+
+
 def test_the_end_waits_for_each_request_asked_and_is_released_by_its_answer() -> None:
     pending = Pending()
     pending.wait_all_answered()  # nothing asked: no wait
