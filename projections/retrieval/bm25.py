@@ -15,9 +15,10 @@ candidates, scored with all their terms exactly as plain BM25 would; otherwise p
 The common terms' document frequencies are kept by the projector (`term_counts`): counting
 them was the costliest part of a query at 1M events.
 
-A small mind (at most SMALL_DOCS documents, the query's terms at most FEW_POSTINGS postings), and
-the candidates of a query with common terms, are scored in Python over the fetched postings by
-the same formula: a scoring query's plan has a fixed cost of several milliseconds.
+A small mind (at most SMALL_DOCS documents, the query's terms at most FEW_POSTINGS postings) is
+scored in Python over the fetched postings, and a larger one's query (the candidates only, for a
+query with common terms) in numpy over its postings fetched as columns, by the same formula: a
+scoring query's plan has a fixed cost of several milliseconds.
 """
 
 from __future__ import annotations
