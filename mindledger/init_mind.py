@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+from pathlib import Path
 from typing import Any
 
 from mindledger.compose import Home, open_mind, open_reader
@@ -26,6 +27,7 @@ def init_mind(
             f"{home.path} is a file, not a folder; give `home` (or MIND_HOME) a folder path"
         )
     created = Creation(home)
+    derived = _derived_files(home)  # noted before: if the init makes a ledger, they are stale
     try:
         if dsn:
             private_folder(home.path)
@@ -62,8 +64,29 @@ def init_mind(
         if isinstance(e, OSError):
             raise MindError(f"cannot create a mind at {home.path} ({e.strerror or e})") from None
         raise
+    for path in derived:
+        # Derived from a ledger no longer in this home (its files deleted, the home re-made):
+        # kept, the new mind showed the old one's commitments, and its own first events took
+        # positions the read model had projected already, so no read showed them.
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()
+    if derived:
+        from mindledger.projections.engine.projector import forget_reached
+
+        forget_reached(home.readmodel)  # this process's note of the old one's position
     _project(home)
     return {"name": name, "home": str(home.path), "backend": home.backend(), "ledger_id": ledger_id}
+
+
+def _derived_files(home: Home) -> list[Path]:
+    """The read models, their summary and the vectors in the home (rebuilt from the ledger)."""
+    from mindledger.adapters.vector_store import FILE as VECTORS
+    from mindledger.projections.engine.summary import summary_path
+
+    files = [home.readmodel, home.published, summary_path(home.readmodel)]
+    files += [Path(f"{p}.wal") for p in (home.readmodel, home.published)]
+    files += [Path(f"{home.path / VECTORS}{s}") for s in ("", "-wal", "-shm", "-journal")]
+    return [p for p in files if p.exists()]
 
 
 def _project(home: Home) -> None:

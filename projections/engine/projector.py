@@ -226,6 +226,12 @@ def note_reached(path: Path, position: int) -> None:
     _reached[key] = max(_reached.get(key, 0), position)
 
 
+def forget_reached(path: Path) -> None:
+    """Forget what was noted for the read model at `path`: it was deleted (a mind made again in
+    its folder), and the next one starts from nothing."""
+    _reached.pop(os.path.abspath(path), None)
+
+
 class Projector:
     """Owns one DuckDB file read-write; only one process may hold it (see ARCHITECTURE.md)."""
 

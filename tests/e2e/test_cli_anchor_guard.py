@@ -143,3 +143,32 @@ def test_a_write_to_a_ledger_behind_its_read_model_is_refused_without_the_anchor
         )
     assert (mind_home / "ledger.sqlite").read_bytes() == ledger
     assert cli("verify").exit_code == 1
+
+
+def test_a_mind_made_again_in_its_folder_drops_the_old_minds_read_model(
+    cli: Cli, mind_home: Path
+) -> None:
+    """Its ledger's files deleted and `mind init` run again: the old read model was kept, the
+    new mind listed the old one's commitments and its own writes were refused (or, before,
+    taken at positions the old read model had projected, and never shown)."""
+    assert cli("commit", "Feed the old cat").exit_code == 0
+    assert cli("project").exit_code == 0
+    for path in mind_home.iterdir():
+        if path.name.startswith(("ledger", "keys")):
+            path.unlink()
+
+    made = cli("init", "--name", "Again")
+    first = cli("commit", "Water the new fern")
+    listed = cli("commitments", "--json")
+
+    assert made.exit_code == 0 and first.exit_code == 0, first.output
+    assert [c["text"] for c in listed.json()] == ["Water the new fern"]
+    assert cli("verify").exit_code == 0
+
+
+def test_init_over_a_mind_keeps_its_read_model(cli: Cli, mind_home: Path) -> None:
+    assert cli("project").exit_code == 0
+    kept = (mind_home / "readmodel.duckdb").stat().st_mtime_ns
+
+    assert cli("init", "--name", "Again").exit_code == 1
+    assert (mind_home / "readmodel.duckdb").stat().st_mtime_ns == kept
