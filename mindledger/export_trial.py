@@ -69,9 +69,10 @@ def _apply(projector: Projector, events: list[ExportedEvent], opened: list[dict[
 
     if not events:
         return
-    rows = [
-        ChainRow(e.position, "", e.hash, e.topic, e.aggregate, e.version, e.state) for e in events
-    ]
+    # ChainRow(position, "", hash, topic, aggregate, version, state) from each event's fields
+    # by index, without NamedTuple's Python-level __new__ (a call an event).
+    new = tuple.__new__
+    rows = [new(ChainRow, (e[0], "", e[5], e[1], e[2], e[3], e[4])) for e in events]
     try:
         # The states as the rules opened them with the lines' keys, as the ledger's would be.
         projector.apply(rows, opened)

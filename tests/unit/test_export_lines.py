@@ -27,9 +27,10 @@ GENESIS = Genesis(
 AGGREGATE = "0b0bea2c290a51dc9fc6cd5dff6bbc84"
 
 
-def _export() -> list[bytes]:
-    """A header and three event lines: a sealed commitment (its key carried), one in the
-    clear at schema 2, and one whose time has a fraction (a float's mark in the line)."""
+def _export(extra: list[bytes] | None = None) -> list[bytes]:
+    """A header and three event lines (and `extra` states): a sealed commitment (its key
+    carried), one in the clear at schema 2, and one whose time has a fraction (a float's mark
+    in the line, outside its payload)."""
     keys = MemoryKeyStore()
     sealed: dict[str, Any] = {"text": "Water the ficus é", "timestamp": "2026-05-01T09:00:00Z"}
     seal_state(Commitment.Opened, UUID(hex=AGGREGATE), 1, sealed, keys)
@@ -38,6 +39,7 @@ def _export() -> list[bytes]:
         canonical_json(sealed),
         state_bytes({"cid": "c0123abcd", "n": [1, 2]}, "2026-05-01T09:00:01Z", 2),
         state_bytes({"note": "x"}, "2026-05-01T09:00:02.5+00:00", 1),
+        *(extra or []),
     ]
     rows, prev = [], GENESIS.genesis
     for i, state in enumerate(states, 1):
@@ -60,6 +62,17 @@ def test_a_usual_line_reads_as_the_general_check_reads_it(number: int) -> None:
 
     assert usual is not None
     assert usual == _event(line, number, PREV[number - 2], 2)
+
+
+@pytest.mark.parametrize("number", [1e-05, 1e16, 1.5, [0.25]])
+def test_a_line_with_a_float_in_its_payload_is_left_to_the_general_check(number: Any) -> None:
+    lines = _export([state_bytes({"note": "x", "weight": number}, "2026-05-01T09:00:03Z", 1)])
+    prev = json.loads(lines[3])["hash"]
+
+    usual = usual_event(lines[4][:-1], 5, prev, keyed=True)
+
+    assert usual is None
+    assert _event(lines[4][:-1], 5, prev, 2).decoded is None  # read from the rule's bytes
 
 
 def test_a_version_one_file_leaves_a_line_with_keys_to_the_general_check() -> None:
