@@ -6,6 +6,7 @@ recorded in the ledger (`Ask.Routed`)."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -23,6 +24,8 @@ from mindledger.domain.sampling import Sampling
 from mindledger.domain.turns import DEFAULT_BUDGET, TurnOutcome, TurnService
 
 SEMANTIC_MIN = 0.78  # cosine between the question and an item's question
+PARTICULARS_DIFFER = "particulars-differ"  # a candidate's reason: names or numbers differ
+_WORD = re.compile(r"[\w'-]+")
 CANDIDATES_KEPT = 5
 MEMORY_MODEL = "memory/knowledge"
 
@@ -147,13 +150,16 @@ class Asker:
         found = []
         for score, q in scored[:CANDIDATES_KEPT]:
             verdict = assess(self.mind.knowledge_item(q.intent_hash), now, current)
+            decision, reasons = verdict.decision, verdict.reasons
+            if particulars_differ(question, q.question):
+                decision, reasons = "reject", [*reasons, PARTICULARS_DIFFER]
             found.append(
                 {
                     "item": q.item_id,
                     "intent_hash": q.intent_hash,
                     "score": round(score, 6),
-                    "decision": verdict.decision,
-                    "reasons": verdict.reasons,
+                    "decision": decision,
+                    "reasons": reasons,
                 }
             )
         return found
@@ -229,3 +235,27 @@ class Asker:
         )
         self._record(text, outcome, False, via="turn")
         return turn
+
+
+def particulars_differ(asked: str, known: str) -> bool:
+    """Whether one question names a particular the other does not: a word holding a digit
+    (a code, a date, a room), or a capitalised word past the first (a name, an acronym).
+    An embedding scores "What is code 1-4?" against "What is code 1-1?" at ~0.8, so a
+    paraphrase's score alone reused the wrong item's answer. A particular is compared as a
+    word of the other question, case aside: "Where does alice live?" still matches "Where does
+    Alice live?". A question in another language that keeps the name still matches; one that
+    does not goes to the model, which costs a model call, not a wrong answer."""
+    asked_words, known_words = _WORD.findall(asked), _WORD.findall(known)
+    asked_set = {w.casefold() for w in asked_words}
+    known_set = {w.casefold() for w in known_words}
+    return any(p not in known_set for p in _particulars(asked_words)) or any(
+        p not in asked_set for p in _particulars(known_words)
+    )
+
+
+def _particulars(words: list[str]) -> set[str]:
+    found = set()
+    for i, word in enumerate(words):
+        if any(c.isdigit() for c in word) or (i > 0 and word[:1].isupper() and word != "I"):
+            found.add(word.casefold())
+    return found

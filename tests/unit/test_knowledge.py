@@ -5,6 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from mindledger.adapters.memory_ledger import MEMORY_ENV
 from mindledger.domain.application import Mind
@@ -16,7 +18,7 @@ from mindledger.domain.knowledge import (
     knowledge_stream,
     legacy_intent_hash,
 )
-from mindledger.domain.knowledge_ask import Asker, MemoryAnswer
+from mindledger.domain.knowledge_ask import Asker, MemoryAnswer, particulars_differ
 from mindledger.domain.knowledge_commands import KnowledgeRoleError
 from mindledger.domain.model_port import CompletionModel
 from tests.unit.fakes import FakeModel, FakeRetrieval, memory_item, turn_service
@@ -83,6 +85,46 @@ def test_a_paraphrase_at_cosine_078_or_more_is_reused_semantically(app: Mind) ->
     assert model.built == 0
     recorded = routes(app)[-1]
     assert recorded["route"] == "memory-semantic" and recorded["score"] == pytest.approx(0.8)
+
+
+def test_a_near_question_naming_another_code_is_not_answered_from_memory(app: Mind) -> None:
+    # An embedding scores questions that differ only in an identifier at ~0.8: the answer to
+    # "code 1-1" was reused for "code 1-4".
+    app.remember("11", question="What is code 1-1?", state="verified", confidence=950_000)
+    embed = FakeEmbedder({"what is code 1-1?": [1.0, 0.0], "what is code 1-4?": [0.8, 0.6]})
+    model = CountingModel("I do not know code 1-4.")
+
+    outcome = asker(app, embed).ask("What is code 1-4?", model)
+
+    assert outcome.route == "model" and model.built == 1
+    assert outcome.candidates[0]["score"] == pytest.approx(0.8)
+    assert outcome.candidates[0]["decision"] == "reject"
+    assert outcome.candidates[0]["reasons"] == ["particulars-differ"]
+    assert routes(app)[-1]["candidates"][0]["reasons"] == ["particulars-differ"]
+
+
+@pytest.mark.parametrize(
+    ("asked", "known", "differ"),
+    [
+        ("What is code 1-4?", "What is code 1-1?", True),
+        ("When is Bob's birthday?", "When is Alice's birthday?", True),
+        ("Where does alice live?", "Where does Alice live?", False),
+        ("What does MCMA stand for?", "¿Qué es MCMA?", False),
+        ("What is the boiler code?", "whats the code of the boiler", False),
+        ("What did I promise?", "what was my promise", False),
+    ],
+)
+def test_particulars_are_names_and_numbers_compared_as_words(
+    asked: str, known: str, differ: bool
+) -> None:
+    assert particulars_differ(asked, known) is differ
+    assert particulars_differ(known, asked) is differ
+
+
+@given(st.text(max_size=200), st.text(max_size=200))
+def test_particulars_differ_is_symmetric_and_a_question_matches_itself(a: str, b: str) -> None:
+    assert particulars_differ(a, b) == particulars_differ(b, a)
+    assert not particulars_differ(a, a)
 
 
 def test_a_candidate_near_060_never_answers_directly(app: Mind) -> None:
