@@ -34,14 +34,17 @@ def _refusal(method: str, names: list[str], error: Any) -> InvalidInputError:
     )
 
 
-def _refuse_unencodable(method: str, value: Any) -> None:
+def _refuse_unencodable(name: str, value: Any) -> None:
+    """A text argument that cannot be written as UTF-8, refused naming the argument in the
+    floor's request words (a CLI flag, an HTTP body's field), as the floor's other refusals."""
     if isinstance(value, str):
         try:
             value.encode("utf-8")
         except UnicodeEncodeError as e:
             raise InvalidInputError(
-                f"{method}: a text holds a lone surrogate at {e.start} (not valid Unicode); "
-                "decode it with errors='replace' first"
+                f"`{name}` holds a lone surrogate at {e.start} (not valid Unicode); "
+                "give valid UTF-8 text",
+                param=name,
             ) from None
 
 
@@ -63,6 +66,7 @@ def checked(fn: F) -> F:
     method's first call: building one for each of the floor's methods up front cost a command
     more than its own work (a process calls one or two)."""
     name = fn.__name__
+    positional = fn.__code__.co_varnames[: fn.__code__.co_argcount]
 
     @functools.cache
     def checker() -> tuple[Callable[..., Any], list[str]]:
@@ -79,8 +83,8 @@ def checked(fn: F) -> F:
     def call(*args: Any, **kwargs: Any) -> Any:
         from pydantic import ValidationError
 
-        for value in (*args, *kwargs.values()):
-            _refuse_unencodable(name, value)
+        for argument, value in (*zip(positional, args, strict=False), *kwargs.items()):
+            _refuse_unencodable(argument, value)
         validated, names = checker()
         try:
             return validated(*args, **kwargs)

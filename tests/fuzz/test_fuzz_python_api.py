@@ -80,6 +80,9 @@ def test_a_refused_turn_records_nothing(mind: mindledger.MindLedger, tmp_path: P
     for bad in (None, 5, b"hi", "a\ud800b"):
         with pytest.raises(mindledger.InvalidInputError):
             mind.turn(bad, model="mock", mock_reply="ok")  # type: ignore[arg-type]
+    with pytest.raises(mindledger.InvalidInputError) as refused:
+        mind.turn("hi", model="mock", mock_reply="a\ud800b")
+    assert refused.value.param == "mock_reply" and "`mock_reply` holds" in str(refused.value)
     with pytest.raises(mindledger.InvalidInputError):
         mind.turn("hi", model="mock", mock_reply=5)  # type: ignore[arg-type]
     with pytest.raises(mindledger.InvalidInputError):

@@ -393,3 +393,24 @@ def test_a_mounted_app_keeps_the_server_s_body_limit(mind_home: Path) -> None:
         assert answer.status_code == 413
         assert answer.json()["error"]["message"] == "the body is over the limit of 400 bytes"
     assert within.status_code == 200, within.text
+
+
+def test_a_lone_surrogate_in_a_turns_text_is_a_400_naming_the_field(
+    served: tuple[TestClient, Minds],
+) -> None:
+    # It read "attempt_turn: a text holds a lone surrogate ...; decode it with
+    # errors='replace' first" with no param: the floor's method name and Python advice.
+    client, minds = served
+    name = next(iter(minds)).name
+    body = '{"text": "\\ud800", "model": "mock", "mock_reply": "x"}'
+
+    answer = client.post(
+        f"/v1/minds/{name}/turns",
+        content=body,
+        headers={**auth(minds), "Content-Type": "application/json"},
+    )
+
+    assert answer.status_code == 400, answer.text
+    error = answer.json()["error"]
+    assert error["param"] == "text" and "`text` holds a lone surrogate" in error["message"]
+    assert "attempt_turn" not in error["message"] and "errors=" not in error["message"]
