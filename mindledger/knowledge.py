@@ -42,9 +42,10 @@ def unknown_item(target: str) -> Exception:
     """The one answer for a target that names no item: never captured, or forgotten."""
     from mindledger.domain.knowledge_commands import UnknownKnowledgeError
 
-    return UnknownKnowledgeError(
-        f"no knowledge item is {target!r}; `mind knowledge list` shows them"
-    )
+    shown = repr(target)
+    if len(target) > 80:  # an id of any length may be sent: the line stays a line
+        shown = f"{target[:60]!r}... ({len(target):,} characters)"
+    return UnknownKnowledgeError(f"no knowledge item is {shown}; `mind knowledge list` shows them")
 
 
 def resolve_item(home: Home, target: str) -> str:

@@ -145,8 +145,11 @@ def test_an_unknown_reference_is_a_404(served: tuple[Server, Path]) -> None:
     server, _ = served
 
     answer = server.request("POST", f"{K}/zzzzzz/verify", {})
+    long = server.request("POST", f"{K}/{'k' * 10_000}/verify", {})
 
     assert (answer.status, answer.json()["error"]["code"]) == (404, "not_found")
+    message = long.json()["error"]["message"]
+    assert long.status == 404 and "(10,000 characters)" in message and len(message) < 200
 
 
 def test_ask_approve_and_discard_through_the_server(served: tuple[Server, Path]) -> None:
