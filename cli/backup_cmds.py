@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from mindledger.cli.arguments import GivenPath
-from mindledger.cli.output import echo, emit_json
+from mindledger.cli.output import echo, emit_json, path_text
 from mindledger.compose import Home
 
 
@@ -41,7 +41,7 @@ def backup(home: Home, dest: Path, as_json: bool) -> None:
         return
     forgotten = f", {done['forgotten_keys']} forgotten keys" if done["forgotten_keys"] else ""
     echo(
-        f"backed up {done['events']} events to {click.format_filename(done['dest'])} "
+        f"backed up {done['events']} events to {path_text(done['dest'])} "
         f"({done['bytes'] / 1024:.1f} KB, head {(done['head'] or '-')[:16]}{forgotten}), "
         f"verified, in {done['seconds']:.2f}s"
     )

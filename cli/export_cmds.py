@@ -11,7 +11,7 @@ from typing import Any
 import click
 
 from mindledger.cli.arguments import GivenPath
-from mindledger.cli.output import echo, emit_json
+from mindledger.cli.output import echo, emit_json, path_text
 from mindledger.compose import Home
 
 LEDGER_FORMATS = ("jsonl", "md")
@@ -53,7 +53,7 @@ class TerminalBar:
 def echo_export(data: dict[str, Any]) -> None:
     """`wrote 120 events to FOLDER/ledger.jsonl (34.1 KB, head 1f2e...) in 0.02s`."""
     echo(
-        f"wrote {data['events']} events to {click.format_filename(data['file'])} "
+        f"wrote {data['events']} events to {path_text(data['file'])} "
         f"({data['bytes'] / 1024:.1f} KB, head {(data['head'] or '-')[:16]}) "
         f"in {data['seconds']:.2f}s"
     )
@@ -105,7 +105,7 @@ def import_ledger(home: Home, path: Path, as_json: bool) -> None:
         emit_json(data)
     else:
         echo(
-            f"imported {data['events']} events into {click.format_filename(home.path)} "
+            f"imported {data['events']} events into {path_text(home.path)} "
             f"(ledger {data['ledger_id'][:12]}, head {data['head'][:16]}) "
             f"in {data['seconds']:.2f}s"
         )

@@ -10,7 +10,7 @@ from click.core import ParameterSource
 
 from mindledger.cli.arguments import GivenPath
 from mindledger.cli.floor import opened
-from mindledger.cli.output import echo, emit_json, table, write_out
+from mindledger.cli.output import echo, emit_json, path_text, table, write_out
 from mindledger.compose import Home
 from mindledger.domain.errors import InvalidInputError
 from mindledger.graph import GRAPH_FORMATS
@@ -108,7 +108,7 @@ def export_(home: Home, fmt: str, out: Path, as_json: bool) -> None:
     if as_json:
         emit_json(done)
     else:
-        echo(f"wrote {click.format_filename(str(out))}")
+        echo(f"wrote {path_text(str(out))}")
 
 
 def register(group: click.Group) -> None:

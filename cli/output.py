@@ -109,6 +109,15 @@ def echo(message: Any = None, nl: bool = True, err: bool = False) -> None:
         _write(text, nl, sys.stdout)
 
 
+def path_text(path: Any) -> str:
+    """A path for a line of output: as click shows a file name, with a line break or a tab in
+    it written out (`\\n`), as an error line writes it, so the line stays one line."""
+    import click
+
+    shown = click.format_filename(path)
+    return shown.replace("\r", "\\r").replace("\n", "\\n").replace("\t", "\\t")
+
+
 def write_out(text: str, nl: bool = True) -> None:
     """Print `text` as it is (data for a pipe, or text already made safe)."""
     with writing_stdout():

@@ -19,6 +19,7 @@ from mindledger.cli.output import (
     echo,
     emit_json,
     json_text,
+    path_text,
     table_text,
     write_out,
 )
@@ -186,7 +187,7 @@ def report(home: Home, name: str, fmt: str, out: Path | None, as_json: bool) -> 
     if as_json:
         emit_json(done)
     elif not to_stdout:
-        echo(f"wrote {click.format_filename(done['path'])}")
+        echo(f"wrote {path_text(done['path'])}")
 
 
 @click.command(name="export")
@@ -237,7 +238,7 @@ def export(home: Home, folder: Path, fmt: str, force: bool, as_json: bool) -> No
         if as_json:
             emit_json(done)
             return
-        echo(f"wrote {len(done['files'])} files to {click.format_filename(folder)}")
+        echo(f"wrote {len(done['files'])} files to {path_text(folder)}")
 
 
 @contextlib.contextmanager

@@ -148,3 +148,15 @@ def test_help_teaches_with_an_example(cli: Cli) -> None:
     shown = cli("backup", "--help").output
 
     assert "Example:" in shown and "mind backup ~/backups/" in shown
+
+
+def test_a_dest_with_a_line_break_is_shown_on_one_line(
+    cli: Cli, mind_home: Path, tmp_path: Path
+) -> None:
+    dest = tmp_path / "bk\nx"
+
+    result = cli("backup", str(dest))
+
+    assert result.exit_code == 0, result.stderr
+    assert result.output.count("\n") == 1 and "bk\\nx" in result.output
+    assert cli("--home", str(dest), "verify").exit_code == 0
