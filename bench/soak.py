@@ -151,7 +151,27 @@ def settled_files(target: Target, pid: int, load: Load, tag: str) -> int:
     with load.lock:
         load.acknowledged[text] += 1
     request_json(target, "GET", "recall?q=settle&budget=2000", None)
-    return tree_usage(pid)[1]
+    return steady_files(pid)
+
+
+STEADY_READS = 10  # the same count this many reads in a row (0.2 s apart) is the idle count
+STEADY_WITHIN_S = 30.0
+
+
+def steady_files(pid: int) -> int:
+    """The server's open files once they stop moving: what the last request set off in the
+    background (a turn's read session caught up, its texts embedded) still holds a file for a
+    moment after the answer, and a single read caught it in one count and not the other (busy
+    run r23b). A leak is a count that stays up; so the count is taken once it reads the same
+    STEADY_READS times in a row, or the fewest read when it never settles."""
+    seen: list[int] = []
+    deadline = time.monotonic() + STEADY_WITHIN_S
+    while time.monotonic() < deadline:
+        seen.append(tree_usage(pid)[1])
+        if len(seen) >= STEADY_READS and len(set(seen[-STEADY_READS:])) == 1:
+            return seen[-1]
+        time.sleep(0.2)  # a sampling period between reads of /proc
+    return min(seen)
 
 
 def open_file_names(pid: int) -> list[str]:
@@ -264,6 +284,7 @@ def run(
             if not load.paused(clients):
                 raise RuntimeError("the clients did not pause within 120 s")
             files0 = settled_files(target, proc.pid, load, "warm")
+            names0 = open_file_names(proc.pid)
             load.go.set()
             for done in running:
                 done.result()
@@ -271,7 +292,10 @@ def run(
         watch.join()
         figures = judge(load.samples, usage, begin, seconds, warmup, clients, files0, files1)
         if not figures["holds"]["open_files_flat"]:
-            figures["open_files_named"] = open_file_names(proc.pid)
+            names1 = open_file_names(proc.pid)
+            figures["open_files_named"] = names1
+            added = Counter(names1) - Counter(names0)  # what the end holds that warm-up did not
+            figures["open_files_added"] = sorted(added.elements())
     finally:
         stop_server(proc)
     ops = Counter(op for _, op, _ in load.samples)
