@@ -151,7 +151,22 @@ def settled_files(target: Target, pid: int, load: Load, tag: str) -> int:
     with load.lock:
         load.acknowledged[text] += 1
     request_json(target, "GET", "recall?q=settle&budget=2000", None)
+    caught_up(target)
     return steady_files(pid)
+
+
+def caught_up(target: Target, within_s: float = 120.0) -> bool:
+    """Wait until every projection of the mind is at the ledger's head: the vector projection
+    embeds the new texts in a background pass that holds the ledger, vectors.sqlite and the
+    forget lock open (7 files; seconds on a busy machine), and a count taken during it read
+    as a leak (busy run r24a: 22 after warm-up, 29 at the end, those files the difference)."""
+    deadline = time.monotonic() + within_s
+    while time.monotonic() < deadline:
+        status = request_json(target, "GET", "status", None)
+        if all(p.get("lag") == 0 for p in status.get("projections", [])):
+            return True
+        time.sleep(0.2)  # a polling period; the loop ends on the condition or the deadline
+    return False
 
 
 STEADY_READS = 10  # the same count this many reads in a row (0.2 s apart) is the idle count
@@ -160,9 +175,9 @@ STEADY_WITHIN_S = 30.0
 
 def steady_files(pid: int) -> int:
     """The server's open files once they stop moving: what the last request set off in the
-    background (a turn's read session caught up, its texts embedded) still holds a file for a
-    moment after the answer, and a single read caught it in one count and not the other (busy
-    run r23b). A leak is a count that stays up; so the count is taken once it reads the same
+    background (a turn's read session caught up) may still hold a file for a moment after the
+    projections reached the head, and a single read caught it in one count and not the other
+    (busy run r23b). A leak is a count that stays up; so the count is taken once it reads the same
     STEADY_READS times in a row, or the fewest read when it never settles."""
     seen: list[int] = []
     deadline = time.monotonic() + STEADY_WITHIN_S
