@@ -33,6 +33,20 @@ class Shown(Protocol):
     text: str
 
 
+# A stored text is shown on one line (`domain.prompt_text.one_line`): a line break reads `\n`, a
+# hidden character `\x1b` or `\u200b`, a tag-shaped `<` reads `&lt;`. Read as a space and a `<`
+# again, or a message of two lines never led for its own text ("note\nsecond" is not "note second").
+_SHOWN = re.compile(r"\\(?:[nrt]|x[0-9a-f]{2}|u[0-9a-f]{4}|U[0-9a-f]{8})|&lt;")
+
+
+def plain(text: str) -> str:
+    """A text with the escapes of its one-line form read back (the query's too, so a query
+    that holds them literally reads the same)."""
+    if "\\" not in text and "&" not in text:  # most texts: no regex
+        return text
+    return _SHOWN.sub(lambda m: "<" if m.group() == "&lt;" else " ", text)
+
+
 def words(text: str) -> list[str]:
     """Lower-cased words of a text (letters and digits), stop words kept."""
     return _WORD.findall(text.lower())
@@ -67,7 +81,7 @@ def holds(run: re.Pattern[str], low: str) -> bool:
 def tier(query: list[str], shown: str, run: re.Pattern[str] | None = None) -> int:
     """WHOLE when the item's text is exactly the query's words, INSIDE when it holds them as a
     run, else 0 (`run`: `phrase(query)`, compiled once by a caller with many items)."""
-    text = body(shown)
+    text = plain(body(shown))
     low = text.lower()
     if not query or max(query, key=len) not in low:  # a cheap test first: most fail it
         return 0
@@ -80,7 +94,7 @@ def tier(query: list[str], shown: str, run: re.Pattern[str] | None = None) -> in
 
 def exact_lead(query: str, candidates: Iterable[Shown]) -> dict[int, int]:
     """The candidates that lead for `query`: position -> tier (WHOLE before INSIDE)."""
-    q = words(query)
+    q = words(plain(query))
     if not q or len(q) > MAX_WORDS:
         return {}
     run = phrase(q)
