@@ -28,9 +28,10 @@ CHAIN = 10  # causes followed at most (a cycle ends it sooner)
 _TRACEBACK = "Traceback (most recent call last)"
 _FRAME = re.compile(r"[ \t]*File \"[^\"\n]*\", line \d+[^\n]*")
 _URL = re.compile(r"\b(?:https?|ftp|wss?)://[^\s<>\"'`]+", re.IGNORECASE)
-# A server on this machine (the loopback model server, an --api-base the user gave) helps.
+# A server on this machine (the loopback model server, an --api-base the user gave) helps; the
+# URL may end a parenthesis or a clause (`(pid 7, http://127.0.0.1:8421) already serves`).
 _LOOPBACK = re.compile(
-    r"^[a-z]+://(?:[^@/\s]*@)?(?:localhost|127(?:\.\d{1,3}){3}|\[::1\])(?::\d+)?(?:[/?#]|$)",
+    r"^[a-z]+://(?:[^@/\s]*@)?(?:localhost|127(?:\.\d{1,3}){3}|\[::1\])(?::\d+)?(?:[/?#),;]|$)",
     re.IGNORECASE,
 )
 _PATH = re.compile(r"(?:[A-Za-z]:)?(?:[\\/][^\s\"'<>:;,()\[\]{}]+)+")

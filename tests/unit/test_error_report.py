@@ -100,6 +100,10 @@ def test_the_log_stays_bounded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
     [
         ("see https://github.com/BerriAI/litellm/issues/new?x=1 now", "see  now"),
         ("cannot reach http://127.0.0.1:8080/v1", "cannot reach http://127.0.0.1:8080/v1"),
+        (
+            "a server (pid 7, http://127.0.0.1:8421) serves m",
+            "a server (pid 7, http://127.0.0.1:8421) serves m",
+        ),
         ("cannot write /tmp/out/export.jsonl", "cannot write /tmp/out/export.jsonl"),
         ("litellm.APIConnectionError: refused", "refused"),
         ("Authorization: Bearer abcdefgh12345678", "Authorization: [redacted]"),
