@@ -28,6 +28,7 @@ from mindledger.service.body_check import check_body
 from mindledger.service.endpoints import Call, Endpoint, Param
 from mindledger.service.errors import ApiError
 from mindledger.service.minds import Minds
+from tests.e2e.test_mcp_early_initialize import initialize as initialize_request
 
 
 async def explode(call: Call) -> Any:
@@ -367,16 +368,7 @@ def test_a_mounted_app_keeps_the_server_s_body_limit(mind_home: Path) -> None:
     minds = Minds.open([Home(mind_home)])
     app = build_app(minds, extensions=[extension(minds)], max_body=400)
     headers = {**auth(minds), "Accept": "application/json, text/event-stream"}
-    initialize = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": "2025-06-18",
-            "capabilities": {},
-            "clientInfo": {"name": "probe", "version": "1"},
-        },
-    }
+    initialize = initialize_request(1)  # the MCP handshake a client sends first
     over = {**initialize, "params": {**initialize["params"], "padding": "x" * 500}}
 
     def chunked() -> Iterator[bytes]:  # no Content-Length: counted as it arrives
