@@ -198,6 +198,9 @@ def projector_lock(path: Path, *, wait: bool) -> Iterator[bool]:
     In a home this process cannot write, the lock file is locked through a read-only handle
     (flock needs none other); with no lock file there, no process can be projecting into it.
     A session this process kept open between turns gives the lock up first."""
+    # Bound here: a session left open until the interpreter ends is finalized after the
+    # modules' globals are gone, and its release then printed a TypeError traceback.
+    held, flock, unlocked, close = _held, fcntl.flock, fcntl.LOCK_UN, os.close
     release_lingering(path)
     try:
         fd = os.open(path, os.O_RDWR | os.O_CREAT, FILE_MODE)
@@ -216,14 +219,14 @@ def projector_lock(path: Path, *, wait: bool) -> Iterator[bool]:
             yield False
             return
         key = os.path.abspath(path)
-        _held[key] = _held.get(key, 0) + 1
+        held[key] = held.get(key, 0) + 1
         try:
             yield True
         finally:
-            _held[key] -= 1
-            fcntl.flock(fd, fcntl.LOCK_UN)
+            held[key] -= 1
+            flock(fd, unlocked)
     finally:
-        os.close(fd)
+        close(fd)
 
 
 # A reader that cannot take the projector lock and finds the published copy behind the head

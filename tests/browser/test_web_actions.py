@@ -42,7 +42,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
         ["init", "--name", "Echo"],
         ["model", "set", "mock"],
         ["commit", "Water the ferns"],
-        ["commit", "Call the plumber about 4711"],
+        ["commit", "Call the plumber Zqxpipes"],
         ["thread", "open", "First frost?", "--content", "When to bring the ferns in"],
         ["thread", "open", "Which seeds?", "--content", "The catalogue comes in June"],
         ["concept", "define", "garden.ferns", "The ferns by the door"],
@@ -209,7 +209,7 @@ def test_forget_shows_what_would_go_and_forgets_only_once_confirmed(
     assert cid in still
     assert said.startswith(f"Forgot commitment {cid}: ")
     assert cid not in ids(served, "commitments")
-    assert "4711" not in browser.find_element(By.ID, "view").text
+    assert "Zqxpipes" not in browser.find_element(By.ID, "view").text
 
 
 def test_the_ledger_forgets_by_any_selector_and_says_when_it_names_nothing(

@@ -163,7 +163,14 @@ def test_a_backup_after_a_forget_counts_the_forgotten_keys_and_reads_them_as_for
     live_home: Path, tmp_path: Path
 ) -> None:
     turn = _cli(
-        live_home, "turn", "My code is 4242", "--model", "mock", "--mock-reply", "Ok.", "--json"
+        live_home,
+        "turn",
+        "My code is Zqxlocker",
+        "--model",
+        "mock",
+        "--mock-reply",
+        "Ok.",
+        "--json",
     )
     _cli(live_home, "turn", "Writer message", "--model", "mock", "--mock-reply", "Fine.")
     _cli(live_home, "forget", "--turn", turn["turn"], "--yes")
@@ -171,7 +178,7 @@ def test_a_backup_after_a_forget_counts_the_forgotten_keys_and_reads_them_as_for
     done = backup_home(Home(live_home), tmp_path / "backup")
 
     assert done["forgotten_keys"] > 0 and done["pending_forgets"] == 0
-    assert "4242" not in _cli(tmp_path / "backup", "recall", "code")
+    assert "Zqxlocker" not in _cli(tmp_path / "backup", "recall", "code")
     _opens_as_a_working_mind(tmp_path / "backup", done["events"])
 
 
