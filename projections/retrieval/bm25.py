@@ -23,17 +23,25 @@ scoring query's plan has a fixed cost of several milliseconds.
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import _duckdb as duckdb  # the engine without its Python layer: decisions/0026
 
+from mindledger.projections.retrieval.bm25_ranking import (
+    K1,
+    LEXICAL_K,
+    SCALE,
+    B,
+    Chosen,
+    as_columns,
+    joined,
+    rank,
+    ranked,
+    top,
+    unique_positions,
+)
 from mindledger.projections.retrieval.text_index import terms
 
-LEXICAL_K = 100
-# Long LoCoMo turns repeat their words less than k1 1.2 assumed: k1 2.0, b 0.9 measured +0.35
-# points of evidence recall at 2,000 tokens (and 60 hits with neighbours +0.2).
-K1, B = 2.0, 0.9
 # A query term with more postings than this is scored only in documents holding a rarer one,
 # when the query's common terms have more than COMMON_RATIO times the postings of its rarer ones
 # (below that, scoring every posting is as fast: 100k LoCoMo events, bench/recall.py).
@@ -44,11 +52,6 @@ COMMON_RATIO = 16
 # (counting "item"'s 357,000 postings cost ~2.4 ms per turn at 1M events). Half the cutoff:
 # a term becomes common long after it is tracked.
 TRACKED_POSTINGS = COMMON_POSTINGS // 2
-# Each posting's share of a score is summed as an integer count of 1e-9: a float sum depends on
-# the order it adds in (DuckDB's parallel sum, the postings' order in Python), which reordered
-# documents of equal score from one run to the next; integers add up the same in any order, so
-# equal scores are equal and the tie goes to the earlier position.
-SCALE = 10**9
 
 _SCORE = f"""
     stats AS (SELECT count(*) AS n, avg(length) AS avgdl FROM docs WHERE position <= $as_of),
@@ -187,10 +190,10 @@ def best_scored(
     # The rarer terms' postings whole, then the common terms' at the documents those name; as
     # columns (tuples of 64,000 postings cost 13-16 ms of CPU at 1M events).
     if need := [t for t in rare if t in missing]:
-        columns = _joined(columns, _indexed(con, INDEXED_POSTINGS, q, need, {"as_of": as_of}))
-    cand = _unique(columns[1])[0].tolist()
-    columns = _joined(columns, _indexed(con, INDEXED_AT_CANDIDATES, q, common, {"cand": cand}))
-    chosen = [_ranked(q, columns, n, avgdl, df)]
+        columns = joined(columns, _indexed(con, INDEXED_POSTINGS, q, need, {"as_of": as_of}))
+    cand = unique_positions(columns[1])[0].tolist()
+    columns = joined(columns, _indexed(con, INDEXED_AT_CANDIDATES, q, common, {"cand": cand}))
+    chosen = [ranked(q, columns, n, avgdl, df)]
     if kept is not None:
         kept.columns, kept.df = columns, df
         if kept.sub is not None and (also := _sub_chosen(kept, kept.sub, as_of)) is not None:
@@ -253,7 +256,7 @@ def _sub_chosen(kept: Fetched, sub: list[str], as_of: int) -> Chosen | None:
     # Its candidates (the documents of its rarer terms) are some of the query's.
     of_common = np.isin(columns[0], [sub.index(x) for x in common])
     keep = ~of_common | np.isin(columns[1], columns[1][~of_common])
-    return _ranked(sub, tuple(c[keep] for c in columns), n, avgdl, df)
+    return ranked(sub, tuple(c[keep] for c in columns), n, avgdl, df)
 
 
 def _sub_columns(kept: Fetched, sub: list[str]) -> tuple[Any, ...]:
@@ -294,7 +297,7 @@ def _vector_scored(
             "term = $term", "term IN (SELECT unnest($many))"
         )
         cols = con.execute(sql, {"many": q, "as_of": as_of}).fetchnumpy()
-        columns = _as_columns(cols["t"], cols["position"], cols["tf"], cols["length"])
+        columns = as_columns(cols["t"], cols["position"], cols["tf"], cols["length"])
     else:
         columns = _indexed(con, INDEXED_POSTINGS, q, q, {"as_of": as_of})
     if kept is not None:
@@ -323,24 +326,7 @@ def _indexed(
         parts.append(part if limit is None else f"({part} LIMIT {limit})")
         named[f"t{i}"] = term
     cols = con.execute(" UNION ALL ".join(parts), named | params).fetchnumpy()
-    return _as_columns(cols["t"], cols["position"], cols["tf"], cols["length"])
-
-
-def _as_columns(t: Any, position: Any, tf: Any, length: Any) -> tuple[Any, ...]:
-    import numpy as np
-
-    return (
-        np.asarray(t, dtype=np.int64),
-        np.asarray(position, dtype=np.int64),
-        np.asarray(tf, dtype=np.float64),
-        np.asarray(length, dtype=np.float64),
-    )
-
-
-def _joined(a: tuple[Any, ...], b: tuple[Any, ...]) -> tuple[Any, ...]:
-    import numpy as np
-
-    return tuple(np.concatenate(pair) for pair in zip(a, b, strict=True))
+    return as_columns(cols["t"], cols["position"], cols["tf"], cols["length"])
 
 
 def _scored_columns(
@@ -354,9 +340,6 @@ def _scored_columns(
     """`_vector_scored`'s scoring of the postings of `q` as columns (term index in `q`,
     position, tf, length)."""
     return _with_kinds(con, [_chosen(q, columns, n, avgdl, prune)])[0]
-
-
-Chosen = tuple[list[int], list[float], dict[int, list[str]]]
 
 
 def _with_kinds(con: duckdb.DuckDBPyConnection, chosen: list[Chosen]) -> list[list[Any]]:
@@ -396,65 +379,9 @@ def _chosen(
     share = idf[t] * tf * (K1 + 1) / (tf + K1 * (1 - B + B * length / avgdl))
     # Whole units of 1/SCALE, summed exactly (as float64 integers, far below 2**53): the same
     # totals, and so the same ties, in any order.
-    docs, of = _unique(position)
+    docs, of = unique_positions(position)
     score = np.bincount(of, weights=np.rint(share * SCALE), minlength=len(docs))
-    return _top(q, t, position, docs, score)
-
-
-def _ranked(
-    q: list[str], columns: tuple[Any, ...], n: int, avgdl: float, df: dict[str, int]
-) -> Chosen:
-    """`_rank` of the postings of `q` as columns (term index in `q`, position, tf, length),
-    with the frequencies `df`: its arithmetic in its order (the idf by `math.log`, the
-    share as idf times the length-normalised tf), so the same scores and ties."""
-    import numpy as np
-
-    t, position, tf, length = columns
-    if not len(t):
-        return [], [], {}
-    idf = np.array([math.log(1 + (n - df[x] + 0.5) / (df[x] + 0.5)) if x in df else 0.0 for x in q])
-    norm = tf * (K1 + 1) / (tf + K1 * (1 - B + B * length / avgdl))
-    docs, of = _unique(position)
-    # round() of each share as _rank_here does (both round half to even), summed exactly.
-    score = np.bincount(of, weights=np.rint(idf[t] * norm * SCALE), minlength=len(docs))
-    return _top(q, t, position, docs, score)
-
-
-def _top(q: list[str], t: Any, position: Any, docs: Any, score: Any) -> Chosen:
-    """The `LEXICAL_K * 3` best of the documents `docs` scored `score` (in 1/SCALE), by score
-    then position, with the terms of `q` each holds (postings `t`, `position`)."""
-    import numpy as np
-
-    take = LEXICAL_K * 3
-    if len(docs) > take:  # every document scoring at least the take-th best (ties included)
-        cut = np.partition(score, len(docs) - take)[len(docs) - take]
-        chosen = np.flatnonzero(score >= cut)
-    else:
-        chosen = np.arange(len(docs))
-    chosen = chosen[np.lexsort((docs[chosen], -score[chosen]))][:take]
-    best = docs[chosen].tolist()
-    matched: dict[int, list[str]] = {p: [] for p in best}
-    mine = np.isin(position, docs[chosen])
-    for p, i in sorted(zip(position[mine].tolist(), t[mine].tolist(), strict=True)):
-        matched[p].append(q[i])  # q is sorted: the terms come in order
-    return best, score[chosen].tolist(), matched
-
-
-def _unique(position: Any) -> tuple[Any, Any]:
-    """`np.unique(position, return_inverse=True)`, by a stable sort: the postings come as one
-    sorted run per term (the index is sorted by term, then position), which a stable sort
-    (timsort) merges in a few passes where unique's quicksort sorted them afresh (200,000
-    postings at 1M events: 1.2 against 7.6 ms)."""
-    import numpy as np
-
-    order = np.argsort(position, kind="stable")
-    ranked = position[order]
-    first = np.empty(len(ranked), dtype=bool)
-    first[:1] = True
-    np.not_equal(ranked[1:], ranked[:-1], out=first[1:])
-    inverse = np.empty(len(ranked), dtype=np.intp)
-    inverse[order] = np.cumsum(first) - 1
-    return ranked[first], inverse
+    return top(q, t, position, docs, score)
 
 
 def _counted(con: duckdb.DuckDBPyConnection, q: list[str], as_of: int) -> dict[str, int]:
@@ -480,7 +407,7 @@ def _with_common(
     if fetch:
         columns = _indexed(con, INDEXED_POSTINGS, q, fetch, {"as_of": as_of}, limit=most)
     else:
-        columns = _as_columns([], [], [], [])
+        columns = as_columns([], [], [], [])
     found = np.bincount(columns[0], minlength=len(q)).tolist()
     over = {t for t in fetch if found[q.index(t)] >= most}
     if over:
@@ -500,40 +427,5 @@ def _scored_here(postings: list[tuple[Any, ...]], n: int, avgdl: float) -> list[
     docs = {position: (kind, stream, live) for _, position, _, _, kind, stream, live in postings}
     return [
         (p, *docs[p][:2], score, matched, docs[p][2])
-        for p, score, matched in _rank(postings, n, avgdl, df)
+        for p, score, matched in rank(postings, n, avgdl, df)
     ]
-
-
-def _rank(
-    postings: list[tuple[Any, ...]], n: int, avgdl: float, df: dict[str, int]
-) -> list[tuple[int, float, list[str]]]:
-    """The `LEXICAL_K * 3` best documents of `postings` (term, position, tf, length, ...) by
-    BM25, then position: (position, score, matched terms). In numpy past a few hundred
-    postings (a query with common terms at 1M events scores thousands: ~15 ms in Python),
-    with the same arithmetic in the same order (`_rank_here`): the same scores and ties."""
-    if len(postings) <= FEW_RANKED:
-        return _rank_here(postings, n, avgdl, df)
-    names = sorted(df)
-    index = {term: i for i, term in enumerate(names)}
-    term, position, tf, length = (list(c) for c in list(zip(*postings, strict=True))[:4])
-    columns = _as_columns([index[x] for x in term], position, tf, length)
-    best, scores, matched = _ranked(names, columns, n, avgdl, df)
-    return [(p, s / SCALE, matched[p]) for p, s in zip(best, scores, strict=True)]
-
-
-FEW_RANKED = 256
-
-
-def _rank_here(
-    postings: list[tuple[Any, ...]], n: int, avgdl: float, df: dict[str, int]
-) -> list[tuple[int, float, list[str]]]:
-    """`_rank` in Python."""
-    score: dict[int, int] = {}  # in 1/SCALE: the same sum in any order of the postings
-    matched: dict[int, set[str]] = {}
-    for term, position, tf, length, *_ in postings:
-        idf = math.log(1 + (n - df[term] + 0.5) / (df[term] + 0.5))
-        norm = tf * (K1 + 1) / (tf + K1 * (1 - B + B * length / avgdl))
-        score[position] = score.get(position, 0) + round(idf * norm * SCALE)
-        matched.setdefault(position, set()).add(term)
-    best = sorted(score, key=lambda p: (-score[p], p))[: LEXICAL_K * 3]
-    return [(p, score[p] / SCALE, sorted(matched[p])) for p in best]

@@ -26,7 +26,8 @@ from typing import Any
 
 import _duckdb as duckdb  # the engine without its Python layer: decisions/0026
 
-from mindledger.projections.retrieval.bm25 import AT_CANDIDATES, K1, B, _counted, _per_term
+from mindledger.projections.retrieval.bm25 import AT_CANDIDATES, _counted, _per_term
+from mindledger.projections.retrieval.bm25_ranking import K1, B
 from mindledger.projections.retrieval.item_text import Found, said
 from mindledger.projections.retrieval.text_index import terms
 

@@ -11,7 +11,7 @@ import pytest
 
 from mindledger.adapters.importers import import_chat
 from mindledger.compose import Home, open_reader, read_model
-from mindledger.projections.retrieval import bm25
+from mindledger.projections.retrieval import bm25, bm25_ranking
 from mindledger.projections.retrieval.text_index import terms
 from tests.integration.ledger_factory import sqlite_mind
 
@@ -73,7 +73,7 @@ def bm25_by_hand(con: Any, q: list[str], rare: set[str]) -> list[tuple[int, floa
         df[term] = df.get(term, 0) + 1
     scores: dict[int, float] = {}
     holds_rare: set[int] = set()
-    k1, b = bm25.K1, bm25.B
+    k1, b = bm25_ranking.K1, bm25_ranking.B
     for term, position, tf, length in postings:
         idf = math.log(1 + (n - df[term] + 0.5) / (df[term] + 0.5))
         norm = tf * (k1 + 1) / (tf + k1 * (1 - b + b * length / avgdl))
@@ -81,7 +81,7 @@ def bm25_by_hand(con: Any, q: list[str], rare: set[str]) -> list[tuple[int, floa
         if term in rare:
             holds_rare.add(position)
     kept = [(p, s) for p, s in scores.items() if not rare or p in holds_rare]
-    return sorted(kept, key=lambda ps: (-round(ps[1], 9), ps[0]))[: bm25.LEXICAL_K * 3]
+    return sorted(kept, key=lambda ps: (-round(ps[1], 9), ps[0]))[: bm25_ranking.LEXICAL_K * 3]
 
 
 @pytest.mark.parametrize(
@@ -220,7 +220,7 @@ def test_equal_scores_rank_by_position_in_any_summing_order(corpus: Home, query:
     df: dict[str, int] = {}
     for term, *_ in postings:
         df[term] = df.get(term, 0) + 1
-    in_python = [bm25._rank(order, n, avgdl, df) for order in (postings, postings[::-1])]
+    in_python = [bm25_ranking.rank(order, n, avgdl, df) for order in (postings, postings[::-1])]
     assert in_python[0] == in_python[1]
     assert [p for p, _, _ in in_python[0]] == [row[0] for row in runs[0]]
 
