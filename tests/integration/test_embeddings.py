@@ -192,6 +192,25 @@ def test_the_vector_channel_finds_a_paraphrase_that_bm25_misses(tmp_path: Path) 
     assert by_vector[0].reasons["vector"].startswith("similarity 0.")
 
 
+@pytest.mark.parametrize("query", ["", "   ", "\n\t"])
+def test_a_query_without_words_finds_nothing_by_meaning(tmp_path: Path, query: str) -> None:
+    # The nearest messages to an empty text are arbitrary: a recall of nothing (a turn whose
+    # message is only tool results) gets no meaning channel's picks, and no embedding.
+    home = mind_with(tmp_path, LINES)
+    calls: list[list[str]] = []
+
+    def embed(texts: list[str]) -> list[list[float]]:
+        calls.append(texts)
+        raise AssertionError("embedded for a query without words")
+
+    with read_model(Home(home)) as con:
+        pool = gather(con, query, NOW, embed=embed)
+
+    meant = ("vector", "windows", "speaker_vector")
+    assert calls == []
+    assert not [c for c in pool.items.values() if any(m in c.ranks for m in meant)]
+
+
 def test_the_offline_model_is_the_default_and_recall_uses_it_once_items_are_embedded(
     mind_home: Path, cli: Callable[..., Result]
 ) -> None:
