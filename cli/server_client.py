@@ -42,6 +42,7 @@ from mindledger.server_files import (
 )
 
 IDLE_EXIT_MINUTES = 10
+WARNINGS_HEADER = "mind-warnings"  # = service.endpoints.WARNINGS_HEADER, lower-cased (test)
 CONNECT_TIMEOUT_S = 2.0
 
 
@@ -154,20 +155,18 @@ def exchange(socket_path: str, request: bytes) -> tuple[int, bytes]:
             raise ServerLost(f"the server stopped answering ({e})") from None
     finally:
         sock.close()
-    return parse_response(b"".join(chunks))
+    raw = b"".join(chunks)
+    tell_warnings(_headers(raw.partition(b"\r\n\r\n")[0]))
+    return parse_response(raw)
 
 
 def parse_response(raw: bytes) -> tuple[int, bytes]:
     """Status and body of a whole HTTP/1.1 response (Content-Length or chunked)."""
     head, sep, body = raw.partition(b"\r\n\r\n")
-    lines = head.decode("latin-1").split("\r\n")
-    parts = lines[0].split(" ", 2)
+    parts = head.decode("latin-1").split("\r\n")[0].split(" ", 2)
     if not sep or len(parts) < 2 or not parts[0].startswith("HTTP/") or not parts[1].isdigit():
         raise ServerLost("the server's answer was cut off")
-    headers = {}
-    for line in lines[1:]:
-        name, _, value = line.partition(":")
-        headers[name.strip().lower()] = value.strip()
+    headers = _headers(head)
     if headers.get("transfer-encoding", "").lower() == "chunked":
         body = _unchunk(body)
     elif headers.get("content-length", "").isdigit():
@@ -175,6 +174,39 @@ def parse_response(raw: bytes) -> tuple[int, bytes]:
             raise ServerLost("the server's answer was cut off")
         body = body[: int(headers["content-length"])]
     return int(parts[1]), body
+
+
+def _headers(head: bytes) -> dict[str, str]:
+    """The header fields of a response's head (its status line left out), by lower-case name."""
+    headers = {}
+    for line in head.decode("latin-1").split("\r\n")[1:]:
+        name, _, value = line.partition(":")
+        headers[name.strip().lower()] = value.strip()
+    return headers
+
+
+_told: set[str] = set()
+
+
+def tell_warnings(headers: Mapping[str, str]) -> None:
+    """Print the warnings the server heard running this call (its `Mind-Warnings` header, a
+    JSON list of lines) on standard error, as the in-process command would have printed
+    them: each line once per process."""
+    raw = headers.get(WARNINGS_HEADER)
+    if not raw:
+        return
+    try:
+        lines = json.loads(raw)
+    except ValueError:
+        return  # not ours to print
+    if not isinstance(lines, list):
+        return
+    from mindledger.safe_text import for_terminal
+
+    for line in lines:
+        if isinstance(line, str) and line not in _told:
+            _told.add(line)
+            print(for_terminal(line, keep=""), file=sys.stderr, flush=True)
 
 
 def _unchunk(data: bytes) -> bytes:
@@ -444,6 +476,7 @@ def _open_stream(server: Server, path: str, body: dict[str, Any]) -> Iterator[tu
             raise ServerUnavailable(f"cannot send to the server ({e})") from None
         reader = _Reader(sock)
         top = reader.until(b"\r\n\r\n")
+        tell_warnings(_headers(top))
         headers = top.decode("latin-1").lower()
         if not top.startswith(b"HTTP/1.1 200 ") or "content-type: text/event-stream" not in headers:
             status, raw = parse_response(top + b"\r\n\r\n" + reader.rest())

@@ -7,15 +7,10 @@ probe (`adapters.minilm_package.package_state`), which imports neither numpy nor
 
 from __future__ import annotations
 
-import threading
-
-from mindledger.notices import warn
+from mindledger.notices import warn_once
 
 # = adapters.embeddings.LOCAL_PROVIDER + "/", not imported from there: that module imports numpy.
 LOCAL_PREFIX = "local/"
-
-_lock = threading.Lock()
-_warned = False
 
 
 def offline_embedder_missing(model: str) -> bool:
@@ -28,16 +23,13 @@ def offline_embedder_missing(model: str) -> bool:
     folder, why = package_state()
     if folder is not None:
         return False
-    global _warned
-    with _lock:
-        first, _warned = not _warned, True
-    if first:
-        said = "is not installed" if why == NOT_INSTALLED else f"cannot be loaded: {why}"
-        fix = "to install it" if why == NOT_INSTALLED else "remove that copy, or install the model"
-        warn(
-            f"the offline embedding model {said}, so questions are matched exactly and "
-            f"recall runs without vectors; {fix}: {INSTALL}"
-        )
+    said = "is not installed" if why == NOT_INSTALLED else f"cannot be loaded: {why}"
+    fix = "to install it" if why == NOT_INSTALLED else "remove that copy, or install the model"
+    warn_once(
+        "offline-embedding-model",
+        f"the offline embedding model {said}, so questions are matched exactly and recall "
+        f"runs without vectors; {fix}: {INSTALL}",
+    )
     return True
 
 

@@ -35,6 +35,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from mindledger.domain.errors import MindError
 from mindledger.domain.redaction import redact
 from mindledger.error_report import failure_message, was_disk_full, was_unavailable
+from mindledger.notices import heard
 from mindledger.service.auth import bearer
 from mindledger.service.endpoints import (
     DEFAULT_MAX_BODY,
@@ -43,6 +44,7 @@ from mindledger.service.endpoints import (
     JsonResponse,
     check_params,
     read_json,
+    with_warnings,
 )
 from mindledger.service.errors import (
     ApiError,
@@ -186,6 +188,13 @@ def _route(
     ep: Endpoint, minds: Minds, max_body: int, secrets: list[str], state: ServerState
 ) -> Route:
     async def endpoint(request: Request) -> Response:
+        # The warnings the request's use case gave go back with its answer, as the command
+        # line would have printed them running it in-process.
+        with heard() as warnings:
+            response = await answer(request)
+        return with_warnings(response, warnings, secrets)
+
+    async def answer(request: Request) -> Response:
         mind: ServedMind | None = None
         opened: list[ServedMind] = []
         try:

@@ -21,6 +21,18 @@ if TYPE_CHECKING:
     from mindledger.service.minds import Minds, ServedMind
 
 DEFAULT_MAX_BODY = 1024 * 1024  # 1 MiB: a turn's text is at most a few hundred KiB
+WARNINGS_HEADER = "Mind-Warnings"
+
+
+def with_warnings(response: Response, lines: list[str], secrets: Sequence[str]) -> Response:
+    """`response` with the warnings its request heard (`mindledger.notices.heard`) in the
+    `Mind-Warnings` header, a JSON list of lines (ASCII, so a header can hold it; secrets
+    redacted), which the command line prints as the in-process command prints them."""
+    if lines:
+        from mindledger.domain.redaction import redact
+
+        response.headers[WARNINGS_HEADER] = json.dumps([redact(line, secrets) for line in lines])
+    return response
 
 
 class JsonResponse(Response):

