@@ -258,6 +258,8 @@ PUBLIC_NAMES = {
     "mindledger.quick_reads.quick_commitments",
     "mindledger.quick_reads.quick_recall",
     "mindledger.compose.default_home",
+    # A server's request keeps the warnings its use case gave, for its answer (service/app.py).
+    "mindledger.notices.heard",
 }
 
 
