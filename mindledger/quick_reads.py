@@ -3,8 +3,10 @@ they can: from the ledger's head (SQLite, read-only) and the read model's summar
 (`projections/engine/summary.py`), which the projector writes at each position it reaches.
 
 A listing must include every event written before it (read-your-writes): the summary is used
-only when its position and hash are the ledger's head and it was written for this release's
-tables. It is used only in the plain case too: a SQLite home with no setting but the home
+only when its position and hash are the ledger's head, it was written for this release's
+tables, and the file's DuckDB header is the one it was written for (`summary.vouches_for`:
+a damaged file is read, and so rebuilt, by the floor instead of looking healthy here).
+It is used only in the plain case too: a SQLite home with no setting but the home
 given (no MIND_* setting in the environment, no .env, no config.json: those are validated by
 the typed settings, which this path does not import), no forget left to finish, and no other
 projector holding the read model (a follower's readers see its published copy). In every
@@ -173,7 +175,7 @@ def _current(home: Path) -> tuple[Any, Any, dict[str, Any], Any] | None:
     from mindledger.home_modes import warn_if_shared
     from mindledger.identity_view import read_identity
     from mindledger.projections.engine.schema import schema_version
-    from mindledger.projections.engine.summary import read_summary
+    from mindledger.projections.engine.summary import read_summary, vouches_for
 
     if not _projector_free(home / "projector.lock"):
         return None
@@ -187,6 +189,8 @@ def _current(home: Path) -> tuple[Any, Any, dict[str, Any], Any] | None:
         summary = read_summary(home / "readmodel.duckdb")
         if summary is None or [summary.get("position"), summary.get("hash")] != list(head):
             return None
+        if not vouches_for(summary, home / "readmodel.duckdb"):
+            return None  # damaged or replaced since: the floor reads it (and rebuilds it)
         if summary.get("schema") != schema_version():
             return None
         return reader.meta(), head, summary, read_identity(reader)

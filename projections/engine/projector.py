@@ -47,6 +47,7 @@ from mindledger.projections.engine.schema import schema_version as current_schem
 from mindledger.projections.engine.summary import (
     read_summary,
     remove_summary,
+    vouches_for,
     write_summary,
 )
 from mindledger.projections.retrieval.text_index import term_counts
@@ -709,7 +710,8 @@ class Projector:
                 found = read_summary(self.path) or {}
                 seen = [found.get("position"), found.get("hash"), found.get("schema")]
                 mine = [position, self._position_hash(), current_schema()]
-                self._summary_at = position if seen == mine else -1
+                same = seen == mine and vouches_for(found, self.path)
+                self._summary_at = position if same else -1
             if self._summary_at == position:
                 return
             if self._open_commitments is None:

@@ -2,8 +2,9 @@
 `mind status` and `mind commitments` print of it, so that those two read it with the standard
 library instead of starting DuckDB (its import and the floor's were most of their start-up).
 
-It holds the ledger position and hash the working file includes, the tables' fingerprint, and
-the open commitments as `listings.commitments` gives them. The projector writes it after each
+It holds the ledger position and hash the working file includes, the tables' fingerprint, the
+CRC of the file's DuckDB header (`vouches_for`), and the open commitments as
+`listings.commitments` gives them. The projector writes it after each
 catch-up that moved (`Projector.catch_up`), under the projector lock, replacing it whole
 (`os.replace`), so a reader sees one summary or another, never a mix. It is not in the read
 model's transaction: a projector that dies between its commit and the summary leaves an older
@@ -22,12 +23,22 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import zlib
 from pathlib import Path
 from typing import Any
 
 from mindledger.domain.private_files import private_opener
 
 FORMAT = 1  # of the file: a reader takes only the format it knows
+# DuckDB's main header: the file's first block, written when the file is made and never again
+# (checkpoints write the two database headers after it, and the data blocks). Its CRC in the
+# summary lets a reader notice, for one read of 4 KiB, bytes flipped there or a file replaced
+# behind the summary; a file shorter than the three header blocks, or not a whole number of
+# 4 KiB blocks, is cut short. Damage deeper in the file is met by DuckDB at the next read,
+# which rebuilds the read model (`mindledger.read_model_repair`). A CRC, not a digest: it
+# notices accidents (a disk, an editor, a copy), which is all a derived file needs.
+HEADER_BYTES = 4096
+HEADERS = 3  # the main header, then two database headers, each a block of HEADER_BYTES
 
 
 def summary_path(working: Path) -> Path:
@@ -48,6 +59,26 @@ def read_summary(working: Path) -> dict[str, Any] | None:
     return data
 
 
+def file_header(working: Path) -> int | None:
+    """The CRC-32 of the read model's main header (`HEADER_BYTES` at the start of `working`);
+    None when the file is missing, cut short or not a whole number of blocks."""
+    try:
+        with open(working, "rb") as f:
+            size = os.fstat(f.fileno()).st_size
+            if size < HEADERS * HEADER_BYTES or size % HEADER_BYTES:
+                return None
+            return zlib.crc32(f.read(HEADER_BYTES))
+    except OSError:
+        return None
+
+
+def vouches_for(summary: dict[str, Any], working: Path) -> bool:
+    """Whether `summary` was written for the file at `working` as it is now, as far as its
+    header shows (see `HEADER_BYTES`): a summary of a damaged or replaced file is not taken."""
+    header = summary.get("header")
+    return isinstance(header, int) and header == file_header(working)
+
+
 def write_summary(
     working: Path, schema: str, position: int, digest: str | None, commitments: list[Any]
 ) -> None:
@@ -59,6 +90,7 @@ def write_summary(
         "schema": schema,
         "position": position,
         "hash": digest,
+        "header": file_header(working),
         "commitments": commitments,
     }
     try:

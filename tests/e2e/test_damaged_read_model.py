@@ -138,3 +138,42 @@ def test_doctor_names_a_damaged_read_model_and_the_command_that_rebuilds_it(
     assert swapped.returncode == 0, swapped.stderr
     after = json.loads(mind(home, "doctor", "--json").stdout)["checks"]
     assert [c["status"] for c in after if c["name"] == "read model"] == ["ok"]
+
+
+def plain_mind(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """`mind ARGS` with no setting but the home: `status` may print from the read model's
+    summary without DuckDB (`mindledger.quick_reads`)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MIND_")}
+    env.update(MIND_HOME=str(home), MIND_NO_SERVER="1", PYTHONPATH=str(REPO))
+    return subprocess.run([*MIND, *args], env=env, capture_output=True, text=True, timeout=300)
+
+
+@pytest.mark.parametrize("how", ["flipped", "cut short", "emptied"])
+def test_status_does_not_vouch_for_a_damaged_read_model_from_its_summary(
+    made: Path, tmp_path: Path, how: str
+) -> None:
+    home = tmp_path / "mind"
+    subprocess.run(["cp", "-a", str(made), str(home)], check=True)
+    healthy = plain_mind(home, "status", "--json")
+    damage(home / "readmodel.duckdb", how)
+
+    doctor = mind(home, "doctor", "--json")  # it reports, and repairs nothing
+    status = plain_mind(home, "status", "--json")
+    after = mind(home, "doctor", "--json")
+
+    assert healthy.returncode == 0 and healthy.stderr == "", healthy.stderr
+    assert status.returncode == 0 and "Traceback" not in status.stderr, status.stderr
+    assert json.loads(status.stdout) == json.loads(healthy.stdout)  # read again, rebuilt
+    warnings = status.stderr.strip().splitlines()
+    if how != "emptied":  # an empty file is simply made again (silently, as a new one is)
+        assert len(warnings) == 1, status.stderr
+        assert warnings[0].startswith("Warning: the read model is damaged")
+        assert "rebuilding it from the ledger" in warnings[0]
+    assert len(warnings) <= 1, status.stderr
+    [found] = [c for c in json.loads(doctor.stdout)["checks"] if c["name"] == "read model"]
+    if how != "emptied":
+        assert found["status"] == "fail" and found["detail"].startswith("damaged: "), found
+        assert "mind replay --swap" in found["fix"]
+    [mended] = [c for c in json.loads(after.stdout)["checks"] if c["name"] == "read model"]
+    assert mended["status"] == "ok", mended  # the status rebuilt it
+    assert json.loads(here(home, "verify", "--json").stdout)["ok"] is True
