@@ -216,6 +216,12 @@ def close(con: duckdb.DuckDBPyConnection, *, keep: bool = True) -> None:
         con.close()
 
 
+def shared(con: duckdb.DuckDBPyConnection) -> bool:
+    """Whether `con` is a connection of this process's shared instance (`connect` to a file)."""
+    attached = _attached.get(id(con))
+    return attached is not None and attached[0] is con
+
+
 def sibling(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
     """A second connection reading the same database as `con`, for a reader in another thread
     (`projections.retrieval.concurrent_reads`); it attaches nothing, so its own `close()`

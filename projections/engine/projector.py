@@ -34,6 +34,7 @@ from mindledger.projections.engine.gc_pause import paused_gc
 from mindledger.projections.engine.handlers import TABLE_OF_KIND, Ev, Rows
 from mindledger.projections.engine.ledger_refs import kept_in_ledger, stored_payload
 from mindledger.projections.engine.maintenance import refresh_tension, sort_term_index
+from mindledger.projections.engine.one_thread import one_thread
 from mindledger.projections.engine.ports import LedgerReader, LedgerRow
 from mindledger.projections.engine.registry import HANDLERS
 from mindledger.projections.engine.schema import (
@@ -680,8 +681,10 @@ class Projector:
         readers and turns skip both (they cost time in proportion to the mind's size)."""
         total = unsaved = 0
         rows = reader.rows(after=self.position(), batch=batch, stop=stop)
-        with paused_gc():
+        with paused_gc(), contextlib.ExitStack() as bulk:
             while chunk := list(islice(rows, batch)):
+                if len(chunk) > FEW_ROWS and not total:  # a bulk catch-up (`one_thread`)
+                    bulk.enter_context(one_thread(self.con))
                 applied = self.apply_read(reader, chunk)
                 total, unsaved = total + applied, unsaved + applied
                 if unsaved >= CHECKPOINT_EVENTS:
