@@ -16,8 +16,9 @@ if TYPE_CHECKING:
     from mindledger.adapters.export_lines import ExportedEvent
     from mindledger.projections.engine.projector import Projector
 
-# Events applied per scratch transaction: a catch-up's batch (projector.BATCH); 5,000 cost a
-# 100k-event check ~4% more CPU in statements and commits.
+# Events applied per scratch transaction: what a catch-up's batch was (projector.BATCH is now
+# a row group of the shared instance's files; a scratch file has DuckDB's default row groups);
+# 5,000 cost a 100k-event check ~4% more CPU in statements and commits.
 BATCH = 25_000
 
 
