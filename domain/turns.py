@@ -17,6 +17,7 @@ from mindledger.domain.context_port import (
     AssembledContext,
     ContextRequest,
     Embed,
+    PendingContext,
     Retrieval,
     ThreadReads,
     ToolRun,
@@ -34,10 +35,12 @@ from mindledger.domain.settings import DEFAULT_RECALL_SPANS, RECALL_SPANS, threa
 from mindledger.domain.tool_use import MAX_CALLS, asking_turn, call_id, tooled
 from mindledger.domain.turn import REPLY_LIMIT, Speaker, Turn, TurnFinishedError
 from mindledger.domain.turn_effects import CUT_OFF_REASON, TurnEffects, TurnSetting, unfinished_line
+from mindledger.domain.turn_kept import note_kept
 from mindledger.domain.turn_numbers import turn_numbers, unfinished_turns
 
 if TYPE_CHECKING:
     from mindledger.domain.autonomy import TickOutcome
+    from mindledger.domain.identity import Identity
 
 DEFAULT_BUDGET = 2000
 
@@ -285,6 +288,41 @@ class TurnService:
         except BaseException:
             pending.cancel()
             raise
+        try:
+            return self._answer(
+                started,
+                pending,
+                model,
+                identity,
+                text,
+                compact,
+                client,
+                setting,
+                on_start,
+                on_token,
+                on_reply,
+            )
+        except BaseException as e:  # the message is recorded: the error says which turn keeps it
+            note_kept(e, turn_id)
+            raise
+
+    def _answer(
+        self,
+        started: StartedTurn,
+        pending: PendingContext,
+        model: CompletionModel,
+        identity: Identity,
+        text: str,
+        compact: bool,
+        client: ClientChat,
+        setting: TurnSetting,
+        on_start: Callable[[str], None] | None,
+        on_token: Callable[[str], None] | None,
+        on_reply: Callable[[str], None] | None,
+    ) -> TurnOutcome:
+        """`run` once the turn's message is recorded (`started`): its context, the model's
+        answer (or its failure, recorded) and the reply with its effects."""
+        turn_id = started.turn.id
         if on_start is not None:
             on_start(turn_id.hex)
         context = pending.result()

@@ -1,5 +1,6 @@
 """Whether a failure was a full disk (or the process's file size limit), so that every front-end
-says so in one line instead of "unexpected failure" or "not a readable ledger".
+says so in one line instead of "unexpected failure" or "not a readable ledger": what filled,
+where, and what to do (`disk_full_message`).
 
 The ledger and key store are SQLite files: on a full disk SQLite says "database or disk is full"
 when a write fails, but only "disk I/O error" when it cannot grow its shared-memory index, which
@@ -14,10 +15,6 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
-DISK_FULL_MESSAGE = (
-    "no space left to write (the disk is full, or the file size limit was reached): "
-    "free some space, then run the command again"
-)
 _ERRNOS = {errno.ENOSPC, errno.EFBIG, errno.EDQUOT}
 _WORDS = (
     "database or disk is full",  # SQLite's SQLITE_FULL
@@ -26,6 +23,18 @@ _WORDS = (
     "disk quota exceeded",  # EDQUOT
 )
 _UNSPECIFIC = "disk i/o error"  # SQLite's SQLITE_IOERR: a full disk among other causes
+# What filled, by errno and by the words a library uses for it.
+_LIMIT = "the file size limit was reached"
+_DISK = "the disk is full"
+_QUOTA = "the disk quota is used up"
+_EITHER = "the disk is full, or the file size limit was reached"
+_FIXES = {_LIMIT: "raise the limit (ulimit -f)", _QUOTA: "free some space or raise the quota"}
+_SAID = {errno.ENOSPC: _DISK, errno.EFBIG: _LIMIT, errno.EDQUOT: _QUOTA}
+_SAID_IN_WORDS = {
+    "no space left on device": _DISK,
+    "file too large": _LIMIT,
+    "disk quota exceeded": _QUOTA,
+}
 NEARLY_FULL = 1 << 20  # bytes: less than this left is too little for SQLite's index and log
 
 
@@ -42,15 +51,45 @@ def is_disk_full(chain: Sequence[BaseException], home: Path | None) -> bool:
     return False
 
 
-def _no_room(home: Path | None) -> bool:
-    """Whether this process may be out of room: a file size limit, or a nearly full disk."""
+def disk_full_message(
+    chain: Sequence[BaseException], home: Path | None, where: str | None, kept: str | None
+) -> str:
+    """The one line for a full disk (`is_disk_full`): what filled, `where` (the home, or how a
+    remote client knows it), and what to do; with `kept`, the turn that keeps a message
+    recorded before the disk filled (`domain.turn_kept`): running it again asks again."""
+    place = f" in {where}" if where else ""
+    what = _what_filled(chain, home)
+    fix = _FIXES.get(what, "free some space")
+    then = f"{fix}, then run the command again"
+    if kept:
+        then = f"the message is kept as turn {kept}, unanswered; {fix}, then run it again"
+    return f"no space left to write{place} ({what}): {then}"
+
+
+def _what_filled(chain: Sequence[BaseException], home: Path | None) -> str:
+    for e in chain:
+        if isinstance(e, OSError) and e.errno in _SAID:
+            return _SAID[e.errno]
+        text = str(e).lower()
+        for words, said in _SAID_IN_WORDS.items():
+            if words in text:
+                return said
+    # SQLite's own words name no cause: the process's limit, or the disk, as they stand now.
+    limited, nearly_full = _size_limited(), _nearly_full(home)
+    if limited != nearly_full:
+        return _LIMIT if limited else _DISK
+    return _EITHER
+
+
+def _size_limited() -> bool:
     try:
         import resource
     except ImportError:  # not a Unix: no file size limit to read
-        pass
-    else:
-        if resource.getrlimit(resource.RLIMIT_FSIZE)[0] != resource.RLIM_INFINITY:
-            return True
+        return False
+    return resource.getrlimit(resource.RLIMIT_FSIZE)[0] != resource.RLIM_INFINITY
+
+
+def _nearly_full(home: Path | None) -> bool:
     if home is None:
         return False
     try:
@@ -58,3 +97,8 @@ def _no_room(home: Path | None) -> bool:
     except (OSError, AttributeError):  # gone, or a system without statvfs
         return False
     return stat.f_bavail * stat.f_frsize < NEARLY_FULL
+
+
+def _no_room(home: Path | None) -> bool:
+    """Whether this process may be out of room: a file size limit, or a nearly full disk."""
+    return _size_limited() or _nearly_full(home)

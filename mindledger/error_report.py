@@ -18,9 +18,10 @@ from datetime import UTC, datetime
 from functools import cache
 from pathlib import Path
 
-from mindledger.disk_full import DISK_FULL_MESSAGE, is_disk_full
+from mindledger.disk_full import disk_full_message, is_disk_full
 from mindledger.domain.errors import MindError
 from mindledger.domain.redaction import redact, secret_values
+from mindledger.domain.turn_kept import kept_turn
 
 ERRORS_LOG = Path("logs") / "errors.log"
 MAX_LOG = 1_000_000  # bytes: past it the log moves to errors.log.1 (one older file kept)
@@ -54,8 +55,9 @@ def failure_message(
     said as such, whatever raised it (`disk_full`). When something
     was left out, the traceback is logged in `home` and the message ends with its error id and
     where the log is (`full_path`: its path; else named within the home, for a remote client)."""
-    if is_disk_full(_chain(e), home):
-        return DISK_FULL_MESSAGE  # what to do is all there is to say; no log could be written
+    chain = _chain(e)
+    if is_disk_full(chain, home):  # what to do is all there is to say; no log could be written
+        return disk_full_message(chain, home, _full_where(chain, home, full_path), kept_turn(chain))
     hidden = [*secrets, *_home_secrets(home)]
     known = isinstance(e, MindError)
     text = str(e) if known else first_line(str(e))
@@ -73,6 +75,17 @@ def failure_message(
         str(home / ERRORS_LOG) if full_path and home is not None else "the mind's logs/errors.log"
     )
     return f"{cleaned} (error id {error_id}; details in {where})"
+
+
+def _full_where(chain: Sequence[BaseException], home: Path | None, full_path: bool) -> str | None:
+    """Where a write found no room: the file an OSError names, else the home (for a remote
+    client, "the mind's home": it is not told the server's paths)."""
+    if not full_path:
+        return None if home is None else "the mind's home"
+    named = next((c.filename for c in chain if isinstance(c, OSError) and c.filename), None)
+    if isinstance(named, str | os.PathLike):
+        return os.fspath(named)
+    return None if home is None else str(home)
 
 
 def first_line(text: str) -> str:

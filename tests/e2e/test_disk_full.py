@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import resource
 import sqlite3
 import subprocess
@@ -24,7 +25,6 @@ import pytest
 from click.testing import CliRunner, Result
 
 from mindledger.cli.main import mind as mind_command
-from mindledger.disk_full import DISK_FULL_MESSAGE
 from tests.conftest import REPO
 
 MIND = [sys.executable, "-c", "from mindledger.cli.main import main; main()"]
@@ -50,6 +50,19 @@ def mind(
     )
     assert not check or ran.returncode == 0, ran.stderr
     return ran
+
+
+# The one line: what filled, where, and what to do.
+NO_ROOM = re.compile(
+    r"Error: no space left to write in /\S.* \((the disk is full|the file size limit was "
+    r"reached|the disk is full, or the file size limit was reached)\): (free some space|raise "
+    r"the limit \(ulimit -f\)), then run the command again\n"
+)
+
+
+def says_no_room(stderr: str) -> bool:
+    """Whether `stderr` is the one line a command that found no room prints."""
+    return NO_ROOM.fullmatch(stderr) is not None
 
 
 def here(home: Path, *args: str) -> Result:
@@ -178,7 +191,7 @@ def meet_no_room(home: Path, op: str, outside: Path, no_room: Callable[[list[str
 
     failed = no_room(args)
 
-    assert failed == f"Error: {DISK_FULL_MESSAGE}\n"
+    assert says_no_room(failed), failed
     assert ledger_rows(home) == before  # no partial event, none outside the chain
     assert json.loads(here(home, "verify", "--json").stdout)["ok"] is True
     again = here(home, *args)  # with room again: in this process (the fault was the process's)
@@ -256,11 +269,11 @@ def test_a_long_import_and_a_projection_that_run_out_of_room_part_way_resume(
     resumed = mind(home, "project")
     head, position = projected(home)
 
-    assert (imported.returncode, imported.stderr) == (1, f"Error: {DISK_FULL_MESSAGE}\n")
+    assert imported.returncode == 1 and says_no_room(imported.stderr), imported.stderr
     assert after_import == before  # the import is one transaction: all of it or nothing
     assert again.returncode == 0, again.stderr
     assert json.loads(again.stdout)["added"] == TRANSCRIPT_LINES
-    assert (projecting.returncode, projecting.stderr) == (1, f"Error: {DISK_FULL_MESSAGE}\n")
+    assert projecting.returncode == 1 and says_no_room(projecting.stderr), projecting.stderr
     assert verified.returncode == 0 and json.loads(verified.stdout)["ok"] is True
     assert resumed.returncode == 0 and resumed.stderr == ""
     assert part_way < head and position == head
@@ -290,7 +303,7 @@ def no_room_for_an_output(
 
     failed = no_room(args)
 
-    assert (failed.returncode, failed.stderr) == (1, f"Error: {DISK_FULL_MESSAGE}\n")
+    assert failed.returncode == 1 and says_no_room(failed.stderr), failed.stderr
     assert sorted(p.name for p in out.iterdir()) == []  # nothing left, no folder made
     assert ledger_rows(home) == before
     again = here(home, *args)  # with room again: in this process
@@ -320,3 +333,95 @@ def test_the_file_size_limit_leaves_no_part_of_an_output(
     subprocess.run(["cp", "-a", str(made), str(home)], check=True)
 
     no_room_for_an_output(home, tmp_path / "out", name, lambda args: mind(home, *args, limit=True))
+
+
+# `mind turn` whose disk fills once the model has answered (after the message was recorded,
+# before the reply is): the scripted model runs out the room itself, by the file size limit or
+# by filling the disk at $FILL.
+MID_TURN = """
+import os, resource, sys
+from mindledger.adapters import scripted_model
+
+answer = scripted_model.ScriptedModel.complete
+
+def complete(self, messages, on_token=None):
+    done = answer(self, messages, on_token)
+    if os.environ.get("FILL"):
+        with open(os.environ["FILL"], "wb", buffering=0) as f:
+            try:
+                while f.write(b"\\0" * 65536):
+                    pass
+            except OSError:
+                pass
+    else:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (0, resource.RLIM_INFINITY))
+    return done
+
+scripted_model.ScriptedModel.complete = complete
+sys.argv[0] = "mind"
+from mindledger.cli.main import main
+main()
+"""
+
+
+def turn_as_the_room_runs_out(home: Path, *extra: str, fill: Path | None = None) -> str:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MIND_")}
+    env.update(MIND_HOME=str(home), MIND_NO_SERVER="1", PYTHONPATH=str(REPO))
+    if fill is not None:
+        env["FILL"] = str(fill)
+    turn = ["turn", "The shed key is under the blue pot", "--model", "mock", "--mock-reply", "Ok"]
+    ran = subprocess.run(
+        [sys.executable, "-c", MID_TURN, *turn, *extra],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert (ran.returncode, ran.stdout) == (1, ""), ran.stderr
+    return ran.stderr
+
+
+def kept_and_whole(home: Path, said: str, what: str, fix: str) -> None:
+    """`said` is the one line naming the turn that keeps the message, and that turn is there:
+    started, unanswered; the ledger verifies, and the turn works once there is room."""
+    line = re.fullmatch(
+        rf"Error: no space left to write in {re.escape(str(home))} \({what}\): the message is "
+        rf"kept as turn ([0-9a-f]{{32}}), unanswered; {re.escape(fix)}, then run it again\n",
+        said,
+    )
+    assert line is not None, said
+    events = json.loads(here(home, "log", "--json", "--limit", "1000").stdout)
+    started = [e for e in events if e["type"] == "mind.turn.started"]
+    assert [e["payload"]["text"] for e in started][-1] == "The shed key is under the blue pot"
+    assert started[-1]["aggregate"] == line.group(1)
+    assert json.loads(here(home, "verify", "--json").stdout)["ok"] is True
+    again = here(
+        home, "turn", "The shed key is under the blue pot", "--model", "mock", "--mock-reply", "Ok"
+    )
+    assert again.stdout == "Ok\n"
+
+
+@pytest.mark.parametrize("as_json", [False, True])
+def test_the_file_size_limit_met_mid_turn_names_the_turn_that_keeps_the_message(
+    made: Path, tmp_path: Path, as_json: bool
+) -> None:
+    home = tmp_path / "mind"
+    subprocess.run(["cp", "-a", str(made), str(home)], check=True)
+
+    said = turn_as_the_room_runs_out(home, *(["--json"] if as_json else []))
+
+    kept_and_whole(home, said, "the file size limit was reached", "raise the limit (ulimit -f)")
+
+
+def test_a_disk_that_fills_mid_turn_names_the_turn_that_keeps_the_message(
+    made: Path, disk: Disk
+) -> None:
+    home = disk.root / "mind"
+    subprocess.run(["cp", "-a", str(made), str(home)], check=True)
+
+    try:
+        said = turn_as_the_room_runs_out(home, fill=disk.filler)
+    finally:
+        disk.free()
+
+    kept_and_whole(home, said, "the disk is full", "free some space")

@@ -6,12 +6,14 @@ from __future__ import annotations
 import errno
 import sqlite3
 from pathlib import Path
+from uuid import UUID
 
 import pytest
 
 from mindledger import disk_full
-from mindledger.disk_full import DISK_FULL_MESSAGE, is_disk_full
+from mindledger.disk_full import is_disk_full
 from mindledger.domain.errors import LedgerCorruptError
+from mindledger.domain.turn_kept import note_kept
 from mindledger.error_report import failure_message
 
 
@@ -21,18 +23,59 @@ def caused(outer: Exception, cause: BaseException) -> Exception:
 
 
 @pytest.mark.parametrize(
-    "error",
+    ("error", "what", "fix"),
     [
-        OSError(errno.ENOSPC, "No space left on device"),
-        OSError(errno.EFBIG, "File too large"),
-        sqlite3.OperationalError("database or disk is full"),
-        RuntimeError('IO Error: Could not write file "x": No space left on device'),
-        caused(LedgerCorruptError("cannot append"), OSError(errno.EDQUOT, "quota")),
+        (OSError(errno.ENOSPC, "No space left on device"), "the disk is full", "free some space"),
+        (OSError(errno.EFBIG, "File too large"), "the file size limit was reached", "ulimit -f"),
+        (
+            RuntimeError('IO Error: Could not write file "x": No space left on device'),
+            "the disk is full",
+            "free some space",
+        ),
+        (
+            caused(LedgerCorruptError("cannot append"), OSError(errno.EDQUOT, "quota")),
+            "the disk quota is used up",
+            "raise the quota",
+        ),
     ],
 )
-def test_the_words_of_a_full_disk_give_its_one_line(error: Exception, tmp_path: Path) -> None:
+def test_the_words_of_a_full_disk_give_its_one_line(
+    error: Exception, what: str, fix: str, tmp_path: Path
+) -> None:
     assert is_disk_full([error, *([error.__cause__] if error.__cause__ else [])], tmp_path)
-    assert failure_message(error, tmp_path) == DISK_FULL_MESSAGE
+    said = failure_message(error, tmp_path)
+
+    assert said.startswith(f"no space left to write in {tmp_path} ({what}): ")
+    assert said.endswith(", then run the command again") and fix in said and "\n" not in said
+
+
+def test_sqlite_s_words_name_the_limit_or_the_disk_as_they_stand(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    error = sqlite3.OperationalError("database or disk is full")
+    monkeypatch.setattr(disk_full, "_size_limited", lambda: False)
+    monkeypatch.setattr(disk_full, "NEARLY_FULL", 0)  # every disk has room
+    roomy = failure_message(error, tmp_path)
+    monkeypatch.setattr(disk_full, "NEARLY_FULL", 1 << 62)  # no disk has this much left
+    full = failure_message(error, tmp_path)
+    monkeypatch.setattr(disk_full, "_size_limited", lambda: True)
+    both = failure_message(error, tmp_path)
+
+    assert "(the disk is full, or the file size limit was reached)" in roomy
+    assert "(the disk is full): free some space" in full
+    assert "(the disk is full, or the file size limit was reached)" in both
+
+
+def test_a_full_disk_after_a_turn_s_message_was_recorded_names_the_turn_that_keeps_it(
+    tmp_path: Path,
+) -> None:
+    error = sqlite3.OperationalError("database or disk is full")
+    note_kept(error, UUID("9dcf2820-8cd1-48a4-9100-bfc9424c64a1"))
+
+    said = failure_message(error, tmp_path)
+
+    assert "the message is kept as turn 9dcf28208cd148a49100bfc9424c64a1, unanswered" in said
+    assert said.endswith("then run it again")
 
 
 def test_a_disk_io_error_is_a_full_disk_only_without_room(
@@ -46,6 +89,7 @@ def test_a_disk_io_error_is_a_full_disk_only_without_room(
 
     assert roomy == (False, str(error))
     assert is_disk_full([error], tmp_path)
+    assert failure_message(error, tmp_path).startswith("no space left to write in ")
 
 
 def test_other_failures_are_not_a_full_disk(tmp_path: Path) -> None:
