@@ -263,7 +263,7 @@ class Projector:
         # commitments when no event since changed a commitment.
         self._summary_at: int | None = None
         self._hash: str | None = None
-        self._open_commitments: list[dict[str, Any]] | None = None
+        self._open_commitments: orjson.Fragment | None = None  # as JSON
         if self.path is None:
             self.con = connect(path)
             _initialise(self.con)
@@ -722,9 +722,9 @@ class Projector:
             if self._summary_at == position:
                 return
             if self._open_commitments is None:
-                from mindledger.projections.queries.listings import commitments
+                from mindledger.projections.queries.listings import open_commitments_json
 
-                self._open_commitments = commitments(self.con, include_closed=False)
+                self._open_commitments = orjson.Fragment(open_commitments_json(self.con))
             digest = self._position_hash()
             write_summary(self.path, current_schema(), position, digest, self._open_commitments)
             self._summary_at = position

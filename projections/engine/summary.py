@@ -80,9 +80,10 @@ def vouches_for(summary: dict[str, Any], working: Path) -> bool:
 
 
 def write_summary(
-    working: Path, schema: str, position: int, digest: str | None, commitments: list[Any]
+    working: Path, schema: str, position: int, digest: str | None, commitments: Any
 ) -> None:
-    """Replace the summary of the read model at `working` whole (0600)."""
+    """Replace the summary of the read model at `working` whole (0600). `commitments`: a list,
+    or the JSON of one (an `orjson.Fragment`, the projector's: `listings.open_commitments_json`)."""
     target = summary_path(working)
     tmp = target.with_name(f"{target.name}.{os.getpid()}.tmp")
     data = {
