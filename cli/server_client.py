@@ -176,6 +176,15 @@ def parse_response(raw: bytes) -> tuple[int, bytes]:
     return int(parts[1]), body
 
 
+def from_json(text: str | bytes) -> Any:
+    """`json.loads`, with a document nested deeper than the parser can go (whatever answers on
+    the socket may send one) refused as ValueError like any other that is not JSON."""
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise ValueError("nested too deeply") from None
+
+
 def _headers(head: bytes) -> dict[str, str]:
     """The header fields of a response's head (its status line left out), by lower-case name."""
     headers = {}
@@ -196,7 +205,7 @@ def tell_warnings(headers: Mapping[str, str]) -> None:
     if not raw:
         return
     try:
-        lines = json.loads(raw)
+        lines = from_json(raw)
     except ValueError:
         return  # not ours to print
     if not isinstance(lines, list):
@@ -271,7 +280,7 @@ class Server:
 def _answer(status: int, raw: bytes) -> Any:
     """The JSON of a response; errors mapped onto what the client may do next."""
     try:
-        data = json.loads(raw)
+        data = from_json(raw)
     except ValueError:
         data = None
     if 200 <= status < 300 and data is not None:
@@ -529,6 +538,6 @@ def _sse_event(block: str) -> tuple[str, Any] | None:
     if not data:
         return None
     try:
-        return kind, json.loads("\n".join(data))
+        return kind, from_json("\n".join(data))
     except ValueError:
         raise ServerLost("the server sent an event that is not JSON") from None

@@ -578,3 +578,12 @@ def test_the_fingerprint_s_hmac_is_the_standard_one(key: bytes, message: bytes) 
     from mindledger.server_files import hmac_sha256
 
     assert hmac_sha256(key, message) == hmac.new(key, message, hashlib.sha256).hexdigest()
+
+
+def test_an_answer_nested_deeper_than_the_parser_goes_means_the_server_was_lost() -> None:
+    nested = b"[" * 100_000 + b"]" * 100_000
+
+    with pytest.raises(sc.ServerLost):
+        sc._answer(200, nested)
+    with pytest.raises(sc.ServerLost):
+        sc._sse_event("data: " + nested.decode())

@@ -62,3 +62,24 @@ def test_the_client_prints_each_warning_the_server_sent_once(
         "Warning: a \\x1b[31mred\\x1b[0m line",
     ]
     assert SENT_HEADER.lower() == WARNINGS_HEADER
+
+
+@pytest.mark.parametrize(
+    "sent",
+    [
+        "[" * 100_000 + "]" * 100_000,  # deeper than the JSON parser's recursion
+        '{"Warning": "not a list"}',
+        '[1, null, ["nested"]]',
+        "\udcff",
+    ],
+)
+def test_a_warnings_header_that_is_no_list_of_lines_prints_nothing(
+    sent: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from mindledger.cli import server_client
+
+    monkeypatch.setattr(server_client, "_told", set())
+
+    tell_warnings({WARNINGS_HEADER: sent})
+
+    assert capsys.readouterr().err == ""
