@@ -37,7 +37,10 @@ def package_state() -> tuple[Path | None, str]:
     try:
         package = importlib.import_module(MODULE)
         folder = Path(package.MODEL_DIR)
-    except Exception as e:  # a boundary: whatever a broken optional part raises, it is absent
+    except KeyboardInterrupt:
+        raise  # Ctrl-C while it imports: the user's, not the copy's
+    except BaseException as e:  # a boundary: whatever a broken optional part raises, even
+        # SystemExit (which ended the command with exit 0 and no word), it is absent
         said = next((line.strip() for line in str(e).splitlines() if line.strip()), "")
         cause = f"{type(e).__name__}: {said[:160]}" if said else type(e).__name__
         return None, f"{MODULE} at {where} fails on import ({cause})"
