@@ -6,10 +6,14 @@ standard error, made safe for a terminal. A front-end that has its own channel s
 A server's warnings would stay in its log, where the user of a command it ran never looks: a
 request's handler runs inside `heard()`, which also keeps the request's warnings for its
 answer (the server sends them back and the command line prints them). A warning given once
-per process (`warn_once`) is then given once per request too: each client hears it once."""
+per process (`warn_once`) is then given once per request too: each client hears it once.
+
+A warning may quote what a dependency said (a broken package's import error, a provider's
+failure), which may repeat a key: every line is redacted as a failure message is."""
 
 from __future__ import annotations
 
+import os
 import sys
 import threading
 from collections.abc import Callable, Iterator
@@ -51,9 +55,17 @@ def heard() -> Iterator[list[str]]:
         _request.reset(token)
 
 
+def _line(message: str) -> str:
+    """The warning's line, with the environment's secrets (a home's .env keys are exported
+    there for the providers: `provider_env`) and anything shaped like a key redacted."""
+    from mindledger.domain.redaction import redact, secret_values  # on a warning only
+
+    return redact(f"Warning: {message}", secret_values(os.environ.items()))
+
+
 def warn(message: str) -> None:
     """Give one `Warning: ...` line to whoever listens (standard error by default)."""
-    line = f"Warning: {message}"
+    line = _line(message)
     scope = _request.get()
     if scope is not None:
         scope.lines.append(line)
@@ -63,7 +75,7 @@ def warn(message: str) -> None:
 def warn_once(key: str, message: str) -> None:
     """`warn`, the first time in this process that `key` is warned about (and the first time
     in a request inside `heard`, for that request's answer)."""
-    line = f"Warning: {message}"
+    line = _line(message)
     scope = _request.get()
     with _lock:
         first = key not in _once

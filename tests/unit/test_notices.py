@@ -83,3 +83,23 @@ def test_a_warnings_header_that_is_no_list_of_lines_prints_nothing(
     tell_warnings({WARNINGS_HEADER: sent})
 
     assert capsys.readouterr().err == ""
+
+
+def test_a_warning_that_quotes_a_secret_gives_it_to_nobody(
+    given: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # What a broken package's import error, or a provider's, may repeat from the environment.
+    monkeypatch.setenv("EXAMPLE_API_KEY", "plain-value-4471-boiler")
+
+    with notices.heard() as heard:
+        notices.warn("the copy failed (ValueError: plain-value-4471-boiler)")
+        notices.warn_once("key", "the part failed (bad key sk-proj-0123456789abcdefXYZ)")
+
+    assert (
+        given
+        == heard
+        == [
+            "Warning: the copy failed (ValueError: [redacted])",
+            "Warning: the part failed (bad key [redacted])",
+        ]
+    )
