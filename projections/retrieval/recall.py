@@ -139,7 +139,9 @@ def gather(
     two connections at once (`projections.retrieval.concurrent_reads`); they are pooled in a
     fixed order."""
     limit = NO_LIMIT if as_of is None else as_of
-    if not query.strip():  # no words, no meaning: the nearest to an empty text are arbitrary
+    if not any(ch.isalnum() for ch in query):
+        # No words, no meaning: the nearest vectors to an empty text (a zero-width space is one
+        # to the model), to punctuation or to emoji (unknown tokens to it) are arbitrary.
         embed = None
     keys = set(keys_in(query))  # the names the query could hold
     periods = windows(query, now)  # the time windows the query names

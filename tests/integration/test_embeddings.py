@@ -192,7 +192,12 @@ def test_the_vector_channel_finds_a_paraphrase_that_bm25_misses(tmp_path: Path) 
     assert by_vector[0].reasons["vector"].startswith("similarity 0.")
 
 
-@pytest.mark.parametrize("query", ["", "   ", "\n\t"])
+@pytest.mark.parametrize(
+    "query",
+    # Punctuation, a zero-width space (the model sees an empty text) and emoji (unknown tokens
+    # to it) hold no word either.
+    ["", "   ", "\n\t", "?!", "...", "\u200b", "\U0001f382 \U0001f389"],
+)
 def test_a_query_without_words_finds_nothing_by_meaning(tmp_path: Path, query: str) -> None:
     # The nearest messages to an empty text are arbitrary: a recall of nothing (a turn whose
     # message is only tool results) gets no meaning channel's picks, and no embedding.
