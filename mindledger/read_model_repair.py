@@ -123,9 +123,18 @@ def repairing(home: Home, name: str, call: Callable[[], T]) -> T:
 
 
 def rebuild(home: Home, cause: str) -> int:
-    """Replace the read model by one rebuilt from the ledger; the events applied."""
+    """Replace the read model by one rebuilt from the ledger; the events applied.
+    ReadModelCorruptError, before any warning, when this process cannot write the home."""
+    from mindledger.compose import read_model_paths
     from mindledger.projection import replay
+    from mindledger.projections.engine.read_only_home import writable
 
+    if not writable(home.path, read_model_paths(home).working):
+        # Warning "rebuilding it", then failing, said two contrary things: say the one true.
+        raise ReadModelCorruptError(
+            f"the read model is damaged ({cause}) and this process cannot write {home.path} "
+            "to rebuild it (a read-only home): run `mind replay --swap` where it can be written"
+        )
     warn(
         f"the read model is damaged ({cause}); rebuilding it from the ledger (it is derived "
         "from it: nothing is lost)"
