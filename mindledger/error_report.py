@@ -37,6 +37,9 @@ _LOOPBACK = re.compile(
 )
 _PATH = re.compile(r"(?:[A-Za-z]:)?(?:[\\/][^\s\"'<>:;,()\[\]{}]+)+")
 _CODE = (".py", ".pyc", ".pyi", ".so", ".pyd")
+# DuckDB names the file a write failed on: `IO Error: Could not write file "/x/t.csv": ...`
+# (its async writes quote that inside JSON: `file \"/x/t.csv\"`).
+_DUCKDB_FILE = re.compile(r'\bfile \\?"(/[^"\\\n]+)\\?"')
 # A dependency's exception named with its module (`litellm.APIConnectionError:`): not our words.
 _QUALIFIED_CLASS = re.compile(r"\b(?:[A-Za-z_]\w*\.)+[A-Z]\w*(?:Error|Exception|Warning)\b:?\s*")
 
@@ -78,14 +81,31 @@ def failure_message(
 
 
 def _full_where(chain: Sequence[BaseException], home: Path | None, full_path: bool) -> str | None:
-    """Where a write found no room: the file an OSError names, else the home (for a remote
-    client, "the mind's home": it is not told the server's paths)."""
+    """Where a write found no room: the file an OSError, an output's error or DuckDB's words
+    name (an export's, outside the home), else the home (for a remote client, "the mind's
+    home": it is not told the server's paths)."""
     if not full_path:
         return None if home is None else "the mind's home"
-    named = next((c.filename for c in chain if isinstance(c, OSError) and c.filename), None)
-    if isinstance(named, str | os.PathLike):
-        return os.fspath(named)
+    for c in chain:
+        named = c.filename if isinstance(c, OSError) else None
+        if isinstance(c, MindError):
+            named = getattr(c, "path", None)  # OutputPathError's
+        if isinstance(named, str | os.PathLike) and os.fspath(named):
+            return _outside_temp(os.fspath(named))
+        quoted = _DUCKDB_FILE.search(str(c))
+        if quoted:
+            return _outside_temp(quoted.group(1))
     return None if home is None else str(home)
+
+
+def _outside_temp(path: str) -> str:
+    """`path`, or the folder holding the temporary `.NAME.XXXX.part` it lies in (an output is
+    written there and renamed: the user named the folder's NAME, never the part)."""
+    parts = Path(path).parts
+    for i, part in enumerate(parts):
+        if part.startswith(".") and part.endswith(".part") and i > 0:
+            return str(Path(*parts[:i]))
+    return path
 
 
 def first_line(text: str) -> str:

@@ -53,6 +53,7 @@ class OutputPathError(InvalidInputError):
     folder, a block device, a folder that is missing or read-only, a full disk."""
 
     reason: str | None = None  # the system's words when the system refused (a full disk)
+    path: str | None = None  # the file or folder refused: where a full disk's line says it was
 
 
 def file_mode(existing: os.stat_result | None, private: bool = False) -> int:
@@ -466,6 +467,7 @@ def _cannot(path: Path, param: str, e: OSError) -> OutputPathError:
         f"cannot write `{param}` {click_name(path)!r}: {e.strerror or e}", param=param
     )
     failed.reason = e.strerror or str(e)
+    failed.path = os.fspath(path)
     return failed
 
 

@@ -95,3 +95,58 @@ def test_a_disk_io_error_is_a_full_disk_only_without_room(
 def test_other_failures_are_not_a_full_disk(tmp_path: Path) -> None:
     assert not is_disk_full([OSError(errno.EACCES, "Permission denied")], tmp_path)
     assert not is_disk_full([ValueError("the disk is fine")], None)
+
+
+def _output_failed(path: Path) -> Exception:
+    """What writing the output `path` raises when a write fails past the file size limit."""
+    from mindledger.output_paths import _cannot
+
+    try:
+        try:
+            raise OSError(errno.EFBIG, "File too large")  # a write's error names no file
+        except OSError as e:
+            raise _cannot(path, "folder", e) from None
+    except Exception as failed:
+        return failed
+    raise AssertionError("unreachable")
+
+
+@pytest.mark.parametrize(
+    "error",
+    [
+        _output_failed(Path("/srv/exports/tables/events.csv")),
+        RuntimeError(
+            'IO Error: Could not write file "/srv/exports/tables/events.csv": File too large'
+        ),
+        RuntimeError(  # an async write's, as a parquet export meets it
+            'IO Error: Async write failed for range [offset=68, size=1926358]: {"exception_type":'
+            '"IO","exception_message":"Could not write file \\"/srv/exports/tables/events.csv'
+            '\\": File too large","errno":"27"}'
+        ),
+    ],
+)
+def test_a_full_disk_met_writing_an_output_names_the_output_not_the_home(
+    error: Exception, tmp_path: Path
+) -> None:
+    said = failure_message(error, tmp_path)
+
+    assert said.startswith(
+        "no space left to write in /srv/exports/tables/events.csv (the file size limit was "
+        "reached): raise the limit"
+    ), said
+    assert failure_message(error, tmp_path, full_path=False).startswith(
+        "no space left to write in the mind's home ("
+    )
+
+
+def test_a_full_disk_met_in_an_output_s_temporary_part_names_the_folder_it_is_in(
+    tmp_path: Path,
+) -> None:
+    error = RuntimeError(
+        'IO Error: Could not write file "/srv/exports/.tables.6v3qqer0.part/events.csv": '
+        "File too large"
+    )
+
+    said = failure_message(error, tmp_path)
+
+    assert said.startswith("no space left to write in /srv/exports (the file size limit"), said
