@@ -99,11 +99,13 @@ def _full_where(chain: Sequence[BaseException], home: Path | None, full_path: bo
 
 
 def _outside_temp(path: str) -> str:
-    """`path`, or the folder holding the temporary `.NAME.XXXX.part` it lies in (an output is
-    written there and renamed: the user named the folder's NAME, never the part)."""
+    """`path`, or the folder holding the temporary `.NAME.XXXX.part` or `NAME.PID.tmp` it is
+    or lies in (an output, or a read model set aside, is written there and renamed: the user
+    knows the folder, never the temporary name, which is gone by the time it is read)."""
     parts = Path(path).parts
     for i, part in enumerate(parts):
-        if part.startswith(".") and part.endswith(".part") and i > 0:
+        temporary = (part.startswith(".") and part.endswith(".part")) or part.endswith(".tmp")
+        if temporary and i > 0:
             return str(Path(*parts[:i]))
     return path
 

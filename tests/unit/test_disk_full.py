@@ -139,13 +139,17 @@ def test_a_full_disk_met_writing_an_output_names_the_output_not_the_home(
     )
 
 
-def test_a_full_disk_met_in_an_output_s_temporary_part_names_the_folder_it_is_in(
-    tmp_path: Path,
+@pytest.mark.parametrize(
+    "temporary",
+    [
+        "/srv/exports/.tables.6v3qqer0.part/events.csv",  # an export's folder, being written
+        "/srv/exports/readmodel.aside.duckdb.22905.tmp",  # a forget's read model, set aside
+    ],
+)
+def test_a_full_disk_met_in_a_temporary_file_names_the_folder_it_is_in(
+    temporary: str, tmp_path: Path
 ) -> None:
-    error = RuntimeError(
-        'IO Error: Could not write file "/srv/exports/.tables.6v3qqer0.part/events.csv": '
-        "File too large"
-    )
+    error = RuntimeError(f'IO Error: Could not write file "{temporary}": File too large')
 
     said = failure_message(error, tmp_path)
 
