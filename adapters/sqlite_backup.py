@@ -54,7 +54,10 @@ def copy_database(source: Path, target: Path, on_pages: Callable[[int], None]) -
         src.execute("COMMIT")
         dst.execute("PRAGMA journal_mode=WAL")  # as every home's own files are
     except sqlite3.DatabaseError as e:
-        raise LedgerCorruptError(f"{source} could not be copied ({e})") from None
+        failed = LedgerCorruptError(f"{source} could not be copied ({e})")
+        # Only the copy is written: a full disk's line (`mindledger.disk_full`) names its place.
+        failed.path = str(target)  # type: ignore[attr-defined]
+        raise failed from None
     finally:
         src.close()
         dst.close()

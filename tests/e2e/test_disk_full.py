@@ -425,3 +425,41 @@ def test_a_disk_that_fills_mid_turn_names_the_turn_that_keeps_the_message(
         disk.free()
 
     kept_and_whole(home, said, "the disk is full", "free some space")
+
+
+def _small_file_growth() -> None:
+    # Room for what reading a small home writes (the ledger's index, 32 KiB, is there already),
+    # none for a copy of its ledger (~57 KiB) or its tables.
+    resource.setrlimit(resource.RLIMIT_FSIZE, (40 * 1024, resource.RLIM_INFINITY))
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["backup", "{out}/backup"],
+        ["export", "--format", "csv", "{out}/tables"],
+    ],
+)
+def test_an_output_with_no_room_names_the_folder_it_goes_into_not_the_home(
+    made: Path, tmp_path: Path, args: list[str]
+) -> None:
+    home, out = tmp_path / "mind", tmp_path / "out"
+    subprocess.run(["cp", "-a", str(made), str(home)], check=True)
+    here(home, *["turn", "The shed is blue " * 3500, "--model", "mock", "--mock-reply", "Ok."])
+    here(home, "project")  # nothing for the command to catch up: only its output is written
+    out.mkdir()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MIND_")}
+    env.update(MIND_HOME=str(home), MIND_NO_SERVER="1", PYTHONPATH=str(REPO))
+
+    failed = subprocess.run(
+        [*MIND, *[a.format(out=out) for a in args]],
+        env={**env, "LITELLM_OFFLINE_MODE": "true"},
+        capture_output=True,
+        text=True,
+        timeout=300,
+        preexec_fn=_small_file_growth,
+    )
+
+    assert failed.returncode == 1 and says_no_room(failed.stderr), failed.stderr
+    assert f"no space left to write in {out} (the file size limit" in failed.stderr
+    assert sorted(p.name for p in out.iterdir()) == []
