@@ -24,7 +24,9 @@ from mindledger.safe_text import for_terminal
 
 
 def _to_stderr(line: str) -> None:
-    print(for_terminal(line), file=sys.stderr, flush=True)
+    # One line, as a server's client prints it (`cli.server_client.tell_warnings`): a line
+    # break in what a warning quotes is written out as `\n`.
+    print(for_terminal(line, keep="\t"), file=sys.stderr, flush=True)
 
 
 notice_sink: ContextVar[Callable[[str], None]] = ContextVar("notice_sink", default=_to_stderr)

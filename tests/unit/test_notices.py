@@ -103,3 +103,15 @@ def test_a_warning_that_quotes_a_secret_gives_it_to_nobody(
             "Warning: the part failed (bad key [redacted])",
         ]
     )
+
+
+def test_a_warning_that_quotes_several_lines_is_printed_on_one(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # What a dependency's multi-line error (a traceback in its text) gives the vector thread.
+    notices.warn("the vector projection failed (Error: first\nTraceback (most recent call last):)")
+
+    assert capsys.readouterr().err == (
+        "Warning: the vector projection failed (Error: first\\nTraceback (most recent call "
+        "last):)\n"
+    )
