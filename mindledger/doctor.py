@@ -222,7 +222,14 @@ def _read_model(home: Home) -> Check:
         return stopped
     if not paths.working.exists() and not paths.published.exists():  # readers use either
         return Check("read model", "behind", "not built yet", "run `mind project`")
-    (status,) = projection_status(paths, head)
+    try:
+        (status,) = projection_status(paths, head)
+    except Exception as e:  # the working file, read directly (in a read-only home, say)
+        from mindledger.projections.engine.duckdb_files import damaged
+
+        if not damaged(e):
+            raise
+        return _damaged(e, home)
     if status["lag"]:
         return Check(
             "read model",
@@ -256,11 +263,18 @@ def _projection_stop(home: Home) -> Check | None:
     except Exception as e:
         if not damaged(e):
             raise
-        first = (str(e).splitlines() or [""])[0][:200]
-        return Check(
-            "read model",
-            "fail",
-            f"damaged: {first}",
-            "run `mind replay --swap` (it rebuilds the read model from the ledger; nothing is "
-            "lost), or any read such as `mind recall`, which rebuilds it first",
-        )
+        return _damaged(e, home)
+
+
+def _damaged(e: Exception, home: Home) -> Check:
+    """The `fail` for a damaged read-model file, and how to rebuild it."""
+    from mindledger.projections.engine.read_only_home import writable
+
+    first = (str(e).splitlines() or [""])[0][:200]
+    fix = (
+        "run `mind replay --swap` (it rebuilds the read model from the ledger; nothing is "
+        "lost), or any read such as `mind recall`, which rebuilds it first"
+    )
+    if not writable(home.path, read_model_paths(home).working):
+        fix = "run `mind replay --swap` where the home can be written (this process cannot)"
+    return Check("read model", "fail", f"damaged: {first}", fix)

@@ -35,6 +35,7 @@ def test_status_in_a_read_only_home_names_the_damage_and_its_fix_in_one_line(
 
         status = run("status")
         listed = run("commitments", "--json")
+        doctor = run("doctor", "--json")
 
         assert status.returncode == 1
         [line] = status.stderr.splitlines()
@@ -43,6 +44,10 @@ def test_status_in_a_read_only_home_names_the_damage_and_its_fix_in_one_line(
         assert status.stdout == ""
         assert listed.returncode == 0, listed.stderr  # the published copy is current
         assert [c["text"] for c in json.loads(listed.stdout)] == ["Water the ficus"]
+        [check] = [c for c in json.loads(doctor.stdout)["checks"] if c["name"] == "read model"]
+        assert doctor.returncode == 1 and check["status"] == "fail", doctor.stdout
+        assert check["detail"].startswith("damaged: Corrupt database file"), check
+        assert "mind replay --swap` where the home can be written" in check["fix"], check
         assert _snapshot(home) == before
     finally:
         for path in [home, *home.iterdir()]:
