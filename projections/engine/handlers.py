@@ -96,7 +96,7 @@ def forgotten(e: Ev) -> bool:
 def index(rows: Rows, e: Ev, kind: str, text: str) -> None:
     """Add a document to the lexical index (the docs and doc_terms tables); a forgotten event
     is not indexed."""
-    if forgotten(e):
+    if e.state.get(FORGOTTEN_MARK):  # `forgotten` inline: a call a document
         return
     docs = rows.docs
     docs[0].append(e.position)
@@ -200,61 +200,66 @@ def model_switched(rows: Rows, e: Ev) -> None:
 
 @handles("mind.commitment.opened")
 def commitment_opened(rows: Rows, e: Ev) -> None:
-    s = e.state
-    rows.entity("commitments", e.stream).update(
-        cid=s["cid"],
-        episode=s["episode"],
-        text=s["text"],
-        status="open",
-        origin=s["origin"],
+    s, stream = e.state, e.stream
+    stated = s.get("opened_at")
+    # Every column at once (a new row replaces any there: each column is set): a third of
+    # the handler's time went to `entity` and `update`'s keyword dict, and commitments are
+    # half of a bulk catch-up's events.
+    rows.entities.setdefault("commitments", {})[stream] = {
+        "stream_id": stream,
+        "cid": s["cid"],
+        "episode": s["episode"],
+        "text": s["text"],
+        "status": "open",
+        "origin": s["origin"],
         # An imported ledger's own time when it gave one (the event's time is the import's).
-        opened_at=_stated(s.get("opened_at")) or e.time,
-        closed_at=None,
-        close_reason=None,
-        thread=s.get("thread_id"),
-        concepts=s.get("concepts", []),
-        evidence=[],
-        opened_position=e.position,
-        closed_position=None,
-    )
+        "opened_at": datetime.fromisoformat(stated) if stated else e.time,
+        "closed_at": None,
+        "close_reason": None,
+        "thread": s.get("thread_id"),
+        "concepts": s.get("concepts", []),
+        "evidence": [],
+        "opened_position": e.position,
+        "closed_position": None,
+    }
     index(rows, e, "commitment", s["text"])
 
 
 @handles("mind.commitment.closed")
 def commitment_closed(rows: Rows, e: Ev) -> None:
+    s = e.state
     row = rows.entity("commitments", e.stream)
     if row.get("status") == "open":
         rows.superseded.append(row["opened_position"])
-    row.update(
-        status="closed",
-        closed_at=_stated(e.state.get("closed_at")) or e.time,
-        close_reason=e.state.get("reason"),
-        evidence=e.state.get("evidence", []),
-        closed_position=e.position,
-    )
+    stated = s.get("closed_at")
+    row["status"] = "closed"
+    row["closed_at"] = datetime.fromisoformat(stated) if stated else e.time
+    row["close_reason"] = s.get("reason")
+    row["evidence"] = s.get("evidence", [])
+    row["closed_position"] = e.position
 
 
 @handles("mind.concept.defined")
 def concept_defined(rows: Rows, e: Ev) -> None:
+    s = e.state
     row = rows.entity("concepts", e.stream)
     # Schema 1 called the definition "text" (see Concept.Defined.upcast_v1_v2).
-    definition = e.state["definition"] if "definition" in e.state else e.state["text"]
-    row.update(
-        token=e.state["token"],
-        definition=definition,
-        version=(row.get("version") or 0) + 1,
-        updated_at=e.time,
-    )
-    row.setdefault("aliases", [])
+    definition = s["definition"] if "definition" in s else s["text"]
+    token = s["token"]
+    version = row.get("version")
+    row["token"], row["definition"], row["updated_at"] = token, definition, e.time
+    row["version"] = (version or 0) + 1
+    if "aliases" not in row:
+        row["aliases"] = []
     if row.get("defined_at") is None:
         row["defined_at"], row["defined_position"] = e.time, e.position
-        _name(rows, e, e.state["token"], is_alias=False)
+        _name(rows, e, token, is_alias=False)
     elif row.get("definition_position") is not None:
         rows.superseded.append(row["definition_position"])
     # Older definitions are superseded for retrieval; a forgotten one leaves the concept with
     # none to offer (retrieval reads only concepts with a definition position).
-    row["definition_position"] = None if forgotten(e) else e.position
-    index(rows, e, "concept", f"{e.state['token'].replace('.', ' ')} {definition}")
+    row["definition_position"] = None if s.get(FORGOTTEN_MARK) else e.position
+    index(rows, e, "concept", f"{token.replace('.', ' ')} {definition}")
 
 
 @handles("mind.concept.aliased")

@@ -17,6 +17,9 @@ def _words(text: str) -> list[str]:
 
 def name_key(name: str) -> str:
     """The key a token or alias is found by."""
+    words = name.lower().split()
+    if len(words) == 1:  # a token (every concept has one): `_words`' passes for one word
+        return words[0].strip(EDGES)
     return " ".join(_words(name))
 
 

@@ -28,3 +28,21 @@ def test_runs_are_bounded_in_length() -> None:
 
     assert "w0 w1 w2 w3 w4 w5 w6 w7" in keys_in(text)
     assert "w0 w1 w2 w3 w4 w5 w6 w7 w8" not in keys_in(text)
+
+
+@pytest.mark.parametrize(
+    ("name", "key"),
+    [
+        ("topic.n5", "topic.n5"),
+        ("Project.Alpha", "project.alpha"),
+        ('"Quoted."', "quoted"),
+        ("  padded\t", "padded"),
+        ("(...)", ""),
+        ("", ""),
+        ("Mr. Smith", "mr smith"),
+        ("a ... b", "a b"),
+        ("\u0130stanbul", "\u0130stanbul".lower()),
+    ],
+)
+def test_a_name_key_is_its_words_lowercased_without_edge_punctuation(name: str, key: str) -> None:
+    assert name_key(name) == key
