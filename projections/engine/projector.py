@@ -386,11 +386,15 @@ class Projector:
                 self._insert(table, list(by_stream.values()))
         for table, appended in rows.appended.items():
             self._insert(table, appended)
-        added = self._write_index(rows.docs)
-        if rows.superseded:
-            # After the inserts: a document can be indexed and superseded in one batch. Written
-            # in for a few (min/max pruning on the position-ordered docs), a list for many.
-            dead = sorted(set(rows.superseded))
+        # A document indexed and superseded in this batch (a commitment opened and closed) is
+        # inserted dead; the UPDATE is for documents of earlier batches (a bulk catch-up's
+        # rewrote ~14,000 rows it had just inserted per 100k events).
+        first = events[0].position
+        superseded = set(rows.superseded)
+        added = self._write_index(rows.docs, {p for p in superseded if p >= first})
+        if earlier := [p for p in superseded if p < first]:
+            # Written in for a few (min/max pruning on the position-ordered docs), a list for many.
+            dead = sorted(earlier)
             if len(dead) <= FEW_ROWS:
                 self.con.execute(
                     f"UPDATE docs SET live = false WHERE position IN ({', '.join(map(str, dead))})"
@@ -413,9 +417,12 @@ class Projector:
                 [NAME, last.position, last.time, *added],
             )
 
-    def _write_index(self, docs: tuple[list[int], list[str], list[str], list[str]]) -> list[int]:
-        """Tokenise the batch's documents and write them and their postings; how many
-        documents, terms with repeats and postings were added (the tracking row's counts)."""
+    def _write_index(
+        self, docs: tuple[list[int], list[str], list[str], list[str]], dead: set[int]
+    ) -> list[int]:
+        """Tokenise the batch's documents and write them and their postings (those at `dead`
+        positions already superseded); how many documents, terms with repeats and postings
+        were added (the tracking row's counts)."""
         positions, kinds, streams, texts = docs
         if not positions:
             return [0, 0, 0]
@@ -454,7 +461,7 @@ class Projector:
                 "kind": kinds,
                 "stream": streams,
                 "length": doc_lengths if isinstance(doc_lengths, list) else doc_lengths.tolist(),
-                "live": [True] * len(positions),
+                "live": [p not in dead for p in positions] if dead else [True] * len(positions),
             },
         )
         postings_added = len(columns["term"])

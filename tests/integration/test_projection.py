@@ -320,3 +320,31 @@ def test_imported_conversations_and_commitments_show_the_sources_times_and_title
         ("keep a lighthouse log", "2025-11-10 22:00:04", None),
         ("summarise the tests", "2025-11-10 22:00:05", "2025-11-10 22:00:06"),
     ]
+
+
+@pytest.mark.parametrize("few_rows", [50, 0])  # VALUES rows, Arrow batches
+def test_a_commitment_closed_in_its_own_batch_or_a_later_one_leaves_no_live_document(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, few_rows: int
+) -> None:
+    monkeypatch.setattr("mindledger.projections.engine.projector.FEW_ROWS", few_rows)
+    app = sqlite_mind(tmp_path, commands=0)
+    reader = open_reader(Home(tmp_path))
+    same = app.open_commitment("Water the ferns on Friday").cid
+    app.close_commitment(same, "watered")
+    later = app.open_commitment("Return the ladder to Noor").cid
+    kept = app.open_commitment("Call the piano tuner").cid
+    projector = Projector(tmp_path / "rm.duckdb")
+    projector.catch_up(reader)
+    app.close_commitment(later, "returned")
+    projector.catch_up(reader)
+
+    live = dict(
+        projector.con.execute(
+            "SELECT c.cid, d.live FROM docs d JOIN commitments c ON d.position = c.opened_position"
+        ).fetchall()
+    )
+    projector.close()
+    rebuild(tmp_path / "replayed.duckdb", reader)
+
+    assert live == {same: False, later: False, kept: True}
+    assert differences(tmp_path / "rm.duckdb", tmp_path / "replayed.duckdb") == []
