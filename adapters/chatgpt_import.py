@@ -48,6 +48,7 @@ from mindledger.adapters.import_rules import (
 from mindledger.domain.application import Mind
 from mindledger.domain.conversation import Observed
 from mindledger.domain.errors import InvalidInputError, MindError
+from mindledger.domain.import_kept import MESSAGES, noting_kept
 from mindledger.domain.redaction import REDACTED, redact
 
 SPEAKERS = ("user", "assistant")
@@ -207,14 +208,15 @@ def import_chatgpt(
             if recorded - branch:
                 notes[OTHER_BRANCH] += len(recorded - branch)
 
-        new, old = mind.import_conversation(
-            f"chatgpt/{c.id}",
-            speakers,
-            iter(kept),
-            progress,
-            title=_title(c.title),
-            recorded=elsewhere,
-        )
+        with noting_kept(added, MESSAGES):  # the conversations before it stay
+            new, old = mind.import_conversation(
+                f"chatgpt/{c.id}",
+                speakers,
+                iter(kept),
+                progress,
+                title=_title(c.title),
+                recorded=elsewhere,
+            )
         added, already = added + new, already + old
     return {
         "source": str(path),

@@ -25,6 +25,7 @@ from mindledger.domain.application import Mind
 from mindledger.domain.changes import CONFLICT_RETRIES
 from mindledger.domain.conversation import ConversationTakenError, Observed
 from mindledger.domain.errors import ConflictError, InvalidInputError
+from mindledger.domain.import_kept import MESSAGES, noting_kept
 from mindledger.domain.text import clean_text
 from mindledger.domain.text_keys import IMPORT
 
@@ -98,17 +99,18 @@ def import_locomo(
             raise InvalidInputError(f"no sample {sample!r} in {path}")
     # Every sample is validated before anything is written.
     validated = [(s, list(locomo_messages(s))) for s in samples]
-    done = []
+    done: list[dict[str, Any]] = []
     for s, messages in validated:
         conv = s["conversation"]
         kept = [m for m in messages if m.text]
-        added, already = record(
-            mind,
-            f"locomo/{s['sample_id']}",
-            [conv["speaker_a"], conv["speaker_b"]],
-            iter(kept),
-            progress,
-        )
+        with noting_kept(sum(d["added"] for d in done), MESSAGES):  # the samples before stay
+            added, already = record(
+                mind,
+                f"locomo/{s['sample_id']}",
+                [conv["speaker_a"], conv["speaker_b"]],
+                iter(kept),
+                progress,
+            )
         empty = len(messages) - len(kept)
         done.append(
             {

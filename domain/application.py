@@ -22,6 +22,7 @@ from mindledger.domain.errors import (
 from mindledger.domain.events import AggregateRoot, DomainEvent
 from mindledger.domain.forgetting import Forgetting, check_forget_role
 from mindledger.domain.identity import IDENTITY_ID, Identity
+from mindledger.domain.import_kept import MESSAGES, note_import_kept
 from mindledger.domain.knowledge_uses import KnowledgeUseCases
 from mindledger.domain.text import clean_token
 from mindledger.domain.text_keys import Secrets, TextKeys
@@ -300,22 +301,26 @@ class Mind(KnowledgeUseCases, Application[UUID]):
         ConversationTakenError when it holds another transcript by the time it is written."""
         given = list(messages)
         saved = [0]  # messages this import saved, over every attempt
-        for _ in range(CONFLICT_RETRIES):
-            try:
-                self._import_conversation(
-                    source,
-                    participants,
-                    given,
-                    progress,
-                    batch,
-                    title,
-                    recorded,
-                    saved,
-                    same_transcript,
-                )
-                return saved[0], len(given) - saved[0]
-            except IntegrityError:
-                continue  # the other import saved these versions first: read them, go on
+        try:
+            for _ in range(CONFLICT_RETRIES):
+                try:
+                    self._import_conversation(
+                        source,
+                        participants,
+                        given,
+                        progress,
+                        batch,
+                        title,
+                        recorded,
+                        saved,
+                        same_transcript,
+                    )
+                    return saved[0], len(given) - saved[0]
+                except IntegrityError:
+                    continue  # the other import saved these versions first: read them, go on
+        except BaseException as e:  # the batches saved stay: the error says how many
+            note_import_kept(e, saved[0], MESSAGES)
+            raise
         raise ConflictError(
             f"another import of conversation {source} is writing it; run this import again "
             "when it has finished (it adds only what is still missing)"

@@ -42,6 +42,7 @@ from mindledger.domain.foreign_import import (
     SayMessage,
     import_id,
 )
+from mindledger.domain.import_kept import RECORDS, noting_kept
 
 # What a record with a meaning here became when a command refused it (a token this mind cannot
 # spell, a relation to a concept the file never defined): kept, with the refusal as its target.
@@ -98,7 +99,8 @@ def import_records(
     for start in range(0, max(len(records), 1), batch):
         chunk = records[start : start + batch]
         decision = _Batch(file, chunk, at, carried)
-        done = decide(decision)
+        with noting_kept(tally.added, RECORDS):  # the batches saved stay: the error says so
+            done = decide(decision)
         carried = decision.aggregates()
         for kind, became in done:
             tally.count(kind, became)

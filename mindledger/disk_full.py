@@ -52,17 +52,28 @@ def is_disk_full(chain: Sequence[BaseException], home: Path | None) -> bool:
 
 
 def disk_full_message(
-    chain: Sequence[BaseException], home: Path | None, where: str | None, kept: str | None
+    chain: Sequence[BaseException],
+    home: Path | None,
+    where: str | None,
+    kept: str | None,
+    imported: str | None = None,
 ) -> str:
     """The one line for a full disk (`is_disk_full`): what filled, `where` (the home, or how a
     remote client knows it), and what to do; with `kept`, the turn that keeps a message
-    recorded before the disk filled (`domain.turn_kept`): running it again asks again."""
+    recorded before the disk filled (`domain.turn_kept`): running it again asks again; with
+    `imported`, what an import saved before it stopped ("1000 messages", `domain.import_kept`):
+    running it again adds only the rest."""
     place = f" in {where}" if where else ""
     what = _what_filled(chain, home)
     fix = _FIXES.get(what, "free some space")
     then = f"{fix}, then run the command again"
     if kept:
         then = f"the message is kept as turn {kept}, unanswered; {fix}, then run it again"
+    elif imported:
+        then = (
+            f"the import kept the {imported} it had saved; {fix}, then run the same import "
+            "again (it adds only what is still missing)"
+        )
     return f"no space left to write{place} ({what}): {then}"
 
 

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from mindledger.disk_full import disk_full_message, is_disk_full
 from mindledger.domain.errors import MindError
+from mindledger.domain.import_kept import import_kept
 from mindledger.domain.redaction import redact, secret_values
 from mindledger.domain.turn_kept import kept_turn
 
@@ -60,7 +61,8 @@ def failure_message(
     where the log is (`full_path`: its path; else named within the home, for a remote client)."""
     chain = _chain(e)
     if is_disk_full(chain, home):  # what to do is all there is to say; no log could be written
-        return disk_full_message(chain, home, _full_where(chain, home, full_path), kept_turn(chain))
+        where = _full_where(chain, home, full_path)
+        return disk_full_message(chain, home, where, kept_turn(chain), import_kept(chain))
     hidden = [*secrets, *_home_secrets(home)]
     known = isinstance(e, MindError)
     text = str(e) if known else first_line(str(e))

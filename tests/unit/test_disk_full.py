@@ -13,6 +13,7 @@ import pytest
 from mindledger import disk_full
 from mindledger.disk_full import is_disk_full
 from mindledger.domain.errors import LedgerCorruptError
+from mindledger.domain.import_kept import MESSAGES, RECORDS, note_import_kept, noting_kept
 from mindledger.domain.turn_kept import note_kept
 from mindledger.error_report import failure_message
 
@@ -154,3 +155,26 @@ def test_a_full_disk_met_in_a_temporary_file_names_the_folder_it_is_in(
     said = failure_message(error, tmp_path)
 
     assert said.startswith("no space left to write in /srv/exports (the file size limit"), said
+
+
+def test_a_full_disk_that_stopped_an_import_says_what_each_level_kept_and_to_run_it_again(
+    tmp_path: Path,
+) -> None:
+    error = sqlite3.OperationalError("database or disk is full")
+    note_import_kept(error, 499, MESSAGES)  # the conversation the disk filled in
+    with pytest.raises(sqlite3.OperationalError), noting_kept(7, MESSAGES):  # ones before it
+        raise error
+    one = sqlite3.OperationalError("database or disk is full")
+    note_import_kept(one, 1, RECORDS)
+    note_import_kept(one, 0, MESSAGES)  # nothing saved: nothing said
+
+    said = failure_message(error, tmp_path)
+    said_one = failure_message(one, tmp_path, full_path=False)
+
+    assert error.__notes__ == ["kept by this import before it stopped: 506 messages"]
+    assert said.startswith(f"no space left to write in {tmp_path} (")
+    assert said.endswith(
+        "the import kept the 506 messages it had saved; free some space, then run the same "
+        "import again (it adds only what is still missing)"
+    )
+    assert "in the mind's home" in said_one and "kept the 1 record it had saved;" in said_one
