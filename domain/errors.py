@@ -101,3 +101,21 @@ class LedgerUnverifiedError(MindError):
 
 class ReadModelCorruptError(MindError):
     """Raised when a read-model file is not a DuckDB database (damaged or overwritten)."""
+
+
+# What a warning quotes of a cause: a dependency's text may be pages long or hold a whole
+# traceback, and a warning is one line; enough to name what failed (the home's errors log
+# keeps the rest, where there is one).
+CAUSE_CHARS = 160
+
+
+def cause_line(e: BaseException, *, named: bool = True) -> str:
+    """What a warning quotes of `e`: the first line of its text that says something, cut to
+    CAUSE_CHARS (marked with "..."), after its class name (`named`: "OSError: no such file");
+    the class name alone when its text says nothing."""
+    said = next((line.strip() for line in str(e).splitlines() if line.strip()), "")
+    if len(said) > CAUSE_CHARS:
+        said = said[:CAUSE_CHARS].rstrip() + "..."
+    if not said:
+        return type(e).__name__
+    return f"{type(e).__name__}: {said}" if named else said

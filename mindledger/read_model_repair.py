@@ -15,7 +15,7 @@ import inspect
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from mindledger.domain.errors import ReadModelCorruptError
+from mindledger.domain.errors import ReadModelCorruptError, cause_line
 from mindledger.notices import warn
 
 if TYPE_CHECKING:
@@ -98,8 +98,7 @@ def _guarded(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
 def _cause(e: BaseException) -> str:
     if isinstance(e, ReadModelCorruptError):  # its own words already say what to run
         return "not a DuckDB database file"
-    text = str(e).strip().splitlines()
-    return text[0][:160] if text else type(e).__name__
+    return cause_line(e, named=False)
 
 
 def repairing(home: Home, name: str, call: Callable[[], T]) -> T:

@@ -334,11 +334,25 @@ class VectorFollower:
                 self.failures += 1
                 if self.failures == 1:
                     warn(
-                        f"the vector projection failed ({type(e).__name__}: {e}); recall "
-                        "runs on what is embedded"
+                        f"the vector projection failed ({self._cause(e)}); recall runs on "
+                        "what is embedded"
                     )
             self.wake.wait(self.poll_s)
             self.wake.clear()
+
+    def _cause(self, e: Exception) -> str:
+        """What the warning quotes of `e`: one line, capped (`cause_line`; a dependency's error
+        may hold pages, or a traceback), cleaned as a failure message is (no package path, no
+        URL but a loopback one, no secret of the home's); its traceback goes to the home's
+        errors log, under the id the warning names."""
+        from mindledger.domain.errors import cause_line
+        from mindledger.error_report import clean_text, log_failure
+        from mindledger.safe_text import configured_secrets
+
+        secrets = configured_secrets(self.home.path)
+        cause = clean_text(cause_line(e), secrets)
+        error_id = log_failure(e, self.home.path, secrets)
+        return f"{cause}; error {error_id} in logs/errors.log" if error_id else cause
 
     def _yields(self) -> bool:
         return self.stopping.is_set() or self.busy()

@@ -11,6 +11,7 @@ import pytest
 
 from mindledger import notices
 from mindledger.cli.server_client import WARNINGS_HEADER, tell_warnings
+from mindledger.domain.errors import CAUSE_CHARS, cause_line
 from mindledger.service.endpoints import WARNINGS_HEADER as SENT_HEADER
 
 
@@ -115,3 +116,18 @@ def test_a_warning_that_quotes_several_lines_is_printed_on_one(
         "Warning: the vector projection failed (Error: first\\nTraceback (most recent call "
         "last):)\n"
     )
+
+
+@pytest.mark.parametrize(
+    ("error", "named", "quoted"),
+    [
+        (OSError("no such file"), True, "OSError: no such file"),
+        (RuntimeError("\n  first\nsecond"), True, "RuntimeError: first"),
+        (RuntimeError(""), True, "RuntimeError"),
+        (ValueError("x" * 500), False, "x" * CAUSE_CHARS + "..."),
+    ],
+)
+def test_a_cause_a_warning_quotes_is_its_first_line_capped(
+    error: Exception, named: bool, quoted: str
+) -> None:
+    assert cause_line(error, named=named) == quoted
