@@ -33,6 +33,7 @@ from mindledger.projections.engine.duckdb_files import (
 )
 from mindledger.projections.engine.gc_pause import paused_gc
 from mindledger.projections.engine.handlers import TABLE_OF_KIND, Ev, Rows
+from mindledger.projections.engine.kept_reads import WRITTEN_EVERY_BATCH, KeptReads
 from mindledger.projections.engine.ledger_refs import kept_in_ledger, stored_payload
 from mindledger.projections.engine.maintenance import refresh_tension, sort_term_index
 from mindledger.projections.engine.one_thread import one_thread
@@ -264,6 +265,8 @@ class Projector:
         self._summary_at: int | None = None
         self._hash: str | None = None
         self._open_commitments: orjson.Fragment | None = None  # as JSON
+        # Reads kept until this projector writes their tables (`kept_reads`).
+        self.kept = KeptReads(self.last_time)
         if self.path is None:
             self.con = connect(path)
             _initialise(self.con)
@@ -310,6 +313,10 @@ class Projector:
     def close(self, *, keep: bool = True) -> None:
         """Release the file (`keep` False: it is deleted next, so it is not checkpointed)."""
         close(self.con, keep=keep)
+
+    def last_time(self) -> datetime | None:
+        """The time of the event at `position()` (None: not known)."""
+        return self._last_time
 
     def position(self) -> int:
         """The last ledger position applied."""
@@ -625,6 +632,7 @@ class Projector:
             begun = True
             self._write(events, rows)
             commit(self.con, synced=self._synced and len(events) > UNSYNCED_EVENTS)
+            self.kept.written({*WRITTEN_EVERY_BATCH, *rows.entities, *rows.appended})
             self._hash = events[-1].hash
             if rows.entities.get("commitments"):
                 self._open_commitments = None  # listed again for the summary
@@ -636,6 +644,7 @@ class Projector:
             raise
         except BaseException:
             self._position = self._last_time = None
+            self.kept.written()
             if begun:
                 with contextlib.suppress(duckdb.TransactionException):  # none opened yet
                     self.con.execute("ROLLBACK")
@@ -665,10 +674,12 @@ class Projector:
             sort_term_index(self.con)
         finally:
             self._tracked = None  # the sort recounts the tracked terms
+            self.kept.written(WRITTEN_EVERY_BATCH)
 
     def refresh_tension(self) -> None:
         """Write each thread's tension as of the last projected event's time."""
         refresh_tension(self.con)
+        self.kept.written(("threads",))
 
     def apply_read(self, reader: LedgerReader, rows: Sequence[LedgerRow]) -> int:
         """`apply` rows `reader` read, their sealed fields opened by it (a reader without

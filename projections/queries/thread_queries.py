@@ -3,6 +3,7 @@ the discriminator metrics. Tension is computed here from recorded times (domain/
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -11,16 +12,19 @@ import _duckdb as duckdb  # the engine without its Python layer: decisions/0026
 from mindledger.domain.context_port import AutonomyState, ThreadMatch
 from mindledger.domain.settings import thread_params
 from mindledger.domain.tension import TensionParams, tension_at
+from mindledger.projections.engine.kept_reads import KeptReads, kept_rows
 
 TIMES = ("opened_at", "updated_at", "resolved_at", "last_work_at")
 # Times leave DuckDB as microseconds: converting TIMESTAMPTZ values to Python datetimes costs
 # more than everything else in `mind threads` at 10,000 threads (bench/threads.py).
-COLUMNS = (
-    "id, stream_id, label, content, status, origin, claimed_origin, "
-    + ", ".join(f"epoch_us({t}) AS {t}" for t in TIMES[:3])
-    + ", verdict, reason, artifact, superseded_by, mentions, mentions_since_work, work_count, "
-    "epoch_us(last_work_at) AS last_work_at, opened_position"
+# The columns `details` reads, in order.
+NAMES = (
+    *("id", "stream_id", "label", "content", "status", "origin", "claimed_origin"),
+    *TIMES[:3],
+    *("verdict", "reason", "artifact", "superseded_by", "mentions", "mentions_since_work"),
+    *("work_count", "last_work_at", "opened_position"),
 )
+COLUMNS = ", ".join(f"epoch_us({n}) AS {n}" if n in TIMES else n for n in NAMES)
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 PENDING_BELOW_CYCLES = 100
 RHO_PASS_BELOW = 0.7
@@ -29,6 +33,40 @@ OVERFETCH_CREDITED = 50
 # A live thread: neither resolved nor forgotten (a forgotten one stays a row, with its words
 # "[forgotten]", but never counts, ranks or reaches a context again).
 LIVE = "status NOT IN ('resolved', 'forgotten')"
+# Whether any turn has had a line refused (`last_refusals`).
+ANY_REFUSAL = "SELECT 1 FROM rejections LIMIT 1"
+# Runs a statement with its parameters, returning its rows (`ThreadReads.fetch`).
+Fetch = Callable[[str, list[Any]], list[tuple[Any, ...]]]
+
+
+class ThreadReads:
+    """The threads block's reads of a connection, each a statement; a session's projector keeps
+    their results instead (`projections.queries.kept_threads`)."""
+
+    def __init__(self, con: duckdb.DuckDBPyConnection) -> None:
+        self.con = con
+
+    def fetch(self, sql: str, args: list[Any]) -> list[tuple[Any, ...]]:
+        """The rows of `sql` with `args`."""
+        return self.con.execute(sql, args).fetchall()
+
+    def settings(self, as_of: datetime) -> TensionParams:
+        """`settings_as_of`."""
+        return settings_as_of(self.con, as_of)
+
+    def known(self, as_of: datetime) -> tuple[list[tuple[float, float]], dict[str, list[float]]]:
+        """The liveness gaps and the credited work up to `as_of`."""
+        return liveness_gaps(self.con, as_of), credit_times(self.con, as_of)
+
+    def live(self, as_of: datetime, limit: int) -> tuple[int, datetime, int]:
+        """How many threads are live, opened by `as_of` and up to position `limit`, and the
+        time and position to select them with (here `as_of` and `limit` themselves)."""
+        ((live,),) = self.fetch(
+            f"SELECT count(*) FROM threads WHERE {LIVE} AND opened_at <= ? "
+            "AND opened_position <= ?",
+            [as_of, limit],
+        )
+        return int(live), as_of, limit
 
 
 def settings_as_of(con: duckdb.DuckDBPyConnection, as_of: datetime) -> TensionParams:
@@ -61,19 +99,22 @@ def ranked(
     extra: str = "",
     args: list[Any] | None = None,
     known: tuple[list[tuple[float, float]], dict[str, list[float]]] | None = None,
+    fetch: Fetch | None = None,
+    opened_by: datetime | None = None,
 ) -> list[dict[str, Any]]:
     """Every thread opened by `as_of` (and matching `extra`, SQL after the WHERE clause, with
     `args`) with its tension then, highest first (ties: oldest first):
     stream_id, tension, hours_unworked, and times as POSIX seconds. Cheap: no datetime objects
-    and no text per row; `details` adds the rest for the rows that are shown."""
+    and no text per row; `details` adds the rest for the rows that are shown. `fetch` runs
+    the statement; `opened_by`: the opening time it selects by, when not `as_of`."""
     p = params or settings_as_of(con, as_of)
     gaps, credits = known or (liveness_gaps(con, as_of), credit_times(con, as_of))
     where = "" if include_resolved else f"AND {LIVE}"
-    rows = con.execute(
+    rows = (fetch or ThreadReads(con).fetch)(
         "SELECT stream_id, epoch(opened_at), epoch(resolved_at), epoch(updated_at), "
         f"opened_position FROM threads WHERE opened_at <= ? {where} {extra}",
-        [as_of, *(args or [])],
-    ).fetchall()
+        [opened_by or as_of, *(args or [])],
+    )
     t = as_of.timestamp()
     out = []
     for stream, opened, resolved, updated, position in rows:
@@ -110,25 +151,34 @@ def extremes(
     limit: int,
     k: int,
     n_low: int = 5,
+    reads: ThreadReads | None = None,
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], int]:
     """The k tensest and the n_low calmest live threads opened up to position `limit`, and how
     many are live, without evaluating every thread. A thread never credited has tension that
     grows with its age (the integral grows with effective hours, and an earlier start never
     shortens them), so among those the oldest are the tensest and the newest the calmest;
-    threads with credited work are few and evaluated exactly."""
+    threads with credited work are few and evaluated exactly. `reads`: where the rows come
+    from (a statement each by default)."""
     # Separate statements: one statement with these reads as subqueries measured slower (3.5
     # against 2.4 ms at 1k events, 4.1 against 2.4 at 1M, fresh attach).
-    ((live,),) = con.execute(
-        f"SELECT count(*) FROM threads WHERE {LIVE} AND opened_at <= ? AND opened_position <= ?",
-        [as_of, limit],
-    ).fetchall()
+    reads = reads or ThreadReads(con)
+    live, opened_by, limit = reads.live(as_of, limit)
     if not live:  # most turns of most minds: nothing more to ask
         return [], [], 0
-    known = (liveness_gaps(con, as_of), credit_times(con, as_of))
+    known = reads.known(as_of)
     credited = list(known[1])
 
     def select(extra: str, *args: Any) -> list[dict[str, Any]]:
-        return ranked(con, as_of, params=params, extra=extra, args=list(args), known=known)
+        return ranked(
+            con,
+            as_of,
+            params=params,
+            extra=extra,
+            args=list(args),
+            known=known,
+            fetch=reads.fetch,
+            opened_by=opened_by,
+        )
 
     def uncredited(newest: bool, n: int) -> list[dict[str, Any]]:
         order = " DESC" if newest else ""
@@ -163,17 +213,20 @@ def extremes(
     return top[:k], lowest(exact + newest, n_low), int(live)
 
 
-def details(con: duckdb.DuckDBPyConnection, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def details(
+    con: duckdb.DuckDBPyConnection, rows: list[dict[str, Any]], fetch: Fetch | None = None
+) -> list[dict[str, Any]]:
     """`rows` from `ranked`, in the same order, with every column of the thread (times as
-    ISO-8601 text)."""
+    ISO-8601 text). `fetch` runs the statement."""
     if not rows:
         return []
-    cur = con.execute(
-        f"SELECT {COLUMNS} FROM threads WHERE stream_id IN (SELECT unnest(?))",
-        [[r["stream_id"] for r in rows]],
-    )
-    names = [d[0] for d in cur.description]
-    found = {v[1]: dict(zip(names, v, strict=True)) for v in cur.fetchall()}
+    found = {
+        v[1]: dict(zip(NAMES, v, strict=True))
+        for v in (fetch or ThreadReads(con).fetch)(
+            f"SELECT {COLUMNS} FROM threads WHERE stream_id IN (SELECT unnest(?))",
+            [sorted({r["stream_id"] for r in rows})],
+        )
+    }
     out = []
     for r in rows:
         row = dict(found[r["stream_id"]])  # a thread can be in `rows` twice (tensest, calmest)
@@ -240,8 +293,13 @@ def triage_demand(live: int, p: TensionParams, calmest: list[dict[str, Any]]) ->
     }
 
 
-def last_refusals(con: duckdb.DuckDBPyConnection, exclude_turn: str | None) -> list[dict[str, str]]:
-    """The lines the previous finished turn had refused, and why."""
+def last_refusals(
+    con: duckdb.DuckDBPyConnection, exclude_turn: str | None, kept: KeptReads | None = None
+) -> list[dict[str, str]]:
+    """The lines the previous finished turn had refused, and why (`kept`: the session's kept
+    reads, which know whether any turn ever had a line refused)."""
+    if kept is not None and not kept_rows(con, kept, ANY_REFUSAL, ("rejections",)):
+        return []  # no turn has had a line refused
     rows = con.execute(
         "SELECT line, reason FROM rejections WHERE turn_id = ("
         "SELECT stream_id FROM turns WHERE status IN ('complete', 'failed') "

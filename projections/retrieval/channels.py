@@ -11,6 +11,7 @@ from typing import Any
 
 import _duckdb as duckdb  # the engine without its Python layer: decisions/0026
 
+from mindledger.projections.engine.kept_reads import KeptReads, may_match
 from mindledger.projections.retrieval import speakers, turn_windows
 from mindledger.projections.retrieval.bm25 import Fetched, lexical
 from mindledger.projections.retrieval.item_text import (
@@ -123,6 +124,7 @@ def lexical_channel(
     limit: int,
     keys: set[str] | None = None,
     share: SharedRead | None = None,
+    kept: KeptReads | None = None,
 ) -> tuple[Any, ...]:
     """The lexical hits, their texts, the messages next to the best of them, and the speaker
     channel's hits (`speakers.said_by`, for a query whose name keys `keys` name a participant)
@@ -132,12 +134,13 @@ def lexical_channel(
     hit messages, their neighbours and the speaker channel's messages are read together: each
     read scans `messages` (~8 ms of CPU at 100k LoCoMo events), however few it takes from it.
     With `share`, the vector channel's messages are read in the same read (`SharedRead`).
-    Last, the participants the query names (for `recall.rank`'s speaker prior)."""
-    kept = Fetched()
-    named = speakers.named_speakers(con, keys) if keys else []
-    kept.sub = speakers.without_names(query, named) or None  # scored with the query's
-    hits = lexical(con, query, limit, kept)
-    spoken = speakers.said_by_hits(con, query, named, limit, kept)
+    Last, the participants the query names (for `recall.rank`'s speaker prior). `kept`: the
+    reads the session's projector keeps (the participants)."""
+    fetched = Fetched()
+    named = speakers.named_speakers(con, keys, speakers.participants(con, kept)) if keys else []
+    fetched.sub = speakers.without_names(query, named) or None  # scored with the query's
+    hits = lexical(con, query, limit, fetched)
+    spoken = speakers.said_by_hits(con, query, named, limit, fetched)
     said = [h[0] for h in hits if h[1] == "message"]
     # Positions added cannot be within three of a hit unread: the neighbours are the same.
     extra = share.wanted() if share is not None else set()
@@ -180,10 +183,11 @@ def open_commitments(
 
 
 def concept_channel(
-    con: duckdb.DuckDBPyConnection, keys: set[str], limit: int
+    con: duckdb.DuckDBPyConnection, keys: set[str], limit: int, kept: KeptReads | None = None
 ) -> tuple[list[Found], list[Found]]:
-    """The concepts a query names, those they relate to, and what they are bound to."""
-    named = named_concepts(con, keys, limit)
+    """The concepts a query names, those they relate to, and what they are bound to (`kept`:
+    the session's kept reads, which know every name a concept has)."""
+    named = named_concepts(con, keys, limit) if may_match(con, kept, NAME_KEYS, NAMES, keys) else []
     related = named and rows(
         con,
         "SELECT k.definition_position, k.token, k.definition, r.source, "
@@ -200,6 +204,12 @@ def concept_channel(
         for p, t, d, s, rel in related or []
     ]
     return found, bound_items(con, [n[1] for n in named], limit)
+
+
+# Every name and alias of a concept, as `named_concepts` looks them up: a query naming none
+# of them (most turns') needs no lookup when the session keeps them (`may_match`).
+NAME_KEYS = "SELECT DISTINCT name_key FROM concept_names"
+NAMES = ("concept_names",)
 
 
 def named_concepts(

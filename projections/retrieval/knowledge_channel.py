@@ -15,6 +15,7 @@ from mindledger.domain.choices import PPM
 from mindledger.domain.knowledge_port import KnownQuestion, Similar
 from mindledger.domain.prompt_text import in_label, one_line
 from mindledger.domain.text import normalise_intent
+from mindledger.projections.engine.kept_reads import KeptReads, may_match
 from mindledger.projections.retrieval.item_text import Found
 from mindledger.projections.retrieval.vectors import nearest, nearest_items
 
@@ -24,6 +25,8 @@ CONTEXT_MIN = 0.5
 NEAREST = 5
 REACHABLE = "NOT deleted AND state NOT IN ('disputed', 'retracted') AND doc_position IS NOT NULL"
 COLUMNS = "doc_position, item_id, state, confidence_ppm, freshness, question, answer"
+# The intents of the items that may reach a context (`may_match`).
+INTENTS = f"SELECT DISTINCT intent FROM knowledge WHERE {REACHABLE}"
 TEXT_QUERY = (
     f"SELECT {COLUMNS} FROM knowledge WHERE doc_position IN (SELECT unnest(?)) AND {REACHABLE}"
 )
@@ -49,13 +52,17 @@ def knowledge_channel(
     query: str,
     limit: int,
     embed: Callable[[list[str]], list[list[float]]] | None,
+    kept: KeptReads | None = None,
 ) -> list[Found]:
-    """The item with the query's intent first, then the nearest questions (with `embed`)."""
+    """The item with the query's intent first, then the nearest questions (with `embed`).
+    `kept`: the session's kept reads, which know every reachable item's intent."""
     where = f"{REACHABLE} AND doc_position <= ?"
-    exact = con.execute(
-        f"SELECT {COLUMNS} FROM knowledge WHERE intent = ? AND {where}",
-        [normalise_intent(query), limit],
-    ).fetchall()
+    intent = normalise_intent(query)
+    exact = []
+    if may_match(con, kept, INTENTS, ("knowledge",), (intent,)):
+        exact = con.execute(
+            f"SELECT {COLUMNS} FROM knowledge WHERE intent = ? AND {where}", [intent, limit]
+        ).fetchall()
     found: list[Found] = [
         (r[0], "knowledge", knowledge_text(*r[1:]), r[1], "asks the same question") for r in exact
     ]

@@ -20,6 +20,7 @@ import _duckdb as duckdb  # the engine without its Python layer: decisions/0026
 
 from mindledger.domain.context_port import AssembledContext, ContextItem
 from mindledger.domain.prompt_text import observed_speaker
+from mindledger.projections.engine.kept_reads import KeptReads, kept_rows
 from mindledger.projections.queries.thread_queries import last_refusals
 from mindledger.projections.retrieval.channels import (
     Picks,
@@ -133,11 +134,13 @@ def gather(
     embed: Callable[[list[str]], list[list[float]]] | None = None,
     refusals: bool = False,
     spans: bool = False,
+    kept: KeptReads | None = None,
 ) -> Pool:
     """Run every channel and pool the results (`refusals`: also read the last turn's refused
-    lines, for the threads block; `spans`: run the spans channel). The channels' reads run on
-    two connections at once (`projections.retrieval.concurrent_reads`); they are pooled in a
-    fixed order."""
+    lines, for the threads block; `spans`: run the spans channel; `kept`: the reads a session's
+    projector keeps, `projections.engine.kept_reads`). The channels' reads run on two
+    connections at once (`projections.retrieval.concurrent_reads`); they are pooled in a fixed
+    order."""
     limit = NO_LIMIT if as_of is None else as_of
     if not any(ch.isalnum() for ch in query):
         # No words, no meaning: the nearest vectors to an empty text (a zero-width space is one
@@ -152,10 +155,12 @@ def gather(
         # The longest first, so that the two connections finish together (the vector channel
         # embeds the query meanwhile: numpy and DuckDB both let go of the GIL).
         lambda c: meaning(c, query, limit, embed, share),
-        lambda c: with_spans(c, query, lexical_channel(c, query, limit, keys, share), limit, spans),
-        lambda c: live_threads(c, now, limit),
+        lambda c: with_spans(
+            c, query, lexical_channel(c, query, limit, keys, share, kept), limit, spans
+        ),
+        lambda c: live_threads(c, now, limit, kept),
         lambda c: open_commitments(c, limit),
-        lambda c: concept_channel(c, keys, limit),
+        lambda c: concept_channel(c, keys, limit, kept),
         lambda c: messages(
             c,
             "turn_id IS DISTINCT FROM ? AND position <= ?",
@@ -164,11 +169,11 @@ def gather(
             RECENT,
         ),
         lambda c: [messages(c, inside, [s, e, limit], "position", 500) for s, e, _ in periods],
-        lambda c: rows(c, "SELECT name FROM identity"),
-        lambda c: last_refusals(c, exclude_turn) if refusals else [],
+        lambda c: kept_rows(c, kept, "SELECT name FROM identity", ("identity",)),
+        lambda c: last_refusals(c, exclude_turn, kept) if refusals else [],
         # Without an embedder, one key lookup: among the reads, not after them alone. With
         # one, after them (the vector channel may be embedding on the other thread).
-        lambda c: knowledge_channel(c, query, limit, None) if embed is None else [],
+        lambda c: knowledge_channel(c, query, limit, None, kept) if embed is None else [],
     ]
     (
         meant,
@@ -249,7 +254,9 @@ def gather(
     pool.add("vector", similar)
     pool.add("windows", windowed, window_ranks)
     pool.add("speaker_vector", spoken_alike, alike_ranks)
-    pool.add("knowledge", known if embed is None else knowledge_channel(con, query, limit, embed))
+    pool.add(
+        "knowledge", known if embed is None else knowledge_channel(con, query, limit, embed, kept)
+    )
     pool.add("speaker", spoken)
     owned = [c.id for c in pool.items.values() if c.kind in ("thread", "commitment")]
     unknown = [i for i in owned if i not in streams]
@@ -360,12 +367,16 @@ def recall(
     for_turn: bool = False,
     lead_with_threads: bool = False,
     spans: bool = False,
+    kept: KeptReads | None = None,
 ) -> AssembledContext:
     """Retrieve, fuse and pack into `budget` tokens. A turn's context (`for_turn`) also carries
-    the threads block's notices: the rule, the triage demand and the last turn's refusals."""
+    the threads block's notices: the rule, the triage demand and the last turn's refusals.
+    `kept`: the reads a session's projector keeps (`projections.engine.kept_reads`)."""
     from mindledger.projections.retrieval.excerpts import pack
 
-    pool = gather(con, query, now, as_of, exclude_turn, embed, refusals=for_turn, spans=spans)
+    pool = gather(
+        con, query, now, as_of, exclude_turn, embed, refusals=for_turn, spans=spans, kept=kept
+    )
     items = rank(pool, lead_with_threads)
     if for_turn:
         extra = notices(pool.threads, pool.refusals)

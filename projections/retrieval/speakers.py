@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import _duckdb as duckdb  # the engine without its Python layer: decisions/0026
 
+from mindledger.projections.engine.kept_reads import KeptReads, kept_rows
 from mindledger.projections.retrieval.bm25 import Fetched, best_scored, scored_within
 from mindledger.projections.retrieval.item_text import Found, said
 from mindledger.projections.retrieval.names import name_key
@@ -38,9 +39,13 @@ def named_speakers(
     return sorted(p for p in people if p and name_key(p) in keys)
 
 
-def participants(con: duckdb.DuckDBPyConnection) -> list[str]:
-    """Every participant of an imported conversation."""
-    found = con.execute("SELECT DISTINCT unnest(participants) FROM conversations").fetchall()
+PARTICIPANTS = "SELECT DISTINCT unnest(participants) FROM conversations"
+
+
+def participants(con: duckdb.DuckDBPyConnection, kept: KeptReads | None = None) -> list[str]:
+    """Every participant of an imported conversation (`kept`: kept by the session's projector
+    until it writes `conversations`)."""
+    found = kept_rows(con, kept, PARTICIPANTS, ("conversations",))
     return [p for (p,) in found]
 
 

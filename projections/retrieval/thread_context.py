@@ -12,10 +12,12 @@ import _duckdb as duckdb  # the engine without its Python layer: decisions/0026
 from mindledger.domain.context_port import ContextItem
 from mindledger.domain.prompt_text import in_label, one_line
 from mindledger.domain.tension import TensionParams
+from mindledger.projections.engine.kept_reads import KeptReads
+from mindledger.projections.queries.kept_threads import KeptThreadReads
 from mindledger.projections.queries.thread_queries import (
+    ThreadReads,
     details,
     extremes,
-    settings_as_of,
     triage_demand,
 )
 
@@ -43,12 +45,16 @@ class ThreadView:
         return self.live > self.params.max_live_threads
 
 
-def live_threads(con: duckdb.DuckDBPyConnection, now: datetime, limit: int) -> ThreadView:
-    """Live threads opened up to ledger position `limit`, by tension as of `now`."""
-    params = settings_as_of(con, now)
-    top, calmest, live = extremes(con, now, params, limit, params.top_k)
+def live_threads(
+    con: duckdb.DuckDBPyConnection, now: datetime, limit: int, kept: KeptReads | None = None
+) -> ThreadView:
+    """Live threads opened up to ledger position `limit`, by tension as of `now` (`kept`: the
+    reads the session's projector keeps, `projections.engine.kept_reads`)."""
+    reads = ThreadReads(con) if kept is None else KeptThreadReads(con, kept)
+    params = reads.settings(now)
+    top, calmest, live = extremes(con, now, params, limit, params.top_k, reads=reads)
     view = ThreadView(top, calmest, live, params)
-    shown = details(con, top + (calmest if view.triage_due else []))
+    shown = details(con, top + (calmest if view.triage_due else []), reads.fetch)
     view.top_details, view.calmest_details = shown[: len(top)], shown[len(top) :]
     return view
 

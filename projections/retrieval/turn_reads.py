@@ -135,6 +135,9 @@ class PendingRead:
                 "lead_with_threads": r.lead_with_threads,
                 "spans": r.spans,
             }
+            projector = self.session.projector
+            if projector is not None:  # the reads its projector keeps until it writes them
+                args["kept"] = projector.kept
             try:
                 context = recall(con, r.query, r.budget, r.now, embed=r.embed, **args)
             except MindError:
