@@ -1,8 +1,9 @@
 """A turn that fails after its message was recorded (the disk filled while its reply was
-saved, the read model broke under it): the message stays in the ledger, unanswered (the next
-turn records it interrupted), and the error carries which turn keeps it, as a note on the
-exception (its type unchanged, so every front-end maps it as before), for the one line that
-says so (`mindledger.error_report`) and for the traceback in the home's log."""
+saved, the read model broke under it): the message stays in the ledger, unanswered (the floor
+that ran it records the turn interrupted once the ledger takes the write; a process that ends
+first leaves that to the next turn's recovery), and the error carries which turn keeps it, as
+a note on the exception (its type unchanged, so every front-end maps it as before), for the
+one line that says so (`mindledger.error_report`) and for the traceback in the home's log."""
 
 from __future__ import annotations
 

@@ -49,6 +49,7 @@ if TYPE_CHECKING:
         CloseResult,
         CommitResult,
     )
+    from mindledger.turn_stop import KeptTurns
 
 
 # The key sent with a turn whose `api_base` a caller chose: the home's provider keys (in the
@@ -94,6 +95,7 @@ class MindLedger(DirectCommands, KnowledgeCommands, FileCommands, ReadCommands, 
         self._name: str | None = None
         self._aio: AsyncMindLedger | None = None
         self._requests = RequestMemory()
+        self._kept: KeptTurns | None = None  # turns failures kept, to record interrupted
 
     def __enter__(self) -> MindLedger:
         return self
@@ -256,6 +258,7 @@ class MindLedger(DirectCommands, KnowledgeCommands, FileCommands, ReadCommands, 
             # Refused here, before anything is recorded.
             tooled(sampled(completion_model, settings), offered)
             service = self._turns()
+            self._kept_turns().settle()  # an earlier turn's, before this one's recovery
             try:
                 # A message whose intent reusable knowledge answers is answered from it.
                 with forget_excluded(self.home):
@@ -271,8 +274,9 @@ class MindLedger(DirectCommands, KnowledgeCommands, FileCommands, ReadCommands, 
                         sampling=settings,
                         on_start=on_start,
                     )
-            except BaseException:
+            except BaseException as e:
                 self._drop_turns()  # a fresh pipeline next time, in case this one broke
+                self._kept_turns().failed(e)
                 raise
             if chat.history:  # what the caller holds that the mind never saw
                 preceded = f"{via} before turn {outcome.turn_id.hex}"
@@ -358,13 +362,15 @@ class MindLedger(DirectCommands, KnowledgeCommands, FileCommands, ReadCommands, 
         check_budget(budget, TURN_BUDGET_FLOOR)
         with self.write_lock:
             service = self._turns()
+            self._kept_turns().settle()
             try:
                 with forget_excluded(self.home), asking(self.home, service) as asker:
                     outcome = asker.ask(
                         question, lambda: self._model(model, mock_reply, api_base), current, budget
                     )
-            except BaseException:
+            except BaseException as e:
                 self._drop_turns()
+                self._kept_turns().failed(e)
                 raise
         return AskResult.model_validate(ask_json(outcome))
 
@@ -385,7 +391,12 @@ class MindLedger(DirectCommands, KnowledgeCommands, FileCommands, ReadCommands, 
 
         client = checked_chat(system) if system is not None else None
         with self.write_lock:
-            outcome = chat_turn(self.home, text, model, on_delta, client)
+            self._kept_turns().settle()
+            try:
+                outcome = chat_turn(self.home, text, model, on_delta, client)
+            except BaseException as e:
+                self._kept_turns().failed(e)
+                raise
         result = TurnResult.model_validate(outcome_json(self.home, outcome))
         self._name = result.identity.name or self._name
         return TurnDone(outcome, result)
@@ -423,6 +434,16 @@ class MindLedger(DirectCommands, KnowledgeCommands, FileCommands, ReadCommands, 
     def _configured_base(self, api_base: str) -> bool:
         configured = self.home.settings.api_base
         return configured is not None and configured.rstrip("/") == api_base.rstrip("/")
+
+    def _kept_turns(self) -> KeptTurns:
+        """The turns this mind's failed turns kept unanswered (`mindledger.turn_stop`): each
+        recorded interrupted when it fails, else before the next turn (a server lives on)."""
+        if self._kept is None:
+            from mindledger.safe_text import configured_secrets
+            from mindledger.turn_stop import KeptTurns
+
+            self._kept = KeptTurns(self.home, configured_secrets(self.home.path))
+        return self._kept
 
     def _turns(self) -> TurnService:
         from mindledger.compose import turn_service

@@ -168,6 +168,11 @@ def was_unavailable(e: BaseException) -> bool:
     return any(isinstance(c, kinds) for c in _chain(e))
 
 
+def causes(e: BaseException) -> list[BaseException]:
+    """`e` and its causes, outermost first (`CHAIN` at most)."""
+    return _chain(e)
+
+
 def _chain(e: BaseException) -> list[BaseException]:
     """`e` and its causes, outermost first; a cause a wrapper hid (`from None`) counts too."""
     found: list[BaseException] = []

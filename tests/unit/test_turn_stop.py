@@ -89,3 +89,37 @@ def test_a_finished_turn_is_left_as_it_was(mind: mindledger.MindLedger) -> None:
 
     assert marked == []
     assert statuses(mind) == ["complete"]
+
+
+def test_a_turn_that_fails_after_its_message_is_recorded_interrupted_with_its_cause_redacted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from mindledger.adapters.sqlite_ledger import ChainedSQLiteRecorder
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-heron-statue-kept-turn")
+    home = tmp_path / "mind"
+    mindledger.init(home, name="Echo", now=NOW)
+    real, inserts = ChainedSQLiteRecorder._insert_events, [0]
+
+    def insert_events(self: ChainedSQLiteRecorder, c: Any, events: Any, **kwargs: Any) -> Any:
+        inserts[0] += 1
+        if inserts[0] == 2:  # the reply's save, after the message's
+            raise RuntimeError("the controller fell over: sk-heron-statue-kept-turn\nmore")
+        return real(self, c, events, **kwargs)
+
+    with mindledger.open(home, now=NOW) as mind:
+        monkeypatch.setattr(ChainedSQLiteRecorder, "_insert_events", insert_events)
+        with pytest.raises(RuntimeError) as failed:
+            mind.turn("Water the ferns at noon", model="mock", mock_reply="Noted.")
+        monkeypatch.undo()
+        events = [e for e in mind.log(limit=100).model_dump() if "turn." in e["type"]]
+
+        assert statuses(mind) == ["interrupted"]
+    kept = failed.value.__notes__[0].removeprefix("the message is kept as turn ")
+    reasons = [e["payload"].get("reason") for e in events if e["aggregate"] == kept]
+    assert (
+        "it failed before its outcome was recorded (RuntimeError: the controller fell over: "
+        "[redacted]); "
+        "its message is kept"
+    ) in reasons
+    assert "sk-heron" not in str(events)
