@@ -226,10 +226,11 @@ def main() -> None:
                 figures["served_turn_to_raw_floor_p50"] = round(
                     figures["served_turn_p50_ms"] / figures["raw_floor_p50_ms"], 2
                 )
-            figures |= {
-                "mind_turn_process_" + k: v
-                for k, v in process_wall(home, args.process_turns).items()
-            }
+            if args.process_turns > 0:  # 0: in-process figures only
+                figures |= {
+                    "mind_turn_process_" + k: v
+                    for k, v in process_wall(home, args.process_turns).items()
+                }
             results[size] = figures
             report("turns", figures)
     smallest, largest = min(results), max(results)
