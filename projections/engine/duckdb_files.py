@@ -179,10 +179,13 @@ def commit(con: duckdb.DuckDBPyConnection, *, synced: bool = True) -> None:
         if synced:
             con.execute("COMMIT")
             return
+        # The mode restored in the same call (a call less per turn); a failed commit stops the
+        # call before it, so it is restored here too.
         try:
-            con.execute("SET fsync_mode = 'NONE'; COMMIT")
-        finally:
+            con.execute("SET fsync_mode = 'NONE'; COMMIT; SET fsync_mode = 'STANDARD'")
+        except BaseException:
             con.execute("SET fsync_mode = 'STANDARD'")
+            raise
 
 
 def checkpoint(con: duckdb.DuckDBPyConnection) -> None:

@@ -128,6 +128,26 @@ def test_incremental_projection_equals_a_full_replay(
     assert differences(folder / "live.duckdb", folder / "replayed.duckdb") == []
 
 
+@pytest.mark.parametrize("column_rows", [1, 2])
+def test_small_batches_sent_as_lists_per_column_equal_a_full_replay(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, column_rows: int
+) -> None:
+    app = sqlite_mind(tmp_path, commands=3)
+    for name in ("import", "thread", "resolve", "alias", "relate", "remember", "verify", "forget"):
+        run_command(app, name, 2)
+    reader = open_reader(Home(tmp_path))
+    live = Projector(tmp_path / "live.duckdb")
+    with monkeypatch.context() as patch:  # every table's rows as lists per column (`unnest`)
+        patch.setattr("mindledger.projections.engine.projector.COLUMN_ROWS", column_rows)
+        live.catch_up(reader, batch=5)
+    live.close()
+
+    monkeypatch.setattr("mindledger.projections.engine.projector.FEW_ROWS", 0)  # Arrow batches
+    rebuild(tmp_path / "replayed.duckdb", reader)
+
+    assert differences(tmp_path / "live.duckdb", tmp_path / "replayed.duckdb") == []
+
+
 def test_two_replays_give_identical_tables(tmp_path: Path) -> None:
     sqlite_mind(tmp_path, commands=6)
     reader = open_reader(Home(tmp_path))

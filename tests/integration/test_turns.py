@@ -252,12 +252,14 @@ def test_a_turn_left_unfinished_by_a_dead_process_is_marked_interrupted_once(
     assert open_mind(home).load(Turn, stale.id).status == "interrupted"
 
 
+@pytest.mark.parametrize("column_rows", [4, 1])  # lists per column from 4 rows, from 1
 def test_replay_needs_no_model_and_matches_the_live_read_model(
-    home: Home, say: Say, tmp_path: Path
+    home: Home, say: Say, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, column_rows: int
 ) -> None:
     from mindledger.projections.engine.readmodel import ensure_fresh
     from mindledger.projections.engine.replay import differences, rebuild
 
+    monkeypatch.setattr("mindledger.projections.engine.projector.COLUMN_ROWS", column_rows)
     say("Remind me to buy milk", "Will do.\nCOMMIT: buy milk")
     say("thanks", "REFLECT: polite user")
     paths: Any = __import__("mindledger.compose", fromlist=["read_model_paths"]).read_model_paths(
