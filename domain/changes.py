@@ -8,7 +8,7 @@ did are saved together, through the same commands the CLI uses.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from typing import TypeVar
 from uuid import UUID
 
@@ -77,10 +77,12 @@ class Changes:
             latest, n = self.load(Commitment, episode_id(cid, n)), n + 1
         return latest
 
-    def last_event(self, stream: UUID) -> DomainEvent | None:
-        """A stream's last event, read with one query (the stream is not replayed)."""
+    def last_event(self, stream: UUID, topics: Collection[str] | None = None) -> DomainEvent | None:
+        """A stream's last event, read with one query (the stream is not replayed); with
+        `topics`, None when it is of another topic, which is then not decoded (a turn's last
+        event, its outcome, holds its whole context, sealed)."""
         stored = self.app.recorder.select_events(stream, desc=True, limit=1)
-        if not stored:
+        if not stored or (topics is not None and stored[0].topic not in topics):
             return None
         event = self.app.mapper.to_domain_event(stored[0])
         assert isinstance(event, DomainEvent)

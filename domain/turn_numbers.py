@@ -26,6 +26,8 @@ _OUTCOMES = (
     Turn.Completed.TOPIC,
     Turn.Interrupted.TOPIC,
 )
+# The last events of a turn still running: its message, or a retry's attempt.
+_RUNNING = frozenset({Turn.Started.TOPIC, Turn.Retried.TOPIC})
 
 
 class TurnNumbers(AggregateRoot):
@@ -92,7 +94,7 @@ def unfinished_turns(changes: Changes, numbers: TurnNumbers) -> list[Turn.Starte
     message or a retry's attempt (both name the process running it)."""
     found: list[Turn.Started | Turn.Retried] = []
     for candidate in numbers.candidates():
-        last = changes.last_event(UUID(candidate))
+        last = changes.last_event(UUID(candidate), _RUNNING)  # an outcome is not decoded
         if isinstance(last, Turn.Started | Turn.Retried):
             found.append(last)
     return found

@@ -395,3 +395,24 @@ def test_a_read_model_that_cannot_catch_up_refuses_the_turn_before_its_message(
     assert refused == before
     assert topics(home).count("mind.turn.started") == 2
     assert third.status == "complete" and third.seq == 2
+
+
+def test_a_turn_decodes_no_earlier_turns_outcome_to_find_unfinished_turns(
+    say: Say, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from mindledger.adapters.pydantic_mapping import PydanticMapper
+
+    say("Remind me to buy milk", "Will do.")
+    decoded: list[str] = []
+    to_domain_event = PydanticMapper.to_domain_event
+
+    def recorded(self: PydanticMapper, stored: Any) -> Any:
+        decoded.append(stored.topic)
+        return to_domain_event(self, stored)
+
+    monkeypatch.setattr(PydanticMapper, "to_domain_event", recorded)
+
+    outcome = say("And eggs", "Noted.")
+
+    assert outcome.status == "complete"
+    assert Turn.Completed.TOPIC not in decoded  # the previous turn's last event, its context
