@@ -61,9 +61,22 @@ def seal_state(
             scoped[scope] = (key_id, AESGCM(key))
         key_id, cipher = scoped[scope]
         nonce = os.urandom(12)
-        plain = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-        data = cipher.encrypt(nonce, plain.encode(), _aad(stream, version, cls.TOPIC, field))
+        data = cipher.encrypt(nonce, plain_json(value), _aad(stream, version, cls.TOPIC, field))
         state[field] = {ENVELOPE: key_id.hex(), "c": base64.b64encode(nonce + data).decode()}
+
+
+def plain_json(value: Any) -> bytes:
+    """A field's JSON as sealed: only ever parsed back (`orjson.loads`; the chain hashes the
+    envelope), so any spelling of the same value will do. orjson's where it spells it (a
+    turn's context, ~28 KB: ~0.3 ms by `json.dumps` with sorted keys, a tenth of that by
+    orjson), json's where orjson refuses (integers past 64 bits, keys that are not text, deep
+    nesting). The values are a model's JSON dump: no float in them is NaN or infinite (which
+    orjson would write as null)."""
+    try:
+        return orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
+    except (TypeError, orjson.JSONEncodeError):
+        text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        return text.encode()
 
 
 def _key_id(envelope: Mapping[str, Any]) -> bytes | None:
