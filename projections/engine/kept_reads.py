@@ -24,11 +24,24 @@ from typing import Any, TypeVar
 
 import _duckdb as duckdb  # the engine without its Python layer: decisions/0026
 
+from mindledger.projections.engine.handlers import Rows
+
 T = TypeVar("T")
 # What every batch writes besides its entity and appended rows (`Projector._write`): the
 # events, the tracking row, and the lexical index with its counts (a superset: dropping a kept
 # read too often costs a statement, keeping one too long a wrong answer).
 WRITTEN_EVERY_BATCH = ("events", "tracking", "docs", "doc_terms", "term_counts")
+
+
+def written_by(rows: Rows) -> set[str]:
+    """The tables a batch of `rows` writes (a superset), with "docs.<kind>" for each kind of
+    document it indexes and "docs.live" when it supersedes any: a read of one kind's live
+    documents needs dropping only then, not at every batch (each indexes messages)."""
+    written = {*WRITTEN_EVERY_BATCH, *rows.entities, *rows.appended}
+    written.update(f"docs.{kind}" for kind in set(rows.docs[1]))
+    if rows.superseded:
+        written.add("docs.live")
+    return written
 
 
 class KeptReads:

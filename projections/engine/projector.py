@@ -33,7 +33,7 @@ from mindledger.projections.engine.duckdb_files import (
 )
 from mindledger.projections.engine.gc_pause import paused_gc
 from mindledger.projections.engine.handlers import TABLE_OF_KIND, Ev, Rows
-from mindledger.projections.engine.kept_reads import WRITTEN_EVERY_BATCH, KeptReads
+from mindledger.projections.engine.kept_reads import WRITTEN_EVERY_BATCH, KeptReads, written_by
 from mindledger.projections.engine.ledger_refs import kept_in_ledger, stored_payload
 from mindledger.projections.engine.maintenance import refresh_tension, sort_term_index
 from mindledger.projections.engine.one_thread import one_thread
@@ -649,7 +649,7 @@ class Projector:
             begun = True
             self._write(events, rows)
             commit(self.con, synced=self._synced and len(events) > UNSYNCED_EVENTS)
-            self.kept.written({*WRITTEN_EVERY_BATCH, *rows.entities, *rows.appended})
+            self.kept.written(written_by(rows))
             self._hash = events[-1].hash
             if rows.entities.get("commitments"):
                 self._open_commitments = None  # listed again for the summary

@@ -161,10 +161,20 @@ def lexical_channel(
     )
 
 
+# What `open_commitments` reads: the commitments, the threads they serve, and the live
+# commitment documents (`kept_reads.written_by`).
+COMMITMENTS_READ = ("commitments", "threads", "docs.commitment", "docs.live")
+
+
 def open_commitments(
-    con: duckdb.DuckDBPyConnection, limit: int
+    con: duckdb.DuckDBPyConnection, limit: int, kept: KeptReads | None = None
 ) -> tuple[list[tuple[Any, ...]], list[Found]]:
-    """The newest open commitments (at most 10), then the live threads they serve."""
+    """The newest open commitments (at most 10), then the live threads they serve (`kept`:
+    kept by the session's projector until it writes what they are read from)."""
+    if kept is not None:
+        return kept.get(
+            ("open_commitments", limit), COMMITMENTS_READ, lambda: open_commitments(con, limit)
+        )
     # The newest open commitments are the newest live commitment documents: the index is in
     # ledger order, where commitments are not (4.4 against ~2.5 ms at 214,000 open ones).
     newest = rows(

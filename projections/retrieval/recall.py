@@ -159,7 +159,7 @@ def gather(
             c, query, lexical_channel(c, query, limit, keys, share, kept), limit, spans
         ),
         lambda c: live_threads(c, now, limit, kept),
-        lambda c: open_commitments(c, limit),
+        lambda c: open_commitments(c, limit, kept),
         lambda c: concept_channel(c, keys, limit, kept),
         lambda c: messages(
             c,

@@ -32,6 +32,8 @@ KEPT_TABLES = (
     "concept_names",
     "rejections",
     "FROM threads",
+    "kind = 'commitment'",  # the open commitments
+    "status = 'open' AND thread",  # the threads they serve
 )
 
 
@@ -139,6 +141,7 @@ CHANGES = [
     ('app.open_thread("Garden plan", "water the tomatoes")', "Hello again", "Garden plan"),
     # found by its name (the lexical channel would find its words without the kept names)
     ('app.define_concept("garden.plan", "beds by the wall")', "What is garden.plan?", "concepts"),
+    ('app.open_commitment("Water the plants")', "Hello again", "Water the plants"),
 ]
 
 
@@ -233,3 +236,16 @@ def test_the_kept_thread_reads_answer_as_the_statements_at_any_time_and_position
                     assert kept == live_threads(projector.con, at, limit), (at, limit)
     finally:
         projector.close()
+
+
+def test_a_commitment_closed_elsewhere_leaves_the_next_turns_context(
+    served: TurnService, tmp_path: Path
+) -> None:
+    cid = open_mind(Home(tmp_path)).open_commitment("Water the plants").cid
+    assert "Water the plants" in _memory(_turn(served, "Hello"))
+    assert "Water the plants" in _memory(_turn(served, "Hello"))  # the kept session's
+
+    _elsewhere(tmp_path, f"app.close_commitment({cid!r}, 'done')")
+    after = _turn(served, "Hello")
+
+    assert "Water the plants" not in _memory(after)
