@@ -58,7 +58,46 @@ def failure_message(
     anything else is `unexpected` plus (with `cause`) the first line of its text; a full disk is
     said as such, whatever raised it (`disk_full`). When something
     was left out, the traceback is logged in `home` and the message ends with its error id and
-    where the log is (`full_path`: its path; else named within the home, for a remote client)."""
+    where the log is. `full_path`: paths as they are; else, for a client of a server that is
+    not on its machine, the home and what is in it named within the home (`within_home`)."""
+    said = _failure_message(e, home, secrets, unexpected, cause, full_path)
+    return said if full_path else within_home(said, home)
+
+
+def within_home(text: str, home: Path | None) -> str:
+    """`text` with `home`'s path named as a client elsewhere knows it: a file in the home as
+    "the mind's logs/errors.log", the home itself as "the mind's home" (its path, as given
+    and resolved; a longer name it begins is another folder, left as it is)."""
+    if home is None:
+        return text
+    for path in dict.fromkeys((str(home), _resolved(home))):
+        if len(path) > 1:  # never "/"
+            text = re.sub(re.escape(path) + r"/+(?=[^\s/])", "the mind's ", text)
+            text = re.sub(re.escape(path) + _END, NEUTRAL_HOME, text)
+    return text
+
+
+NEUTRAL_HOME = "the mind's home"
+# Where a path ends: not before a name's next character (`/x/mind2`, `/x/mind.bak` are other
+# folders), a sentence's full stop aside.
+_END = r"(?![\w\-]|\.[\w\-]|/\S)"
+
+
+def _resolved(home: Path) -> str:
+    try:
+        return str(home.resolve())
+    except (OSError, RuntimeError):  # a loop or a name the system refuses: as given only
+        return str(home)
+
+
+def _failure_message(
+    e: BaseException,
+    home: Path | None,
+    secrets: Sequence[str],
+    unexpected: str,
+    cause: bool,
+    full_path: bool,
+) -> str:
     chain = _chain(e)
     if is_disk_full(chain, home):  # what to do is all there is to say; no log could be written
         where = _full_where(chain, home, full_path)
@@ -76,9 +115,7 @@ def failure_message(
     error_id = log_failure(e, home, hidden)
     if error_id is None:
         return cleaned
-    where = (
-        str(home / ERRORS_LOG) if full_path and home is not None else "the mind's logs/errors.log"
-    )
+    where = str(home / ERRORS_LOG) if full_path and home is not None else f"the mind's {ERRORS_LOG}"
     return f"{cleaned} (error id {error_id}; details in {where})"
 
 
@@ -87,7 +124,7 @@ def _full_where(chain: Sequence[BaseException], home: Path | None, full_path: bo
     name (an export's, outside the home), else the home (for a remote client, "the mind's
     home": it is not told the server's paths)."""
     if not full_path:
-        return None if home is None else "the mind's home"
+        return None if home is None else NEUTRAL_HOME
     for c in chain:
         named = c.filename if isinstance(c, OSError) else None
         if isinstance(c, MindError):

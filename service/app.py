@@ -37,6 +37,7 @@ from mindledger.domain.redaction import redact
 from mindledger.error_report import failure_message, was_disk_full, was_unavailable
 from mindledger.notices import heard
 from mindledger.service.auth import bearer
+from mindledger.service.clients import ClientOrigin, shows_paths
 from mindledger.service.endpoints import (
     DEFAULT_MAX_BODY,
     Call,
@@ -187,12 +188,14 @@ async def _unless_stopped(work: Awaitable[Any], state: ServerState) -> Any:
 def _route(
     ep: Endpoint, minds: Minds, max_body: int, secrets: list[str], state: ServerState
 ) -> Route:
+    homes = [m.home.path for m in minds]
+
     async def endpoint(request: Request) -> Response:
         # The warnings the request's use case gave go back with its answer, as the command
         # line would have printed them running it in-process.
         with heard() as warnings:
             response = await answer(request)
-        return with_warnings(response, warnings, secrets)
+        return with_warnings(response, warnings, secrets, homes)
 
     async def answer(request: Request) -> Response:
         mind: ServedMind | None = None
@@ -229,7 +232,8 @@ def _route(
         except PersistenceError as e:
             if was_disk_full(e, _home_of(mind, opened)) or was_unavailable(e):
                 return internal_error_response(e, secrets, _home_of(mind, opened))  # 507, 503
-            message = failure_message(e, _home_of(mind, opened), secrets, full_path=False)
+            full = shows_paths()
+            message = failure_message(e, _home_of(mind, opened), secrets, full_path=full)
             return error_response(500, "ledger_error", message)
         except ClientDisconnect:
             # The client left before its request was read: nothing was done; not a failure.
@@ -370,6 +374,7 @@ def build_app(
         from mindledger.service.cors import MindCORS
 
         app.add_middleware(MindCORS, origins=cors)  # inside the request log: preflights logged
+    app.add_middleware(ClientOrigin)  # whether a request's client is told the server's paths
     app.add_middleware(RequestLog, state=state)
     return app
 

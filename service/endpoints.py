@@ -8,6 +8,7 @@ import asyncio
 import json
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from starlette.requests import Request
@@ -24,14 +25,19 @@ DEFAULT_MAX_BODY = 1024 * 1024  # 1 MiB: a turn's text is at most a few hundred 
 WARNINGS_HEADER = "Mind-Warnings"
 
 
-def with_warnings(response: Response, lines: list[str], secrets: Sequence[str]) -> Response:
+def with_warnings(
+    response: Response, lines: list[str], secrets: Sequence[str], homes: Sequence[Path] = ()
+) -> Response:
     """`response` with the warnings its request heard (`mindledger.notices.heard`) in the
     `Mind-Warnings` header, a JSON list of lines (ASCII, so a header can hold it; secrets
-    redacted), which the command line prints as the in-process command prints them."""
+    redacted; `homes` named within the home to a client elsewhere: `clients.for_client`),
+    which the command line prints as the in-process command prints them."""
     if lines:
         from mindledger.domain.redaction import redact
+        from mindledger.service.clients import for_client
 
-        response.headers[WARNINGS_HEADER] = json.dumps([redact(line, secrets) for line in lines])
+        told = [for_client(redact(line, secrets), homes) for line in lines]
+        response.headers[WARNINGS_HEADER] = json.dumps(told)
     return response
 
 

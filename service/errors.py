@@ -33,6 +33,7 @@ from mindledger.errors import (
     UnavailableError,
     UnsupportedParameterError,
 )
+from mindledger.service.clients import shows_paths
 from mindledger.turn_attempts import IdempotencyKeyReusedError
 
 log = logging.getLogger("mindledger.server")
@@ -100,7 +101,7 @@ def mind_error_body(
     (`failure_message`: secrets redacted, a cause's first line at most; with `home`, what was
     left out is logged there under an error id the message names) and the argument at fault as
     `param` (the floor's request word, which is the route's JSON field)."""
-    message = failure_message(e, home, secrets, full_path=False)
+    message = failure_message(e, home, secrets, full_path=shows_paths())
     if was_disk_full(e, home):
         status, code, param = INSUFFICIENT_STORAGE, "insufficient_storage", None
     elif isinstance(e, QueryError) and "refused" in message:
@@ -132,7 +133,7 @@ def internal_error_message(
     log.error("internal error: %s: %s", type(e).__name__, clean_text(first_line(str(e)), secrets))
     if home is None:
         return f"{words}; see its log"
-    return failure_message(e, home, secrets, unexpected=words, cause=False, full_path=False)
+    return failure_message(e, home, secrets, unexpected=words, cause=False, full_path=shows_paths())
 
 
 def internal_error_response(
@@ -141,10 +142,10 @@ def internal_error_response(
     """An unexpected failure answered with a plain 500 (`internal_error_message`); a full disk
     with 507 and the line that says so."""
     if was_disk_full(e, home):
-        message = failure_message(e, home, secrets, full_path=False)
+        message = failure_message(e, home, secrets, full_path=shows_paths())
         return error_response(INSUFFICIENT_STORAGE, "insufficient_storage", message)
     if was_unavailable(e):  # PostgreSQL restarting: the clients' retry is the remedy
-        message = failure_message(e, home, secrets, full_path=False)
+        message = failure_message(e, home, secrets, full_path=shows_paths())
         return error_response(
             503, "unavailable", message, {"Retry-After": str(UNAVAILABLE_RETRY_S)}
         )

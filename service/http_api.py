@@ -189,7 +189,12 @@ async def identity(call: Call) -> Any:
 
 
 async def status(call: Call) -> Any:
-    return await call.the_mind.aio.status()
+    from mindledger.service.clients import for_client
+
+    mind = call.the_mind
+    shown = await mind.aio.status()
+    # Where the mind lives, as the client is told the server's paths (errors and warnings too).
+    return shown.model_copy(update={"home": for_client(shown.home, [mind.home.path])})
 
 
 async def log(call: Call) -> Any:

@@ -81,8 +81,11 @@ def serve_stdio(home: Home, wire: Wire, first: bytes, answered: int | str | None
 
     import anyio
 
+    from mindledger.service.clients import serving_locally
     from mindledger.service.mcp_stdio import AnsweredOnce, Pending, Replayed
     from mindledger.service.minds import Minds, ServedMind
+
+    serving_locally()  # the client started this process on this machine: it sees our paths
 
     # No HTTP here, so no token is made in the home; the mind needs one to exist.
     minds = Minds([ServedMind(home, secrets.token_urlsafe(32))], turn_workers=4)

@@ -138,8 +138,9 @@ def built_tool(
             return await asyncio.to_thread(run, checked)
         except MindError as e:  # refused input or a refused read: what to change
             from mindledger.error_report import failure_message
+            from mindledger.service.clients import shows_paths
 
-            message = failure_message(e, home, mind.secrets, full_path=False)
+            message = failure_message(e, home, mind.secrets, full_path=shows_paths())
             # Named by the tool, as an argument's refusal is (`refusal`): one shape of error.
             return said(f"{name}: {' '.join(message.split())}", error=True)
         except Exception as e:  # the tool's boundary: one line, the traceback in the home's log

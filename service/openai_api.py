@@ -246,8 +246,10 @@ async def _streamed(
                 yield _data({"error": {**error, "code": data["code"]}})
             elif kind == "refused":  # after text was sent: no longer a status to give
                 from mindledger.error_report import failure_message
+                from mindledger.service.clients import shows_paths
 
-                shown = failure_message(data, mind.home.path, secrets, full_path=False)
+                full = shows_paths()
+                shown = failure_message(data, mind.home.path, secrets, full_path=full)
                 message = " ".join(shown.split())
                 error = {"message": message, "type": "server_error", "param": None}
                 yield _data({"error": {**error, "code": "invalid_request"}})

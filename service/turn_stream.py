@@ -115,8 +115,10 @@ async def streamed_turn(
             yield StreamError(data, "internal")
         elif kind == "refused":  # after text was sent: no longer a status to give
             from mindledger.error_report import failure_message
+            from mindledger.service.clients import shows_paths
 
-            shown = failure_message(data, mind.home.path, secrets, full_path=False)
+            full = shows_paths()
+            shown = failure_message(data, mind.home.path, secrets, full_path=full)
             yield StreamError(" ".join(shown.split()), "invalid_request")
         elif data.outcome.status == "failed":
             error = failed_turn(data.data)[1]["error"]
