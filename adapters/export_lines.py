@@ -12,15 +12,16 @@ from __future__ import annotations
 
 import hashlib
 from binascii import a2b_base64, b2a_base64
-from typing import Any, NamedTuple
+from typing import Any
 
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from orjson import OPT_SORT_KEYS, JSONDecodeError, JSONEncodeError, dumps, loads
 
+from mindledger.adapters.canonical import SCHEMA_KEY, has_float
+from mindledger.adapters.export_form import ExportedEvent
 from mindledger.adapters.key_store import ID_BYTES, KEY_BYTES
 from mindledger.adapters.ledger_export import EVENT_KEYS, KEYS_FIELD, TIME_KEY
-from mindledger.adapters.pydantic_mapping import SCHEMA_KEY, has_float
 from mindledger.adapters.sealing import ENVELOPE
 
 HEX = frozenset("0123456789abcdef")
@@ -28,23 +29,6 @@ HEX = frozenset("0123456789abcdef")
 PLAIN_FIELDS = tuple(sorted(EVENT_KEYS))
 KEYED_FIELDS = tuple(sorted(EVENT_KEYS | {KEYS_FIELD}))
 ENVELOPE_FIELDS = frozenset({ENVELOPE, "c"})
-
-
-class ExportedEvent(NamedTuple):
-    """One event line, checked: what a ledger stores for it, and its chain hash. (A tuple:
-    built once a line, a frozen dataclass of its fields cost 5x as much.)"""
-
-    position: int
-    topic: str
-    aggregate: str
-    version: int
-    state: bytes
-    hash: str
-    keys: dict[bytes, bytes] = {}  # key id -> data key (read, never changed)
-    # What each sealed field's envelope holds, opened by its key in `keys` when it was checked.
-    plain: dict[str, bytes] = {}
-    # The state as orjson reads it, when the line gave it (None: read it from `state`).
-    decoded: dict[str, Any] | None = None
 
 
 def usual_event(line: bytes, number: int, prev: str, keyed: bool) -> ExportedEvent | None:

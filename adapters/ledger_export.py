@@ -1,17 +1,20 @@
 """The ledger as a self-verifying JSON Lines file: a header with the genesis, then one event a line.
 
-Every line is the canonical JSON (`canonical_json`) of one object, so a line has exactly one
-spelling and any changed byte is caught (adapters/export_check.py). An event line carries what
-its chain hash is computed over: the topic, aggregate id, aggregate version and the stored state
-bytes. The state is canonical JSON of {payload..., "timestamp": time, "_schema": schema (> 1
-only)}, so the line shows it decoded (`time`, `schema`, `payload`) and the checker rebuilds the
-exact bytes; a state that does not rebuild byte for byte (none written by this code) is carried
-as `state_b64` instead.
+Version 3 (written since decision 0028; adapters/export_form.py): each event line carries the
+stored state bytes verbatim (the chain hashed them), in a fixed form a checker can slice and
+hash without parsing (adapters/export_chain.py). Every line has exactly one spelling, so any
+changed byte is caught.
+
+Version 2 (still read; `export_lines(version=2)` writes it for the tests that prove it): each
+line is the canonical JSON (`canonical_json`) of one object; the state, canonical JSON of
+{payload..., "timestamp": time, "_schema": schema (> 1 only)}, is shown decoded (`time`,
+`schema`, `payload`) and the checker rebuilds the exact bytes; a state that does not rebuild
+byte for byte is carried as `state_b64`.
 
 Sealed fields stay the envelopes the ledger stores (adapters/sealing.py): the chain hashed them.
-Version 2 adds `keys` to an event line, {key id hex: base64 key}, the data keys that still
-exist for its envelopes; a forgotten event's line has none, so it reads as forgotten wherever it
-is imported. Version 1 files (plaintext payloads, no keys) are still read.
+From version 2 an event line carries `keys`, {key id hex: base64 key}, the data keys that still
+exist for its envelopes; a forgotten event's line has none, so it reads as forgotten wherever
+it is imported. Version 1 files (plaintext payloads, no keys) are still read.
 """
 
 from __future__ import annotations
@@ -19,19 +22,21 @@ from __future__ import annotations
 import base64
 import functools
 import json
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from itertools import islice
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from mindledger.adapters import export_form
+from mindledger.adapters.canonical import SCHEMA_KEY, canonical_json
 from mindledger.adapters.hash_chain import ChainRow
-from mindledger.adapters.key_store import KeyStore
-from mindledger.adapters.pydantic_mapping import SCHEMA_KEY, canonical_json
-from mindledger.adapters.sealing import envelope_key
+
+if TYPE_CHECKING:
+    from mindledger.adapters.key_store import KeyStore
 
 FORMAT = "mindledger-export"
-FORMAT_VERSION = 2
-READ_VERSIONS = (1, 2)  # version 1: no `keys` (written before sealing)
+FORMAT_VERSION = 3
+READ_VERSIONS = (1, 2, 3)  # 1: no `keys` (written before sealing); 2: the state decoded
 # The hash rule's name (adapters/hash_chain.py); a checker refuses a rule it does not know.
 HASH_RULE = "mindledger/chain/v1: sha256(prev || sha256(len8 topic, aggregate, version, state))"
 TIME_KEY = "timestamp"
@@ -67,12 +72,14 @@ class Genesis:
     genesis: str
 
 
-def header_line(genesis: Genesis, events: int, head: str | None) -> bytes:
+def header_line(
+    genesis: Genesis, events: int, head: str | None, version: int = FORMAT_VERSION
+) -> bytes:
     """The first line: the genesis, how many events follow and the hash of the last."""
     return _line(
         {
             "format": FORMAT,
-            "version": FORMAT_VERSION,
+            "version": version,
             "hash_rule": HASH_RULE,
             "ledger_id": genesis.ledger_id,
             "created_at": genesis.created_at,
@@ -114,10 +121,23 @@ def render_state(state: bytes) -> dict[str, Any]:
     return {"state_b64": base64.b64encode(bytes(state)).decode()}
 
 
-def event_line(row: ChainRow, prev: str, keys: Mapping[bytes, bytes] | None = None) -> bytes:
-    """One event's line; `prev` is the hash of the line before (the genesis for the first);
-    `keys`: the data keys that open its envelopes (none: no `keys` field)."""
+def event_line(
+    row: ChainRow, prev: str, keys: Mapping[bytes, bytes] | None = None, version: int = 3
+) -> bytes:
+    """One event's line of file `version`; `prev` is the hash of the line before (the genesis
+    for the first); `keys`: the data keys that open its envelopes."""
     state = row.state if isinstance(row.state, bytes | bytearray | memoryview) else b""
+    if version == 3:
+        return export_form.event_line(
+            row.position,
+            str(row.originator_id),
+            str(row.topic),
+            row.version if row.version is not None else 0,
+            bytes(state),
+            keys or {},
+            prev,
+            row.hash,
+        )
     line = {
         "position": row.position,
         "topic": row.topic,
@@ -138,27 +158,31 @@ def export_lines(
     events: int,
     head: str | None,
     keys: KeyStore | None = None,
+    version: int = FORMAT_VERSION,
 ) -> Iterator[bytes]:
-    """The whole file, line by line: the header, then each of the `events` rows, each with the
-    keys `keys` still holds for its envelopes."""
-    yield header_line(genesis, events, head)
+    """The whole file of `version` (3, or 2 as the previous release wrote it), line by line:
+    the header, then each of the `events` rows, each with the keys `keys` still holds for its
+    envelopes."""
+    yield header_line(genesis, events, head, version)
     prev = genesis.genesis
     rows = iter(rows)
     while chunk := list(islice(rows, KEY_BATCH)):
         for row, carried in zip(chunk, _carried(chunk, keys), strict=True):
-            yield event_line(row, prev, carried)
+            yield event_line(row, prev, carried, version)
             prev = row.hash
 
 
 def _carried(rows: list[ChainRow], keys: KeyStore | None) -> list[dict[bytes, bytes]]:
     """Each row's keys that still exist (one key-store read for the chunk)."""
-    named = [_named_keys(row) for row in rows]
+    from mindledger.adapters.sealing import envelope_key  # the cipher's module: exporting only
+
+    named = [_named_keys(row, envelope_key) for row in rows]
     wanted = {i for ids in named for i in ids}
     found = keys.get(wanted) if keys is not None and wanted else {}
     return [{i: found[i] for i in sorted(ids) if i in found} for ids in named]
 
 
-def _named_keys(row: ChainRow) -> set[bytes]:
+def _named_keys(row: ChainRow, envelope_key: Callable[[Any], bytes | None]) -> set[bytes]:
     """The key ids the row's envelopes name, read from their shape as the checker reads them
     (not from the event classes' SEALED, which only the modules imported so far have filled)."""
     try:

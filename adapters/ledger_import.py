@@ -16,7 +16,7 @@ from uuid import UUID
 from eventsourcing.persistence import StoredEvent
 
 from mindledger.adapters.export_check import ExportInvalidError
-from mindledger.adapters.export_lines import ExportedEvent
+from mindledger.adapters.export_form import ExportedEvent
 from mindledger.adapters.ledger_export import Genesis
 from mindledger.domain.errors import MindError
 

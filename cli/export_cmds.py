@@ -59,15 +59,15 @@ def echo_export(data: dict[str, Any]) -> None:
     )
 
 
-def verify_export(path: Path, as_json: bool, head: str | None = None) -> None:
-    """`mind verify --export FILE [--head HASH]`: check an export without a mind; exit 1 at the
-    first bad line, or when `head` (a hash kept elsewhere) is no event's hash in the file."""
+def verify_export(path: Path, as_json: bool, head: str | None = None, deep: bool = False) -> None:
+    """`mind verify --export FILE [--head HASH] [--deep]`: check an export without a mind; exit
+    1 at the first bad line, or when `head` (a hash kept elsewhere) is no event's hash in it."""
     from mindledger import verify_export as verify_file
 
     with TerminalBar(not as_json) as bar:
-        data = verify_file(path, head, progress=bar, error_as_failure=as_json).model_dump(
-            mode="json"
-        )
+        data = verify_file(
+            path, head, progress=bar, deep=deep, error_as_failure=as_json
+        ).model_dump(mode="json")
     if as_json:
         emit_json(data)
     elif data["ok"]:

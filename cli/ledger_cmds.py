@@ -116,26 +116,42 @@ def _head_hash(ctx: click.Context, param: click.Parameter, value: str | None) ->
     type=GivenPath(exists=True, dir_okay=False, path_type=Path),
     help="Instead: check a ledger export (`mind export --format jsonl`), no mind needed.",
 )
+@click.option(
+    "--deep",
+    is_flag=True,
+    help="With --export: also read every event as an import would and replay it (slower).",
+)
 @click.pass_obj
-def verify(home: Home, as_json: bool, head: str | None, export_file: Path | None) -> None:
+def verify(
+    home: Home, as_json: bool, head: str | None, export_file: Path | None, deep: bool
+) -> None:
     """Recompute every hash from the stored bytes; exit 1 at the first bad position.
 
     Reports deleted, inserted, reordered and changed events, and a ledger that ends before a
     head recorded outside it (the home's ledger-head.json, the read model, or --head).
-    With --export FILE it checks an export file line by line instead (exit 1 at the first bad
-    line; with --head, also when that hash is no event's hash in the file).
+
+    With --export FILE it checks an export file line by line instead, no mind needed (exit 1
+    at the first bad line; with --head, also when that hash is no event's hash in the file).
+    Two levels: by default its integrity, as for a home (each line's position, link and hash
+    recomputed from the bytes the chain hashed, the count and head); with --deep also what
+    `mind import ledger` checks before it writes anything: the carried keys open their
+    sealed fields and every event reads and replays into a scratch read model.
 
     Example:
 
         mind verify --json
 
         mind verify --export ./backup/ledger.jsonl
+
+        mind verify --export ./backup/ledger.jsonl --deep
     """
     if export_file is not None:
         from mindledger.cli.export_cmds import verify_export
 
-        verify_export(export_file, as_json, head)
+        verify_export(export_file, as_json, head, deep)
         return
+    if deep:
+        raise click.UsageError("--deep checks an export file: give --export FILE")
     from mindledger import verify_home
 
     # Not `MindLedger.verify`: a ledger that cannot be read is an error line here, and a home

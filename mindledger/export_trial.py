@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from mindledger.adapters.export_lines import ExportedEvent
+    from mindledger.adapters.export_form import ExportedEvent
     from mindledger.projections.engine.projector import Projector
 
 # Events applied per scratch transaction: what a catch-up's batch was (projector.BATCH is now

@@ -87,18 +87,25 @@ def verify_export(
     head: str | None = None,
     *,
     progress: Told | None = None,
+    deep: bool = False,
     error_as_failure: bool = True,
 ) -> ExportVerified:
-    """`mind verify --export FILE --json`: check an export line by line, no mind needed: its
-    chain, and every event read and applied as replay would; `ok` false at the first bad
-    line, or when `head` (a hash kept elsewhere) is no event's hash in it. A file that cannot
-    be read is a failed check (`error_as_failure`), else raises."""
+    """`mind verify --export FILE [--deep] --json`: check an export line by line, no mind
+    needed: its chain (every hash recomputed from the bytes it hashed, the count and head);
+    `deep`: also every line read whole, its keys opening their envelopes and every event
+    read and applied as replay would (the import's trial). `ok` false at the first bad line,
+    or when `head` (a hash kept elsewhere) is no event's hash in it. A file that cannot be
+    read is a failed check (`error_as_failure`), else raises."""
     from mindledger.ledger_io import verify_export as verify_file
     from mindledger.progress import telling
     from mindledger.results_files import ExportVerified
 
     checked_file = verify_file(
-        Path(path).expanduser(), head, telling(progress), error_as_failure=error_as_failure
+        Path(path).expanduser(),
+        head,
+        telling(progress),
+        deep=deep,
+        error_as_failure=error_as_failure,
     )
     return ExportVerified.model_validate(checked_file)
 

@@ -134,10 +134,12 @@ class ExportAnchor(Result):
 
 
 class ExportVerified(Result):
-    """`mind verify --export FILE --json`: whether the file's chain holds and replays, the
-    first bad line and why, its events, head and ledger, and the anchor when one was given."""
+    """`mind verify --export FILE --json`: whether the file's chain holds (`level`
+    "integrity"), and with --deep whether it also imports and replays ("deep"); the first bad
+    line and why, its events, head and ledger, and the anchor when one was given."""
 
     ok: bool
+    level: str
     file: str
     line: int | None
     reason: str | None

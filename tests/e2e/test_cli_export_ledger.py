@@ -51,9 +51,10 @@ def same_read_models(source: Path, imported: Path) -> bool:
 
 
 def opened_payload(line: dict[str, Any]) -> dict[str, Any]:
-    """An export line's payload with its envelopes opened by the keys the line carries."""
+    """An export line's payload (version 3: its state) with its envelopes opened by the keys
+    the line carries."""
     keys = {bytes.fromhex(i): base64.b64decode(k) for i, k in line.get("keys", {}).items()}
-    state = json.loads(json.dumps(line["payload"]))
+    state = json.loads(json.dumps(line["payload"] if "payload" in line else line["state"]))
     return open_state(line["topic"], line["aggregate"], line["version"], state, keys)
 
 
@@ -93,13 +94,15 @@ def test_the_export_file_has_a_header_and_one_readable_line_per_event(
     lines = Path(str(done["file"])).read_text().splitlines()
     header, events = json.loads(lines[0]), [json.loads(line) for line in lines[1:]]
     assert header["format"] == "mindledger-export" and header["events"] == len(events)
+    assert header["version"] == 3
     assert header["head"] == events[-1]["hash"] == done["head"]
     assert events[0]["prev"] == header["genesis"]
     assert [e["position"] for e in events] == list(range(1, len(events) + 1))
     opened = next(e for e in events if e["topic"] == "mind.commitment.opened")
-    assert set(opened["payload"]["text"]) == {"$sealed", "c"}  # as the ledger stores it
+    assert set(opened["state"]["text"]) == {"$sealed", "c"}  # as the ledger stores it
     assert opened_payload(opened)["text"] == "Send the report on Friday"  # by its line's key
-    assert {"time", "schema", "hash", "prev", "aggregate", "version", "keys"} <= set(opened)
+    fields = ["aggregate", "topic", "version", "keys", "state", "position", "prev", "hash"]
+    assert all(list(e) == fields for e in events)  # one form: the fixed-width fields last
     assert done["bytes"] == Path(str(done["file"])).stat().st_size
 
 
@@ -110,11 +113,29 @@ def test_verify_export_passes_an_export_without_a_mind(
     done = _export(cli, tmp_path / "out")
 
     checked = _run(tmp_path / "nowhere", "verify", "--export", str(done["file"]), "--json")
+    deep = _run(tmp_path / "nowhere", "verify", "--export", str(done["file"]), "--deep", "--json")
 
-    assert checked.exit_code == 0, checked.output
-    assert checked.json()["ok"] is True
-    assert checked.json()["head"] == done["head"]
+    assert checked.exit_code == deep.exit_code == 0, (checked.output, deep.output)
+    assert (checked.json()["ok"], checked.json()["level"]) == (True, "integrity")
+    assert (deep.json()["ok"], deep.json()["level"]) == (True, "deep")
+    assert checked.json()["head"] == deep.json()["head"] == done["head"]
     assert not (tmp_path / "nowhere").exists()
+
+
+def test_deep_without_an_export_file_is_refused_in_one_line(tmp_path: Path) -> None:
+    refused = _run(tmp_path / "nowhere", "verify", "--deep")
+
+    assert refused.exit_code == 2
+    assert "--deep checks an export file" in refused.stderr
+    assert "Traceback" not in refused.output + refused.stderr
+
+
+def test_verify_help_teaches_both_levels() -> None:
+    shown = CliRunner().invoke(mind, ["verify", "--help"])
+
+    assert shown.exit_code == 0
+    assert "--deep" in shown.output and "integrity" in shown.output
+    assert "mind import ledger" in shown.output
 
 
 def test_verify_export_checks_a_kept_head_hash_against_the_file(
@@ -152,7 +173,7 @@ def test_a_changed_payload_is_refused_by_verify_and_import_with_its_line(
     number = next(i for i, line in enumerate(lines, 1) if '"mind.commitment.opened"' in line)
     event = json.loads(lines[number - 1])
     assert opened_payload(event)["text"] == "Send the report on Friday"
-    sealed = event["payload"]["text"]["c"]
+    sealed = event["state"]["text"]["c"]
     changed = sealed[:10] + ("B" if sealed[10] == "A" else "A") + sealed[11:]
     lines[number - 1] = lines[number - 1].replace(sealed, changed)  # the sealed text edited
     path.write_text("".join(lines))
@@ -314,3 +335,62 @@ def test_a_line_with_a_stray_field_or_no_header_is_named_precisely(
     assert extra.stderr.strip() == "BROKEN at line 2: unexpected fields ['evil']"
     assert no_header.exit_code == 1
     assert "BROKEN at line 1: not a header" in no_header.stderr
+
+
+def _as_version_2(home: Path, path: Path) -> Path:
+    """The home's ledger exported as the previous release wrote it (version 2)."""
+    from mindledger.adapters.ledger_export import Genesis, export_lines
+    from mindledger.compose import Home, open_keys, open_reader
+
+    reader, keys = open_reader(Home(home)), open_keys(Home(home))
+    try:
+        events, head = reader.head()
+        rows = reader.rows(stop=events)
+        lines = export_lines(Genesis(*reader.meta()), rows, events, head, keys, version=2)
+        path.write_bytes(b"".join(lines))
+    finally:
+        keys.close()
+        reader.close()
+    return path
+
+
+def test_a_version_2_export_still_verifies_at_both_levels_and_imports_to_the_same_head(
+    cli: Cli, mind_home: Path, tmp_path: Path
+) -> None:
+    _fill(cli)
+    kept = cli("status", "--json").json()["head"]
+    old = _as_version_2(mind_home, tmp_path / "v2.jsonl")
+    new = tmp_path / "restored"
+
+    checked = _run(tmp_path / "nowhere", "verify", "--export", str(old), "--json")
+    deep = _run(tmp_path / "nowhere", "verify", "--export", str(old), "--deep", "--json")
+    imported = _run(new, "import", "ledger", str(old), "--json")
+
+    assert json.loads(old.read_bytes().splitlines()[0])["version"] == 2
+    assert '"payload":' in old.read_text()
+    assert (checked.json()["ok"], checked.json()["level"]) == (True, "integrity")
+    assert (deep.json()["ok"], deep.json()["level"]) == (True, "deep")
+    assert checked.json()["head"] == deep.json()["head"] == kept["hash"]
+    assert imported.exit_code == 0, imported.output
+    assert _run(new, "status", "--json").json()["head"] == kept
+    assert same_read_models(mind_home, new)
+
+
+def test_export_verify_import_round_trip_keeps_the_head_and_an_edit_fails_in_one_line(
+    cli: Cli, mind_home: Path, tmp_path: Path
+) -> None:
+    _fill(cli)
+    kept = cli("status", "--json").json()["head"]
+    path = Path(str(_export(cli, tmp_path / "out")["file"]))
+    checked = _run(tmp_path / "nowhere", "verify", "--export", str(path), "--head", kept["hash"])
+    imported = _run(tmp_path / "restored", "import", "ledger", str(path))
+    data = path.read_bytes()
+    at = data.index(b'"position":3,') + len(b'"position":')
+    path.write_bytes(data[:at] + b"4" + data[at + 1 :])
+
+    broken = _run(tmp_path / "nowhere", "verify", "--export", str(path))
+
+    assert checked.exit_code == imported.exit_code == 0, (checked.stderr, imported.stderr)
+    assert _run(tmp_path / "restored", "status", "--json").json()["head"] == kept
+    assert broken.exit_code == 1 and broken.output == ""
+    assert broken.stderr == "BROKEN at line 4: position 4 where 3 belongs\n"

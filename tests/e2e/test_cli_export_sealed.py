@@ -19,6 +19,7 @@ from mindledger.adapters.pydantic_mapping import canonical_json
 from mindledger.adapters.sealing import open_state
 from mindledger.cli.main import mind
 from tests.conftest import Result
+from tests.forged_exports import encoded, export_lines
 
 Cli = Callable[..., Result]
 # The sealed texts `_fill` records (commitment, turn, reply, commitment, thread, a reason).
@@ -62,7 +63,7 @@ def _log(home: Path) -> list[dict[str, Any]]:
 
 
 def _lines(path: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in path.read_text().splitlines()]
+    return export_lines(path)
 
 
 def _forget_key(home: Path, key_id: str) -> None:
@@ -161,18 +162,20 @@ def test_a_changed_carried_key_is_refused_by_verify_and_import_with_its_line(
 ) -> None:
     _fill(cli)
     path = _export(mind_home, tmp_path / "out")
-    lines = path.read_text().splitlines(keepends=True)
-    number = next(i for i, line in enumerate(lines, 1) if '"mind.commitment.opened"' in line)
-    event = json.loads(lines[number - 1])
+    lines = _lines(path)
+    number = next(i for i, e in enumerate(lines, 1) if e.get("topic") == "mind.commitment.opened")
+    event = lines[number - 1]
     (key_id, key) = next(iter(event["keys"].items()))
     other = base64.b64encode(bytes(b ^ 1 for b in base64.b64decode(key))).decode()
-    lines[number - 1] = canonical_json({**event, "keys": {key_id: other}}).decode() + "\n"
-    path.write_text("".join(lines))
+    lines[number - 1] = {**event, "keys": {key_id: other}}
+    path.write_bytes(encoded(lines))
     new = tmp_path / "restored"
 
-    checked = _run(tmp_path / "nowhere", "verify", "--export", str(path))
+    intact = _run(tmp_path / "nowhere", "verify", "--export", str(path))  # keys: not chained
+    checked = _run(tmp_path / "nowhere", "verify", "--export", str(path), "--deep")
     imported = _run(new, "import", "ledger", str(path))
 
+    assert intact.exit_code == 0, intact.stderr
     assert checked.exit_code == 1
     reason = f"line {number}: key {key_id} does not open the sealed field 'text' (changed?)"
     assert checked.stderr.strip() == f"BROKEN at {reason}"
@@ -224,11 +227,10 @@ def test_keys_in_a_version_1_export_are_a_stray_field(
 ) -> None:
     _fill(cli)
     path = _export(mind_home, tmp_path / "out")
-    lines = path.read_text().splitlines(keepends=True)
-    header = json.loads(lines[0])
-    lines[0] = canonical_json({**header, "version": 1}).decode() + "\n"
-    path.write_text("".join(lines))
-    number = next(i for i, line in enumerate(lines, 1) if '"keys"' in line)
+    header, *events = _lines(path)  # written as version 2 wrote them, marked version 1
+    marked = [{**header, "version": 1}, *events]
+    path.write_bytes(b"".join(canonical_json(o) + b"\n" for o in marked))
+    number = next(i for i, e in enumerate(events, 2) if "keys" in e)
 
     checked = _run(tmp_path / "nowhere", "verify", "--export", str(path))
 

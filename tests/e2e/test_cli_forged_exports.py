@@ -46,9 +46,11 @@ def _refused(forged: bytes, tmp_path: Path, line: int, reason: str, source: Path
     path.write_bytes(forged)
     before = ledger_state(source)
 
-    checked = invoke(["verify", "--export", str(path)])
+    intact = invoke(["verify", "--export", str(path)])  # the chain holds: computed anew
+    checked = invoke(["verify", "--export", str(path), "--deep"])
     imported = invoke(["--home", str(new), "import", "ledger", str(path)])
 
+    assert intact.exit_code == 0, intact.describe()
     assert checked.exit_code == imported.exit_code == 1, (checked.describe(), imported.describe())
     assert_well_behaved(imported)
     assert [ln for ln in checked.stderr.splitlines() if ln.strip()] == [
@@ -149,7 +151,7 @@ def test_a_consistent_forgery_makes_a_working_mind(
     path, new = tmp_path / "forged.jsonl", tmp_path / "new"
     path.write_bytes(forge(exported, forged))
 
-    assert invoke(["verify", "--export", str(path)]).exit_code == 0
+    assert invoke(["verify", "--export", str(path), "--deep"]).exit_code == 0
     assert invoke(["--home", str(new), "import", "ledger", str(path)]).exit_code == 0
     listed = invoke(["--home", str(new), "commitments", "--json"])
     closed = invoke(["--home", str(new), "close", payload["cid"]])

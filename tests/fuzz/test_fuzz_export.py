@@ -1,4 +1,5 @@
-"""A ledger export with any byte or line tampered: `mind verify --export` and `mind import ledger`
+"""A ledger export with any byte or line tampered: `mind verify --export` (but for a carried key's
+characters, which are not in the chain), `mind verify --export --deep` and `mind import ledger`
 refuse it naming the line, never with a traceback, and the import leaves no home behind."""
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ from hypothesis import strategies as st
 from tests.fuzz.harness import invoke
 
 BROKEN = re.compile(r"BROKEN at line (\d+): ")
+KEY_TEXT = re.compile(rb'"[0-9a-f]{32}":"[A-Za-z0-9+/]{43}="')  # a carried key in its line
+BASE64 = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
 REFUSED = re.compile(r"Error: line (\d+): ")
 
 
@@ -34,15 +37,19 @@ def export_file(tmp_path_factory: pytest.TempPathFactory) -> bytes:
     return (root / "out" / "ledger.jsonl").read_bytes()
 
 
-def _check(data: bytes, tampered_line: int) -> None:
-    """Both commands refuse `data` at `tampered_line` (a header edit may show at the end)."""
+def _check(data: bytes, tampered_line: int, in_a_key: bool = False) -> None:
+    """The three refuse `data` at `tampered_line` (a header edit may show at the end); the
+    integrity check passes an edit `in_a_key` (a carried key's characters)."""
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "ledger.jsonl"
         path.write_bytes(data)
-        checked = invoke(["verify", "--export", str(path)])
+        intact = invoke(["verify", "--export", str(path)])
+        checked = invoke(["verify", "--export", str(path), "--deep"])
         imported = invoke(["--home", str(Path(tmp) / "new"), "import", "ledger", str(path)])
-        assert checked.crash is None and imported.crash is None, checked.crash or imported.crash
-        assert checked.exit_code == 1, checked.stderr
+        assert None is intact.crash is checked.crash is imported.crash, (
+            intact.crash or checked.crash or imported.crash
+        )
+        assert (intact.exit_code, checked.exit_code) == (int(not in_a_key), 1), checked.stderr
         assert imported.exit_code == 1, imported.stdout
         found = BROKEN.search(checked.stderr)
         refused = REFUSED.search(imported.stderr)
@@ -50,6 +57,9 @@ def _check(data: bytes, tampered_line: int) -> None:
         assert found.group(1) == refused.group(1)
         if tampered_line > 1:
             assert int(found.group(1)) == tampered_line
+        if not in_a_key:
+            first = BROKEN.search(intact.stderr)
+            assert first and (tampered_line == 1 or int(first.group(1)) == tampered_line)
         assert not (Path(tmp) / "new").exists()
 
 
@@ -72,8 +82,11 @@ def test_any_changed_byte_is_refused_at_its_line(
     if export_file[offset] == value:
         value = (value + 1) % 256
     data = export_file[:offset] + bytes([value]) + export_file[offset + 1 :]
+    keys = [m.span() for m in KEY_TEXT.finditer(export_file)]
+    in_a_key = value in BASE64 and any(s < offset < e - 2 and offset != s + 33 for s, e in keys)
+    in_a_key = in_a_key and export_file[offset] not in b'":'
 
-    _check(data, _line_of(export_file, offset))
+    _check(data, _line_of(export_file, offset), in_a_key)
 
 
 @settings(

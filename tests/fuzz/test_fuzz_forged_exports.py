@@ -26,6 +26,7 @@ from mindledger.domain.concept import concept_id
 from mindledger.domain.identity import IDENTITY_ID
 from mindledger.domain.turn_numbers import TURN_NUMBERS_ID
 from tests.e2e.test_cli_export_ledger import opened_payload
+from tests.forged_exports import export_lines as read_export
 from tests.forged_exports import forge, sealed
 from tests.fuzz.harness import assert_well_behaved, invoke, json_values
 
@@ -49,8 +50,7 @@ def export_lines(tmp_path_factory: pytest.TempPathFactory) -> list[dict[str, Any
         ["export", str(root / "out"), "--format", "jsonl"],
     ):
         assert invoke(["--home", home, *args]).exit_code == 0
-    text = (root / "out" / "ledger.jsonl").read_text()
-    return [json.loads(line) for line in text.splitlines()]
+    return read_export(root / "out" / "ledger.jsonl")
 
 
 def _forge(lines: list[dict[str, Any]], event: dict[str, Any]) -> bytes:
@@ -166,7 +166,7 @@ def _refused_or_working(export_lines: list[dict[str, Any]], forged: bytes) -> No
         path, home = Path(tmp) / "ledger.jsonl", Path(tmp) / "new"
         path.write_bytes(forged)
 
-        checked = invoke(["verify", "--export", str(path)])
+        checked = invoke(["verify", "--export", str(path), "--deep"])
         imported = invoke(["--home", str(home), "import", "ledger", str(path)])
 
         assert checked.crash is None and len(checked.stderr.splitlines()) <= 1, checked.describe()
@@ -243,7 +243,7 @@ def test_the_reported_forgeries_are_refused_at_their_line(
         path = tmp_path / "ledger.jsonl"
         path.write_bytes(_forge(export_lines, {k: v for k, v in forged.items() if k != "keys"}))
 
-        checked = invoke(["verify", "--export", str(path)])
+        checked = invoke(["verify", "--export", str(path), "--deep"])
         imported = invoke(["--home", str(tmp_path / "new"), "import", "ledger", str(path)])
 
         assert checked.exit_code == imported.exit_code == 1

@@ -47,7 +47,7 @@ def _export(extra: list[bytes] | None = None) -> list[bytes]:
         content = content_hash(topic, AGGREGATE, i, state)
         prev = link_hash(prev, content)
         rows.append(ChainRow(i, content, prev, topic, AGGREGATE, i, state))
-    return list(export_lines(GENESIS, rows, len(rows), prev, keys))
+    return list(export_lines(GENESIS, rows, len(rows), prev, keys, version=2))
 
 
 LINES = _export()

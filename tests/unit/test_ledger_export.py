@@ -1,5 +1,6 @@
-"""The export line format: decoded state rebuilt byte for byte, raw bytes when it cannot be;
-the keys a line carries for its envelopes, each checked against them."""
+"""The export line format of version 2 (still read): decoded state rebuilt byte for byte, raw
+bytes when it cannot be; the keys a line carries for its envelopes, each checked against them.
+Version 3's own form: tests/unit/test_export_chain.py."""
 
 from __future__ import annotations
 
@@ -37,9 +38,10 @@ def _rows(states: list[bytes], topic: str = "mind.x") -> list[ChainRow]:
     return rows
 
 
-def _read_back(states: list[bytes]) -> list[bytes]:
+def _read_back(states: list[bytes], version: int = 2) -> list[bytes]:
     rows = _rows(states)
-    data = b"".join(export_lines(GENESIS, rows, len(rows), rows[-1].hash if rows else None))
+    head = rows[-1].hash if rows else None
+    data = b"".join(export_lines(GENESIS, rows, len(rows), head, version=version))
     return [e.state for e in ExportReader(io.BytesIO(data)).events()]
 
 
@@ -65,6 +67,7 @@ def test_a_canonical_state_is_shown_decoded_with_its_time_and_schema() -> None:
 def test_a_state_that_does_not_rebuild_is_carried_as_raw_bytes(state: bytes) -> None:
     assert "state_b64" in render_state(state)
     assert _read_back([state]) == [state]
+    assert _read_back([state], version=3) == [state]
 
 
 VALUES = st.text(max_size=5) | st.integers() | st.floats(allow_nan=False) | st.booleans()
@@ -76,6 +79,7 @@ def test_every_exported_state_reads_back_as_the_same_bytes(payloads: list[dict[s
     states = [state_bytes(p, "2026-05-01T09:00:00Z", 1) for p in payloads]
 
     assert _read_back(states) == states
+    assert _read_back(states, version=3) == states
 
 
 @pytest.mark.parametrize(
@@ -89,7 +93,7 @@ def test_a_number_spelled_another_way_is_refused_though_it_reads_the_same(
     # the line's own spelling sees this edit (orjson spells 1e-05 as 0.00001).
     state = state_bytes({"n": number}, "2026-05-01T09:00:00Z", 1)
     rows = _rows([state])
-    lines = list(export_lines(GENESIS, rows, 1, rows[-1].hash))
+    lines = list(export_lines(GENESIS, rows, 1, rows[-1].hash, version=2))
     spelled = json.dumps(number).encode()
     assert b'"n":' + spelled in lines[1]
     lines[1] = lines[1].replace(b'"n":' + spelled, b'"n":' + respelled)
@@ -120,7 +124,7 @@ def _sealed_rows(keys: MemoryKeyStore) -> list[ChainRow]:
 
 
 def _export(rows: list[ChainRow], keys: MemoryKeyStore) -> list[bytes]:
-    return list(export_lines(GENESIS, rows, len(rows), rows[-1].hash, keys))
+    return list(export_lines(GENESIS, rows, len(rows), rows[-1].hash, keys, version=2))
 
 
 def test_an_event_line_carries_the_keys_of_its_envelopes_and_reads_back_with_them() -> None:
@@ -190,7 +194,7 @@ def test_a_carried_key_that_is_malformed_or_does_not_open_is_refused_at_its_line
 @pytest.mark.parametrize(
     ("version", "reason"),
     [
-        (3, "not a mindledger export of version 1 or 2"),
+        (4, "not a mindledger export of version 1, 2 or 3"),
         (True, "not a mindledger export (format field)"),
         (1.0, "not a mindledger export (format field)"),
     ],

@@ -24,6 +24,7 @@ from mindledger.domain.errors import InvalidInputError
 from mindledger.domain.sampling import checked_sampling
 from mindledger.domain.turn import Turn
 from tests.conftest import T0
+from tests.forged_exports import export_lines
 
 NOW = "2026-05-01T09:00:00Z"
 OLD_TURN = UUID(int=1)
@@ -299,7 +300,7 @@ def _as_before_the_caller_fields(lines: list[dict[str, Any]]) -> bytes:
     fields left out of every `mind.turn.started`, every hash recomputed by the chain rule."""
     from mindledger.adapters.hash_chain import content_hash, link_hash
     from mindledger.adapters.ledger_export import state_bytes
-    from mindledger.adapters.pydantic_mapping import canonical_json
+    from tests.forged_exports import encoded
 
     header, events = dict(lines[0]), [dict(e) for e in lines[1:]]
     prev = header["genesis"]
@@ -317,7 +318,7 @@ def _as_before_the_caller_fields(lines: list[dict[str, Any]]) -> bytes:
             prev, content_hash(event["topic"], event["aggregate"], event["version"], state)
         )
     header["head"] = prev
-    return b"".join(canonical_json(o) + b"\n" for o in [header, *events])
+    return encoded([header, *events])
 
 
 @pytest.mark.floor("turn", "export")
@@ -327,11 +328,11 @@ def test_a_ledger_from_before_the_caller_fields_imports_replays_verifies_and_tur
     mind.turn("Water the ferns", model="mock", mock_reply="Noted.")
     mind.export(tmp_path / "out")
     exported = next((tmp_path / "out").glob("*.jsonl"))
-    lines = [json.loads(line) for line in exported.read_text().splitlines()]
+    lines = export_lines(exported)
     old = tmp_path / "old.jsonl"
     old.write_bytes(_as_before_the_caller_fields(lines))
 
-    checked = mindledger.verify_export(old)
+    checked = mindledger.verify_export(old, deep=True)
     mindledger.import_ledger(old, tmp_path / "copy", now=NOW)
     with mindledger.open(tmp_path / "copy", now=NOW) as copy:
         first = started(copy)

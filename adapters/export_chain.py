@@ -1,0 +1,162 @@
+"""The integrity check of a version 3 export (`mind verify --export`): every line's position,
+prev link and hash recomputed from the bytes the chain hashed, found in the line as they are,
+without parsing it (decision 0028).
+
+A usual line (adapters/export_form.py) is sliced, not parsed: `{"aggregate":"` and the 32
+characters after it; the topic and version, each spelling checked once by a regular expression
+and kept; the keys' frame (each a 32-character id and 44 base64 characters, checked by one
+translation of the bytes); the state, up to a tail of fixed width that is compared whole with
+the one the line must end with: its position, the line before's hash and the hash recomputed.
+Anything else (a topic with an escape, a state carried as base64, any fault) goes to
+`export_form.read_event`, which accepts it or names what is wrong. Left to `--deep` and the
+import, which read every line with `read_event` and open the envelopes: the characters of a
+carried key (its id hex, its bytes canonical base64, the keys in id order, each opening the
+envelopes that name it, none missing) and whether a state, hashed as it is, is a JSON object
+(a state that is not could only come from a chain computed anew; `--head` catches that).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import struct
+from binascii import hexlify
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import partial
+from typing import IO
+
+from mindledger.adapters.export_form import LineProblem, read_event
+from mindledger.domain.errors import MindError
+
+# A topic and version as the exporter spells them (anything else is read by `read_event`).
+_TOPIC_VERSION = re.compile(rb'","topic":"([a-z0-9_.]{1,200})","version":([1-9][0-9]{0,17})')
+_BASE64 = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+# Every base64 character becomes "b": a well-framed keys field becomes one of `_FRAMES`.
+_AS_B = bytes(0x62 if c in _BASE64 else c for c in range(256))
+_FRAMES = frozenset(
+    b",".join([b'"' + b"b" * 32 + b'":"' + b"b" * 43 + b'="'] * k) for k in range(64)
+)
+_UNUSUAL = (b"", b"")  # no topic and version: no line's fields (see `_learn`)
+_KNOWN_LIMIT = 100_000  # topic-and-version spellings kept (a long stream adds one a line)
+PROGRESS_EVERY = 10_000
+
+
+@dataclass(frozen=True)
+class ChainChecked:
+    """What the check found: the events, the last hash, and where `anchor` is (None: nowhere)."""
+
+    events: int
+    head: str
+    anchor_position: int | None
+
+
+class ChainBroken(MindError):
+    """Raised when a line fails the check: `line` (the file's, the header being 1) and why."""
+
+    def __init__(self, line: int, reason: str) -> None:
+        super().__init__(f"line {line}: {reason}")
+        self.line, self.reason = line, reason
+
+
+def check_chain(
+    handle: IO[bytes],
+    genesis: str,
+    expected: int,
+    anchor: str | None,
+    max_line: int,
+    progress: Callable[[int], None] = lambda done: None,
+) -> ChainChecked:
+    """Check the event lines left in `handle` (its header read, `expected` events announced)
+    from `genesis`; raises ChainBroken at the first bad line. `progress(done)` hears the count
+    now and then."""
+    sha, pack, join = hashlib.sha256, struct.Struct(">Q").pack, b"".join
+    as_b, frames = _AS_B, _FRAMES
+    known: dict[bytes, tuple[bytes, bytes]] = {}  # topic-and-version spelling -> hashed fields
+    prev = genesis.encode()
+    prev_digest = bytes.fromhex(genesis)
+    # No anchor: a hash no line has (comparing bytes with None took twice as long).
+    target = anchor.encode() if anchor is not None else b""
+    found = 0 if anchor == genesis else None
+    tail = 163  # the tail's length with a one-digit position: `,"position":N...}` and `\n`
+    wider, mark = 10, 10  # where the position gains a digit; where to look at the count next
+    n = 0
+    for n, line in enumerate(iter(partial(handle.readline, max_line + 1), b""), 1):
+        if n == mark:
+            if n == wider:
+                tail, wider = tail + 1, wider * 10
+            progress(n)
+            mark = min(wider, n + PROGRESS_EVERY)
+        k = line.find(b',"keys":{', 46)
+        topic, version = known.get(line[46:k]) or _learn(known, line, k)
+        e = line.find(b'},"state":{', k)
+        if line[k + 9 : e].translate(as_b) in frames and line.startswith(b'{"aggregate":"'):
+            state = line[e + 10 : -tail]
+            content = sha(join((topic, line[14:46], version, pack(len(state)), state))).digest()
+            digest = sha(prev_digest + content).digest()
+            hashed = hexlify(digest)
+            if line.endswith(b',"position":%d,"prev":"%s","hash":"%s"}\n' % (n, prev, hashed)):
+                prev, prev_digest = hashed, digest
+                if hashed == target:
+                    found = n
+                continue
+        # Not a usual line: read it whole, or say what is wrong with it.
+        if not line.strip():
+            _blank_to_the_end(handle, n, max_line)
+            n -= 1
+            break
+        hashed = _unusual(line, n, prev.decode(), expected, max_line)
+        prev, prev_digest = hashed, bytes.fromhex(hashed.decode())
+        if hashed == target:
+            found = n
+    progress(n)
+    if n > expected:
+        raise ChainBroken(expected + 2, f"the header says {expected} events, but the file goes on")
+    if n < expected:
+        raise ChainBroken(
+            n + 2, f"the file ends after {n} events, but the header says {expected} (cut short?)"
+        )
+    return ChainChecked(n, prev.decode(), found)
+
+
+def _learn(known: dict[bytes, tuple[bytes, bytes]], line: bytes, k: int) -> tuple[bytes, bytes]:
+    """The hashed fields (length-prefixed topic and aggregate length; version) of a topic and
+    version spelled as the exporter spells them, kept for the next line that has them. For
+    any other spelling, fields no line's hash is computed over (the line's hash then does not
+    recompute and it is read whole), so the loop asks one question a line, not two."""
+    spelled = _TOPIC_VERSION.fullmatch(line, 46, k) if k != -1 else None
+    if spelled is None:
+        return _UNUSUAL
+    topic, version = spelled.groups()
+    if len(known) >= _KNOWN_LIMIT:
+        known.clear()
+    fields = known[line[46:k]] = (
+        len(topic).to_bytes(8, "big") + topic + (32).to_bytes(8, "big"),
+        len(version).to_bytes(8, "big") + version,
+    )
+    return fields
+
+
+def _unusual(line: bytes, n: int, prev: str, expected: int, max_line: int) -> bytes:
+    """The hash of event line `n` read whole (`read_event`); raises ChainBroken at its fault."""
+    if len(line) > max_line:
+        raise ChainBroken(n + 1, f"the line is longer than {max_line // (1024 * 1024)} MiB")
+    if not line.endswith(b"\n"):
+        raise ChainBroken(n + 1, "the line does not end with a newline (cut short?)")
+    if n > expected:
+        raise ChainBroken(expected + 2, f"the header says {expected} events, but the file goes on")
+    try:
+        event, _ = read_event(line[:-1], n, prev)
+    except LineProblem as problem:
+        raise ChainBroken(n + 1, str(problem)) from None
+    return event.hash.encode()
+
+
+def _blank_to_the_end(handle: IO[bytes], n: int, max_line: int) -> None:
+    """Blank lines may end the file (an editor adds one); one before another line is refused
+    at the first blank one's number."""
+    for line in iter(partial(handle.readline, max_line + 1), b""):
+        if line.strip():
+            raise ChainBroken(
+                n + 1, "a blank line in the middle of the file (only the end may have them)"
+            )
