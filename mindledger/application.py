@@ -258,7 +258,7 @@ class MindLedger(DirectCommands, KnowledgeCommands, FileCommands, ReadCommands, 
             # Refused here, before anything is recorded.
             tooled(sampled(completion_model, settings), offered)
             service = self._turns()
-            self._kept_turns().settle()  # an earlier turn's, before this one's recovery
+            self._settle_kept()  # an earlier turn's, before this one's recovery would
             try:
                 # A message whose intent reusable knowledge answers is answered from it.
                 with forget_excluded(self.home):
@@ -276,7 +276,7 @@ class MindLedger(DirectCommands, KnowledgeCommands, FileCommands, ReadCommands, 
                     )
             except BaseException as e:
                 self._drop_turns()  # a fresh pipeline next time, in case this one broke
-                self._kept_turns().failed(e)
+                self._kept_by(e)
                 raise
             if chat.history:  # what the caller holds that the mind never saw
                 preceded = f"{via} before turn {outcome.turn_id.hex}"
@@ -362,7 +362,7 @@ class MindLedger(DirectCommands, KnowledgeCommands, FileCommands, ReadCommands, 
         check_budget(budget, TURN_BUDGET_FLOOR)
         with self.write_lock:
             service = self._turns()
-            self._kept_turns().settle()
+            self._settle_kept()
             try:
                 with forget_excluded(self.home), asking(self.home, service) as asker:
                     outcome = asker.ask(
@@ -370,7 +370,7 @@ class MindLedger(DirectCommands, KnowledgeCommands, FileCommands, ReadCommands, 
                     )
             except BaseException as e:
                 self._drop_turns()
-                self._kept_turns().failed(e)
+                self._kept_by(e)
                 raise
         return AskResult.model_validate(ask_json(outcome))
 
@@ -391,11 +391,11 @@ class MindLedger(DirectCommands, KnowledgeCommands, FileCommands, ReadCommands, 
 
         client = checked_chat(system) if system is not None else None
         with self.write_lock:
-            self._kept_turns().settle()
+            self._settle_kept()
             try:
                 outcome = chat_turn(self.home, text, model, on_delta, client)
             except BaseException as e:
-                self._kept_turns().failed(e)
+                self._kept_by(e)
                 raise
         result = TurnResult.model_validate(outcome_json(self.home, outcome))
         self._name = result.identity.name or self._name
@@ -435,15 +435,21 @@ class MindLedger(DirectCommands, KnowledgeCommands, FileCommands, ReadCommands, 
         configured = self.home.settings.api_base
         return configured is not None and configured.rstrip("/") == api_base.rstrip("/")
 
-    def _kept_turns(self) -> KeptTurns:
-        """The turns this mind's failed turns kept unanswered (`mindledger.turn_stop`): each
-        recorded interrupted when it fails, else before the next turn (a server lives on)."""
+    def _kept_by(self, e: BaseException) -> None:
+        """Record interrupted the turn whose message the failure `e` kept unanswered, if it
+        kept one (`mindledger.turn_stop.KeptTurns`): now, else before the next turn."""
         if self._kept is None:
-            from mindledger.safe_text import configured_secrets
             from mindledger.turn_stop import KeptTurns
 
-            self._kept = KeptTurns(self.home, configured_secrets(self.home.path))
-        return self._kept
+            self._kept = KeptTurns(self.home)
+        self._kept.failed(e)
+
+    def _settle_kept(self) -> None:
+        """The kept turns the ledger refused to record interrupted when they failed (a server
+        lives on after a full disk): now, before a turn's recovery takes them for the turns of
+        a process that stopped."""
+        if self._kept is not None:
+            self._kept.settle()
 
     def _turns(self) -> TurnService:
         from mindledger.compose import turn_service

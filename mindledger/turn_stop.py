@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import os
 import socket
-from collections.abc import Sequence
 from uuid import UUID
 
 from mindledger.compose import Home, open_mind
@@ -61,8 +60,8 @@ class KeptTurns:
     """The turns a floor's failed turns kept unanswered, until each is recorded interrupted
     (once: a turn finished meanwhile counts as settled). Callers hold the floor's write lock."""
 
-    def __init__(self, home: Home, secrets: Sequence[str] = ()) -> None:
-        self.home, self.secrets = home, tuple(secrets)
+    def __init__(self, home: Home) -> None:
+        self.home = home
         self.unsettled: dict[UUID, str] = {}
 
     def failed(self, e: BaseException) -> None:
@@ -71,11 +70,12 @@ class KeptTurns:
         the process is going."""
         from mindledger.domain.errors import cause_line
         from mindledger.error_report import causes, clean_text, was_disk_full
+        from mindledger.safe_text import configured_secrets
 
         kept = kept_turn(causes(e)) if isinstance(e, Exception) else None
         if kept is None:
             return
-        cause = clean_text(cause_line(e), self.secrets)
+        cause = clean_text(cause_line(e), configured_secrets(self.home.path))
         reason = NO_ROOM if was_disk_full(e, self.home.path) else FAILED.format(cause=cause)
         self.unsettled[UUID(kept)] = reason
         self.settle()
