@@ -49,7 +49,10 @@ def http(filled: Path) -> Iterator[Callable[..., Any]]:
     minds = Minds.open([Home(filled)])
     served = next(iter(minds))
     headers = {"Authorization": f"Bearer {served.token}"}
-    with TestClient(build_app(minds), raise_server_exceptions=False) as client:
+    # A client on this machine, as the command line is: one elsewhere is told "the mind's
+    # home" instead of the status's path (tests/service/test_client_paths.py).
+    local = ("127.0.0.1", 50000)
+    with TestClient(build_app(minds), raise_server_exceptions=False, client=local) as client:
 
         def call(method: str, tail: str, **kwargs: Any) -> Any:
             reply = client.request(
