@@ -51,6 +51,10 @@ MAX_LINE_BYTES = 64 * 1024 * 1024
 READ_BUFFER = 1024 * 1024
 
 
+# export_lines.opened: a line's keys and its envelopes' texts, or None (read by `_keys` then).
+Opener = Callable[[Any, dict[str, Any], str], tuple[dict[bytes, bytes], dict[str, bytes]] | None]
+
+
 class ExportInvalidError(MindError):
     """Raised when a ledger export file is malformed, tampered with or cut short."""
 
@@ -176,7 +180,7 @@ class ExportReader:
     def events(self) -> Iterator[ExportedEvent]:
         """Every event line, checked, in order (a version 3 line by `export_form.read_event`,
         its keys opening their envelopes); raises at the first bad line."""
-        from mindledger.adapters.export_lines import usual_event  # versions 1 and 2
+        from mindledger.adapters.export_lines import opened, usual_event
 
         header = self.header
         prev, number = header.genesis.genesis, 1
@@ -195,7 +199,7 @@ class ExportReader:
                     number, f"the header says {header.events} events, but the file goes on"
                 )
             if header.version >= 3:
-                event = _event_v3(line, number, prev)
+                event = _event_v3(line, number, prev, opened)
             else:
                 event = usual_event(line, number, prev, keyed) or _event(
                     line, number, prev, header.version
@@ -319,18 +323,24 @@ def _event(line: bytes, number: int, prev: str, file_version: int) -> ExportedEv
     return ExportedEvent(position, topic, aggregate, version, state, expected, keys, plain, decoded)
 
 
-def _event_v3(line: bytes, number: int, prev: str) -> ExportedEvent:
-    """A version 3 line read whole, its keys opening the envelopes that name them."""
+def _event_v3(line: bytes, number: int, prev: str, opened: Opener) -> ExportedEvent:
+    """A version 3 line read whole, its keys opening the envelopes that name them (by
+    `export_lines.opened`, or for anything it does not take, `_keys`, which names the fault)."""
     try:
         event, obj = read_event(line, number - 1, prev)
     except LineProblem as problem:
         raise ExportInvalidError(number, str(problem)) from None
     if not obj[KEYS_FIELD]:
         return event
+    aggregate, version, topic = event.aggregate, event.version, event.topic
+    if event.decoded is not None and len(aggregate) == 32:
+        done = opened(obj[KEYS_FIELD], event.decoded, f"{aggregate.lower()}/{version}/{topic}/")
+        if done is not None:
+            return event._replace(keys=done[0], plain=done[1])
     named = {  # what `_keys` reads: the state's fields (envelopes among them), the keys
-        "topic": event.topic,
-        "aggregate": event.aggregate,
-        "version": event.version,
+        "topic": topic,
+        "aggregate": aggregate,
+        "version": version,
         "payload": event.decoded,
         KEYS_FIELD: obj[KEYS_FIELD],
     }

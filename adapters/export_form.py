@@ -70,11 +70,21 @@ def line_head(aggregate: str, topic: str, version: int, keys: Mapping[bytes, byt
         for key_id, key in sorted(keys.items())
     )
     return b'{"aggregate":%s,"topic":%s,"version":%s,"keys":{%s},' % (
-        canonical_json(aggregate),
-        canonical_json(topic),
-        canonical_json(version),
+        _spelled(aggregate),
+        _spelled(topic),
+        _spelled(version),
         carried,
     )
+
+
+def _spelled(value: Any) -> bytes:
+    """`canonical_json(value)`; a string it would not escape and a whole number without the
+    encoder (three calls of it were a tenth of reading a line whole)."""
+    if value.__class__ is str and value.isprintable() and '"' not in value and "\\" not in value:
+        return b'"%s"' % value.encode()
+    if value.__class__ is int:
+        return b"%d" % value
+    return canonical_json(value)
 
 
 def line_tail(position: int, prev: str, hash_: str) -> bytes:
@@ -134,7 +144,13 @@ def read_event(line: bytes, position: int, prev: str) -> tuple[ExportedEvent, di
     body = line[len(head) : len(line) - len(tail)]
     if "state" in obj:
         state = body[len(b'"state":') :]
-        if not (body.startswith(b'"state":') and verbatim(state)):
+        # The line parsed with the state's bytes exactly there: they are one JSON value, the
+        # state's; `verbatim` without parsing them again.
+        one_line = b"\n" not in state and b"\r" not in state
+        framed = state.startswith(b"{") and state.endswith(b"}")
+        if not (
+            body.startswith(b'"state":') and framed and one_line and obj["state"].__class__ is dict
+        ):
             raise LineProblem("the state is not a JSON object on one line (the line was edited)")
     else:
         state = _state_b64(obj["state_b64"])

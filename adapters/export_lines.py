@@ -91,18 +91,19 @@ def usual_event(line: bytes, number: int, prev: str, keyed: bool) -> ExportedEve
         return None
     if KEYS_FIELD not in obj:
         return ExportedEvent(position, topic, aggregate, version, state, expected, {}, {}, value)
-    opened = _opened(obj[KEYS_FIELD], payload, f"{aggregate.lower()}/{version}/{topic}/")
-    if opened is None:
+    done = opened(obj[KEYS_FIELD], payload, f"{aggregate.lower()}/{version}/{topic}/")
+    if done is None:
         return None
-    keys, plain = opened
+    keys, plain = done
     return ExportedEvent(position, topic, aggregate, version, state, expected, keys, plain, value)
 
 
-def _opened(
+def opened(
     carried: Any, payload: dict[str, Any], aad: str
 ) -> tuple[dict[bytes, bytes], dict[str, bytes]] | None:
-    """export_check._keys for a line whose every key is well formed and opens the envelopes
-    that name it (`aad`: their AAD but the field's name); else None."""
+    """export_check._keys (also for a version 3 line, read whole) for a line whose every key
+    is well formed and opens the envelopes that name it (`aad`: their AAD but the field's
+    name); else None."""
     if carried.__class__ is not dict or not carried:
         return None
     fromhex = bytes.fromhex
