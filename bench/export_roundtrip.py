@@ -1,13 +1,16 @@
-"""Export/import round trip: `mind export --format jsonl`, `mind verify --export` and
-`mind import ledger` on a large ledger, each next to the raw rate of reading the same file and
-hashing each line (sha256) in the same run.
+"""Export/import round trip: `mind export --format jsonl`, `mind verify --export` (the
+integrity check, and `--deep`) and `mind import ledger` on a large ledger, each next to the raw
+rate of reading the same file and hashing each line (sha256) in the same run.
 
 Run: .venv/bin/python -m bench.export_roundtrip [--sizes 100000 1000000]
 [--base ../wt-base --rounds 3]
 
-With `--base` (a checkout of the previous release), `verify --export` of the same file is also
-timed alternately with this tree's and the raw read, each round in the same order, in processes
-of their own (the check's own time, without the interpreter's start).
+With `--base` (a checkout of the previous release), the checks are also timed alternately, each
+round in the same order, in processes of their own (the check's own time, without the
+interpreter's start): the raw read of each file, the base tree's check (it reads only version 2,
+so it checks a version 2 export of the same ledger, written by this tree's `export_lines`), this
+tree's integrity check and its deep check of the version 3 file. Each check's rate is compared
+with the raw rate of the file it reads.
 """
 
 from __future__ import annotations
@@ -58,8 +61,10 @@ def round_trip(folder: Path, size: int) -> dict[str, Any]:
     path = Path(exported["file"])
     raw_s, lines = timed(lambda: raw_read_and_hash(path))
     verify_s, checked = timed(lambda: run_mind(source, "verify", "--export", str(path)))
+    deep_s, deep = timed(lambda: run_mind(source, "verify", "--export", str(path), "--deep"))
     import_s, imported = timed(lambda: run_mind(target, "import", "ledger", str(path)))
-    assert checked["ok"] and imported["head"] == exported["head"] == checked["head"]
+    assert checked["ok"] and deep["ok"] and checked["level"] == "integrity"
+    assert imported["head"] == exported["head"] == checked["head"] == deep["head"]
     events = exported["events"]
     assert imported["events"] == events and lines == events + 1
     raw = lines / raw_s
@@ -73,30 +78,36 @@ def round_trip(folder: Path, size: int) -> dict[str, Any]:
         "export_ratio_to_raw": round(events / export_s / raw, 3),
         "verify_export_events_per_s": round(events / verify_s),
         "verify_ratio_to_raw": round(events / verify_s / raw, 3),
+        "verify_deep_events_per_s": round(events / deep_s),
+        "verify_deep_ratio_to_raw": round(events / deep_s / raw, 3),
         "import_events_per_s": round(events / import_s),
         "import_ratio_to_raw": round(events / import_s / raw, 3),
         "seconds": {
             "export": round(export_s, 2),
             "raw": round(raw_s, 2),
             "verify": round(verify_s, 2),
+            "verify_deep": round(deep_s, 2),
             "import": round(import_s, 2),
         },
     }
 
 
 REPO = Path(__file__).resolve().parent.parent
+# One check in a process of its own, after the floor's imports: wall and CPU seconds. A base
+# tree's `verify_export` has one level (the deep check) and no `deep` argument.
 _TIMED_VERIFY = (
     "import sys, time; from pathlib import Path; from mindledger.ledger_io import verify_export;"
-    "t, c = time.perf_counter(), time.process_time(); r = verify_export(Path(sys.argv[1]));"
+    "kw = {'deep': True} if sys.argv[2] == 'deep' else {};"
+    "t, c = time.perf_counter(), time.process_time(); r = verify_export(Path(sys.argv[1]), **kw);"
     "assert r['ok'], r; print(time.perf_counter() - t, time.process_time() - c)"
 )
 
 
-def _verify_seconds(tree: Path, path: Path) -> tuple[float, float]:
+def _verify_seconds(tree: Path, path: Path, level: str) -> tuple[float, float]:
     """Wall and CPU seconds of one check (CPU time is the steadier on a busy machine)."""
     env = dict(os.environ, PYTHONPATH=str(tree))
     out = subprocess.run(
-        [sys.executable, "-c", _TIMED_VERIFY, str(path)],
+        [sys.executable, "-c", _TIMED_VERIFY, str(path), level],
         env=env,
         cwd=tree,
         capture_output=True,
@@ -107,27 +118,64 @@ def _verify_seconds(tree: Path, path: Path) -> tuple[float, float]:
     return float(wall), float(cpu)
 
 
-def verify_alternating(path: Path, base: Path, rounds: int) -> dict[str, Any]:
-    """`verify --export` of one file by this tree and by `base`, and the raw read + sha256,
-    alternately; lines per second of each (wall and CPU) and each check's ratio to raw."""
-    wall = {"raw": 0.0, "base": 0.0, "this": 0.0}
+def export_version_2(home: Path, path: Path) -> Path:
+    """The home's ledger written as version 2 (what a base tree before version 3 reads)."""
+    from mindledger.adapters.ledger_export import Genesis, export_lines
+    from mindledger.compose import Home, open_keys, open_reader
+
+    reader, keys = open_reader(Home(home)), open_keys(Home(home))
+    try:
+        events, head = reader.head()
+        rows = reader.rows(stop=events)
+        with open(path, "wb") as out:
+            for line in export_lines(Genesis(*reader.meta()), rows, events, head, keys, 2):
+                out.write(line)
+    finally:
+        keys.close()
+        reader.close()
+    return path
+
+
+def _raw_seconds(path: Path) -> tuple[float, float, int]:
+    started, cpu_started = time.perf_counter(), time.process_time()
+    lines = raw_read_and_hash(path)
+    return time.perf_counter() - started, time.process_time() - cpu_started, lines
+
+
+# What is timed each round, in this order: (name, tree, file, level); "raw" reads and hashes.
+RUNS = (
+    ("raw_v3", None, "v3", "raw"),
+    ("raw_v2", None, "v2", "raw"),
+    ("base_v2", "base", "v2", "its only level"),  # the deep check, by another name
+    ("this_integrity", "this", "v3", "integrity"),
+    ("this_deep", "this", "v3", "deep"),
+)
+
+
+def verify_alternating(v3: Path, v2: Path, base: Path, rounds: int) -> dict[str, Any]:
+    """The raw read + sha256 of each file, the base tree's check of the version 2 file, this
+    tree's integrity and deep checks of the version 3 file, alternately; lines per second of
+    each (wall and CPU) and each check's ratio to the raw rate of the file it reads."""
+    files, trees = {"v3": v3, "v2": v2}, {"base": base.resolve(), "this": REPO}
+    wall = {name: 0.0 for name, *_ in RUNS}
     cpu = dict(wall)
     lines = 0
     for _ in range(rounds):
-        started, cpu_started = time.perf_counter(), time.process_time()
-        lines = raw_read_and_hash(path)
-        wall["raw"] += time.perf_counter() - started
-        cpu["raw"] += time.process_time() - cpu_started
-        for name, tree in (("base", base.resolve()), ("this", REPO)):
-            w, c = _verify_seconds(tree, path)
+        for name, tree, file, level in RUNS:
+            if tree is None:
+                w, c, lines = _raw_seconds(files[file])
+            else:
+                w, c = _verify_seconds(trees[tree], files[file], level)
             wall[name] += w
             cpu[name] += c
     figures: dict[str, Any] = {"lines": lines, "rounds": rounds}
     for kind, seconds in (("wall", wall), ("cpu", cpu)):
         rates = {name: lines * rounds / s for name, s in seconds.items()}
         figures |= {f"{name}_lines_per_{kind}_s": round(rate) for name, rate in rates.items()}
-        figures[f"base_ratio_to_raw_{kind}"] = round(rates["base"] / rates["raw"], 4)
-        figures[f"this_ratio_to_raw_{kind}"] = round(rates["this"] / rates["raw"], 4)
+        for name, _, file, level in RUNS:
+            if level != "raw":
+                ratio = rates[name] / rates[f"raw_{file}"]
+                figures[f"{name}_ratio_to_raw_{kind}"] = round(ratio, 4)
     return figures
 
 
@@ -142,7 +190,8 @@ def main() -> None:
             report("export_roundtrip", round_trip(Path(tmp), size))
             if args.base is not None:
                 path = Path(tmp) / "out" / "ledger.jsonl"
-                report("verify_export", verify_alternating(path, args.base, args.rounds))
+                old = export_version_2(Path(tmp) / "source", Path(tmp) / "v2.jsonl")
+                report("verify_export", verify_alternating(path, old, args.base, args.rounds))
 
 
 if __name__ == "__main__":
