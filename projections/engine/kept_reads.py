@@ -31,6 +31,10 @@ T = TypeVar("T")
 # events, the tracking row, and the lexical index with its counts (a superset: dropping a kept
 # read too often costs a statement, keeping one too long a wrong answer).
 WRITTEN_EVERY_BATCH = ("events", "tracking", "docs", "doc_terms", "term_counts")
+# The tracking row's document count, their total length and the position (BM25's N and average
+# length, `retrieval.bm25`): every batch writes the row, so the projector keeps what it wrote
+# (`KeptReads.keep`) rather than a read that every batch would drop.
+INDEX_TOTALS = "SELECT docs, length, position FROM tracking WHERE name = 'main'"
 
 
 def written_by(rows: Rows) -> set[str]:
@@ -69,6 +73,13 @@ class KeptReads:
             if writes == self._writes:
                 self._kept[key] = (frozenset(tables), value)
         return value
+
+    def keep(self, key: Hashable, tables: Collection[str], value: Any) -> None:
+        """Keep `value` under `key` as what reading `tables` returns now: the writer's own
+        account of what it just wrote (kept until one of `tables` is written again)."""
+        with self._guard:
+            self._writes += 1  # a read under way began before: its result is not kept over this
+            self._kept[key] = (frozenset(tables), value)
 
     def written(self, tables: Collection[str] | None = None) -> None:
         """Drop what was read from any of `tables` (None: everything kept)."""

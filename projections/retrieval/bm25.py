@@ -27,6 +27,7 @@ from typing import Any
 
 import _duckdb as duckdb  # the engine without its Python layer: decisions/0026
 
+from mindledger.projections.engine.kept_reads import INDEX_TOTALS, KeptReads, kept_rows
 from mindledger.projections.retrieval.bm25_ranking import (
     K1,
     LEXICAL_K,
@@ -108,7 +109,7 @@ SMALL_DOCS = 20_000
 FEW_POSTINGS = 5_000
 # How many documents, their total length, and the read model's position, kept by the projector:
 # scanning `docs` for the average length cost ~2 ms per query at 1M events on a fresh attach.
-STATE = "SELECT docs, length, position FROM tracking WHERE name = 'main'"
+STATE = INDEX_TOTALS
 # The terms whose document frequency the projector keeps (a few dozen), read only when a mind is
 # too large to score in Python: as subqueries of STATE they cost more (1.2 against 0.9 ms).
 TRACKED = "SELECT term, df FROM term_counts"
@@ -123,9 +124,11 @@ class Fetched:
     """What `best_scored` read for a query, kept so that a query of some of its terms (the
     speaker channel's: the query without the names, `projections.retrieval.speakers`) is
     scored from the postings already fetched (`scored_within`), not fetched again: at 100k
-    LoCoMo events the second fetch cost ~9 ms of a recall's CPU."""
+    LoCoMo events the second fetch cost ~9 ms of a recall's CPU. `reads`: what the session's
+    projector keeps (STATE, as it wrote it)."""
 
-    def __init__(self) -> None:
+    def __init__(self, reads: KeptReads | None = None) -> None:
+        self.reads = reads
         self.as_of: int | None = None
         self.size, self.n, self.avgdl = 0, 0, 0.0
         self.tracked: dict[str, int] = {}
@@ -161,7 +164,7 @@ def best_scored(
     documents holding a term of at most `COMMON_POSTINGS` postings, if the query has one).
     `kept`: filled with what was read, for `scored_within`."""
     args: dict[str, Any] = {"terms": q, "as_of": as_of}
-    ((size, length, position),) = con.execute(STATE).fetchall()
+    ((size, length, position),) = kept_rows(con, kept.reads if kept else None, STATE, ("tracking",))
     current = as_of >= (position or 0)  # the kept figures are those as of `as_of`
     if current:
         n, avgdl = size, length / size if size else 0.0

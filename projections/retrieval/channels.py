@@ -136,7 +136,7 @@ def lexical_channel(
     With `share`, the vector channel's messages are read in the same read (`SharedRead`).
     Last, the participants the query names (for `recall.rank`'s speaker prior). `kept`: the
     reads the session's projector keeps (the participants)."""
-    fetched = Fetched()
+    fetched = Fetched(kept)
     named = speakers.named_speakers(con, keys, speakers.participants(con, kept)) if keys else []
     fetched.sub = speakers.without_names(query, named) or None  # scored with the query's
     hits = lexical(con, query, limit, fetched)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import duckdb
 import pytest
@@ -368,3 +369,28 @@ def test_a_commitment_closed_in_its_own_batch_or_a_later_one_leaves_no_live_docu
 
     assert live == {same: False, later: False, kept: True}
     assert differences(tmp_path / "rm.duckdb", tmp_path / "replayed.duckdb") == []
+
+
+def test_the_index_totals_a_projector_keeps_are_its_tracking_rows_after_every_batch(
+    tmp_path: Path,
+) -> None:
+    from mindledger.projections.engine.kept_reads import INDEX_TOTALS
+
+    app = sqlite_mind(tmp_path, commands=3)
+    reader = open_reader(Home(tmp_path))
+    projector = Projector(tmp_path / "rm.duckdb")
+    seen: list[tuple[Any, Any]] = []
+
+    def compare(_: int) -> None:
+        kept = projector.kept.get(INDEX_TOTALS, ("tracking",), lambda: None)
+        seen.append((kept, projector.con.execute(INDEX_TOTALS).fetchall()))
+
+    projector.catch_up(reader, batch=2, on_batch=compare)
+    projector.con.execute("DELETE FROM tracking")  # as if killed between DDL and the first row
+    app.open_commitment("Return the ladder to Noor")
+    projector.catch_up(reader, batch=2, on_batch=compare)
+    projector.close()
+
+    assert len(seen) > 4
+    assert all(kept == row and kept is not None for kept, row in seen)
+    assert seen[-1][1][0][0] == 1  # the row made again holds only its own batch's document

@@ -11,7 +11,10 @@ import pytest
 
 from mindledger.adapters.litellm_model import LiteLLMModel, ModelSettings
 from mindledger.compose import Home, turn_service
+from mindledger.projections.engine import projector as projector_module
+from mindledger.projections.engine import readmodel
 from mindledger.projections.engine.projector import Projector
+from mindledger.projections.retrieval import concurrent_reads
 from tests.integration.ledger_factory import sqlite_mind
 
 
@@ -67,3 +70,43 @@ def _what(sql: str) -> str:
     """A call's statements up to the table each writes."""
     found = re.match(r"(.*?(?:INSERT INTO|UPDATE) \w+)", sql)
     return found.group(1) if found else sql
+
+
+class Logged:
+    """A DuckDB connection that records the SQL sent through it (and through its cursors)."""
+
+    def __init__(self, raw: Any, log: list[str]) -> None:
+        self.raw, self.log = raw, log
+
+    def execute(self, sql: str, *params: Any) -> Any:
+        self.log.append(sql)
+        return self.raw.execute(sql, *params)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.raw, name)
+
+
+def test_a_steady_turn_reads_no_tracking_row_its_projector_wrote(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    log: list[str] = []
+    connect, close, sibling = (
+        projector_module.connect,
+        projector_module.close,
+        concurrent_reads.sibling,
+    )
+    monkeypatch.setattr(projector_module, "connect", lambda *a, **k: Logged(connect(*a, **k), log))
+    monkeypatch.setattr(projector_module, "close", lambda c, **k: close(c.raw, **k))
+    monkeypatch.setattr(concurrent_reads, "sibling", lambda c: Logged(sibling(c.raw), log))
+    monkeypatch.setattr(readmodel, "LINGER_S", 3600.0)
+    sqlite_mind(tmp_path, commands=2)
+    with turn_service(Home(tmp_path)) as service:
+        for text in ("Hello there", "Please remember the blue kettle", "And the red one"):
+            log.clear()
+            model = LiteLLMModel(ModelSettings(spec="mock", mock_reply="Noted."))
+            outcome = service.run(text, model)
+            assert outcome.status == "complete"
+
+    assert [sql for sql in log if "FROM tracking" in sql] == []  # BM25's N and average length
+    assert any("UPDATE tracking" in sql for sql in log)  # written, as every batch writes it
+    assert any(item["kind"] == "message" for item in outcome.context)  # found lexically
