@@ -105,6 +105,12 @@ def kept_rows(
     return kept.get(sql, tables, lambda: con.execute(sql).fetchall())
 
 
+# At most this many values are kept for `may_match`: a mind with more (a large knowledge base)
+# sends its lookups as before, rather than holding them all and reading them all again after
+# every write to their table.
+MAY_MATCH_VALUES = 10_000
+
+
 def may_match(
     con: duckdb.DuckDBPyConnection,
     kept: KeptReads | None,
@@ -114,8 +120,13 @@ def may_match(
 ) -> bool:
     """Whether any of `wanted` is among the values `sql` (one column, no parameters) reads:
     False means a lookup of them in that column finds nothing, without sending it. Without
-    `kept`, always True (the lookup decides)."""
+    `kept`, or with more than `MAY_MATCH_VALUES` values, always True (the lookup decides)."""
     if kept is None:
         return True
-    values = kept.get(("values", sql), tables, lambda: {v for (v,) in con.execute(sql).fetchall()})
-    return any(w in values for w in wanted)
+
+    def read() -> frozenset[Any] | None:
+        found = con.execute(f"{sql} LIMIT {MAY_MATCH_VALUES + 1}").fetchall()
+        return None if len(found) > MAY_MATCH_VALUES else frozenset(v for (v,) in found)
+
+    values = kept.get(("values", sql), tables, read)
+    return values is None or any(w in values for w in wanted)

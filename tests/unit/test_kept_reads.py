@@ -3,8 +3,12 @@ keeps a result read while a write happened."""
 
 from __future__ import annotations
 
+import _duckdb as duckdb
+import pytest
+
+from mindledger.projections.engine import kept_reads
 from mindledger.projections.engine.handlers import Rows
-from mindledger.projections.engine.kept_reads import KeptReads, written_by
+from mindledger.projections.engine.kept_reads import KeptReads, may_match, written_by
 
 
 def test_a_kept_result_is_read_once_until_one_of_its_tables_is_written() -> None:
@@ -58,3 +62,19 @@ def test_a_batch_names_its_tables_and_the_kinds_of_documents_it_indexes() -> Non
     assert {"events", "tracking", "commitments", "config_changes", "docs.message"} <= written
     assert "docs.commitment" not in written and "docs.live" not in written
     assert "docs.live" in written_by(rows)
+
+
+def test_a_lookup_is_skipped_only_when_the_kept_values_hold_none_of_its_keys(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    con = duckdb.connect()
+    con.execute("CREATE TABLE names AS SELECT * FROM (VALUES ('garden'), ('roof')) t(key)")
+    kept = KeptReads()
+    sql = "SELECT DISTINCT key FROM names"
+
+    assert may_match(con, kept, sql, ("names",), ["roof", "sky"])
+    assert not may_match(con, kept, sql, ("names",), ["sky"])
+    assert may_match(con, None, sql, ("names",), ["sky"])  # nothing kept: the lookup decides
+    monkeypatch.setattr(kept_reads, "MAY_MATCH_VALUES", 1)
+    kept.written({"names"})
+    assert may_match(con, kept, sql, ("names",), ["sky"])  # too many to keep: always looked up
