@@ -1,14 +1,16 @@
 """Reading a ledger export back: every line checked as it is read, without a mind.
 
-A line must be the canonical JSON of an object with exactly the expected fields, its position
-the next one, its `prev` the hash of the line before and its `hash` the chain hash recomputed
-from its topic, aggregate, version and state bytes; the header's genesis must recompute from its
-ledger id and time, and its event count and head must be where the file ends. This is the file's
-form; whether each event is one this version can replay is adapters/export_events.py's check
-(a chain recomputed with the public rule proves only that the file is whole). The `keys` a
-line carries are not in the chain, so each is checked against the envelopes it opens (AES-GCM's
-tag): a changed key fails like a changed payload. The first line that fails raises
-ExportInvalidError naming it.
+The header's genesis must recompute from its ledger id and time, and its event count and head
+must be where the file ends. `ExportReader.chain` is the integrity check (`mind verify
+--export`, decision 0028): each line's position, `prev` and `hash` recomputed from the bytes
+the chain hashed (version 3 by slicing each line: adapters/export_chain.py). `events` reads
+every line whole (`--deep`, `import ledger`): a version 3 line in its one spelling
+(adapters/export_form.py), a version 1 or 2 line the canonical JSON of an object with exactly
+the expected fields, the state rebuilt from it. Whether each event is one this version can
+replay is adapters/export_events.py's check (a chain recomputed with the public rule proves
+only that the file is whole). The `keys` a line carries are not in the chain, so `events`
+checks each against the envelopes it opens (AES-GCM's tag): a changed key fails like a changed
+payload. The first line that fails raises ExportInvalidError naming it.
 """
 
 from __future__ import annotations
