@@ -35,6 +35,9 @@ WRITTEN_EVERY_BATCH = ("events", "tracking", "docs", "doc_terms", "term_counts")
 # length, `retrieval.bm25`): every batch writes the row, so the projector keeps what it wrote
 # (`KeptReads.keep`) rather than a read that every batch would drop.
 INDEX_TOTALS = "SELECT docs, length, position FROM tracking WHERE name = 'main'"
+# The document frequencies of the terms the projector counts (BM25's common terms), kept the same
+# way: most batches add to some of them.
+TRACKED_TERMS = "SELECT term, df FROM term_counts"
 
 
 def written_by(rows: Rows) -> set[str]:

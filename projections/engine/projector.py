@@ -35,6 +35,7 @@ from mindledger.projections.engine.gc_pause import paused_gc
 from mindledger.projections.engine.handlers import TABLE_OF_KIND, Ev, Rows
 from mindledger.projections.engine.kept_reads import (
     INDEX_TOTALS,
+    TRACKED_TERMS,
     WRITTEN_EVERY_BATCH,
     KeptReads,
     written_by,
@@ -266,6 +267,10 @@ class Projector:
         # The tracking row's document count and their total length (None: not known).
         self._totals: tuple[int, int] | None = None
         self._tracked: set[str] | None = None  # the terms in `term_counts`, read when needed
+        # Their document frequencies as `term_counts` holds them (None: not known), and what
+        # the batch being written adds to them (applied once it commits).
+        self._df: dict[str, int] | None = None
+        self._df_added: dict[str, int] = {}
         # The rows `_load` read, as they were: `_update` writes only what a batch changed.
         self._before: dict[str, dict[str, dict[str, Any]]] = {}
         # The summary (`summary.py`): the position it was last written or read at here (None:
@@ -326,6 +331,8 @@ class Projector:
         if self._totals is not None and self._position is not None:
             docs, length = self._totals
             self.kept.keep(INDEX_TOTALS, ("tracking",), [(docs, length, self._position)])
+        if self._df is not None:  # the tracked terms' frequencies, which most batches move
+            self.kept.keep(TRACKED_TERMS, ("term_counts",), list(self._df.items()))
 
     def _note_reached(self) -> None:
         if self.path is not None and self._position is not None:
@@ -508,15 +515,15 @@ class Projector:
         indexed once per document, so its postings are its documents): `per_term` counts
         each term's postings in the batch."""
         if self._tracked is None:
-            self._tracked = {
-                t for (t,) in self.con.execute("SELECT term FROM term_counts").fetchall()
-            }
+            self._df = dict(self.con.execute(TRACKED_TERMS).fetchall())
+            self._tracked = set(self._df)
         if not self._tracked:
             return
         tracked = self._tracked
         counts = {t: n for t, n in per_term.items() if t in tracked}
         if not counts:
             return
+        self._df_added = counts
         if len(counts) > FEW_ROWS:  # a bulk batch: a join, whose cost does not grow per term
             self.con.execute(
                 "UPDATE term_counts SET df = df + u.n FROM "
@@ -671,6 +678,7 @@ class Projector:
                 raise failure
             self._note_gaps(events, rows)
             begun = True
+            self._df_added = {}
             totals = self._write(events, rows)
             commit(self.con, synced=self._synced and len(events) > UNSYNCED_EVENTS)
             self.kept.written(written_by(rows))
@@ -681,12 +689,16 @@ class Projector:
                 tighten(f"{self.path}.wal")  # DuckDB made it anew, with the umask's mode
             self._position, self._last_time = events[-1].position, events[-1].time
             self._totals = totals
+            if self._df is not None:
+                for term, n in self._df_added.items():
+                    self._df[term] += n
             self._note_reached()
             self._keep_totals()
         except ProjectionError:
             raise
         except BaseException:
             self._position = self._last_time = self._totals = None
+            self._tracked = self._df = None  # read again: the batch's counts may be in or not
             self.kept.written()
             if begun:
                 with contextlib.suppress(duckdb.TransactionException):  # none opened yet
@@ -716,7 +728,7 @@ class Projector:
         try:
             sort_term_index(self.con)
         finally:
-            self._tracked = None  # the sort recounts the tracked terms
+            self._tracked = self._df = None  # the sort recounts the tracked terms
             self.kept.written(WRITTEN_EVERY_BATCH)
             self._keep_totals()  # the sort leaves them as they were
 

@@ -27,7 +27,12 @@ from typing import Any
 
 import _duckdb as duckdb  # the engine without its Python layer: decisions/0026
 
-from mindledger.projections.engine.kept_reads import INDEX_TOTALS, KeptReads, kept_rows
+from mindledger.projections.engine.kept_reads import (
+    INDEX_TOTALS,
+    TRACKED_TERMS,
+    KeptReads,
+    kept_rows,
+)
 from mindledger.projections.retrieval.bm25_ranking import (
     K1,
     LEXICAL_K,
@@ -112,7 +117,7 @@ FEW_POSTINGS = 5_000
 STATE = INDEX_TOTALS
 # The terms whose document frequency the projector keeps (a few dozen), read only when a mind is
 # too large to score in Python: as subqueries of STATE they cost more (1.2 against 0.9 ms).
-TRACKED = "SELECT term, df FROM term_counts"
+TRACKED = TRACKED_TERMS
 STATS = "SELECT count(*), avg(length) FROM docs WHERE position <= $as_of"
 POSTINGS = """
     SELECT h.term, h.position, h.tf, h.length, d.kind, d.stream, d.live
@@ -125,7 +130,7 @@ class Fetched:
     speaker channel's: the query without the names, `projections.retrieval.speakers`) is
     scored from the postings already fetched (`scored_within`), not fetched again: at 100k
     LoCoMo events the second fetch cost ~9 ms of a recall's CPU. `reads`: what the session's
-    projector keeps (STATE, as it wrote it)."""
+    projector keeps (STATE and TRACKED, as it wrote them)."""
 
     def __init__(self, reads: KeptReads | None = None) -> None:
         self.reads = reads
@@ -174,7 +179,8 @@ def best_scored(
         found = con.execute(POSTINGS, args | {"few": FEW_POSTINGS + 1}).fetchall()
         if len(found) <= FEW_POSTINGS:
             return _scored_here(found, n, avgdl)
-    tracked = dict(con.execute(TRACKED).fetchall()) if current else {}
+    reads = kept.reads if kept else None
+    tracked = dict(kept_rows(con, reads, TRACKED, ("term_counts",))) if current else {}
     if kept is not None:
         kept.as_of, kept.size, kept.n, kept.avgdl, kept.tracked = as_of, size, n, avgdl, tracked
         kept.q, kept.columns, kept.df, kept.sub_rows = list(q), None, None, None

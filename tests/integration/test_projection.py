@@ -371,26 +371,30 @@ def test_a_commitment_closed_in_its_own_batch_or_a_later_one_leaves_no_live_docu
     assert differences(tmp_path / "rm.duckdb", tmp_path / "replayed.duckdb") == []
 
 
-def test_the_index_totals_a_projector_keeps_are_its_tracking_rows_after_every_batch(
+def test_the_index_counts_a_projector_keeps_are_what_its_tables_hold_after_every_batch(
     tmp_path: Path,
 ) -> None:
-    from mindledger.projections.engine.kept_reads import INDEX_TOTALS
+    from mindledger.projections.engine.kept_reads import INDEX_TOTALS, TRACKED_TERMS
 
     app = sqlite_mind(tmp_path, commands=3)
     reader = open_reader(Home(tmp_path))
     projector = Projector(tmp_path / "rm.duckdb")
+    # Terms whose frequencies it counts (a sort of a large index picks them).
+    projector.con.execute("INSERT INTO term_counts VALUES ('promise', 40), ('definition', 7)")
     seen: list[tuple[Any, Any]] = []
 
     def compare(_: int) -> None:
-        kept = projector.kept.get(INDEX_TOTALS, ("tracking",), lambda: None)
-        seen.append((kept, projector.con.execute(INDEX_TOTALS).fetchall()))
+        for sql, table in ((INDEX_TOTALS, "tracking"), (TRACKED_TERMS, "term_counts")):
+            kept = projector.kept.get(sql, (table,), lambda: None)
+            seen.append((kept and sorted(kept), sorted(projector.con.execute(sql).fetchall())))
 
     projector.catch_up(reader, batch=2, on_batch=compare)
     projector.con.execute("DELETE FROM tracking")  # as if killed between DDL and the first row
-    app.open_commitment("Return the ladder to Noor")
+    app.open_commitment("Return the promised ladder to Noor")
     projector.catch_up(reader, batch=2, on_batch=compare)
     projector.close()
 
-    assert len(seen) > 4
-    assert all(kept == row and kept is not None for kept, row in seen)
-    assert seen[-1][1][0][0] == 1  # the row made again holds only its own batch's document
+    assert len(seen) > 8
+    assert all(kept == rows and kept is not None for kept, rows in seen)
+    assert seen[-2][1][0][0] == 1  # the tracking row made again holds only its own document
+    assert dict(seen[-1][1])["promise"] > 40  # the commitments' documents were counted

@@ -86,9 +86,12 @@ class Logged:
         return getattr(self.raw, name)
 
 
-def test_a_steady_turn_reads_no_tracking_row_its_projector_wrote(
+def test_a_steady_turn_reads_no_index_counts_its_projector_wrote(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    from mindledger.projections.retrieval import bm25
+
+    monkeypatch.setattr(bm25, "SMALL_DOCS", 0)  # scored as a large mind's: its common terms too
     log: list[str] = []
     connect, close, sibling = (
         projector_module.connect,
@@ -108,5 +111,6 @@ def test_a_steady_turn_reads_no_tracking_row_its_projector_wrote(
             assert outcome.status == "complete"
 
     assert [sql for sql in log if "FROM tracking" in sql] == []  # BM25's N and average length
+    assert [sql for sql in log if "FROM term_counts" in sql] == []  # its common terms' counts
     assert any("UPDATE tracking" in sql for sql in log)  # written, as every batch writes it
     assert any(item["kind"] == "message" for item in outcome.context)  # found lexically
