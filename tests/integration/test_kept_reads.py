@@ -249,3 +249,39 @@ def test_a_commitment_closed_elsewhere_leaves_the_next_turns_context(
     after = _turn(served, "Hello")
 
     assert "Water the plants" not in _memory(after)
+
+
+def test_every_turns_context_is_the_one_the_statements_give(
+    served: TurnService, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from mindledger.projections.retrieval import recall as recall_module
+    from mindledger.projections.retrieval import turn_reads
+
+    compared: list[str] = []
+
+    def both(con: Any, *args: Any, **kwargs: Any) -> Any:
+        assert kwargs["kept"] is not None  # the kept session's
+        kept = recall_module.recall(con, *args, **kwargs)
+        sent = recall_module.recall(con, *args, **{**kwargs, "kept": None})
+        assert [i.record() for i in kept.items] == [i.record() for i in sent.items]
+        assert kept.rendered == sent.rendered
+        compared.append(kept.rendered)
+        return kept
+
+    monkeypatch.setattr(turn_reads, "recall", both)
+    changes = [
+        'app.configure("threads.top_k", "2")',
+        'app.open_thread("Garden plan", "water the tomatoes")',
+        'app.open_commitment("Water the plants")',
+        'app.define_concept("garden.plan", "beds by the wall")',
+        'app.adopt_name("Nova")',
+    ]
+
+    _elsewhere(tmp_path, "\n".join(changes[:2]))
+    for message in ("Hello", "What about garden.plan?", "Remember the roof repair"):
+        _turn(served, message)
+    _elsewhere(tmp_path, "\n".join(changes[2:]))
+    for message in ("Hello", "What about garden.plan?", "Remember the roof repair"):
+        _turn(served, message)
+
+    assert len(compared) == 6 and "Nova" in compared[-1]
