@@ -49,6 +49,7 @@ def test_a_steady_turns_catch_up_sends_one_call_per_table_and_one_to_commit(
             self.con = con
 
     monkeypatch.setattr(Projector, "apply", recorded)
+    monkeypatch.setattr(readmodel, "LINGER_S", 3600.0)  # kept however slow a turn is
     with turn_service(Home(tmp_path)) as service:  # held, as a served mind holds it
         for text in ("Hello there", "Please remember the blue kettle", "And the red one"):
             model = LiteLLMModel(ModelSettings(spec="mock", mock_reply="Noted."))
