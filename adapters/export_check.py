@@ -23,15 +23,13 @@ import stat
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 import orjson
 
 from mindledger.adapters.canonical import canonical_json, fast_canonical, is_canonical
 from mindledger.adapters.export_chain import ChainBroken, ChainChecked, check_chain
-from mindledger.adapters.export_form import ExportedEvent, LineProblem, read_event
 from mindledger.adapters.hash_chain import content_hash, genesis_hash, link_hash
-from mindledger.adapters.import_rules import TOO_DEEP
 from mindledger.adapters.ledger_export import (
     FORMAT,
     HASH_RULE,
@@ -43,6 +41,9 @@ from mindledger.adapters.ledger_export import (
     state_of,
 )
 from mindledger.domain.errors import MindError
+
+if TYPE_CHECKING:  # a line read whole (--deep, import) loads it; the integrity check does not
+    from mindledger.adapters.export_form import ExportedEvent
 
 HEX = frozenset("0123456789abcdef")
 # The longest line read (with its newline): a line is parsed whole, so an endless one would
@@ -235,6 +236,8 @@ def _parsed(
         # canonical check below decides: a line is accepted only as json.dumps writes it.
         obj = _fast_loads(line)
     except RecursionError:
+        from mindledger.adapters.import_rules import TOO_DEEP
+
         raise ExportInvalidError(number, f"not a JSON line ({TOO_DEEP})") from None
     except ValueError:
         raise ExportInvalidError(number, "not a JSON line") from None
@@ -289,6 +292,8 @@ def _header(line: bytes | None, number: int) -> ExportHeader:
 
 
 def _event(line: bytes, number: int, prev: str, file_version: int) -> ExportedEvent:
+    from mindledger.adapters.export_form import ExportedEvent
+
     obj, floatless = _parsed(line, number, event_shapes(file_version))
     position = _whole(obj, "position", number)
     if position != number - 1:
@@ -328,6 +333,8 @@ def _event(line: bytes, number: int, prev: str, file_version: int) -> ExportedEv
 def _event_v3(line: bytes, number: int, prev: str, opened: Opener) -> ExportedEvent:
     """A version 3 line read whole, its keys opening the envelopes that name them (by
     `export_lines.opened`, or for anything it does not take, `_keys`, which names the fault)."""
+    from mindledger.adapters.export_form import LineProblem, read_event
+
     try:
         event, obj = read_event(line, number - 1, prev)
     except LineProblem as problem:

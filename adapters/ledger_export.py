@@ -27,7 +27,6 @@ from dataclasses import dataclass
 from itertools import islice
 from typing import TYPE_CHECKING, Any
 
-from mindledger.adapters import export_form
 from mindledger.adapters.canonical import SCHEMA_KEY, canonical_json
 from mindledger.adapters.hash_chain import ChainRow
 
@@ -128,6 +127,9 @@ def event_line(
     for the first); `keys`: the data keys that open its envelopes."""
     state = row.state if isinstance(row.state, bytes | bytearray | memoryview) else b""
     if version == 3:
+        # Here, not at the top: the integrity check reads the constants above without it.
+        from mindledger.adapters import export_form
+
         return export_form.event_line(
             row.position,
             str(row.originator_id),
