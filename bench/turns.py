@@ -13,6 +13,8 @@ again): these machines' speed drifts by a third within minutes, and measuring th
 after another made their ratio measure the drift as much as the size.
 `--served-gap S` also times turns through the floor (`mindledger.open`, as `mind serve` holds
 a mind) with S seconds between them, in which it catches its kept read session up.
+`--homes DIR` keeps each size's built home in DIR and copies it for each run (building 1M
+events takes longer than timing its turns; a run never changes the kept copy).
 Run: .venv/bin/python -m bench.turns [--sizes 1000 100000 1000000] [--turns 40] [--served-gap S]
 """
 
@@ -20,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -46,6 +49,22 @@ def prepare(folder: Path, size: int) -> Home:
     projector.catch_up(open_reader(home), maintain=True)  # opens sealed fields
     projector.close()
     return home
+
+
+def built(folder: Path, size: int, kept: Path | None) -> Home:
+    """A home of `size` events at `folder`: prepared there, or copied from `kept` (prepared
+    there first when it is not yet; a partial build is never kept)."""
+    if kept is None:
+        return prepare(folder, size)
+    template = kept / f"n{size}"
+    if not template.exists():
+        kept.mkdir(parents=True, exist_ok=True)
+        partial = kept / f"n{size}.partial"
+        shutil.rmtree(partial, ignore_errors=True)
+        prepare(partial, size)
+        partial.rename(template)
+    shutil.copytree(template, folder)
+    return Home(folder)
 
 
 class ScriptedModel(LiteLLMModel):
@@ -199,10 +218,15 @@ def main() -> None:
         default=0.0,
         help="also time turns through the floor with this many seconds between them",
     )
+    parser.add_argument(
+        "--homes",
+        type=Path,
+        help="keep each size's built home here and time copies of it (built once, reused)",
+    )
     args = parser.parse_args()
     results = {}
     with tempfile.TemporaryDirectory() as tmp:
-        homes = [prepare(Path(tmp) / f"n{size}", size) for size in args.sizes]
+        homes = [built(Path(tmp) / f"n{size}", size, args.homes) for size in args.sizes]
         turns = in_process(homes, args.turns)
         gapped = served(homes, args.turns, args.served_gap) if args.served_gap > 0 else None
         floors = [raw_floor(home, args.turns) for home in homes]

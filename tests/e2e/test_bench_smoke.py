@@ -190,10 +190,11 @@ def test_threads_runs(bench: Callable[..., Ran]) -> None:
 
 
 @pytest.mark.slow
-def test_turns_runs(bench: Callable[..., Ran]) -> None:
+def test_turns_runs(bench: Callable[..., Ran], tmp_path: Path) -> None:
     args = ["--sizes", "50", "--turns", "2", "--process-turns", "1", "--served-gap", "0.01"]
-    ran = bench("turns", *args)
+    ran = bench("turns", *args, "--homes", str(tmp_path / "homes"))
     assert set(ran.reports) == {"turns", "turns_flatness"}
+    assert [p.name for p in (tmp_path / "homes").iterdir()] == ["n50"]  # for the next run
     assert "served_turn_to_raw_floor_p50" in ran.reports["turns"][0]
     assert "turn_to_raw_floor_cpu_p50" in ran.reports["turns"][0]
 
