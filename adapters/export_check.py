@@ -9,8 +9,8 @@ every line whole (`--deep`, `import ledger`): a version 3 line in its one spelli
 the expected fields, the state rebuilt from it. Whether each event is one this version can
 replay is adapters/export_events.py's check (a chain recomputed with the public rule proves
 only that the file is whole). The `keys` a line carries are not in the chain, so `events`
-checks each against the envelopes it opens (AES-GCM's tag): a changed key fails like a changed
-payload. The first line that fails raises ExportInvalidError naming it.
+checks each against the envelopes it opens (adapters/export_keys.py). The first line that fails
+raises ExportInvalidError naming it. The file is opened by adapters/export_open.py.
 """
 
 from __future__ import annotations
@@ -18,11 +18,8 @@ from __future__ import annotations
 import base64
 import binascii
 import json
-import os
-import stat
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 import orjson
@@ -49,9 +46,6 @@ HEX = frozenset("0123456789abcdef")
 # The longest line read (with its newline): a line is parsed whole, so an endless one would
 # take the memory; no event a mind records comes near this.
 MAX_LINE_BYTES = 64 * 1024 * 1024
-# Bytes read at once: with the default 8 KiB, reading the lines was a tenth of the integrity
-# check's time.
-READ_BUFFER = 1024 * 1024
 
 
 # export_lines.opened: a line's keys and its envelopes' texts, or None (read by `_keys` then).
@@ -74,45 +68,6 @@ class ExportHeader:
     events: int
     head: str
     version: int
-
-
-def open_export(path: Path, waiting: Callable[[], None] | None = None) -> IO[bytes]:
-    """The file opened for reading: a regular file, or a FIFO (a pipe another program writes
-    it into); anything else (a device that never ends, a folder) is refused before it is
-    opened. A FIFO nobody writes to yet is waited for, after `waiting()` is called once."""
-    try:
-        found = os.stat(path)
-        if stat.S_ISFIFO(found.st_mode):
-            return _opened_fifo(path, waiting)
-        if not stat.S_ISREG(found.st_mode):
-            raise MindError(f"{path} is not a regular file; give a ledger export (.jsonl)")
-        handle = open(path, "rb", buffering=READ_BUFFER)  # noqa: SIM115 (the caller closes it)
-    except OSError as e:
-        raise MindError(f"cannot read {path}: {e.strerror or e}") from None
-    if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):  # replaced since it was looked at
-        handle.close()
-        raise MindError(f"{path} is not a regular file; give a ledger export (.jsonl)")
-    return handle
-
-
-def _opened_fifo(path: Path, waiting: Callable[[], None] | None) -> IO[bytes]:
-    """Open the FIFO without blocking, then wait for its writer's first bytes (or its close):
-    a blocking open would hang with no word, and reading before any writer came would see an
-    empty file. Ctrl-C stops the wait."""
-    import select
-
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-    try:
-        poll = select.poll()
-        poll.register(fd, select.POLLIN)
-        if not poll.poll(0) and waiting is not None:  # nothing written yet: said once
-            waiting()
-        poll.poll()  # the first bytes, or a writer that came and went (POLLHUP)
-        os.set_blocking(fd, True)
-    except BaseException:
-        os.close(fd)
-        raise
-    return os.fdopen(fd, "rb", buffering=READ_BUFFER)
 
 
 class ExportReader:
@@ -360,66 +315,13 @@ def _event_v3(line: bytes, number: int, prev: str, opened: Opener) -> ExportedEv
 def _keys(
     obj: dict[str, Any], number: int, state: bytes
 ) -> tuple[dict[bytes, bytes], dict[str, bytes]]:
-    """The line's keys, each a 32-byte key under a 32-hex id that opens every envelope of the
-    event naming it (and at least one): a key the chain does not cover is still checked. And
-    what each envelope holds (the replay check reads it, not opening it again)."""
-    # The cipher's modules: the deep check and the import only.
-    from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+    """`export_keys.carried_keys`, its fault named at line `number`."""
+    from mindledger.adapters.export_keys import KeyProblem, carried_keys
 
-    from mindledger.adapters.sealing import envelope_key, opened_text
-
-    carried = obj[KEYS_FIELD]
-    if not isinstance(carried, dict) or not carried:
-        raise ExportInvalidError(number, "keys is not an object of key ids")
-    if isinstance(obj.get("payload"), dict):
-        decoded: Any = obj["payload"]  # the state's fields but its time (parsed already)
-    else:
-        try:
-            decoded = json.loads(state)
-        except ValueError:
-            decoded = None
-    fields = decoded if isinstance(decoded, dict) else {}
-    named: dict[bytes, list[str]] = {}
-    for name, value in fields.items():
-        key_id = envelope_key(value) if value.__class__ is dict else None  # most are text
-        if key_id is not None:
-            named.setdefault(key_id, []).append(name)
-    keys: dict[bytes, bytes] = {}
-    plain: dict[str, bytes] = {}
-    for id_hex, text in carried.items():
-        if len(id_hex) != 32 or not HEX.issuperset(id_hex):
-            raise ExportInvalidError(number, f"key id {id_hex[:40]!r} is not 32 hex digits")
-        key = _key(text, id_hex, number)
-        key_id = bytes.fromhex(id_hex)
-        sealed = named.get(key_id, [])
-        if not sealed:
-            raise ExportInvalidError(number, f"key {id_hex} opens no sealed field of the event")
-        cipher = AESGCM(key)  # one for the fields it opens
-        for name in sealed:
-            opened = opened_text(
-                obj["topic"], obj["aggregate"], obj["version"], name, fields[name], cipher
-            )
-            if opened is None:
-                raise ExportInvalidError(
-                    number, f"key {id_hex} does not open the sealed field {name!r} (changed?)"
-                )
-            plain[name] = opened
-        keys[key_id] = key
-    return keys, plain
-
-
-def _key(text: object, id_hex: str, number: int) -> bytes:
-    from mindledger.adapters.key_store import KEY_BYTES
-
-    key = None
-    if isinstance(text, str):
-        try:
-            key = base64.b64decode(text, validate=True)
-        except (binascii.Error, ValueError):
-            key = None
-    if key is None or len(key) != KEY_BYTES or base64.b64encode(key).decode() != text:
-        raise ExportInvalidError(number, f"key {id_hex} is not {KEY_BYTES} bytes in base64")
-    return key
+    try:
+        return carried_keys(obj, state)
+    except KeyProblem as problem:
+        raise ExportInvalidError(number, str(problem)) from None
 
 
 def _text(obj: dict[str, Any], key: str, number: int) -> str:

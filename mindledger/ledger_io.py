@@ -56,7 +56,8 @@ def verify_export(
     scratch read model (`export_trial`). `ok` false at the first bad line, or when `head` (a
     hash kept elsewhere) is no event's hash in it. A file that cannot be read raises
     MindError, or with `error_as_failure` is a failed check."""
-    from mindledger.adapters.export_check import ExportInvalidError, ExportReader, open_export
+    from mindledger.adapters.export_check import ExportInvalidError, ExportReader
+    from mindledger.adapters.export_open import open_export
 
     started = time.perf_counter()
     level = "deep" if deep else "integrity"
@@ -129,7 +130,8 @@ def import_ledger(home: Home, path: Path, progress: Progress = no_progress) -> d
     checked as it is read (as `verify_export` checks it: a mind that could not replay it is
     never made); a bad line stops the import and leaves nothing behind (what `mind
     import ledger --json` prints). The read models build on the next reading call."""
-    from mindledger.adapters.export_check import ExportReader, open_export
+    from mindledger.adapters.export_check import ExportReader
+    from mindledger.adapters.export_open import open_export
     from mindledger.adapters.ledger_import import adopt_genesis, append_exported, discard_imported
     from mindledger.home_creation import NewHome
 
