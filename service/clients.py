@@ -20,6 +20,7 @@ import ipaddress
 from collections.abc import Iterable
 from contextvars import ContextVar
 from pathlib import Path
+from typing import Any
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
@@ -57,6 +58,22 @@ def for_client(text: str, homes: Iterable[Path]) -> str:
     for home in homes:
         text = within_home(text, home)
     return text
+
+
+def data_for_client(data: Any, homes: Iterable[Path]) -> Any:
+    """A result's JSON (texts, lists, objects) with `for_client` applied to every text in it:
+    a query's rows (DuckDB names its file in `duckdb_databases()`, `pragma_database_list`,
+    its settings) and a verify's anchors (`ledger-head.json`) are data, not messages."""
+    if shows_paths():
+        return data
+    homes = list(homes)
+    if isinstance(data, str):
+        return for_client(data, homes)
+    if isinstance(data, list):
+        return [data_for_client(v, homes) for v in data]
+    if isinstance(data, dict):
+        return {k: data_for_client(v, homes) for k, v in data.items()}
+    return data
 
 
 def serving_locally() -> None:

@@ -205,21 +205,29 @@ async def log(call: Call) -> Any:
 
 
 async def verify(call: Call) -> Any:
+    from mindledger.service.clients import data_for_client
     from mindledger.service.errors import error_body
 
-    data = await call.the_mind.aio.verify()
+    mind = call.the_mind
+    data = await mind.aio.verify()
+    # Its anchors name the home's files (ledger-head.json): told as the client is told paths.
+    shown = data_for_client(data.model_dump(mode="json"), [mind.home.path])
     if data.ok:
-        return data
+        return shown
     # The one error shape, the check's result beside it (as a failed turn's record rides).
     where = f" at position {data.first_bad}" if data.first_bad is not None else ""
     message = f"the ledger fails verification{where}: {data.reason}"
-    body = error_body(409, "verify_failed", message)
-    return JsonResponse({**body, "mind_verify": data.model_dump(mode="json")}, 409)
+    body = data_for_client(error_body(409, "verify_failed", message), [mind.home.path])
+    return JsonResponse({**body, "mind_verify": shown}, 409)
 
 
 async def query(call: Call) -> Any:
+    from mindledger.service.clients import data_for_client
+
     body, mind = call.body, call.the_mind
-    return await mind.aio.query(body["sql"], body.get("params", {}))
+    rows = await mind.aio.query(body["sql"], body.get("params", {}))
+    # DuckDB names its file in its catalog and settings: rows told as the client is told paths.
+    return data_for_client(rows.model_dump(mode="json"), [mind.home.path])
 
 
 async def health(call: Call) -> Any:

@@ -146,8 +146,15 @@ def mind_tools(mind: ServedMind, turn_pool: ThreadPoolExecutor) -> list[Tool]:
         return answered(mind.identity())
 
     def query(a: QueryArguments) -> CallToolResult:
+        from mindledger.results_ledger import QueryRows
+        from mindledger.service.clients import data_for_client
+
         rows = mind.query(a.sql)
-        return answered(rows, None if len(rows) else "no rows")
+        # DuckDB names its file in its catalog and settings (MCP over HTTP: a remote client).
+        shown = QueryRows.model_validate(
+            data_for_client(rows.model_dump(mode="json"), [mind.home.path])
+        )
+        return answered(shown, None if len(rows) else "no rows")
 
     return [
         built_tool(

@@ -132,3 +132,42 @@ def test_only_a_unix_socket_or_an_unforwarded_loopback_peer_is_local(
 )
 def test_a_home_s_path_is_named_within_the_home(said: str, shown: str) -> None:
     assert within_home(said, Path("/srv/mind")) == shown
+
+
+def data_told(served: tuple[Minds, Any], address: tuple[str, int], **headers: str) -> str:
+    """What a client at `address` reads of the home's paths in a query's rows (DuckDB's own
+    catalog names its file) and a verify's anchors: both responses' text."""
+    minds, client = served
+    mind = next(iter(minds))
+    auth = {"Authorization": f"Bearer {mind.token}", **headers}
+    sql = "SELECT path FROM duckdb_databases() WHERE path IS NOT NULL"
+    with client(address) as c:
+        base = f"/v1/minds/{mind.name}"
+        rows = c.post(f"{base}/query", headers=auth, json={"sql": sql})
+        verified = c.post(f"{base}/verify", headers=auth)
+    assert rows.status_code == 200 and verified.status_code == 200
+    return rows.text + verified.text
+
+
+def test_a_remote_client_reads_no_path_in_a_query_s_rows_or_a_verify_s_anchors(
+    served: tuple[Minds, Any], mind_home: Path
+) -> None:
+    remote = data_told(served, REMOTE)
+    proxied = data_told(served, LOOPBACK, **{"X-Forwarded-For": "198.51.100.7"})
+    local = data_told(served, LOOPBACK)
+
+    assert str(mind_home) not in remote + proxied
+    assert "the mind's readmodel" in remote and "the mind's ledger-head.json" in remote
+    assert f"{mind_home}/ledger-head.json" in local
+
+
+def test_every_text_of_a_result_is_told_within_the_home_outside_a_local_request() -> None:
+    from mindledger.service.clients import data_for_client
+
+    rows = [{"path": "/srv/mind/readmodel.duckdb", "n": 3, "typed": ["/srv/mind/x.wal", None]}]
+
+    told = data_for_client(rows, [Path("/srv/mind")])
+
+    assert told == [
+        {"path": "the mind's readmodel.duckdb", "n": 3, "typed": ["the mind's x.wal", None]}
+    ]
