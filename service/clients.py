@@ -8,7 +8,8 @@ is not known to be on this machine they name it "the mind's home" instead
 loopback, see the paths the in-process command prints.
 
 A request is local when it came through a Unix socket (uvicorn gives it no client address) or
-from a loopback address without a forwarding header. A reverse proxy on this machine that sets
+from a loopback address, without a forwarding header either way (a proxy in front of the
+socket relays clients from elsewhere too). A reverse proxy on this machine that sets
 `X-Forwarded-For` is trusted by uvicorn for loopback peers (its `forwarded_allow_ips`), so its
 clients carry their own addresses; one that sends no forwarding header makes every client look
 local, and is the one case this cannot tell apart.
@@ -34,11 +35,13 @@ _local: ContextVar[bool] = ContextVar("client_on_this_machine", default=False)
 
 def is_local(scope: Scope) -> bool:
     """Whether the request of `scope` comes from this machine (see the module's words)."""
+    # A forwarding header first, whatever the transport: a proxy in front of the home's socket
+    # relays clients from elsewhere as a loopback proxy does.
+    if any(name in FORWARDING for name, _ in scope.get("headers", ())):
+        return False
     client = scope.get("client")
     if not client:
         return True  # a Unix socket: only this machine can reach it
-    if any(name in FORWARDING for name, _ in scope.get("headers", ())):
-        return False
     try:
         return ipaddress.ip_address(str(client[0]).split("%")[0]).is_loopback
     except ValueError:  # not an address (a test client's "testclient"): not known to be here

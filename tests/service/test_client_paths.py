@@ -106,6 +106,8 @@ def test_a_proxied_request_from_loopback_counts_as_remote(
     ("client", "headers", "local"),
     [
         (None, [], True),  # the home's Unix socket
+        (None, [(b"x-forwarded-for", b"198.51.100.7")], False),  # a proxy in front of it
+        (None, [(b"x-real-ip", b"198.51.100.7")], False),
         (("127.0.0.1", 1), [], True),
         (("::1", 1), [], True),
         (("127.0.0.1", 1), [(b"x-forwarded-for", b"198.51.100.7")], False),
