@@ -8,6 +8,7 @@ init silently reused.
 from __future__ import annotations
 
 import contextlib
+import stat
 from pathlib import Path
 
 from mindledger.compose import Home
@@ -53,6 +54,9 @@ class NewHome:
 
     def __init__(self, home: Home, files: list[Path], folders: list[Path]) -> None:
         self.home, self.files, self.folders = home, files, folders
+        # An empty folder given as the home is made private (0700) as the import opens it; a
+        # refused import gives it back its mode (None: the import creates the folder).
+        self.mode = None if folders else stat.S_IMODE(home.path.stat().st_mode)
 
     @classmethod
     def prepare(cls, home: Home) -> NewHome:
@@ -80,6 +84,8 @@ class NewHome:
                 path.unlink(missing_ok=True)
             for folder in self.folders:  # innermost first; only if nothing else is there
                 folder.rmdir()
+            if self.mode is not None:
+                self.home.path.chmod(self.mode)
 
 
 def _holds_events(ledger: Path) -> bool:

@@ -206,6 +206,25 @@ def test_a_cut_export_is_refused_and_leaves_no_home(
     assert not (tmp_path / "parent").exists()
 
 
+def test_a_refused_import_into_an_empty_folder_leaves_it_empty_with_its_mode(
+    cli: Cli, mind_home: Path, tmp_path: Path
+) -> None:
+    _fill(cli)
+    path = Path(str(_export(cli, tmp_path / "out")["file"]))
+    lines = path.read_text().splitlines(keepends=True)
+    path.write_text("".join(lines[:-1]))  # cut short: refused after the home was opened
+    new = tmp_path / "empty"
+    new.mkdir()
+    new.chmod(0o755)
+
+    imported = _run(new, "import", "ledger", str(path))
+
+    assert imported.exit_code == 1
+    assert "the file ends after" in imported.stderr
+    assert list(new.iterdir()) == []
+    assert new.stat().st_mode & 0o777 == 0o755
+
+
 def test_import_into_a_home_with_a_mind_is_refused(
     cli: Cli, mind_home: Path, tmp_path: Path
 ) -> None:
