@@ -88,6 +88,7 @@ class StreamRules:
         self.max_seq = 0
         self.last_given: int | None = None
         self.awaiting: tuple[int, str, int] | None = None  # (position, turn hex, seq)
+        self.begun = False  # position 1 was checked: the file holds a mind
 
     def check(
         self, position: int, kind: str, stream: UUID, event: DomainEvent, raw: dict[str, Any]
@@ -95,8 +96,10 @@ class StreamRules:
         """Raise StreamProblem when `event` (at `position`, of a `kind` stream, `raw` as
         stored) breaks an invariant given the events before it."""
         topic = type(event).TOPIC
-        if position == 1 and topic != OPENING["identity"][0]:
-            raise StreamProblem(f"a ledger begins with its mind's {OPENING['identity'][0]}")
+        if position == 1:
+            if topic != OPENING["identity"][0]:
+                raise StreamProblem(f"a ledger begins with its mind's {OPENING['identity'][0]}")
+            self.begun = True
         self._opening(kind, topic, event.originator_version)
         self._derived(event, stream)
         self._sealed(topic, type(event).SEALED, raw)
@@ -124,6 +127,10 @@ class StreamRules:
 
     def finish(self) -> None:
         """Raise StreamProblem (with its line's position) for what the file left undone."""
+        if not self.begun:  # no events: imported, a home no command could use, its chain taken
+            raise StreamProblem(
+                f"no events: a ledger begins with its mind's {OPENING['identity'][0]}", 1
+            )
         if self.awaiting is not None:
             position, turn, seq = self.awaiting
             raise StreamProblem(

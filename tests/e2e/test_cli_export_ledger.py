@@ -225,6 +225,29 @@ def test_a_refused_import_into_an_empty_folder_leaves_it_empty_with_its_mode(
     assert new.stat().st_mode & 0o777 == 0o755
 
 
+def test_an_export_of_no_events_passes_integrity_but_not_deep_nor_import(
+    cli: Cli, mind_home: Path, tmp_path: Path
+) -> None:
+    path = Path(str(_export(cli, tmp_path / "out")["file"]))
+    header = json.loads(path.read_text().splitlines()[0])
+    header.update(events=0, head=header["genesis"])  # made by hand: the genesis alone
+    path.write_text(json.dumps(header, sort_keys=True, separators=(",", ":")) + "\n")
+    new = tmp_path / "restored"
+
+    integrity = cli("verify", "--export", str(path))
+    deep = cli("verify", "--export", str(path), "--deep")
+    imported = _run(new, "import", "ledger", str(path))
+
+    assert integrity.exit_code == 0
+    assert deep.exit_code == 1
+    assert deep.stderr.strip() == (
+        "BROKEN at line 2: no events: a ledger begins with its mind's mind.identity.created"
+    )
+    assert imported.exit_code == 1
+    assert "line 2: no events" in imported.stderr
+    assert not new.exists()
+
+
 def test_import_into_a_home_with_a_mind_is_refused(
     cli: Cli, mind_home: Path, tmp_path: Path
 ) -> None:

@@ -157,6 +157,16 @@ def test_a_ledger_begins_with_its_identity() -> None:
         rules.check(1, "concept", event.originator_id, event, event.model_dump(mode="json"))
 
 
+def test_a_file_without_events_is_no_mind_s_ledger() -> None:
+    rules = StreamRules()
+
+    with pytest.raises(StreamProblem, match="no events: a ledger begins with") as raised:
+        rules.finish()
+
+    assert raised.value.position == 1
+    Feed().rules.finish()  # the mind's opening event alone is a ledger
+
+
 def test_commitment_episodes_open_in_order_after_the_last_one_closed_and_close_once() -> None:
     feed = Feed()
     opened(feed)
