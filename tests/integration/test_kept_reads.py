@@ -16,12 +16,11 @@ import pytest
 from mindledger.adapters.litellm_model import LiteLLMModel, ModelSettings
 from mindledger.compose import Home, open_mind, turn_service
 from mindledger.domain.turns import TurnOutcome, TurnService
-from mindledger.projections.engine import projector as projector_module
 from mindledger.projections.engine import readmodel
 from mindledger.projections.engine.kept_reads import KeptReads
-from mindledger.projections.retrieval import concurrent_reads
 from mindledger.projections.retrieval.speakers import participants
 from tests.integration.ledger_factory import sqlite_mind
+from tests.integration.statement_log import log_statements
 
 KEPT_TABLES = (
     "identity",
@@ -70,31 +69,9 @@ def served(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[TurnServ
         yield service
 
 
-class Logged:
-    """A DuckDB connection that records the statements sent through it."""
-
-    def __init__(self, raw: Any, log: list[str]) -> None:
-        self._raw, self._log = raw, log
-
-    def execute(self, sql: str, params: Any = None) -> Any:
-        self._log.append(sql)
-        return self._raw.execute(sql) if params is None else self._raw.execute(sql, params)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._raw, name)
-
-
 def _statements(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, keep: bool) -> list[str]:
     """The statements of the third of three turns through one kept session."""
-    log: list[str] = []
-    connect, close, sibling = (
-        projector_module.connect,
-        projector_module.close,
-        concurrent_reads.sibling,
-    )
-    monkeypatch.setattr(projector_module, "connect", lambda *a, **k: Logged(connect(*a, **k), log))
-    monkeypatch.setattr(projector_module, "close", lambda c, **k: close(c._raw, **k))
-    monkeypatch.setattr(concurrent_reads, "sibling", lambda c: Logged(sibling(c._raw), log))
+    log = log_statements(monkeypatch)
     if not keep:  # every read sent, as before reads were kept
         monkeypatch.setattr(KeptReads, "get", lambda self, key, tables, read: read())
     monkeypatch.setattr(readmodel, "LINGER_S", 3600.0)

@@ -11,25 +11,10 @@ import pytest
 
 from mindledger.adapters.litellm_model import LiteLLMModel, ModelSettings
 from mindledger.compose import Home, turn_service
-from mindledger.projections.engine import projector as projector_module
 from mindledger.projections.engine import readmodel
 from mindledger.projections.engine.projector import Projector
-from mindledger.projections.retrieval import concurrent_reads
 from tests.integration.ledger_factory import sqlite_mind
-
-
-class Sent:
-    """A connection that records the SQL of every call it is sent."""
-
-    def __init__(self, con: Any, calls: list[str]) -> None:
-        self.con, self.calls = con, calls
-
-    def execute(self, sql: str, *params: Any) -> Any:
-        self.calls.append(sql)
-        return self.con.execute(sql, *params)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.con, name)
+from tests.integration.statement_log import Sent, log_statements
 
 
 def test_a_steady_turns_catch_up_sends_one_call_per_table_and_one_to_commit(
@@ -73,35 +58,13 @@ def _what(sql: str) -> str:
     return found.group(1) if found else sql
 
 
-class Logged:
-    """A DuckDB connection that records the SQL sent through it (and through its cursors)."""
-
-    def __init__(self, raw: Any, log: list[str]) -> None:
-        self.raw, self.log = raw, log
-
-    def execute(self, sql: str, *params: Any) -> Any:
-        self.log.append(sql)
-        return self.raw.execute(sql, *params)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.raw, name)
-
-
 def test_a_steady_turn_reads_no_index_counts_its_projector_wrote(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from mindledger.projections.retrieval import bm25
 
     monkeypatch.setattr(bm25, "SMALL_DOCS", 0)  # scored as a large mind's: its common terms too
-    log: list[str] = []
-    connect, close, sibling = (
-        projector_module.connect,
-        projector_module.close,
-        concurrent_reads.sibling,
-    )
-    monkeypatch.setattr(projector_module, "connect", lambda *a, **k: Logged(connect(*a, **k), log))
-    monkeypatch.setattr(projector_module, "close", lambda c, **k: close(c.raw, **k))
-    monkeypatch.setattr(concurrent_reads, "sibling", lambda c: Logged(sibling(c.raw), log))
+    log = log_statements(monkeypatch)
     monkeypatch.setattr(readmodel, "LINGER_S", 3600.0)
     sqlite_mind(tmp_path, commands=2)
     with turn_service(Home(tmp_path)) as service:
