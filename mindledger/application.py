@@ -317,7 +317,7 @@ class MindLedger(DirectCommands, KnowledgeCommands, FileCommands, ReadCommands, 
         def run() -> None:
             with self.write_lock:
                 if self._service is service:  # not dropped or closed meanwhile
-                    settle()
+                    settle(summarise=False)  # written as the kept session closes
 
         threading.Thread(target=run, name="mind-settle", daemon=True).start()
 

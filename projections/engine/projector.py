@@ -281,6 +281,9 @@ class Projector:
         self._open_commitments: orjson.Fragment | None = None  # as JSON
         # Reads kept until this projector writes their tables (`kept_reads`).
         self.kept = KeptReads(self.last_time)
+        # Whether a batch was committed since the file was opened: the session holding this
+        # projector then writes the summary as it closes (`ReadSession`).
+        self.moved = False
         if self.path is None:
             self.con = connect(path)
             _initialise(self.con)
@@ -682,6 +685,7 @@ class Projector:
             totals = self._write(events, rows)
             commit(self.con, synced=self._synced and len(events) > UNSYNCED_EVENTS)
             self.kept.written(written_by(rows))
+            self.moved = True
             self._hash = events[-1].hash
             if rows.entities.get("commitments"):
                 self._open_commitments = None  # listed again for the summary

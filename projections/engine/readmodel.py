@@ -346,8 +346,12 @@ class ReadSession:
 
     def _release(self) -> None:
         if self.projector is not None:
-            self.projector.close()
-            self.projector = None
+            try:
+                if self.projector.moved:  # the next `status`/`commitments` read it, not DuckDB
+                    self.projector.summarise()
+            finally:
+                self.projector.close()
+                self.projector = None
         elif self.con is not None:
             close(self.con)
         self.con = None

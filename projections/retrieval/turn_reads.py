@@ -51,12 +51,14 @@ class ReadModelRetrieval:
         release_lingering(self.paths.lock, self.reader)
         self.reader.close()
 
-    def settle(self) -> None:
+    def settle(self, summarise: bool = True) -> None:
         """Bring the session kept for the next turn up to the ledger head now (the events the
         turn just saved), so that turn starts from a current read model: a served mind calls
         this after answering a turn, in the time before the next request. Exactly once as
         ever (its projector's own position); a failure closes the session and the next turn
-        meets it itself."""
+        meets it itself. `summarise` False: the summary is left to the session's close (it
+        lists every open commitment, ~50 MB at 1M events, and no reader uses it while the
+        session holds the lock)."""
 
         def catch_up(session: ReadSession) -> None:
             projector = session.projector
@@ -65,7 +67,8 @@ class ReadModelRetrieval:
             tail = list(islice(self.reader.rows(after=projector.position()), BACKGROUND_EVENTS + 1))
             if tail and len(tail) <= BACKGROUND_EVENTS:
                 projector.apply_read(self.reader, tail)
-                projector.summarise()  # the next `mind status`/`commitments` read it, not DuckDB
+                if summarise:  # the next `mind status`/`commitments` read it, not DuckDB
+                    projector.summarise()
 
         use_lingering(self.paths.lock, self.reader, catch_up)
 

@@ -117,3 +117,26 @@ def test_a_one_shot_turn_leaves_the_read_model_and_its_summary_at_the_head(
         assert summary is not None and summary["position"] == head
         assert "call" in json.dumps(summary)
     _projected_once(home)
+
+
+def test_a_served_mind_writes_the_summary_as_its_kept_session_closes_not_after_each_turn(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The summary lists every open commitment (~50 MB at 1M events) and no reader can use it
+    # while the session holds the lock: rewriting it after each turn cost more than the turn.
+    import mindledger
+    from mindledger.projections.engine.projector import reached
+    from mindledger.projections.engine.summary import read_summary
+
+    monkeypatch.setattr(readmodel, "LINGER_S", 3600.0)  # kept between turns, as served
+    sqlite_mind(tmp_path, commands=0)
+    home = Home(tmp_path)
+    with mindledger.open(tmp_path) as mind:
+        mind.turn("Remind me to call", model="mock", mock_reply="Noted.\nCOMMIT: call")
+        before = read_summary(home.readmodel)
+        # the first turn's background catch-up has run: this one waited for it
+        mind.turn("And to write", model="mock", mock_reply="Noted.\nCOMMIT: write")
+        assert read_summary(home.readmodel) == before
+    summary = read_summary(home.readmodel)
+    assert summary is not None and summary["position"] == reached(home.readmodel)
+    assert "call" in json.dumps(summary)
