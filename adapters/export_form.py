@@ -15,13 +15,12 @@ renders the line's fields again and compares the bytes) and is what the import a
 from __future__ import annotations
 
 import base64
-import binascii
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
 import orjson
 
-from mindledger.adapters.canonical import canonical_json
+from mindledger.adapters.canonical import canonical_base64, canonical_json
 from mindledger.adapters.hash_chain import content_hash, link_hash
 from mindledger.adapters.import_rules import TOO_DEEP
 from mindledger.domain.errors import MindError
@@ -181,26 +180,16 @@ def _keys(carried: Any) -> dict[bytes, bytes]:
     for id_hex, text in carried.items():
         if len(id_hex) != 32 or not HEX.issuperset(id_hex):
             raise LineProblem(f"key id {id_hex[:40]!r} is not 32 hex digits")
-        key = None
-        if text.__class__ is str:
-            try:
-                key = base64.b64decode(text, validate=True)
-            except (binascii.Error, ValueError):
-                key = None
-        if key is None or len(key) != KEY_BYTES or base64.b64encode(key).decode() != text:
+        key = canonical_base64(text)
+        if key is None or len(key) != KEY_BYTES:
             raise LineProblem(f"key {id_hex} is not {KEY_BYTES} bytes in base64")
         keys[bytes.fromhex(id_hex)] = key
     return keys
 
 
 def _state_b64(text: Any) -> bytes:
-    state = None
-    if text.__class__ is str:
-        try:
-            state = base64.b64decode(text, validate=True)
-        except (binascii.Error, ValueError):
-            state = None
-    if state is None or base64.b64encode(state).decode() != text:
+    state = canonical_base64(text)
+    if state is None:
         raise LineProblem("state_b64 is not canonical base64")
     if verbatim(state):
         raise LineProblem("state_b64 holds a JSON object (the exporter writes it as `state`)")

@@ -5,11 +5,10 @@ chain, so a changed key fails here like a changed payload fails the hash."""
 
 from __future__ import annotations
 
-import base64
-import binascii
 import json
 from typing import Any
 
+from mindledger.adapters.canonical import canonical_base64
 from mindledger.adapters.ledger_export import KEYS_FIELD
 from mindledger.domain.errors import MindError
 
@@ -70,12 +69,7 @@ def carried_keys(obj: dict[str, Any], state: bytes) -> tuple[dict[bytes, bytes],
 def _key(text: object, id_hex: str) -> bytes:
     from mindledger.adapters.key_store import KEY_BYTES
 
-    key = None
-    if isinstance(text, str):
-        try:
-            key = base64.b64decode(text, validate=True)
-        except (binascii.Error, ValueError):
-            key = None
-    if key is None or len(key) != KEY_BYTES or base64.b64encode(key).decode() != text:
+    key = canonical_base64(text)
+    if key is None or len(key) != KEY_BYTES:
         raise KeyProblem(f"key {id_hex} is not {KEY_BYTES} bytes in base64")
     return key
