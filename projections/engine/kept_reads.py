@@ -62,6 +62,9 @@ class KeptReads:
         self._guard = threading.Lock()  # a turn's reads run on two threads at once
         # Moves at every write: a read that overlapped one is not kept.
         self._writes = 0
+        # Where a read of the newest rows may start (`retrieval.newest`): positions, never
+        # results, so they are not dropped by writes (a stale one costs a statement).
+        self.hints: dict[str, int] = {}
 
     def get(self, key: Hashable, tables: Collection[str], read: Callable[[], T]) -> T:
         """The result kept under `key`, else `read()` (kept under `key` with `tables`, the

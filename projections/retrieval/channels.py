@@ -27,6 +27,7 @@ from mindledger.projections.retrieval.item_text import (
 from mindledger.projections.retrieval.knowledge_channel import TEXT_QUERY, knowledge_texts
 from mindledger.projections.retrieval.linked import bound_items, commitment_threads
 from mindledger.projections.retrieval.names import keys_in
+from mindledger.projections.retrieval.newest import newest
 from mindledger.projections.retrieval.speakers import (
     latest_said_by,
     nearest_said_by,
@@ -173,21 +174,31 @@ def open_commitments(
     kept by the session's projector until it writes what they are read from)."""
     if kept is not None:
         return kept.get(
-            ("open_commitments", limit), COMMITMENTS_READ, lambda: open_commitments(con, limit)
+            ("open_commitments", limit), COMMITMENTS_READ, lambda: _open(con, limit, kept)
         )
+    return _open(con, limit)
+
+
+def _open(
+    con: duckdb.DuckDBPyConnection, limit: int, kept: KeptReads | None = None
+) -> tuple[list[tuple[Any, ...]], list[Found]]:
     # The newest open commitments are the newest live commitment documents: the index is in
-    # ledger order, where commitments are not (4.4 against ~2.5 ms at 214,000 open ones).
-    newest = rows(
+    # ledger order, where commitments are not (4.4 against ~2.5 ms at 214,000 open ones). A
+    # session reads them from where its last answer began (`newest`: each turn that opens a
+    # commitment writes the tables this read is kept by).
+    latest = newest(
         con,
-        "SELECT stream FROM docs WHERE kind = 'commitment' AND live AND position <= ? "
-        "ORDER BY position DESC LIMIT 10",
+        kept,
+        "open_commitments",
+        "SELECT position, stream FROM docs WHERE kind = 'commitment' AND live AND position <= ?",
         [limit],
+        10,
     )
-    open_ = newest and rows(
+    open_ = latest and rows(
         con,
         "SELECT opened_position, cid, text, stream_id FROM commitments "
         "WHERE stream_id IN (SELECT unnest(?)) ORDER BY opened_position DESC",
-        [[stream for (stream,) in newest]],
+        [[stream for _, stream in latest]],
     )
     return open_ or [], commitment_threads(con, limit)
 

@@ -38,6 +38,7 @@ from mindledger.projections.retrieval.exact import WHOLE, exact_lead
 from mindledger.projections.retrieval.item_text import Found, commitment_text, identity_text, said
 from mindledger.projections.retrieval.knowledge_channel import knowledge_channel
 from mindledger.projections.retrieval.names import keys_in
+from mindledger.projections.retrieval.newest import newest
 from mindledger.projections.retrieval.spans import span_channel
 from mindledger.projections.retrieval.thread_context import (
     ThreadView,
@@ -68,6 +69,11 @@ WEIGHTS: dict[str, float] = {"vector": 0.7, "windows": 0.8}
 OTHER_SPEAKER = 0.85
 NEIGHBOUR_PENALTY = 2  # a neighbour ranks just below the hit it sits next to
 RECENT = 6
+# The latest messages but the turn's own (`newest`: from where a session's last answer began).
+RECENT_READ = (
+    "SELECT position, speaker, time, text, source_id FROM messages "
+    "WHERE turn_id IS DISTINCT FROM ? AND position <= ?"
+)
 TIME_K = 20
 # Fixed items lead the context; evidence follows in fused order.
 FIXED_CHANNELS = ("identity", "commitments", "threads")
@@ -161,13 +167,7 @@ def gather(
         lambda c: live_threads(c, now, limit, kept),
         lambda c: open_commitments(c, limit, kept),
         lambda c: concept_channel(c, keys, limit, kept),
-        lambda c: messages(
-            c,
-            "turn_id IS DISTINCT FROM ? AND position <= ?",
-            [exclude_turn, limit],
-            "position DESC",
-            RECENT,
-        ),
+        lambda c: newest(c, kept, "recent", RECENT_READ, [exclude_turn, limit], RECENT),
         lambda c: [messages(c, inside, [s, e, limit], "position", 500) for s, e, _ in periods],
         lambda c: kept_rows(c, kept, "SELECT name FROM identity", ("identity",)),
         lambda c: last_refusals(c, exclude_turn, kept) if refusals else [],
