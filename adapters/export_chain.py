@@ -24,18 +24,22 @@ from binascii import hexlify
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
+from itertools import repeat
 from typing import IO
 
 from mindledger.domain.errors import MindError
 
-# A topic and version as the exporter spells them (anything else is read by `read_event`).
-_TOPIC_VERSION = re.compile(rb'","topic":"([a-z0-9_.]{1,200})","version":([1-9][0-9]{0,17})')
-_BASE64 = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
-# Every base64 character becomes "b": a well-framed keys field becomes one of `_FRAMES`.
-_AS_B = bytes(0x62 if c in _BASE64 else c for c in range(256))
-_FRAMES = frozenset(
-    b",".join([b'"' + b"b" * 32 + b'":"' + b"b" * 43 + b'="'] * k) for k in range(64)
+# A topic and version as the exporter spells them, up to the keys' `{` (anything else is read
+# by `read_event`).
+_TOPIC_VERSION = re.compile(
+    rb'","topic":"([a-z0-9_.]{1,200})","version":([1-9][0-9]{0,17}),"keys":\{'
 )
+_BASE64 = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+# Every base64 character becomes "b": a well-framed keys field becomes one of `_FRAMES`, most
+# often `_ONE_KEY` (81 bytes).
+_AS_B = bytes(0x62 if c in _BASE64 else c for c in range(256))
+_ONE_KEY = b'"' + b"b" * 32 + b'":"' + b"b" * 43 + b'="'
+_FRAMES = frozenset(b",".join([_ONE_KEY] * k) for k in range(64))
 _UNUSUAL = (b"", b"")  # no topic and version: no line's fields (see `_learn`)
 _KNOWN_LIMIT = 100_000  # topic-and-version spellings kept (a long stream adds one a line)
 PROGRESS_EVERY = 10_000
@@ -72,11 +76,10 @@ def check_chain(
     now and then."""
     # Every name the loop uses is local (a global's lookup each line costs ~1% of the check).
     sha, pack, join, hexed = hashlib.sha256, struct.Struct(">Q").pack, b"".join, hexlify
-    as_b, frames, learn = _AS_B, _FRAMES, _learn
-    # A state's length as the rule spells it, looked up below `short` (struct's call was ~4%
-    # of the check; a table of every length up to it costs ~0.3 ms once).
-    short = _SHORT_STATE
-    spelled = [pack(size) for size in range(short)]
+    as_b, frames, one, learn = _AS_B, _FRAMES, _ONE_KEY, _learn
+    # A state's length as the rule spells it, looked up (struct's call was ~4% of the check; a
+    # table of every length below `_SHORT_STATE` costs ~0.15 ms once).
+    spelled = list(map(pack, range(_SHORT_STATE)))
     known: dict[bytes, tuple[bytes, bytes]] = {}  # topic-and-version spelling -> hashed fields
     kept = known.get
     prev = genesis.encode()
@@ -85,38 +88,53 @@ def check_chain(
     target = anchor.encode() if anchor is not None else b""
     found = 0 if anchor == genesis else None
     tail = 163  # the tail's length with a one-digit position: `,"position":N...}` and `\n`
-    wider, mark = 10, 10  # where the position gains a digit; where to look at the count next
-    n = 0
-    for n, line in enumerate(iter(partial(handle.readline, max_line + 1), b""), 1):
-        if n == mark:
-            if n == wider:
+    wider = 10  # the first position with a digit more
+    # The lines as `readline` gives them, each at most `max_line + 1` bytes long: b"" once the
+    # file ends, which the loop reads as a blank line (a map, not `iter(partial(...), b"")`:
+    # one call a line fewer).
+    lines = map(handle.readline, repeat(max_line + 1))
+    n, ended = 0, False
+    while not ended:
+        # Lines n + 1 up to `stop` (excluded) in one run: the same tail width, no count to
+        # look at each line.
+        start, stop = n + 1, min(wider, n + PROGRESS_EVERY)
+        for n, line in zip(range(start, stop), lines, strict=False):  # (`lines` never ends)
+            # Found by one byte, not the 9 of `,"keys":{` (a search for one byte is half the
+            # time); the spelling kept includes `,"keys":{`.
+            k = line.find(b"{", 46)
+            topic, version = kept(line[46 : k + 1]) or learn(known, line, k)
+            e = k + 82  # where a field of one key ends, the usual (else found)
+            if line[e : e + 11] != b'},"state":{':
+                e = line.find(b'},"state":{', k)
+            keys = line[k + 1 : e].translate(as_b)
+            if (keys == one or keys in frames) and line[:14] == b'{"aggregate":"':
+                state = line[e + 10 : -tail]
+                try:
+                    length = spelled[len(state)]
+                except IndexError:
+                    length = pack(len(state))
+                content = sha(join((topic, line[14:46], version, length, state))).digest()
+                digest = sha(prev_digest + content).digest()
+                hashed = hexed(digest)
+                if line[-tail:] == b',"position":%d,"prev":"%s","hash":"%s"}\n' % (n, prev, hashed):
+                    prev, prev_digest = hashed, digest
+                    if hashed == target:
+                        found = n
+                    continue
+            # Not a usual line: read it whole, or say what is wrong with it.
+            if not line.strip():
+                _blank_to_the_end(handle, n, max_line)
+                n, ended = n - 1, True
+                break
+            hashed = _unusual(line, n, prev.decode(), expected, max_line)
+            prev, prev_digest = hashed, bytes.fromhex(hashed.decode())
+            if hashed == target:
+                found = n
+        else:  # the run went to its end: the file goes on
+            n = stop - 1
+            if stop == wider:
                 tail, wider = tail + 1, wider * 10
             progress(n)
-            mark = min(wider, n + PROGRESS_EVERY)
-        k = line.find(b',"keys":{', 46)
-        topic, version = kept(line[46:k]) or learn(known, line, k)
-        e = line.find(b'},"state":{', k)
-        if line[k + 9 : e].translate(as_b) in frames and line.startswith(b'{"aggregate":"'):
-            state = line[e + 10 : -tail]
-            size = len(state)
-            length = spelled[size] if size < short else pack(size)
-            content = sha(join((topic, line[14:46], version, length, state))).digest()
-            digest = sha(prev_digest + content).digest()
-            hashed = hexed(digest)
-            if line.endswith(b',"position":%d,"prev":"%s","hash":"%s"}\n' % (n, prev, hashed)):
-                prev, prev_digest = hashed, digest
-                if hashed == target:
-                    found = n
-                continue
-        # Not a usual line: read it whole, or say what is wrong with it.
-        if not line.strip():
-            _blank_to_the_end(handle, n, max_line)
-            n -= 1
-            break
-        hashed = _unusual(line, n, prev.decode(), expected, max_line)
-        prev, prev_digest = hashed, bytes.fromhex(hashed.decode())
-        if hashed == target:
-            found = n
     progress(n)
     if n > expected:
         raise ChainBroken(expected + 2, f"the header says {expected} events, but the file goes on")
@@ -129,16 +147,17 @@ def check_chain(
 
 def _learn(known: dict[bytes, tuple[bytes, bytes]], line: bytes, k: int) -> tuple[bytes, bytes]:
     """The hashed fields (length-prefixed topic and aggregate length; version) of a topic and
-    version spelled as the exporter spells them, kept for the next line that has them. For
-    any other spelling, fields no line's hash is computed over (the line's hash then does not
-    recompute and it is read whole), so the loop asks one question a line, not two."""
-    spelled = _TOPIC_VERSION.fullmatch(line, 46, k) if k != -1 else None
+    version spelled as the exporter spells them up to the keys' `{` (at `k`), kept for the
+    next line that has them. For any other spelling, fields no line's hash is computed over
+    (the line's hash then does not recompute and it is read whole), so the loop asks one
+    question a line, not two."""
+    spelled = _TOPIC_VERSION.fullmatch(line, 46, k + 1) if k != -1 else None
     if spelled is None:
         return _UNUSUAL
     topic, version = spelled.groups()
     if len(known) >= _KNOWN_LIMIT:
         known.clear()
-    fields = known[line[46:k]] = (
+    fields = known[line[46 : k + 1]] = (
         len(topic).to_bytes(8, "big") + topic + (32).to_bytes(8, "big"),
         len(version).to_bytes(8, "big") + version,
     )

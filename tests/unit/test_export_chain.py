@@ -14,11 +14,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from mindledger.adapters import export_chain
 from mindledger.adapters.export_check import ExportInvalidError, ExportReader
 from mindledger.adapters.export_form import event_line, verbatim
 from mindledger.adapters.hash_chain import ChainRow, content_hash, genesis_hash, link_hash
 from mindledger.adapters.key_store import MemoryKeyStore
-from mindledger.adapters.ledger_export import Genesis, export_lines, state_bytes
+from mindledger.adapters.ledger_export import Genesis, export_lines, header_line, state_bytes
 from mindledger.adapters.pydantic_mapping import canonical_json
 from mindledger.adapters.sealing import seal_state
 from mindledger.domain.commitment import Commitment
@@ -227,3 +228,96 @@ def test_the_chain_check_and_the_whole_line_reading_agree(events: list[tuple[str
 
     assert checked.head == read[-1].hash == rows[-1].hash
     assert [e.state for e in read] == [s for _, s in events]
+
+
+def _carrying(keys: int, events: int = 3) -> bytes:
+    """An export whose every event line carries `keys` keys (made up: the integrity check
+    does not open them)."""
+    carried = {bytes([i]) * 16: bytes([i]) * 32 for i in range(1, keys + 1)}
+    rows = _rows([("mind.thread.opened", state_bytes({"n": i}, "t", 1)) for i in range(events)])
+    lines, prev = [header_line(GENESIS, len(rows), rows[-1].hash)], GENESIS.genesis
+    for row in rows:
+        assert isinstance(row.state, bytes)
+        lines.append(
+            event_line(
+                row.position,
+                AGGREGATE,
+                str(row.topic),
+                row.position,
+                row.state,
+                carried,
+                prev,
+                row.hash,
+            )
+        )
+        prev = row.hash
+    return b"".join(lines)
+
+
+@pytest.mark.parametrize("keys", [0, 1, 2, 5])
+def test_lines_with_no_key_one_or_several_pass(keys: int) -> None:
+    data = _carrying(keys)
+
+    checked = _chain(data)
+
+    assert (checked.events, checked.head) == (3, json.loads(data.splitlines()[0])["head"])
+    assert data.splitlines()[2].count(b'=",') == max(keys - 1, 0)
+
+
+@pytest.mark.parametrize("keys", [0, 1, 2])
+@pytest.mark.parametrize(
+    "forge",
+    [
+        (b'"}', b'A"}'),  # the last key a character longer
+        (b'="}', b'"}'),  # the last key a character shorter
+        (b'":"', b'":""'),  # a quote more
+        (b'{"', b'{ "'),  # a space before the first key
+        (b"{}", b'{"":""}'),  # a key with an empty id
+        (b'},"state"', b'},"State"'),  # the state's name
+    ],
+)
+def test_a_forged_keys_field_is_refused_at_its_line(keys: int, forge: tuple[bytes, bytes]) -> None:
+    lines = _carrying(keys).splitlines(keepends=True)
+    old, new = forge
+    if old not in lines[2]:
+        return  # not in a line with this many keys
+    lines[2] = lines[2].replace(old, new, 1)
+
+    assert _refused_at(b"".join(lines)) == 3
+
+
+def test_a_keys_field_as_long_as_one_key_but_not_one_is_refused() -> None:
+    lines = _carrying(0).splitlines(keepends=True)
+    two = b'"%s":"%s",' % (b"a" * 10, b"b" * 12)  # two short keys, 81 bytes with the second
+    second = b'"%s":"%s"' % (b"c" * 32, b"d" * (81 - len(two) - 37))
+    assert len(two + second) == 81
+    lines[2] = lines[2].replace(b'"keys":{}', b'"keys":{%s}' % (two + second), 1)
+
+    assert _refused_at(b"".join(lines)) == 3
+
+
+def test_an_export_of_no_events_passes_with_blank_lines_after_its_header() -> None:
+    header = header_line(GENESIS, 0, None)
+
+    assert _chain(header).events == 0
+    assert _chain(header + b"\n\n").events == 0
+    assert _refused_at(header + b"\n" + _carrying(1).splitlines(keepends=True)[1]) == 2
+
+
+@pytest.mark.parametrize("at", [1, 6, 7, 8, 9, 10, 11, 14, 15, 99, 100, 101, 119, 120])
+def test_the_runs_of_lines_between_counts_check_each_line(
+    at: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(export_chain, "PROGRESS_EVERY", 7)  # a run ends every 7 lines or so
+    data = _carrying(1, events=120)
+    heard: list[int] = []
+
+    checked = ExportReader(io.BytesIO(data)).chain(None, heard.append)
+
+    assert checked.events == 120 and heard == sorted(heard) and heard[-1] == 120
+    assert {8, 9, 10, 99, 100} & set(heard)  # the position widens at 10 and 100
+    lines = data.splitlines(keepends=True)
+    changed = lines[at].replace(b'"position":%d,' % at, b'"position":%d,' % (at + 1))
+    dropped = lines[:at] + lines[at + 1 :]
+    assert _refused_at(b"".join([*lines[:at], changed, *lines[at + 1 :]])) == at + 1
+    assert _refused_at(b"".join(dropped)) == at + 1  # (the last: where the file ends short)
