@@ -48,7 +48,10 @@ class Settings(BaseModel):
     # settings_sources.py does itself in a few lines (load_settings reads each source apart
     # anyway, to keep where each value came from). Still one typed model: name, type, default,
     # help, constraints.
-    model_config = ConfigDict(extra="forbid", validate_default=True)
+    # Built on first validation: a home that sets nothing but itself (most) takes the
+    # defaults as they are (`settings_sources.load_settings`), and building this model's
+    # validator cost every such command ~2 ms of CPU.
+    model_config = ConfigDict(extra="forbid", validate_default=True, defer_build=True)
 
     home: Path = setting(
         ...,

@@ -164,3 +164,22 @@ def test_the_quick_reads_know_every_setting() -> None:
     from mindledger.settings import Settings
 
     assert set(Settings.model_fields) == SETTING_NAMES
+
+
+def test_a_home_that_sets_nothing_has_the_settings_validation_gives(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Nothing given but the home: the defaults are taken without validating them again."""
+    from mindledger.settings import Settings
+
+    for name in list(os.environ):
+        if name.upper().startswith("MIND_"):
+            monkeypatch.delenv(name)
+
+    loaded = load_settings(tmp_path, HOME_ORIGIN, {}).values
+
+    validated = Settings(home=tmp_path)
+    assert loaded == validated and loaded.model_fields_set == validated.model_fields_set
+    assert loaded.model_dump() == validated.model_dump()
+    assert {n: type(v) for n, v in loaded} == {n: type(v) for n, v in validated}
+    assert loaded.model_fallbacks is not Settings.model_fields["model_fallbacks"].default
