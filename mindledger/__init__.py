@@ -310,7 +310,7 @@ _WHERE = {
     "parse_as_of": "mindledger.rules",
     "AsyncMindLedger": "mindledger.async_floor",
     "Result": "mindledger.results",
-    "Rows": "mindledger.results",
+    "Rows": "mindledger.results_rows",
     "Failure": "mindledger.results",
     "ContextItem": "mindledger.results",
     "Rejection": "mindledger.results",

@@ -1,9 +1,10 @@
 """The typed results of the floor's use cases: what `MindLedger`'s methods return, and what
 every front-end prints. Each is a frozen pydantic model whose `model_dump(mode="json")` is the
 command's `--json` object (the HTTP API's body, MCP's structured content); a list-shaped
-result is a `RootModel` whose dump stays a list. This module holds the base classes and the
-turn's results; `results_knowledge` (knowledge, ask, recall, embed: named here as well,
-loaded on first use), `results_listings`, `results_ledger` and `results_files` the rest.
+result is a `Rows` (`results_rows`: a `RootModel` whose dump stays a list). This module holds
+the base class and the turn's results; `results_knowledge` (knowledge, ask, recall, embed:
+named here as well, loaded on first use), `results_listings`, `results_ledger` and
+`results_files` the rest.
 
 A field a use case sometimes leaves out is `Omitted`: None when absent, and left out of the
 dump again, so the JSON is the same as before these models existed. Results also read like
@@ -12,13 +13,11 @@ written against those."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from typing import TYPE_CHECKING, Annotated, Any, Generic, Literal, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, JsonValue, RootModel
+from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
 T = TypeVar("T")
-Row = TypeVar("Row")
 
 # A figure that is a whole number or a fraction as it happens (a score of exactly 1 stays 1).
 Number = int | float
@@ -41,28 +40,6 @@ class Result(BaseModel):
     def __contains__(self, key: object) -> bool:
         """Whether the JSON has `key` (an `Omitted` field left out counts as absent)."""
         return isinstance(key, str) and key in self.model_dump(mode="json")
-
-
-class Rows(RootModel[list[Row]], Generic[Row]):
-    """A list-shaped result: its dump is a JSON list; it indexes, iterates and counts."""
-
-    model_config = ConfigDict(frozen=True, defer_build=True)
-
-    def __getitem__(self, index: int) -> Row:
-        """The row at `index`."""
-        return self.root[index]
-
-    def __iter__(self) -> Iterator[Row]:  # type: ignore[override]
-        """The rows (not pydantic's (name, value) pairs: a list result iterates as a list)."""
-        return iter(self.root)
-
-    def __len__(self) -> int:
-        """How many rows."""
-        return len(self.root)
-
-    def __bool__(self) -> bool:
-        """Whether there are rows."""
-        return bool(self.root)
 
 
 # -- turns ---------------------------------------------------------------------------------
@@ -193,10 +170,17 @@ if TYPE_CHECKING:  # named again here for type checkers (`X as X`: a re-export)
     from mindledger.results_knowledge import RecallResult as RecallResult
     from mindledger.results_knowledge import SemanticSearch as SemanticSearch
     from mindledger.results_knowledge import VectorsState as VectorsState
+    from mindledger.results_rows import Rows as Rows
 
 
 def __getattr__(name: str) -> Any:
-    """`from mindledger.results import RecallResult` and the like: from `results_knowledge`."""
+    """`from mindledger.results import RecallResult` and the like: from `results_knowledge`;
+    `Rows` from `results_rows` (a turn returns no list: pydantic's RootModel and the generic
+    class cost it ~1.5 ms of CPU)."""
+    if name == "Rows":
+        from mindledger.results_rows import Rows
+
+        return Rows
     if name in KNOWLEDGE_RESULTS:
         from mindledger import results_knowledge
 

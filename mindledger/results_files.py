@@ -7,8 +7,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from mindledger.results import Number, Omitted, Result, Rows
+from mindledger.results import Number, Omitted, Result
 from mindledger.results_listings import TriageDemand
+from mindledger.results_rows import Rows
 
 
 class ConceptBound(Result):

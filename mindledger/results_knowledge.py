@@ -11,7 +11,8 @@ from pydantic import JsonValue
 from mindledger.domain.ask import Route
 from mindledger.domain.knowledge import Freshness, ReusePolicy, Role, ValidationState
 from mindledger.domain.knowledge_assessment import Decision
-from mindledger.results import Failure, Number, Omitted, Result, Rows
+from mindledger.results import Failure, Number, Omitted, Result
+from mindledger.results_rows import Rows
 
 # -- knowledge -------------------------------------------------------------------------------
 

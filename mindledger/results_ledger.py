@@ -10,7 +10,8 @@ from typing import Annotated, Any, Literal
 from pydantic import BeforeValidator, JsonValue
 
 from mindledger.domain.forgetting import SelectorKind
-from mindledger.results import Failure, Number, Omitted, Rejection, Result, Rows, ToolCall
+from mindledger.results import Failure, Number, Omitted, Rejection, Result, ToolCall
+from mindledger.results_rows import Rows
 from mindledger.safe_text import plain
 
 

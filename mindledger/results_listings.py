@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from mindledger.domain.commitment import Origin
 from mindledger.domain.thread import ThreadOrigin, Verdict
-from mindledger.results import Number, Result, Rows
+from mindledger.results import Number, Result
+from mindledger.results_rows import Rows
 
 # -- commitments ---------------------------------------------------------------------------
 
