@@ -20,7 +20,6 @@ from mindledger.domain.errors import (
     NotInitialisedError,
 )
 from mindledger.domain.events import AggregateRoot, DomainEvent
-from mindledger.domain.forgetting import Forgetting, check_forget_role
 from mindledger.domain.identity import IDENTITY_ID, Identity
 from mindledger.domain.import_kept import MESSAGES, note_import_kept
 from mindledger.domain.knowledge_uses import KnowledgeUseCases
@@ -126,6 +125,8 @@ class Mind(KnowledgeUseCases, Application[UUID]):
     def record_forgotten(self, plan: dict[str, Any], role: str, via: str) -> bool:
         """Record a forget whose keys are destroyed (once: a forget finished after a crash is
         not recorded twice); False when it was recorded already."""
+        from mindledger.domain.forgetting import Forgetting, check_forget_role  # on use
+
         check_forget_role(role)
 
         def record(changes: Changes) -> bool:

@@ -27,7 +27,6 @@ from mindledger.domain.control_lines import (
     reply_lines,
 )
 from mindledger.domain.errors import MindError
-from mindledger.domain.forgetting import check_forget_role
 from mindledger.domain.knowledge_lines import KnowledgeLines
 from mindledger.domain.tension import TensionParams
 from mindledger.domain.text import clean_token
@@ -108,6 +107,8 @@ class TurnEffects(ThreadLines, KnowledgeLines):
 
     def do_forget(self, body: str) -> None:
         """A model may never forget: refused (and recorded, like every refused line)."""
+        from mindledger.domain.forgetting import check_forget_role  # its events: only here
+
         check_forget_role("ai")
 
     def do_commit(self, body: str) -> None:

@@ -112,10 +112,13 @@ def test_a_recall_with_vectors_on_and_a_mock_turn_never_import_litellm(tmp_path:
 # the import, concept and tick events' classes (a reader loads an event kind's module when it
 # meets one; a reply's concept lines and a tick import theirs), the conversations an import or
 # a caller's history observes, the threads (a reply that names one loads them), autonomy, the
-# vector follower, the forget's machinery (a turn only shares its lock), DuckDB's Python layer
-# (the `duckdb` package: the engine, `_duckdb`, runs our SQL).
+# vector follower, the forget's machinery and its event (a turn only shares its lock), the
+# list-shaped results (pydantic's RootModel), DuckDB's Python layer (the `duckdb` package: the
+# engine, `_duckdb`, runs our SQL).
 NOT_FOR_A_TURN = (
     "duckdb",
+    "pydantic.root_model",
+    "mindledger.results_rows",
     "mindledger.results_knowledge",
     "mindledger.results_ledger",
     "mindledger.results_listings",
@@ -129,6 +132,7 @@ NOT_FOR_A_TURN = (
     "mindledger.autonomy",
     "mindledger.vector_projection",
     "mindledger.forget",
+    "mindledger.domain.forgetting",
 )
 
 
