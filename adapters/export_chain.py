@@ -22,10 +22,9 @@ import re
 import struct
 from binascii import hexlify
 from collections.abc import Callable
-from dataclasses import dataclass
 from functools import partial
 from itertools import repeat
-from typing import IO
+from typing import IO, NamedTuple
 
 from mindledger.domain.errors import MindError
 
@@ -37,7 +36,7 @@ _TOPIC_VERSION = re.compile(
 _BASE64 = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
 # Every base64 character becomes "b": a well-framed keys field becomes one of `_FRAMES`, most
 # often `_ONE_KEY` (81 bytes).
-_AS_B = bytes(0x62 if c in _BASE64 else c for c in range(256))
+_AS_B = bytes.maketrans(_BASE64, b"b" * len(_BASE64))
 _ONE_KEY = b'"' + b"b" * 32 + b'":"' + b"b" * 43 + b'="'
 _FRAMES = frozenset(b",".join([_ONE_KEY] * k) for k in range(64))
 _UNUSUAL = (b"", b"")  # no topic and version: no line's fields (see `_learn`)
@@ -46,9 +45,9 @@ PROGRESS_EVERY = 10_000
 _SHORT_STATE = 4096  # states shorter than this have their length's spelling ready
 
 
-@dataclass(frozen=True)
-class ChainChecked:
-    """What the check found: the events, the last hash, and where `anchor` is (None: nowhere)."""
+class ChainChecked(NamedTuple):
+    """What the check found: the events, the last hash, and where `anchor` is (None: nowhere).
+    (A tuple, as `ledger_export.Genesis`.)"""
 
     events: int
     head: str

@@ -19,14 +19,13 @@ import base64
 import binascii
 import json
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any, NamedTuple
 
 import orjson
 
 from mindledger.adapters.canonical import canonical_json, fast_canonical, is_canonical
+from mindledger.adapters.chain_rule import content_hash, genesis_hash, link_hash
 from mindledger.adapters.export_chain import ChainBroken, ChainChecked, check_chain
-from mindledger.adapters.hash_chain import content_hash, genesis_hash, link_hash
 from mindledger.adapters.ledger_export import (
     FORMAT,
     HASH_RULE,
@@ -60,9 +59,8 @@ class ExportInvalidError(MindError):
         self.line, self.reason = line, reason
 
 
-@dataclass(frozen=True)
-class ExportHeader:
-    """The header line, checked."""
+class ExportHeader(NamedTuple):
+    """The header line, checked. (A tuple, as `Genesis`.)"""
 
     genesis: Genesis
     events: int
