@@ -46,6 +46,7 @@ from mindledger.projections.retrieval.bm25_ranking import (
     top,
     unique_positions,
 )
+from mindledger.projections.retrieval.position_rows import rows_at
 from mindledger.projections.retrieval.text_index import terms
 
 # A query term with more postings than this is scored only in documents holding a rarer one,
@@ -89,7 +90,8 @@ INDEXED_AT_CANDIDATES = (
     "SELECT $i::INTEGER AS t, position, tf, length FROM doc_terms "
     "WHERE term = $term AND position IN (SELECT unnest($cand))"
 )
-KINDS = "SELECT position, kind, stream, live FROM docs WHERE position IN (SELECT unnest($p))"
+# A document's kind, stream and liveness (`position_rows` adds the positions it reads).
+KINDS = "SELECT position, kind, stream, live FROM docs WHERE"
 
 
 def _per_term(select: str, terms_: list[str]) -> tuple[str, dict[str, Any]]:
@@ -206,9 +208,9 @@ def best_scored(
     if kept is not None:
         kept.columns, kept.df = columns, df
         if kept.sub is not None and (also := _sub_chosen(kept, kept.sub, as_of)) is not None:
-            rows, kept.sub_rows = _with_kinds(con, [*chosen, also])
+            rows, kept.sub_rows = _with_kinds(con, [*chosen, also], reads)
             return rows
-    return _with_kinds(con, chosen)[0]
+    return _with_kinds(con, chosen, reads)[0]
 
 
 def _all_fetched(q: list[str], tracked: dict[str, int]) -> bool:
@@ -230,7 +232,7 @@ def scored_within(
     chosen = _sub_chosen(kept, sub, as_of)
     if chosen is None:
         return best_scored(con, sub, as_of)
-    return _with_kinds(con, [chosen])[0]
+    return _with_kinds(con, [chosen], kept.reads)[0]
 
 
 def _sub_chosen(kept: Fetched, sub: list[str], as_of: int) -> Chosen | None:
@@ -312,9 +314,10 @@ def _vector_scored(
     if kept is not None:
         kept.columns = columns
         if kept.sub is not None and (also := _sub_chosen(kept, kept.sub, as_of)) is not None:
-            rows, kept.sub_rows = _with_kinds(con, [_chosen(q, columns, n, avgdl, prune), also])
+            chosen = [_chosen(q, columns, n, avgdl, prune), also]
+            rows, kept.sub_rows = _with_kinds(con, chosen, kept.reads)
             return rows
-    return _scored_columns(con, q, columns, n, avgdl, prune)
+    return _scored_columns(con, q, columns, n, avgdl, prune, kept.reads if kept else None)
 
 
 def _indexed(
@@ -345,18 +348,23 @@ def _scored_columns(
     n: int,
     avgdl: float,
     prune: bool = True,
+    reads: KeptReads | None = None,
 ) -> list[tuple[Any, ...]]:
     """`_vector_scored`'s scoring of the postings of `q` as columns (term index in `q`,
     position, tf, length)."""
-    return _with_kinds(con, [_chosen(q, columns, n, avgdl, prune)])[0]
+    return _with_kinds(con, [_chosen(q, columns, n, avgdl, prune)], reads)[0]
 
 
-def _with_kinds(con: duckdb.DuckDBPyConnection, chosen: list[Chosen]) -> list[list[Any]]:
+def _with_kinds(
+    con: duckdb.DuckDBPyConnection, chosen: list[Chosen], reads: KeptReads | None = None
+) -> list[list[Any]]:
     """The rows of each of `chosen` (`_chosen`'s documents, scores and terms): position, kind,
-    stream, score, matched terms, live; the documents' kinds read in one statement."""
-    wanted = sorted({p for best, _, _ in chosen for p in best})
-    found = con.execute(KINDS, {"p": wanted}).fetchall() if wanted else []
-    kinds = {p: (kind, stream, live) for p, kind, stream, live in found}
+    stream, score, matched terms, live; the documents' kinds read in one statement, or kept by
+    the session (`reads`, `position_rows`: a document's kind and stream never change, and its
+    liveness only in a batch that names `docs.live`)."""
+    wanted = {p for best, _, _ in chosen for p in best}
+    found = rows_at(con, reads, KINDS, ("docs.live",), wanted) if wanted else {}
+    kinds = {p: (kind, stream, live) for p, kind, stream, live in found.values()}
     return [
         [
             (p, *kinds[p][:2], s / SCALE, matched[p], kinds[p][2])

@@ -28,6 +28,7 @@ from mindledger.projections.retrieval.knowledge_channel import TEXT_QUERY, knowl
 from mindledger.projections.retrieval.linked import bound_items, commitment_threads
 from mindledger.projections.retrieval.names import keys_in
 from mindledger.projections.retrieval.newest import newest
+from mindledger.projections.retrieval.position_rows import rows_at
 from mindledger.projections.retrieval.speakers import (
     latest_said_by,
     nearest_said_by,
@@ -145,7 +146,7 @@ def lexical_channel(
     said = [h[0] for h in hits if h[1] == "message"]
     # Positions added cannot be within three of a hit unread: the neighbours are the same.
     extra = share.wanted() if share is not None else set()
-    found = _near_rows(con, said[:NEIGHBOURS_OF], limit, also=[*said, *spoken, *extra])
+    found = _near_rows(con, said[:NEIGHBOURS_OF], limit, [*said, *spoken, *extra], kept)
     if share is not None:
         share.rows = found
     texts = doc_texts(con, [h for h in hits if h[1] != "message"])
@@ -272,23 +273,28 @@ def neighbours(
 
 
 def _near_rows(
-    con: duckdb.DuckDBPyConnection, hits: list[int], limit: int, also: Sequence[int] = ()
+    con: duckdb.DuckDBPyConnection,
+    hits: list[int],
+    limit: int,
+    also: Sequence[int] = (),
+    kept: KeptReads | None = None,
 ) -> dict[int, tuple[Any, ...]]:
-    """The messages at and around `hits` (and at `also`), by position."""
+    """The messages at and around `hits` (and at `also`), by position (`kept`: the session's
+    kept reads, which keep the messages read: a message's row is never rewritten,
+    `position_rows`)."""
     reach = 3 * NEIGHBOUR_SPAN
     wanted = {p + d for p in hits for d in range(-reach, reach + 1)} | set(also)
+    wanted = {p for p in wanted if p <= limit}
     if not wanted:
         return {}
-    return {
-        r[0]: r
-        for r in rows(
-            con,
-            "SELECT position, speaker, time, text, source_id, "
-            "coalesce(conversation, '') FROM messages "
-            "WHERE position IN (SELECT unnest(?)) AND position <= ?",
-            [sorted(wanted), limit],
-        )
-    }
+    return rows_at(con, kept, NEAR, (), wanted)
+
+
+# The messages `_near_rows` reads (`position_rows` adds the positions).
+NEAR = (
+    "SELECT position, speaker, time, text, source_id, coalesce(conversation, '') FROM messages "
+    "WHERE"
+)
 
 
 def _beside(found: dict[int, tuple[Any, ...]], hits: list[int]) -> list[tuple[Any, ...]]:
