@@ -7,6 +7,8 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any, NamedTuple
 
+import orjson
+
 from mindledger.domain.text import FORGOTTEN_MARK
 from mindledger.projections.retrieval.names import name_key
 
@@ -20,6 +22,16 @@ TABLE_OF_KIND = {
     "tick": "ticks",
     "knowledge": "knowledge",
 }
+
+
+def json_text(value: Any) -> str:
+    """A JSON column's text: only ever parsed back, so orjson's spelling where it has one (a
+    turn's context, ~30 KB: 0.19 ms by `json.dumps`, 0.02 by orjson, in every turn's
+    catch-up), json's where orjson refuses (integers past 64 bits, deep nesting)."""
+    try:
+        return orjson.dumps(value).decode()
+    except (TypeError, orjson.JSONEncodeError):
+        return json.dumps(value)
 
 
 class Ev(NamedTuple):
@@ -350,7 +362,7 @@ def turn_replied(rows: Rows, e: Ev) -> None:
         reply_raw=s["reply_raw"],
         model=s["model"],
         provider=s["provider"],
-        usage=json.dumps(s["usage"]),
+        usage=json_text(s["usage"]),
         latency_ms=s["latency_ms"],
         finish_reason=s["finish_reason"],
         cut_off=s.get("cut_off", False),  # absent from replies recorded before it existed
@@ -409,7 +421,7 @@ def turn_claim_accepted(rows: Rows, e: Ev) -> None:
             "position": e.position,
             "turn_id": e.stream,
             "claim_type": e.state["claim_type"],
-            "payload": json.dumps(e.state["payload"]),
+            "payload": json_text(e.state["payload"]),
             "time": e.time,
         },
     )
@@ -436,11 +448,11 @@ def turn_completed(rows: Rows, e: Ev) -> None:
         status="complete",
         finished_at=e.time,
         finished_position=e.position,
-        context=json.dumps(s["context"]),
+        context=json_text(s["context"]),
         context_tokens=s["context_tokens"],
         opened=s["opened"],
         closed=s["closed"],
-        rejections=json.dumps(s["rejections"]),
+        rejections=json_text(s["rejections"]),
     )
 
 
