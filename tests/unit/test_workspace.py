@@ -58,3 +58,14 @@ def test_the_minds_own_files_never_count(tmp_path: Path) -> None:
     for name in ("ledger.sqlite", "other.txt"):
         with pytest.raises(MindError, match="ledger or journal"):
             workspace.existing_file(name)
+
+
+def test_a_protected_file_is_resolved_when_a_path_is_checked(tmp_path: Path) -> None:
+    # The workspace is built every turn and resolves its protected paths only when a reply
+    # cites a file: a link made in between still leads to a protected file.
+    (tmp_path / "ledger.db").write_text("x")
+    workspace = FileWorkspace(tmp_path, protected=(tmp_path / "kept",))
+    (tmp_path / "kept").symlink_to(tmp_path / "ledger.db")
+
+    with pytest.raises(MindError, match="ledger or journal"):
+        workspace.existing_file("ledger.db")
