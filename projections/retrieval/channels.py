@@ -88,14 +88,20 @@ TEXT_QUERIES = {
 }
 
 
-def doc_texts(con: duckdb.DuckDBPyConnection, hits: list[tuple[Any, ...]]) -> Texts:
-    """Display text, source id and day (a message's) of lexical hits (one query per kind hit)."""
+def doc_texts(
+    con: duckdb.DuckDBPyConnection, hits: list[tuple[Any, ...]], kept: KeptReads | None = None
+) -> Texts:
+    """Display text, source id and day (a message's) of lexical hits (one query per kind hit;
+    `kept`: the session's kept reads, which keep the commitments read, `commitment_rows`)."""
     wanted: dict[str, list[int]] = {}
     for h in hits:
         wanted.setdefault(h[1], []).append(h[0])
     out: Texts = {}
     for kind, positions in wanted.items():
-        if kind in TEXT_QUERIES:
+        if kind == "commitment" and kept is not None:
+            found = commitment_rows(con, kept, positions).values()
+            out.update((p, (commitment_text(cid, tx), cid, None)) for p, cid, tx, _ in found)
+        elif kind in TEXT_QUERIES:
             out.update(_texts(con, kind, positions))
     return out
 
@@ -149,7 +155,7 @@ def lexical_channel(
     found = _near_rows(con, said[:NEIGHBOURS_OF], limit, [*said, *spoken, *extra], kept)
     if share is not None:
         share.rows = found
-    texts = doc_texts(con, [h for h in hits if h[1] != "message"])
+    texts = doc_texts(con, [h for h in hits if h[1] != "message"], kept)
     texts.update(
         (p, (message_text(sp, tx, sid is not None), sid, day_of(t)))
         for p, sp, t, tx, sid, _ in (found[p] for p in said if p in found)
@@ -195,13 +201,30 @@ def _open(
         [limit],
         10,
     )
-    open_ = latest and rows(
-        con,
-        "SELECT opened_position, cid, text, stream_id FROM commitments "
-        "WHERE stream_id IN (SELECT unnest(?)) ORDER BY opened_position DESC",
-        [[stream for _, stream in latest]],
-    )
+    if kept is not None:  # a commitment's document is at its opening, of its stream
+        found = commitment_rows(con, kept, [position for position, _ in latest])
+        open_ = sorted(found.values(), reverse=True)
+    else:
+        open_ = latest and rows(
+            con,
+            "SELECT opened_position, cid, text, stream_id FROM commitments "
+            "WHERE stream_id IN (SELECT unnest(?)) ORDER BY opened_position DESC",
+            [[stream for _, stream in latest]],
+        )
     return open_ or [], commitment_threads(con, limit)
+
+
+# A commitment's id, text and stream by the position it was opened at, which no later event
+# changes (closing one sets its status): kept by a session (`position_rows`).
+COMMITMENT_ROWS = "SELECT opened_position, cid, text, stream_id FROM commitments WHERE"
+
+
+def commitment_rows(
+    con: duckdb.DuckDBPyConnection, kept: KeptReads | None, positions: list[int]
+) -> dict[int, tuple[Any, ...]]:
+    """The commitments opened at `positions`: (opened position, cid, text, stream), by
+    position."""
+    return rows_at(con, kept, COMMITMENT_ROWS, (), positions, "opened_position")
 
 
 def concept_channel(

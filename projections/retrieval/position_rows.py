@@ -31,11 +31,11 @@ Row = tuple[Any, ...]
 
 
 class PositionRows:
-    """The rows `select` reads (its first column the position, unique; ending in a WHERE
-    clause), by position, as read so far."""
+    """The rows `select` reads (its first column the position, `column`, unique; ending in a
+    WHERE clause), by position, as read so far."""
 
-    def __init__(self, select: str) -> None:
-        self.select = select
+    def __init__(self, select: str, column: str = "position") -> None:
+        self.select, self.column = select, column
         self.rows: dict[int, Row | None] = {}
         self.read_to: int | None = None  # the read model's position at the last read
         self._guard = threading.Lock()
@@ -57,10 +57,10 @@ class PositionRows:
         parts: list[str] = []
         params: list[Any] = []
         if at:
-            parts.append(f"{self.select} position IN (SELECT unnest(?))")
+            parts.append(f"{self.select} {self.column} IN (SELECT unnest(?))")
             params.append(at)
         if tail:
-            parts.append(f"{self.select} position > ? AND position <= ?")
+            parts.append(f"{self.select} {self.column} > ? AND {self.column} <= ?")
             params += [start, upto]
         found = con.execute(" UNION ALL ".join(parts), params).fetchall()
         read: dict[int, Row | None] = dict.fromkeys(at)
@@ -84,14 +84,15 @@ def rows_at(
     select: str,
     tables: Collection[str],
     positions: Iterable[int],
+    column: str = "position",
 ) -> dict[int, Row]:
     """The rows of `select` (as `PositionRows`) at `positions`, by position: kept by the
     session (`kept`) until one of `tables` (what can change a row in place) is written; without
     `kept`, read."""
     if kept is None:
-        return PositionRows(select).read(con, positions, NO_LIMIT)
+        return PositionRows(select, column).read(con, positions, NO_LIMIT)
     ((_, _, upto),) = kept_rows(con, kept, INDEX_TOTALS, ("tracking",))
-    store = kept.get(("position_rows", select), tables, lambda: PositionRows(select))
+    store = kept.get(("position_rows", select), tables, lambda: PositionRows(select, column))
     return store.read(con, positions, upto or 0)
 
 

@@ -100,3 +100,16 @@ def test_kept_rows_are_dropped_with_the_tables_that_change_them(con: Any) -> Non
 
 def test_without_a_session_every_position_is_read(con: Any) -> None:
     assert rows_at(con, None, SELECT, (), {3, 4, 6}) == _direct(con, {3, 6})
+
+
+def test_rows_are_kept_by_a_position_column_of_any_name(con: Any) -> None:
+    con.execute("CREATE TABLE promises AS SELECT position AS opened_position, text FROM notes")
+    select = "SELECT opened_position, text FROM promises WHERE"
+    kept = PositionRows(select, "opened_position")
+    kept.read(con, {3, 6}, 117)
+    spy = _Spy(con)
+
+    found = kept.read(spy, {3, 6, 9}, 117)  # type: ignore[arg-type]
+
+    assert found == {3: (3, "note 1"), 6: (6, "note 2"), 9: (9, "note 3")}
+    assert spy.sent == [f"{select} opened_position IN (SELECT unnest(?))"]
