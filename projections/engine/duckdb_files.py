@@ -168,21 +168,23 @@ def scratch(path: Path) -> duckdb.DuckDBPyConnection:
 _durability = threading.RLock()
 
 
-def commit(con: duckdb.DuckDBPyConnection, *, synced: bool = True) -> None:
+def commit(con: duckdb.DuckDBPyConnection, *, synced: bool = True, then: str = "") -> None:
     """COMMIT the open transaction. `synced` False: without waiting for the disk to have the
     WAL (a read model is derived, and its tracking row commits with its rows: a commit an
     operating-system crash loses is applied again from the ledger, exactly once). Only for a
     small transaction: a large one may checkpoint as it commits, and a checkpoint is always
     synced (the file's header must never reach the disk before its blocks); or for any on a
-    `scratch` file, which is deleted after use."""
+    `scratch` file, which is deleted after use. `then`: a statement sent after the COMMIT in
+    the same call, one that changes only this connection's settings (a call less)."""
     with _durability:
+        after = f"; {then}" if then else ""
         if synced:
-            con.execute("COMMIT")
+            con.execute(f"COMMIT{after}")
             return
         # The mode restored in the same call (a call less per turn); a failed commit stops the
         # call before it, so it is restored here too.
         try:
-            con.execute("SET fsync_mode = 'NONE'; COMMIT; SET fsync_mode = 'STANDARD'")
+            con.execute(f"SET fsync_mode = 'NONE'; COMMIT; SET fsync_mode = 'STANDARD'{after}")
         except BaseException:
             con.execute("SET fsync_mode = 'STANDARD'")
             raise

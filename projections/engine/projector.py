@@ -106,6 +106,16 @@ class ProjectionError(MindError):
 # Sent with a batch's first write: DuckDB takes parameters for the last statement of a call,
 # and a statement of its own cost a turn's catch-up one more call (~0.3-1 ms).
 BEGIN = "BEGIN TRANSACTION; "
+# A small batch (a turn's catch-up) inserts a handful of rows into each of six tables and updates
+# the one-row tracking table (and the few tracked terms' counts): DuckDB's optimizer has nothing
+# to choose there, and its passes cost ~1.2 of those statements' ~5.6 ms of CPU (a turn's
+# statements on a copy of a read model, 8 turns x 40). They run with it off for this connection
+# alone (SESSION: other connections keep it), from the batch's first call to its commit's, both
+# folded into those calls; a statement that finds rows in a large table (an entity row's UPDATE
+# by its key, a DELETE, superseded documents) turns it on first (`_planned`: its WHERE needs
+# filter pushdown to use an index or skip row groups). Recall's reads after it are planned.
+UNPLANNED = "SET SESSION enable_optimizer = false; "
+PLANNED = "RESET SESSION enable_optimizer"
 
 
 def _decode_until_unreadable(
@@ -284,6 +294,10 @@ class Projector:
         # Whether a batch was committed since the file was opened: the session holding this
         # projector then writes the summary as it closes (`ReadSession`).
         self.moved = False
+        # Whether the batch being written is small (its statements unplanned, see UNPLANNED),
+        # and whether this connection's optimizer is off now.
+        self._lean = False
+        self._unplanned = False
         if self.path is None:
             self.con = connect(path)
             _initialise(self.con)
@@ -420,7 +434,8 @@ class Projector:
                 continue
             if existing:
                 self.con.execute(
-                    f"DELETE FROM {table} WHERE stream_id IN (SELECT unnest(?))", [existing]
+                    self._planned(f"DELETE FROM {table} WHERE stream_id IN (SELECT unnest(?))"),
+                    [existing],
                 )
             if by_stream:
                 self._insert(table, list(by_stream.values()))
@@ -436,12 +451,16 @@ class Projector:
             # Written in for a few (min/max pruning on the position-ordered docs), a list for many.
             dead = sorted(earlier)
             if len(dead) <= FEW_ROWS:
+                listed = ", ".join(map(str, dead))
                 self.con.execute(
-                    f"UPDATE docs SET live = false WHERE position IN ({', '.join(map(str, dead))})"
+                    self._planned(f"UPDATE docs SET live = false WHERE position IN ({listed})")
                 )
             else:
                 self.con.execute(
-                    "UPDATE docs SET live = false WHERE position IN (SELECT unnest(?))", [dead]
+                    self._planned(
+                        "UPDATE docs SET live = false WHERE position IN (SELECT unnest(?))"
+                    ),
+                    [dead],
                 )
         # An UPDATE costs a third of INSERT OR REPLACE; the row is missing only if a process
         # died between creating the tables and their first row (older releases).
@@ -599,10 +618,30 @@ class Projector:
             names = [n for n in changed if n != "stream_id"]
             if names:
                 self.con.execute(
-                    f"UPDATE {table} SET {', '.join(f'{n} = ?' for n in names)} "
-                    "WHERE stream_id = ?",
+                    self._planned(
+                        f"UPDATE {table} SET {', '.join(f'{n} = ?' for n in names)} "
+                        "WHERE stream_id = ?"
+                    ),
                     [row.get(n) for n in names] + [row["stream_id"]],
                 )
+
+    def _opening(self, begin: bool) -> str:
+        """What the batch's first call sends before its insert (its transaction opens there,
+        and a small batch's statements go unplanned from there: UNPLANNED)."""
+        if not begin:
+            return ""
+        if not self._lean:
+            return BEGIN
+        self._unplanned = True
+        return UNPLANNED + BEGIN
+
+    def _planned(self, sql: str) -> str:
+        """`sql` with the optimizer back on first when the batch's statements went without it
+        (for one that finds rows in a large table: UNPLANNED)."""
+        if not self._unplanned:
+            return sql
+        self._unplanned = False
+        return f"{PLANNED}; {sql}"
 
     def _insert_values(self, table: str, rows: list[list[Any]], begin: bool = False) -> None:
         # A turn's catch-up writes a handful of rows to each of several tables: one VALUES
@@ -610,7 +649,7 @@ class Projector:
         width = len(rows[0])
         one = "(" + ", ".join(["?"] * width) + ")"
         self.con.execute(
-            f"{BEGIN if begin else ''}INSERT INTO {table} VALUES " + ", ".join([one] * len(rows)),
+            f"{self._opening(begin)}INSERT INTO {table} VALUES " + ", ".join([one] * len(rows)),
             [v for r in rows for v in r],
         )
 
@@ -620,13 +659,13 @@ class Projector:
         # postings 0.52 -> 0.35 ms, its 5 events 0.57 -> 0.47; 2-3 rows gain nothing). A
         # list's values take one type, then the column's, as a VALUES column's do.
         unnest = ", ".join(["unnest(?)"] * len(columns))
-        self.con.execute(f"{BEGIN if begin else ''}INSERT INTO {table} SELECT {unnest}", columns)
+        self.con.execute(f"{self._opening(begin)}INSERT INTO {table} SELECT {unnest}", columns)
 
     def _insert_table(self, table: str, data: pa.Table, begin: bool = False) -> None:
         arrow_scans()
         self.con.register("_batch", data)
         try:
-            self.con.execute(f"{BEGIN if begin else ''}INSERT INTO {table} SELECT * FROM _batch")
+            self.con.execute(f"{self._opening(begin)}INSERT INTO {table} SELECT * FROM _batch")
         finally:
             self.con.unregister("_batch")
 
@@ -682,8 +721,14 @@ class Projector:
             self._note_gaps(events, rows)
             begun = True
             self._df_added = {}
+            self._lean = len(events) <= UNSYNCED_EVENTS
             totals = self._write(events, rows)
-            commit(self.con, synced=self._synced and len(events) > UNSYNCED_EVENTS)
+            commit(
+                self.con,
+                synced=self._synced and len(events) > UNSYNCED_EVENTS,
+                then=PLANNED if self._unplanned else "",
+            )
+            self._unplanned = False
             self.kept.written(written_by(rows))
             self.moved = True
             self._hash = events[-1].hash
@@ -708,6 +753,11 @@ class Projector:
                 with contextlib.suppress(duckdb.TransactionException):  # none opened yet
                     self.con.execute("ROLLBACK")
             raise
+        finally:
+            if self._unplanned:  # a write or the commit failed with the optimizer off
+                self._unplanned = False
+                with contextlib.suppress(duckdb.Error):
+                    self.con.execute(PLANNED)
         return applied
 
     def _note_gaps(self, events: Sequence[Ev], rows: Rows) -> None:
