@@ -73,6 +73,36 @@ def check_chain(
     """Check the event lines left in `handle` (its header read, `expected` events announced)
     from `genesis`; raises ChainBroken at the first bad line. `progress(done)` hears the count
     now and then."""
+    checked = check_lines(handle, genesis, 1, expected, anchor, max_line, progress)
+    check_count(checked.events, expected)
+    return checked
+
+
+def check_count(events: int, expected: int) -> None:
+    """Raises ChainBroken when the file's `events` are not the `expected` its header says."""
+    if events > expected:
+        raise ChainBroken(expected + 2, f"the header says {expected} events, but the file goes on")
+    if events < expected:
+        raise ChainBroken(
+            events + 2,
+            f"the file ends after {events} events, but the header says {expected} (cut short?)",
+        )
+
+
+def check_lines(
+    handle: IO[bytes],
+    prev_hash: str,
+    first: int,
+    expected: int,
+    anchor: str | None,
+    max_line: int,
+    progress: Callable[[int], None] = lambda done: None,
+) -> ChainChecked:
+    """Check the event lines left in `handle`, the first at position `first` and linked to
+    `prev_hash`, up to the end of `handle` (blank lines may end it); raises ChainBroken at the
+    first bad line. The count is the caller's to check (`check_count`): a part of a file
+    (adapters/export_split.py) ends before the header's count. `events` is the last line's
+    position (`first - 1` when there is none)."""
     # Every name the loop uses is local (a global's lookup each line costs ~1% of the check).
     sha, pack, join, hexed = hashlib.sha256, struct.Struct(">Q").pack, b"".join, hexlify
     as_b, frames, one, learn = _AS_B, _FRAMES, _ONE_KEY, _learn
@@ -81,18 +111,19 @@ def check_chain(
     spelled = list(map(pack, range(_SHORT_STATE)))
     known: dict[bytes, tuple[bytes, bytes]] = {}  # topic-and-version spelling -> hashed fields
     kept = known.get
-    prev = genesis.encode()
-    prev_digest = bytes.fromhex(genesis)
+    prev = prev_hash.encode()
+    prev_digest = bytes.fromhex(prev_hash)
     # No anchor: a hash no line has (comparing bytes with None took twice as long).
     target = anchor.encode() if anchor is not None else b""
-    found = 0 if anchor == genesis else None
-    tail = 163  # the tail's length with a one-digit position: `,"position":N...}` and `\n`
-    wider = 10  # the first position with a digit more
+    found = first - 1 if anchor == prev_hash else None  # `prev_hash` is the line before's
+    # The tail's length, `,"position":N,"prev":"...","hash":"..."}` and `\n`: 162 and N's digits.
+    tail = 162 + len(str(first))
+    wider = 10 ** len(str(first))  # the first position with a digit more
     # The lines as `readline` gives them, each at most `max_line + 1` bytes long: b"" once the
     # file ends, which the loop reads as a blank line (a map, not `iter(partial(...), b"")`:
     # one call a line fewer).
     lines = map(handle.readline, repeat(max_line + 1))
-    n, ended = 0, False
+    n, ended = first - 1, False
     while not ended:
         # Lines n + 1 up to `stop` (excluded) in one run: the same tail width, no count to
         # look at each line.
@@ -135,12 +166,6 @@ def check_chain(
                 tail, wider = tail + 1, wider * 10
             progress(n)
     progress(n)
-    if n > expected:
-        raise ChainBroken(expected + 2, f"the header says {expected} events, but the file goes on")
-    if n < expected:
-        raise ChainBroken(
-            n + 2, f"the file ends after {n} events, but the header says {expected} (cut short?)"
-        )
     return ChainChecked(n, prev.decode(), found)
 
 

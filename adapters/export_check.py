@@ -25,7 +25,8 @@ import orjson
 
 from mindledger.adapters.canonical import canonical_json, fast_canonical, is_canonical
 from mindledger.adapters.chain_rule import content_hash, genesis_hash, link_hash
-from mindledger.adapters.export_chain import ChainBroken, ChainChecked, check_chain
+from mindledger.adapters.export_chain import ChainBroken, ChainChecked
+from mindledger.adapters.export_split import check_split
 from mindledger.adapters.ledger_export import (
     FORMAT,
     HASH_RULE,
@@ -110,7 +111,7 @@ class ExportReader:
         header = self.header
         if header.version >= 3:
             try:
-                checked = check_chain(
+                checked = check_split(
                     self.handle,
                     header.genesis.genesis,
                     header.events,
