@@ -15,16 +15,15 @@ import json
 import os
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from mindledger.domain.errors import MindError
 
 POSITION_MAX = 2**63 - 1  # the last position a ledger can hold (a signed 64-bit row id)
 
 
-@dataclass(frozen=True)
-class Anchor:
+class Anchor(NamedTuple):
     """A head someone kept: the hash at a position (position None when only the hash is known)."""
 
     source: str

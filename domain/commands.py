@@ -7,9 +7,8 @@ its reply. Either way the same rules decide and the same errors refuse.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 from uuid import UUID
 
 from mindledger.domain.changes import Changes
@@ -36,8 +35,7 @@ if TYPE_CHECKING:  # loaded on use (their event classes are built only then)
     from mindledger.domain.thread import Thread
 
 
-@dataclass(frozen=True)
-class OpenOutcome:
+class OpenOutcome(NamedTuple):
     """What opening a commitment did: `opened` is False when that text was already open."""
 
     cid: str

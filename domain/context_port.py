@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 # Texts to vectors, one per text: the embedding boundary as retrieval sees it.
 Embed = Callable[[list[str]], list[list[float]]]
@@ -60,8 +60,7 @@ class AssembledContext:
         return {item.id for item in self.items}
 
 
-@dataclass(frozen=True)
-class ThreadMatch:
+class ThreadMatch(NamedTuple):
     """A thread found by id prefix or label."""
 
     stream_id: str
@@ -70,8 +69,7 @@ class ThreadMatch:
     status: str
 
 
-@dataclass(frozen=True)
-class AutonomyState:
+class AutonomyState(NamedTuple):
     """What the salience gate looks at, as of a time."""
 
     max_tension: float
@@ -81,8 +79,7 @@ class AutonomyState:
     cycles: int
 
 
-@dataclass(frozen=True)
-class ToolRun:
+class ToolRun(NamedTuple):
     """A tool the runtime ran during a turn (recorded by the runtime, never claimed by text)."""
 
     name: str
@@ -102,8 +99,7 @@ class Workspace(Protocol):
         ...
 
 
-@dataclass(frozen=True)
-class ContextRequest:
+class ContextRequest(NamedTuple):
     """What a turn asks memory for: `query` within `budget` tokens as of `now`, leaving out the
     turn's own message; `embed` turns on the vector channel, `spans` the spans channel."""
 

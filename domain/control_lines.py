@@ -21,8 +21,7 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 KEYWORDS = (
     "COMMIT",
@@ -52,8 +51,7 @@ def reply_lines(reply: str) -> list[str]:
     return [line.removesuffix("\r") for line in reply.split("\n")]
 
 
-@dataclass(frozen=True)
-class ControlLine:
+class ControlLine(NamedTuple):
     """One control line: its keyword, the text after the colon, and the raw line."""
 
     keyword: str

@@ -6,8 +6,8 @@ The role is checked first, before anything is read, so a refused command changes
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import datetime
+from typing import NamedTuple
 from uuid import UUID
 
 from mindledger.domain.changes import Changes
@@ -54,8 +54,7 @@ class AmbiguousKnowledgeError(MindError):
         self.candidates = list(candidates)
 
 
-@dataclass(frozen=True)
-class KnowledgeChange:
+class KnowledgeChange(NamedTuple):
     """What a command did to an item: its id, revision, state and whether it was new."""
 
     item_id: str

@@ -4,12 +4,10 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 
-@dataclass(frozen=True)
-class KnownQuestion:
+class KnownQuestion(NamedTuple):
     """An item's question, as the read side lists them for semantic matching."""
 
     item_id: str
@@ -17,8 +15,7 @@ class KnownQuestion:
     question: str
 
 
-@dataclass(frozen=True)
-class Similar:
+class Similar(NamedTuple):
     """An item's question and its cosine similarity to the question asked."""
 
     known: KnownQuestion

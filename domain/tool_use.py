@@ -12,8 +12,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 from uuid import UUID
 
 from mindledger.domain.errors import InvalidInputError, UnsupportedParameterError
@@ -32,8 +31,7 @@ CALL_ID = re.compile(r"^call_([0-9a-f]{32})[0-9a-f]{2}$")
 PARAMS = ("tools", "tool_choice", "parallel_tool_calls", "response_format")
 
 
-@dataclass(frozen=True)
-class ToolRequest:
+class ToolRequest(NamedTuple):
     """What a caller offers the model for one reply (empty: nothing; the model's own)."""
 
     tools: tuple[dict[str, Any], ...] = ()

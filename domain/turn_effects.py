@@ -5,9 +5,8 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, NamedTuple
 from uuid import UUID
 
 from mindledger.domain import commands
@@ -46,8 +45,7 @@ def unfinished_line(reply: str, lines: list[ControlLine]) -> ControlLine | None:
     return lines[-1] if lines[-1].raw == last else None
 
 
-@dataclass(frozen=True)
-class TurnSetting:
+class TurnSetting(NamedTuple):
     """What a turn's effects need besides the reply: settings, workspace, tool runs, lookups."""
 
     params: TensionParams

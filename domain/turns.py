@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 from uuid import UUID, uuid4
 
 from eventsourcing.persistence import Recording
@@ -74,8 +74,7 @@ class TurnOutcome:
     notification_ids: list[int] = field(default_factory=list)
 
 
-@dataclass(frozen=True)
-class StartedTurn:
+class StartedTurn(NamedTuple):
     """A turn's message as saved: its number, its recordings, and the turns of others still
     without an outcome when it was numbered."""
 

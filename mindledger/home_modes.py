@@ -7,8 +7,8 @@ from __future__ import annotations
 import os
 import stat
 import threading
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from mindledger.domain.private_files import FILE_MODE, FOLDER_MODE, SHARED_BITS
 from mindledger.notices import warn
@@ -17,8 +17,7 @@ _warned: set[Path] = set()
 _guard = threading.Lock()
 
 
-@dataclass(frozen=True)
-class Loose:
+class Loose(NamedTuple):
     """A file or folder in a home that the group or other users may use."""
 
     path: Path

@@ -6,8 +6,7 @@ model, stop its server)."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from mindledger.compose import Home, identity_of, load_dotenv, open_mind
 
@@ -20,8 +19,7 @@ MOCK_NEEDS_REPLY = 'model "mock" needs "mock_reply" (the reply text to script)'
 MODEL_SETTINGS = ("api_base", "model_timeout", "model_retries", "max_tokens", "model_fallbacks")
 
 
-@dataclass(frozen=True)
-class ModelKind:
+class ModelKind(NamedTuple):
     """One kind of model a spec names: which specs, how to build one, and why one could not
     run now (None when it can)."""
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from mindledger.settings import mask_url
 from mindledger.settings_sources import LoadedSettings
@@ -24,8 +24,7 @@ ROUTE = re.compile(
 _EXPORTED: set[str] = set()
 
 
-@dataclass(frozen=True)
-class ProviderVariable:
+class ProviderVariable(NamedTuple):
     """One key or base URL a provider may read, with where it came from."""
 
     name: str

@@ -13,10 +13,9 @@ import json
 import os
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 from io import StringIO
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from pydantic import ValidationError
 
@@ -36,8 +35,7 @@ LEGACY_MODEL_KEYS = {
 }
 
 
-@dataclass(frozen=True)
-class Origin:
+class Origin(NamedTuple):
     """Where a value came from: the source, and the name it had there."""
 
     source: str  # flag, argument (a floor method's), environment, .env, config.json or default
@@ -49,8 +47,7 @@ class Origin:
         return f"{self.name} in {self.path}" if self.path else f"{self.name} ({self.source})"
 
 
-@dataclass(frozen=True)
-class LoadedSettings:
+class LoadedSettings(NamedTuple):
     """The validated settings, where each came from, and the home's .env lines."""
 
     values: Settings

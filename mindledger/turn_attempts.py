@@ -22,7 +22,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 from uuid import UUID
 
 from mindledger.domain.errors import InvalidInputError
@@ -50,8 +50,7 @@ def failure_class(kind: str) -> FailureClass:
     return "refused" if kind in REFUSED else "failed"
 
 
-@dataclass(frozen=True)
-class TurnRequest:
+class TurnRequest(NamedTuple):
     """How a client sent a turn: `caller`, who (a server's bearer token; kept only hashed);
     `body`, the request as sent (its fingerprint is compared); `key`, the client's idempotency
     key; `retry`, whether the client marked it as a retry of its previous request."""
@@ -62,8 +61,7 @@ class TurnRequest:
     retry: bool = False
 
 
-@dataclass(frozen=True)
-class AttemptDone:
+class AttemptDone(NamedTuple):
     """A request's answer: the turn (`done`), and whether it is the record of an earlier
     attempt, answered again without running anything (`replayed`)."""
 
@@ -149,8 +147,7 @@ def checked_key(key: str | None) -> str | None:
     return key
 
 
-@dataclass(frozen=True)
-class Reattempt:
+class Reattempt(NamedTuple):
     """A failed turn's next attempt, asked for as `Asker.turn` asks for a turn (straight to the
     model: a failed turn went to it, so no stored answer could have answered it)."""
 

@@ -9,9 +9,8 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import _duckdb as duckdb  # the engine without its Python layer: decisions/0026
 
@@ -29,8 +28,7 @@ class ProjectorBehindError(MindError):
     """Raised when a running follower does not reach the ledger head in time."""
 
 
-@dataclass(frozen=True)
-class ReadModelPaths:
+class ReadModelPaths(NamedTuple):
     """The projector's working file, the published copy readers open, and the lock."""
 
     working: Path
