@@ -3,7 +3,6 @@ costs seconds of CPU each), and print what they printed when the mock ran throug
 
 from __future__ import annotations
 
-import dataclasses
 import http.client
 import json
 import shutil
@@ -82,7 +81,7 @@ def test_a_scripted_turn_process_prints_what_litellms_mock_printed_without_impor
         timeout=300,
     )
     # The same turn in this process, with the mock run through LiteLLM as it was.
-    through_litellm = dataclasses.replace(models.MOCK, build=models._litellm)
+    through_litellm = models.MOCK._replace(build=models._litellm)  # a ModelKind: a NamedTuple
     monkeypatch.setattr(models, "KINDS", (models.EMBEDDED, through_litellm, models.LITELLM))
     expected = run_cli(tmp_path / "litellm", *args)
 
