@@ -190,3 +190,24 @@ def test_the_fork_answers_as_one_process_does() -> None:
         [1, 1, 1] if len(os.sched_getaffinity(0)) > 1 else [0, 0, 0]
     )
     assert results[0][0][0][0] == 12 and len(results[1][0][0]) == 2 == len(results[2][0][0])
+
+
+@pytest.mark.parametrize("at", [0, 65_530, 65_536, 200_000])
+def test_where_the_halves_join_is_found_across_reads(at: int) -> None:
+    """The join's bytes are found wherever they lie (across a read's end too), and not past
+    the limit (a line longer than a line may be: the check of one process reads the file)."""
+    from mindledger.adapters.export_split import _JOIN, _read_until
+
+    data = b"x" * at + _JOIN + b"y" * 10
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "f"
+        path.write_bytes(data)
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            found = _read_until(fd, 0, _JOIN, len(data))
+            short = _read_until(fd, 0, _JOIN, at + len(_JOIN) - 1)
+        finally:
+            os.close(fd)
+
+    assert found.find(_JOIN) == at and found == data[: len(found)]
+    assert _JOIN not in short and len(short) == at + len(_JOIN) - 1
