@@ -9,38 +9,15 @@ from typing import Any
 
 import _duckdb as duckdb
 from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from mindledger.projections.engine.handlers import json_text
-
-TEXT = st.text(st.characters(exclude_categories=("Cs",)), max_size=12)
-LEAVES = (
-    st.none()
-    | st.booleans()
-    | st.integers(-(2**70), 2**70)
-    | st.floats(allow_nan=False, allow_infinity=False)
-    | TEXT
-)
-VALUES = st.recursive(
-    LEAVES,
-    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(TEXT, inner, max_size=4),
-    max_leaves=25,
-)
-
-
-def _typed(value: Any) -> Any:
-    """`value` with each leaf's type beside it (1 and 1.0, and True and 1, compare unequal)."""
-    if isinstance(value, dict):
-        return {k: _typed(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_typed(v) for v in value]
-    return (type(value).__name__, value)
+from tests.unit.json_values import VALUES, typed
 
 
 @settings(max_examples=400, deadline=None)
 @given(VALUES)
 def test_a_json_columns_text_reads_back_as_the_json_modules_spelling_did(value: Any) -> None:
-    assert _typed(json.loads(json_text(value))) == _typed(json.loads(json.dumps(value)))
+    assert typed(json.loads(json_text(value))) == typed(json.loads(json.dumps(value)))
 
 
 def test_what_orjson_cannot_spell_is_written_by_json() -> None:

@@ -9,32 +9,9 @@ from typing import Any
 
 import orjson
 from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from mindledger.adapters.sealing import plain_json
-
-TEXT = st.text(st.characters(exclude_categories=("Cs",)), max_size=12)
-LEAVES = (
-    st.none()
-    | st.booleans()
-    | st.integers(-(2**70), 2**70)
-    | st.floats(allow_nan=False, allow_infinity=False)
-    | TEXT
-)
-VALUES = st.recursive(
-    LEAVES,
-    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(TEXT, inner, max_size=4),
-    max_leaves=25,
-)
-
-
-def _typed(value: Any) -> Any:
-    """`value` with each leaf's type beside it (1 and 1.0, and True and 1, compare unequal)."""
-    if isinstance(value, dict):
-        return {k: _typed(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_typed(v) for v in value]
-    return (type(value).__name__, value)
+from tests.unit.json_values import VALUES, typed
 
 
 @settings(max_examples=400, deadline=None)
@@ -51,7 +28,7 @@ def test_a_sealed_fields_json_opens_to_what_the_json_modules_spelling_opened_to(
     except orjson.JSONDecodeError:  # what the opener refuses is spelled as it was
         assert after == before.encode()
         return
-    assert _typed(orjson.loads(after)) == _typed(opened_before)
+    assert typed(orjson.loads(after)) == typed(opened_before)
 
 
 def test_an_integer_orjson_cannot_spell_is_written_by_json() -> None:
