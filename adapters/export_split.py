@@ -142,6 +142,8 @@ def _can_fork() -> bool:
     """A fork is safe here (no other thread) and worth it (a second core to run on)."""
     if not hasattr(os, "fork") or threading.active_count() != 1:
         return False
+    if signal.getsignal(signal.SIGCHLD) == signal.SIG_IGN:  # its children reaped unasked:
+        return False  # no status to read, and a pid freed for reuse before it is killed
     if hasattr(os, "sched_getaffinity"):
         return len(os.sched_getaffinity(0)) > 1
     return (os.cpu_count() or 1) > 1
@@ -191,7 +193,11 @@ class _Forked:
         chunks = []
         while chunk := os.read(self.reading, 65536):
             chunks.append(chunk)
-        _, status = os.waitpid(self.pid, 0)
+        try:
+            _, status = os.waitpid(self.pid, 0)
+        except ChildProcessError:  # reaped by another (a SIGCHLD handler): its status unknown
+            self.reaped = True
+            return None
         self.reaped = True
         if not os.WIFEXITED(status) or os.WEXITSTATUS(status) != 0 or not chunks:
             return None
@@ -200,10 +206,16 @@ class _Forked:
 
     def stop(self) -> None:
         os.close(self.reading)
-        if not self.reaped:
-            with contextlib.suppress(ProcessLookupError):  # it ended by itself meanwhile
-                os.kill(self.pid, signal.SIGKILL)
-            os.waitpid(self.pid, 0)
+        if self.reaped:
+            return
+        self.reaped = True
+        # Killed only while still this process's child (not reaped: its pid not reused); one
+        # reaped by another (a SIGCHLD handler) is gone.
+        with contextlib.suppress(ChildProcessError):
+            if os.waitpid(self.pid, os.WNOHANG)[0] == 0:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(self.pid, signal.SIGKILL)
+                os.waitpid(self.pid, 0)
 
 
 def _forked(check: Callable[[], ChainChecked]) -> Apart:

@@ -211,3 +211,45 @@ def test_where_the_halves_join_is_found_across_reads(at: int) -> None:
 
     assert found.find(_JOIN) == at and found == data[: len(found)]
     assert _JOIN not in short and len(short) == at + len(_JOIN) - 1
+
+
+def test_a_child_reaped_by_another_is_a_failed_half_and_an_ignored_sigchld_no_fork() -> None:
+    """A program whose children are reaped for it (SIGCHLD ignored, or a handler that reaps)
+    gets the check's answer, not ChildProcessError: a half whose status is lost is a failed
+    half (the check of one process answers), and with SIGCHLD ignored nothing is forked."""
+    script = (
+        "import json, os, signal, sys\n"
+        "from mindledger.adapters import export_split\n"
+        "from mindledger.adapters.export_chain import ChainChecked, check_chain\n"
+        "said = []\n"
+        "for ask in (True, False):\n"
+        "    apart = export_split._forked(lambda: ChainChecked(1, 'ab', None))\n"
+        "    os.waitpid(apart.pid, 0)  # reaped by another\n"
+        "    said.append(apart.result() if ask else None)\n"
+        "    apart.stop()\n"
+        "signal.signal(signal.SIGCHLD, signal.SIG_IGN)\n"
+        "said.append(export_split._can_fork())\n"
+        "answers = []\n"
+        "for check in (check_chain, export_split.check_split):\n"
+        "    with open(sys.argv[1], 'rb') as handle:\n"
+        "        header = json.loads(handle.readline())\n"
+        "        args = (handle, header['genesis'], header['events'], None, 1 << 24)\n"
+        "        answers.append(list(check(*args)))\n"
+        "print(json.dumps([said, answers]))\n"
+    )
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "ledger.jsonl"
+        path.write_bytes(DATA)
+        env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[2]))
+        small = "export_split.SPLIT_BYTES = 0\n"
+        out = subprocess.run(
+            [sys.executable, "-c", script.replace("said = []\n", small + "said = []\n"), str(path)],
+            capture_output=True,
+            text=True,
+            env=env,
+            check=True,
+        )
+    said, (alone, split) = json.loads(out.stdout)
+
+    assert said == [None, None, False]
+    assert split == alone and alone[0] == 12
