@@ -22,9 +22,8 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from bench.common import T0, new_mind, percentiles, report
-from mindledger.adapters.sqlite_ledger import SQLiteLedgerReader
 from mindledger.cli.main import mind as mind_command
-from mindledger.compose import Home, read_model_paths
+from mindledger.compose import Home, open_reader, read_model_paths
 from mindledger.domain.events import DomainEvent
 from mindledger.domain.thread import Thread
 from mindledger.projections.engine.projector import Projector
@@ -55,7 +54,8 @@ def build(folder: Path, count: int) -> Home:
         app.save(*batch)
     home = Home(folder)
     projector = Projector(read_model_paths(home).working)
-    projector.catch_up(SQLiteLedgerReader(home.ledger))
+    # The home's reader, with its key store: the threads' sealed text opened, as a catch-up's.
+    projector.catch_up(open_reader(home))
     projector.close()
     return home
 
@@ -77,7 +77,7 @@ def main() -> None:
             listing.append(time.perf_counter() - start)
             assert result.exit_code == 0
         block, plain = [], []
-        with ReadSession(read_model_paths(home), SQLiteLedgerReader(home.ledger)) as session:
+        with ReadSession(read_model_paths(home), open_reader(home)) as session:
             con = session.refresh()
             for _ in range(args.runs + 2):
                 start = time.perf_counter()
