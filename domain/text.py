@@ -22,12 +22,16 @@ _ALLOWED_CONTROLS = {"\n", "\t"}
 # spaces, the byte-order mark, tag characters) except the zero-width joiner and non-joiner, which
 # emoji and several scripts need. Written out because building it from `unicodedata` at import
 # scans 1.1M code points (tests/unit/test_text_hidden.py checks it against `unicodedata`).
-HIDDEN = re.compile(
-    "[\x00-\x1f\x7f-\x9f\xad\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u180e"
+_BEYOND_C0 = (
+    "\x7f-\x9f\xad\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u180e"
     "\u200b\u200e\u200f\u2028-\u202e\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb"
     "\U000110bd\U000110cd\U00013430-\U0001343f\U0001bca0-\U0001bca3\U0001d173-\U0001d17a"
-    "\U000e0001\U000e0020-\U000e007f]"
+    "\U000e0001\U000e0020-\U000e007f"
 )
+HIDDEN = re.compile(f"[\x00-\x1f{_BEYOND_C0}]")
+# What a JSON document may hold unescaped of `HIDDEN`: JSON escapes every C0 control in a
+# string, and a newline outside one is its indentation.
+HIDDEN_BEYOND_C0 = re.compile(f"[{_BEYOND_C0}]")
 _NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 
 

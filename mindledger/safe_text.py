@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from mindledger.domain.redaction import redact, secret_values
-from mindledger.domain.text import HIDDEN, show_hidden
+from mindledger.domain.text import HIDDEN_BEYOND_C0, show_hidden
 
 # Lone surrogates: what a non-UTF-8 byte in a path (or any argument) becomes in Python. No
 # terminal encoding can write them (click.echo would raise UnicodeEncodeError), so they are
@@ -41,8 +41,12 @@ def json_text(data: Any, indent: int | None = 2) -> str:
     """One JSON document; besides what JSON escapes itself (C0 controls), C1 controls, line
     separators and invisible or direction-changing characters are escaped as `\\uXXXX`."""
     text = json.dumps(data, indent=indent, ensure_ascii=False, default=plain)
-    # Inside strings JSON escaped every C0 control already: a newline left is indentation.
-    return HIDDEN.sub(lambda m: m.group() if m.group() == "\n" else _json_escape(m.group()), text)
+    # Inside strings JSON escaped every C0 control already, so only the rest is looked for: a
+    # pattern with the newline matched each line of indentation (172,000 calls, half of a
+    # `mind threads --json` of 7,500 threads).
+    if HIDDEN_BEYOND_C0.search(text) is None:
+        return text
+    return HIDDEN_BEYOND_C0.sub(lambda m: _json_escape(m.group()), text)
 
 
 def configured_secrets(home: Path) -> list[str]:

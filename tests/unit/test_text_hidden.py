@@ -72,3 +72,12 @@ def test_joiners_and_ordinary_text_are_accepted() -> None:
 
     assert clean_text(f"Echo {family}", "name", 80, visible=True) == f"Echo {family}"
     assert clean_text("ab\u202ec", "name", 80) == "ab\u202ec"  # only where asked
+
+
+def test_a_json_document_escapes_what_json_leaves_and_keeps_its_indentation() -> None:
+    from mindledger.safe_text import json_text
+
+    shown = json_text({"a": "x\u202ey\x1b\x85\n", "b": [1, 2]})
+
+    assert shown == '{\n  "a": "x\\u202ey\\u001b\\u0085\\n",\n  "b": [\n    1,\n    2\n  ]\n}'
+    assert json_text({"a": "plain"}, indent=None) == '{"a": "plain"}'
