@@ -221,11 +221,13 @@ class _Forked:
 def _forked(check: Callable[[], ChainChecked]) -> Apart:
     """`check()` run in a forked process; its answer comes back through a pipe."""
     reading, writing = os.pipe()
+    parent = os.getpid()
     pid = os.fork()
     if pid == 0:  # the child: whatever happens, it leaves here, by `os._exit`
         status = 1
         try:
             os.close(reading)
+            _leave_with(parent)
             answer = json.dumps(list(check())).encode()
             with os.fdopen(writing, "wb") as out:
                 out.write(answer)
@@ -236,6 +238,27 @@ def _forked(check: Callable[[], ChainChecked]) -> Apart:
             os._exit(status)
     os.close(writing)
     return _Forked(pid, reading)
+
+
+PARENT_LOOKED_AT_S = 0.5  # how often a forked half looks whether its parent still runs
+
+
+def _leave_with(parent: int) -> None:
+    """In a forked half: its standard streams let go (a caller reading the command's output
+    to its end would wait for the half too), and its parent looked at now and then: one that
+    was killed (SIGTERM, SIGKILL: no Ctrl-C, no `stop`) leaves no orphan checking on. (A
+    fork's child has no timers of its own: this one is free to use.)"""
+    null = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(null, fd)
+    os.close(null)
+
+    def looked(signum: int, frame: object) -> None:
+        if os.getppid() != parent:
+            os._exit(1)
+
+    signal.signal(signal.SIGALRM, looked)
+    signal.setitimer(signal.ITIMER_REAL, PARENT_LOOKED_AT_S, PARENT_LOOKED_AT_S)
 
 
 __all__ = ["Apart", "ChainBroken", "check_split"]

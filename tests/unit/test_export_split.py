@@ -11,6 +11,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -253,3 +254,34 @@ def test_a_child_reaped_by_another_is_a_failed_half_and_an_ignored_sigchld_no_fo
 
     assert said == [None, None, False]
     assert split == alone and alone[0] == 12
+
+
+def test_a_half_whose_parent_was_killed_lets_go_of_its_output_and_ends() -> None:
+    """A check killed from outside (SIGTERM, SIGKILL: its half never stopped) leaves no
+    orphan: the half holds none of the command's output open and ends once it sees its
+    parent gone (the half here would wait a minute for its input)."""
+    script = (
+        "import os, select\n"
+        "from mindledger.adapters import export_split\n"
+        "r, w = os.pipe()\n"
+        "apart = export_split._forked(lambda: select.select([r], [], [], 60))\n"
+        "print(apart.pid, flush=True)\n"
+        "os._exit(0)\n"
+    )
+    env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[2]))
+    # Returns once every holder of its output let go: the half too (else after a minute).
+    out = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=55
+    )
+    stat = Path(f"/proc/{int(out.stdout)}/stat")
+    if not Path("/proc/self/stat").exists():
+        return
+    for _ in range(600):  # gone, or ended and not yet reaped by whoever adopted it
+        try:
+            if stat.read_text().rsplit(")", 1)[1].split()[0] in ("Z", "X"):
+                break
+        except (FileNotFoundError, ProcessLookupError):
+            break
+        time.sleep(0.1)
+    else:
+        raise AssertionError("the orphaned half still runs")
