@@ -79,10 +79,28 @@ def parse_close(body: str) -> tuple[str, str | None, list[int]]:
     return cid.strip().lower(), reason.strip() or None, evidence
 
 
+def _not_json(text: str) -> Any:
+    raise ValueError(f"malformed JSON: {text} is not a JSON number")
+
+
+def _finite(text: str) -> float:
+    number = float(text)
+    if number in (float("inf"), float("-inf")):
+        raise ValueError(f"malformed JSON: {text} is past a JSON number's range")
+    return number
+
+
+def json_value(text: str) -> Any:
+    """`json.loads(text)` without NaN and Infinity (and 1e999, read as infinity): Python's
+    json takes them, but they are not JSON, and a model's line holding one was recorded and
+    printed as it was (`mind turn --json` wrote `NaN`, which strict JSON readers refuse)."""
+    return json.loads(text, parse_constant=_not_json, parse_float=_finite)
+
+
 def parse_object(text: str, what: str) -> dict[str, Any]:
     """A JSON object, or ValueError saying how the line is written."""
     try:
-        value = json.loads(text)
+        value = json_value(text)
     except json.JSONDecodeError as e:
         raise ValueError(f"malformed JSON in {what}: {e}") from None
     if not isinstance(value, dict):

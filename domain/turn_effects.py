@@ -19,6 +19,7 @@ from mindledger.domain.context_port import (
 )
 from mindledger.domain.control_lines import (
     ControlLine,
+    json_value,
     parse_claim,
     parse_close,
     parse_concept,
@@ -143,7 +144,7 @@ class TurnEffects(ThreadLines, KnowledgeLines):
 
     def do_claim(self, body: str) -> None:
         claim_type, payload_text = parse_claim(body)
-        payload = json.loads(payload_text)
+        payload = json_value(payload_text)
         if not isinstance(payload, dict):
             raise ValueError("a claim's JSON must be an object")
         if claim_type not in CLAIM_TYPES:

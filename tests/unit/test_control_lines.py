@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 
 from mindledger.domain.control_lines import (
     VisibleStream,
+    json_value,
     parse_claim,
     parse_close,
     parse_concept,
@@ -118,3 +119,14 @@ def test_newline_and_crlf_both_end_a_line(newline: str) -> None:
 
     assert [(c.keyword, c.body) for c in lines] == [("COMMIT", "call Ada")]
     assert visible == "hello\nbye"
+
+
+def test_a_lines_json_is_json_without_nan_or_infinity() -> None:
+    """Python's json reads NaN, Infinity and 1e999 (infinity); JSON has none of them, and a
+    reply's line holding one was recorded and printed (`mind turn --json` wrote `NaN`)."""
+    assert json_value('{"a": [1, 2.5, -0.0, 1e300, 12345678901234567890123]}') == {
+        "a": [1, 2.5, -0.0, 1e300, 12345678901234567890123]
+    }
+    for text in ("NaN", "[Infinity]", '{"a": -Infinity}', "1e999", "-1E400"):
+        with pytest.raises(ValueError, match="malformed JSON"):
+            json_value(text)
