@@ -102,8 +102,16 @@ def check_split(
     join, first, claimed_prev = halves
     whole, first_half = max(1, size - start_at), max(1, join - start_at)
 
+    most = 0  # the highest count told: the check of one process after a fault tells none lower
+
     def told(done: int) -> None:  # the first half's count, as a share of the whole file
-        progress(min(expected, done * whole // first_half))
+        nonlocal most
+        most = max(most, min(expected, done * whole // first_half))
+        progress(most)
+
+    def further(done: int) -> None:  # a count only once past what the halves told
+        if done > most:
+            progress(done)
 
     second = (apart or _forked)(
         lambda: check_lines(_part(fd, join, size), claimed_prev, first, expected, anchor, max_line)
@@ -119,7 +127,7 @@ def check_split(
         # A fault in the second half, or halves that do not join: the check of one process
         # finds and words it (the first half, up to the join, was sound).
         handle.seek(start_at)
-        return check_chain(handle, genesis, expected, anchor, max_line, progress)
+        return check_chain(handle, genesis, expected, anchor, max_line, further)
     progress(after.events)
     check_count(after.events, expected)
     # The last line with the anchor's hash, as the check of one process finds it.

@@ -285,3 +285,26 @@ def test_a_half_whose_parent_was_killed_lets_go_of_its_output_and_ends() -> None
         time.sleep(0.1)
     else:
         raise AssertionError("the orphaned half still runs")
+
+
+def test_the_count_told_never_goes_back_when_the_file_is_checked_again() -> None:
+    """A fault in the second half: the check of one process reads the file again, and its
+    count is told only once past what the halves told (the first half's count was scaled to
+    the whole file: a bar at 100% went back to 0)."""
+    lines = DATA.splitlines(keepends=True)
+    at = lines[11].index(b'"prev":"') + 8  # the line before's hash, its first digit changed
+    digit = b"0" if lines[11][at : at + 1] != b"0" else b"1"
+    wrong = lines[11][:at] + digit + lines[11][at + 1 :]
+    late = b"".join([*lines[:11], wrong, *lines[12:]])
+    assert late != DATA
+    seen: list[int] = []
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "ledger.jsonl"
+        path.write_bytes(late)
+        with open(path, "rb") as handle:
+            header = json.loads(handle.readline())
+            with pytest.raises(ChainBroken) as broken:
+                check_split(handle, header["genesis"], 12, None, MAX_LINE, seen.append, 0, _Inline)
+
+    assert ("broken", broken.value.line, broken.value.reason) == _answer(check_chain, late)
+    assert seen and seen == sorted(seen)
