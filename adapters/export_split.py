@@ -252,14 +252,11 @@ PARENT_LOOKED_AT_S = 0.5  # how often a forked half looks whether its parent sti
 
 
 def _leave_with(parent: int) -> None:
-    """In a forked half: its standard streams let go (a caller reading the command's output
-    to its end would wait for the half too), and its parent looked at now and then: one that
-    was killed (SIGTERM, SIGKILL: no Ctrl-C, no `stop`) leaves no orphan checking on. (A
-    fork's child has no timers of its own: this one is free to use.)"""
-    null = os.open(os.devnull, os.O_RDWR)
-    for fd in (0, 1, 2):
-        os.dup2(null, fd)
-    os.close(null)
+    """In a forked half: its parent looked at now and then; one that was killed (SIGTERM,
+    SIGKILL: no Ctrl-C, no `stop`) leaves no orphan checking on, nor holding the command's
+    output open for long (a caller reading it to its end waited for the half). Its standard
+    streams are left as they are: in a process started with one closed, the file checked
+    may be on that descriptor. (A fork's child has no timers of its own: this one is free.)"""
 
     def looked(signum: int, frame: object) -> None:
         if os.getppid() != parent:

@@ -258,8 +258,8 @@ def test_a_child_reaped_by_another_is_a_failed_half_and_an_ignored_sigchld_no_fo
 
 def test_a_half_whose_parent_was_killed_lets_go_of_its_output_and_ends() -> None:
     """A check killed from outside (SIGTERM, SIGKILL: its half never stopped) leaves no
-    orphan: the half holds none of the command's output open and ends once it sees its
-    parent gone (the half here would wait a minute for its input)."""
+    orphan: the half ends once it sees its parent gone, letting go of the command's output
+    (the half here would wait a minute for its input)."""
     script = (
         "import os, select\n"
         "from mindledger.adapters import export_split\n"
@@ -308,3 +308,40 @@ def test_the_count_told_never_goes_back_when_the_file_is_checked_again() -> None
 
     assert ("broken", broken.value.line, broken.value.reason) == _answer(check_chain, late)
     assert seen and seen == sorted(seen)
+
+
+def test_a_process_started_with_its_standard_streams_closed_gets_the_same_answer() -> None:
+    """The file checked is then on descriptor 0, 1 or 2: the forked half reads it there (a
+    half that put /dev/null on its standard streams read nothing and a sound file was cut
+    short at its middle)."""
+    script = (
+        "import json, os, sys\n"
+        "from mindledger.adapters import export_split\n"
+        "from mindledger.adapters.export_chain import ChainBroken, check_chain\n"
+        "export_split.SPLIT_BYTES = 0\n"
+        "answers = []\n"
+        "for check in (check_chain, export_split.check_split):\n"
+        "    with open(sys.argv[1], 'rb') as handle:\n"
+        "        answers.append(handle.fileno())\n"
+        "        header = json.loads(handle.readline())\n"
+        "        args = (handle, header['genesis'], header['events'], None, 1 << 24)\n"
+        "        try:\n"
+        "            answers.append(list(check(*args)))\n"
+        "        except ChainBroken as e:\n"
+        "            answers.append([e.line, e.reason])\n"
+        "with open(sys.argv[2], 'w') as out:\n"
+        "    json.dump(answers, out)\n"
+    )
+    with tempfile.TemporaryDirectory() as folder:
+        path, said = Path(folder) / "ledger.jsonl", Path(folder) / "said.json"
+        path.write_bytes(DATA)
+        env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[2]))
+        subprocess.run(  # standard input closed by the shell as it runs Python
+            ["sh", "-c", 'exec "$0" "$@" <&-', sys.executable, "-c", script, path, said],
+            env=env,
+            check=True,
+        )
+        fd_alone, alone, fd_split, split = json.loads(said.read_text())
+
+    assert fd_alone == fd_split == 0
+    assert split == alone and alone[0] == 12
